@@ -1,0 +1,34 @@
+"""spare_core: simulate and optimise fault tolerance for LLM pretraining at 10^4-10^6 GPUs.
+
+Submodules (imported on first use so ``import spare_core`` stays cheap):
+
+- :mod:`spare_core.matching` - Hopcroft-Karp (b-)matching with König certificates, incremental repair
+- :mod:`spare_core.flow` - min-cost flow with dual-potential certificates
+- :mod:`spare_core.layout`, :mod:`spare_core.rectlr`, :mod:`spare_core.analytic` - the SPARe model
+- :mod:`spare_core.events`, :mod:`spare_core.sim` - failure event engine and time-to-train simulation
+- :mod:`spare_core.pacing` - stragglers, fabric contention and the pacing controller
+
+References
+----------
+.. [1] SPARe: Stacked Parallelism with Adaptive Reordering for Fault-Tolerant LLM Pretraining
+   Systems with 100k+ GPUs, arXiv:2603.00357.
+.. [2] When Scaling Fails: Network and Fabric Effects on Distributed GPU Training Performance,
+   arXiv:2603.04424.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_SUBMODULES = {"matching", "flow", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint"}
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"spare_core.{name}")
+    raise AttributeError(f"module 'spare_core' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_SUBMODULES))

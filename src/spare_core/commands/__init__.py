@@ -1,0 +1,1 @@
+"""Sub-commands of the ``spare`` CLI (see :mod:`spare_core.cli`)."""
