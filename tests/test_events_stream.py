@@ -1,0 +1,181 @@
+"""FailureStream: order, exhaustion, restarts, common random numbers, MTBF helper, bad input."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spare_core.distributions import Deterministic, Exponential, LogNormal, Weibull
+from spare_core.events import FailureStream
+from spare_core.events._seeding import child_rng
+
+LIFETIMES = [Weibull(0.78, 50.0), Exponential(10.0), LogNormal(20.0, 1.5), Deterministic(7.0)]
+
+
+def drain(s):
+    out = []
+    while True:
+        t, u = s.next_failure()
+        if u < 0:
+            assert t == math.inf
+            return out
+        out.append((t, u))
+
+
+@given(
+    n=st.integers(1, 300),
+    li=st.integers(0, len(LIFETIMES) - 1),
+    seed=st.integers(0, 2**32),
+    start=st.floats(0, 1e6),
+)
+def test_per_unit_epoch_is_the_sorted_lifetimes(n, li, seed, start):
+    life = LIFETIMES[li]
+    s = FailureStream(n, life, seed=seed, start=start)
+    got = drain(s)
+    # oracle: the epoch-0 lifetimes, fully sorted by (time, unit) in one go
+    draws = start + life.sample(child_rng(np.random.SeedSequence(seed), "per-unit-lifetimes", 0), n)
+    order = sorted(range(n), key=lambda u: (draws[u], u))
+    assert got == [(draws[u], u) for u in order]
+    assert s.n_alive == 0 and not s.alive.any() and s.failures == n
+    assert s.peek() == math.inf and s.next_failure() == (math.inf, -1)
+
+
+@given(n=st.integers(1, 300), seed=st.integers(0, 2**32))
+def test_system_model_is_a_renewal_process_hitting_a_permutation(n, seed):
+    life = Weibull(0.78, 5.0)
+    s = FailureStream(n, life, model="system", seed=seed)
+    got = drain(s)
+    assert len(got) == n
+    times = np.array([t for t, _ in got])
+    units = [u for _, u in got]
+    assert sorted(units) == list(range(n))  # every alive unit hit exactly once
+    assert np.all(np.diff(times) > 0)
+    # the gaps are the epoch's inter-arrival draws (drawn in chunks of doubling size)
+    rng = child_rng(np.random.SeedSequence(seed), "system-interarrivals", 0)
+    gaps, chunk = [], 32
+    while len(gaps) < n:
+        gaps.extend(life.sample(rng, min(chunk, n - len(gaps))))
+        chunk *= 2
+    np.testing.assert_allclose(np.diff(np.concatenate([[0.0], times])), gaps, rtol=1e-9, atol=1e-9)
+
+
+def test_peek_does_not_consume_and_alive_is_a_live_read_only_view():
+    s = FailureStream(5, Exponential(1.0), seed=3)
+    alive = s.alive
+    t = s.peek()
+    assert s.peek() == t and s.n_alive == 5 and s.now == 0.0
+    t2, u = s.next_failure()
+    assert t2 == t and s.now == t and not alive[u] and alive.sum() == 4
+    with pytest.raises(ValueError):
+        alive[0] = False
+
+
+def test_restart_revives_everyone_and_redraws_clocks():
+    s = FailureStream(50, Weibull(0.78, 100.0), seed=11)
+    first = [s.next_failure() for _ in range(10)]
+    s.restart(first[-1][0] + 60.0)
+    assert s.n_alive == 50 and s.alive.all() and s.epoch == 1 and s.now == first[-1][0] + 60.0
+    nxt = s.next_failure()
+    assert nxt[0] > s.epoch_start
+    # epoch 1 uses its own stream: its relative times differ from epoch 0's
+    assert nxt[0] - s.epoch_start != first[0][0]
+
+
+@pytest.mark.parametrize("model", ["per-unit", "system"])
+def test_common_random_numbers_across_restart_times(model):
+    a = FailureStream(40, Weibull(0.7, 30.0), model=model, seed=2024)
+    b = FailureStream(40, Weibull(0.7, 30.0), model=model, seed=2024)
+    ea0 = [a.next_failure() for _ in range(3)]
+    eb0 = [b.next_failure() for _ in range(12)]
+    assert ea0 == eb0[:3]  # same epoch-0 failures
+    a.restart(ea0[-1][0] + 1.0)
+    b.restart(eb0[-1][0] + 500.0)  # different restart time and failure count
+    ra = [(t - a.epoch_start, u) for t, u in (a.next_failure() for _ in range(20))]
+    rb = [(t - b.epoch_start, u) for t, u in (b.next_failure() for _ in range(20))]
+    assert [u for _, u in ra] == [u for _, u in rb]
+    np.testing.assert_allclose([t for t, _ in ra], [t for t, _ in rb], rtol=1e-9)
+
+
+def test_determinism_and_seed_sensitivity():
+    mk = lambda seed: drain(FailureStream(100, Weibull(0.78, 10.0), seed=seed))  # noqa: E731
+    assert mk(5) == mk(5)
+    assert mk(5) != mk(6)
+    ss = np.random.SeedSequence(5)
+    assert drain(FailureStream(100, Weibull(0.78, 10.0), seed=ss)) == mk(5)
+
+
+def test_deterministic_ties_break_by_unit_index():
+    s = FailureStream(100, Deterministic(3.0), seed=0)
+    got = drain(s)
+    assert got == [(3.0, u) for u in range(100)]
+
+
+def test_failures_until():
+    s = FailureStream(30, Exponential(10.0), seed=4)
+    ref = drain(FailureStream(30, Exponential(10.0), seed=4))
+    got = s.failures_until(ref[9][0])
+    assert got == ref[:10]
+    assert s.failures_until(math.inf) == ref[10:]
+
+
+def test_with_system_mtbf_per_unit_and_system():
+    per = FailureStream.with_system_mtbf(600, 300.0, 0.78, seed=1)
+    assert per.lifetime.mean == pytest.approx(600 * 300.0) and per.model == "per-unit"
+    sysm = FailureStream.with_system_mtbf(600, 300.0, 0.78, model="system", seed=1)
+    assert sysm.lifetime.mean == pytest.approx(300.0) and sysm.lifetime.shape == 0.78
+    gaps = np.diff([0.0] + [t for t, _ in drain(sysm)])
+    assert gaps.mean() == pytest.approx(300.0, rel=0.15)
+
+
+def test_per_unit_first_failure_matches_min_of_weibulls_and_bursts_after_restart():
+    # E[min of n Weibull(k, lam)] = lam * n**(-1/k) * Gamma(1 + 1/k) = mtbf * n**(1 - 1/k)
+    n, mtbf, k = 200, 300.0, 0.78
+    s = FailureStream.with_system_mtbf(n, mtbf, k, seed=9)
+    firsts, early, late = [], [], []
+    for _ in range(400):
+        t0 = s.now
+        times = [s.next_failure()[0] for _ in range(100)]
+        firsts.append(times[0] - t0)
+        early.append((times[9] - t0) / 10)
+        late.append((times[99] - times[89]) / 10)
+        s.restart(times[-1])
+    expected = mtbf * n ** (1 - 1 / k)
+    assert np.mean(firsts) == pytest.approx(expected, rel=0.15)
+    assert np.mean(early) < np.mean(late)  # shape < 1: failures thin out as units die
+
+
+@pytest.mark.parametrize(
+    "make, exc, match",
+    [
+        (lambda: FailureStream(0, 1.0, seed=1), ValueError, "n_units must be >= 1"),
+        (lambda: FailureStream(2.5, 1.0, seed=1), TypeError, "n_units must be an integer"),
+        (lambda: FailureStream(3, -1.0, seed=1), ValueError, "lifetime must be > 0"),
+        (lambda: FailureStream(3, "weibull", seed=1), TypeError, "lifetime must be a distribution"),
+        (lambda: FailureStream(3, 1.0, model="global", seed=1), ValueError, "model must be one of"),
+        (lambda: FailureStream(3, 1.0, seed=None), TypeError, "seed must be given"),
+        (lambda: FailureStream(3, 1.0, seed=-1), ValueError, "seed must be >= 0"),
+        (lambda: FailureStream(3, 1.0, seed=np.random.default_rng(0)), TypeError, "not a Generator"),
+        (lambda: FailureStream(3, 1.0, seed=1, start=math.nan), ValueError, "start must be finite"),
+        (lambda: FailureStream.with_system_mtbf(3, 0.0, 0.78, seed=1), ValueError, "system_mtbf must be > 0"),
+        (lambda: FailureStream.with_system_mtbf(3, 5.0, 0.0, seed=1), ValueError, "weibull shape must be > 0"),
+        (lambda: FailureStream.with_system_mtbf(3, 5.0, 1.0, model="x", seed=1), ValueError, "model must be"),
+    ],
+)
+def test_bad_input(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make()
+
+
+def test_restart_cannot_go_back_in_time():
+    s = FailureStream(3, 5.0, seed=1)
+    s.next_failure()
+    with pytest.raises(ValueError, match="restart time must be >= now"):
+        s.restart(1.0)
+    with pytest.raises(ValueError, match="restart time must be finite"):
+        s.restart(math.inf)
+
+
+def test_repr():
+    r = repr(FailureStream(3, Exponential(2.0), model="system", seed=1))
+    assert "n_units=3" in r and "model='system'" in r and "Exponential(mean=2)" in r
