@@ -1,0 +1,45 @@
+# Declarations of the min-cost flow kernel that other Cython code may cimport.
+#
+# The residual graph is stored in CSR form: the slots leaving node u are
+# first[u] .. first[u+1]-1; every non-loop input arc owns two slots (forward,
+# backward) that point at each other through ``rev``. The residual capacity of a
+# backward slot equals the flow on its arc, so the flow is read back from the graph.
+from _types cimport intp_t, int32_t, int64_t
+
+cdef struct Graph:
+    intp_t n            # nodes
+    intp_t slots        # residual slots (2 per non-loop arc)
+    intp_t* first       # [n+1] CSR offsets
+    int32_t* to         # [slots] head of each residual slot
+    int32_t* rev        # [slots] slot of the opposite direction
+    int64_t* rc         # [slots] residual capacity (IN-OUT)
+    int64_t* cst        # [slots] arc cost (forward) or its negation (backward)
+
+# Scratch of the shortest-path phases, all of length n (path: n + 1), allocated once.
+cdef struct Work:
+    int64_t* dist       # tentative reduced distance, valid where seen == stamp
+    int32_t* pred       # slot by which a node was reached (-1 for a source)
+    intp_t* seen        # stamp: dist/pred valid in this phase
+    intp_t* done        # stamp: settled in this phase
+    int32_t* heap       # binary heap of nodes keyed by dist
+    intp_t* hpos        # position of a node in heap
+    int32_t* settled    # nodes settled in this phase, in order
+    intp_t* cur         # current-slot pointer of the admissible search
+    intp_t* curst       # stamp: cur valid in this phase
+    intp_t* dead        # stamp: no admissible path to a deficit from here
+    char* onpath        # node is on the current admissible path
+    int32_t* path       # admissible path nodes
+    int32_t* parc       # admissible path slots
+    int32_t* srcs       # nodes with positive excess
+    int32_t* level      # BFS levels of the max-flow (Dinic) search
+    int32_t* queue      # BFS queue
+
+cdef enum:
+    FLOW_OK = 0
+    FLOW_STUCK = 1      # some excess cannot reach any deficit: supplies infeasible
+
+# Only types live here. The kernel functions (ssp_run, dinic_run, build_graph) stay
+# module-private: the build names the extension ``spare_core._ext.flow`` while Cython finds
+# this file as ``flow``, so a cimported cdef function would be looked up at run time in a
+# module ``flow`` that does not exist. flow.pyx cimports these types explicitly for the
+# same reason (Cython does not pair it with this file automatically).
