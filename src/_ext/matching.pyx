@@ -1,0 +1,577 @@
+# cython: language_level=3
+"""Hopcroft-Karp maximum (b-)matching kernel with incremental repair.
+
+No policy and no validation here: :mod:`spare_core.matching` checks and coerces every
+argument (index ranges, dtypes, capacities) before anything reaches this module, and owns
+private copies of all arrays. The buffer layout and invariants are documented in
+``matching.pxd``.
+
+Algorithm (Hopcroft & Karp 1973, generalised to right capacities without expanding the
+graph): each phase runs a BFS from the PENDING free left vertices over alternating paths
+(left -> right along a non-matching edge, saturated right -> each of its partners), stopping
+at the first layer that holds a right vertex with spare capacity, then a DFS with
+current-arc pointers finds a maximal set of vertex-disjoint shortest augmenting paths. A
+phase costs O(|E| + |V|) in the worst case, but only the work of its search because every
+scratch entry is validated by an epoch stamp instead of being reset. If a BFS exhausts its
+reachable set without meeting spare capacity, none of its sources has an augmenting path
+and none will while capacities only shrink (Hopcroft-Karp's "no augmenting path from u
+w.r.t. M implies none w.r.t. M xor P"): they are parked as DEAD and not searched again
+until capacity grows (:c:func:`hk_revive`).
+"""
+from libc.stdint cimport INT32_MAX
+from _types cimport intp_t, int32_t, int64_t, uint8_t
+from matching cimport HKState, MATCHED, PENDING, DEAD
+
+import numpy as np
+
+
+cdef inline void _reset_epoch(HKState* s) noexcept nogil:
+    cdef intp_t i
+    for i in range(s.n_left):
+        s.stamp_l[i] = 0
+    for i in range(s.n_right):
+        s.stamp_r[i] = 0
+    s.epoch = 0
+
+
+cdef void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
+    """Match free left ``v`` to right ``j`` (caller checked spare capacity)."""
+    cdef int32_t h = s.head[j]
+    s.nxt[v] = h
+    s.prv[v] = -1
+    if h != -1:
+        s.prv[h] = v
+    s.head[j] = v
+    s.match_left[v] = j
+    s.load[j] += 1
+
+
+cdef void hk_unlink(HKState* s, int32_t v) noexcept nogil:
+    """Remove matched left ``v`` from its right vertex's partner list (stays MATCHED-less)."""
+    cdef int32_t j = <int32_t>s.match_left[v]
+    cdef int32_t p = s.prv[v], n = s.nxt[v]
+    if p != -1:
+        s.nxt[p] = n
+    else:
+        s.head[j] = n
+    if n != -1:
+        s.prv[n] = p
+    s.match_left[v] = -1
+    s.load[j] -= 1
+
+
+cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
+    """Unmatch left ``v`` and queue it for the next augment (its right lost it)."""
+    hk_unlink(s, v)
+    s.status[v] = PENDING
+    s.pending[s.n_pending] = v
+    s.n_pending += 1
+    s.size -= 1
+
+
+cdef void hk_greedy(HKState* s) noexcept nogil:
+    """Match each PENDING left vertex to its first neighbour with spare capacity (O(|E|))."""
+    cdef intp_t k, kept = 0
+    cdef int64_t e, end
+    cdef int32_t u, j
+    for k in range(s.n_pending):
+        u = s.pending[k]
+        e = s.indptr[u]
+        end = s.indptr[u + 1]
+        while e < end:
+            j = s.indices[e]
+            if s.load[j] < s.cap[j] and (s.edge_off == NULL or not s.edge_off[e]):
+                break
+            e += 1
+        s.work += e - s.indptr[u]
+        if e < end:
+            hk_link(s, u, j)
+            s.status[u] = MATCHED
+            s.size += 1
+        else:
+            s.pending[kept] = u
+            kept += 1
+    s.n_pending = kept
+
+
+cdef void hk_revive(HKState* s) noexcept nogil:
+    """Capacity grew somewhere: every DEAD left vertex may have a path again."""
+    cdef intp_t k
+    cdef int32_t u
+    for k in range(s.n_dead):
+        u = s.dead[k]
+        s.status[u] = PENDING
+        s.pending[s.n_pending] = u
+        s.n_pending += 1
+    s.n_dead = 0
+
+
+cdef int32_t _bfs(HKState* s) noexcept nogil:
+    """Layer the alternating graph from the PENDING vertices; return the free layer or INF."""
+    cdef intp_t qh = 0, qt = 0, k
+    cdef int32_t u, v, j, w, d, limit = INT32_MAX
+    cdef int64_t e, end
+    if s.epoch >= INT32_MAX - 2:
+        _reset_epoch(s)
+    s.epoch += 1
+    cdef int32_t ep = s.epoch
+    for k in range(s.n_pending):
+        u = s.pending[k]
+        s.stamp_l[u] = ep
+        s.dist_l[u] = 0
+        s.it_l[u] = s.indptr[u]
+        s.queue[qt] = u
+        qt += 1
+    while qh < qt:
+        v = s.queue[qh]
+        qh += 1
+        d = s.dist_l[v]
+        if d > limit:
+            break
+        e = s.indptr[v]
+        end = s.indptr[v + 1]
+        s.work += end - e
+        while e < end:
+            j = s.indices[e]
+            if s.stamp_r[j] == ep or s.match_left[v] == j or (s.edge_off != NULL and s.edge_off[e]):
+                e += 1
+                continue
+            e += 1
+            s.stamp_r[j] = ep
+            s.layer_r[j] = d
+            s.cur_r[j] = s.head[j]
+            if s.load[j] < s.cap[j]:
+                limit = d
+            elif d < limit:
+                w = s.head[j]
+                while w != -1:
+                    s.work += 1
+                    if s.stamp_l[w] != ep:
+                        s.stamp_l[w] = ep
+                        s.dist_l[w] = d + 1
+                        s.it_l[w] = s.indptr[w]
+                        s.queue[qt] = w
+                        qt += 1
+                    w = s.nxt[w]
+    return limit
+
+
+cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
+    """Find one shortest augmenting path from ``root`` in the layered graph and flip it."""
+    cdef intp_t top = 0, i
+    cdef int32_t v, j, w, d, ep = s.epoch
+    cdef int64_t e, e0, end
+    cdef bint descended
+    s.stack_l[0] = root
+    while top >= 0:
+        v = s.stack_l[top]
+        d = <int32_t>top
+        e = s.it_l[v]
+        e0 = e
+        end = s.indptr[v + 1]
+        descended = False
+        while e < end:
+            j = s.indices[e]
+            if s.stamp_r[j] != ep or s.layer_r[j] != d or (s.edge_off != NULL and s.edge_off[e]):
+                e += 1
+                continue
+            if s.load[j] < s.cap[j]:
+                # a free right vertex lies on layer `limit` only; flip the path stack_l/stack_r
+                s.stack_r[top] = j
+                s.it_l[v] = e + 1
+                s.work += e + 1 - e0
+                i = top
+                while i >= 0:
+                    w = s.stack_l[i]
+                    if s.match_left[w] != -1:
+                        hk_unlink(s, w)
+                    hk_link(s, w, s.stack_r[i])
+                    s.dist_l[w] = -1      # vertex-disjoint paths within a phase
+                    i -= 1
+                s.status[root] = MATCHED
+                s.size += 1
+                return True
+            if d >= limit:
+                e += 1
+                continue
+            w = s.cur_r[j]
+            while w != -1 and (s.stamp_l[w] != ep or s.dist_l[w] != d + 1):
+                s.work += 1
+                w = s.nxt[w]
+            if w == -1:
+                s.layer_r[j] = -1        # every partner is a dead end: so is j, for this phase
+                s.cur_r[j] = -1
+                e += 1
+                continue
+            s.cur_r[j] = s.nxt[w]        # current arc: w is tried at most once per phase
+            s.it_l[v] = e                # come back to j: it may have other live partners
+            s.work += e + 1 - e0
+            s.stack_r[top] = j
+            top += 1
+            s.stack_l[top] = w
+            descended = True
+            break
+        if not descended:
+            s.work += end - e0
+            s.it_l[v] = end
+            s.dist_l[v] = -1
+            top -= 1
+    return False
+
+
+cdef int64_t hk_augment(HKState* s) noexcept nogil:
+    """Run Hopcroft-Karp phases from the PENDING vertices until none can be matched.
+
+    On return ``n_pending == 0``: every free left vertex is DEAD (no augmenting path exists,
+    so the matching is maximum). Returns the number of augmentations.
+    """
+    cdef int64_t gained = 0
+    cdef int32_t limit, u
+    cdef intp_t k, kept
+    while s.n_pending > 0:
+        limit = _bfs(s)
+        s.phases += 1
+        if limit == INT32_MAX:
+            for k in range(s.n_pending):
+                u = s.pending[k]
+                s.status[u] = DEAD
+                s.dead[s.n_dead] = u
+                s.n_dead += 1
+            s.n_pending = 0
+            break
+        for k in range(s.n_pending):
+            u = s.pending[k]
+            if s.status[u] == PENDING and s.dist_l[u] == 0:
+                if _dfs(s, u, limit):
+                    gained += 1
+        kept = 0
+        for k in range(s.n_pending):
+            u = s.pending[k]
+            if s.status[u] == PENDING:
+                s.pending[kept] = u
+                kept += 1
+        s.n_pending = kept
+    return gained
+
+
+cdef class HKKernel:
+    """Owns a CSR graph, a (b-)matching on it and all scratch; see ``matching.pxd``.
+
+    Constructed only by :mod:`spare_core.matching` with validated private arrays:
+    ``indptr`` int64[n_left + 1], ``indices`` int32[nnz] in range, ``cap`` int64[n_right] >= 0.
+    """
+    cdef HKState s
+    cdef readonly object indptr, indices, edge_off, cap, user_cap, enabled
+    cdef readonly object load, match_left
+    cdef object _head, _nxt, _prv, _status, _pending, _dead
+    cdef object _stamp_l, _dist_l, _it_l, _queue, _stack_l, _stamp_r, _layer_r, _cur_r, _stack_r
+    cdef readonly intp_t n_left, n_right
+    cdef uint8_t* en
+    cdef int64_t* ucap
+
+    def __cinit__(self, indptr, indices, cap, bint edge_flags=False):
+        cdef intp_t nl = indptr.shape[0] - 1, nr = cap.shape[0]
+        self.n_left = nl
+        self.n_right = nr
+        self.indptr = indptr
+        self.indices = indices if indices.shape[0] else np.zeros(1, np.int32)
+        self.edge_off = np.zeros(max(indices.shape[0], 1), np.uint8) if edge_flags else None
+        self.user_cap = cap.copy()
+        self.enabled = np.ones(nr, np.uint8)
+        self.cap = cap
+        self.load = np.zeros(nr, np.int64)
+        self.match_left = np.full(nl, -1, np.int64)
+        self._head = np.full(nr, -1, np.int32)
+        self._nxt = np.full(nl, -1, np.int32)
+        self._prv = np.full(nl, -1, np.int32)
+        self._status = np.full(nl, PENDING, np.uint8)
+        self._pending = np.arange(nl, dtype=np.int32)
+        self._dead = np.zeros(nl, np.int32)
+        self._stamp_l = np.zeros(nl, np.int32)
+        self._dist_l = np.zeros(nl, np.int32)
+        self._it_l = np.zeros(nl, np.int64)
+        self._queue = np.zeros(nl, np.int32)
+        self._stack_l = np.zeros(nl + 1, np.int32)
+        self._stack_r = np.zeros(nl + 1, np.int32)
+        self._stamp_r = np.zeros(nr, np.int32)
+        self._layer_r = np.zeros(nr, np.int32)
+        self._cur_r = np.zeros(nr, np.int32)
+        self.en = _pu8(self.enabled)
+        self.ucap = _p64(self.user_cap)
+        self.s.n_left = nl
+        self.s.n_right = nr
+        self.s.indptr = _c64(self.indptr)
+        self.s.indices = _c32(self.indices)
+        self.s.edge_off = _pu8(self.edge_off) if edge_flags else NULL
+        self.s.cap = _p64(self.cap)
+        self.s.load = _p64(self.load)
+        self.s.match_left = _p64(self.match_left)
+        self.s.head = _p32(self._head)
+        self.s.nxt = _p32(self._nxt)
+        self.s.prv = _p32(self._prv)
+        self.s.status = _pu8(self._status)
+        self.s.pending = _p32(self._pending)
+        self.s.n_pending = nl
+        self.s.dead = _p32(self._dead)
+        self.s.n_dead = 0
+        self.s.stamp_l = _p32(self._stamp_l)
+        self.s.dist_l = _p32(self._dist_l)
+        self.s.it_l = _p64(self._it_l)
+        self.s.queue = _p32(self._queue)
+        self.s.stack_l = _p32(self._stack_l)
+        self.s.stack_r = _p32(self._stack_r)
+        self.s.stamp_r = _p32(self._stamp_r)
+        self.s.layer_r = _p32(self._layer_r)
+        self.s.cur_r = _p32(self._cur_r)
+        self.s.epoch = 0
+        self.s.size = 0
+        self.s.work = 0
+        self.s.phases = 0
+
+    @property
+    def size(self):
+        return self.s.size
+
+    @property
+    def work(self):
+        """Edges and partner-list entries scanned since construction (a machine-independent cost)."""
+        return self.s.work
+
+    @property
+    def phases(self):
+        return self.s.phases
+
+    @property
+    def n_pending(self):
+        return self.s.n_pending
+
+    def seed(self, const int64_t[::1] warm):
+        """Adopt ``warm`` (validated range [-1, n_right)): keep pairs that are enabled edges
+        with spare capacity, in left order; the rest stay PENDING. Returns pairs kept."""
+        cdef intp_t u, kept_p = 0, nl = self.n_left
+        cdef int64_t e, end, kept = 0
+        cdef int32_t j
+        cdef HKState* s = &self.s
+        with nogil:
+            for u in range(nl):
+                if s.status[u] != PENDING or warm[u] < 0:
+                    continue
+                j = <int32_t>warm[u]
+                if s.load[j] >= s.cap[j]:
+                    continue
+                e = s.indptr[u]
+                end = s.indptr[u + 1]
+                while e < end:
+                    if s.indices[e] == j and (s.edge_off == NULL or not s.edge_off[e]):
+                        break
+                    e += 1
+                if e < end:
+                    hk_link(s, <int32_t>u, j)
+                    s.status[u] = MATCHED
+                    s.size += 1
+                    kept += 1
+            for u in range(s.n_pending):
+                if s.status[s.pending[u]] == PENDING:
+                    s.pending[kept_p] = s.pending[u]
+                    kept_p += 1
+            s.n_pending = kept_p
+        return kept
+
+    def greedy(self):
+        with nogil:
+            hk_greedy(&self.s)
+
+    def augment(self):
+        """Restore maximality; return the matching size."""
+        with nogil:
+            hk_augment(&self.s)
+        return self.s.size
+
+    def disable_right(self, intp_t j):
+        cdef HKState* s = &self.s
+        if not self.en[j]:
+            return
+        self.en[j] = 0
+        with nogil:
+            while s.head[j] != -1:
+                hk_free_left(s, s.head[j])
+            s.cap[j] = 0
+
+    def enable_right(self, intp_t j):
+        if self.en[j]:
+            return
+        self.en[j] = 1
+        self.s.cap[j] = self.ucap[j]
+        if self.s.cap[j] > 0:
+            hk_revive(&self.s)
+
+    def set_capacity(self, intp_t j, int64_t c):
+        cdef HKState* s = &self.s
+        self.ucap[j] = c
+        if not self.en[j]:
+            return
+        cdef int64_t old = s.cap[j]
+        s.cap[j] = c
+        with nogil:
+            while s.load[j] > c:
+                hk_free_left(s, s.head[j])
+            if c > old:
+                hk_revive(s)
+
+    def set_capacities(self, const int64_t[::1] caps):
+        """Bulk form of :meth:`set_capacity` (``caps`` validated, length n_right)."""
+        cdef HKState* s = &self.s
+        cdef uint8_t* en = self.en
+        cdef int64_t* ucap = self.ucap
+        cdef intp_t j
+        cdef bint grew = False
+        with nogil:
+            for j in range(s.n_right):
+                ucap[j] = caps[j]
+                if not en[j]:
+                    continue
+                if caps[j] > s.cap[j]:
+                    grew = True
+                s.cap[j] = caps[j]
+                while s.load[j] > caps[j]:
+                    hk_free_left(s, s.head[j])
+            if grew:
+                hk_revive(s)
+
+    def set_edge(self, intp_t i, intp_t j, bint on):
+        """Enable/disable every stored copy of edge (i, j); return how many copies exist."""
+        cdef HKState* s = &self.s
+        cdef int64_t e, found = 0
+        cdef bint changed = False
+        for e in range(s.indptr[i], s.indptr[i + 1]):
+            if s.indices[e] == j:
+                found += 1
+                if s.edge_off[e] == on:
+                    changed = True
+                    s.edge_off[e] = not on
+        if found and changed:
+            if not on and s.match_left[i] == j:
+                hk_free_left(s, <int32_t>i)
+            elif on:
+                hk_revive(s)
+        return found
+
+    def free_left(self):
+        """The free left vertices (PENDING then DEAD), as a new int64 array."""
+        cdef intp_t np_ = self.s.n_pending, nd = self.s.n_dead
+        out = np.empty(np_ + nd, np.int64)
+        out[:np_] = self._pending[:np_]
+        out[np_:] = self._dead[:nd]
+        return out
+
+
+cdef inline const int64_t* _c64(arr):
+    cdef const int64_t[::1] v = arr
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef inline const int32_t* _c32(arr):
+    cdef const int32_t[::1] v = arr
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef inline int64_t* _p64(arr):
+    cdef int64_t[::1] v = arr
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef inline int32_t* _p32(arr):
+    cdef int32_t[::1] v = arr
+    return &v[0] if v.shape[0] else NULL
+
+
+cdef inline uint8_t* _pu8(arr):
+    cdef uint8_t[::1] v = arr
+    return &v[0] if v.shape[0] else NULL
+
+
+def koenig_cover(const int64_t[::1] indptr, const int32_t[::1] indices, edge_off,
+                 const int64_t[::1] match_left, const int64_t[::1] cap, const int64_t[::1] load):
+    """König certificate of a (b-)matching: (left_in_cover, right_in_cover) as uint8 arrays.
+
+    Z = vertices reachable from free left vertices by alternating paths (left -> right on a
+    non-matching enabled edge, right -> each of its partners). The cover is (L \\ Z) + (R & Z);
+    it covers every enabled edge, and if the matching is maximum its capacity-weighted size
+    equals the matching size. O(|E| + |V|).
+    """
+    cdef intp_t nl = match_left.shape[0], nr = cap.shape[0]
+    cdef intp_t u, qh = 0, qt = 0
+    cdef int64_t e
+    cdef int32_t j, v, w
+    cdef const uint8_t[::1] off
+    cdef bint has_off = edge_off is not None
+    if has_off:
+        off = edge_off
+    zl_a = np.zeros(nl, np.uint8)
+    zr_a = np.zeros(nr, np.uint8)
+    pstart_a = np.zeros(nr + 1, np.int64)
+    plist_a = np.zeros(max(nl, 1), np.int32)
+    queue_a = np.zeros(max(nl, 1), np.int32)
+    cdef uint8_t[::1] zl = zl_a, zr = zr_a
+    cdef int64_t[::1] pstart = pstart_a
+    cdef int32_t[::1] plist = plist_a, queue = queue_a
+    with nogil:
+        # partners of each right vertex by counting sort of match_left
+        for u in range(nl):
+            if match_left[u] >= 0:
+                pstart[match_left[u] + 1] += 1
+        for j in range(nr):
+            pstart[j + 1] += pstart[j]
+        for u in range(nl):
+            if match_left[u] >= 0:
+                j = <int32_t>match_left[u]
+                plist[pstart[j]] = <int32_t>u
+                pstart[j] += 1
+        for j in range(nr - 1, -1, -1):
+            pstart[j + 1] = pstart[j]
+        if nr:
+            pstart[0] = 0
+        for u in range(nl):
+            if match_left[u] < 0:
+                zl[u] = 1
+                queue[qt] = <int32_t>u
+                qt += 1
+        while qh < qt:
+            v = queue[qh]
+            qh += 1
+            for e in range(indptr[v], indptr[v + 1]):
+                j = indices[e]
+                if zr[j] or j == match_left[v] or (has_off and off[e]):
+                    continue
+                zr[j] = 1
+                for w in range(<int32_t>pstart[j], <int32_t>pstart[j + 1]):
+                    if not zl[plist[w]]:
+                        zl[plist[w]] = 1
+                        queue[qt] = plist[w]
+                        qt += 1
+    return np.logical_not(zl_a.view(np.bool_)), zr_a.view(np.bool_)
+
+
+def csr_from_pairs(const int64_t[::1] row, const int64_t[::1] col, intp_t n_left):
+    """CSR (indptr int64, indices int32) of the pairs (row[k], col[k]) by counting sort, O(nnz + n_left).
+
+    IN: ``row`` in [0, n_left) and ``col`` in [0, 2**31), checked by the caller. Order within a
+    row follows the input order.
+    """
+    cdef intp_t m = row.shape[0], k, u
+    indptr_a = np.zeros(n_left + 1, np.int64)
+    indices_a = np.empty(m, np.int32)
+    fill_a = np.empty(n_left, np.int64)
+    cdef int64_t[::1] indptr = indptr_a, fill = fill_a
+    cdef int32_t[::1] indices = indices_a
+    with nogil:
+        for k in range(m):
+            indptr[row[k] + 1] += 1
+        for u in range(n_left):
+            indptr[u + 1] += indptr[u]
+            fill[u] = indptr[u]
+        for k in range(m):
+            u = row[k]
+            indices[fill[u]] = <int32_t>col[k]
+            fill[u] += 1
+    return indptr_a, indices_a

@@ -1,0 +1,510 @@
+"""Maximum bipartite (b-)matching by Hopcroft-Karp, with König certificates and incremental repair.
+
+The SPARe controller's phases 0 and 1 (HK-Fixed, HK-Free) ask whether every shard type
+(left vertex) can be assigned to a surviving group (right vertex) that holds it within its top
+``S`` stack entries: a maximum b-matching where group ``j`` takes up to ``capacity[j]`` types.
+Along a failure sequence the graph changes by one group at a time, so
+:class:`IncrementalMatching` repairs the current matching instead of solving again.
+
+Graph convention
+----------------
+``graph`` is a scipy.sparse biadjacency matrix or array of shape ``(n_left, n_right)``: rows
+are left vertices, columns right vertices. Any format is accepted (CSR, CSC and COO are read
+directly; others go through ``tocoo()``); int32 and int64 indices are both fine. The graph is
+its **sparsity structure**: every stored entry is an edge whatever its value, explicit zeros
+included (as in ``scipy.sparse.csgraph.maximum_bipartite_matching``); call
+``eliminate_zeros()`` on your matrix first if zeros should not be edges. Duplicate entries
+are one edge.
+
+References
+----------
+.. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
+   bipartite graphs", SIAM J. Computing 2(4):225-231, 1973.
+.. [2] D. König, "Gráfok és mátrixok", Matematikai és Fizikai Lapok 38:116-119, 1931
+   (the vertex-cover certificate).
+.. [3] SPARe: Stacked Parallelism with Adaptive Reordering for Fault-Tolerant LLM Pretraining
+   Systems with 100k+ GPUs, arXiv:2603.00357 (RECTLR phases HK-Fixed and HK-Free).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from spare_core._native import load
+from spare_core._validate import as_int, as_int_array
+
+__all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
+
+_kern = load("matching")
+_MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def _check_index_array(arr, name: str) -> np.ndarray:
+    arr = np.asarray(arr)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"graph {name} must hold integers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"graph {name} must be 1-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def _check_range(arr: np.ndarray, name: str, size: int) -> None:
+    if arr.size:
+        lo, hi = arr.min(), arr.max()
+        if lo < 0:
+            raise ValueError(f"graph {name} must be non-negative, got {lo}")
+        if hi >= size:
+            raise ValueError(f"graph {name} must be < {size}, got {hi}")
+
+
+def _check_indptr(indptr, n_major: int, n_stored: int) -> np.ndarray:
+    indptr = _check_index_array(indptr, "indptr")
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(f"graph indptr must have length {n_major + 1}, got {indptr.shape[0]}")
+    if indptr[0] != 0:
+        raise ValueError(f"graph indptr must start at 0, got {indptr[0]}")
+    if n_major and np.any(np.diff(indptr) < 0):
+        raise ValueError("graph indptr must be non-decreasing")
+    if indptr[-1] > n_stored:
+        raise ValueError(f"graph indptr ends at {indptr[-1]} but only {n_stored} indices are stored")
+    return indptr
+
+
+def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Validate ``graph`` and return private CSR arrays (indptr int64, indices int32, n_left, n_right).
+
+    Every index is range-checked on the caller's own arrays before any conversion, so a
+    malformed matrix raises ValueError instead of reaching scipy's or our C code.
+    """
+    if not sp.issparse(graph):
+        raise TypeError(
+            f"graph must be a scipy.sparse matrix or array (biadjacency, rows = left), "
+            f"got {type(graph).__name__}"
+        )
+    if len(graph.shape) != 2:
+        raise ValueError(f"graph must be 2-dimensional, got shape {graph.shape}")
+    n_left, n_right = (int(x) for x in graph.shape)
+    if n_left > _MAX_VERTICES or n_right > _MAX_VERTICES:
+        raise ValueError(f"graph has too many vertices for int32 ids: shape {graph.shape}")
+    fmt = graph.format
+    if fmt == "csr":
+        indices = _check_index_array(graph.indices, "indices")
+        indptr = _check_indptr(graph.indptr, n_left, indices.shape[0])
+        nnz = int(indptr[-1])
+        _check_range(indices[:nnz], "column index", n_right)
+        return (
+            np.array(indptr, dtype=np.int64, copy=True),
+            np.array(indices[:nnz], dtype=np.int32, copy=True),
+            n_left,
+            n_right,
+        )
+    if fmt == "csc":
+        indices = _check_index_array(graph.indices, "indices")
+        indptr = _check_indptr(graph.indptr, n_right, indices.shape[0])
+        nnz = int(indptr[-1])
+        rows = indices[:nnz]
+        _check_range(rows, "row index", n_left)
+        cols = np.repeat(np.arange(n_right, dtype=np.int64), np.diff(indptr).astype(np.int64))
+        rows = rows.astype(np.int64)
+    else:
+        coo = graph if fmt == "coo" else graph.tocoo()
+        if hasattr(coo, "coords"):
+            rows, cols = coo.coords[0], coo.coords[1]
+        else:  # pragma: no cover - scipy < 1.13
+            rows, cols = coo.row, coo.col
+        rows = _check_index_array(rows, "row")
+        cols = _check_index_array(cols, "col")
+        if rows.shape != cols.shape:
+            raise ValueError(f"graph row and col must have equal length, got {rows.shape[0]} and {cols.shape[0]}")
+        _check_range(rows, "row index", n_left)
+        _check_range(cols, "column index", n_right)
+        rows = rows.astype(np.int64)
+        cols = cols.astype(np.int64)
+    indptr64, indices32 = _kern.csr_from_pairs(np.ascontiguousarray(rows), np.ascontiguousarray(cols), n_left)
+    return indptr64, indices32, n_left, n_right
+
+
+def _capacity(capacity, n_right: int) -> np.ndarray:
+    if capacity is None:
+        return np.ones(n_right, dtype=np.int64)
+    return as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
+
+
+class Matching:
+    """A (b-)matching of a bipartite graph: the result of :func:`hopcroft_karp`.
+
+    Attributes
+    ----------
+    match_left : ndarray of int64, shape (n_left,), read-only
+        Right vertex matched to each left vertex, ``-1`` if unmatched.
+    right_load : ndarray of int64, shape (n_right,), read-only
+        Number of left vertices matched to each right vertex (``<= capacity``).
+    capacity : ndarray of int64, shape (n_right,), read-only
+        Capacity in force for each right vertex (0 for a disabled one).
+    size : int
+        Number of matched left vertices.
+    phases : int
+        Hopcroft-Karp phases (BFS + DFS rounds) the solve took.
+    warm_kept : int or None
+        Pairs adopted from ``warm_start`` (``None`` without a warm start).
+
+    Notes
+    -----
+    The object keeps a reference to the solver's private copy of the graph so that
+    :meth:`vertex_cover` can build the certificate later; it never changes.
+    """
+
+    __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept",
+                 "_indptr", "_indices", "_edge_off")
+
+    def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
+                 *, phases=0, warm_kept=None):
+        self.match_left = _readonly(match_left)
+        self.right_load = _readonly(right_load)
+        self.capacity = _readonly(capacity)
+        self.size = int(np.count_nonzero(match_left >= 0))
+        self.phases = int(phases)
+        self.warm_kept = warm_kept
+        self._indptr = indptr
+        self._indices = indices
+        self._edge_off = edge_off
+
+    @property
+    def n_left(self) -> int:
+        """Number of left vertices."""
+        return self.match_left.shape[0]
+
+    @property
+    def n_right(self) -> int:
+        """Number of right vertices."""
+        return self.right_load.shape[0]
+
+    def unmatched_left(self) -> np.ndarray:
+        """Indices of the unmatched left vertices, ascending."""
+        return np.flatnonzero(self.match_left < 0)
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(left, right)`` index arrays of the matched pairs, in left order."""
+        left = np.flatnonzero(self.match_left >= 0)
+        return left, self.match_left[left].copy()
+
+    def vertex_cover(self) -> tuple[np.ndarray, np.ndarray]:
+        """König's certificate of maximality: a minimum (capacity-weighted) vertex cover.
+
+        Returns
+        -------
+        left_mask : ndarray of bool, shape (n_left,)
+        right_mask : ndarray of bool, shape (n_right,)
+            Every edge ``(i, j)`` has ``left_mask[i] or right_mask[j]`` (edges to disabled
+            right vertices included: those have capacity 0 and sit in the cover for free).
+
+        Notes
+        -----
+        Z is the set of vertices reachable from the unmatched left vertices by alternating
+        paths; the cover is (left \\ Z) + (right & Z). For a maximum matching
+        ``left_mask.sum() + capacity[right_mask].sum() == size`` [2]_, and any cover bounds
+        every b-matching from above, so that equality proves maximality. For a matching that is
+        not maximum (an :class:`IncrementalMatching` before :meth:`~IncrementalMatching.augment`)
+        the cover is still a cover but heavier than ``size``. O(|E| + |V|).
+
+        References
+        ----------
+        .. [2] D. König, "Gráfok és mátrixok", Matematikai és Fizikai Lapok 38, 1931.
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp
+        >>> m = hopcroft_karp(sp.csr_array(np.array([[1, 1], [1, 0], [1, 0]])))
+        >>> left, right = m.vertex_cover()
+        >>> int(left.sum() + m.capacity[right].sum()) == m.size
+        True
+        """
+        return _kern.koenig_cover(self._indptr, self._indices, self._edge_off,
+                                  np.ascontiguousarray(self.match_left), np.ascontiguousarray(self.capacity),
+                                  np.ascontiguousarray(self.right_load))
+
+    def __repr__(self) -> str:
+        kind = "matching" if np.all(self.capacity <= 1) else f"b-matching, capacity total {int(self.capacity.sum())}"
+        return (f"Matching(size={self.size}, n_left={self.n_left}, n_right={self.n_right}, "
+                f"unmatched_left={self.n_left - self.size}, {kind})")
+
+
+def _warm_array(warm_start, n_left: int, n_right: int) -> np.ndarray:
+    if isinstance(warm_start, Matching):
+        if (warm_start.n_left, warm_start.n_right) != (n_left, n_right):
+            raise ValueError(
+                f"warm_start is a matching of a ({warm_start.n_left}, {warm_start.n_right}) graph, "
+                f"the graph is ({n_left}, {n_right})"
+            )
+        return np.ascontiguousarray(warm_start.match_left, dtype=np.int64)
+    if isinstance(warm_start, IncrementalMatching):
+        raise TypeError("warm_start must be a Matching or an array; use IncrementalMatching.matching")
+    return as_int_array(warm_start, "warm_start", dtype=np.int64, length=n_left,
+                        min_value=-1, max_value=n_right - 1)
+
+
+def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
+    """Maximum bipartite matching (or b-matching) by Hopcroft-Karp.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or array, shape (n_left, n_right)
+        Biadjacency: rows are left vertices, columns right vertices; every stored entry is an
+        edge, explicit zeros included (see the module notes). Not modified.
+    capacity : array_like of int, shape (n_right,), optional
+        Right vertex ``j`` takes up to ``capacity[j] >= 0`` left vertices (a group with that
+        many stack slots). Default: 1 each (an ordinary matching). Solved on the original graph,
+        never by expanding right vertices into slots.
+    warm_start : Matching or array_like of int, shape (n_left,), optional
+        A previous matching (``match_left`` form, -1 = unmatched), e.g. from before a group
+        failed. Pairs that are still edges are kept, in left order, while their right vertex
+        has spare capacity; pairs whose edge or capacity has gone (a removed column, a lowered
+        capacity) are silently dropped and those left vertices re-matched by augmenting paths.
+        Values must lie in ``[-1, n_right)``.
+
+    Returns
+    -------
+    Matching
+        A maximum matching; ``size`` is its cardinality and :meth:`Matching.vertex_cover` its
+        König certificate.
+
+    Raises
+    ------
+    TypeError
+        ``graph`` not scipy.sparse; non-integer indices, capacities or warm start.
+    ValueError
+        Malformed graph (indices out of range, bad indptr, not 2-D), capacity of the wrong
+        length or negative, warm start of the wrong length or out of range.
+
+    Notes
+    -----
+    Hopcroft-Karp [1]_ with right capacities: a phase is a BFS from the free left vertices
+    over alternating paths (a saturated right vertex leads to each of its partners) up to the
+    first layer with spare capacity, then a DFS with current-arc pointers that flips a maximal
+    set of vertex-disjoint shortest augmenting paths. O(sqrt(V) * E) time in the worst case
+    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) memory beyond a private
+    int32 copy of the graph. A greedy pass first matches each free left vertex to its first
+    neighbour with spare capacity. Free left vertices whose search exhausts its reachable set
+    are never searched again (no augmenting path will appear while the matching grows).
+    The GIL is released throughout.
+
+    A warm start costs O(|E|) to validate plus the searches from the vertices it left free:
+    after one group fails, only its former partners are searched.
+
+    References
+    ----------
+    .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
+       bipartite graphs", SIAM J. Computing 2(4):225-231, 1973.
+    .. [3] SPARe, arXiv:2603.00357: RECTLR phase 0 (HK-Fixed) and phase 1 (HK-Free).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> g = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0], [1, 0, 0]]))
+    >>> m = hopcroft_karp(g)
+    >>> m.size, len(m.unmatched_left())     # left 1 and left 2 only fit right 0 and right 1
+    (2, 1)
+    >>> hopcroft_karp(g, capacity=[2, 1, 0]).size
+    3
+    """
+    indptr, indices, n_left, n_right = _graph_csr(graph)
+    cap = _capacity(capacity, n_right)
+    warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
+    k = _kern.HKKernel(indptr, indices, cap, False)
+    kept = None if warm is None else int(k.seed(warm))
+    k.greedy()
+    k.augment()
+    return Matching(k.match_left, k.load, k.cap, indptr, indices, phases=k.phases, warm_kept=kept)
+
+
+class IncrementalMatching:
+    """A maximum (b-)matching kept maximum along a sequence of graph changes.
+
+    The stateful form of :func:`hopcroft_karp` for simulators that fail and restore right
+    vertices (groups) one at a time, such as the SPARe controller (RECTLR [3]_). It owns a
+    private copy of the graph and the current matching. Changes (:meth:`disable_right`,
+    :meth:`enable_right`, :meth:`set_capacity`, :meth:`set_capacities`, :meth:`disable_edge`,
+    :meth:`enable_edge`) unmatch what they invalidate at once and queue those left vertices;
+    :meth:`augment` then restores maximality by Hopcroft-Karp phases from the queued vertices
+    only.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or array, shape (n_left, n_right)
+        Biadjacency (e.g. N shard types x N groups, r stored entries per row); every stored
+        entry is an edge, explicit zeros included. Copied; later changes to it are not seen.
+    capacity : array_like of int, shape (n_right,), optional
+        Capacity of each right vertex (the stack depth S of each group); default 1.
+
+    Attributes
+    ----------
+    n_left, n_right : int
+    size : int
+        Current number of matched left vertices (maximum right after :meth:`augment`).
+    match_left : ndarray of int64, read-only live view
+        Right vertex of each left vertex, -1 = unmatched. No copy: it changes as the matching
+        changes; copy it to keep a state.
+    right_load : ndarray of int64, read-only live view
+        Left vertices matched to each right vertex.
+    capacity : ndarray of int64, read-only live view
+        Capacity in force (0 while a right vertex is disabled).
+    enabled : ndarray of bool, read-only live view
+    work : int
+        Edges and partner-list entries scanned so far: a machine-independent cost counter.
+
+    Notes
+    -----
+    Cost per call: ``disable_right(j)`` O(load of j); ``set_capacity`` O(1 + unmatched);
+    ``disable_edge(i, j)`` O(deg i); ``augment()`` the work of its augmenting searches,
+    never a pass over the graph: scratch arrays are validated by epoch stamps rather than
+    cleared. A left vertex whose search finds nothing is parked and not searched again
+    until some capacity grows or an edge or right vertex comes back (those calls re-queue the
+    parked vertices, O(number parked)). Between a change and :meth:`augment` the matching is
+    valid but possibly not maximum.
+
+    Only left vertices can be queried for being unmatched (:meth:`unmatched_left`, O(number
+    unmatched)); left vertices and the graph's edge set are fixed at construction, edges can
+    only be switched off and on.
+
+    References
+    ----------
+    .. [1] J. E. Hopcroft and R. M. Karp, SIAM J. Computing 2(4):225-231, 1973.
+    .. [3] SPARe, arXiv:2603.00357.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> n, r = 6, 2   # 6 shard types, each held by 2 cyclically consecutive groups
+    >>> rows = np.repeat(np.arange(n), r); cols = (rows + np.tile(np.arange(r), n)) % n
+    >>> im = IncrementalMatching(sp.csr_array((np.ones(n * r), (rows, cols)), shape=(n, n)))
+    >>> im.size
+    6
+    >>> im.disable_right(3); im.augment()
+    5
+    >>> im.set_capacity(4, 2); im.augment()
+    6
+    """
+
+    def __init__(self, graph, *, capacity=None):
+        indptr, indices, n_left, n_right = _graph_csr(graph)
+        cap = _capacity(capacity, n_right)
+        self._k = k = _kern.HKKernel(indptr, indices, cap, True)
+        self._indptr = indptr
+        self._indices = indices
+        self._nl = n_left
+        self._nr = n_right
+        k.greedy()
+        k.augment()
+        self.match_left = _readonly(k.match_left)
+        self.right_load = _readonly(k.load)
+        self.capacity = _readonly(k.cap)
+        self.enabled = _readonly(k.enabled.view(np.bool_))
+
+    # -- cheap reads -------------------------------------------------------------------
+    @property
+    def n_left(self) -> int:
+        return self._nl
+
+    @property
+    def n_right(self) -> int:
+        return self._nr
+
+    @property
+    def size(self) -> int:
+        return self._k.size
+
+    @property
+    def work(self) -> int:
+        return self._k.work
+
+    def unmatched_left(self) -> np.ndarray:
+        """Unmatched left vertices, ascending (O(number unmatched), no scan of all vertices)."""
+        out = self._k.free_left()
+        out.sort()
+        return out
+
+    @property
+    def matching(self) -> Matching:
+        """A :class:`Matching` snapshot (copies of the O(V) arrays; graph shared, read-only)."""
+        off = self._k.edge_off
+        off = off[: self._indices.shape[0]].copy() if off is not None and off.any() else None
+        return Matching(self._k.match_left.copy(), self._k.load.copy(), self._k.cap.copy(),
+                        self._indptr, self._indices, off)
+
+    # -- changes -----------------------------------------------------------------------
+    def _right(self, j) -> int:
+        if type(j) is int and 0 <= j < self._nr:
+            return j
+        return as_int(j, "j", min_value=0, max_value=self._nr - 1) if self._nr else _no_vertex("right", j)
+
+    def _left(self, i) -> int:
+        if type(i) is int and 0 <= i < self._nl:
+            return i
+        return as_int(i, "i", min_value=0, max_value=self._nl - 1) if self._nl else _no_vertex("left", i)
+
+    def disable_right(self, j) -> None:
+        """Right vertex ``j`` fails: its partners become unmatched and queued. O(load of j).
+
+        Idempotent. Its capacity setting is remembered for :meth:`enable_right`.
+        """
+        self._k.disable_right(self._right(j))
+
+    def enable_right(self, j) -> None:
+        """Right vertex ``j`` returns with its remembered capacity. Idempotent."""
+        self._k.enable_right(self._right(j))
+
+    def set_capacity(self, j, c) -> None:
+        """Set right vertex ``j``'s capacity to ``c >= 0`` (kept while ``j`` is disabled).
+
+        Lowering it below the current load unmatches the most recently matched partners.
+        """
+        j = self._right(j)
+        c = c if type(c) is int and 0 <= c < 2**62 else as_int(c, "c", min_value=0, max_value=2**62)
+        self._k.set_capacity(j, c)
+
+    def set_capacities(self, capacity) -> None:
+        """Set every right vertex's capacity at once (one validated array, one kernel call).
+
+        ``capacity`` may also be a scalar int, applied to all (raise the stack depth S for all
+        groups in one call).
+        """
+        if np.ndim(capacity) == 0:
+            c = as_int(capacity, "capacity", min_value=0, max_value=2**62)
+            caps = np.full(self._nr, c, dtype=np.int64)
+        else:
+            caps = as_int_array(capacity, "capacity", dtype=np.int64, length=self._nr, min_value=0)
+        self._k.set_capacities(caps)
+
+    def disable_edge(self, i, j) -> None:
+        """Remove edge ``(i, j)`` (all stored copies) until :meth:`enable_edge`. O(deg i).
+
+        Raises ValueError if ``(i, j)`` is not an edge of the graph.
+        """
+        i, j = self._left(i), self._right(j)
+        if not self._k.set_edge(i, j, False):
+            raise ValueError(f"({i}, {j}) is not an edge of the graph")
+
+    def enable_edge(self, i, j) -> None:
+        """Restore edge ``(i, j)`` removed by :meth:`disable_edge`. O(deg i)."""
+        i, j = self._left(i), self._right(j)
+        if not self._k.set_edge(i, j, True):
+            raise ValueError(f"({i}, {j}) is not an edge of the graph")
+
+    def augment(self) -> int:
+        """Restore maximality by augmenting paths from the queued vertices; return ``size``."""
+        return self._k.augment()
+
+    def __repr__(self) -> str:
+        n_off = int(self._nr - np.count_nonzero(self.enabled))
+        return (f"IncrementalMatching(size={self.size}, n_left={self._nl}, n_right={self._nr}, "
+                f"disabled_right={n_off}, queued={self._k.n_pending})")
+
+
+def _no_vertex(side: str, value):
+    raise ValueError(f"the graph has no {side} vertices, got index {value!r}")

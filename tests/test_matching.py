@@ -1,0 +1,205 @@
+"""spare_core.matching against scipy and networkx, with König certificates checked independently."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from spare_core.matching import IncrementalMatching, Matching, hopcroft_karp
+
+
+# -- oracles and checkers (independent of the kernel) ---------------------------------------
+
+def edge_set(graph) -> set[tuple[int, int]]:
+    coo = sp.coo_array(graph)
+    return set(zip(coo.row.tolist(), coo.col.tolist()))
+
+
+def scipy_size(n_left, n_right, edges, capacity=None) -> int:
+    """Maximum (b-)matching size from scipy, capacities by expanding each right vertex into slots."""
+    if capacity is None:
+        capacity = np.ones(n_right, dtype=np.int64)
+    capacity = np.asarray(capacity, dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(capacity)])
+    rows, cols = [], []
+    for i, j in edges:
+        for s in range(start[j], start[j + 1]):
+            rows.append(i)
+            cols.append(s)
+    n_slots = int(start[-1])
+    if n_left == 0 or n_slots == 0:
+        return 0
+    g = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(n_left, n_slots))
+    return int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
+
+
+def networkx_size(n_left, n_right, edges) -> int:
+    g = nx.Graph()
+    left = [("L", i) for i in range(n_left)]
+    g.add_nodes_from(left)
+    g.add_nodes_from(("R", j) for j in range(n_right))
+    g.add_edges_from((("L", i), ("R", j)) for i, j in edges)
+    return len(nx.bipartite.hopcroft_karp_matching(g, top_nodes=left)) // 2
+
+
+def check_valid(m: Matching, edges, capacity) -> None:
+    """Every matched pair is an edge; loads agree with match_left and respect capacities."""
+    ml = m.match_left
+    assert ml.shape == (m.n_left,)
+    for i in np.flatnonzero(ml >= 0):
+        assert (int(i), int(ml[i])) in edges
+    load = np.bincount(ml[ml >= 0], minlength=m.n_right)
+    assert np.array_equal(load, m.right_load)
+    assert np.all(load <= np.asarray(capacity))
+    assert m.size == int(np.count_nonzero(ml >= 0))
+
+
+def check_certificate(m: Matching, edges, capacity) -> None:
+    """The König cover covers every edge and its capacity-weighted size equals the matching size."""
+    left, right = m.vertex_cover()
+    assert left.dtype == bool and right.dtype == bool
+    for i, j in edges:
+        assert left[i] or right[j], (i, j)
+    assert int(left.sum()) + int(np.asarray(capacity)[right].sum()) == m.size
+
+
+# -- graph strategies ----------------------------------------------------------------------
+
+FORMATS = ("csr", "csc", "coo", "lil", "dok")
+
+
+@st.composite
+def graphs(draw, max_side=12):
+    n_left = draw(st.integers(0, max_side))
+    n_right = draw(st.integers(0, max_side))
+    n_edges = draw(st.integers(0, 3 * max_side)) if n_left and n_right else 0
+    rows = draw(st.lists(st.integers(0, max(n_left - 1, 0)), min_size=n_edges, max_size=n_edges))
+    cols = draw(st.lists(st.integers(0, max(n_right - 1, 0)), min_size=n_edges, max_size=n_edges))
+    idx = draw(st.sampled_from([np.int32, np.int64]))
+    fmt = draw(st.sampled_from(FORMATS))
+    array = draw(st.booleans())
+    data = np.ones(n_edges)
+    g = sp.coo_array((data, (np.array(rows, dtype=idx), np.array(cols, dtype=idx))), shape=(n_left, n_right))
+    if not array:
+        g = sp.coo_matrix(g)
+    g = g.asformat(fmt)
+    if fmt in ("csr", "csc"):
+        g.indices = g.indices.astype(idx)
+        g.indptr = g.indptr.astype(idx)
+    return g, n_left, n_right, set(zip(rows, cols))
+
+
+@given(graphs())
+def test_size_matches_scipy_and_networkx(case):
+    g, n_left, n_right, edges = case
+    m = hopcroft_karp(g)
+    assert m.size == scipy_size(n_left, n_right, edges) == networkx_size(n_left, n_right, edges)
+    check_valid(m, edges, np.ones(n_right, dtype=np.int64))
+    check_certificate(m, edges, np.ones(n_right, dtype=np.int64))
+
+
+@given(graphs(), st.data())
+def test_capacities_equal_expanded_graph(case, data):
+    g, n_left, n_right, edges = case
+    cap = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n_right, max_size=n_right)), dtype=np.int64)
+    m = hopcroft_karp(g, capacity=cap)
+    assert m.size == scipy_size(n_left, n_right, edges, cap)
+    check_valid(m, edges, cap)
+    check_certificate(m, edges, cap)
+
+
+@given(graphs(), st.data())
+def test_warm_start_after_removing_right_vertices_or_edges(case, data):
+    g, n_left, n_right, edges = case
+    cap = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n_right, max_size=n_right)), dtype=np.int64)
+    before = hopcroft_karp(g, capacity=cap)
+    gone_right = set(data.draw(st.lists(st.integers(0, max(n_right - 1, 0)), max_size=3))) if n_right else set()
+    gone_edges = set(data.draw(st.lists(st.sampled_from(sorted(edges)), max_size=4))) if edges else set()
+    kept = {(i, j) for i, j in edges if j not in gone_right and (i, j) not in gone_edges}
+    rows = np.array([i for i, _ in sorted(kept)], dtype=np.int64)
+    cols = np.array([j for _, j in sorted(kept)], dtype=np.int64)
+    g2 = sp.csr_array((np.ones(len(kept)), (rows, cols)), shape=(n_left, n_right))
+    warm = data.draw(st.sampled_from(["matching", "array"]))
+    after = hopcroft_karp(g2, capacity=cap, warm_start=before if warm == "matching" else before.match_left.tolist())
+    assert after.size == scipy_size(n_left, n_right, kept, cap)
+    check_valid(after, kept, cap)
+    check_certificate(after, kept, cap)
+    still_valid = sum(1 for i, j in zip(*before.pairs()) if (int(i), int(j)) in kept)
+    assert after.warm_kept == still_valid
+
+
+def test_warm_start_keeps_valid_pairs_after_a_group_fails():
+    n, r = 3000, 3
+    g = spare_graph(n, r)
+    full = hopcroft_karp(g, capacity=np.full(n, 2))
+    # group 5 fails: drop its column
+    coo = g.tocoo()
+    keep = coo.col != 5
+    g2 = sp.csr_array((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=g.shape)
+    cap = np.full(n, 2)
+    m = hopcroft_karp(g2, capacity=cap, warm_start=full)
+    assert m.size == n
+    assert m.warm_kept == n - int(full.right_load[5]) and full.right_load[5] > 0
+    assert m.right_load[5] == 0
+
+
+def spare_graph(n: int, r: int, offsets=None) -> sp.csr_array:
+    """Shard type i held by groups i, i+1, ..., i+r-1 (mod n): the SPARe cyclic stacking."""
+    rows = np.repeat(np.arange(n), r)
+    cols = (rows + np.tile(np.arange(r) if offsets is None else np.asarray(offsets), n)) % n
+    return sp.csr_array((np.ones(n * r), (rows, cols)), shape=(n, n))
+
+
+# -- conventions ---------------------------------------------------------------------------
+
+def test_explicit_zeros_are_edges():
+    g = sp.csr_array((np.array([0.0, 0.0]), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
+    assert g.nnz == 2
+    m = hopcroft_karp(g)
+    assert m.size == 2
+    assert m.size == int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
+    g.eliminate_zeros()
+    assert hopcroft_karp(g).size == 0
+
+
+def test_duplicates_and_int64_indices():
+    rows = np.array([0, 0, 0, 1], dtype=np.int64)
+    cols = np.array([1, 1, 1, 1], dtype=np.int64)
+    g = sp.coo_array((np.ones(4), (rows, cols)), shape=(2, 3))
+    assert hopcroft_karp(g).size == 1
+    assert hopcroft_karp(g, capacity=[0, 2, 0]).size == 2
+    csr = sp.csr_array(g)
+    csr.indices = csr.indices.astype(np.int64)
+    csr.indptr = csr.indptr.astype(np.int64)
+    assert hopcroft_karp(csr).size == 1
+
+
+def test_repr_and_result_are_read_only():
+    m = hopcroft_karp(sp.csr_array(np.eye(3)), capacity=[1, 2, 1])
+    assert "size=3" in repr(m) and "b-matching" in repr(m)
+    with pytest.raises(ValueError):
+        m.match_left[0] = 2
+    im = IncrementalMatching(sp.csr_array(np.eye(3)))
+    assert "size=3" in repr(im)
+    with pytest.raises(ValueError):
+        im.match_left[0] = 1
+
+
+def test_callers_arrays_unchanged():
+    g = spare_graph(50, 3)
+    snapshot = (g.data.copy(), g.indices.copy(), g.indptr.copy())
+    cap = np.full(50, 1, dtype=np.int64)
+    warm = hopcroft_karp(g).match_left.copy()
+    warm_copy = warm.copy()
+    hopcroft_karp(g, capacity=cap, warm_start=warm)
+    im = IncrementalMatching(g, capacity=cap)
+    im.disable_right(3)
+    im.set_capacity(4, 3)
+    im.augment()
+    assert np.array_equal(cap, np.ones(50))
+    assert np.array_equal(warm, warm_copy)
+    for a, b in zip(snapshot, (g.data, g.indices, g.indptr)):
+        assert np.array_equal(a, b)
