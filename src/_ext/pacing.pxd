@@ -1,0 +1,23 @@
+# Pacing iteration kernel (src/_ext/pacing.pyx): what other Cython code may rely on.
+#
+# Only types live here (cimporting them creates no runtime import). setup.py names the
+# module spare_core._ext.pacing, under which Cython does not find this file as the
+# module's own .pxd, so the cdef kernel (_run) and incast_penalty are not exported as a
+# C-API; Cython and Python callers go through spare_core._ext.pacing.simulate_chunk, whose
+# buffers are documented in the module docstring:
+#
+#   base        float64[p]       IN      nominal compute per rank (s), > 0
+#   z           float32[c, p]    IN      standard normals (jitter), one row per iteration
+#   picks       uint32[c, g, F]  IN      ECMP spine of each cross-leaf flow, < n_spines
+#   flow_*      intp[F]          IN      source node, source leaf, destination leaf
+#   rail_*      float64[g]       IN      latency, bandwidth (contention 1), NVLink floor
+#   ep_*        [E]              IN      episodes sorted by start iteration
+#   ep_until    int64[p]         IN-OUT  episode active while iteration < ep_until
+#   ep_fac      float64[p]       IN-OUT  factor of the active episode
+#   state       int64[3]         IN-OUT  episode pointer, pacing on (0/1), calm count
+from _types cimport intp_t, float64_t, int64_t
+
+# Error codes of the nogil kernel, raised by the def wrapper after the loop.
+cdef enum PacingStatus:
+    PACING_OK = 0
+    PACING_BAD_SPINE = 1      # an ECMP spine index outside [0, n_spines)

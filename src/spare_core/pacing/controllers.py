@@ -1,0 +1,158 @@
+"""Pacing controllers: the policy that decides, iteration by iteration, how long early
+ranks may be held at the gate before the collective.
+
+The mechanism (what a hold does) lives in the simulator: with hold bound ``h > 0`` a
+rank that arrives at ``a`` enters the collective at ``min(a + h, last arrival +
+release latency)``, never before it arrives and never more than ``h`` after. The
+controller only chooses ``h`` for the next iteration from what it observed at the
+previous barrier, which is all a real coordination layer between the framework and the
+collective library can see [2]_.
+
+Writing your own controller
+---------------------------
+Any object with these two methods satisfies :class:`PacingController`::
+
+    def reset(self) -> None: ...                       # called once before a run
+    def hold(self, last: BarrierObservation | None) -> float: ...
+
+``hold`` is called before every iteration with the previous iteration's observation
+(``None`` before the first) and returns the hold bound in seconds (``0`` = do not pace;
+finite, ``>= 0``). Custom controllers run through a Python loop (one kernel call per
+iteration); :class:`NoPacing` and :class:`SpreadPacer` also have an exactly equivalent
+in-kernel fast path.
+
+References
+----------
+.. [2] When Scaling Fails: Network and Fabric Effects on Distributed GPU Training
+   Performance, arXiv:2603.04424.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .._validate import as_float, as_int
+
+__all__ = ["BarrierObservation", "PacingController", "NoPacing", "SpreadPacer"]
+
+
+@dataclass(frozen=True)
+class BarrierObservation:
+    """What a controller sees after one iteration.
+
+    Attributes
+    ----------
+    iteration : int
+        Index of the iteration just finished.
+    spread : float
+        Arrival spread ``(max - min) / mean`` of the ranks' arrival times.
+    iteration_time : float
+        Its duration, s.
+    arrival_max : float
+        Arrival of the slowest rank (from the iteration start), s.
+    hold : float
+        The hold bound that was applied (0 if not paced).
+    """
+
+    iteration: int
+    spread: float
+    iteration_time: float
+    arrival_max: float
+    hold: float
+
+
+@runtime_checkable
+class PacingController(Protocol):
+    """Protocol of a pacing policy (see the module docstring)."""
+
+    def reset(self) -> None:  # pragma: no cover - protocol
+        ...
+
+    def hold(self, last: BarrierObservation | None) -> float:  # pragma: no cover - protocol
+        ...
+
+
+class NoPacing:
+    """The baseline: never hold a rank.
+
+    Examples
+    --------
+    >>> NoPacing().hold(None)
+    0.0
+    """
+
+    def reset(self) -> None:
+        pass
+
+    def hold(self, last: BarrierObservation | None) -> float:
+        return 0.0
+
+    def __repr__(self) -> str:
+        return "NoPacing()"
+
+
+class SpreadPacer:
+    """Arrival-spread pacer with hysteresis, after the coordination layer of [2]_.
+
+    Off at start. When the observed arrival spread exceeds ``threshold_on`` it switches
+    on and holds early ranks for at most ``hold_max`` s at every barrier; it switches
+    off again only after ``patience`` consecutive iterations with a spread below
+    ``threshold_off``, so a single calm iteration does not make it flap.
+
+    Parameters
+    ----------
+    threshold_on : float
+        Spread ``(max - min) / mean`` above which pacing starts (>= 0). Default 0.2:
+        the slowest rank 20 % of an iteration behind the fastest, which i.i.d. 5 %
+        jitter alone rarely produces below a few hundred ranks, an outlier or an
+        episode always does.
+    threshold_off : float
+        Spread below which an iteration counts as calm (``0 <= off <= on``). Default 0.1.
+    patience : int
+        Calm iterations in a row before switching off (>= 1). Default 10.
+    hold_max : float
+        Bound on any rank's hold, s (>= 0). Default 0.5 s, one nominal compute time of
+        the default scenario: a rank later than that is a fault for the failure
+        detector, not a straggler to wait for.
+
+    Examples
+    --------
+    >>> p = SpreadPacer(threshold_on=0.2, threshold_off=0.1, patience=2, hold_max=0.3)
+    >>> p.reset(); p.hold(None)
+    0.0
+    >>> p.hold(BarrierObservation(0, 0.5, 1.0, 0.9, 0.0))
+    0.3
+    """
+
+    def __init__(self, threshold_on: float = 0.2, threshold_off: float = 0.1,
+                 patience: int = 10, hold_max: float = 0.5):
+        self.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0)
+        self.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
+        if self.threshold_off > self.threshold_on:
+            raise ValueError(
+                f"threshold_off must be <= threshold_on, got {self.threshold_off} > {self.threshold_on}")
+        self.patience = as_int(patience, "patience", min_value=1)
+        self.hold_max = as_float(hold_max, "hold_max", min_value=0.0)
+        self.reset()
+
+    def reset(self) -> None:
+        self._on = False
+        self._calm = 0
+
+    def hold(self, last: BarrierObservation | None) -> float:
+        # same comparisons, in the same order, as the kernel's mode 1
+        if last is not None:
+            if not self._on:
+                if last.spread > self.threshold_on:
+                    self._on, self._calm = True, 0
+            elif last.spread < self.threshold_off:
+                self._calm += 1
+                if self._calm >= self.patience:
+                    self._on, self._calm = False, 0
+            else:
+                self._calm = 0
+        return self.hold_max if self._on else 0.0
+
+    def __repr__(self) -> str:
+        return (f"SpreadPacer(threshold_on={self.threshold_on}, threshold_off={self.threshold_off}, "
+                f"patience={self.patience}, hold_max={self.hold_max})")
