@@ -1,0 +1,415 @@
+# cython: language_level=3
+"""Time-to-train kernel: advance a training run through a batch of failures.
+
+The Python layer (``spare_core.sim``) pulls failures from the event engine, asks the policy
+what each failure does (masked with a new stack depth, or a global restart), and hands the
+batch to :func:`advance`, which walks the run's steps, checkpoints and restarts in C.
+Kernels hold no policy: everything a policy decides arrives as per-failure arrays.
+
+Run model (documented for users in ``spare_core.sim``)
+------------------------------------------------------
+* The run is a sequence of *activities*: steps (duration ``m_i * (S * t_comp + t_ar)``, with
+  ``m_i`` the i-th per-attempt multiplier and ``S`` the current stack depth) and checkpoint
+  saves (``save_time``). A save starts after the first step that ends at least
+  ``interval`` seconds after the last checkpoint (or the resume after a restart).
+* A failure at time ``f`` strictly inside an activity either
+  - is masked: the activity is extended by ``extra_time`` (shrink, controller, patch work),
+    a step's layer count grows by ``extra_layers``, and later steps use the new depth; or
+  - causes a restart: work since the last committed checkpoint (and the activity in
+    progress) is lost, the run resumes at ``f + restart_time`` with depth ``initial_depth``.
+  A failure exactly at the end of an activity happens after it (ties favour completion).
+* Training ends when ``n_steps`` steps are completed and kept (no final save).
+
+State vector (IN-OUT ``state``, float64; counts are exact integers below 2**53)
+------------------------------------------------------------------------------
+See the ``ST_*`` constants. ``ACT_KIND`` is PENDING when a step must start at ``ACT_END``.
+
+Status codes returned: NEED_FAILURES (all failures given were consumed and the activity in
+progress ends after ``t_next``), DONE, RESTARTED (the last consumed failure restarted the
+run; the caller restarts its failure source and policy), NEED_MULT (the multiplier buffer is
+exhausted at a step boundary), TIMEOUT (the next event lies beyond ``max_wall``).
+"""
+from _types cimport intp_t, float64_t, int8_t, int64_t
+
+import numpy as np
+
+# activity kinds
+cdef enum:
+    K_STEP = 0
+    K_SAVE = 1
+    K_PENDING = 2
+
+# state slots, parameter slots and status codes
+cdef enum:
+    ST_ACT_START = 0
+    ST_ACT_END = 1
+    ST_ACT_KIND = 2
+    ST_ACT_LAYERS = 3
+    ST_DEPTH = 4
+    ST_DONE_UNC = 5
+    ST_COMMITTED = 6
+    ST_T_LAST = 7
+    ST_WORK_UNC = 8
+    ST_LAYERS_UNC = 9
+    ST_USEFUL = 10
+    ST_LAYERS_USEFUL = 11
+    ST_N_CKPT = 12
+    ST_MULT_IDX = 13
+    ST_LOST = 14
+    ST_SAVE_TOTAL = 15
+    ST_RESTART_TOTAL = 16
+    ST_STEPS_EXEC = 17
+    ST_FINISH = 18
+    N_STATE = 19
+    P_T_COMP = 0
+    P_T_AR = 1
+    P_SAVE = 2
+    P_RESTART = 3
+    P_INTERVAL = 4
+    P_N_STEPS = 5
+    P_INIT_DEPTH = 6
+    P_MAX_WALL = 7
+    N_PARAMS = 8
+    NEED_FAILURES = 0
+    DONE = 1
+    RESTARTED = 2
+    NEED_MULT = 3
+    TIMEOUT = 4
+
+# the same numbers for Python callers
+SLOTS = {
+    "ST_ACT_START": ST_ACT_START,
+    "ST_ACT_END": ST_ACT_END,
+    "ST_ACT_KIND": ST_ACT_KIND,
+    "ST_ACT_LAYERS": ST_ACT_LAYERS,
+    "ST_DEPTH": ST_DEPTH,
+    "ST_DONE_UNC": ST_DONE_UNC,
+    "ST_COMMITTED": ST_COMMITTED,
+    "ST_T_LAST": ST_T_LAST,
+    "ST_WORK_UNC": ST_WORK_UNC,
+    "ST_LAYERS_UNC": ST_LAYERS_UNC,
+    "ST_USEFUL": ST_USEFUL,
+    "ST_LAYERS_USEFUL": ST_LAYERS_USEFUL,
+    "ST_N_CKPT": ST_N_CKPT,
+    "ST_MULT_IDX": ST_MULT_IDX,
+    "ST_LOST": ST_LOST,
+    "ST_SAVE_TOTAL": ST_SAVE_TOTAL,
+    "ST_RESTART_TOTAL": ST_RESTART_TOTAL,
+    "ST_STEPS_EXEC": ST_STEPS_EXEC,
+    "ST_FINISH": ST_FINISH,
+    "N_STATE": N_STATE,
+    "P_T_COMP": P_T_COMP,
+    "P_T_AR": P_T_AR,
+    "P_SAVE": P_SAVE,
+    "P_RESTART": P_RESTART,
+    "P_INTERVAL": P_INTERVAL,
+    "P_N_STEPS": P_N_STEPS,
+    "P_INIT_DEPTH": P_INIT_DEPTH,
+    "P_MAX_WALL": P_MAX_WALL,
+    "N_PARAMS": N_PARAMS,
+    "NEED_FAILURES": NEED_FAILURES,
+    "DONE": DONE,
+    "RESTARTED": RESTARTED,
+    "NEED_MULT": NEED_MULT,
+    "TIMEOUT": TIMEOUT,
+}
+
+
+cdef int _advance(
+    float64_t* st,                     # IN-OUT state, N_STATE slots
+    const float64_t* par,              # IN parameters, N_PARAMS slots
+    const float64_t* ftime,            # IN failure times, ascending, length nf
+    const int8_t* fkind,               # IN 0 masked, 1 restart
+    const float64_t* fdepth,           # IN stack depth after a masked failure
+    const float64_t* fextra_t,         # IN seconds added to the activity in progress
+    const float64_t* fextra_l,         # IN layers added to the step in progress
+    intp_t nf,
+    intp_t* j_io,                      # IN-OUT next failure to consume
+    float64_t t_next,                  # IN no unlisted failure before this time
+    const float64_t* mult,             # IN per-attempt step multipliers
+    intp_t n_mult,
+) noexcept nogil:
+    cdef intp_t j = j_io[0]
+    cdef intp_t midx = <intp_t>st[ST_MULT_IDX]
+    cdef int kind = <int>st[ST_ACT_KIND]
+    cdef float64_t t_comp = par[P_T_COMP], t_ar = par[P_T_AR]
+    cdef float64_t save_time = par[P_SAVE], restart_time = par[P_RESTART]
+    cdef float64_t interval = par[P_INTERVAL], n_steps = par[P_N_STEPS]
+    cdef float64_t init_depth = par[P_INIT_DEPTH], max_wall = par[P_MAX_WALL]
+    cdef float64_t act_start = st[ST_ACT_START], act_end = st[ST_ACT_END]
+    cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH]
+    cdef float64_t f, resume
+    cdef int status
+    while True:
+        if kind == K_PENDING:
+            if act_end > max_wall:
+                status = TIMEOUT
+                break
+            if midx >= n_mult:
+                status = NEED_MULT
+                break
+            act_start = act_end
+            act_end = act_start + mult[midx] * (depth * t_comp + t_ar)
+            midx += 1
+            layers = depth
+            kind = K_STEP
+            continue
+        if j < nf:
+            f = ftime[j]
+        else:
+            f = t_next
+            if act_end > t_next:
+                status = NEED_FAILURES
+                break
+        if j < nf and f < act_end:
+            if fkind[j] != 0:
+                # rollback to the last checkpoint; the partial activity is lost as well
+                st[ST_LOST] += st[ST_WORK_UNC] + (f - act_start)
+                st[ST_DONE_UNC] = 0.0
+                st[ST_WORK_UNC] = 0.0
+                st[ST_LAYERS_UNC] = 0.0
+                resume = f + restart_time
+                st[ST_RESTART_TOTAL] += restart_time
+                st[ST_T_LAST] = resume
+                act_start = resume
+                act_end = resume
+                depth = init_depth
+                layers = 0.0
+                kind = K_PENDING
+                j += 1
+                status = RESTARTED
+                break
+            act_end += fextra_t[j]
+            if kind == K_STEP:
+                layers += fextra_l[j]
+            depth = fdepth[j]
+            j += 1
+            continue
+        # the activity in progress completes before any known failure
+        if act_end > max_wall:
+            status = TIMEOUT
+            break
+        if kind == K_STEP:
+            st[ST_DONE_UNC] += 1.0
+            st[ST_WORK_UNC] += act_end - act_start
+            st[ST_LAYERS_UNC] += layers
+            st[ST_STEPS_EXEC] += 1.0
+            if st[ST_COMMITTED] + st[ST_DONE_UNC] >= n_steps:
+                st[ST_COMMITTED] += st[ST_DONE_UNC]
+                st[ST_USEFUL] += st[ST_WORK_UNC]
+                st[ST_LAYERS_USEFUL] += st[ST_LAYERS_UNC]
+                st[ST_DONE_UNC] = 0.0
+                st[ST_WORK_UNC] = 0.0
+                st[ST_LAYERS_UNC] = 0.0
+                st[ST_FINISH] = act_end
+                status = DONE
+                break
+            if act_end - st[ST_T_LAST] >= interval:
+                act_start = act_end
+                act_end = act_end + save_time
+                kind = K_SAVE
+            else:
+                act_start = act_end
+                kind = K_PENDING
+        else:
+            st[ST_COMMITTED] += st[ST_DONE_UNC]
+            st[ST_USEFUL] += st[ST_WORK_UNC]
+            st[ST_LAYERS_USEFUL] += st[ST_LAYERS_UNC]
+            st[ST_DONE_UNC] = 0.0
+            st[ST_WORK_UNC] = 0.0
+            st[ST_LAYERS_UNC] = 0.0
+            st[ST_N_CKPT] += 1.0
+            st[ST_SAVE_TOTAL] += act_end - act_start
+            st[ST_T_LAST] = act_end
+            act_start = act_end
+            kind = K_PENDING
+    st[ST_ACT_START] = act_start
+    st[ST_ACT_END] = act_end
+    st[ST_ACT_KIND] = kind
+    st[ST_ACT_LAYERS] = layers
+    st[ST_DEPTH] = depth
+    st[ST_MULT_IDX] = midx
+    j_io[0] = j
+    return status
+
+
+def new_state(double initial_depth, double start_time=0.0):
+    """A fresh run state: a step is pending at ``start_time`` with stack depth ``initial_depth``."""
+    st = np.zeros(N_STATE, dtype=np.float64)
+    st[ST_ACT_START] = start_time
+    st[ST_ACT_END] = start_time
+    st[ST_ACT_KIND] = K_PENDING
+    st[ST_DEPTH] = initial_depth
+    st[ST_T_LAST] = start_time
+    return st
+
+
+def advance(
+    float64_t[::1] state,
+    const float64_t[::1] params,
+    const float64_t[::1] ftime,
+    const int8_t[::1] fkind,
+    const float64_t[::1] fdepth,
+    const float64_t[::1] fextra_t,
+    const float64_t[::1] fextra_l,
+    intp_t start,
+    float64_t t_next,
+    const float64_t[::1] mult,
+):
+    """Advance a run through failures ``start..`` of a batch; return ``(status, next_index)``.
+
+    Parameters
+    ----------
+    state : float64[N_STATE], IN-OUT
+        Run state from :func:`new_state`; updated in place.
+    params : float64[N_PARAMS], IN
+        ``t_comp, t_allreduce, save_time, restart_time, interval, n_steps, initial_depth,
+        max_wall``.
+    ftime, fkind, fdepth, fextra_t, fextra_l : arrays of one length nf, IN
+        Failure times (ascending, not before the state's current activity start), kind
+        (0 masked, 1 restart), depth after a masked failure, seconds and layers it adds.
+    start : int, IN
+        First failure of the batch to consume, ``0 <= start <= nf``.
+    t_next : float, IN
+        No failure outside the batch occurs before this time (``inf`` if none).
+    mult : float64[n_mult], IN
+        Step-duration multipliers, consumed from ``state[ST_MULT_IDX]``.
+
+    Returns
+    -------
+    (int, int)
+        Status code and the index of the next unconsumed failure.
+
+    Notes
+    -----
+    The caller (``spare_core.sim``) validates every input; this wrapper only checks the
+    lengths so that no read can go out of bounds. O(steps + failures) with the GIL released.
+    """
+    cdef intp_t nf = ftime.shape[0]
+    cdef intp_t j = start
+    cdef int status
+    if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS:
+        raise ValueError("state or params has the wrong length")
+    if fkind.shape[0] != nf or fdepth.shape[0] != nf or fextra_t.shape[0] != nf or fextra_l.shape[0] != nf:
+        raise ValueError("failure arrays must have one length")
+    if start < 0 or start > nf:
+        raise ValueError(f"start must be in [0, {nf}], got {start}")
+    if not (0 <= state[ST_MULT_IDX] <= mult.shape[0]):
+        raise ValueError("state's multiplier index is outside the buffer")
+    with nogil:
+        status = _advance(
+            &state[0], &params[0],
+            &ftime[0] if nf > 0 else NULL,
+            &fkind[0] if nf > 0 else NULL,
+            &fdepth[0] if nf > 0 else NULL,
+            &fextra_t[0] if nf > 0 else NULL,
+            &fextra_l[0] if nf > 0 else NULL,
+            nf, &j, t_next,
+            &mult[0] if mult.shape[0] > 0 else NULL,
+            mult.shape[0],
+        )
+    return status, j
+
+
+cdef intp_t _cyclic_first_wipe(
+    int8_t* dead, intp_t n, const int64_t* units, intp_t m, intp_t r
+) noexcept nogil:
+    # A run of r cyclically consecutive dead groups is a wipe-out of cyclic stacks.
+    # Scanning at most r - 1 each way is O(r); a run that wraps the circle means every
+    # group is dead, which is a wipe-out too, so double counting cannot mislead.
+    # Returns the index of the wiping failure, -1 if none, -2 on a unit out of range.
+    cdef intp_t i, u, k, left, right
+    for i in range(m):
+        if units[i] < 0 or units[i] >= n:
+            return -2
+        u = <intp_t>units[i]
+        dead[u] = 1
+        left = 0
+        k = u
+        while left < r - 1:
+            k = k - 1 if k > 0 else n - 1
+            if not dead[k]:
+                break
+            left += 1
+        right = 0
+        k = u
+        while right < r - 1 - left:
+            k = k + 1 if k < n - 1 else 0
+            if not dead[k]:
+                break
+            right += 1
+        if left + 1 + right >= r:
+            return i
+    return -1
+
+
+def cyclic_first_wipe(int8_t[::1] dead, const int64_t[::1] units, intp_t r):
+    """Mark ``units`` dead in order; index of the first that leaves r cyclically consecutive
+    dead groups (``-1`` if none). Stops marking after that unit.
+
+    Parameters
+    ----------
+    dead : int8[N], IN-OUT
+        1 for dead groups.
+    units : int64[m], IN
+        Groups failing in order, each in ``[0, N)`` (ValueError otherwise; the units before
+        the bad one stay marked).
+    r : int, IN
+        Run length, ``1 <= r <= N``.
+    """
+    cdef intp_t n = dead.shape[0], m = units.shape[0], res
+    if r < 1 or r > n:
+        raise ValueError(f"r must be in [1, {n}], got {r}")
+    if m == 0:
+        return -1
+    with nogil:
+        res = _cyclic_first_wipe(&dead[0], n, &units[0], m, r)
+    if res == -2:
+        raise ValueError(f"units must be in [0, {n})")
+    return res
+
+
+cdef intp_t _set_first_wipe(
+    int64_t* dead_count, const int64_t* set_of, const int64_t* set_size, intp_t n, intp_t ns,
+    const int64_t* units, intp_t m
+) noexcept nogil:
+    # -2: a unit out of range; -3: a set id out of range
+    cdef intp_t i, s
+    for i in range(m):
+        if units[i] < 0 or units[i] >= n:
+            return -2
+        s = <intp_t>set_of[units[i]]
+        if s < 0 or s >= ns:
+            return -3
+        dead_count[s] += 1
+        if dead_count[s] >= set_size[s]:
+            return i
+    return -1
+
+
+def set_first_wipe(int64_t[::1] dead_count, const int64_t[::1] set_of, const int64_t[::1] set_size,
+                   const int64_t[::1] units):
+    """Count deaths per replica set; index of the first failure that empties a set (``-1``).
+
+    Parameters
+    ----------
+    dead_count : int64[n_sets], IN-OUT
+    set_of : int64[N], IN, values in ``[0, n_sets)``
+    set_size : int64[n_sets], IN
+    units : int64[m], IN, values in ``[0, N)``, each failing once per epoch
+
+    Raises ValueError on an id out of range (the counts before it stay updated).
+    """
+    cdef intp_t m = units.shape[0], res
+    cdef intp_t n = set_of.shape[0], ns = set_size.shape[0]
+    if dead_count.shape[0] != ns:
+        raise ValueError("dead_count and set_size must have one length")
+    if m == 0:
+        return -1
+    with nogil:
+        res = _set_first_wipe(&dead_count[0], &set_of[0], &set_size[0], n, ns, &units[0], m)
+    if res == -2:
+        raise ValueError(f"units must be in [0, {n})")
+    if res == -3:
+        raise ValueError(f"set_of must be in [0, {ns})")
+    return res

@@ -1,0 +1,26 @@
+"""Type stub of the compiled time-to-train kernel (src/_ext/sim_timeline.pyx)."""
+import numpy as np
+import numpy.typing as npt
+
+SLOTS: dict[str, int]
+
+def new_state(initial_depth: float, start_time: float = ...) -> npt.NDArray[np.float64]: ...
+def advance(
+    state: npt.NDArray[np.float64],
+    params: npt.NDArray[np.float64],
+    ftime: npt.NDArray[np.float64],
+    fkind: npt.NDArray[np.int8],
+    fdepth: npt.NDArray[np.float64],
+    fextra_t: npt.NDArray[np.float64],
+    fextra_l: npt.NDArray[np.float64],
+    start: int,
+    t_next: float,
+    mult: npt.NDArray[np.float64],
+) -> tuple[int, int]: ...
+def cyclic_first_wipe(dead: npt.NDArray[np.int8], units: npt.NDArray[np.int64], r: int) -> int: ...
+def set_first_wipe(
+    dead_count: npt.NDArray[np.int64],
+    set_of: npt.NDArray[np.int64],
+    set_size: npt.NDArray[np.int64],
+    units: npt.NDArray[np.int64],
+) -> int: ...

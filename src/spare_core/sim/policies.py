@@ -1,0 +1,427 @@
+"""Fault-tolerance policies: what a failure does to a training run.
+
+The protocol
+------------
+A policy is an object (subclass :class:`Policy`) that :func:`spare_core.sim.simulate` asks:
+
+* ``name`` and ``redundancy`` (labels for results);
+* ``check(scenario)``: raise ValueError if the policy cannot run on the scenario (e.g.
+  ``r > N``); called before any simulation work;
+* ``initial_depth(scenario)``: stack layers computed per step right after a (re)start;
+* ``failure_seconds(scenario)``: fixed seconds a masked failure adds to the step it hits
+  (communicator shrink, controller decision);
+* ``checkpoint_interval(scenario) -> IntervalChoice``: compute seconds between checkpoints;
+* ``handler(scenario) -> FailureHandler``: a fresh per-run state machine.
+
+A :class:`FailureHandler` sees the failed groups in order. Subclasses implement
+``on_failure(group) -> Outcome``; built-in handlers override the batch method
+``on_failures(groups) -> Outcomes`` to avoid a Python call per failure. Both stop at the
+first failure that forces a global restart. ``restart()`` brings every group back.
+
+Time is charged by the simulator, not the policy: a step at depth S costs
+``S * t_compute + t_allreduce`` (times the step's jitter multiplier); a masked failure
+adds ``failure_seconds`` plus ``patch_layers * t_compute`` (if ``scenario.charge_patch``)
+to the step in progress and switches later steps to the new depth.
+
+References
+----------
+.. [1] SPARe: Stacked Parallelism with Adaptive Reordering for Fault-Tolerant LLM
+   Pretraining Systems with 100k+ GPUs, arXiv:2603.00357 (CKPT-only, Rep+CKPT and
+   SPARe+CKPT baselines).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._native import load
+from .._validate import as_float, as_int, check_choice
+from ..checkpoint import availability_optimal, daly_interval, young_interval
+from .scenario import Scenario
+
+__all__ = [
+    "Policy",
+    "FailureHandler",
+    "Outcome",
+    "Outcomes",
+    "IntervalChoice",
+    "CheckpointOnly",
+    "ReplicationCheckpoint",
+    "SpareCheckpoint",
+    "INTERVAL_RULES",
+]
+
+INTERVAL_RULES = ("auto", "young", "daly")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one failure did: ``restart`` (global restart from the checkpoint) or masked with
+    ``depth`` stack layers per step from now on and ``patch_layers`` extra layers this step."""
+
+    restart: bool
+    depth: float = 1.0
+    patch_layers: float = 0.0
+
+
+@dataclass
+class Outcomes:
+    """Batch form of :class:`Outcome`: arrays of one length (the failures processed).
+
+    ``restart`` is int8 (1 = restart; only the last entry may be 1), ``depth`` and
+    ``patch_layers`` float64.
+    """
+
+    restart: np.ndarray
+    depth: np.ndarray
+    patch_layers: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.restart.shape[0])
+
+
+@dataclass(frozen=True)
+class IntervalChoice:
+    """A checkpoint interval (compute seconds between the end of one save and the next) and
+    the rule that produced it, in words."""
+
+    seconds: float
+    rule: str
+
+    def __repr__(self) -> str:
+        return f"IntervalChoice({self.seconds:.1f} s: {self.rule})"
+
+
+class FailureHandler:
+    """Per-run state of a policy; see the module docstring for the protocol."""
+
+    #: failures to pull from the engine per batch at the start of an epoch (a hint)
+    batch_hint = 16
+
+    def on_failure(self, group: int) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def on_failures(self, groups: np.ndarray) -> Outcomes:
+        """Process ``groups`` in order, stopping after the first restart."""
+        n = groups.shape[0]
+        restart = np.zeros(n, dtype=np.int8)
+        depth = np.zeros(n, dtype=np.float64)
+        patch = np.zeros(n, dtype=np.float64)
+        for i in range(n):
+            o = self.on_failure(int(groups[i]))
+            if not isinstance(o, Outcome):
+                raise TypeError(f"on_failure must return an Outcome, got {type(o).__name__}")
+            depth[i] = o.depth
+            patch[i] = o.patch_layers
+            if o.restart:
+                restart[i] = 1
+                return Outcomes(restart[: i + 1], depth[: i + 1], patch[: i + 1])
+        return Outcomes(restart, depth, patch)
+
+    def restart(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _interval_arg(interval):
+    if isinstance(interval, str):
+        return check_choice(interval, "interval", INTERVAL_RULES)
+    return as_float(interval, "interval", min_value=0.0, allow_inf=True)
+
+
+class Policy:
+    """Base class of fault-tolerance policies (protocol in the module docstring).
+
+    Parameters
+    ----------
+    interval : float or {"auto", "young", "daly"}, default "auto"
+        Compute seconds between checkpoints (0: after every step; inf: never), or a rule:
+        "auto" the availability-optimal period T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))
+        minus the save time, "young"/"daly" Young's and Daly's intervals with the policy's
+        mean time between restarts T_f as the MTBF. When T_c* exceeds T_f the closed form is
+        meaningless (:func:`spare_core.checkpoint.availability_optimal`); "auto" then
+        checkpoints after every step, the shortest period available, and says so in
+        :attr:`IntervalChoice.rule`.
+    """
+
+    name = "policy"
+    redundancy = 1
+    #: whether a restart of this policy is a wipe-out of its redundancy (for the counters)
+    restart_is_wipeout = True
+
+    def __init__(self, interval="auto"):
+        self.interval = _interval_arg(interval)
+
+    # -- protocol ------------------------------------------------------------------------
+    def check(self, scenario: Scenario) -> None:
+        """Raise ValueError if this policy cannot run on ``scenario``."""
+
+    def initial_depth(self, scenario: Scenario) -> float:
+        """Stack layers per step right after a (re)start."""
+        return 1.0
+
+    def failure_seconds(self, scenario: Scenario) -> float:
+        """Fixed seconds a masked failure adds to its step."""
+        return 0.0
+
+    def endurable_failures(self, scenario: Scenario) -> float:
+        """Closed-form mean failures per epoch (including the one that forces the restart)."""
+        return 1.0
+
+    def time_between_restarts(self, scenario: Scenario) -> float:
+        """T_f for the checkpoint rules: ``endurable_failures * system_mtbf``."""
+        return self.endurable_failures(scenario) * scenario.system_mtbf
+
+    def checkpoint_interval(self, scenario: Scenario) -> IntervalChoice:
+        """The compute seconds between checkpoints for ``scenario`` and the rule used."""
+        if not isinstance(self.interval, str):
+            return IntervalChoice(self.interval, "fixed by the caller")
+        tf = self.time_between_restarts(scenario)
+        ts = scenario.checkpoint_time
+        if self.interval == "young":
+            return IntervalChoice(young_interval(ts, tf), f"Young with T_f = {tf:.0f} s")
+        if self.interval == "daly":
+            return IntervalChoice(daly_interval(ts, tf), f"Daly with T_f = {tf:.0f} s")
+        p = availability_optimal(ts, scenario.restart_time, tf)
+        if not p.meaningful:
+            return IntervalChoice(0.0, f"every step: closed-form T_c* = {p.period:.0f} s is meaningless ({p.reason})")
+        return IntervalChoice(p.period - ts, f"availability-optimal T_c* = {p.period:.0f} s with T_f = {tf:.0f} s")
+
+    def handler(self, scenario: Scenario) -> FailureHandler:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_r(self, scenario: Scenario) -> None:
+        if self.redundancy > scenario.n_groups:
+            raise ValueError(
+                f"redundancy r must be <= n_groups ({scenario.n_groups}), got {self.redundancy}"
+            )
+
+    def __eq__(self, other):
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted((k, repr(v)) for k, v in vars(self).items()))))
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+
+# -- checkpoint-only -----------------------------------------------------------------------
+class _RestartEveryFailure(FailureHandler):
+    batch_hint = 1
+
+    def on_failures(self, groups):
+        n = min(1, groups.shape[0])
+        return Outcomes(np.ones(n, dtype=np.int8), np.ones(n), np.zeros(n))
+
+    def on_failure(self, group):
+        return Outcome(True)
+
+    def restart(self):
+        pass
+
+
+class CheckpointOnly(Policy):
+    """No redundancy: every failure is a global restart and a rollback to the last checkpoint.
+
+    Parameters
+    ----------
+    interval : float or {"auto", "young", "daly"}, default "auto"
+        See :class:`Policy`; T_f is the system MTBF.
+
+    References
+    ----------
+    .. [1] SPARe, arXiv:2603.00357 (the CKPT-only baseline).
+
+    Examples
+    --------
+    >>> CheckpointOnly(600.0).checkpoint_interval(Scenario.paper_600k(200))
+    IntervalChoice(600.0 s: fixed by the caller)
+    """
+
+    name = "CKPT-only"
+    restart_is_wipeout = False
+
+    def handler(self, scenario):
+        return _RestartEveryFailure()
+
+
+# -- replication -----------------------------------------------------------------------------
+class _CyclicHandler(FailureHandler):
+    def __init__(self, n, r):
+        self._k = load("sim_timeline")
+        self._dead = np.zeros(n, dtype=np.int8)
+        self._r = r
+        self.batch_hint = 64
+
+    def on_failures(self, groups):
+        i = self._k.cyclic_first_wipe(self._dead, groups, self._r)
+        n = groups.shape[0] if i < 0 else i + 1
+        restart = np.zeros(n, dtype=np.int8)
+        if i >= 0:
+            restart[i] = 1
+        return Outcomes(restart, np.full(n, float(self._r)), np.zeros(n))
+
+    def on_failure(self, group):
+        o = self.on_failures(np.array([group], dtype=np.int64))
+        return Outcome(bool(o.restart[0]), float(self._r))
+
+    def restart(self):
+        self._dead[:] = 0
+
+
+class _DisjointHandler(_CyclicHandler):
+    def __init__(self, n, r):
+        super().__init__(n, r)
+        n_sets = n // r
+        # N // r replica sets; the N mod r leftover groups join the first sets (size r + 1)
+        self._set_of = np.arange(n, dtype=np.int64) % n_sets
+        self._size = np.bincount(self._set_of, minlength=n_sets).astype(np.int64)
+        self._count = np.zeros(n_sets, dtype=np.int64)
+
+    def on_failures(self, groups):
+        i = self._k.set_first_wipe(self._count, self._set_of, self._size, groups)
+        n = groups.shape[0] if i < 0 else i + 1
+        restart = np.zeros(n, dtype=np.int8)
+        if i >= 0:
+            restart[i] = 1
+        return Outcomes(restart, np.full(n, float(self._r)), np.zeros(n))
+
+    def restart(self):
+        self._count[:] = 0
+
+
+class ReplicationCheckpoint(Policy):
+    """Traditional r-way replication plus checkpoints: every step computes r layers.
+
+    Parameters
+    ----------
+    r : int
+        Redundancy, 1 <= r <= N.
+    variant : {"cyclic", "disjoint"}, default "cyclic"
+        "cyclic": the SPARe paper's cyclic stacks with all r layers computed every step; a
+        wipe-out exactly when r cyclically consecutive groups are dead (exactly when SPARe
+        wipes out), so the comparison isolates adaptive reordering. "disjoint": N // r
+        replica sets of r consecutive groups (the N mod r leftover groups join the first
+        sets); a wipe-out when a whole set is dead.
+    interval : float or {"auto", "young", "daly"}, default "auto"
+        See :class:`Policy`.
+
+    Notes
+    -----
+    A masked failure costs the communicator shrink (``scenario.shrink_time``) and no
+    controller time. Closed-form endurable failures: the SPARe paper's
+    mu = Gamma(1 + 1/r) N^(1 - 1/r) for "cyclic"; for "disjoint" the same independent-loss
+    approximation with N/r sets instead of N windows, mu * r^(1/r).
+
+    References
+    ----------
+    .. [1] SPARe, arXiv:2603.00357 (the Rep+CKPT baseline).
+    """
+
+    name = "Rep+CKPT"
+
+    def __init__(self, r, variant="cyclic", interval="auto"):
+        super().__init__(interval)
+        self.redundancy = as_int(r, "r", min_value=1)
+        self.variant = check_choice(variant, "variant", ("cyclic", "disjoint"))
+
+    def check(self, scenario):
+        self._check_r(scenario)
+
+    def initial_depth(self, scenario):
+        return float(self.redundancy)
+
+    def failure_seconds(self, scenario):
+        return scenario.shrink_time
+
+    def endurable_failures(self, scenario):
+        from ..analytic import endurable_failures
+
+        mu = float(endurable_failures(scenario.n_groups, self.redundancy))
+        if self.variant == "disjoint":
+            mu *= self.redundancy ** (1.0 / self.redundancy)
+        return mu
+
+    def handler(self, scenario):
+        cls = _CyclicHandler if self.variant == "cyclic" else _DisjointHandler
+        return cls(scenario.n_groups, self.redundancy)
+
+
+# -- SPARe -----------------------------------------------------------------------------------
+class _RectlrHandler(FailureHandler):
+    batch_hint = 32
+
+    def __init__(self, n, r, offsets):
+        from ..layout import StackedLayout
+        from ..rectlr import Rectlr
+
+        self._ctl = Rectlr(StackedLayout(n, r, offsets=offsets))
+
+    def on_failures(self, groups):
+        decisions = self._ctl.fail_many(groups)  # stops at a wipe-out
+        n = len(decisions)
+        restart = np.zeros(n, dtype=np.int8)
+        depth = np.empty(n)
+        patch = np.empty(n)
+        for i, d in enumerate(decisions):
+            depth[i] = d.stack_depth
+            patch[i] = d.patch_layers
+        if n and decisions[-1].kind == "wipeout":
+            restart[n - 1] = 1
+        return Outcomes(restart, depth, patch)
+
+    def on_failure(self, group):
+        o = self.on_failures(np.array([group], dtype=np.int64))
+        return Outcome(bool(o.restart[0]), float(o.depth[0]), float(o.patch_layers[0]))
+
+    def restart(self):
+        self._ctl.restart()
+
+
+class SpareCheckpoint(Policy):
+    """SPARe stacked redundancy driven by the RECTLR controller, plus checkpoints.
+
+    Each step computes the top S layers of every surviving group's stack (S starts at 1);
+    on a failure RECTLR repairs the assignment (:class:`spare_core.rectlr.Rectlr`), the
+    failure step pays ``shrink_time + controller_time`` plus the patch plan's extra layers
+    (``patch_layers * t_compute`` when ``scenario.charge_patch``), and a wipe-out is a
+    global restart.
+
+    Parameters
+    ----------
+    r : int
+        Redundancy (stack height), 1 <= r <= N.
+    interval : float or {"auto", "young", "daly"}, default "auto"
+        See :class:`Policy`; T_f = mu(N, r) x system MTBF.
+    offsets : array-like of int, optional
+        Stack offsets for :class:`spare_core.layout.StackedLayout` (default consecutive
+        0..r-1, the paper's cyclic stacks).
+
+    References
+    ----------
+    .. [1] SPARe, arXiv:2603.00357.
+    """
+
+    name = "SPARe+CKPT"
+
+    def __init__(self, r, interval="auto", offsets=None):
+        super().__init__(interval)
+        self.redundancy = as_int(r, "r", min_value=1)
+        self.offsets = None if offsets is None else tuple(int(o) for o in offsets)
+
+    def check(self, scenario):
+        self._check_r(scenario)
+
+    def failure_seconds(self, scenario):
+        return scenario.shrink_time + scenario.controller_time
+
+    def endurable_failures(self, scenario):
+        from ..analytic import endurable_failures
+
+        return float(endurable_failures(scenario.n_groups, self.redundancy))
+
+    def handler(self, scenario):
+        return _RectlrHandler(scenario.n_groups, self.redundancy, self.offsets)
+

@@ -1,0 +1,469 @@
+"""``simulate(scenario, policy, *, seed) -> RunResult``: one training run under failures."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._native import load
+from .._validate import as_int, check_choice
+from .policies import (
+    CheckpointOnly,
+    FailureHandler,
+    Outcomes,
+    Policy,
+    ReplicationCheckpoint,
+    SpareCheckpoint,
+)
+from ._source import EpochFailures
+from .scenario import Scenario
+
+__all__ = ["simulate", "RunResult", "Timeline", "make_policy", "POLICY_NAMES"]
+
+POLICY_NAMES = ("ckpt", "rep", "rep-disjoint", "spare")
+
+# multipliers are drawn in chunks of this many step attempts (a run of 10,000 steps with
+# rework needs a few chunks; drawing them costs ~0.1 ms each)
+_MULT_CHUNK = 16_384
+_MAX_BATCH = 1024
+
+
+def make_policy(name, r=None, **kwargs) -> Policy:
+    """Build a built-in policy by name.
+
+    Parameters
+    ----------
+    name : {"ckpt", "rep", "rep-disjoint", "spare"}
+        Checkpoint-only, Rep+CKPT on cyclic stacks, Rep+CKPT with disjoint replica sets,
+        SPARe+CKPT.
+    r : int, optional
+        Redundancy (ignored by "ckpt", required by the others).
+    **kwargs
+        Passed to the policy (e.g. ``interval``).
+
+    Returns
+    -------
+    Policy
+
+    Raises
+    ------
+    ValueError
+        Unknown name or missing ``r``.
+
+    Examples
+    --------
+    >>> make_policy("spare", 8)
+    SpareCheckpoint(interval='auto', redundancy=8, offsets=None)
+    """
+    check_choice(name, "policy", POLICY_NAMES)
+    if name == "ckpt":
+        return CheckpointOnly(**kwargs)
+    if r is None:
+        raise ValueError(f"policy {name!r} needs a redundancy r")
+    if name == "spare":
+        return SpareCheckpoint(r, **kwargs)
+    return ReplicationCheckpoint(r, variant="disjoint" if name == "rep-disjoint" else "cyclic", **kwargs)
+
+
+@dataclass
+class Timeline:
+    """What happened in a run, for plots and checks.
+
+    Attributes
+    ----------
+    failure_time, failure_group : ndarray
+        Every failure the run saw (float64 seconds, int64 group), in order.
+    failure_restart : ndarray of bool
+        Whether the failure forced a global restart.
+    depth_after : ndarray of float64
+        Stack depth after each failure (the policy's initial depth after a restart).
+    epoch_start, epoch_end : ndarray of float64
+        Wall-time bounds of each epoch (between restarts; the last ends with the run).
+    epoch_failures : ndarray of int64
+        Failures seen in each epoch (including the one ending it).
+    """
+
+    failure_time: np.ndarray
+    failure_group: np.ndarray
+    failure_restart: np.ndarray
+    depth_after: np.ndarray
+    epoch_start: np.ndarray
+    epoch_end: np.ndarray
+    epoch_failures: np.ndarray
+
+    def __repr__(self) -> str:
+        return f"Timeline({self.failure_time.shape[0]} failures, {self.epoch_start.shape[0]} epochs)"
+
+
+@dataclass
+class RunResult:
+    """Outcome of :func:`simulate`.
+
+    Attributes
+    ----------
+    policy : str
+        Policy label (``"SPARe+CKPT"``, ...); ``redundancy`` its r.
+    scenario : str
+        Scenario name; ``failure_model`` the failure model in words.
+    seed : int or None
+    finished : bool
+        False when the run hit the horizon ``max_wall_factor * T0`` first.
+    time_to_train : float
+        Wall seconds to complete all steps (``inf`` if unfinished).
+    t0 : float
+        Failure-free time-to-train (:attr:`Scenario.t0`).
+    ratio : float
+        ``time_to_train / t0`` (``inf`` if unfinished).
+    wall_time : float
+        Simulated wall time at the end (the finish or the horizon).
+    progress : float
+        Fraction of the steps completed and kept.
+    availability : float
+        Useful time / wall time; useful time is the duration of the steps that count (kept
+        steps: not rolled back), excluding saves, restarts and lost work.
+    overhead : float
+        Mean stack layers computed per kept step (1 for CKPT-only, r for Rep+CKPT, S-bar plus
+        patch layers for SPARe).
+    failures_seen, failures_masked, failures_restart : int
+        Failures during the run; those absorbed by redundancy; those forcing a restart.
+    wipeouts, restarts, checkpoints, epochs : int
+        Wipe-outs of redundancy (0 for CKPT-only, whose restarts are not wipe-outs), global
+        restarts, checkpoints saved, epochs (restarts + 1).
+    checkpoint_interval : float
+        Compute seconds between checkpoints; ``interval_rule`` says how it was chosen.
+    lost_time, save_time, restart_time : float
+        Wall seconds lost to rollbacks, spent saving, spent restarting.
+    steps_executed : int
+        Steps computed, including those rolled back.
+    timeline : Timeline or None
+    """
+
+    policy: str
+    redundancy: int
+    scenario: str
+    failure_model: str
+    seed: object
+    finished: bool
+    time_to_train: float
+    t0: float
+    ratio: float
+    wall_time: float
+    progress: float
+    availability: float
+    overhead: float
+    failures_seen: int
+    failures_masked: int
+    failures_restart: int
+    wipeouts: int
+    restarts: int
+    checkpoints: int
+    epochs: int
+    checkpoint_interval: float
+    interval_rule: str
+    lost_time: float
+    save_time: float
+    restart_time: float
+    steps_executed: int
+    timeline: Timeline | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        ttt = f"TTT/T0={self.ratio:.3f}" if self.finished else f"unfinished at {self.wall_time / self.t0:.1f} T0 ({100 * self.progress:.1f} % done)"
+        return (
+            f"RunResult({self.policy} r={self.redundancy}, {self.scenario}, {ttt}, "
+            f"availability={self.availability:.3f}, overhead={self.overhead:.2f}, "
+            f"failures={self.failures_seen} (masked {self.failures_masked}, restart {self.failures_restart}), "
+            f"checkpoints={self.checkpoints})"
+        )
+
+    def to_dict(self) -> dict:
+        """The scalar fields as a JSON-friendly dict (``inf`` becomes None)."""
+        out = {}
+        for k, v in vars(self).items():
+            if k == "timeline":
+                continue
+            if isinstance(v, float) and not math.isfinite(v):
+                v = None
+            out[k] = v
+        return out
+
+
+def _seed_children(seed):
+    """Independent named children of the run's seed: the failure stream and the step jitter.
+
+    Built from the root's entropy and an extended spawn key (like ``SeedSequence.spawn``,
+    but without mutating the caller's SeedSequence), so the same seed always gives the same
+    streams and every policy run on that seed sees the same failures.
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        root = seed
+    elif seed is None or isinstance(seed, np.random.Generator):
+        raise TypeError("seed must be an int or SeedSequence (common random numbers need a seed tree)")
+    else:
+        root = np.random.SeedSequence(as_int(seed, "seed", min_value=0))
+
+    def child(i):
+        return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,), pool_size=root.pool_size)
+
+    return child(0), child(1)
+
+
+class _Multipliers:
+    """Per-attempt step-duration multipliers, drawn in chunks from one seeded stream."""
+
+    def __init__(self, scenario: Scenario, seed_seq):
+        self._rng = np.random.default_rng(seed_seq)
+        self._model = scenario.step_time_model
+        self._jitter = scenario.jitter
+
+    def chunk(self) -> np.ndarray:
+        if self._model is not None:
+            m = np.ascontiguousarray(self._model.sample_multipliers(_MULT_CHUNK, self._rng), dtype=np.float64)
+            if m.shape != (_MULT_CHUNK,) or not np.all(np.isfinite(m)) or not np.all(m > 0):
+                raise ValueError(
+                    f"step_time_model.sample_multipliers must return {_MULT_CHUNK} positive finite values"
+                )
+            return m
+        if self._jitter == 0.0:
+            return np.ones(_MULT_CHUNK)
+        return self._rng.uniform(1.0 - self._jitter, 1.0 + self._jitter, _MULT_CHUNK)
+
+
+def _check_policy(policy):
+    needed = ("check", "initial_depth", "failure_seconds", "checkpoint_interval", "handler")
+    if isinstance(policy, str):
+        raise TypeError(
+            f"policy must be a Policy object, got the string {policy!r}; "
+            f"use make_policy(name, r) with name in {list(POLICY_NAMES)}"
+        )
+    missing = [m for m in needed if not callable(getattr(policy, m, None))]
+    if missing:
+        raise TypeError(f"policy must implement the Policy protocol; {type(policy).__name__} lacks {missing}")
+
+
+def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunResult:
+    """Simulate one training run of ``scenario`` under ``policy``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The job, its costs and its failure process.
+    policy : Policy
+        :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`, or
+        any object following the protocol of :mod:`spare_core.sim.policies`.
+    seed : int or numpy.random.SeedSequence, keyword-only
+        Root of all randomness. Two policies run on the same seed see the same failures
+        within their k-th epoch (common random numbers, :class:`spare_core.events.FailureStream`).
+    timeline : bool, default False
+        Record every failure and epoch (:class:`Timeline`).
+    failures : EpochFailures, optional
+        Internal (used by :func:`sweep`): a cache of the seed's per-epoch failures shared by
+        several runs on the same scenario and seed. Must have been built for the same
+        scenario failure process and ``seed``.
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    TypeError
+        ``scenario`` is not a Scenario, ``policy`` does not follow the protocol, bad seed.
+    ValueError
+        The policy cannot run on the scenario (e.g. ``r > N``), bad seed value.
+
+    Notes
+    -----
+    *Model.* A step at stack depth S takes ``m * (S * t_compute + t_allreduce)``, ``m`` the
+    step's multiplier (``U(1 - jitter, 1 + jitter)``, or ``scenario.step_time_model``). A
+    checkpoint is saved (``checkpoint_time``) after the first step ending at least the
+    policy's interval after the previous save or restart. A masked failure extends the
+    step (or save) in progress by ``policy.failure_seconds`` plus the patch work and
+    switches later steps to the new depth; a restart loses the work since the last
+    checkpoint and resumes after ``restart_time`` with every group back (the failure
+    stream restarts then: no failures during a restart). Training ends with the last step
+    (no final save).
+
+    *Speed.* Python loops over batches of failures only: the engine's failures are pulled in
+    batches, the policy decides a batch at once, and the compiled kernel
+    ``spare_core._ext.sim_timeline`` walks the steps, saves and restarts between them in C
+    with the GIL released. Step multipliers are exact per attempt (no CLT approximation).
+
+    References
+    ----------
+    .. [1] SPARe, arXiv:2603.00357 (the time-to-train model and its baselines).
+
+    Examples
+    --------
+    >>> s = Scenario.paper_600k(200, n_steps=200)
+    >>> r = simulate(s, SpareCheckpoint(6), seed=1)
+    >>> r.finished, r.policy
+    (True, 'SPARe+CKPT')
+    """
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    _check_policy(policy)
+    policy.check(scenario)
+    fail_seed, mult_seed = _seed_children(seed)
+    interval = policy.checkpoint_interval(scenario)
+    init_depth = float(policy.initial_depth(scenario))
+    fsec = float(policy.failure_seconds(scenario))
+    patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
+    patch_layers_on = scenario.charge_patch
+
+    kern = load("sim_timeline")
+    K = kern.SLOTS
+    params = np.zeros(K["N_PARAMS"])
+    params[K["P_T_COMP"]] = scenario.t_compute
+    params[K["P_T_AR"]] = scenario.t_allreduce
+    params[K["P_SAVE"]] = scenario.checkpoint_time
+    params[K["P_RESTART"]] = scenario.restart_time
+    params[K["P_INTERVAL"]] = interval.seconds
+    params[K["P_N_STEPS"]] = scenario.n_steps
+    params[K["P_INIT_DEPTH"]] = init_depth
+    params[K["P_MAX_WALL"]] = scenario.max_wall_factor * scenario.t0
+
+    source = failures if failures is not None else EpochFailures(scenario, fail_seed)
+    handler = policy.handler(scenario)
+    if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):
+        raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
+    # the built-in handlers' answers are well-formed by construction; a user's are checked
+    trusted = type(handler).__module__ == __name__.rsplit(".", 1)[0] + ".policies"
+    mults = _Multipliers(scenario, mult_seed)
+    mult = mults.chunk()
+    state = kern.new_state(init_depth, 0.0)
+    MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
+    DONE, RESTARTED, NEED_MULT, TIMEOUT = K["DONE"], K["RESTARTED"], K["NEED_MULT"], K["TIMEOUT"]
+    zeros = np.zeros
+    advance = kern.advance
+
+    seen = masked = restarts = 0
+    tl_t, tl_g, tl_r, tl_d = [], [], [], []
+    ep_start, ep_end, ep_fail = [0.0], [], []
+    hint = max(1, int(getattr(handler, "batch_hint", 16)))
+    batch = hint
+    epoch, start, pos = 0, 0.0, 0  # epoch index, its start time, failures consumed in it
+    status = None
+    while True:
+        rel, units = source.get(epoch, pos + batch + 1)
+        stop = min(pos + batch, rel.shape[0])
+        fgroup = units[pos:stop]
+        out = handler.on_failures(fgroup)
+        if not trusted:
+            out = _check_outcomes(out, fgroup.shape[0])
+        n = out.restart.shape[0]
+        ftime = rel[pos : pos + n] + start
+        if n > 0 and out.restart[n - 1] != 0:
+            t_next = math.inf
+        else:
+            t_next = start + rel[pos + n] if pos + n < rel.shape[0] else math.inf
+        extra_t = fsec + patch_cost * out.patch_layers
+        extra_l = out.patch_layers if patch_layers_on else zeros(n)
+        j = 0
+        while True:
+            status, j = advance(state, params, ftime, out.restart, out.depth, extra_t, extra_l, j, t_next, mult)
+            if status != NEED_MULT:
+                break
+            mult = mults.chunk()
+            state[MIDX] = 0.0
+        n_restart = 1 if status == RESTARTED else 0  # a restart is always the last consumed
+        seen += j
+        pos += j
+        restarts += n_restart
+        masked += j - n_restart
+        if timeline:
+            tl_t.append(ftime[:j])
+            tl_g.append(np.array(fgroup[:j]))
+            tl_r.append(out.restart[:j].astype(bool))
+            d = out.depth[:j].copy()
+            if n_restart:
+                d[j - 1] = init_depth
+            tl_d.append(d)
+        if status == RESTARTED:
+            resume = float(state[ACT_END])
+            ep_end.append(float(ftime[j - 1]))
+            ep_fail.append(pos)
+            ep_start.append(resume)
+            epoch, start, pos = epoch + 1, resume, 0
+            handler.restart()
+            batch = hint
+            continue
+        if status == DONE or status == TIMEOUT:
+            break
+        batch = min(2 * batch, _MAX_BATCH)
+
+    finished = status == DONE
+    wall = float(state[K["ST_FINISH"]]) if finished else float(params[K["P_MAX_WALL"]])
+    ep_end.append(wall)
+    ep_fail.append(pos)
+    committed = float(state[K["ST_COMMITTED"]])
+    useful = float(state[K["ST_USEFUL"]])
+    t0 = scenario.t0
+    tl = None
+    if timeline:
+        tl = Timeline(
+            failure_time=np.concatenate(tl_t) if tl_t else np.zeros(0),
+            failure_group=np.concatenate(tl_g) if tl_g else np.zeros(0, dtype=np.int64),
+            failure_restart=np.concatenate(tl_r) if tl_r else np.zeros(0, dtype=bool),
+            depth_after=np.concatenate(tl_d) if tl_d else np.zeros(0),
+            epoch_start=np.array(ep_start),
+            epoch_end=np.array(ep_end),
+            epoch_failures=np.array(ep_fail, dtype=np.int64),
+        )
+    wipe = bool(getattr(policy, "restart_is_wipeout", True))
+    return RunResult(
+        policy=str(getattr(policy, "name", type(policy).__name__)),
+        redundancy=int(getattr(policy, "redundancy", 1)),
+        scenario=scenario.name,
+        failure_model=scenario.failure_description,
+        seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed.entropy),
+        finished=finished,
+        time_to_train=wall if finished else math.inf,
+        t0=t0,
+        ratio=wall / t0 if finished else math.inf,
+        wall_time=wall,
+        progress=committed / scenario.n_steps,
+        availability=useful / wall if wall > 0 else 0.0,
+        overhead=float(state[K["ST_LAYERS_USEFUL"]]) / committed if committed > 0 else float("nan"),
+        failures_seen=seen,
+        failures_masked=masked,
+        failures_restart=restarts,
+        wipeouts=restarts if wipe else 0,
+        restarts=restarts,
+        checkpoints=int(state[K["ST_N_CKPT"]]),
+        epochs=len(ep_start),
+        checkpoint_interval=interval.seconds,
+        interval_rule=interval.rule,
+        lost_time=float(state[K["ST_LOST"]]),
+        save_time=float(state[K["ST_SAVE_TOTAL"]]),
+        restart_time=float(state[K["ST_RESTART_TOTAL"]]),
+        steps_executed=int(state[K["ST_STEPS_EXEC"]]),
+        timeline=tl,
+    )
+
+
+def _check_outcomes(out, n_given: int) -> Outcomes:
+    """A user policy's batch answer must be well-formed before the kernel reads it."""
+    if not isinstance(out, Outcomes):
+        raise TypeError(f"on_failures must return Outcomes, got {type(out).__name__}")
+    n = len(out)
+    if n > n_given or (n < n_given and (n == 0 or out.restart[n - 1] == 0)):
+        raise ValueError(
+            f"on_failures must process every failure up to the first restart: got {n} of {n_given}"
+        )
+    for name in ("restart", "depth", "patch_layers"):
+        a = getattr(out, name)
+        if not isinstance(a, np.ndarray) or a.shape != (n,):
+            raise ValueError(f"outcomes.{name} must be an array of length {n}")
+    if out.restart.dtype != np.int8:
+        raise TypeError(f"outcomes.restart must be int8, got {out.restart.dtype}")
+    out = Outcomes(
+        out.restart.copy(),
+        np.ascontiguousarray(out.depth, dtype=np.float64),
+        np.ascontiguousarray(out.patch_layers, dtype=np.float64),
+    )
+    if n and (not np.all(np.isfinite(out.depth)) or out.depth.min() <= 0 or not np.all(np.isfinite(out.patch_layers)) or out.patch_layers.min() < 0):
+        raise ValueError("outcomes need finite depths > 0 and patch_layers >= 0")
+    if n > 1 and np.any(out.restart[: n - 1] != 0):
+        raise ValueError("outcomes may hold a restart only as the last entry")
+    return out

@@ -1,0 +1,304 @@
+"""Sweeps over scenarios, policies, redundancies and seeds; the optimal redundancy r*."""
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import as_int, check_choice
+from ._source import EpochFailures
+from .run import POLICY_NAMES, RunResult, _seed_children, make_policy, simulate
+from .scenario import Scenario
+
+__all__ = ["sweep", "SweepResult", "Summary", "optimal_redundancy", "closed_form_redundancy", "RedundancyChoice"]
+
+# gamma / ln 2: the paper's r* = floor(log2 N + 0.833) comes from mu ~ N/2
+_EULER_OVER_LN2 = np.euler_gamma / math.log(2.0)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Statistics over seeds of one (scenario, policy, r) cell of a sweep.
+
+    ``ratio_*`` summarise TTT/T0 (``inf`` when any seed did not finish within the horizon);
+    the other fields are means over seeds. ``finished`` counts seeds that finished.
+    """
+
+    scenario: str
+    n_groups: int
+    policy: str
+    redundancy: int
+    seeds: int
+    finished: int
+    ratio_mean: float
+    ratio_std: float
+    ratio_min: float
+    ratio_max: float
+    availability: float
+    overhead: float
+    failures_masked: float
+    wipeouts: float
+    restarts: float
+    progress: float
+
+    def to_dict(self) -> dict:
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in vars(self).items()}
+
+
+def _summarise(runs: list[RunResult], n_groups: int) -> Summary:
+    ratios = np.array([r.ratio for r in runs])
+    fin = int(sum(r.finished for r in runs))
+    all_fin = fin == len(runs)
+    return Summary(
+        scenario=runs[0].scenario,
+        n_groups=n_groups,
+        policy=runs[0].policy,
+        redundancy=runs[0].redundancy,
+        seeds=len(runs),
+        finished=fin,
+        ratio_mean=float(ratios.mean()) if all_fin else math.inf,
+        ratio_std=float(ratios.std(ddof=1)) if all_fin and len(runs) > 1 else (0.0 if all_fin else math.inf),
+        ratio_min=float(ratios.min()),
+        ratio_max=float(ratios.max()),
+        availability=float(np.mean([r.availability for r in runs])),
+        overhead=float(np.nanmean([r.overhead for r in runs])) if any(np.isfinite(r.overhead) for r in runs) else math.nan,
+        failures_masked=float(np.mean([r.failures_masked for r in runs])),
+        wipeouts=float(np.mean([r.wipeouts for r in runs])),
+        restarts=float(np.mean([r.restarts for r in runs])),
+        progress=float(np.mean([r.progress for r in runs])),
+    )
+
+
+@dataclass
+class SweepResult:
+    """All runs of a :func:`sweep` and their per-cell summaries.
+
+    Attributes
+    ----------
+    runs : list of RunResult
+    summaries : list of Summary
+        One per (scenario, policy, r), in sweep order.
+    """
+
+    runs: list
+    summaries: list
+
+    def cell(self, n_groups: int, policy: str, r: int) -> Summary:
+        """The summary of one (N, policy label, r) cell."""
+        for s in self.summaries:
+            if s.n_groups == n_groups and s.policy == policy and s.redundancy == r:
+                return s
+        raise KeyError((n_groups, policy, r))
+
+    def best(self, n_groups: int, policy: str) -> Summary | None:
+        """The cell of ``policy`` at N with the least mean TTT/T0 over seeds (None if no r
+        finished on every seed)."""
+        cells = [s for s in self.summaries if s.n_groups == n_groups and s.policy == policy]
+        done = [s for s in cells if math.isfinite(s.ratio_mean)]
+        if not done:
+            return None
+        return min(done, key=lambda s: (s.ratio_mean, s.redundancy))
+
+    def __repr__(self) -> str:
+        return f"SweepResult({len(self.runs)} runs, {len(self.summaries)} cells)"
+
+
+def _task(args):
+    """All runs of one (scenario, seed), sharing the seed's per-epoch failures.
+
+    Runs are ordered by decreasing r so that the deepest epoch prefixes are drawn first
+    (see :class:`EpochFailures`).
+    """
+    scenario, seed, jobs = args
+    fail_seed, _ = _seed_children(seed)
+    source = EpochFailures(scenario, fail_seed)
+    out = []
+    for key, policy in sorted(jobs, key=lambda kp: -kp[1].redundancy):
+        out.append((key, simulate(scenario, policy, seed=seed, failures=source)))
+    return out
+
+
+def sweep(
+    scenarios,
+    policies=("ckpt", "rep", "spare"),
+    redundancies=range(1, 21),
+    seeds=range(5),
+    *,
+    processes=1,
+    policy_kwargs=None,
+) -> SweepResult:
+    """Simulate every policy at every redundancy on every scenario and seed.
+
+    Parameters
+    ----------
+    scenarios : Scenario or sequence of Scenario
+    policies : sequence of str, default ("ckpt", "rep", "spare")
+        Names for :func:`make_policy`. "ckpt" does not depend on r and runs once (r = 1).
+    redundancies : iterable of int, default 1..20
+        Values of r; those above a scenario's N are skipped for that scenario.
+    seeds : iterable of int, default 0..4
+    processes : int, default 1
+        Worker processes (``0``: one per CPU). Work is split by (scenario, seed).
+    policy_kwargs : dict, optional
+        Per policy name, keyword arguments for :func:`make_policy` (e.g. the interval).
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad scenarios, unknown policy names, r < 1, negative seeds, processes < 0 (all
+        checked before any simulation).
+
+    Notes
+    -----
+    Runs on one (scenario, seed) share the seed's failures (common random numbers), drawn
+    once per epoch (:class:`spare_core.sim._source.EpochFailures`). Results do not depend on
+    ``processes``.
+
+    Examples
+    --------
+    >>> res = sweep(Scenario.paper_600k(200, n_steps=100), ("rep", "spare"), [2, 4], [0])
+    >>> len(res.runs), res.best(200, "SPARe+CKPT").redundancy in (2, 4)
+    (4, True)
+    """
+    if isinstance(scenarios, Scenario):
+        scenarios = [scenarios]
+    scenarios = list(scenarios)
+    if not scenarios or not all(isinstance(s, Scenario) for s in scenarios):
+        raise TypeError("scenarios must be a Scenario or a non-empty sequence of Scenario")
+    names = [check_choice(p, "policy", POLICY_NAMES) for p in policies]
+    rs = sorted({as_int(r, "r", min_value=1) for r in redundancies})
+    seed_list = [as_int(s, "seed", min_value=0) for s in seeds]
+    if not rs or not seed_list or not names:
+        raise ValueError("policies, redundancies and seeds must not be empty")
+    procs = as_int(processes, "processes", min_value=0) or (os.cpu_count() or 1)
+    policy_kwargs = dict(policy_kwargs or {})
+    unknown = set(policy_kwargs) - set(names)
+    if unknown:
+        raise ValueError(f"policy_kwargs names policies not in the sweep: {sorted(unknown)}")
+
+    cells = []  # (scenario index, name, r) in report order
+    for si, sc in enumerate(scenarios):
+        for name in names:
+            for r in ([1] if name == "ckpt" else [r for r in rs if r <= sc.n_groups]):
+                cells.append((si, name, r))
+    tasks = []
+    for si, sc in enumerate(scenarios):
+        for seed in seed_list:
+            jobs = [
+                ((si, name, r), make_policy(name, r, **policy_kwargs.get(name, {})))
+                for (sj, name, r) in cells
+                if sj == si
+            ]
+            tasks.append((sc, seed, jobs))
+    # the biggest scenarios first, so the pool's last tasks are short
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i][0].n_groups)
+    if procs == 1 or len(tasks) == 1:
+        results = [_task(tasks[i]) for i in order]
+    else:
+        with ProcessPoolExecutor(max_workers=min(procs, len(tasks))) as ex:
+            results = list(ex.map(_task, [tasks[i] for i in order]))
+    by_cell: dict = {c: [] for c in cells}
+    for i, res in zip(order, results):
+        for key, run in res:
+            by_cell[key].append((tasks[i][1], run))
+    runs, summaries = [], []
+    for c in cells:
+        cell_runs = [run for _, run in sorted(by_cell[c], key=lambda sr: sr[0])]
+        runs.extend(cell_runs)
+        summaries.append(_summarise(cell_runs, scenarios[c[0]].n_groups))
+    return SweepResult(runs, summaries)
+
+
+def closed_form_redundancy(n_groups) -> int:
+    """The paper's closed-form optimal redundancy ``floor(log2 N + 0.833)``.
+
+    0.833 = gamma / ln 2 (gamma the Euler-Mascheroni constant), from mu ~ N/2.
+
+    Parameters
+    ----------
+    n_groups : int
+        N >= 1.
+
+    Returns
+    -------
+    int
+        r*, at least 1 and at most N.
+
+    References
+    ----------
+    .. [1] SPARe, arXiv:2603.00357 (optimal redundancy).
+
+    Examples
+    --------
+    >>> closed_form_redundancy(200), closed_form_redundancy(600), closed_form_redundancy(1000)
+    (8, 10, 10)
+    """
+    n = as_int(n_groups, "n_groups", min_value=1)
+    return int(min(n, max(1, math.floor(math.log2(n) + _EULER_OVER_LN2))))
+
+
+@dataclass(frozen=True)
+class RedundancyChoice:
+    """Closed-form and simulated optimal redundancy for one scenario and policy.
+
+    Attributes
+    ----------
+    closed_form : int
+        floor(log2 N + 0.833).
+    simulated : int or None
+        argmin over the tried r of the mean simulated TTT/T0 (None if no r finished).
+    ratio_by_r : dict
+        r -> (mean, std) of TTT/T0 over seeds (``inf`` if unfinished).
+    """
+
+    closed_form: int
+    simulated: int | None
+    ratio_by_r: dict
+
+    def __repr__(self) -> str:
+        best = self.ratio_by_r.get(self.simulated, (math.nan, math.nan))[0] if self.simulated else math.nan
+        return f"RedundancyChoice(closed_form={self.closed_form}, simulated={self.simulated}, TTT/T0 at simulated={best:.3f})"
+
+
+def optimal_redundancy(scenario, *, policy="spare", redundancies=range(1, 21), seeds=range(5), processes=1) -> RedundancyChoice:
+    """The optimal redundancy r*: closed form and numeric argmin of simulated TTT.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    policy : {"spare", "rep", "rep-disjoint"}, default "spare"
+    redundancies : iterable of int, default 1..20
+    seeds : iterable of int, default 0..4
+    processes : int, default 1
+
+    Returns
+    -------
+    RedundancyChoice
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`sweep`; also ``policy="ckpt"`` (it has no redundancy).
+
+    References
+    ----------
+    .. [1] SPARe, arXiv:2603.00357 (r* ~ log2 N + 0.833 and J(r) = S-bar / A*).
+    """
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    check_choice(policy, "policy", ("spare", "rep", "rep-disjoint"))
+    res = sweep(scenario, (policy,), redundancies, seeds, processes=processes)
+    label = res.summaries[0].policy
+    best = res.best(scenario.n_groups, label)
+    return RedundancyChoice(
+        closed_form=closed_form_redundancy(scenario.n_groups),
+        simulated=None if best is None else best.redundancy,
+        ratio_by_r={s.redundancy: (s.ratio_mean, s.ratio_std) for s in res.summaries},
+    )
