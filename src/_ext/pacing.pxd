@@ -17,7 +17,7 @@
 #   state       int64[3]         IN-OUT  episode pointer, pacing on (0/1), calm count
 from _types cimport intp_t, float64_t, int64_t
 
-# Error codes of the nogil kernel, raised by the def wrapper after the loop.
-cdef enum PacingStatus:
-    PACING_OK = 0
-    PACING_BAD_SPINE = 1      # an ECMP spine index outside [0, n_spines)
+# Scratch of one call (allocated once by the wrapper):
+#   arr float64[p], node_ent/parked float64[n_nodes], flow_pk float64[F],
+#   links float64[6 * n_leaves * n_spines]  (count, bytes, largest burst) per uplink then
+#   downlink, zero on entry and restored to zero after each rail, touched intp[2F].

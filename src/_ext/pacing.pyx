@@ -25,40 +25,55 @@ previous all-reduce together):
 5. per rail plane, every cross-leaf ring flow takes the spine ``picks[k, rail, f]``;
    for each uplink (src leaf, spine) and downlink (spine, dst leaf) the kernel counts
    flows (contention ``K``) and the fluid incast backlog ``sum P - max P``; a backlog
-   over ``buffer`` costs ``rto + overflow / nic_bw`` (``incast_penalty``);
+   over ``buffer`` is dropped and costs ``rto * ceil(overflow / (buffer + window)) +
+   overflow / nic_bw``: synchronized senders time out and resend together, so
+   recovery repeats (incast collapse) (``incast_penalty``);
 6. rail time ``A_j + max(Bw_j * K_j, floor_j) + D_j``; iteration time
    ``T0 + t_intra + max_j rail time``.
 
 Buffers: O(p) arrivals, O(n_nodes) node entries and parked bytes, O(n_leaves *
-n_spines) link counters, all allocated once per call by the wrapper. The whole
-iteration loop runs in one ``nogil`` block; the only error (a spine index out of range)
-is returned as a code and raised after the loop.
+n_spines) link triples, O(F) touched-link stack, all allocated once per call by the
+wrapper. The whole iteration loop runs in one ``nogil`` block and cannot fail: the
+``def`` wrapper checks every shape and index range first (it is reachable from Python),
+so no input makes the kernel read or write out of bounds.
 """
 import numpy as np
 
-from libc.math cimport exp, INFINITY
+from libc.math cimport exp, ceil, INFINITY
 from libc.stdint cimport uint32_t, int8_t
 from _types cimport intp_t, float64_t, int64_t
 
-# Error codes of the nogil kernel (also listed in pacing.pxd, which Cython does not pick
-# up as this module's own .pxd under the package name setup.py gives it).
-cdef enum:
-    PACING_OK = 0
-    PACING_BAD_SPINE = 1      # an ECMP spine index outside [0, n_spines)
 
-
-cdef inline float64_t incast_penalty(float64_t queue, float64_t buffer, float64_t rto,
-                                     float64_t bandwidth) noexcept nogil:
-    # Fluid incast cost of one shared link whose peak backlog is `queue` bytes: zero when
-    # the switch buffer absorbs it; otherwise the loss-recovery stall plus the time to
-    # resend the overflow at line rate.
+cdef inline float64_t incast_penalty(float64_t queue, float64_t buffer, float64_t window,
+                                     float64_t rto, float64_t bandwidth) noexcept nogil:
+    # Fluid incast cost of one shared link whose peak backlog is `queue` bytes. Zero when
+    # the switch buffer absorbs it. Otherwise the overflow is dropped; the senders time
+    # out together and resend together, so recovery repeats (TCP/RDMA incast collapse):
+    # each round costs one timeout and gets at most a buffer plus a window through.
     cdef float64_t over = queue - buffer
+    cdef float64_t per_round = buffer + window
     if over <= 0.0:
         return 0.0
-    return rto + over / bandwidth
+    if per_round <= 0.0:    # unreachable: a backlog needs parked bytes, i.e. window > 0
+        return rto + over / bandwidth
+    return rto * ceil(over / per_round) + over / bandwidth
 
 
-cdef int _run(
+cdef inline intp_t _load_link(float64_t* links, intp_t* touched, intp_t n_touched,
+                              intp_t lnk, float64_t pk) noexcept nogil:
+    # one more flow with a `pk`-byte burst on link triple `lnk`; returns the new count of
+    # touched links (a link is recorded the first time it is loaded in a rail)
+    if links[lnk] == 0.0:
+        touched[n_touched] = lnk
+        n_touched += 1
+    links[lnk] += 1.0
+    links[lnk + 1] += pk
+    if pk > links[lnk + 2]:
+        links[lnk + 2] = pk
+    return n_touched
+
+
+cdef void _run(
     # ---- static model (IN) ----
     const float64_t[::1] base,          # [p] nominal compute per rank (s), > 0
     intp_t g,                           # ranks per node
@@ -91,8 +106,9 @@ cdef int _run(
     float64_t[::1] arr,                 # [p]
     float64_t[::1] node_ent,            # [n_nodes]
     float64_t[::1] parked,              # [n_nodes]
-    int64_t[::1] cnt_up, float64_t[::1] vol_up, float64_t[::1] max_up,   # [L*U]
-    int64_t[::1] cnt_dn, float64_t[::1] vol_dn, float64_t[::1] max_dn,   # [L*U]
+    float64_t[::1] flow_pk,             # [F] bytes parked by each flow's source
+    float64_t[::1] links,               # [3 * 2 * L * U] zero on entry and on exit
+    intp_t[::1] touched,                # [2 * F] links touched in the current rail
     # ---- outputs (OUT) ----
     float64_t[::1] out_time, float64_t[::1] out_amax, float64_t[::1] out_spread,
     float64_t[::1] out_hold, float64_t[::1] out_held, float64_t[::1] out_incast,
@@ -104,12 +120,13 @@ cdef int _run(
     cdef intp_t n_nodes = p // g
     cdef intp_t n_flows = flow_src.shape[0]
     cdef intp_t n_ep = ep_rank.shape[0]
-    cdef intp_t k, r, n, j, f, s, u, d, lo
+    cdef intp_t n_up = links.shape[0] // 6      # uplinks first, then downlinks
+    cdef intp_t k, r, n, j, f, u, d, lo, lnk, n_touched
+    cdef const uint32_t* row
     cdef int64_t it
     cdef float64_t shift = -0.5 * sigma * sigma
     cdef float64_t a, e, m, amax, amin, asum, gate, h, held, t0, pk
     cdef float64_t kmax_all, rail, tinter, dmax, pen, kk
-    cdef int64_t kmax
 
     for k in range(c):
         it = it0 + k
@@ -175,57 +192,42 @@ cdef int _run(
             pk = nic_bw * (t0 - node_ent[n])
             parked[n] = pk if pk < window else window
 
+        for f in range(n_flows):
+            flow_pk[f] = parked[flow_src[f]]
         tinter = 0.0
         kmax_all = 1.0
         dmax = 0.0
         for j in range(g):
-            kmax = 1
+            row = &picks[k, j, 0] if n_flows > 0 else NULL
+            n_touched = 0
             for f in range(n_flows):
-                s = picks[k, j, f]
-                if s >= n_spines:
-                    return PACING_BAD_SPINE
-                pk = parked[flow_src[f]]
-                u = flow_src_leaf[f] * n_spines + s
-                d = flow_dst_leaf[f] * n_spines + s
-                cnt_up[u] += 1
-                vol_up[u] += pk
-                if pk > max_up[u]:
-                    max_up[u] = pk
-                cnt_dn[d] += 1
-                vol_dn[d] += pk
-                if pk > max_dn[d]:
-                    max_dn[d] = pk
+                pk = flow_pk[f]
+                # uplink (src leaf, spine) then downlink (spine, dst leaf); each link is
+                # one [count, bytes, largest burst] triple so an update is one cache line
+                u = 3 * (flow_src_leaf[f] * n_spines + row[f])
+                d = 3 * (n_up + flow_dst_leaf[f] * n_spines + row[f])
+                n_touched = _load_link(&links[0], &touched[0], n_touched, u, pk)
+                n_touched = _load_link(&links[0], &touched[0], n_touched, d, pk)
+            kk = 1.0
             pen = 0.0
-            # second pass reads each touched link and resets it for the next rail
-            for f in range(n_flows):
-                u = flow_src_leaf[f] * n_spines + picks[k, j, f]
-                d = flow_dst_leaf[f] * n_spines + picks[k, j, f]
-                if cnt_up[u] > 0:
-                    if cnt_up[u] > kmax:
-                        kmax = cnt_up[u]
-                    e = incast_penalty(vol_up[u] - max_up[u], buffer, rto, nic_bw)
-                    if e > pen:
-                        pen = e
-                    cnt_up[u] = 0
-                    vol_up[u] = 0.0
-                    max_up[u] = 0.0
-                if cnt_dn[d] > 0:
-                    if cnt_dn[d] > kmax:
-                        kmax = cnt_dn[d]
-                    e = incast_penalty(vol_dn[d] - max_dn[d], buffer, rto, nic_bw)
-                    if e > pen:
-                        pen = e
-                    cnt_dn[d] = 0
-                    vol_dn[d] = 0.0
-                    max_dn[d] = 0.0
-            kk = rail_bw[j] * kmax
+            for f in range(n_touched):
+                lnk = touched[f]
+                if links[lnk] > kk:
+                    kk = links[lnk]
+                e = incast_penalty(links[lnk + 1] - links[lnk + 2], buffer, window, rto, nic_bw)
+                if e > pen:
+                    pen = e
+                links[lnk] = 0.0
+                links[lnk + 1] = 0.0
+                links[lnk + 2] = 0.0
+            if kk > kmax_all:
+                kmax_all = kk
+            kk = rail_bw[j] * kk
             if kk < rail_floor[j]:
                 kk = rail_floor[j]
             rail = rail_a[j] + kk + pen
             if rail > tinter:
                 tinter = rail
-            if kmax > kmax_all:
-                kmax_all = kmax
             if pen > dmax:
                 dmax = pen
 
@@ -252,7 +254,44 @@ cdef int _run(
                     state[2] = 0
             else:
                 state[2] = 0
-    return PACING_OK
+
+
+def _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
+                  n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
+                  mode, holds, ep_until, ep_fac, state):
+    # every index the nogil loop dereferences, checked once, vectorised
+    p = base.shape[0]
+    if g < 1 or p == 0 or p % g:
+        raise ValueError(f"len(base) must be a positive multiple of g={g}, got {p}")
+    c = z.shape[0]
+    if z.shape[1] != p:
+        raise ValueError(f"z must have shape (c, {p}), got {tuple(z.shape)[:2]}")
+    n_flows = flow_src.shape[0]
+    if tuple(picks.shape)[:3] != (c, g, n_flows):
+        raise ValueError(f"picks must have shape ({c}, {g}, {n_flows}), got {tuple(picks.shape)[:3]}")
+    if n_leaves < 1 or n_spines < 1:
+        raise ValueError(f"n_leaves and n_spines must be >= 1, got {n_leaves}, {n_spines}")
+    for name, arr, hi in (("flow_src", flow_src, p // g), ("flow_src_leaf", flow_src_leaf, n_leaves),
+                          ("flow_dst_leaf", flow_dst_leaf, n_leaves), ("picks", picks, n_spines),
+                          ("ep_rank", ep_rank, p)):
+        a = np.asarray(arr)
+        if name != "picks" and a.shape[0] != (n_flows if name.startswith("flow") else ep_start.shape[0]):
+            raise ValueError(f"{name} has length {a.shape[0]}, inconsistent with the other arrays")
+        if a.size and (a.min() < 0 or a.max() >= hi):
+            raise ValueError(f"{name} must lie in [0, {hi}), got range [{a.min()}, {a.max()}]")
+    for name, arr in (("rail_a", rail_a), ("rail_bw", rail_bw), ("rail_floor", rail_floor)):
+        if arr.shape[0] != g:
+            raise ValueError(f"{name} must have length g={g}, got {arr.shape[0]}")
+    if not (ep_end.shape[0] == ep_factor.shape[0] == ep_start.shape[0]):
+        raise ValueError("ep_start, ep_end and ep_factor must have equal lengths")
+    if ep_until.shape[0] != p or ep_fac.shape[0] != p or state.shape[0] != 3:
+        raise ValueError(f"ep_until and ep_fac must have length {p} and state length 3")
+    if not 0 <= state[0] <= ep_start.shape[0]:
+        raise ValueError(f"state[0] (episode pointer) must be in [0, {ep_start.shape[0]}], got {state[0]}")
+    if mode not in (0, 1, 2):
+        raise ValueError(f"mode must be 0, 1 or 2, got {mode}")
+    if mode == 2 and holds.shape[0] < c:
+        raise ValueError(f"mode 2 needs one hold per iteration ({c}), got {holds.shape[0]}")
 
 
 def simulate_chunk(
@@ -281,16 +320,16 @@ def simulate_chunk(
     cdef intp_t c = z.shape[0]
     cdef intp_t p = base.shape[0]
     cdef intp_t n_nodes = p // g
-    cdef intp_t nl = n_leaves * n_spines
+    cdef intp_t n_flows = flow_src.shape[0]
+    _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
+                  n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
+                  mode, holds, ep_until, ep_fac, state)
     arr = np.empty(p, dtype=np.float64)
     node_ent = np.empty(n_nodes, dtype=np.float64)
     parked = np.empty(n_nodes, dtype=np.float64)
-    cnt_up = np.zeros(nl, dtype=np.int64)
-    cnt_dn = np.zeros(nl, dtype=np.int64)
-    vol_up = np.zeros(nl, dtype=np.float64)
-    vol_dn = np.zeros(nl, dtype=np.float64)
-    max_up = np.zeros(nl, dtype=np.float64)
-    max_dn = np.zeros(nl, dtype=np.float64)
+    flow_pk = np.empty(n_flows, dtype=np.float64)
+    links = np.zeros(6 * n_leaves * n_spines, dtype=np.float64)
+    touched = np.empty(2 * n_flows, dtype=np.intp)
     out = {name: np.empty(c, dtype=np.float64) for name in
            ("time", "arrival_max", "spread", "hold", "held", "incast", "contention")}
     paced = np.empty(c, dtype=np.int8)
@@ -301,24 +340,21 @@ def simulate_chunk(
         rec_arr = np.empty((0, 0), dtype=np.float64)
         rec_ent = np.empty((0, 0), dtype=np.float64)
     cdef float64_t[::1] v_arr = arr, v_ent = node_ent, v_park = parked
-    cdef int64_t[::1] v_cu = cnt_up, v_cd = cnt_dn
-    cdef float64_t[::1] v_vu = vol_up, v_vd = vol_dn, v_mu = max_up, v_md = max_dn
+    cdef float64_t[::1] v_fpk = flow_pk, v_links = links
+    cdef intp_t[::1] v_touched = touched
     cdef float64_t[::1] o_t = out["time"], o_a = out["arrival_max"], o_s = out["spread"]
     cdef float64_t[::1] o_h = out["hold"], o_held = out["held"], o_i = out["incast"]
     cdef float64_t[::1] o_k = out["contention"]
     cdef int8_t[::1] o_p = paced
     cdef float64_t[:, ::1] v_ra = rec_arr, v_re = rec_ent
-    cdef int code
     with nogil:
-        code = _run(base, g, sigma, z, picks, flow_src, flow_src_leaf, flow_dst_leaf,
+        _run(base, g, sigma, z, picks, flow_src, flow_src_leaf, flow_dst_leaf,
                     n_spines, rail_a, rail_bw, rail_floor, t_intra, nic_bw, window,
                     buffer, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,
                     mode, holds, theta_on, theta_off, patience, hold_max,
                     ep_until, ep_fac, state, v_arr, v_ent, v_park,
-                    v_cu, v_vu, v_mu, v_cd, v_vd, v_md,
+                    v_fpk, v_links, v_touched,
                     o_t, o_a, o_s, o_h, o_held, o_i, o_k, o_p, record, v_ra, v_re)
-    if code == PACING_BAD_SPINE:
-        raise ValueError(f"picks must be < n_spines={n_spines}")
     out["paced"] = paced.astype(bool)
     if record:
         out["arrivals"] = rec_arr
