@@ -50,10 +50,9 @@ References
 """
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
+from ._native import load
 from ._validate import as_int, as_int_array
 from .layout import StackedLayout
 
@@ -118,7 +117,7 @@ class Decision:
 
     __slots__ = ("failed_group", "kind", "stack_depth", "previous_stack_depth", "moves", "cost", "patch", "patch_layers")
 
-    def __init__(self, failed_group, kind, stack_depth, previous_stack_depth, moves, cost, patch):
+    def __init__(self, failed_group, kind, stack_depth, previous_stack_depth, moves, cost, patch, patch_layers):
         self.failed_group = failed_group
         self.kind = kind
         self.stack_depth = stack_depth
@@ -126,8 +125,7 @@ class Decision:
         self.moves = moves
         self.cost = cost
         self.patch = patch
-        extra_groups = patch.group[patch.extra]
-        self.patch_layers = int(np.bincount(extra_groups).max()) if extra_groups.size else 0
+        self.patch_layers = patch_layers
 
     @property
     def patch_group(self):
@@ -147,244 +145,6 @@ class Decision:
             f"{self.stack_depth}, moves={self.moves}, cost={self.cost}, patch_rows={len(self.patch)}, "
             f"patch_layers={self.patch_layers})"
         )
-
-
-class _PyCore:
-    """Pure-Python core (the algorithm of src/_ext/rectlr.pyx, used when it is not built).
-
-    State of one controller. Depths are 0-based, the top of a stack is depth 0.
-
-    place[g, j]   type in column j of group g (fixed)
-    stack[g, d]   column at depth d of group g (current order)
-    depth[g, j]   depth of column j in group g (inverse of stack)
-    hptr/hgrp/hcol  CSR holders of each type: group, column
-    alive[g], nhold[t] (alive holders of t), cover[t] (alive groups with t in top S),
-    assign[t] (group contributing t, -1 none), acol[t] (its column), load[g], S.
-    """
-
-    def __init__(self, place, hptr, hgrp, hcol):
-        self.place = place
-        self.hptr, self.hgrp, self.hcol = hptr, hgrp, hcol
-        n, r = place.shape
-        self.n, self.r = n, r
-        self.stack = np.empty((n, r), dtype=np.int64)
-        self.depth = np.empty((n, r), dtype=np.int64)
-        self.alive = np.empty(n, dtype=np.uint8)
-        self.nhold = np.empty(n, dtype=np.int64)
-        self.cover = np.empty(n, dtype=np.int64)
-        self.assign = np.empty(n, dtype=np.int64)
-        self.acol = np.empty(n, dtype=np.int64)
-        self.load = np.empty(n, dtype=np.int64)
-        self.S = 1
-
-    # ------------------------------------------------------------------ helpers
-    def _cost(self, g, j, S):
-        d = self.depth[g, j]
-        return d - S + 1 if d >= S else 0
-
-    def _find_top_holder(self, t):
-        """An alive holder of t with t within its top S (caller knows cover[t] > 0)."""
-        for k in range(self.hptr[t], self.hptr[t + 1]):
-            g, j = self.hgrp[k], self.hcol[k]
-            if self.alive[g] and self.depth[g, j] < self.S:
-                return g, j
-        raise AssertionError("cover count out of sync")
-
-    def reset(self):
-        n, r = self.n, self.r
-        self.stack[:] = np.arange(r)
-        self.depth[:] = np.arange(r)
-        self.alive[:] = 1
-        self.nhold[:] = np.diff(self.hptr)
-        self.S = 1
-        self.cover[:] = np.bincount(self.place[:, 0], minlength=n)
-        self.assign[:] = -1
-        self.load[:] = 0
-        lost = []
-        for t in range(n):
-            if self.cover[t]:
-                g, j = self._find_top_holder(t)
-                self._set(t, g, j)
-            else:
-                lost.append(t)
-        return self._repair(lost)
-
-    def _set(self, t, g, j):
-        self.assign[t] = g
-        self.acol[t] = j
-        self.load[g] += 1
-
-    # ------------------------------------------------------------------ failure
-    def fail(self, g):
-        """Fail group g. Returns (kind, S_old, moves, cost, patch rows)."""
-        r, S = self.r, self.S
-        S_old = S
-        self.alive[g] = 0
-        wiped = False
-        for j in range(r):
-            t = self.place[g, j]
-            self.nhold[t] -= 1
-            if self.nhold[t] == 0:
-                wiped = True
-            if self.depth[g, j] < S:
-                self.cover[t] -= 1
-        lost = [self.place[g, self.stack[g, d]] for d in range(S)]
-        lost = [t for t in lost if self.assign[t] == g]
-        self.load[g] = 0
-        if wiped:
-            for t in lost:
-                self.assign[t] = -1
-            return "wipeout", S_old, 0, 0, []
-        patch = []
-        uncovered = []
-        for t in lost:
-            if self.cover[t]:
-                h, j = self._find_top_holder(t)
-                self._set(t, h, j)
-                patch.append((h, t, False))
-            else:
-                self.assign[t] = -1
-                uncovered.append(t)
-        if not uncovered:
-            return "fixed", S_old, 0, 0, patch
-        moves, cost = self._repair(uncovered)
-        for t in uncovered:
-            patch.append((self.assign[t], t, True))
-        return "reordered", S_old, moves, cost, patch
-
-    # ------------------------------------------------------------------ phases 1+2
-    def _repair(self, lost):
-        """Assign the unassigned types ``lost`` at the least S* >= S, least reordering."""
-        if not lost:
-            return 0, 0
-        S = self.S
-        while True:
-            log, ends = [], []
-            ok = True
-            self.pi_t = {}
-            self.pi_g = {}
-            for t in lost:
-                if not self._ssp(t, S, log, ends):
-                    ok = False
-                    break
-            if ok:
-                break
-            # infeasible at S: undo this attempt (costs change with S) and retry at S + 1
-            for t, h, j in reversed(log):
-                self.assign[t] = h
-                self.acol[t] = j
-            for h in ends:
-                self.load[h] -= 1
-            S += 1
-            if S > self.r:
-                raise AssertionError("no wipe-out detected but S > r")
-        self._raise_to(S)
-        return self._reorder(log)
-
-    def _ssp(self, t0, S, log, ends):
-        """One shortest augmenting path from unassigned type t0 at capacity S (Dijkstra)."""
-        pi_t, pi_g = self.pi_t, self.pi_g
-        dist_t = {t0: 0}
-        dist_g = {}
-        pred_g = {}  # group -> (type, column) that reached it
-        settled_t, settled_g = {}, {}
-        heap = [(0, 0, t0)]  # (dist, kind 0 type / 1 group, node)
-        best_end, D = -1, None
-        while heap:
-            d, kind, v = heapq.heappop(heap)
-            if D is not None and d >= D:
-                break
-            if kind == 0:
-                if v in settled_t:
-                    continue
-                settled_t[v] = d
-                pv = pi_t.get(v, 0)
-                for k in range(self.hptr[v], self.hptr[v + 1]):
-                    h = self.hgrp[k]
-                    if not self.alive[h] or h == self.assign[v] or h in settled_g:
-                        continue
-                    nd = d + self._cost(h, self.hcol[k], S) + pv - pi_g.get(h, 0)
-                    if nd < dist_g.get(h, 1 << 62):
-                        dist_g[h] = nd
-                        pred_g[h] = (v, self.hcol[k])
-                        heapq.heappush(heap, (nd, 1, h))
-            else:
-                if v in settled_g:
-                    continue
-                settled_g[v] = d
-                pv = pi_g.get(v, 0)
-                if self.load[v] < S:
-                    nd = d + pv  # arc to the sink, sink potential 0
-                    if D is None or nd < D:
-                        D, best_end = nd, v
-                for j in range(self.r):
-                    t = self.place[v, j]
-                    if self.assign[t] != v or t in settled_t:
-                        continue
-                    nd = d - self._cost(v, j, S) + pv - pi_t.get(t, 0)
-                    if nd < dist_t.get(t, 1 << 62):
-                        dist_t[t] = nd
-                        heapq.heappush(heap, (nd, 0, t))
-        if best_end < 0:
-            return False
-        for v, d in settled_t.items():
-            if d < D:
-                pi_t[v] = pi_t.get(v, 0) + d - D
-        for v, d in settled_g.items():
-            if d < D:
-                pi_g[v] = pi_g.get(v, 0) + d - D
-        h = best_end
-        self.load[h] += 1
-        ends.append(h)
-        while True:
-            t, j = pred_g[h]
-            prev_h, prev_j = self.assign[t], self.acol[t]
-            log.append((t, prev_h, prev_j))
-            self.assign[t] = h
-            self.acol[t] = j
-            if t == t0:
-                break
-            h = prev_h
-        return True
-
-    def _raise_to(self, S):
-        for d in range(self.S, S):
-            cols = self.stack[:, d]
-            types = self.place[np.arange(self.n), cols]
-            np.add.at(self.cover, types[self.alive.astype(bool)], 1)
-        self.S = S
-
-    def _reorder(self, log):
-        """Bring assigned shards below the top S into it by swaps; return (moves, cost)."""
-        S = self.S
-        moves = cost = 0
-        done = set()
-        for t, _, _ in log:
-            g = self.assign[t]
-            if g in done:
-                continue
-            done.add(g)
-            for j in range(self.r):
-                t2 = self.place[g, j]
-                d = self.depth[g, j]
-                if self.assign[t2] != g or d < S:
-                    continue
-                # swap with the deepest top-S shard this group does not contribute
-                p = S - 1
-                while self.assign[self.place[g, self.stack[g, p]]] == g:
-                    p -= 1
-                jp = self.stack[g, p]
-                self.stack[g, p], self.stack[g, d] = j, jp
-                self.depth[g, j], self.depth[g, jp] = p, d
-                self.cover[t2] += 1
-                self.cover[self.place[g, jp]] -= 1
-                moves += 1
-                cost += d - S + 1
-        return moves, cost
-
-
-def _load_core():
-    return _PyCore
 
 
 class Rectlr:
@@ -434,9 +194,12 @@ class Rectlr:
             raise TypeError(f"layout must be a StackedLayout, got {type(layout).__name__}")
         self.layout = layout
         hptr, hgrp, hcol = layout.holders()
-        self._core = _load_core()(
-            np.ascontiguousarray(layout.placement, dtype=np.int64), hptr.copy(), hgrp.copy(), hcol.copy()
-        )
+        self._core = load("rectlr").RectlrCore(layout.placement, hptr, hgrp, hcol)
+        r = layout.redundancy
+        self._pg = np.empty(r, dtype=np.int32)
+        self._pt = np.empty(r, dtype=np.int32)
+        self._px = np.empty(r, dtype=np.uint8)
+        self._out = np.empty(7, dtype=np.int64)
         self.restart()
 
     # ------------------------------------------------------------------ state
@@ -444,7 +207,7 @@ class Rectlr:
         """Global restart: all groups back, initial stacks, S back to 1.
 
         (For a custom placement whose depth-0 column does not cover every type, the least
-        S that does.)
+        S that does, with the least reordering.)
         """
         self._core.reset()
         self._n_failed = 0
@@ -452,7 +215,7 @@ class Rectlr:
 
     @property
     def alive(self) -> np.ndarray:
-        view = self._core.alive.view(np.bool_)
+        view = self._core.alive_arr.view(np.bool_)
         view.flags.writeable = False
         return view
 
@@ -463,11 +226,11 @@ class Rectlr:
     @property
     def stacks(self) -> np.ndarray:
         c = self._core
-        return np.take_along_axis(c.place, c.stack, axis=1)
+        return np.take_along_axis(c.place_arr, c.stack_arr, axis=1).astype(np.int64)
 
     @property
     def assignment(self) -> np.ndarray:
-        return self._core.assign.copy()
+        return self._core.assign_arr.astype(np.int64)
 
     @property
     def n_failed(self) -> int:
@@ -477,13 +240,11 @@ class Rectlr:
     def wiped_out(self) -> bool:
         return self._wiped
 
-    def _check_group(self, group):
-        g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
+    def _check_alive(self, g):
         if self._wiped:
             raise RuntimeError("the controller is wiped out; call restart() before failing more groups")
-        if not self._core.alive[g]:
+        if not self._core.alive_arr[g]:
             raise ValueError(f"group must be alive to fail, group {g} has already failed")
-        return g
 
     # ------------------------------------------------------------------ failures
     def fail(self, group) -> Decision:
@@ -507,22 +268,26 @@ class Rectlr:
         RuntimeError
             The controller is wiped out (call :meth:`restart`).
         """
-        return self._fail(self._check_group(group))
+        g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
+        self._check_alive(g)
+        out = self._out
+        self._core.fail(g, self._pg, self._pt, self._px, out)
+        out[6] = self._core.S
+        k = int(out[4])
+        return self._decision(g, out.tolist(), self._pg[:k], self._pt[:k], self._px[:k])
 
-    def _fail(self, g):
-        kind, s_old, moves, cost, rows = self._core.fail(g)
+    def _decision(self, g, out, pg, pt, px):
+        kind = KINDS[out[0]]
         self._n_failed += 1
         if kind == "wipeout":
             self._wiped = True
-            lost = np.flatnonzero(self._core.assign == -1)
-            patch = PatchPlan(np.full(lost.size, -1, dtype=np.int64), lost.astype(np.int64), np.zeros(lost.size, dtype=bool))
-            return Decision(g, kind, s_old, s_old, 0, 0, patch)
-        arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
-        patch = PatchPlan(arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].astype(bool))
-        return Decision(g, kind, int(self._core.S), s_old, moves, cost, patch)
+        patch = PatchPlan(pg.astype(np.int64), pt.astype(np.int64), px.astype(bool))
+        return Decision(g, kind, out[1] if kind == "wipeout" else out[6], out[1], out[2], out[3], patch, out[5])
 
     def fail_many(self, groups) -> list:
         """Fail groups in order; stop at a wipe-out.
+
+        The whole sequence runs in one call of the compiled kernel (GIL released).
 
         Parameters
         ----------
@@ -541,22 +306,32 @@ class Rectlr:
             As :meth:`fail`, checked for all groups before any is failed (state unchanged);
             repeated groups are refused too.
         """
-        n = self.layout.n_groups
-        arr = as_int_array(groups, "groups", min_value=0, max_value=n - 1)
-        if self._wiped and arr.size:
-            raise RuntimeError("the controller is wiped out; call restart() before failing more groups")
+        n, r = self.layout.n_groups, self.layout.redundancy
+        arr = as_int_array(groups, "groups", dtype=np.int32, min_value=0, max_value=n - 1)
         if np.unique(arr).size != arr.size:
             raise ValueError("groups must be distinct, got a repeated group")
-        dead = arr[self._core.alive[arr] == 0]
+        if arr.size == 0:
+            return []
+        if self._wiped:
+            raise RuntimeError("the controller is wiped out; call restart() before failing more groups")
+        dead = arr[self._core.alive_arr[arr] == 0]
         if dead.size:
             raise ValueError(f"groups must be alive to fail, group {dead[0]} has already failed")
-        out = []
-        for g in arr.tolist():
-            d = self._fail(g)
-            out.append(d)
-            if d.kind == "wipeout":
-                break
-        return out
+        m = arr.size
+        pg = np.empty(m * r, dtype=np.int32)
+        pt = np.empty(m * r, dtype=np.int32)
+        px = np.empty(m * r, dtype=np.uint8)
+        out = np.empty((m, 7), dtype=np.int64)
+        ptr = np.empty(m + 1, dtype=np.int64)
+        done = self._core.fail_many(arr, pg, pt, px, out, ptr)
+        pg64, pt64, pxb = pg.astype(np.int64), pt.astype(np.int64), px.astype(bool)
+        rows = out[:done].tolist()
+        bounds = ptr[: done + 1].tolist()
+        decisions = []
+        for i, g in enumerate(arr[:done].tolist()):
+            a, b = bounds[i], bounds[i + 1]
+            decisions.append(self._decision(g, rows[i], pg64[a:b], pt64[a:b], pxb[a:b]))
+        return decisions
 
     def __repr__(self):
         state = "wiped out" if self._wiped else f"S={self.stack_depth}"

@@ -1,0 +1,479 @@
+# cython: language_level=3
+"""RECTLR kernel: incremental coverage counts + successive shortest augmenting paths.
+
+The model and the policy (what a decision means) live in ``spare_core.rectlr``; this
+module only keeps the state of one controller and updates it on a failure. Every
+entry point is called with validated arguments (group in range and alive, controller
+not wiped out); nothing here allocates after construction.
+
+Graph. Left vertices are the N shard types, right vertices the N groups; type t has an
+arc to each alive holder group h (column j of h), of cost
+``max(0, depth[h, j] - S + 1)`` at capacity S per group. The contributed assignment is
+a b-matching (``assign``/``load``). Dijkstra runs on the residual graph with node
+potentials ``pi`` (types 0..N-1, groups N..2N-1, the sink has potential 0): forward arcs
+type -> group not matched, backward arcs group -> contributed type (cost negated),
+and group -> sink while ``load < S``.
+
+Invariants between failures: every contributed shard sits within its group's top S
+(so every matched arc costs 0 and pi = 0 is a valid potential); ``cover[t]`` counts alive
+groups holding t within their top S; ``nhold[t]`` alive holders of t.
+
+Sentinels: -1 in ``assign`` (no contributor), in ``hpos`` (not in the heap); ``seen`` /
+``done`` hold the stamp of the search that last reached / settled a node.
+
+Buffer sizes: O(N r) in all; log arrays hold N r + 1 entries (at most S <= r augmenting
+paths of at most N types each per attempt).
+"""
+import numpy as np
+
+from _types cimport int32_t, int64_t, uint8_t, intp_t
+from rectlr cimport K_FIXED, K_REORDERED, K_WIPEOUT
+
+cdef int64_t INF = 1 << 62
+
+
+cdef class RectlrCore:
+    """Controller state for an (N, r) placement; see the module docstring.
+
+    Parameters
+    ----------
+    place : int32 array (N, r), IN
+    hptr : int64 array (N + 1,), IN
+    hgrp, hcol : int32 arrays, IN
+        CSR holder lists per type (group, column).
+    """
+    # --- problem (IN, fixed) -----------------------------------------------------------
+    cdef readonly intp_t n, r
+    cdef int32_t[:, ::1] place        # place[g, j]: shard type in column j of group g
+    cdef int64_t[::1] hptr            # CSR holders of type t: hptr[t]..hptr[t+1]
+    cdef int32_t[::1] hgrp, hcol      # holder group and its column
+    # --- state (IN-OUT, kept across failures) ------------------------------------------
+    cdef int32_t[:, ::1] stack        # stack[g, d]: column at depth d (current order)
+    cdef int32_t[:, ::1] depth        # depth[g, j]: inverse of stack
+    cdef uint8_t[::1] alive
+    cdef int32_t[::1] nhold           # alive holders per type (0 <=> wipe-out)
+    cdef int32_t[::1] cover           # alive groups holding the type within their top S
+    cdef int32_t[::1] assign, acol    # contributing group per type (-1 none), its column
+    cdef int32_t[::1] load            # types contributed per group (<= S)
+    cdef readonly intp_t S
+    # --- scratch (allocated once) ------------------------------------------------------
+    cdef int64_t[::1] dist, pi
+    cdef int32_t[::1] seen, done, heap, hpos, pred_t, pred_c, settled, pi_list, mark
+    cdef int32_t[::1] lost, log_t, log_h, log_c, ends
+    cdef int32_t stamp, mark_stamp
+    cdef intp_t heap_n, n_pi
+    cdef readonly object place_arr, stack_arr, alive_arr, assign_arr, load_arr
+
+    def __init__(self, place, hptr, hgrp, hcol):
+        n, r = place.shape
+        self.n, self.r = n, r
+        self.place_arr = np.array(place, dtype=np.int32, order="C")
+        self.place = self.place_arr
+        self.hptr = np.array(hptr, dtype=np.int64, order="C")
+        self.hgrp = np.array(hgrp, dtype=np.int32, order="C")
+        self.hcol = np.array(hcol, dtype=np.int32, order="C")
+        self.stack_arr = np.empty((n, r), dtype=np.int32)
+        self.stack = self.stack_arr
+        self.depth = np.empty((n, r), dtype=np.int32)
+        self.alive_arr = np.empty(n, dtype=np.uint8)
+        self.alive = self.alive_arr
+        self.nhold = np.empty(n, dtype=np.int32)
+        self.cover = np.empty(n, dtype=np.int32)
+        self.assign_arr = np.empty(n, dtype=np.int32)
+        self.assign = self.assign_arr
+        self.acol = np.empty(n, dtype=np.int32)
+        self.load_arr = np.empty(n, dtype=np.int32)
+        self.load = self.load_arr
+        self.dist = np.zeros(2 * n, dtype=np.int64)
+        self.pi = np.zeros(2 * n, dtype=np.int64)
+        self.seen = np.zeros(2 * n, dtype=np.int32)
+        self.done = np.zeros(2 * n, dtype=np.int32)
+        self.heap = np.zeros(2 * n, dtype=np.int32)
+        self.hpos = np.full(2 * n, -1, dtype=np.int32)
+        self.pred_t = np.zeros(n, dtype=np.int32)
+        self.pred_c = np.zeros(n, dtype=np.int32)
+        self.settled = np.zeros(2 * n, dtype=np.int32)
+        self.pi_list = np.zeros(2 * n, dtype=np.int32)
+        self.mark = np.zeros(2 * n, dtype=np.int32)
+        self.lost = np.zeros(n, dtype=np.int32)
+        self.log_t = np.zeros(n * r + 1, dtype=np.int32)
+        self.log_h = np.zeros(n * r + 1, dtype=np.int32)
+        self.log_c = np.zeros(n * r + 1, dtype=np.int32)
+        self.ends = np.zeros(r + 1, dtype=np.int32)
+        self.stamp = 0
+        self.mark_stamp = 0
+        self.heap_n = 0
+        self.n_pi = 0
+        self.S = 1
+
+    # ----------------------------------------------------------------- public wrappers
+    def reset(self):
+        """Restore the initial state (all alive, initial stacks, least S >= 1)."""
+        cdef int rc
+        with nogil:
+            rc = self.reset_state()
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: internal error {rc} in reset")
+
+    def fail(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px, int64_t[::1] out):
+        """Fail alive group g (caller-validated). OUT: patch rows in pg/pt/px (length >= r),
+        out = [kind, S_old, moves, cost, n_patch, patch_layers]."""
+        cdef int rc
+        with nogil:
+            rc = self.fail_one(g, &pg[0], &pt[0], &px[0], &out[0])
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: internal error {rc} failing group {g}")
+
+    def fail_many(self, int32_t[::1] groups, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px,
+                  int64_t[:, ::1] out, int64_t[::1] pptr):
+        """Fail groups in order, stopping after a wipe-out; returns the number failed.
+
+        OUT: out[i] = [kind, S_old, moves, cost, n_patch, patch_layers, S_after] and the
+        patch rows of failure i at pptr[i]..pptr[i+1] of pg/pt/px (caller sizes them
+        len(groups) * r)."""
+        cdef intp_t i, m = groups.shape[0], done_n = 0
+        cdef int rc = 0
+        pptr[0] = 0
+        with nogil:
+            for i in range(m):
+                rc = self.fail_one(groups[i], &pg[pptr[i]], &pt[pptr[i]], &px[pptr[i]], &out[i, 0])
+                if rc < 0:
+                    break
+                out[i, 6] = self.S
+                pptr[i + 1] = pptr[i] + out[i, 4]
+                done_n = i + 1
+                if out[i, 0] == K_WIPEOUT:
+                    break
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: internal error {rc}")
+        return done_n
+
+    # ----------------------------------------------------------------- state updates
+    cdef int reset_state(self) noexcept nogil:
+        cdef intp_t g, j, t, n = self.n, r = self.r, m = 0
+        if self.stamp > (1 << 30):  # keep the search stamps far from int32 overflow
+            self.seen[:] = 0
+            self.done[:] = 0
+            self.mark[:] = 0
+            self.stamp = 0
+            self.mark_stamp = 0
+        for g in range(n):
+            for j in range(r):
+                self.stack[g, j] = <int32_t>j
+                self.depth[g, j] = <int32_t>j
+            self.alive[g] = 1
+            self.load[g] = 0
+        for t in range(n):
+            self.nhold[t] = <int32_t>(self.hptr[t + 1] - self.hptr[t])
+            self.cover[t] = 0
+            self.assign[t] = -1
+        self.S = 1
+        for g in range(n):
+            t = self.place[g, 0]
+            self.cover[t] += 1
+            if self.assign[t] < 0:
+                self.assign[t] = <int32_t>g
+                self.acol[t] = 0
+                self.load[g] += 1
+        for t in range(n):
+            if self.assign[t] < 0:
+                self.lost[m] = <int32_t>t
+                m += 1
+        return self._repair(m, NULL)
+
+    cdef int fail_one(self, intp_t g, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out) noexcept nogil:
+        cdef intp_t j, d, t, i, k, r = self.r, S = self.S, npatch = 0, nunc = 0
+        cdef int32_t h
+        cdef bint wiped = False
+        cdef int64_t mc[2]
+        cdef int rc
+        self.alive[g] = 0
+        for j in range(r):
+            t = self.place[g, j]
+            self.nhold[t] -= 1
+            if self.nhold[t] == 0:
+                wiped = True
+            if self.depth[g, j] < S:
+                self.cover[t] -= 1
+        for d in range(S):
+            t = self.place[g, self.stack[g, d]]
+            if self.assign[t] == g:
+                pt[npatch] = <int32_t>t
+                npatch += 1
+        self.load[g] = 0
+        out[1] = S
+        out[2] = 0
+        out[3] = 0
+        out[4] = npatch
+        out[5] = 0
+        if wiped:
+            for i in range(npatch):
+                self.assign[pt[i]] = -1
+                pg[i] = -1
+                px[i] = 0
+            out[0] = K_WIPEOUT
+            return 0
+        for i in range(npatch):
+            t = pt[i]
+            if self.cover[t] > 0:
+                # Phase 0: a survivor already computes t within its top S
+                h = -1
+                for k in range(self.hptr[t], self.hptr[t + 1]):
+                    if self.alive[self.hgrp[k]] and self.depth[self.hgrp[k], self.hcol[k]] < S:
+                        h = self.hgrp[k]
+                        self.acol[t] = self.hcol[k]
+                        break
+                if h < 0:
+                    return -2
+                self.assign[t] = h
+                self.load[h] += 1
+                pg[i] = h
+                px[i] = 0
+            else:
+                self.assign[t] = -1
+                self.lost[nunc] = <int32_t>t
+                nunc += 1
+                px[i] = 1
+        if nunc == 0:
+            out[0] = K_FIXED
+            return 0
+        rc = self._repair(nunc, mc)
+        if rc < 0:
+            return rc
+        out[0] = K_REORDERED
+        out[2] = mc[0]
+        out[3] = mc[1]
+        # new contributors of the uncovered types compute them as extra work this step
+        cdef intp_t best = 0, cnt, i2
+        for i in range(npatch):
+            if px[i]:
+                pg[i] = self.assign[pt[i]]
+        for i in range(npatch):
+            if not px[i]:
+                continue
+            cnt = 0
+            for i2 in range(npatch):
+                if px[i2] and pg[i2] == pg[i]:
+                    cnt += 1
+            if cnt > best:
+                best = cnt
+        out[5] = best
+        return 0
+
+    # ----------------------------------------------------------------- phases 1 and 2
+    cdef int _repair(self, intp_t m, int64_t* mc) noexcept nogil:
+        """Insert the unassigned types lost[0..m) at the least S* >= S; OUT mc = [moves, cost]."""
+        cdef intp_t S = self.S, i, nlog = 0, nends = 0, q
+        cdef int ok
+        if m == 0:
+            if mc != NULL:
+                mc[0] = 0
+                mc[1] = 0
+            return 0
+        while True:
+            self._clear_potentials()
+            nlog = 0
+            nends = 0
+            ok = 1
+            for i in range(m):
+                if not self._ssp(self.lost[i], S, &nlog, &nends):
+                    ok = 0
+                    break
+            if ok:
+                break
+            # infeasible at S (costs change with S): undo this attempt, retry at S + 1
+            q = nlog - 1
+            while q >= 0:
+                self.assign[self.log_t[q]] = self.log_h[q]
+                self.acol[self.log_t[q]] = self.log_c[q]
+                q -= 1
+            for i in range(nends):
+                self.load[self.ends[i]] -= 1
+            S += 1
+            if S > self.r:
+                return -3
+        self._clear_potentials()
+        self._raise_to(S)
+        self._reorder(nlog, mc)
+        return 0
+
+    cdef void _clear_potentials(self) noexcept nogil:
+        cdef intp_t i
+        for i in range(self.n_pi):
+            self.pi[self.pi_list[i]] = 0
+        self.n_pi = 0
+        self.mark_stamp += 1
+
+    # indexed binary min-heap on dist[], nodes 0..2N-1 ------------------------------
+    cdef inline void _sift_up(self, intp_t i) noexcept nogil:
+        cdef int32_t v = self.heap[i], u
+        cdef int64_t key = self.dist[v]
+        cdef intp_t p
+        while i > 0:
+            p = (i - 1) >> 1
+            u = self.heap[p]
+            if self.dist[u] <= key:
+                break
+            self.heap[i] = u
+            self.hpos[u] = <int32_t>i
+            i = p
+        self.heap[i] = v
+        self.hpos[v] = <int32_t>i
+
+    cdef inline void _push_or_decrease(self, int32_t v) noexcept nogil:
+        if self.hpos[v] < 0:
+            self.heap[self.heap_n] = v
+            self.hpos[v] = <int32_t>self.heap_n
+            self.heap_n += 1
+        self._sift_up(self.hpos[v])
+
+    cdef inline int32_t _pop(self) noexcept nogil:
+        cdef int32_t top = self.heap[0], v, u
+        cdef intp_t i = 0, c, n
+        self.hpos[top] = -1
+        self.heap_n -= 1
+        n = self.heap_n
+        if n == 0:
+            return top
+        v = self.heap[n]
+        cdef int64_t key = self.dist[v]
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and self.dist[self.heap[c + 1]] < self.dist[self.heap[c]]:
+                c += 1
+            u = self.heap[c]
+            if self.dist[u] >= key:
+                break
+            self.heap[i] = u
+            self.hpos[u] = <int32_t>i
+            i = c
+        self.heap[i] = v
+        self.hpos[v] = <int32_t>i
+        return top
+
+    cdef int _ssp(self, int32_t t0, intp_t S, intp_t* nlog, intp_t* nends) noexcept nogil:
+        """One shortest augmenting path from unassigned type t0 (Dijkstra); 0 if none exists."""
+        cdef intp_t n = self.n, r = self.r, k, j, nset = 0, i
+        cdef int32_t v, h, t, node, ph, pj, best_end = -1
+        cdef int64_t d, nd, pv, D = INF, c, dd
+        self.stamp += 1
+        cdef int32_t st = self.stamp
+        self.heap_n = 0
+        self.dist[t0] = 0
+        self.seen[t0] = st
+        self._push_or_decrease(t0)
+        while self.heap_n > 0:
+            v = self.heap[0]
+            d = self.dist[v]
+            if d >= D:
+                break
+            self._pop()
+            self.done[v] = st
+            self.settled[nset] = v
+            nset += 1
+            pv = self.pi[v]
+            if v < n:
+                for k in range(self.hptr[v], self.hptr[v + 1]):
+                    h = self.hgrp[k]
+                    node = <int32_t>(n + h)
+                    if not self.alive[h] or h == self.assign[v] or self.done[node] == st:
+                        continue
+                    dd = self.depth[h, self.hcol[k]]
+                    c = dd - S + 1 if dd >= S else 0
+                    nd = d + c + pv - self.pi[node]
+                    if self.seen[node] != st or nd < self.dist[node]:
+                        self.seen[node] = st
+                        self.dist[node] = nd
+                        self.pred_t[h] = v
+                        self.pred_c[h] = self.hcol[k]
+                        self._push_or_decrease(node)
+            else:
+                h = <int32_t>(v - n)
+                if self.load[h] < S and d + pv < D:
+                    D = d + pv  # arc to the sink (potential 0)
+                    best_end = h
+                for j in range(r):
+                    t = self.place[h, j]
+                    if self.assign[t] != h or self.done[t] == st:
+                        continue
+                    dd = self.depth[h, j]
+                    c = dd - S + 1 if dd >= S else 0
+                    nd = d - c + pv - self.pi[t]
+                    if self.seen[t] != st or nd < self.dist[t]:
+                        self.seen[t] = st
+                        self.dist[t] = nd
+                        self._push_or_decrease(t)
+        for i in range(self.heap_n):
+            self.hpos[self.heap[i]] = -1
+        self.heap_n = 0
+        if best_end < 0:
+            return 0
+        # potentials: pi += min(dist, D) - D keeps every reduced cost >= 0 (only settled
+        # nodes with dist < D change)
+        for i in range(nset):
+            v = self.settled[i]
+            if self.dist[v] < D:
+                if self.mark[v] != self.mark_stamp:
+                    self.mark[v] = self.mark_stamp
+                    self.pi_list[self.n_pi] = v
+                    self.n_pi += 1
+                self.pi[v] += self.dist[v] - D
+        h = best_end
+        self.load[h] += 1
+        self.ends[nends[0]] = h
+        nends[0] += 1
+        while True:
+            t = self.pred_t[h]
+            j = self.pred_c[h]
+            ph = self.assign[t]
+            pj = self.acol[t]
+            self.log_t[nlog[0]] = t
+            self.log_h[nlog[0]] = ph
+            self.log_c[nlog[0]] = pj
+            nlog[0] += 1
+            self.assign[t] = h
+            self.acol[t] = <int32_t>j
+            if t == t0:
+                break
+            h = ph
+        return 1
+
+    cdef void _raise_to(self, intp_t S) noexcept nogil:
+        cdef intp_t d, g
+        for d in range(self.S, S):
+            for g in range(self.n):
+                if self.alive[g]:
+                    self.cover[self.place[g, self.stack[g, d]]] += 1
+        self.S = S
+
+    cdef void _reorder(self, intp_t nlog, int64_t* mc) noexcept nogil:
+        """Swap contributed shards below the top S into it; OUT mc = [moves, cost]."""
+        cdef intp_t i, j, d, p, S = self.S, moves = 0, cost = 0, r = self.r
+        cdef int32_t g, jp
+        self.mark_stamp += 1  # reuse mark[] on group nodes N..2N-1 as "already reordered"
+        for i in range(nlog):
+            g = self.assign[self.log_t[i]]
+            if self.mark[self.n + g] == self.mark_stamp:
+                continue
+            self.mark[self.n + g] = self.mark_stamp
+            for j in range(r):
+                d = self.depth[g, j]
+                if d < S or self.assign[self.place[g, j]] != g:
+                    continue
+                p = S - 1
+                while self.assign[self.place[g, self.stack[g, p]]] == g:
+                    p -= 1
+                jp = self.stack[g, p]
+                self.stack[g, p] = <int32_t>j
+                self.stack[g, d] = jp
+                self.depth[g, j] = <int32_t>p
+                self.depth[g, jp] = <int32_t>d
+                self.cover[self.place[g, j]] += 1
+                self.cover[self.place[g, jp]] -= 1
+                moves += 1
+                cost += d - S + 1
+        if mc != NULL:
+            mc[0] = moves
+            mc[1] = cost

@@ -1,0 +1,38 @@
+"""Stub for the compiled RECTLR kernel (src/_ext/rectlr.pyx); use spare_core.rectlr.Rectlr."""
+import numpy as np
+import numpy.typing as npt
+
+class RectlrCore:
+    n: int
+    r: int
+    S: int
+    place_arr: npt.NDArray[np.int32]
+    stack_arr: npt.NDArray[np.int32]
+    alive_arr: npt.NDArray[np.uint8]
+    assign_arr: npt.NDArray[np.int32]
+    load_arr: npt.NDArray[np.int32]
+    def __init__(
+        self,
+        place: npt.NDArray[np.integer],
+        hptr: npt.NDArray[np.integer],
+        hgrp: npt.NDArray[np.integer],
+        hcol: npt.NDArray[np.integer],
+    ) -> None: ...
+    def reset(self) -> None: ...
+    def fail(
+        self,
+        g: int,
+        pg: npt.NDArray[np.int32],
+        pt: npt.NDArray[np.int32],
+        px: npt.NDArray[np.uint8],
+        out: npt.NDArray[np.int64],
+    ) -> None: ...
+    def fail_many(
+        self,
+        groups: npt.NDArray[np.int32],
+        pg: npt.NDArray[np.int32],
+        pt: npt.NDArray[np.int32],
+        px: npt.NDArray[np.uint8],
+        out: npt.NDArray[np.int64],
+        pptr: npt.NDArray[np.int64],
+    ) -> int: ...
