@@ -14,9 +14,13 @@ References
 from .controllers import BarrierObservation, NoPacing, PacingController, SpreadPacer
 from .model import CollectiveModel, ComputeModel, FabricModel, PacingScenario, collective_time
 from .simulate import IterationResult, IterationStats, Realisation, simulate_iterations
+from .steptime import StragglerStepTime
+from .sweep import DEFAULT_NODE_COUNTS, SweepResult, SweepRow, node_sweep, scaling_efficiency
 
 __all__ = [
     "BarrierObservation", "NoPacing", "PacingController", "SpreadPacer",
     "CollectiveModel", "ComputeModel", "FabricModel", "PacingScenario", "collective_time",
     "IterationResult", "IterationStats", "Realisation", "simulate_iterations",
+    "StragglerStepTime", "DEFAULT_NODE_COUNTS", "SweepResult", "SweepRow", "node_sweep",
+    "scaling_efficiency",
 ]

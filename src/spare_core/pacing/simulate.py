@@ -26,7 +26,8 @@ from .model import PacingScenario, _rail_terms
 
 __all__ = ["simulate_iterations", "IterationResult", "IterationStats", "Realisation"]
 
-_STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5}
+_STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5,
+            "outlier": 6}
 # rank-iterations of noise drawn per chunk: bounds memory (~8 MB) at any scale
 _CHUNK_CELLS = 1 << 20
 # recording per-rank arrivals/entries is a test and debugging aid; refuse huge traces
@@ -74,9 +75,11 @@ class Realisation:
     def draw(cls, scenario: PacingScenario, n_iterations: int, root: np.random.SeedSequence):
         c, f = scenario.compute, scenario.fabric
         p, n = scenario.n_ranks, scenario.n_nodes
-        rng = _stream(root, "speed")
-        speed = np.exp(c.speed_spread * rng.standard_normal(p) - 0.5 * c.speed_spread ** 2)
-        slow = rng.random(p) < c.slow_fraction
+        # one stream per quantity, consumed rank by rank: rank r gets the same GPU speed,
+        # outlier status and NIC locality at every job size (nested clusters)
+        z = _stream(root, "speed").standard_normal(p)
+        speed = np.exp(c.speed_spread * z - 0.5 * c.speed_spread ** 2)
+        slow = _stream(root, "outlier").random(p) < c.slow_fraction
         base = c.t_compute * speed * np.where(slow, c.slow_factor, 1.0)
         rng = _stream(root, "locality")
         locality = rng.choice(len(f.locality_probs), size=(n, f.gpus_per_node),
