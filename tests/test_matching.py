@@ -135,15 +135,16 @@ def test_warm_start_keeps_valid_pairs_after_a_group_fails():
     n, r = 3000, 3
     g = spare_graph(n, r)
     full = hopcroft_karp(g, capacity=np.full(n, 2))
-    # group 5 fails: drop its column
+    # the group holding type 0 fails: drop its column
+    failed = int(full.match_left[0])
     coo = g.tocoo()
-    keep = coo.col != 5
+    keep = coo.col != failed
     g2 = sp.csr_array((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=g.shape)
     cap = np.full(n, 2)
     m = hopcroft_karp(g2, capacity=cap, warm_start=full)
     assert m.size == n
-    assert m.warm_kept == n - int(full.right_load[5]) and full.right_load[5] > 0
-    assert m.right_load[5] == 0
+    assert m.warm_kept == n - int(full.right_load[failed]) and full.right_load[failed] > 0
+    assert m.right_load[failed] == 0
 
 
 def spare_graph(n: int, r: int, offsets=None) -> sp.csr_array:
@@ -203,3 +204,21 @@ def test_callers_arrays_unchanged():
     assert np.array_equal(warm, warm_copy)
     for a, b in zip(snapshot, (g.data, g.indices, g.indptr)):
         assert np.array_equal(a, b)
+
+
+@given(graphs(), st.data())
+def test_every_kernel_strategy_is_maximum(case, data):
+    """Karp-Sipser start and dead-vertex pruning are optimisations: each combination is exact."""
+    from spare_core.matching import _graph_csr, _kern
+
+    g, n_left, n_right, edges = case
+    cap = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n_right, max_size=n_right)), dtype=np.int64)
+    expected = scipy_size(n_left, n_right, edges, cap)
+    indptr, indices, _, _ = _graph_csr(g)
+    for ks in (False, True):
+        for prune in (False, True):
+            k = _kern.HKKernel(indptr, indices, cap.copy(), False)
+            assert k.solve(ks, prune) == expected
+            m = Matching(k.match_left, k.load, k.cap, indptr, indices)
+            check_valid(m, edges, cap)
+            check_certificate(m, edges, cap)

@@ -59,6 +59,8 @@ cdef struct HKState:
     int32_t* layer_r
     int32_t* cur_r
     int32_t* stack_r
+    const uint8_t* live_l   # NULL, or 0 = proven never on an augmenting path (see hk_prune)
+    const uint8_t* live_r
     int32_t epoch
     int64_t size
     int64_t work        # edges + partner-list entries scanned since the counter was reset

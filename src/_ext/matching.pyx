@@ -133,7 +133,8 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
         s.work += end - e
         while e < end:
             j = s.indices[e]
-            if s.stamp_r[j] == ep or s.match_left[v] == j or (s.edge_off != NULL and s.edge_off[e]):
+            if (s.stamp_r[j] == ep or s.match_left[v] == j or (s.edge_off != NULL and s.edge_off[e])
+                    or (s.live_r != NULL and not s.live_r[j])):
                 e += 1
                 continue
             e += 1
@@ -146,7 +147,7 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
                 w = s.head[j]
                 while w != -1:
                     s.work += 1
-                    if s.stamp_l[w] != ep:
+                    if s.stamp_l[w] != ep and (s.live_l == NULL or s.live_l[w]):
                         s.stamp_l[w] = ep
                         s.dist_l[w] = d + 1
                         s.it_l[w] = s.indptr[w]
@@ -254,6 +255,160 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
     return gained
 
 
+cdef inline void _ks_match(HKState* s, const int64_t* cptr, const int32_t* cidx, int64_t* deg_l,
+                           int64_t* deg_r, uint8_t* inq_r, int32_t* lq, intp_t* nlq, int32_t* rq,
+                           intp_t* nrq, int32_t u, int32_t j) noexcept nogil:
+    """Match u -> j and keep the residual degrees of the Karp-Sipser reduction exact."""
+    cdef int64_t e
+    cdef int32_t j2, w
+    hk_link(s, u, j)
+    s.status[u] = MATCHED
+    s.size += 1
+    for e in range(s.indptr[u], s.indptr[u + 1]):
+        j2 = s.indices[e]
+        deg_r[j2] -= 1
+        if 0 < deg_r[j2] <= s.cap[j2] - s.load[j2] and not inq_r[j2]:
+            inq_r[j2] = 1
+            rq[nrq[0]] = j2
+            nrq[0] += 1
+    s.work += s.indptr[u + 1] - s.indptr[u]
+    if s.load[j] == s.cap[j]:
+        s.work += cptr[j + 1] - cptr[j]
+        for e in range(cptr[j], cptr[j + 1]):
+            w = cidx[e]
+            if s.match_left[w] < 0:
+                deg_l[w] -= 1
+                if deg_l[w] == 1:
+                    lq[nlq[0]] = w
+                    nlq[0] += 1
+
+
+cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, int64_t* deg_l,
+                         int64_t* deg_r, uint8_t* inq_r, int32_t* lq, int32_t* rq) noexcept nogil:
+    """Initial matching by the Karp-Sipser degree rules, generalised to right capacities.
+
+    Safe rules (some maximum b-matching contains the pairs they make): a free left vertex
+    with one residual neighbour takes it; a right vertex whose residual degree is at most its
+    spare capacity takes all its free neighbours. When neither applies, the next free left
+    vertex takes its first neighbour with spare capacity (a plain greedy step) and the rules
+    resume. On sparse random graphs (mean degree below e) the safe rules alone leave almost
+    nothing for Hopcroft-Karp. O(|E|): a row is scanned when its vertex is matched, a column
+    when its right vertex fills up. Needs the CSC (cptr, cidx) of the same graph; scratch
+    deg_l[n_left], deg_r[n_right], inq_r[n_right] (zeroed), lq[n_left], rq[|E| + n_right].
+    """
+    cdef intp_t nlq = 0, nrq = 0, next_u = 0, k
+    cdef int64_t e
+    cdef int32_t u, j, w
+    for j in range(s.n_right):
+        deg_r[j] = 0
+    for u in range(s.n_left):
+        deg_l[u] = 0
+        if s.match_left[u] >= 0:
+            continue
+        for e in range(s.indptr[u], s.indptr[u + 1]):
+            j = s.indices[e]
+            deg_r[j] += 1
+            if s.load[j] < s.cap[j]:
+                deg_l[u] += 1
+        if deg_l[u] == 1:
+            lq[nlq] = u
+            nlq += 1
+    s.work += s.indptr[s.n_left]
+    for j in range(s.n_right):
+        if 0 < deg_r[j] <= s.cap[j] - s.load[j]:
+            inq_r[j] = 1
+            rq[nrq] = j
+            nrq += 1
+    while True:
+        if nlq > 0:
+            nlq -= 1
+            u = lq[nlq]
+            if s.match_left[u] >= 0 or deg_l[u] != 1:
+                continue
+            for e in range(s.indptr[u], s.indptr[u + 1]):
+                j = s.indices[e]
+                if s.load[j] < s.cap[j]:
+                    _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
+                    break
+        elif nrq > 0:
+            nrq -= 1
+            j = rq[nrq]
+            inq_r[j] = 0
+            if not (0 < deg_r[j] <= s.cap[j] - s.load[j]):
+                continue
+            for e in range(cptr[j], cptr[j + 1]):
+                w = cidx[e]
+                if s.match_left[w] < 0:
+                    _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, w, j)
+        else:
+            while next_u < s.n_left and (s.match_left[next_u] >= 0 or deg_l[next_u] <= 0):
+                next_u += 1
+            if next_u == s.n_left:
+                break
+            u = <int32_t>next_u
+            for e in range(s.indptr[u], s.indptr[u + 1]):
+                j = s.indices[e]
+                if s.load[j] < s.cap[j]:
+                    _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
+                    break
+            else:
+                deg_l[u] = 0
+    k = 0
+    for e in range(s.n_pending):
+        if s.status[s.pending[e]] == PENDING:
+            s.pending[k] = s.pending[e]
+            k += 1
+    s.n_pending = k
+
+
+cdef void hk_prune(HKState* s, const int64_t* cptr, const int32_t* cidx, uint8_t* live_l,
+                   uint8_t* live_r, int32_t* queue_r) noexcept nogil:
+    """Mark the vertices that can still reach spare capacity by an alternating path.
+
+    Reverse BFS from every right vertex with spare capacity: a left neighbour ``w`` (not
+    matched to it) is live, and so is the right vertex ``w`` is matched to. Everything not
+    reached can never lie on an augmenting path, now or after any augmentation (augmenting
+    paths stay inside the live set, so nothing outside it changes): Hopcroft-Karp may skip
+    it for good, and free left vertices outside it are DEAD at once. This removes the
+    Hungarian forests of unmatchable left vertices that textbook Hopcroft-Karp searches again
+    in every phase. O(|E| + |V|) once; live_l/live_r zeroed on entry.
+    """
+    cdef intp_t qh = 0, qt = 0, k, kept = 0
+    cdef int64_t e
+    cdef int32_t j, w, j2
+    for j in range(s.n_right):
+        if s.load[j] < s.cap[j]:
+            live_r[j] = 1
+            queue_r[qt] = j
+            qt += 1
+    while qh < qt:
+        j = queue_r[qh]
+        qh += 1
+        s.work += cptr[j + 1] - cptr[j]
+        for e in range(cptr[j], cptr[j + 1]):
+            w = cidx[e]
+            if live_l[w] or s.match_left[w] == j:
+                continue
+            live_l[w] = 1
+            j2 = <int32_t>s.match_left[w]
+            if j2 >= 0 and not live_r[j2]:
+                live_r[j2] = 1
+                queue_r[qt] = j2
+                qt += 1
+    for k in range(s.n_pending):
+        w = s.pending[k]
+        if live_l[w]:
+            s.pending[kept] = w
+            kept += 1
+        else:
+            s.status[w] = DEAD
+            s.dead[s.n_dead] = w
+            s.n_dead += 1
+    s.n_pending = kept
+    s.live_l = live_l
+    s.live_r = live_r
+
+
 cdef class HKKernel:
     """Owns a CSR graph, a (b-)matching on it and all scratch; see ``matching.pxd``.
 
@@ -323,6 +478,8 @@ cdef class HKKernel:
         self.s.stamp_r = _p32(self._stamp_r)
         self.s.layer_r = _p32(self._layer_r)
         self.s.cur_r = _p32(self._cur_r)
+        self.s.live_l = NULL
+        self.s.live_r = NULL
         self.s.epoch = 0
         self.s.size = 0
         self.s.work = 0
@@ -380,6 +537,52 @@ cdef class HKKernel:
     def greedy(self):
         with nogil:
             hk_greedy(&self.s)
+
+    def solve(self, bint karp_sipser=True, bint prune=True):
+        """Maximum matching from the current state: Karp-Sipser start (else greedy), optional
+        pruning of vertices that can never be on an augmenting path, then Hopcroft-Karp.
+
+        The CSC copy and the pruning marks live only during this call: afterwards capacities
+        may grow again (IncrementalMatching), which would revive pruned vertices.
+        """
+        cdef HKState* s = &self.s
+        cdef intp_t nl = self.n_left, nr = self.n_right
+        if not karp_sipser and not prune:
+            with nogil:
+                hk_greedy(s)
+                hk_augment(s)
+            return s.size
+        nnz = self.s.indptr[nl] if nl else 0
+        rows = np.repeat(np.arange(nl, dtype=np.int64), np.diff(self.indptr))
+        cptr_a, cidx_a = csr_from_pairs(np.asarray(self.indices[:nnz], dtype=np.int64), rows, nr)
+        del rows
+        cdef const int64_t[::1] cptr = cptr_a
+        cdef const int32_t* cidx = _c32(cidx_a) if nnz else NULL
+        cdef int64_t[::1] deg_l, deg_r
+        cdef uint8_t[::1] inq_r, live_l, live_r
+        cdef int32_t[::1] lq, rq
+        if karp_sipser:
+            deg_l = np.zeros(max(nl, 1), np.int64)
+            deg_r = np.zeros(max(nr, 1), np.int64)
+            inq_r = np.zeros(max(nr, 1), np.uint8)
+            lq = np.zeros(max(nl, 1), np.int32)
+            rq = np.zeros(nnz + nr + 1, np.int32)
+            with nogil:
+                hk_karp_sipser(s, &cptr[0], cidx, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
+        else:
+            with nogil:
+                hk_greedy(s)
+        if prune:
+            live_l = np.zeros(max(nl, 1), np.uint8)
+            live_r = np.zeros(max(nr, 1), np.uint8)
+            rq = np.zeros(max(nr, 1), np.int32)
+            with nogil:
+                hk_prune(s, &cptr[0], cidx, &live_l[0], &live_r[0], &rq[0])
+        with nogil:
+            hk_augment(s)
+            s.live_l = NULL
+            s.live_r = NULL
+        return s.size
 
     def augment(self):
         """Restore maximality; return the matching size."""

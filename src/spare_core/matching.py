@@ -288,14 +288,21 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     over alternating paths (a saturated right vertex leads to each of its partners) up to the
     first layer with spare capacity, then a DFS with current-arc pointers that flips a maximal
     set of vertex-disjoint shortest augmenting paths. O(sqrt(V) * E) time in the worst case
-    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) memory beyond a private
-    int32 copy of the graph. A greedy pass first matches each free left vertex to its first
-    neighbour with spare capacity. Free left vertices whose search exhausts its reachable set
-    are never searched again (no augmenting path will appear while the matching grows).
-    The GIL is released throughout.
+    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory (a private
+    int32 copy of the graph and, during a cold solve, its transpose). The GIL is released
+    throughout.
 
-    A warm start costs O(|E|) to validate plus the searches from the vertices it left free:
-    after one group fails, only its former partners are searched.
+    A cold solve starts from the Karp-Sipser degree rules generalised to capacities (a free
+    left vertex with one usable neighbour takes it; a right vertex with no more free
+    neighbours than spare slots takes them all; else a greedy step), which on sparse random
+    graphs leave little or nothing to augment. It then marks every vertex that cannot reach
+    spare capacity by an alternating path (one reverse BFS): such vertices can never lie on an
+    augmenting path, now or later, so the phases skip them for good, and unmatchable left
+    vertices are not searched again in every phase as in textbook Hopcroft-Karp.
+
+    A warm start costs O(n_left + sum of the kept rows) to validate plus the searches from
+    the vertices it left free (no Karp-Sipser, no pruning pass): after one group fails, only
+    its former partners are searched.
 
     References
     ----------
@@ -317,9 +324,13 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     cap = _capacity(capacity, n_right)
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     k = _kern.HKKernel(indptr, indices, cap, False)
-    kept = None if warm is None else int(k.seed(warm))
-    k.greedy()
-    k.augment()
+    kept = None
+    if warm is None:
+        k.solve(True, True)
+    else:
+        # repair: only the vertices the warm start left free are searched
+        kept = int(k.seed(warm))
+        k.solve(False, False)
     return Matching(k.match_left, k.load, k.cap, indptr, indices, phases=k.phases, warm_kept=kept)
 
 
@@ -399,8 +410,7 @@ class IncrementalMatching:
         self._indices = indices
         self._nl = n_left
         self._nr = n_right
-        k.greedy()
-        k.augment()
+        k.solve(True, True)
         self.match_left = _readonly(k.match_left)
         self.right_load = _readonly(k.load)
         self.capacity = _readonly(k.cap)
