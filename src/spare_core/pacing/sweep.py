@@ -82,8 +82,8 @@ class SweepResult:
         """Fixed-width text table: one line per node count, off | on columns."""
         head = (f"{'nodes':>6} {'ranks':>7} | {'mean s':>7} {'p99 s':>7} {'CV':>6} {'eff':>5} | "
                 f"{'mean s':>7} {'p99 s':>7} {'CV':>6} {'eff':>5} {'paced':>5} | {'thr gain':>8} {'CV ratio':>8}")
-        lines = [f"{'':>14} | {'no pacing':^29} | {'pacing: ' + self.pacer[:28]:^35} |", head,
-                 "-" * len(head)]
+        label = "pacing: " + self.pacer.split("(")[0]
+        lines = [f"{'':>14} | {'no pacing':^29} | {label:^35} |", head, "-" * len(head)]
         for n in sorted({r.n_nodes for r in self.rows}):
             a, b = self.row(n, False), self.row(n, True)
             gain = b.stats.throughput / a.stats.throughput - 1.0
@@ -92,6 +92,7 @@ class SweepResult:
                 f"{n:>6} {a.stats.n_ranks:>7} | {a.stats.mean:>7.4f} {a.stats.p99:>7.4f} {a.stats.cv:>6.3f} "
                 f"{a.efficiency:>5.2f} | {b.stats.mean:>7.4f} {b.stats.p99:>7.4f} {b.stats.cv:>6.3f} "
                 f"{b.efficiency:>5.2f} {b.stats.fraction_paced:>5.2f} | {gain:>+8.1%} {ratio:>8.2f}")
+        lines.append(f"pacer: {self.pacer}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:

@@ -1,0 +1,128 @@
+"""``spare pacing``: iteration time vs node count, with and without the pacing controller.
+
+Simulates the documented default scenario (docs/pacing.md) at each node count, unpaced
+and with :class:`~spare_core.pacing.SpreadPacer`, on common random numbers, and prints
+mean, p99, CV, weak-scaling efficiency, fraction of iterations paced, the throughput gain
+and the CV ratio of pacing. ``--json FILE`` writes every cell; ``--plot FILE`` draws CV
+and throughput per node against node count when matplotlib is installed.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def _nonneg_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+    return v
+
+
+def _at_least_one(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not v >= 1.0:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def add_arguments(parser) -> None:
+    """Options of ``spare pacing``."""
+    from ..pacing import DEFAULT_NODE_COUNTS
+
+    parser.add_argument("--nodes", type=_positive_int, nargs="+", default=list(DEFAULT_NODE_COUNTS),
+                        metavar="N", help="node counts (default: 4 8 ... 1024)")
+    parser.add_argument("--iterations", type=_positive_int, default=1000,
+                        help="iterations per run (default 1000)")
+    parser.add_argument("--replicas", type=_positive_int, default=3,
+                        help="independent clusters averaged per cell (default 3)")
+    parser.add_argument("--seed", type=_nonneg_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--oversubscription", type=_at_least_one, default=None,
+                        help="leaf oversubscription ratio (default: scenario's 2.0)")
+    parser.add_argument("--ring-order", choices=("random", "topology"), default=None,
+                        help="node order of the ring (default: scenario's random)")
+    parser.add_argument("--algorithm", choices=("hierarchical", "ring"), default=None,
+                        help="all-reduce algorithm (default: scenario's hierarchical)")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="write per node count and pacing on/off: mean, p99, CV, throughput, fraction paced")
+    parser.add_argument("--plot", metavar="FILE", default=None,
+                        help="save a plot (PNG/PDF) when matplotlib is installed")
+
+
+def _scenario(args):
+    from ..pacing import PacingScenario
+
+    sc = PacingScenario(n_nodes=1)
+    if args.oversubscription is not None or args.ring_order is not None:
+        fab = sc.fabric
+        if args.oversubscription is not None:
+            fab = replace(fab, oversubscription=args.oversubscription)
+        if args.ring_order is not None:
+            fab = replace(fab, ring_order=args.ring_order)
+        sc = replace(sc, fabric=fab)
+    if args.algorithm is not None:
+        sc = replace(sc, collective=replace(sc.collective, algorithm=args.algorithm))
+    return sc
+
+
+def _plot(result, path) -> str:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no plot written (pip install 'spare_core[plot]')"
+    nodes = sorted({r.n_nodes for r in result.rows})
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for paced, label in ((False, "no pacing"), (True, "pacing")):
+        rows = [result.row(n, paced) for n in nodes]
+        ax1.plot(nodes, [r.stats.cv for r in rows], marker="o", label=label)
+        ax2.plot(nodes, [r.stats.throughput / r.n_nodes for r in rows], marker="o", label=label)
+    for ax, ylabel in ((ax1, "iteration-time CV"), (ax2, "throughput per node (rank-it/s)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("nodes")
+        ax.set_ylabel(ylabel)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return f"plot written to {path}"
+
+
+def run(args) -> int:
+    """Run the sweep and print the table; 0 on success."""
+    from ..pacing import node_sweep
+
+    t0 = time.perf_counter()
+    result = node_sweep(args.nodes, n_iterations=args.iterations, replicas=args.replicas,
+                        seed=args.seed, base=_scenario(args))
+    print(result.table())
+    print(f"\n{args.iterations} iterations x {args.replicas} replicas per cell, seed {args.seed}, "
+          f"{time.perf_counter() - t0:.1f} s. thr gain = paced/unpaced throughput - 1; "
+          "eff = weak-scaling efficiency vs the smallest unpaced run.")
+    if args.json:
+        result.to_json(args.json)
+        print(f"results written to {args.json}")
+    if args.plot:
+        print(_plot(result, args.plot))
+    return 0
