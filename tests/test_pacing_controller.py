@@ -1,0 +1,129 @@
+"""Pacing controller: gate invariants, hysteresis, the plug-in protocol and the two paths."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from spare_core.pacing import (BarrierObservation, ComputeModel, FabricModel, NoPacing, PacingController,
+                               PacingScenario, SpreadPacer, simulate_iterations)
+
+
+class ScheduledHolds:
+    """A user controller: replays a fixed list of holds (exercises the protocol path)."""
+
+    def __init__(self, holds):
+        self.holds = list(holds)
+        self.seen = []
+
+    def reset(self):
+        self.i = 0
+        self.seen = []
+
+    def hold(self, last):
+        self.seen.append(last)
+        h = self.holds[self.i % len(self.holds)]
+        self.i += 1
+        return h
+
+
+@given(st.integers(1, 40), st.integers(1, 4), st.integers(0, 10**6),
+       st.lists(st.sampled_from([0.0, 1e-5, 1e-3, 0.02, 0.1, 5.0]), min_size=1, max_size=8))
+def test_gate_never_admits_early_and_hold_is_bounded(n, g, seed, holds):
+    sc = PacingScenario(n_nodes=n, compute=ComputeModel(jitter=0.2, episode_rate=1e-3, episode_median=3.0),
+                        fabric=FabricModel(gpus_per_node=g, nodes_per_leaf=4))
+    r = simulate_iterations(sc, 12, controller=ScheduledHolds(holds), seed=seed, record_ranks=True)
+    wait = r.entries - r.arrivals
+    assert (r.entries >= r.arrivals).all()                    # never enters before it arrives
+    assert (r.entries <= r.arrivals + r.hold[:, None]).all()  # never held longer than the bound
+    np.testing.assert_allclose(r.held, wait.max(axis=1), rtol=0, atol=0)
+    unpaced = r.hold == 0
+    assert (wait[unpaced] == 0).all()
+    # a released rank enters no later than the controller's release after the last arrival
+    assert (r.entries <= r.arrival_max[:, None] + sc.release_latency + 1e-12).all()
+
+
+@pytest.mark.parametrize("n_nodes", [1, 8, 64])
+def test_builtin_controllers_agree_exactly_on_both_paths(n_nodes):
+    sc = PacingScenario(n_nodes=n_nodes)
+    for ctrl in (NoPacing(), SpreadPacer(), SpreadPacer(threshold_on=0.35, threshold_off=0.3, patience=3,
+                                                        hold_max=0.2)):
+        fast = simulate_iterations(sc, 150, controller=ctrl, seed=11)
+        slow = simulate_iterations(sc, 150, controller=ctrl, seed=11, use_kernel_controller=False)
+        for key in ("time", "arrival_max", "spread", "hold", "held", "incast", "contention", "paced"):
+            np.testing.assert_array_equal(getattr(fast, key), getattr(slow, key), err_msg=key)
+
+
+def test_pacing_off_equals_no_pacing_exactly():
+    # a pacer that never switches on (threshold above any spread) and a user controller that
+    # always returns 0 must reproduce the unpaced baseline bit for bit
+    sc = PacingScenario(n_nodes=48)
+    base = simulate_iterations(sc, 200, seed=4)
+    never = simulate_iterations(sc, 200, seed=4, controller=SpreadPacer(threshold_on=1e9, threshold_off=0.0))
+    zero = simulate_iterations(sc, 200, seed=4, controller=ScheduledHolds([0.0]))
+    for other in (never, zero):
+        np.testing.assert_array_equal(base.time, other.time)
+        assert not other.paced.any()
+
+
+def test_common_random_numbers_pacing_changes_only_what_happens_after_arrival():
+    sc = PacingScenario(n_nodes=64)
+    a = simulate_iterations(sc, 300, seed=8)
+    b = simulate_iterations(sc, 300, seed=8, controller=SpreadPacer())
+    np.testing.assert_array_equal(a.arrival_max, b.arrival_max)
+    np.testing.assert_array_equal(a.spread, b.spread)
+    np.testing.assert_array_equal(a.contention, b.contention)
+
+
+def test_a_long_hold_is_a_barrier_it_costs_the_release_latency_and_removes_incast():
+    sc = PacingScenario(n_nodes=64)
+    a = simulate_iterations(sc, 100, seed=2)
+    b = simulate_iterations(sc, 100, seed=2, controller=ScheduledHolds([1e6]))
+    assert (a.incast > 0).any() and (b.incast == 0).all()
+    # with every rank released together the collective starts release_latency after the
+    # last arrival and runs free of incast; the contention draws are unchanged, so the
+    # barrier saves at most the worst incast and costs exactly the release latency
+    saved = a.time - (b.time - sc.release_latency)
+    assert (saved >= -1e-12).all() and (saved <= a.incast + 1e-12).all()
+    calm = a.incast == 0
+    np.testing.assert_allclose(b.time[calm], a.time[calm] + sc.release_latency, rtol=1e-12)
+
+
+def test_spread_pacer_hysteresis():
+    p = SpreadPacer(threshold_on=0.3, threshold_off=0.1, patience=3, hold_max=0.25)
+    p.reset()
+    obs = lambda s: BarrierObservation(0, s, 1.0, 1.0, 0.0)  # noqa: E731
+    assert p.hold(None) == 0.0
+    assert p.hold(obs(0.2)) == 0.0          # between thresholds while off: stays off
+    assert p.hold(obs(0.31)) == 0.25        # above on: switches on
+    assert p.hold(obs(0.2)) == 0.25         # between thresholds while on: stays on
+    assert p.hold(obs(0.05)) == 0.25        # calm 1
+    assert p.hold(obs(0.05)) == 0.25        # calm 2
+    assert p.hold(obs(0.2)) == 0.25         # not calm: the count restarts
+    assert [p.hold(obs(0.0)) for _ in range(3)] == [0.25, 0.25, 0.0]   # 3 calm in a row: off
+    p.reset()
+    assert p.hold(obs(0.0)) == 0.0
+
+
+def test_controller_sees_the_previous_observation():
+    sc = PacingScenario(n_nodes=4)
+    ctrl = ScheduledHolds([0.0, 0.01])
+    r = simulate_iterations(sc, 6, controller=ctrl, seed=1)
+    assert ctrl.seen[0] is None
+    for i, o in enumerate(ctrl.seen[1:]):
+        assert o.iteration == i and o.spread == r.spread[i] and o.iteration_time == r.time[i]
+        assert o.hold == r.hold[i]
+    assert isinstance(ctrl, PacingController) and isinstance(SpreadPacer(), PacingController)
+
+
+@pytest.mark.parametrize("bad, exc", [(-1.0, ValueError), (float("nan"), ValueError), (float("inf"), ValueError),
+                                      ("x", TypeError), (None, TypeError)])
+def test_bad_hold_from_a_user_controller_is_rejected(bad, exc):
+    with pytest.raises(exc, match="controller.hold"):
+        simulate_iterations(PacingScenario(n_nodes=2), 3, seed=0, controller=ScheduledHolds([bad]))
+
+
+def test_repr_is_informative():
+    r = simulate_iterations(PacingScenario(n_nodes=2), 10, seed=0, controller=SpreadPacer())
+    assert "SpreadPacer" in repr(r) and "n_nodes=2" in repr(r)
+    s = r.stats()
+    assert "cv=" in repr(s) and s.n_iterations == 10 and 0 <= s.fraction_paced <= 1
+    assert s.p50 <= s.p99 and s.throughput == pytest.approx(16 / s.mean)
