@@ -103,7 +103,7 @@ def run(args) -> int:
                 best_json[str(n)][label] = None
             else:
                 if rep_best is not None and label != "Rep+CKPT":
-                    red = f"{100 * (1 - b.ratio_mean / rep_best.ratio_mean):+.1f} % TTT"
+                    red = f"{-100 * (1 - b.ratio_mean / rep_best.ratio_mean):+.1f} % TTT"
                 else:
                     red = "-"
                 rshow = str(b.redundancy) if name != "ckpt" else "-"

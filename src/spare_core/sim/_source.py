@@ -79,7 +79,7 @@ class EpochFailures:
         self._goto(k)
         d = self._driver
         have = self._times[k].shape[0]
-        want = max(need, 2 * have)
+        want = need
         start = d.epoch_start
         nf = d.next_failure
         for _ in range(have - self._pulled):  # a rebuilt driver replays the cached prefix

@@ -253,7 +253,8 @@ class _CyclicHandler(FailureHandler):
         self._k = load("sim_timeline")
         self._dead = np.zeros(n, dtype=np.int8)
         self._r = r
-        self.batch_hint = 64
+        # about half the failures an epoch endures (mu ~ N^(1 - 1/r)); 1 when each failure wipes out
+        self.batch_hint = 1 if r == 1 else int(min(64, max(2, 0.5 * n ** (1.0 - 1.0 / r))))
 
     def on_failures(self, groups):
         i = self._k.cyclic_first_wipe(self._dead, groups, self._r)
@@ -351,12 +352,11 @@ class ReplicationCheckpoint(Policy):
 
 # -- SPARe -----------------------------------------------------------------------------------
 class _RectlrHandler(FailureHandler):
-    batch_hint = 32
-
     def __init__(self, n, r, offsets):
         from ..layout import StackedLayout
         from ..rectlr import Rectlr
 
+        self.batch_hint = 1 if r == 1 else int(min(32, max(2, 0.5 * n ** (1.0 - 1.0 / r))))
         self._ctl = Rectlr(StackedLayout(n, r, offsets=offsets))
 
     def on_failures(self, groups):

@@ -26,7 +26,7 @@ POLICY_NAMES = ("ckpt", "rep", "rep-disjoint", "spare")
 # multipliers are drawn in chunks of this many step attempts (a run of 10,000 steps with
 # rework needs a few chunks; drawing them costs ~0.1 ms each)
 _MULT_CHUNK = 16_384
-_MAX_BATCH = 1024
+_MAX_BATCH = 256
 
 
 def make_policy(name, r=None, **kwargs) -> Policy:

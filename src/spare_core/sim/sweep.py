@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -110,14 +110,28 @@ def _task(args):
     """All runs of one (scenario, seed), sharing the seed's per-epoch failures.
 
     Runs are ordered by decreasing r so that the deepest epoch prefixes are drawn first
-    (see :class:`EpochFailures`).
+    (see :class:`EpochFailures`). At r = 1 every failure is a global restart whatever the
+    policy, so the built-in policies at r = 1 with the same interval rule are one run:
+    it is simulated once and relabelled (tests/test_sim_sweep.py checks the equivalence).
     """
     scenario, seed, jobs = args
     fail_seed, _ = _seed_children(seed)
     source = EpochFailures(scenario, fail_seed)
     out = []
+    r1 = {}
     for key, policy in sorted(jobs, key=lambda kp: -kp[1].redundancy):
-        out.append((key, simulate(scenario, policy, seed=seed, failures=source)))
+        if policy.redundancy == 1:
+            memo = r1.get(policy.interval)
+            if memo is None:
+                memo = r1[policy.interval] = simulate(scenario, policy, seed=seed, failures=source)
+            run = replace(
+                memo,
+                policy=policy.name,
+                wipeouts=memo.restarts if policy.restart_is_wipeout else 0,
+            )
+        else:
+            run = simulate(scenario, policy, seed=seed, failures=source)
+        out.append((key, run))
     return out
 
 
