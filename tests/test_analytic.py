@@ -6,6 +6,7 @@ from scipy.special import comb
 
 from spare_core.analytic import (
     endurable_failures,
+    endurable_failures_consecutive,
     endurable_failures_mc,
     overhead_lower_bound,
     overhead_mc,
@@ -34,10 +35,15 @@ def cyclic_counts_without_run(n, r):
     return counts
 
 
-def exact_endured_consecutive(n, r):
+def exact_endured_by_dp(n, r):
     """E[failures endured before the wipe-out] for consecutive stacks, random failure order."""
     counts = cyclic_counts_without_run(n, r)
     return float(sum(counts[k] / comb(n, k, exact=True) for k in range(1, n + 1)))
+
+
+@pytest.mark.parametrize("n,r", [(1, 1), (2, 2), (5, 1), (9, 2), (30, 3), (31, 5), (40, 40), (60, 7)])
+def test_exact_consecutive_formula_equals_dp(n, r):
+    assert endurable_failures_consecutive(n, r) == pytest.approx(exact_endured_by_dp(n, r), rel=1e-12)
 
 
 def test_exact_oracle_small_cases_by_enumeration():
@@ -73,7 +79,7 @@ def test_closed_forms():
 
 @pytest.mark.parametrize("n,r", [(40, 2), (40, 3)])
 def test_mc_endured_failures_contains_exact_value(n, r):
-    exact = exact_endured_consecutive(n, r)
+    exact = endurable_failures_consecutive(n, r)
     est = endurable_failures_mc(StackedLayout(n, r), 400, seed=11, confidence=0.999)
     assert exact in est, (exact, est)
     assert est.n_samples == 400 and est.low < est.mean < est.high
@@ -90,6 +96,8 @@ def test_mc_reproducible_and_closed_form_bias_small_for_sidon():
 
 def test_overhead_mc_against_bound():
     est = overhead_mc(StackedLayout(100, 4), 40, seed=2)
+    same = endurable_failures_mc(StackedLayout(100, 4), 40, seed=2)
+    assert np.array_equal(est.endured.samples, same.samples)
     assert np.all(est.stack_depth.samples >= est.bound.samples - 1e-12)
     assert 0.0 <= est.phase0_fraction.mean <= 1.0
     assert est.patch_layers.mean > 0

@@ -110,9 +110,9 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
     r(r-1) <= N-1; perfect ones (Singer difference sets [2]_) only for special N. This
     generator runs a seeded local search on the number of colliding difference pairs
     sum_d m_d (m_d - 1) (m_d: ordered offset pairs with difference d): start from a
-    random set, then repeatedly re-place the offset with the most repeated differences
-    at the residue that adds the fewest collisions (ties broken at random, sideways
-    moves allowed). It stops as soon as all
+    random set, then repeatedly re-place a random offset among those with a repeated
+    difference at the residue that adds the fewest collisions (ties broken at random,
+    sideways moves allowed), keeping the best set by (largest multiplicity, collisions). It stops as soon as all
     differences are distinct. When that is impossible (or not found within
     ``max_iter`` moves) it returns the best set seen; check the result with
     :func:`difference_multiplicity`.
@@ -135,10 +135,11 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
 
     Notes
     -----
-    Each move costs O(N r log r). Measured here (seed 0): strict Sidon sets are found
-    for N = 1000 up to r = 20, N = 600 up to r = 16 and N = 200 up to r = 12; beyond
-    that the best set found repeats some differences (multiplicity 2-4 at r = 20 for
-    N = 600 and 200; for N = 200 and r >= 15 a Sidon set cannot exist, r(r-1) > N-1).
+    Each move costs O(N r log r). Measured here (seed 0, default max_iter): strict Sidon
+    sets for N = 1000 up to r = 20, N = 600 up to r = 19 and N = 200 up to r = 11;
+    beyond that the best set found has multiplicity 2 (N = 600, r = 20; N = 200,
+    r = 12..17) or 3 (N = 200, r = 18..20). For N = 200 and r >= 15 no Sidon set exists
+    (r(r-1) > N-1) and multiplicity 2 is the least possible.
 
     Examples
     --------
@@ -153,31 +154,29 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
         return np.arange(r, dtype=np.int64)  # already Sidon-type when r <= 2 < N
     all_res = np.arange(n, dtype=np.int64)
 
-    def collisions(off):
+    def score(off):
         c = _difference_counts(off, n)
-        return int((c * (c - 1)).sum())
+        return int(c.max()), int((c * (c - 1)).sum())
 
     off = rng.choice(n, size=r, replace=False).astype(np.int64)
-    score = collisions(off)
-    best, best_score = off.copy(), score
+    best, best_score = off.copy(), score(off)
     for _ in range(max_iter):
-        if best_score == 0:
+        if best_score[0] <= 1:
             break
         counts = _difference_counts(off, n)
         diff = (off[:, None] - off[None, :]) % n
-        # an offset's badness: how many of its differences another pair also has
+        # offsets with a difference that another pair also has; move one of them at random
         bad = (counts[diff] > 1).sum(axis=1) - (counts[0] > 1)
-        worst = np.flatnonzero(bad == bad.max())
-        i = int(rng.choice(worst))
+        i = int(rng.choice(np.flatnonzero(bad > 0)))
         others = np.delete(off, i)
         in_set = np.zeros(n, dtype=bool)
         in_set[others] = True
         cands = all_res[~in_set]
         inc = _collision_increase(cands, others, _difference_counts(others, n), n)
         off = np.append(others, rng.choice(cands[inc == inc.min()]))
-        score = collisions(off)
-        if score < best_score:
-            best, best_score = off.copy(), score
+        sc = score(off)
+        if sc < best_score:
+            best, best_score = off.copy(), sc
     best = np.sort((best - best.min()) % n)
     return best
 

@@ -77,9 +77,8 @@ class PatchPlan:
     __slots__ = ("group", "shard_type", "extra")
 
     def __init__(self, group, shard_type, extra):
+        # callers pass read-only arrays (views into one buffer per fail_many call)
         self.group, self.shard_type, self.extra = group, shard_type, extra
-        for a in (group, shard_type, extra):
-            a.flags.writeable = False
 
     def __len__(self):
         return self.group.size
@@ -115,17 +114,29 @@ class Decision:
         Max over groups of the extra shards it computes in the failure step.
     """
 
-    __slots__ = ("failed_group", "kind", "stack_depth", "previous_stack_depth", "moves", "cost", "patch", "patch_layers")
+    __slots__ = (
+        "failed_group", "kind", "stack_depth", "previous_stack_depth", "moves", "cost", "patch_layers", "_patch", "_src"
+    )
 
-    def __init__(self, failed_group, kind, stack_depth, previous_stack_depth, moves, cost, patch, patch_layers):
+    def __init__(self, failed_group, kind, stack_depth, previous_stack_depth, moves, cost, patch_layers, src):
         self.failed_group = failed_group
         self.kind = kind
         self.stack_depth = stack_depth
         self.previous_stack_depth = previous_stack_depth
         self.moves = moves
         self.cost = cost
-        self.patch = patch
         self.patch_layers = patch_layers
+        self._patch = None
+        # (group, type, extra, start, stop): read-only buffers shared by a fail_many call;
+        # the PatchPlan is built on first access (most callers only read the scalars)
+        self._src = src
+
+    @property
+    def patch(self) -> PatchPlan:
+        if self._patch is None:
+            pg, pt, px, a, b = self._src
+            self._patch = PatchPlan(pg[a:b], pt[a:b], px[a:b])
+        return self._patch
 
     @property
     def patch_group(self):
@@ -145,6 +156,14 @@ class Decision:
             f"{self.stack_depth}, moves={self.moves}, cost={self.cost}, patch_rows={len(self.patch)}, "
             f"patch_layers={self.patch_layers})"
         )
+
+
+def _frozen(pg, pt, px):
+    """int64/bool read-only copies of kernel patch buffers."""
+    out = (pg.astype(np.int64), pt.astype(np.int64), px.astype(bool))
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 class Rectlr:
@@ -274,15 +293,15 @@ class Rectlr:
         self._core.fail(g, self._pg, self._pt, self._px, out)
         out[6] = self._core.S
         k = int(out[4])
-        return self._decision(g, out.tolist(), self._pg[:k], self._pt[:k], self._px[:k])
+        return self._decision(g, out.tolist(), _frozen(self._pg[:k], self._pt[:k], self._px[:k]), 0, k)
 
-    def _decision(self, g, out, pg, pt, px):
+    def _decision(self, g, out, bufs, a, b):
         kind = KINDS[out[0]]
         self._n_failed += 1
         if kind == "wipeout":
             self._wiped = True
-        patch = PatchPlan(pg.astype(np.int64), pt.astype(np.int64), px.astype(bool))
-        return Decision(g, kind, out[1] if kind == "wipeout" else out[6], out[1], out[2], out[3], patch, out[5])
+        s_after = out[1] if kind == "wipeout" else out[6]
+        return Decision(g, kind, s_after, out[1], out[2], out[3], out[5], (*bufs, a, b))
 
     def fail_many(self, groups) -> list:
         """Fail groups in order; stop at a wipe-out.
@@ -324,14 +343,10 @@ class Rectlr:
         out = np.empty((m, 7), dtype=np.int64)
         ptr = np.empty(m + 1, dtype=np.int64)
         done = self._core.fail_many(arr, pg, pt, px, out, ptr)
-        pg64, pt64, pxb = pg.astype(np.int64), pt.astype(np.int64), px.astype(bool)
-        rows = out[:done].tolist()
         bounds = ptr[: done + 1].tolist()
-        decisions = []
-        for i, g in enumerate(arr[:done].tolist()):
-            a, b = bounds[i], bounds[i + 1]
-            decisions.append(self._decision(g, rows[i], pg64[a:b], pt64[a:b], pxb[a:b]))
-        return decisions
+        bufs = _frozen(pg[: bounds[-1]], pt[: bounds[-1]], px[: bounds[-1]])
+        rows = out[:done].tolist()
+        return [self._decision(g, rows[i], bufs, bounds[i], bounds[i + 1]) for i, g in enumerate(arr[:done].tolist())]
 
     def __repr__(self):
         state = "wiped out" if self._wiped else f"S={self.stack_depth}"
