@@ -1,0 +1,120 @@
+"""Statistical trends of the model (seeded): synchronization amplification, where CV grows,
+and what pacing does at small and medium scale. These are the mechanism checks behind
+the sweep in docs/pacing.md; they assert directions and bounds, never the paper's numbers."""
+import json
+
+import numpy as np
+import pytest
+
+from spare_core.cli import main
+from spare_core.pacing import (ComputeModel, FabricModel, PacingScenario, SpreadPacer, StragglerStepTime,
+                               node_sweep, scaling_efficiency, simulate_iterations)
+
+IID = ComputeModel(speed_spread=0.0, slow_fraction=0.0, episode_rate=0.0)   # i.i.d. jitter only
+
+
+def _stats(n, comp=None, fabric=None, ctrl=None, n_iter=1500, seeds=(0, 1)):
+    kw = {} if fabric is None else {"fabric": fabric}
+    sc = PacingScenario(n_nodes=n, compute=comp or ComputeModel(), **kw)
+    runs = [simulate_iterations(sc, n_iter, controller=ctrl, seed=s) for s in seeds]
+    t = np.concatenate([r.time for r in runs])
+    return t.mean(), float(np.mean([r.time.std() / r.time.mean() for r in runs])), runs
+
+
+def test_synchronization_amplification_emerges_from_the_max():
+    # independent oracle: numpy Monte-Carlo of the max of p mean-one lognormals
+    fab = FabricModel.uncontended()
+    rng = np.random.default_rng(123)
+    means = []
+    for n in (1, 4, 16, 64):
+        sc = PacingScenario(n_nodes=n, compute=IID, fabric=fab)
+        r = simulate_iterations(sc, 2000, seed=n)
+        p = sc.n_ranks
+        mc = np.exp(0.05 * rng.standard_normal((4000, p)) - 0.5 * 0.05**2).max(axis=1).mean() * 0.5
+        assert r.arrival_max.mean() == pytest.approx(mc, rel=3e-3)
+        means.append(r.time.mean())
+    assert all(b > a for a, b in zip(means, means[1:]))
+
+
+def test_cv_of_pure_jitter_shrinks_with_ranks_but_jumps_when_the_job_leaves_one_leaf():
+    # Extreme-value fact: the max of more i.i.d. lognormals is *more* concentrated, so on a
+    # contention-free fabric CV falls with node count. CV grows only through the fabric:
+    # past one leaf, ring flows share oversubscribed uplinks and the incast penalty varies
+    # with the ECMP collisions of each iteration.
+    cv_free = [_stats(n, IID, FabricModel.uncontended())[1] for n in (4, 16, 64)]
+    assert cv_free[0] > cv_free[1] > cv_free[2]
+    cv = {n: _stats(n, IID)[1] for n in (4, 8, 64, 128)}
+    assert min(cv[64], cv[128]) > 1.5 * max(cv[4], cv[8])
+
+
+def test_pacing_costs_little_where_nothing_is_shared_and_pays_off_across_leaves():
+    ctrl = SpreadPacer()
+    for n in (4, 8):
+        off, _, _ = _stats(n)
+        on, _, runs = _stats(n, ctrl=ctrl)
+        loss = on / off - 1.0
+        assert 0.0 <= loss <= 0.03          # never helps inside one leaf, costs < 3 %
+        assert np.mean([r.paced.mean() for r in runs]) > 0      # it did pace
+    off, cv_off, _ = _stats(64)
+    on, cv_on, runs = _stats(64, ctrl=ctrl)
+    assert off / on - 1.0 > 0.05            # throughput gain at 64 nodes
+    assert cv_on < cv_off
+    assert all(r.incast.mean() < 0.2 * o.incast.mean()
+               for r, o in zip(runs, _stats(64)[2]))
+
+
+def test_pacing_cuts_cv_at_64_nodes_when_jitter_is_iid():
+    _, cv_off, _ = _stats(64, IID)
+    _, cv_on, _ = _stats(64, IID, ctrl=SpreadPacer())
+    assert cv_on < 0.75 * cv_off
+
+
+def test_sweep_efficiency_and_json(tmp_path):
+    res = node_sweep([4, 16, 64], n_iterations=300, replicas=2, seed=3)
+    eff = [res.row(n, False).efficiency for n in (4, 16, 64)]
+    assert eff[0] == 1.0 and eff[2] < eff[0]
+    assert res.row(64, True).efficiency > res.row(64, False).efficiency
+    assert "thr gain" in res.table() and "SpreadPacer" in res.table()
+    np.testing.assert_allclose(scaling_efficiency([4, 8], [2.0, 2.5]), [1.0, 0.8])
+    with pytest.raises(ValueError, match="mean_times"):
+        scaling_efficiency([4, 8], [1.0, 0.0])
+    with pytest.raises(ValueError, match="distinct"):
+        node_sweep([4, 4])
+    out = tmp_path / "sweep.json"
+    assert main(["pacing", "--nodes", "2", "4", "--iterations", "40", "--replicas", "1", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert {(r["n_nodes"], r["pacing"]) for r in data["rows"]} == {(2, False), (2, True), (4, False), (4, True)}
+    for r in data["rows"]:
+        assert {"mean", "p99", "cv", "throughput", "fraction_paced"} <= set(r)
+
+
+def test_cli_options_and_plot_message(tmp_path, capsys):
+    assert main(["pacing", "--nodes", "2", "--iterations", "20", "--replicas", "1", "--oversubscription", "4",
+                 "--ring-order", "topology", "--algorithm", "ring", "--plot", str(tmp_path / "p.png")]) == 0
+    out = capsys.readouterr().out
+    assert "nodes" in out and ("plot written" in out or "matplotlib is not installed" in out)
+    with pytest.raises(SystemExit):
+        main(["pacing", "--oversubscription", "0.5"])
+
+
+def test_step_time_hook():
+    sc = PacingScenario(n_nodes=16)
+    st = StragglerStepTime(sc, n_iterations=300, seed=2)
+    a = st.sample_multipliers(1000, np.random.default_rng(5))
+    b = st.sample_multipliers(1000, np.random.default_rng(5))
+    assert a.dtype == np.float64 and a.shape == (1000,) and (a > 0).all()
+    np.testing.assert_array_equal(a, b)
+    # the pool is the simulated iteration time over the nominal step
+    r = simulate_iterations(sc, 300, seed=2)
+    np.testing.assert_allclose(np.sort(st.pool), np.sort(r.time / sc.nominal_step))
+    assert set(np.unique(a)) <= set(st.pool.tolist())
+    assert st.sample_multipliers(0, 1).shape == (0,)
+    assert st.mean_multiplier() > 1.0          # stragglers only ever inflate steps on average
+    paced = StragglerStepTime(PacingScenario(n_nodes=64), controller=SpreadPacer(), n_iterations=300, seed=2)
+    unpaced = StragglerStepTime(PacingScenario(n_nodes=64), n_iterations=300, seed=2)
+    assert paced.mean_multiplier() < unpaced.mean_multiplier()
+    with pytest.raises(ValueError, match="n_steps must be >= 0"):
+        st.sample_multipliers(-1, 0)
+    with pytest.raises(TypeError, match="scenario must be a PacingScenario"):
+        StragglerStepTime(16)
+    assert "StragglerStepTime(n_nodes=16" in repr(st)
