@@ -4,6 +4,10 @@ Public API
 ----------
 - :class:`FailureStream` - per-unit or system-level failures consumed one at a time, with
   restarts and common random numbers (what :mod:`spare_core.sim` uses).
+- :class:`Engine` - the general engine: per-unit renewals, a system-level source, trace
+  replay (arrays or CSV), repairs, timers and restarts; SimPy-like ``now`` / ``peek()`` /
+  ``step()`` / ``run(until=...)``; Cython calendar queue, loop without the GIL.
+- :func:`simulate_renewals` - raw throughput entry point (counts only).
 - Distributions are in :mod:`spare_core.distributions`.
 
 References
@@ -14,6 +18,10 @@ References
 from __future__ import annotations
 
 from ..distributions import Deterministic, Exponential, LogNormal, Weibull
+from ._engine import KINDS, Engine, EngineStats, Event, RenewalCounts, load_trace_csv, simulate_renewals
 from ._stream import MODELS, FailureStream
 
-__all__ = ["FailureStream", "MODELS", "Weibull", "Exponential", "LogNormal", "Deterministic"]
+__all__ = [
+    "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
+    "simulate_renewals", "load_trace_csv", "Weibull", "Exponential", "LogNormal", "Deterministic",
+]
