@@ -1,0 +1,170 @@
+"""Benchmarks of ``spare_core.pacing.simulate_iterations`` and its peer-comparison ratios.
+
+Peer: the same model written the way a numpy user would (``numpy_peer`` below):
+vectorised over ranks *and* a chunk of iterations, link loads via ``np.bincount`` and
+``np.maximum.at``, the controller's hysteresis as a scalar loop over the spreads (which
+pacing does not change). The training simulators of DESIGN.md section 6 (the SPARe
+paper's DES, ASTRA-sim, SimAI) have no per-rank jitter or pacing and are not
+installable as libraries, so there is no like-for-like third-party peer. Both sides get
+the same noise from the same seed; the ratio script checks they agree before timing.
+
+Usage::
+
+    python -m pytest bench/bench_pacing.py --benchmark-only    # pytest-benchmark groups
+    python bench/bench_pacing.py [--repeats 5]                 # ours vs peer, same run, ratios
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import spare_core.pacing.simulate as sim
+from spare_core.pacing import NoPacing, PacingScenario, SpreadPacer, simulate_iterations
+
+WORKLOADS = {"64 nodes x 10,000 it": (64, 10_000), "100k ranks x 1,000 it": (12_500, 1_000)}
+
+
+def numpy_peer(scenario, n_iterations, seed, controller):
+    """Iteration times of the model in plain numpy (same streams, same results)."""
+    root = np.random.SeedSequence(seed)
+    real = sim.Realisation.draw(scenario, n_iterations, root)
+    stat = sim._Statics(scenario, real)
+    f = scenario.fabric
+    g, n, p = f.gpus_per_node, scenario.n_nodes, scenario.n_ranks
+    L, U, F = stat.n_leaves, stat.n_spines, stat.flow_src.size
+    sigma = scenario.compute.jitter
+    rng_j, rng_e = sim._stream(root, "jitter"), sim._stream(root, "ecmp")
+    ep_rank, ep_start, ep_end, ep_fac = stat.episodes
+    chunk = max(1, min(n_iterations, sim._CHUNK_CELLS // max(p, g * F, 1)))
+    pacer = controller if isinstance(controller, SpreadPacer) else None
+    on, calm = False, 0
+    times = []
+    for it0 in range(0, n_iterations, chunk):
+        c = min(chunk, n_iterations - it0)
+        z = rng_j.standard_normal((c, p), dtype=np.float32)
+        picks = rng_e.integers(0, U, size=(c, g, F), dtype=np.uint32)
+        mult = np.ones((c, p))
+        live = (ep_start < it0 + c) & (ep_end > it0)   # all factors are equal: max == merge
+        for r, s, e, fac in zip(ep_rank[live], ep_start[live], ep_end[live], ep_fac[live]):
+            mult[max(s - it0, 0):min(e - it0, c), r] = fac
+        a = stat.base * mult * np.exp(sigma * z.astype(np.float64) - 0.5 * sigma**2)
+        amax = a.max(axis=1)
+        spread = (amax - a.min(axis=1)) / a.mean(axis=1)
+        hold = np.zeros(c)
+        if pacer is not None:
+            for k in range(c):       # decisions depend on spreads only, not on the holds
+                hold[k] = pacer.hold_max if on else 0.0
+                if not on:
+                    if spread[k] > pacer.threshold_on:
+                        on, calm = True, 0
+                elif spread[k] < pacer.threshold_off:
+                    calm += 1
+                    if calm >= pacer.patience:
+                        on, calm = False, 0
+                else:
+                    calm = 0
+        paced = hold > 0
+        e = np.where(paced[:, None],
+                     np.minimum(a + hold[:, None], amax[:, None] + scenario.release_latency), a)
+        node_e = e.reshape(c, n, g).max(axis=2)
+        t0 = node_e.max(axis=1)
+        parked = np.minimum(f.nic_bandwidth * (t0[:, None] - node_e), f.window)
+        if F:
+            pk = np.broadcast_to(parked[:, None, stat.flow_src], (c, g, F))
+            base_idx = (np.arange(c * g) * (2 * L * U)).reshape(c, g, 1)
+            up = base_idx + stat.flow_src_leaf * U + picks
+            dn = base_idx + L * U + stat.flow_dst_leaf * U + picks
+            idx = np.concatenate([up.ravel(), dn.ravel()])
+            w = np.concatenate([pk.ravel(), pk.ravel()])
+            size = c * g * 2 * L * U
+            cnt = np.bincount(idx, minlength=size).reshape(c, g, -1)
+            vol = np.bincount(idx, weights=w, minlength=size).reshape(c, g, -1)
+            big = np.zeros(size)
+            np.maximum.at(big, idx, w)
+            over = vol - big.reshape(c, g, -1) - f.buffer
+            pen = np.where(over > 0, f.rto * np.ceil(over / (f.buffer + f.window)) + over / f.nic_bandwidth, 0.0)
+            pen = pen.max(axis=2)
+            kk = np.maximum(cnt.max(axis=2), 1)
+        else:
+            pen = np.zeros((c, g))
+            kk = np.ones((c, g))
+        rail = stat.rail_a + np.maximum(stat.rail_bw * kk, stat.rail_floor) + pen
+        times.append(t0 + stat.t_intra + rail.max(axis=1))
+    return np.concatenate(times)
+
+
+def _time(fn, repeats):
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def ratios(repeats=5, peer_iterations=None):
+    """Median time of ours and of the peer on each workload, in one run."""
+    rows = []
+    for name, (n, it) in WORKLOADS.items():
+        sc = PacingScenario(n_nodes=n)
+        for ctrl in (NoPacing(), SpreadPacer()):
+            # the peer is slow at 100k ranks: time it on a prefix, scale linearly
+            it_peer = it if peer_iterations is None or n < 1000 else min(it, peer_iterations)
+            ours = simulate_iterations(sc, it_peer, controller=ctrl, seed=1).time
+            np.testing.assert_allclose(numpy_peer(sc, it_peer, 1, ctrl), ours, rtol=1e-9)
+            t_ours = _time(lambda: simulate_iterations(sc, it, controller=ctrl, seed=1), repeats)
+            t_peer = _time(lambda: numpy_peer(sc, it_peer, 1, ctrl), repeats) * it / it_peer
+            rows.append((name, type(ctrl).__name__, t_ours, t_peer, t_peer / t_ours))
+    return rows
+
+
+# ---------------------------------------------------------------- pytest-benchmark groups
+def _bench(benchmark, n, it, ctrl, rounds):
+    sc = PacingScenario(n_nodes=n)
+    benchmark.pedantic(simulate_iterations, args=(sc, it), kwargs=dict(controller=ctrl, seed=1),
+                       rounds=rounds, iterations=1)
+
+
+def test_whole_64_nodes_10k_iterations_no_pacing(benchmark):
+    benchmark.group = "pacing: 64 nodes x 10k iterations"
+    _bench(benchmark, 64, 10_000, NoPacing(), 5)
+
+
+def test_whole_64_nodes_10k_iterations_pacing(benchmark):
+    benchmark.group = "pacing: 64 nodes x 10k iterations"
+    _bench(benchmark, 64, 10_000, SpreadPacer(), 5)
+
+
+def test_peer_numpy_64_nodes_10k_iterations(benchmark):
+    benchmark.group = "pacing: 64 nodes x 10k iterations"
+    benchmark.pedantic(numpy_peer, args=(PacingScenario(n_nodes=64), 10_000, 1, NoPacing()), rounds=3,
+                       iterations=1)
+
+
+def test_whole_100k_ranks_1k_iterations(benchmark):
+    benchmark.group = "pacing: 100k ranks x 1k iterations"
+    _bench(benchmark, 12_500, 1_000, SpreadPacer(), 2)
+
+
+def test_targeted_custom_controller_path_64_nodes_1k(benchmark):
+    # the Python protocol path: one kernel call per iteration
+    benchmark.group = "pacing: controller paths, 64 nodes x 1k iterations"
+    sc = PacingScenario(n_nodes=64)
+    benchmark.pedantic(simulate_iterations, args=(sc, 1_000),
+                       kwargs=dict(controller=SpreadPacer(), seed=1, use_kernel_controller=False),
+                       rounds=3, iterations=1)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5, help="timed repeats per cell (median)")
+    ap.add_argument("--peer-iterations", type=int, default=200,
+                    help="cap on the peer's iterations (its time is scaled linearly; default 200)")
+    args = ap.parse_args()
+    print(f"{'workload':<24} {'controller':<12} {'ours s':>8} {'peer s':>8} {'peer/ours':>9}")
+    for name, ctrl, t_o, t_p, r in ratios(args.repeats, args.peer_iterations):
+        print(f"{name:<24} {ctrl:<12} {t_o:>8.3f} {t_p:>8.3f} {r:>9.1f}")
+    print("medians of", args.repeats, "repeats in one run; peer times beyond --peer-iterations are scaled")
