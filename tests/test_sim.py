@@ -344,3 +344,42 @@ def test_bad_policy_and_seed():
         simulate(s, CheckpointOnly(), seed=-1)
     with pytest.raises(TypeError, match="seed"):
         simulate(s, CheckpointOnly(), seed=None)
+
+
+# -- kernel wrappers refuse malformed input instead of reading out of bounds -------------------
+def test_kernel_wrappers_bad_input():
+    from spare_core._native import load
+
+    k = load("sim_timeline")
+    S = k.SLOTS
+    st_ = k.new_state(1.0)
+    par = np.zeros(S["N_PARAMS"])
+    f = np.zeros(2)
+    i8 = np.zeros(2, dtype=np.int8)
+    mult = np.ones(4)
+    with pytest.raises(ValueError, match="wrong length"):
+        k.advance(st_[:3].copy(), par, f, i8, f, f, f, 0, math.inf, mult)
+    with pytest.raises(ValueError, match="one length"):
+        k.advance(st_, par, f, i8[:1].copy(), f, f, f, 0, math.inf, mult)
+    with pytest.raises(ValueError, match="start must be in"):
+        k.advance(st_, par, f, i8, f, f, f, 3, math.inf, mult)
+    with pytest.raises(ValueError, match="n_steps must be in"):
+        k.advance(st_, par, f, i8, f, f, f, 0, math.inf, mult)
+    par[S["P_N_STEPS"]] = 3.0
+    assert k.advance(st_.copy(), par, f, i8, f, f, f, 0, math.inf, mult)[0] == S["DONE"]  # zero-length steps end
+    bad = st_.copy()
+    bad[S["ST_MULT_IDX"]] = 10
+    with pytest.raises(ValueError, match="multiplier index"):
+        k.advance(bad, par, f, i8, f, f, f, 0, math.inf, mult)
+    dead = np.zeros(5, dtype=np.int8)
+    with pytest.raises(ValueError, match="r must be in"):
+        k.cyclic_first_wipe(dead, np.array([1], dtype=np.int64), 6)
+    with pytest.raises(ValueError, match="units must be in"):
+        k.cyclic_first_wipe(dead, np.array([7], dtype=np.int64), 2)
+    cnt = np.zeros(2, dtype=np.int64)
+    with pytest.raises(ValueError, match="units must be in"):
+        k.set_first_wipe(cnt, np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([-1], dtype=np.int64))
+    with pytest.raises(ValueError, match="set_of must be in"):
+        k.set_first_wipe(cnt, np.array([0, 5], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
+    with pytest.raises(ValueError, match="one length"):
+        k.set_first_wipe(cnt[:1].copy(), np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))

@@ -296,6 +296,10 @@ def advance(
         raise ValueError(f"start must be in [0, {nf}], got {start}")
     if not (0 <= state[ST_MULT_IDX] <= mult.shape[0]):
         raise ValueError("state's multiplier index is outside the buffer")
+    # every loop turn consumes a failure, starts a step or completes an activity, and the
+    # steps are bounded by n_steps: a finite n_steps is what guarantees termination
+    if not (1.0 <= params[P_N_STEPS] <= 9007199254740992.0):
+        raise ValueError(f"params n_steps must be in [1, 2**53], got {params[P_N_STEPS]}")
     with nogil:
         status = _advance(
             &state[0], &params[0],
