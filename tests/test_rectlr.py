@@ -318,3 +318,24 @@ def test_wiped_out_state_refuses_failures_until_restart():
 def test_bad_layout_argument():
     with pytest.raises(TypeError, match="layout must be a StackedLayout"):
         Rectlr(np.zeros((3, 2), dtype=int))
+
+
+@given(layouts(max_n=25), st.data())
+@settings(max_examples=30)
+def test_matching_phase1_gives_identical_decisions(layout, data):
+    """Phase 1 on the IncrementalMatching kernel finds the same S*, so everything matches."""
+    a, b = Rectlr(layout), Rectlr(layout, phase1="matching")
+    for _ in range(2):  # twice: restart() must re-enable the failed groups in the matching
+        order = data.draw(st.permutations(range(layout.n_groups)))
+        da, db = a.fail_many(order), b.fail_many(order)
+        assert [repr(x) for x in da] == [repr(x) for x in db]
+        for x, y in zip(da, db):
+            assert np.array_equal(x.patch.group, y.patch.group) and np.array_equal(x.patch.extra, y.patch.extra)
+        assert_same_state(snapshot(a), snapshot(b))
+        a.restart()
+        b.restart()
+
+
+def test_bad_phase1_choice():
+    with pytest.raises(ValueError, match="phase1 must be one of"):
+        Rectlr(StackedLayout(4, 2), phase1="scipy")

@@ -9,3 +9,4 @@ cdef enum:
     K_FIXED = 0        # Phase 0 sufficed: nothing moved, S unchanged
     K_REORDERED = 1    # S raised and/or shards swapped into a top S
     K_WIPEOUT = 2      # some shard type lost all its holders
+    K_PENDING = 3      # phase0() left uncovered types for finish(S*)

@@ -27,7 +27,7 @@ paths of at most N types each per attempt).
 import numpy as np
 
 from _types cimport int32_t, int64_t, uint8_t, intp_t
-from rectlr cimport K_FIXED, K_REORDERED, K_WIPEOUT
+from rectlr cimport K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING
 
 cdef int64_t INF = 1 << 62
 
@@ -61,7 +61,7 @@ cdef class RectlrCore:
     cdef int32_t[::1] seen, done, heap, hpos, pred_t, pred_c, settled, pi_list, mark
     cdef int32_t[::1] lost, log_t, log_h, log_c, ends
     cdef int32_t stamp, mark_stamp
-    cdef intp_t heap_n, n_pi
+    cdef intp_t heap_n, n_pi, n_lost, n_alive
     cdef readonly object place_arr, stack_arr, alive_arr, assign_arr, load_arr
 
     def __init__(self, place, hptr, hgrp, hcol):
@@ -124,6 +124,26 @@ cdef class RectlrCore:
         if rc < 0:
             raise RuntimeError(f"rectlr kernel: internal error {rc} failing group {g}")
 
+    def phase0(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px, int64_t[::1] out):
+        """First half of fail(): Phase 0 only. out[0] == K_PENDING (3) means the uncovered
+        types wait for finish(S*) with the same buffers (Phase 1 decided by the caller)."""
+        cdef int rc
+        with nogil:
+            rc = self._phase0(g, &pg[0], &pt[0], &px[0], &out[0])
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: internal error {rc} failing group {g}")
+
+    def finish(self, intp_t s_star, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px, int64_t[::1] out):
+        """Second half of fail() after phase0() returned K_PENDING: Phase 2 at exactly S*
+        (the caller's Phase 1 result); raises RuntimeError if S* is infeasible."""
+        cdef int rc
+        if out[0] != K_PENDING or not (self.S <= s_star <= self.r):
+            raise RuntimeError(f"rectlr kernel: finish({s_star}) without a pending phase0 at S={self.S}")
+        with nogil:
+            rc = self._finish(&pg[0], &pt[0], &px[0], &out[0], s_star, s_star)
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: no complete assignment at S*={s_star} (error {rc})")
+
     def fail_many(self, int32_t[::1] groups, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px,
                   int64_t[:, ::1] out, int64_t[::1] pptr):
         """Fail groups in order, stopping after a wipe-out; returns the number failed.
@@ -168,6 +188,7 @@ cdef class RectlrCore:
             self.cover[t] = 0
             self.assign[t] = -1
         self.S = 1
+        self.n_alive = n
         for g in range(n):
             t = self.place[g, 0]
             self.cover[t] += 1
@@ -179,15 +200,22 @@ cdef class RectlrCore:
             if self.assign[t] < 0:
                 self.lost[m] = <int32_t>t
                 m += 1
-        return self._repair(m, NULL)
+        return self._repair(m, NULL, 1, r)
 
     cdef int fail_one(self, intp_t g, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out) noexcept nogil:
+        cdef int rc = self._phase0(g, pg, pt, px, out)
+        if rc < 0 or out[0] != K_PENDING:
+            return rc
+        return self._finish(pg, pt, px, out, self.S, self.r)
+
+    cdef int _phase0(self, intp_t g, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out) noexcept nogil:
+        """Kill g; hand its contributions to survivors that already compute them. OUT: the
+        patch rows (uncovered ones flagged px = 1, queued in lost[0..n_lost)), out[0..5]."""
         cdef intp_t j, d, t, i, k, r = self.r, S = self.S, npatch = 0, nunc = 0
         cdef int32_t h
         cdef bint wiped = False
-        cdef int64_t mc[2]
-        cdef int rc
         self.alive[g] = 0
+        self.n_alive -= 1
         for j in range(r):
             t = self.place[g, j]
             self.nhold[t] -= 1
@@ -206,6 +234,7 @@ cdef class RectlrCore:
         out[3] = 0
         out[4] = npatch
         out[5] = 0
+        self.n_lost = 0
         if wiped:
             for i in range(npatch):
                 self.assign[pt[i]] = -1
@@ -234,17 +263,23 @@ cdef class RectlrCore:
                 self.lost[nunc] = <int32_t>t
                 nunc += 1
                 px[i] = 1
-        if nunc == 0:
-            out[0] = K_FIXED
-            return 0
-        rc = self._repair(nunc, mc)
+        self.n_lost = nunc
+        out[0] = K_PENDING if nunc else K_FIXED
+        return 0
+
+    cdef int _finish(self, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out,
+                     intp_t s_from, intp_t s_stop) noexcept nogil:
+        """Phases 1 + 2 for the queued lost types, S* scanned in [s_from, s_stop]."""
+        cdef intp_t i, i2, cnt, best = 0, npatch = out[4]
+        cdef int64_t mc[2]
+        cdef int rc = self._repair(self.n_lost, mc, s_from, s_stop)
         if rc < 0:
             return rc
+        self.n_lost = 0
         out[0] = K_REORDERED
         out[2] = mc[0]
         out[3] = mc[1]
         # new contributors of the uncovered types compute them as extra work this step
-        cdef intp_t best = 0, cnt, i2
         for i in range(npatch):
             if px[i]:
                 pg[i] = self.assign[pt[i]]
@@ -261,15 +296,20 @@ cdef class RectlrCore:
         return 0
 
     # ----------------------------------------------------------------- phases 1 and 2
-    cdef int _repair(self, intp_t m, int64_t* mc) noexcept nogil:
-        """Insert the unassigned types lost[0..m) at the least S* >= S; OUT mc = [moves, cost]."""
-        cdef intp_t S = self.S, i, nlog = 0, nends = 0, q
+    cdef int _repair(self, intp_t m, int64_t* mc, intp_t s_from, intp_t s_stop) noexcept nogil:
+        """Insert the unassigned types lost[0..m) at the least feasible S* in [s_from, s_stop]
+        (s_from >= S); OUT mc = [moves, cost]. Returns -3 if none is feasible (state as
+        before the call)."""
+        cdef intp_t S = s_from, i, nlog = 0, nends = 0, q
         cdef int ok
         if m == 0:
             if mc != NULL:
                 mc[0] = 0
                 mc[1] = 0
             return 0
+        # counting bound c(k): N types need N slots on the survivors (no search needed)
+        while S < s_stop and S * self.n_alive < self.n:
+            S += 1
         while True:
             self._clear_potentials()
             nlog = 0
@@ -290,7 +330,7 @@ cdef class RectlrCore:
             for i in range(nends):
                 self.load[self.ends[i]] -= 1
             S += 1
-            if S > self.r:
+            if S > s_stop:
                 return -3
         self._clear_potentials()
         self._raise_to(S)

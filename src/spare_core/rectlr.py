@@ -53,12 +53,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._native import load
-from ._validate import as_int, as_int_array
+from ._validate import as_int, as_int_array, check_choice
 from .layout import StackedLayout
 
 __all__ = ["Rectlr", "Decision", "PatchPlan"]
 
 KINDS = ("fixed", "reordered", "wipeout")
+_PENDING = 3  # kernel: Phase 0 left uncovered types, Phase 1 decided by the caller
 
 
 class PatchPlan:
@@ -173,6 +174,13 @@ class Rectlr:
     ----------
     layout : StackedLayout
         The placement of shard types on group stacks.
+    phase1 : {"kernel", "matching"}
+        Who finds S* when Phase 0 does not suffice. "kernel" (default): the
+        shortest-path kernel itself (a lost type without an augmenting path at S proves
+        S infeasible). "matching": a :class:`~spare_core.matching.IncrementalMatching`
+        (Hopcroft-Karp b-matching, capacity S per group) kept across failures, whose
+        ``augment()`` is re-run after each group is switched off; the kernel then only runs
+        Phase 2 at that S*. Decisions are identical; the default is the faster (see Notes).
 
     Attributes
     ----------
@@ -208,12 +216,24 @@ class Rectlr:
     1
     """
 
-    def __init__(self, layout):
+    def __init__(self, layout, *, phase1="kernel"):
         if not isinstance(layout, StackedLayout):
             raise TypeError(f"layout must be a StackedLayout, got {type(layout).__name__}")
+        self.phase1 = check_choice(phase1, "phase1", {"kernel", "matching"})
         self.layout = layout
         hptr, hgrp, hcol = layout.holders()
         self._core = load("rectlr").RectlrCore(layout.placement, hptr, hgrp, hcol)
+        self._im = None
+        self._failed = []
+        if self.phase1 == "matching":
+            import scipy.sparse as sp
+
+            from .matching import IncrementalMatching
+
+            n, r = layout.placement.shape
+            rows = np.repeat(np.arange(n), r)
+            graph = sp.csr_array((np.ones(n * r, dtype=np.int8), (layout.placement.ravel(), rows)), shape=(n, n))
+            self._im = IncrementalMatching(graph)
         r = layout.redundancy
         self._pg = np.empty(r, dtype=np.int32)
         self._pt = np.empty(r, dtype=np.int32)
@@ -229,6 +249,14 @@ class Rectlr:
         S that does, with the least reordering.)
         """
         self._core.reset()
+        if self._im is not None:
+            for g in self._failed:
+                self._im.enable_right(g)
+            self._im.set_capacities(int(self._core.S))
+            if self._im.augment() != self.layout.n_groups:
+                raise RuntimeError("matching kernel disagrees with the initial complete assignment")
+        self._failed = []
+        self._n_synced = 0
         self._n_failed = 0
         self._wiped = False
 
@@ -290,10 +318,36 @@ class Rectlr:
         g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
         self._check_alive(g)
         out = self._out
-        self._core.fail(g, self._pg, self._pt, self._px, out)
+        if self._im is None:
+            self._core.fail(g, self._pg, self._pt, self._px, out)
+        else:
+            self._fail_matching(g)
         out[6] = self._core.S
         k = int(out[4])
         return self._decision(g, out.tolist(), _frozen(self._pg[:k], self._pt[:k], self._px[:k]), 0, k)
+
+    def _fail_matching(self, g):
+        """fail() with Phase 1 on the IncrementalMatching kept across failures.
+
+        The matching is a witness of feasibility at the current S. Failed groups are
+        queued and only switched off in the matching when Phase 0 does not suffice (a
+        Phase-0 failure needs no Phase 1), then ``augment()`` repairs it; while it is not
+        perfect, S grows for every group (``set_capacities``). The kernel then runs Phase 2
+        at that S*.
+        """
+        core, im, out = self._core, self._im, self._out
+        core.phase0(g, self._pg, self._pt, self._px, out)
+        self._failed.append(g)
+        if out[0] != _PENDING:
+            return
+        for h in self._failed[self._n_synced :]:
+            im.disable_right(h)
+        self._n_synced = len(self._failed)
+        s, n = int(core.S), self.layout.n_groups
+        while im.augment() < n:
+            s += 1
+            im.set_capacities(s)
+        core.finish(s, self._pg, self._pt, self._px, out)
 
     def _decision(self, g, out, bufs, a, b):
         kind = KINDS[out[0]]
@@ -336,6 +390,13 @@ class Rectlr:
         dead = arr[self._core.alive_arr[arr] == 0]
         if dead.size:
             raise ValueError(f"groups must be alive to fail, group {dead[0]} has already failed")
+        if self._im is not None:
+            out = []
+            for g in arr.tolist():
+                out.append(self.fail(g))
+                if out[-1].kind == "wipeout":
+                    break
+            return out
         m = arr.size
         pg = np.empty(m * r, dtype=np.int32)
         pt = np.empty(m * r, dtype=np.int32)
