@@ -84,20 +84,27 @@ class EpochFailures:
         nf = d.next_failure
         for _ in range(have - self._pulled):  # a rebuilt driver replays the cached prefix
             nf()
-        ts, us = [], []
+        pairs = []
         done = False
         for _ in range(want - have):
-            t, u = nf()
-            if u < 0:
+            p = nf()
+            if p[1] < 0:
                 done = True
                 break
-            ts.append(t - start)
-            us.append(u)
-        self._pulled = have + len(ts)
+            pairs.append(p)
+        self._pulled = have + len(pairs)
         if d.n_alive == 0:
             done = True
-        t_arr = np.concatenate((self._times[k], np.array(ts, dtype=np.float64)))
-        u_arr = np.concatenate((self._units[k], np.array(us, dtype=np.int64)))
+        if pairs:
+            arr = np.array(pairs)  # unit ids < 2**53 are exact in float64
+            t_new = arr[:, 0] - start
+            u_new = arr[:, 1].astype(np.int64)
+            if have:
+                t_new = np.concatenate((self._times[k], t_new))
+                u_new = np.concatenate((self._units[k], u_new))
+        else:
+            t_new, u_new = self._times[k].copy(), self._units[k].copy()
+        t_arr, u_arr = np.ascontiguousarray(t_new), u_new
         t_arr.flags.writeable = False
         u_arr.flags.writeable = False
         self._times[k], self._units[k], self._done[k] = t_arr, u_arr, done

@@ -345,7 +345,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     epoch, start, pos = 0, 0.0, 0  # epoch index, its start time, failures consumed in it
     status = None
     while True:
-        rel, units = source.get(epoch, pos + batch + 1)
+        rel, units = source.get(epoch, pos + batch)
         stop = min(pos + batch, rel.shape[0])
         fgroup = units[pos:stop]
         out = handler.on_failures(fgroup)
@@ -354,9 +354,9 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         n = out.restart.shape[0]
         ftime = rel[pos : pos + n] + start
         if n > 0 and out.restart[n - 1] != 0:
-            t_next = math.inf
+            t_next = math.inf  # the batch ends with a restart: nothing after it matters
         else:
-            t_next = start + rel[pos + n] if pos + n < rel.shape[0] else math.inf
+            t_next = start + source.next_time(epoch, pos + n)
         extra_t = fsec + patch_cost * out.patch_layers
         extra_l = out.patch_layers if patch_layers_on else zeros(n)
         j = 0
