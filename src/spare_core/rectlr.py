@@ -78,8 +78,9 @@ class PatchPlan:
     __slots__ = ("group", "shard_type", "extra")
 
     def __init__(self, group, shard_type, extra):
-        # callers pass read-only arrays (views into one buffer per fail_many call)
         self.group, self.shard_type, self.extra = group, shard_type, extra
+        for a in (group, shard_type, extra):
+            a.flags.writeable = False
 
     def __len__(self):
         return self.group.size
@@ -128,15 +129,17 @@ class Decision:
         self.cost = cost
         self.patch_layers = patch_layers
         self._patch = None
-        # (group, type, extra, start, stop): read-only buffers shared by a fail_many call;
-        # the PatchPlan is built on first access (most callers only read the scalars)
+        # (group, type, extra, start, stop): kernel buffers owned by this decision or shared by
+        # one fail_many call; the PatchPlan is built on first access (most callers only read
+        # the scalars, and a sequence of thousands of decisions stays cheap)
         self._src = src
 
     @property
     def patch(self) -> PatchPlan:
         if self._patch is None:
             pg, pt, px, a, b = self._src
-            self._patch = PatchPlan(pg[a:b], pt[a:b], px[a:b])
+            self._patch = PatchPlan(pg[a:b].astype(np.int64), pt[a:b].astype(np.int64), px[a:b].astype(bool))
+            self._src = None
         return self._patch
 
     @property
@@ -157,14 +160,6 @@ class Decision:
             f"{self.stack_depth}, moves={self.moves}, cost={self.cost}, patch_rows={len(self.patch)}, "
             f"patch_layers={self.patch_layers})"
         )
-
-
-def _frozen(pg, pt, px):
-    """int64/bool read-only copies of kernel patch buffers."""
-    out = (pg.astype(np.int64), pt.astype(np.int64), px.astype(bool))
-    for a in out:
-        a.flags.writeable = False
-    return out
 
 
 class Rectlr:
@@ -315,7 +310,10 @@ class Rectlr:
         RuntimeError
             The controller is wiped out (call :meth:`restart`).
         """
-        g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
+        if type(group) is int and 0 <= group < self.layout.n_groups:
+            g = group  # fast path for the common call; everything else is validated in full
+        else:
+            g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
         self._check_alive(g)
         out = self._out
         if self._im is None:
@@ -324,7 +322,7 @@ class Rectlr:
             self._fail_matching(g)
         out[6] = self._core.S
         k = int(out[4])
-        return self._decision(g, out.tolist(), _frozen(self._pg[:k], self._pt[:k], self._px[:k]), 0, k)
+        return self._decision(g, out.tolist(), (self._pg[:k].copy(), self._pt[:k].copy(), self._px[:k].copy()), 0, k)
 
     def _fail_matching(self, g):
         """fail() with Phase 1 on the IncrementalMatching kept across failures.
@@ -405,7 +403,7 @@ class Rectlr:
         ptr = np.empty(m + 1, dtype=np.int64)
         done = self._core.fail_many(arr, pg, pt, px, out, ptr)
         bounds = ptr[: done + 1].tolist()
-        bufs = _frozen(pg[: bounds[-1]], pt[: bounds[-1]], px[: bounds[-1]])
+        bufs = (pg, pt, px)
         rows = out[:done].tolist()
         return [self._decision(g, rows[i], bufs, bounds[i], bounds[i + 1]) for i, g in enumerate(arr[:done].tolist())]
 
