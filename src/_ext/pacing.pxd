@@ -20,4 +20,4 @@ from _types cimport intp_t, float64_t, int64_t
 # Scratch of one call (allocated once by the wrapper):
 #   arr float64[p], node_ent/parked float64[n_nodes], flow_pk float64[F],
 #   links float64[6 * n_leaves * n_spines]  (count, bytes, largest burst) per uplink then
-#   downlink, zero on entry and restored to zero after each rail, touched intp[2F].
+#   downlink, zero on entry and restored to zero after each rail by a sequential scan.

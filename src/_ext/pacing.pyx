@@ -32,7 +32,7 @@ previous all-reduce together):
    ``T0 + t_intra + max_j rail time``.
 
 Buffers: O(p) arrivals, O(n_nodes) node entries and parked bytes, O(n_leaves *
-n_spines) link triples, O(F) touched-link stack, all allocated once per call by the
+n_spines) link triples (about 2F: ``L U`` ~ ``n_nodes / oversubscription``), allocated once by the
 wrapper. The whole iteration loop runs in one ``nogil`` block and cannot fail: the
 ``def`` wrapper checks every shape and index range first (it is reachable from Python),
 so no input makes the kernel read or write out of bounds.
@@ -59,18 +59,12 @@ cdef inline float64_t incast_penalty(float64_t queue, float64_t buffer, float64_
     return rto * ceil(over / per_round) + over / bandwidth
 
 
-cdef inline intp_t _load_link(float64_t* links, intp_t* touched, intp_t n_touched,
-                              intp_t lnk, float64_t pk) noexcept nogil:
-    # one more flow with a `pk`-byte burst on link triple `lnk`; returns the new count of
-    # touched links (a link is recorded the first time it is loaded in a rail)
-    if links[lnk] == 0.0:
-        touched[n_touched] = lnk
-        n_touched += 1
-    links[lnk] += 1.0
-    links[lnk + 1] += pk
-    if pk > links[lnk + 2]:
-        links[lnk + 2] = pk
-    return n_touched
+cdef inline void _load_link(float64_t* link, float64_t pk) noexcept nogil:
+    # one more flow with a `pk`-byte burst on a [count, bytes, largest burst] triple
+    link[0] += 1.0
+    link[1] += pk
+    if pk > link[2]:
+        link[2] = pk
 
 
 cdef void _run(
@@ -108,7 +102,6 @@ cdef void _run(
     float64_t[::1] parked,              # [n_nodes]
     float64_t[::1] flow_pk,             # [F] bytes parked by each flow's source
     float64_t[::1] links,               # [3 * 2 * L * U] zero on entry and on exit
-    intp_t[::1] touched,                # [2 * F] links touched in the current rail
     # ---- outputs (OUT) ----
     float64_t[::1] out_time, float64_t[::1] out_amax, float64_t[::1] out_spread,
     float64_t[::1] out_hold, float64_t[::1] out_held, float64_t[::1] out_incast,
@@ -121,7 +114,8 @@ cdef void _run(
     cdef intp_t n_flows = flow_src.shape[0]
     cdef intp_t n_ep = ep_rank.shape[0]
     cdef intp_t n_up = links.shape[0] // 6      # uplinks first, then downlinks
-    cdef intp_t k, r, n, j, f, u, d, lo, lnk, n_touched
+    cdef intp_t n_links3 = links.shape[0]
+    cdef intp_t k, r, n, j, f, u, d, lo, lnk
     cdef const uint32_t* row
     cdef int64_t it
     cdef float64_t shift = -0.5 * sigma * sigma
@@ -199,24 +193,24 @@ cdef void _run(
         dmax = 0.0
         for j in range(g):
             row = &picks[k, j, 0] if n_flows > 0 else NULL
-            n_touched = 0
             for f in range(n_flows):
                 pk = flow_pk[f]
-                # uplink (src leaf, spine) then downlink (spine, dst leaf); each link is
-                # one [count, bytes, largest burst] triple so an update is one cache line
-                u = 3 * (flow_src_leaf[f] * n_spines + row[f])
-                d = 3 * (n_up + flow_dst_leaf[f] * n_spines + row[f])
-                n_touched = _load_link(&links[0], &touched[0], n_touched, u, pk)
-                n_touched = _load_link(&links[0], &touched[0], n_touched, d, pk)
+                # uplink (src leaf, spine), then downlink (spine, dst leaf)
+                _load_link(&links[3 * (flow_src_leaf[f] * n_spines + row[f])], pk)
+                _load_link(&links[3 * (n_up + flow_dst_leaf[f] * n_spines + row[f])], pk)
+            # one sequential pass over all 2 L U links (about F of them: no cheaper to
+            # track the touched ones) reads contention and incast and re-zeroes them
             kk = 1.0
             pen = 0.0
-            for f in range(n_touched):
-                lnk = touched[f]
+            for lnk in range(0, n_links3, 3):
+                if links[lnk] == 0.0:
+                    continue
                 if links[lnk] > kk:
                     kk = links[lnk]
-                e = incast_penalty(links[lnk + 1] - links[lnk + 2], buffer, window, rto, nic_bw)
-                if e > pen:
-                    pen = e
+                if links[lnk] > 1.0:
+                    e = incast_penalty(links[lnk + 1] - links[lnk + 2], buffer, window, rto, nic_bw)
+                    if e > pen:
+                        pen = e
                 links[lnk] = 0.0
                 links[lnk + 1] = 0.0
                 links[lnk + 2] = 0.0
@@ -329,7 +323,6 @@ def simulate_chunk(
     parked = np.empty(n_nodes, dtype=np.float64)
     flow_pk = np.empty(n_flows, dtype=np.float64)
     links = np.zeros(6 * n_leaves * n_spines, dtype=np.float64)
-    touched = np.empty(2 * n_flows, dtype=np.intp)
     out = {name: np.empty(c, dtype=np.float64) for name in
            ("time", "arrival_max", "spread", "hold", "held", "incast", "contention")}
     paced = np.empty(c, dtype=np.int8)
@@ -341,7 +334,6 @@ def simulate_chunk(
         rec_ent = np.empty((0, 0), dtype=np.float64)
     cdef float64_t[::1] v_arr = arr, v_ent = node_ent, v_park = parked
     cdef float64_t[::1] v_fpk = flow_pk, v_links = links
-    cdef intp_t[::1] v_touched = touched
     cdef float64_t[::1] o_t = out["time"], o_a = out["arrival_max"], o_s = out["spread"]
     cdef float64_t[::1] o_h = out["hold"], o_held = out["held"], o_i = out["incast"]
     cdef float64_t[::1] o_k = out["contention"]
@@ -353,7 +345,7 @@ def simulate_chunk(
                     buffer, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,
                     mode, holds, theta_on, theta_off, patience, hold_max,
                     ep_until, ep_fac, state, v_arr, v_ent, v_park,
-                    v_fpk, v_links, v_touched,
+                    v_fpk, v_links,
                     o_t, o_a, o_s, o_h, o_held, o_i, o_k, o_p, record, v_ra, v_re)
     out["paced"] = paced.astype(bool)
     if record:
