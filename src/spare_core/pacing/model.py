@@ -146,7 +146,11 @@ class FabricModel:
         Switch buffer one egress port can hold (shared-buffer switch, ~2 MiB per
         400G port). Default 2 MiB.
     rto : float
-        Stall to recover lost packets (RDMA local ACK timeout 4.096 us * 2**14 = 67 ms).
+        Stall of one loss-recovery round (RDMA local ACK timeout 4.096 us * 2**14 =
+        67 ms). A shared link whose fluid backlog ``sum P - max P`` of parked bursts
+        exceeds ``buffer`` by ``X`` costs ``rto * ceil(X / (buffer + window)) + X /
+        nic_bandwidth``: synchronized senders time out and resend together, so
+        recovery repeats (incast collapse). See docs/pacing.md.
     """
 
     gpus_per_node: int = 8
