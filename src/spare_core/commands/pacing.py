@@ -15,34 +15,24 @@ from dataclasses import replace
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
 
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+def _bounded(cast, low, what):
+    """argparse type: ``cast(text)`` that must be >= ``low`` (``what`` names the kind)."""
+
+    def convert(text):
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not value >= low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    return convert
 
 
-def _nonneg_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
-    return v
-
-
-def _at_least_one(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not v >= 1.0:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+_positive_int = _bounded(int, 1, "an integer")
+_nonneg_int = _bounded(int, 0, "an integer")
+_at_least_one = _bounded(float, 1.0, "a number")
 
 
 def add_arguments(parser) -> None:
