@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import timeit
 
 import numpy as np
 
@@ -97,12 +97,7 @@ def numpy_peer(scenario, n_iterations, seed, controller):
 
 
 def _time(fn, repeats):
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
+    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))
 
 
 def ratios(repeats=5, peer_iterations=None):
