@@ -115,6 +115,16 @@ SLOTS = {
 }
 
 
+cdef inline void _commit(float64_t* st) noexcept nogil:
+    # the steps since the last checkpoint become part of the trained model
+    st[ST_COMMITTED] += st[ST_DONE_UNC]
+    st[ST_USEFUL] += st[ST_WORK_UNC]
+    st[ST_LAYERS_USEFUL] += st[ST_LAYERS_UNC]
+    st[ST_DONE_UNC] = 0.0
+    st[ST_WORK_UNC] = 0.0
+    st[ST_LAYERS_UNC] = 0.0
+
+
 cdef int _advance(
     float64_t* st,                     # IN-OUT state, N_STATE slots
     const float64_t* par,              # IN parameters, N_PARAMS slots
@@ -195,12 +205,7 @@ cdef int _advance(
             st[ST_LAYERS_UNC] += layers
             st[ST_STEPS_EXEC] += 1.0
             if st[ST_COMMITTED] + st[ST_DONE_UNC] >= n_steps:
-                st[ST_COMMITTED] += st[ST_DONE_UNC]
-                st[ST_USEFUL] += st[ST_WORK_UNC]
-                st[ST_LAYERS_USEFUL] += st[ST_LAYERS_UNC]
-                st[ST_DONE_UNC] = 0.0
-                st[ST_WORK_UNC] = 0.0
-                st[ST_LAYERS_UNC] = 0.0
+                _commit(st)
                 st[ST_FINISH] = act_end
                 status = DONE
                 break
@@ -212,12 +217,7 @@ cdef int _advance(
                 act_start = act_end
                 kind = K_PENDING
         else:
-            st[ST_COMMITTED] += st[ST_DONE_UNC]
-            st[ST_USEFUL] += st[ST_WORK_UNC]
-            st[ST_LAYERS_USEFUL] += st[ST_LAYERS_UNC]
-            st[ST_DONE_UNC] = 0.0
-            st[ST_WORK_UNC] = 0.0
-            st[ST_LAYERS_UNC] = 0.0
+            _commit(st)
             st[ST_N_CKPT] += 1.0
             st[ST_SAVE_TOTAL] += act_end - act_start
             st[ST_T_LAST] = act_end

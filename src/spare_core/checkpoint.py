@@ -90,22 +90,8 @@ def daly_interval(save_time, mtbf) -> float:
     and ``tau = M`` otherwise (checkpointing more often than once per MTBF cannot pay off
     when a save costs more than two MTBFs).
 
-    Parameters
-    ----------
-    save_time : float
-        Time to write one checkpoint (d), seconds, > 0.
-    mtbf : float
-        Mean time between failures that force a rollback (M), seconds, > 0.
-
-    Returns
-    -------
-    float
-        The compute time between checkpoints, seconds.
-
-    Raises
-    ------
-    TypeError, ValueError
-        Non-numeric, non-finite or non-positive arguments.
+    Parameters, return value and errors as in :func:`young_interval` (``d = save_time``,
+    ``M = mtbf``).
 
     Notes
     -----

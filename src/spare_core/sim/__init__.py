@@ -17,41 +17,10 @@ References
 """
 from __future__ import annotations
 
-from .policies import (
-    CheckpointOnly,
-    FailureHandler,
-    IntervalChoice,
-    Outcome,
-    Outcomes,
-    Policy,
-    ReplicationCheckpoint,
-    SpareCheckpoint,
-)
-from .run import POLICY_NAMES, RunResult, Timeline, make_policy, simulate
-from .scenario import FAILURE_MODELS, Scenario, paper_allreduce_time
-from .sweep import RedundancyChoice, Summary, SweepResult, closed_form_redundancy, optimal_redundancy, sweep
+from . import policies, run, scenario, sweep as _sweep_mod
+from .policies import *  # noqa: F401,F403
+from .run import *  # noqa: F401,F403
+from .scenario import *  # noqa: F401,F403
+from .sweep import *  # noqa: F401,F403
 
-__all__ = [
-    "simulate",
-    "RunResult",
-    "Timeline",
-    "Scenario",
-    "FAILURE_MODELS",
-    "paper_allreduce_time",
-    "Policy",
-    "FailureHandler",
-    "Outcome",
-    "Outcomes",
-    "IntervalChoice",
-    "CheckpointOnly",
-    "ReplicationCheckpoint",
-    "SpareCheckpoint",
-    "make_policy",
-    "POLICY_NAMES",
-    "sweep",
-    "SweepResult",
-    "Summary",
-    "optimal_redundancy",
-    "closed_form_redundancy",
-    "RedundancyChoice",
-]
+__all__ = policies.__all__ + run.__all__ + scenario.__all__ + _sweep_mod.__all__

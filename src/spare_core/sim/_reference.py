@@ -34,84 +34,71 @@ def reference_simulate(scenario, policy, *, seed) -> dict:
     patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
     max_wall = scenario.max_wall_factor * scenario.t0
 
-    now = 0.0
-    depth = init_depth
-    last_ckpt = 0.0
-    committed = done = 0
-    work_unc = layers_unc = useful = layers_useful = 0.0
-    checkpoints = seen = restarts = executed = 0
-    while True:
-        # one step
-        if now > max_wall:
-            return _out(False, max_wall, committed, checkpoints, seen, restarts, useful, layers_useful, executed)
-        if bi == buf.shape[0]:
-            buf, bi = mults.chunk(), 0
-        start = now
-        end = start + float(buf[bi]) * (depth * scenario.t_compute + scenario.t_allreduce)
-        bi += 1
-        layers = depth
-        restarted = False
+    charge = scenario.charge_patch
+    st = dict(depth=init_depth, seen=0, restarts=0)
+
+    def activity(end):
+        """Failures before ``end``: ``(end, patch layers added, resume time or None)``."""
+        added = 0.0
         while stream.peek() < end:
             t, g = stream.next_failure()
-            seen += 1
+            st["seen"] += 1
             o = handler.on_failure(g)
             assert isinstance(o, Outcome)
             if o.restart:
-                restarts += 1
-                restarted = True
-                done, work_unc, layers_unc = 0, 0.0, 0.0
-                now = t + scenario.restart_time
-                last_ckpt = now
-                depth = init_depth
-                stream.restart(now)
+                st["restarts"] += 1
+                st["depth"] = init_depth
+                resume = t + scenario.restart_time
+                stream.restart(resume)
                 handler.restart()
-                break
+                return end, added, resume
             end += fsec + patch_cost * o.patch_layers
-            layers += o.patch_layers if scenario.charge_patch else 0.0
-            depth = o.depth
-        if restarted:
+            added += o.patch_layers if charge else 0.0
+            st["depth"] = o.depth
+        return end, added, None
+
+    now = last_ckpt = 0.0
+    committed = done = checkpoints = executed = 0
+    work_unc = layers_unc = useful = layers_useful = 0.0
+    saving = False
+    while True:
+        if saving:
+            end = now + scenario.checkpoint_time
+        else:
+            if now > max_wall:
+                break
+            if bi == buf.shape[0]:
+                buf, bi = mults.chunk(), 0
+            start, layers = now, st["depth"]
+            end = start + float(buf[bi]) * (layers * scenario.t_compute + scenario.t_allreduce)
+            bi += 1
+        end, added, resume = activity(end)
+        if resume is not None:
+            done, work_unc, layers_unc = 0, 0.0, 0.0
+            now = last_ckpt = resume
+            saving = False
             continue
         if end > max_wall:
-            return _out(False, max_wall, committed, checkpoints, seen, restarts, useful, layers_useful, executed)
+            break
         now = end
+        if saving:
+            last_ckpt = end
+            committed += done
+            useful += work_unc
+            layers_useful += layers_unc
+            done, work_unc, layers_unc = 0, 0.0, 0.0
+            checkpoints += 1
+            saving = False
+            continue
         executed += 1
         done += 1
         work_unc += end - start
-        layers_unc += layers
+        layers_unc += layers + added
         if committed + done >= scenario.n_steps:
-            return _out(True, now, committed + done, checkpoints, seen, restarts, useful + work_unc,
+            return _out(True, now, committed + done, checkpoints, st["seen"], st["restarts"], useful + work_unc,
                         layers_useful + layers_unc, executed)
-        if now - last_ckpt < interval:
-            continue
-        # a save
-        s_end = now + scenario.checkpoint_time
-        lost = False
-        while stream.peek() < s_end:
-            t, g = stream.next_failure()
-            seen += 1
-            o = handler.on_failure(g)
-            if o.restart:
-                restarts += 1
-                lost = True
-                done, work_unc, layers_unc = 0, 0.0, 0.0
-                now = t + scenario.restart_time
-                last_ckpt = now
-                depth = init_depth
-                stream.restart(now)
-                handler.restart()
-                break
-            s_end += fsec + patch_cost * o.patch_layers
-            depth = o.depth
-        if lost:
-            continue
-        if s_end > max_wall:
-            return _out(False, max_wall, committed, checkpoints, seen, restarts, useful, layers_useful, executed)
-        now = last_ckpt = s_end
-        committed += done
-        useful += work_unc
-        layers_useful += layers_unc
-        done, work_unc, layers_unc = 0, 0.0, 0.0
-        checkpoints += 1
+        saving = now - last_ckpt >= interval
+    return _out(False, max_wall, committed, checkpoints, st["seen"], st["restarts"], useful, layers_useful, executed)
 
 
 def _out(finished, wall, committed, checkpoints, seen, restarts, useful, layers_useful, executed):
