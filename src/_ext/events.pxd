@@ -8,8 +8,7 @@
 # The engine keeps one *slot* per entity that can have a pending event: slots 0..n-1 are
 # the units (their next failure or repair), slot n the system-level renewal source,
 # slot n+1 the trace replay, slots n+2.. the timers. Each slot holds at most one pending
-# event, so the queue stores slot indices only (per-entity next-event arrays, Starsim
-# style) and needs no allocation while running.
+# event (per-entity next-event state, Starsim style); the queue stores (time, key) pairs.
 from _types cimport float64_t, int32_t, int64_t, uint8_t, intp_t
 
 # Event kinds (``Event.kind``); -1 = no event.
@@ -31,23 +30,44 @@ cdef enum:
     ST_NEED_SYS = 12
     ST_NEED_VICTIM = 13
     ST_STALL = -1      # time stopped advancing (delays below float resolution)
+    ST_NOMEM = -2      # the calendar could not grow its block pool
+    ST_SEQ = -3        # 2**38 events scheduled: sequence numbers exhausted
 
-cdef struct Node:
-    float64_t t        # pending event time (valid while in the queue)
-    int64_t seq        # scheduling sequence number: ties in t broken by seq
-    int32_t next       # next slot in the same calendar bucket, -1 = end
-    int32_t kind       # EV_* of the pending event
+# Queue keys: key = seq << SEQ_SHIFT | repair << SLOT_BITS | slot, so comparing keys
+# compares sequence numbers (ties in time) while the slot and the unit's event kind ride
+# along for free (no lookup of the unit's state on the hot path). seq < 2**38.
+cdef enum:
+    SLOT_BITS = 24
+    SEQ_SHIFT = 25
+    BLOCK_ENTRIES = 7
 
-# Calendar queue (Brown 1988) over a fixed set of slots, keyed by (t, seq).
-# Buckets of width w in a circular array of nb = mask + 1 lists; an entry lives in
-# bucket floor(t / w) mod nb. Invariant: no queued entry has floor(t / w) < cur.
+cdef struct Entry:
+    float64_t t
+    int64_t key
+
+# A calendar bucket is a chain of 128-byte blocks; the first block of bucket b is pool[b],
+# overflow blocks live in pool[nb:] and are recycled through a free list.
+cdef struct Block:
+    int32_t count      # entries in e[:count]
+    int32_t next       # next block of the bucket's chain, -1 = end
+    Entry e[7]
+    int64_t _pad
+
+# Calendar queue (Brown 1988) with entries stored inline in bucket blocks, so a pop reads
+# the buckets in order (prefetch-friendly) and an insert touches one random cache line.
+# An entry lives in bucket floor(t / w) mod nb. Invariant: no entry has floor(t / w) < cur.
+# With `track`, removal is lazy: live_key[slot] is the key of the slot's queued entry (-1:
+# none) and entries whose key differs are stale and dropped when met.
 cdef struct Calendar:
-    Node* nodes        # IN-OUT, n_slots entries (owned by EventCore)
-    int32_t* head      # nb list heads, -1 = empty
-    uint8_t* queued    # n_slots flags: slot currently in the calendar
+    Block* pool
+    intp_t nb, cap, top  # buckets, pool capacity, first never-used overflow block
+    int32_t free_head    # free overflow blocks, linked by .next
     int64_t mask
-    int64_t cur        # current bucket number (absolute, not modulo)
+    int64_t cur          # current bucket number (absolute, not modulo)
     float64_t inv_w
-    intp_t count
-    int32_t min_slot   # cached result of cal_min, -1 = not cached
-    int32_t min_prev   # predecessor of min_slot in its bucket list
+    intp_t count         # valid entries
+    bint track
+    int64_t* live_key    # n_slots (track only)
+    float64_t* live_t    # n_slots (track only): time of the slot's queued entry
+    bint cached          # (mb, mi) is the minimum; mprev its predecessor block (-1: head)
+    int32_t mb, mi, mprev

@@ -17,18 +17,34 @@ Repairs of fixed duration complete in the order they were scheduled, so they nee
 priority queue at all: they sit in a FIFO ring, merged with the calendar by (t, seq).
 Ties in time are broken by the scheduling sequence number ``seq`` everywhere.
 """
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 
 import numpy as np
 
 from _types cimport float64_t, int32_t, int64_t, uint8_t, intp_t
 from events cimport (
-    Node, Calendar, EV_FAILURE, EV_REPAIR, EV_SYSTEM, EV_TRACE, EV_TIMER, ST_STOP, ST_UNTIL,
-    ST_EMPTY, ST_MAX, ST_NEED_LIFE, ST_NEED_REPAIR, ST_NEED_SYS, ST_NEED_VICTIM, ST_STALL,
+    Entry, Block, Calendar, SLOT_BITS, SEQ_SHIFT, BLOCK_ENTRIES, EV_FAILURE, EV_REPAIR, EV_SYSTEM, EV_TRACE,
+    EV_TIMER, ST_STOP, ST_UNTIL, ST_EMPTY, ST_MAX, ST_NEED_LIFE, ST_NEED_REPAIR, ST_NEED_SYS,
+    ST_NEED_VICTIM, ST_STALL, ST_NOMEM, ST_SEQ,
 )
 
 cdef float64_t BK_MAX = 4.0e18
 cdef float64_t INF = float("inf")
+cdef int64_t SLOT_MASK = (1 << SLOT_BITS) - 1
+cdef int64_t REPAIR_FLAG = 1 << SLOT_BITS
+cdef int64_t SEQ_MAX = (<int64_t>1) << (63 - SEQ_SHIFT)
+# Distance (in FIFO entries) at which the blocks of upcoming inserts are prefetched.
+cdef intp_t PREFETCH = 12
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SPARE_PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
+    #else
+    #define SPARE_PREFETCH_W(p) ((void)(p))
+    #endif
+    """
+    void SPARE_PREFETCH_W(const void* p) noexcept nogil
 
 
 # ---------------------------------------------------------------------------------------
@@ -42,103 +58,204 @@ cdef inline int64_t cal_bucket(Calendar* c, float64_t t) noexcept nogil:
     return <int64_t>x
 
 
-cdef inline bint _before(float64_t t1, int64_t s1, float64_t t2, int64_t s2) noexcept nogil:
-    return t1 < t2 or (t1 == t2 and s1 < s2)
+cdef inline bint _before(float64_t t1, int64_t k1, float64_t t2, int64_t k2) noexcept nogil:
+    return t1 < t2 or (t1 == t2 and k1 < k2)
 
 
-cdef inline void cal_insert(Calendar* c, int32_t slot, float64_t t, int64_t seq, int32_t kind) noexcept nogil:
-    """Queue `slot` at (t, seq). PRE: slot not queued, t >= 0 and finite."""
-    cdef Node* nd = &c.nodes[slot]
+cdef int cal_init(Calendar* c, intp_t nb, float64_t width, bint track, intp_t n_slots) noexcept nogil:
+    """Allocate an empty calendar of nb (a power of two) buckets. 0, or -1 on failure."""
+    cdef intp_t i
+    c.nb = nb
+    c.mask = nb - 1
+    c.cap = nb + nb // 4 + 16
+    c.pool = <Block*>malloc(c.cap * sizeof(Block))
+    c.track = track
+    c.live_key = NULL
+    c.live_t = NULL
+    if track:
+        c.live_key = <int64_t*>malloc(n_slots * sizeof(int64_t))
+        c.live_t = <float64_t*>malloc(n_slots * sizeof(float64_t))
+        if c.live_key == NULL or c.live_t == NULL:
+            return -1
+        for i in range(n_slots):
+            c.live_key[i] = -1
+    if c.pool == NULL:
+        return -1
+    c.inv_w = 1.0 / width
+    cal_clear(c, 0.0)
+    return 0
+
+
+cdef void cal_free(Calendar* c) noexcept nogil:
+    free(c.pool)
+    free(c.live_key)
+    free(c.live_t)
+    c.pool = NULL
+    c.live_key = NULL
+    c.live_t = NULL
+
+
+cdef void cal_clear(Calendar* c, float64_t t) noexcept nogil:
+    """Drop every entry (live_key is the caller's business); cur = bucket of t."""
+    cdef intp_t b
+    for b in range(c.nb):
+        c.pool[b].count = 0
+        c.pool[b].next = -1
+    c.top = c.nb
+    c.free_head = -1
+    c.count = 0
+    c.cached = False
+    c.cur = cal_bucket(c, t)
+
+
+cdef int32_t _alloc_block(Calendar* c) noexcept nogil:
+    cdef int32_t o
+    cdef Block* grown
+    if c.free_head != -1:
+        o = c.free_head
+        c.free_head = c.pool[o].next
+        return o
+    if c.top == c.cap:
+        grown = <Block*>realloc(c.pool, 2 * c.cap * sizeof(Block))
+        if grown == NULL:
+            return -1
+        c.pool = grown
+        c.cap *= 2
+    o = <int32_t>c.top
+    c.top += 1
+    return o
+
+
+cdef inline void _free_block(Calendar* c, int32_t o) noexcept nogil:
+    c.pool[o].next = c.free_head
+    c.free_head = o
+
+
+cdef int cal_insert(Calendar* c, float64_t t, int64_t key) noexcept nogil:
+    """Queue (t, key). PRE: the slot has no valid entry, t >= 0 and finite. 0 or -1 (no memory)."""
     cdef int64_t bk = cal_bucket(c, t)
-    cdef int64_t b = bk & c.mask
-    nd.t = t
-    nd.seq = seq
-    nd.kind = kind
-    nd.next = c.head[b]
-    c.head[b] = slot
-    c.queued[slot] = 1
+    cdef int32_t b = <int32_t>(bk & c.mask)
+    cdef int32_t target = b, o, prevb = -1
+    cdef int32_t i
+    if c.pool[b].count == BLOCK_ENTRIES:
+        o = c.pool[b].next
+        if o != -1 and c.pool[o].count < BLOCK_ENTRIES:
+            target = o
+        else:
+            o = _alloc_block(c)
+            if o == -1:
+                return -1
+            c.pool[o].count = 0
+            c.pool[o].next = c.pool[b].next
+            if c.cached and c.mprev == b:
+                c.mprev = o  # the cached minimum's block now follows the new block
+            c.pool[b].next = o
+            target = o
+        prevb = b
+    i = c.pool[target].count
+    c.pool[target].e[i].t = t
+    c.pool[target].e[i].key = key
+    c.pool[target].count = i + 1
     c.count += 1
+    if c.track:
+        c.live_key[key & SLOT_MASK] = key
+        c.live_t[key & SLOT_MASK] = t
     if bk < c.cur:
         c.cur = bk
-    # keep the cached minimum valid: the new entry precedes it in its list, or beats it
-    if c.min_slot != -1:
-        if nd.next == c.min_slot and c.min_prev == -1:
-            c.min_prev = slot
-        if _before(t, seq, c.nodes[c.min_slot].t, c.nodes[c.min_slot].seq):
-            c.min_slot = slot
-            c.min_prev = -1
+    if c.cached and _before(t, key, c.pool[c.mb].e[c.mi].t, c.pool[c.mb].e[c.mi].key):
+        c.mb = target
+        c.mi = i
+        c.mprev = prevb
+    return 0
 
 
-cdef int32_t cal_min(Calendar* c, int32_t* prev) noexcept nogil:
-    """Slot of the earliest (t, seq) entry, -1 if empty; `prev` OUT: its predecessor in the
-    bucket list (-1 = list head). Advances `cur` past empty buckets (keeps the invariant)."""
-    cdef intp_t nb = c.mask + 1, i
-    cdef int32_t s, p, best, bestp
-    cdef Node* nd
-    cdef Node* nodes = c.nodes
-    if c.min_slot != -1:
-        prev[0] = c.min_prev
-        return c.min_slot
+cdef bint _scan_bucket(Calendar* c, int32_t b, bint filtered, int32_t* bb, int32_t* bi,
+                       int32_t* bp) noexcept nogil:
+    """Update the best (block bb, index bi, predecessor bp) with the valid entries of
+    bucket b (only those due in the current year if `filtered`); stale entries and emptied
+    overflow blocks are dropped on the way. Return whether bb changed."""
+    cdef int32_t blk = b, prev = -1, nxt, i
+    cdef Block* B
+    cdef Entry* e
+    cdef bint found = False
+    while blk != -1:
+        B = &c.pool[blk]
+        i = 0
+        while i < B.count:
+            e = &B.e[i]
+            if c.track and c.live_key[e.key & SLOT_MASK] != e.key:
+                B.count -= 1
+                B.e[i] = B.e[B.count]
+                if bb[0] == blk and bi[0] == B.count:
+                    bi[0] = i
+                continue
+            if (not filtered or cal_bucket(c, e.t) <= c.cur) and (
+                    bb[0] == -1 or _before(e.t, e.key, c.pool[bb[0]].e[bi[0]].t, c.pool[bb[0]].e[bi[0]].key)):
+                bb[0] = blk
+                bi[0] = i
+                bp[0] = prev
+                found = True
+            i += 1
+        nxt = B.next
+        if B.count == 0 and prev != -1 and bb[0] != blk:
+            c.pool[prev].next = nxt
+            _free_block(c, blk)
+        else:
+            prev = blk
+        blk = nxt
+    return found
+
+
+cdef bint cal_min(Calendar* c) noexcept nogil:
+    """Locate the earliest (t, key) entry in (c.mb, c.mi); False if the queue is empty.
+    Advances `cur` past empty buckets (keeping the invariant)."""
+    cdef intp_t i
+    cdef int32_t bb = -1, bi = -1, bp = -1
+    if c.cached:
+        return True
     if c.count == 0:
-        return -1
-    for i in range(nb):
-        s = c.head[c.cur & c.mask]
-        p = -1
-        best = -1
-        bestp = -1
-        while s != -1:
-            nd = &nodes[s]
-            if cal_bucket(c, nd.t) <= c.cur:
-                if best == -1 or _before(nd.t, nd.seq, nodes[best].t, nodes[best].seq):
-                    best = s
-                    bestp = p
-            p = s
-            s = nd.next
-        if best != -1:
-            prev[0] = bestp
-            c.min_slot = best
-            c.min_prev = bestp
-            return best
+        return False
+    for i in range(c.nb):
+        if _scan_bucket(c, <int32_t>(c.cur & c.mask), True, &bb, &bi, &bp):
+            c.mb = bb
+            c.mi = bi
+            c.mprev = bp
+            c.cached = True
+            return True
         c.cur += 1
-    # A whole year of empty buckets: the next event is far away; find it directly.
-    best = -1
-    bestp = -1
-    for i in range(nb):
-        s = c.head[i]
-        p = -1
-        while s != -1:
-            nd = &nodes[s]
-            if best == -1 or _before(nd.t, nd.seq, nodes[best].t, nodes[best].seq):
-                best = s
-                bestp = p
-            p = s
-            s = nd.next
-    c.cur = cal_bucket(c, nodes[best].t)
-    prev[0] = bestp
-    c.min_slot = best
-    c.min_prev = bestp
-    return best
+    # A whole year of buckets had nothing due: the next event is far away; find it directly.
+    for i in range(c.nb):
+        _scan_bucket(c, <int32_t>i, False, &bb, &bi, &bp)
+    if bb == -1:  # pragma: no cover - count > 0 guarantees a valid entry
+        c.count = 0
+        return False
+    c.mb = bb
+    c.mi = bi
+    c.mprev = bp
+    c.cached = True
+    c.cur = cal_bucket(c, c.pool[bb].e[bi].t)
+    return True
 
 
-cdef void cal_unlink(Calendar* c, int32_t slot, int32_t prev) noexcept nogil:
-    """Remove `slot` given its predecessor `prev` (-1 = head of its bucket)."""
-    if prev == -1:
-        c.head[cal_bucket(c, c.nodes[slot].t) & c.mask] = c.nodes[slot].next
-    else:
-        c.nodes[prev].next = c.nodes[slot].next
-    c.queued[slot] = 0
+cdef void cal_pop(Calendar* c) noexcept nogil:
+    """Remove the cached minimum (PRE: cal_min returned True)."""
+    cdef Block* B = &c.pool[c.mb]
+    B.count -= 1
+    if c.track:
+        c.live_key[B.e[c.mi].key & SLOT_MASK] = -1
+    B.e[c.mi] = B.e[B.count]
+    if B.count == 0 and c.mprev != -1:
+        c.pool[c.mprev].next = B.next
+        _free_block(c, c.mb)
     c.count -= 1
-    c.min_slot = -1
+    c.cached = False
 
 
 cdef void cal_remove(Calendar* c, int32_t slot) noexcept nogil:
-    """Remove a queued `slot` wherever it is (scans its bucket list)."""
-    cdef int32_t s = c.head[cal_bucket(c, c.nodes[slot].t) & c.mask]
-    cdef int32_t p = -1
-    while s != slot:
-        p = s
-        s = c.nodes[s].next
-    cal_unlink(c, slot, p)
+    """Lazily remove the slot's entry (PRE: track and the slot is queued)."""
+    c.live_key[slot] = -1
+    c.count -= 1
+    c.cached = False
 
 
 # ---------------------------------------------------------------------------------------
@@ -154,26 +271,26 @@ cdef inline float64_t* _ptr(object arr):
 cdef class EventCore:
     """Mechanical state of the event engine (see the module docstring).
 
-    Constructed and driven only by :class:`spare_core.events.Engine`, which validates every
-    argument; the kernel trusts its inputs (n >= 1, times finite and >= 0, buffers of
-    positive finite float64, trace units in range and trace times sorted).
+    Constructed and driven only by :class:`spare_core.events.Engine` and
+    :func:`spare_core.events.simulate_renewals`, which validate every argument; the kernel
+    trusts its inputs (1 <= n, n + 2 + n_timers < 2**24, times finite and >= 0, buffers of
+    positive finite float64, trace units in range and trace times sorted). ``track``
+    enables lazy removal (needed by system/trace kills and timers); the pure renewal loop
+    runs without it.
     """
     cdef Calendar cal
-    cdef Node* nodes
-    cdef int32_t* head
-    cdef uint8_t* queued
     cdef readonly int32_t n, n_slots, n_timers, sys_slot, trace_slot, timer0
+    cdef readonly bint track
     cdef readonly float64_t now
     cdef int64_t seq
-    # unit state: alive_list[:n_alive] are the alive units, alive_pos its inverse
+    # unit state: alive_list[:n_alive] are the alive units (kept only with a system source)
     cdef uint8_t* alive
     cdef int32_t* alive_list
     cdef int32_t* alive_pos
     cdef readonly int32_t n_alive
-    # fixed-delay repair FIFO ring of capacity n
+    # fixed-delay repair FIFO ring of capacity n: (time, key)
     cdef float64_t* fq_t
-    cdef int64_t* fq_seq
-    cdef int32_t* fq_u
+    cdef int64_t* fq_key
     cdef intp_t fq_head, fq_size
     # configuration
     cdef readonly bint renewals, system
@@ -201,7 +318,7 @@ cdef class EventCore:
     cdef readonly int64_t last_seq
 
     def __cinit__(self, int32_t n, int32_t n_timers, float64_t bucket_width, intp_t n_buckets,
-                  float64_t start):
+                  float64_t start, bint track):
         cdef intp_t i, nb = 16
         self.n = n
         self.n_timers = n_timers
@@ -209,31 +326,19 @@ cdef class EventCore:
         self.trace_slot = n + 1
         self.timer0 = n + 2
         self.n_slots = n + 2 + n_timers
+        self.track = track
         while nb < n_buckets:
             nb *= 2
-        self.nodes = <Node*>calloc(self.n_slots, sizeof(Node))
-        self.head = <int32_t*>malloc(nb * sizeof(int32_t))
-        self.queued = <uint8_t*>calloc(self.n_slots, sizeof(uint8_t))
         self.alive = <uint8_t*>malloc(n * sizeof(uint8_t))
         self.alive_list = <int32_t*>malloc(n * sizeof(int32_t))
         self.alive_pos = <int32_t*>malloc(n * sizeof(int32_t))
         self.fq_t = <float64_t*>malloc(n * sizeof(float64_t))
-        self.fq_seq = <int64_t*>malloc(n * sizeof(int64_t))
-        self.fq_u = <int32_t*>malloc(n * sizeof(int32_t))
+        self.fq_key = <int64_t*>malloc(n * sizeof(int64_t))
         self.timer_period = <float64_t*>calloc(n_timers + 1, sizeof(float64_t))
-        if (self.nodes == NULL or self.head == NULL or self.queued == NULL or self.alive == NULL
+        if (cal_init(&self.cal, nb, bucket_width, track, self.n_slots) != 0 or self.alive == NULL
                 or self.alive_list == NULL or self.alive_pos == NULL or self.fq_t == NULL
-                or self.fq_seq == NULL or self.fq_u == NULL or self.timer_period == NULL):
+                or self.fq_key == NULL or self.timer_period == NULL):
             raise MemoryError("event engine: cannot allocate state for n_units=%d" % n)
-        for i in range(nb):
-            self.head[i] = -1
-        self.cal.nodes = self.nodes
-        self.cal.head = self.head
-        self.cal.queued = self.queued
-        self.cal.mask = nb - 1
-        self.cal.inv_w = 1.0 / bucket_width
-        self.cal.count = 0
-        self.cal.min_slot = -1
         self.cal.cur = cal_bucket(&self.cal, start)
         self.now = start
         for i in range(n):
@@ -247,15 +352,12 @@ cdef class EventCore:
         self.last_t = INF
 
     def __dealloc__(self):
-        free(self.nodes)
-        free(self.head)
-        free(self.queued)
+        cal_free(&self.cal)
         free(self.alive)
         free(self.alive_list)
         free(self.alive_pos)
         free(self.fq_t)
-        free(self.fq_seq)
-        free(self.fq_u)
+        free(self.fq_key)
         free(self.timer_period)
 
     # -- configuration (called by the wrapper before the first event) --------------------
@@ -299,51 +401,70 @@ cdef class EventCore:
         self.trace_len = times.shape[0]
         self.trace_pos = 0
         if self.trace_len:
-            cal_insert(&self.cal, self.trace_slot, self.trace_t[0], self._next_seq(), EV_TRACE)
+            self._check(self._push(self.trace_slot, self.trace_t[0]))
 
     def start_units(self):
         """Schedule every unit's first failure (unit order) from the lifetime buffer."""
-        self._start_units(self.now)
+        self._check(self._start_units(self.now))
 
     def start_system(self):
         """Schedule the system source's first failure from the inter-arrival buffer."""
-        cal_insert(&self.cal, self.sys_slot, self.now + self.sysb[self.sys_pos], self._next_seq(), EV_SYSTEM)
+        self._check(self._push(self.sys_slot, self.now + self.sysb[self.sys_pos]))
         self.sys_pos += 1
 
-    cdef int64_t _next_seq(self) noexcept nogil:
-        self.seq += 1
-        return self.seq - 1
+    def _check(self, int st):
+        if st == ST_NOMEM:
+            raise MemoryError("event engine: cannot grow the calendar queue")
+        if st == ST_SEQ:
+            raise OverflowError("event engine: 2**38 events scheduled, sequence numbers exhausted")
 
-    cdef void _start_units(self, float64_t t) noexcept nogil:
+    cdef inline int _push(self, int32_t slot, float64_t t, int64_t flag=0) noexcept nogil:
+        """Schedule slot at t with the next sequence number; 0 or an ST_ error code."""
+        cdef int64_t seq = self.seq
+        if seq >= SEQ_MAX:
+            return ST_SEQ
+        self.seq = seq + 1
+        if cal_insert(&self.cal, t, (seq << SEQ_SHIFT) | flag | slot) != 0:
+            return ST_NOMEM
+        return 0
+
+    cdef int _start_units(self, float64_t t) noexcept nogil:
         cdef int32_t u
+        cdef int st
         for u in range(self.n):
-            cal_insert(&self.cal, u, t + self.life[self.life_pos], self._next_seq(), EV_FAILURE)
+            st = self._push(u, t + self.life[self.life_pos])
+            if st != 0:
+                return st
             self.life_pos += 1
+        return 0
 
-    # -- timers -------------------------------------------------------------------------
+    cdef inline bint _queued(self, int32_t slot) noexcept nogil:
+        return self.cal.live_key[slot] != -1
+
+    # -- timers (track mode only) ---------------------------------------------------------
     def set_timer(self, int32_t j, float64_t first, float64_t period):
         """(Re)schedule timer j at `first` (>= now); period 0 = one-shot."""
         cdef int32_t slot = self.timer0 + j
-        if self.queued[slot]:
+        if self._queued(slot):
             cal_remove(&self.cal, slot)
         self.timer_period[j] = period
-        cal_insert(&self.cal, slot, first, self._next_seq(), EV_TIMER)
+        self._check(self._push(slot, first))
 
     def cancel_timer(self, int32_t j):
         cdef int32_t slot = self.timer0 + j
-        if self.queued[slot]:
+        if self._queued(slot):
             cal_remove(&self.cal, slot)
 
     def timer_pending(self, int32_t j):
-        cdef int32_t slot = self.timer0 + j
-        return bool(self.queued[slot])
+        return self.track and bool(self._queued(self.timer0 + j))
 
     # -- event effects ------------------------------------------------------------------
-    cdef void _kill(self, int32_t u, float64_t t) noexcept nogil:
+    cdef int _kill(self, int32_t u, float64_t t) noexcept nogil:
         """Unit u (alive, no queued failure) dies at t; its repair is scheduled."""
         cdef int32_t pos, last
         cdef intp_t k
         cdef int32_t down
+        cdef int64_t seq
         self.alive[u] = 0
         self.n_alive -= 1
         if self.system:  # the victim list is only needed to pick uniform alive units
@@ -356,37 +477,52 @@ cdef class EventCore:
         if down > self.peak_down:
             self.peak_down = down
         if self.repair_mode == 1:
+            seq = self.seq
+            if seq >= SEQ_MAX:
+                return ST_SEQ
+            self.seq = seq + 1
             k = self.fq_head + self.fq_size
             if k >= self.n:
                 k -= self.n
             self.fq_t[k] = t + self.repair_value
-            self.fq_seq[k] = self._next_seq()
-            self.fq_u[k] = u
+            self.fq_key[k] = (seq << SEQ_SHIFT) | REPAIR_FLAG | u
             self.fq_size += 1
         elif self.repair_mode == 2:
-            cal_insert(&self.cal, u, t + self.rep[self.rep_pos], self._next_seq(), EV_REPAIR)
             self.rep_pos += 1
+            return self._push(u, t + self.rep[self.rep_pos - 1], REPAIR_FLAG)
+        return 0
 
-    cdef void _revive(self, int32_t u, float64_t t) noexcept nogil:
+    cdef int _revive(self, int32_t u, float64_t t) noexcept nogil:
+        cdef intp_t k
         self.alive[u] = 1
         if self.system:
             self.alive_list[self.n_alive] = u
             self.alive_pos[u] = self.n_alive
         self.n_alive += 1
         self.n_repairs += 1
-        if self.renewals:
-            cal_insert(&self.cal, u, t + self.life[self.life_pos], self._next_seq(), EV_FAILURE)
-            self.life_pos += 1
+        if not self.renewals:
+            return 0
+        self.life_pos += 1
+        if self.repair_mode == 1 and self.fq_size > PREFETCH and self.life_pos + PREFETCH < self.life_len:
+            # With FIFO repairs, lifetimes are consumed by repairs in FIFO order, so the
+            # repair PREFETCH entries ahead will insert at fq_t + life[life_pos + PREFETCH]:
+            # start loading that bucket's block now (the insert is the one random access).
+            k = self.fq_head + PREFETCH
+            if k >= self.n:
+                k -= self.n
+            SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, self.fq_t[k] + self.life[self.life_pos + PREFETCH]) & self.cal.mask])
+            SPARE_PREFETCH_W(&self.alive[self.fq_key[k] & SLOT_MASK])
+        return self._push(u, t + self.life[self.life_pos - 1])
 
     cdef int _run(self, float64_t until, int stop_mask, int64_t max_events) noexcept nogil:
-        cdef int64_t done = 0
-        cdef int32_t slot, prev, u, kind
-        cdef int64_t seq
+        cdef int64_t done = 0, key
+        cdef int32_t u, kind, slot
         cdef float64_t t, x
-        cdef bint fifo
+        cdef bint fifo, have
         cdef Calendar* cal = &self.cal
-        cdef Node* nodes = self.nodes
+        cdef Entry* e
         cdef intp_t idx
+        cdef int err
         while True:
             if done >= max_events:
                 return ST_MAX
@@ -400,22 +536,33 @@ cdef class EventCore:
                     return ST_NEED_SYS
                 if self.vic_pos >= self.vic_len:
                     return ST_NEED_VICTIM
-            slot = cal_min(cal, &prev)
+            have = cal_min(cal)
             fifo = False
-            if self.fq_size > 0:
-                fifo = slot == -1 or _before(self.fq_t[self.fq_head], self.fq_seq[self.fq_head],
-                                             nodes[slot].t, nodes[slot].seq)
-            if fifo:
-                t = self.fq_t[self.fq_head]
-                kind = EV_REPAIR
-            elif slot == -1:
+            if have:
+                e = &cal.pool[cal.mb].e[cal.mi]
+                t = e.t
+                key = e.key
+                if self.fq_size > 0 and _before(self.fq_t[self.fq_head], self.fq_key[self.fq_head], t, key):
+                    fifo = True
+            elif self.fq_size > 0:
+                fifo = True
+            else:
                 if until < INF:
                     self.now = until
                     return ST_UNTIL
                 return ST_EMPTY
+            if fifo:
+                t = self.fq_t[self.fq_head]
+                key = self.fq_key[self.fq_head]
+            slot = <int32_t>(key & SLOT_MASK)
+            if slot < self.n:
+                kind = EV_REPAIR if key & REPAIR_FLAG else EV_FAILURE
+            elif slot == self.sys_slot:
+                kind = EV_SYSTEM
+            elif slot == self.trace_slot:
+                kind = EV_TRACE
             else:
-                t = nodes[slot].t
-                kind = nodes[slot].kind
+                kind = EV_TIMER
             if t >= until:
                 self.now = until
                 return ST_UNTIL
@@ -428,22 +575,20 @@ cdef class EventCore:
                 if self.stall > self.stall_limit:
                     return ST_STALL
             if fifo:
-                u = self.fq_u[self.fq_head]
-                seq = self.fq_seq[self.fq_head]
                 self.fq_head += 1
                 if self.fq_head == self.n:
                     self.fq_head = 0
                 self.fq_size -= 1
             else:
-                cal_unlink(cal, slot, prev)
-                seq = nodes[slot].seq
-                u = slot
+                cal_pop(cal)
             self.now = t
+            u = slot
+            err = 0
             if kind == EV_FAILURE:
                 self.n_unit_failures += 1
-                self._kill(u, t)
+                err = self._kill(u, t)
             elif kind == EV_REPAIR:
-                self._revive(u, t)
+                err = self._revive(u, t)
             elif kind == EV_SYSTEM:
                 self.n_system += 1
                 x = self.vic[self.vic_pos]
@@ -453,37 +598,40 @@ cdef class EventCore:
                     if idx >= self.n_alive:
                         idx = self.n_alive - 1
                     u = self.alive_list[idx]
-                    if self.cal.queued[u]:
+                    if self._queued(u):
                         cal_remove(cal, u)
-                    self._kill(u, t)
+                    err = self._kill(u, t)
                 else:
                     u = -1
                     self.n_system_missed += 1
-                cal_insert(cal, self.sys_slot, t + self.sysb[self.sys_pos], self._next_seq(), EV_SYSTEM)
-                self.sys_pos += 1
+                if err == 0:
+                    self.sys_pos += 1
+                    err = self._push(self.sys_slot, t + self.sysb[self.sys_pos - 1])
             elif kind == EV_TRACE:
                 self.n_trace += 1
                 u = self.trace_u[self.trace_pos]
                 self.trace_pos += 1
                 if self.alive[u]:
-                    if self.cal.queued[u]:
+                    if self._queued(u):
                         cal_remove(cal, u)
-                    self._kill(u, t)
+                    err = self._kill(u, t)
                 else:
                     self.n_trace_missed += 1
-                if self.trace_pos < self.trace_len:
-                    cal_insert(cal, self.trace_slot, self.trace_t[self.trace_pos], self._next_seq(), EV_TRACE)
+                if err == 0 and self.trace_pos < self.trace_len:
+                    err = self._push(self.trace_slot, self.trace_t[self.trace_pos])
             else:  # EV_TIMER
                 self.n_timer += 1
                 u = slot - self.timer0
                 if self.timer_period[u] > 0:
-                    cal_insert(cal, slot, t + self.timer_period[u], self._next_seq(), EV_TIMER)
+                    err = self._push(slot, t + self.timer_period[u])
+            if err != 0:
+                return err
             self.n_events += 1
             done += 1
             self.last_t = t
             self.last_kind = kind
             self.last_unit = u
-            self.last_seq = seq
+            self.last_seq = key >> SEQ_SHIFT
             if stop_mask & (1 << kind):
                 return ST_STOP
 
@@ -492,47 +640,44 @@ cdef class EventCore:
         cdef int st
         with nogil:
             st = self._run(until, stop_mask, max_events)
+        self._check(st)
         return st
 
     def peek(self):
         """(t, seq) of the next event, (inf, -1) if none."""
-        cdef int32_t prev
-        cdef int32_t slot = cal_min(&self.cal, &prev)
         cdef float64_t t = INF
-        cdef int64_t seq = -1
-        if slot != -1:
-            t = self.nodes[slot].t
-            seq = self.nodes[slot].seq
-        if self.fq_size > 0 and (slot == -1 or _before(self.fq_t[self.fq_head], self.fq_seq[self.fq_head], t, seq)):
+        cdef int64_t key = -1
+        if cal_min(&self.cal):
+            t = self.cal.pool[self.cal.mb].e[self.cal.mi].t
+            key = self.cal.pool[self.cal.mb].e[self.cal.mi].key
+        if self.fq_size > 0 and (key == -1 or _before(self.fq_t[self.fq_head], self.fq_key[self.fq_head], t, key)):
             t = self.fq_t[self.fq_head]
-            seq = self.fq_seq[self.fq_head]
-        return t, seq
+            key = self.fq_key[self.fq_head]
+        return t, (key >> SEQ_SHIFT if key != -1 else -1)
 
     def restart(self, float64_t t):
         """All units alive at t (>= now); repairs and unit failures dropped; unit clocks and
         the system source redrawn from the (already reset) buffers; timers due before t move
         to t (keeping their order); trace entries before t are skipped."""
-        cdef intp_t i, nb = self.cal.mask + 1
-        cdef int32_t slot, u
-        cdef int64_t keep_seq
-        cdef float64_t keep_t
-        cdef int32_t keep_kind
-        # rebuild the calendar with the non-unit slots only
-        for i in range(nb):
-            self.head[i] = -1
-        self.cal.count = 0
-        self.cal.min_slot = -1
-        self.cal.cur = cal_bucket(&self.cal, t)
-        for slot in range(self.n_slots):
-            if not self.queued[slot]:
-                continue
-            self.queued[slot] = 0
-            if slot < self.n or slot == self.sys_slot or slot == self.trace_slot:
-                continue
-            keep_t = self.nodes[slot].t
-            if keep_t < t:
-                keep_t = t
-            cal_insert(&self.cal, slot, keep_t, self.nodes[slot].seq, self.nodes[slot].kind)
+        cdef int32_t slot, u, j
+        cdef int64_t key
+        cdef float64_t kt
+        cal_clear(&self.cal, t)
+        if self.track:
+            for u in range(self.n + 2):
+                self.cal.live_key[u] = -1
+            # timers keep their sequence numbers: re-insert with the old keys
+            for j in range(self.n_timers):
+                slot = self.timer0 + j
+                key = self.cal.live_key[slot]
+                if key == -1:
+                    continue
+                kt = self.cal.live_t[slot]
+                if kt < t:
+                    kt = t
+                self.cal.live_key[slot] = -1
+                if cal_insert(&self.cal, kt, key) != 0:
+                    raise MemoryError("event engine: cannot grow the calendar queue")
         self.fq_head = 0
         self.fq_size = 0
         for u in range(self.n):
@@ -543,15 +688,15 @@ cdef class EventCore:
         self.now = t
         self.stall = 0
         if self.renewals:
-            self._start_units(t)
+            self._check(self._start_units(t))
         if self.system:
-            cal_insert(&self.cal, self.sys_slot, t + self.sysb[self.sys_pos], self._next_seq(), EV_SYSTEM)
+            self._check(self._push(self.sys_slot, t + self.sysb[self.sys_pos]))
             self.sys_pos += 1
         while self.trace_pos < self.trace_len and self.trace_t[self.trace_pos] < t:
             self.trace_pos += 1
             self.n_trace_skipped += 1
         if self.trace_pos < self.trace_len:
-            cal_insert(&self.cal, self.trace_slot, self.trace_t[self.trace_pos], self._next_seq(), EV_TRACE)
+            self._check(self._push(self.trace_slot, self.trace_t[self.trace_pos]))
 
     def alive_array(self):
         """Copy of the alive flags as a bool array."""
@@ -576,7 +721,7 @@ def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repa
     """Throughput loop behind ``simulate_renewals``: per-unit renewals with repairs until
     `horizon`. The samplers are callables ``size -> float64 array`` (validated upstream):
     ``n`` initial lifetimes, then batches of ``batch``."""
-    cdef EventCore core = EventCore(n, 0, bucket_width, n_buckets, 0.0)
+    cdef EventCore core = EventCore(n, 0, bucket_width, n_buckets, 0.0, False)
     cdef int st
     core.configure(True, repair_mode, repair_value, False)
     core.set_buffer("life", life_sampler(n))
@@ -592,6 +737,8 @@ def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repa
             core.set_buffer("repair", repair_sampler(batch))
         elif st == ST_UNTIL or st == ST_EMPTY:
             break
+        elif st == ST_NOMEM or st == ST_SEQ:
+            core._check(st)
         elif st == ST_STALL:
             raise RuntimeError(
                 f"simulated time stopped advancing at t={core.now!r}: lifetimes or repair times "

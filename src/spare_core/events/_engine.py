@@ -27,7 +27,7 @@ _ST_STOP, _ST_UNTIL, _ST_EMPTY, _ST_MAX = 1, 2, 3, 4
 _ST_NEED_LIFE, _ST_NEED_REPAIR, _ST_NEED_SYS, _ST_NEED_VICTIM = 10, 11, 12, 13
 _ST_STALL = -1
 
-_MAX_UNITS = 2**31 - 1 - 2 - 1024
+_MAX_UNITS = 2**24 - 2 - 1024  # slot ids are packed in 24 bits of the queue keys
 _BIG = 1 << 62
 
 
@@ -118,6 +118,11 @@ def _bucket_width(rate: float) -> float:
     return 2.0 / rate if rate > 0 and math.isfinite(rate) else 1.0
 
 
+def _n_buckets(n_slots: int) -> int:
+    """Calendar buckets: about 2.5 queued entries per bucket (blocks hold 7 inline)."""
+    return max(16, int(n_slots / 2.5))
+
+
 def _check_stall(st, now):
     if st == _ST_STALL:
         raise RuntimeError(
@@ -198,7 +203,7 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
         mode, rsampler = 2, (lambda k: rep.sample(rr, k))
     f, r, e, peak, _ = _K.run_renewals(
         n, lambda k: life.sample(rl, k), mode, value, rsampler, horizon,
-        _bucket_width(_calendar_rate(n, life, rep)), n, batch,
+        _bucket_width(_calendar_rate(n, life, rep)), _n_buckets(n), batch,
     )
     return RenewalCounts(int(f), int(r), int(e), int(peak), n, horizon)
 
@@ -484,7 +489,11 @@ class Engine:
         if self._core is not None:
             return self._core
         width = self._width if self._width is not None else _bucket_width(self._rate())
-        core = _K.EventCore(self.n_units, self._max_timers, width, self.n_units + self._max_timers + 2, self._start)
+        # lazy removal is only needed when something can cancel a queued event
+        track = self._max_timers > 0 or self._system is not None or self._trace is not None
+        core = _K.EventCore(
+            self.n_units, self._max_timers, width, _n_buckets(self.n_units + self._max_timers + 2), self._start, track
+        )
         mode, value = 0, 0.0
         if isinstance(self._repair, Deterministic):
             mode, value = 1, self._repair.value
