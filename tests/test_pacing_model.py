@@ -129,6 +129,10 @@ def test_scenario_properties():
      "record_ranks must be a bool"),
     (lambda: simulate_iterations(PacingScenario(n_nodes=4096), 1000, seed=1, record_ranks=True), ValueError,
      "record_ranks needs"),
+    (lambda: simulate_iterations(PacingScenario(n_nodes=64, compute=ComputeModel(episode_rate=50.0)), 10, seed=1),
+     ValueError, "episodes must stay tractable"),
+    (lambda: simulate_iterations(PacingScenario(n_nodes=1, compute=ComputeModel(episode_max=1e9)), 10, seed=1),
+     ValueError, "episodes must stay tractable"),
 ])
 def test_bad_input_is_rejected_with_a_clear_message(make, exc, match):
     with pytest.raises(exc, match=match):

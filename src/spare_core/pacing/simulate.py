@@ -32,6 +32,8 @@ _STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "e
 _CHUNK_CELLS = 1 << 20
 # recording per-rank arrivals/entries is a test and debugging aid; refuse huge traces
 _MAX_RECORD_CELLS = 1 << 24
+# episodes are drawn up front (count ~ ranks x rate x simulated time): refuse absurd rates
+_MAX_EPISODE_CELLS = 1 << 22
 
 
 def _stream(root: np.random.SeedSequence, name: str) -> np.random.Generator:
@@ -96,8 +98,12 @@ def _draw_episodes(scenario, n_iterations, rng):
     step = scenario.nominal_step
     # episodes are scheduled in iterations of the nominal step; starting up to one
     # maximal duration before iteration 0 makes the run start in the stationary regime
-    lead = int(math.ceil(c.episode_max / step))
+    lead = math.ceil(c.episode_max / step)
     mean_count = p * c.episode_rate * step * (n_iterations + lead)
+    if lead > _MAX_EPISODE_CELLS or mean_count > _MAX_EPISODE_CELLS:
+        raise ValueError(
+            f"episodes must stay tractable: expected {mean_count:.3g} episodes over {lead} lead-in "
+            f"iterations (limit {_MAX_EPISODE_CELLS}); lower episode_rate or episode_max, or raise t_compute")
     count = int(rng.poisson(mean_count)) if mean_count > 0 else 0
     rank = rng.integers(0, p, size=count)
     start = rng.integers(-lead, n_iterations, size=count)
