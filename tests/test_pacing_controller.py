@@ -127,3 +127,29 @@ def test_repr_is_informative():
     s = r.stats()
     assert "cv=" in repr(s) and s.n_iterations == 10 and 0 <= s.fraction_paced <= 1
     assert s.p50 <= s.p99 and s.throughput == pytest.approx(16 / s.mean)
+
+
+def test_hysteresis_switches_on_and_off_in_a_simulation_identically_on_both_paths():
+    # spreads straddle the thresholds, so the pacer toggles many times; the kernel's
+    # mode 1 and the Python SpreadPacer must make the same decisions every iteration
+    sc = PacingScenario(n_nodes=8, compute=ComputeModel(jitter=0.03, speed_spread=0.0, slow_fraction=0.0,
+                                                        episode_rate=0.0))
+    pacer = SpreadPacer(threshold_on=0.17, threshold_off=0.14, patience=2, hold_max=0.2)
+    fast = simulate_iterations(sc, 300, controller=pacer, seed=2)
+    slow = simulate_iterations(sc, 300, controller=pacer, seed=2, use_kernel_controller=False)
+    np.testing.assert_array_equal(fast.paced, slow.paced)
+    np.testing.assert_array_equal(fast.time, slow.time)
+    assert (fast.paced[1:] != fast.paced[:-1]).sum() >= 10
+    # replay the rule on the observed spreads: on after a spread > on, off after 2 calm
+    on, calm = False, 0
+    for k in range(300):
+        assert fast.paced[k] == on
+        if not on:
+            if fast.spread[k] > 0.17:
+                on, calm = True, 0
+        elif fast.spread[k] < 0.14:
+            calm += 1
+            if calm >= 2:
+                on, calm = False, 0
+        else:
+            calm = 0

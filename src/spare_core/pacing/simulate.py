@@ -51,7 +51,7 @@ def _root_seed(seed) -> np.random.SeedSequence:
     return np.random.SeedSequence(as_int(seed, "seed", min_value=0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Realisation:
     """The persistent draws of one scenario and seed (what does not change per iteration).
 
@@ -181,7 +181,7 @@ class IterationStats:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IterationResult:
     """Per-iteration output of :func:`simulate_iterations`.
 
