@@ -3,8 +3,10 @@
 Workload (issue 5): ``n`` units, each alternating Weibull(shape 0.78) lifetimes and repairs
 (fixed, or log-normal), from time 0 to a horizon; every implementation samples its own
 random times (sampling included) and returns the same counts (failures, repairs, events,
-peak units down). Each timing is the median of repeats; the machine is shared, so read the
-ratios (computed within one run), not the absolute rates.
+peak units down). Each timing is the median of repeats of the process's CPU time
+(``time.process_time``: every implementation is single-threaded, and CPU time is less
+distorted than wall time when other jobs share the cores); read the ratios (computed
+within one run) rather than the absolute rates.
 
 Peers
 -----
@@ -126,9 +128,9 @@ def heapq_loop(n, repair, horizon, seed):
 def timed(fn, reps, *args):
     times, out = [], None
     for k in range(reps):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = fn(*args, k)
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return statistics.median(times), out
 
 

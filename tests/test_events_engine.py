@@ -528,3 +528,10 @@ def test_unbounded_run_of_perpetual_engine_is_refused():
     fin = Engine(3, seed=1)
     fin.add_renewals(Exponential(1.0))
     assert fin.run() is None and fin.n_alive == 0 and fin.stats.failures == 3
+
+
+@pytest.mark.parametrize("life", LIVES + [Deterministic(4.0)])
+def test_batch_layout_does_not_change_results(life):
+    # the built-in distributions draw sequentially from the stream, so refill sizes are free
+    rs = [simulate_renewals(50, life, LogNormal(3.0, 1.0), 400.0, seed=9, batch=b) for b in (1, 37, 4096)]
+    assert rs[0] == rs[1] == rs[2]

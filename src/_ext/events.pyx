@@ -720,21 +720,26 @@ def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repa
                  intp_t n_buckets, intp_t batch):
     """Throughput loop behind ``simulate_renewals``: per-unit renewals with repairs until
     `horizon`. The samplers are callables ``size -> float64 array`` (validated upstream):
-    ``n`` initial lifetimes, then batches of ``batch``."""
+    ``n`` initial lifetimes, then batches of 1024, 2048, ... up to ``batch``."""
     cdef EventCore core = EventCore(n, 0, bucket_width, n_buckets, 0.0, False)
     cdef int st
+    # Refill sizes double from 1024 up to `batch`, so short runs do not sample (and throw
+    # away) a full batch while long runs amortise the Python round trip.
+    cdef intp_t life_batch = min(batch, 1024), rep_batch = min(batch, 1024)
     core.configure(True, repair_mode, repair_value, False)
     core.set_buffer("life", life_sampler(n))
     core.start_units()
     if repair_mode == 2:
-        core.set_buffer("repair", repair_sampler(batch))
+        core.set_buffer("repair", repair_sampler(rep_batch))
     while True:
         with nogil:
             st = core._run(horizon, 0, 1 << 62)
         if st == ST_NEED_LIFE:
-            core.set_buffer("life", life_sampler(batch))
+            core.set_buffer("life", life_sampler(life_batch))
+            life_batch = min(batch, 2 * life_batch)
         elif st == ST_NEED_REPAIR:
-            core.set_buffer("repair", repair_sampler(batch))
+            rep_batch = min(batch, 2 * rep_batch)
+            core.set_buffer("repair", repair_sampler(rep_batch))
         elif st == ST_UNTIL or st == ST_EMPTY:
             break
         elif st == ST_NOMEM or st == ST_SEQ:

@@ -155,7 +155,9 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
         Lifetimes come from the named stream ``("unit-lifetimes", 0)``, repair times from
         ``("unit-repairs", 0)`` (the layout of :class:`Engine`'s epoch 0).
     batch : int, optional, keyword-only
-        Random times drawn per numpy call after the first ``n_units`` lifetimes.
+        Largest number of random times drawn per numpy call (after the first ``n_units``
+        lifetimes, refills grow 1024, 2048, ... up to ``batch``). The built-in
+        distributions draw sequentially, so the batch layout never changes the results.
 
     Returns
     -------
