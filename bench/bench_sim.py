@@ -109,6 +109,18 @@ def main(argv) -> int:
         a, b = simulate(s, pol, seed=0), reference_simulate(s, pol, seed=0)
         ok = a.failures_seen == b["failures_seen"] and a.finished == b["finished"]
         print(f"{name:<28} {ours:9.4f} {ref:14.4f} {ref / ours:6.1f}x  {'same run' if ok else 'MISMATCH'}")
+    # a slice of the compare sweep: ours (shared epochs, batch decisions, kernel) against the
+    # reference simulating the same runs one by one
+    sub = Scenario.paper_600k(600, n_steps=2000 if quick else 10_000)
+    pols = [CheckpointOnly()] + [cls(r) for r in (3, 6, 12) for cls in (ReplicationCheckpoint, SpareCheckpoint)]
+    t = time.perf_counter()
+    sweep(sub, ("ckpt", "rep", "spare"), (3, 6, 12), (0,))
+    ours = time.perf_counter() - t
+    t = time.perf_counter()
+    for p in pols:
+        reference_simulate(sub, p, seed=0)
+    ref = time.perf_counter() - t
+    print(f"{'sweep slice N=600, 7 runs':<28} {ours:9.4f} {ref:14.4f} {ref / ours:6.1f}x")
     if quick:
         groups, seeds, rmax = [200, 600], 2, 10
     else:
