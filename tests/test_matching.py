@@ -215,10 +215,11 @@ def test_every_kernel_strategy_is_maximum(case, data):
     cap = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n_right, max_size=n_right)), dtype=np.int64)
     expected = scipy_size(n_left, n_right, edges, cap)
     indptr, indices, _, _ = _graph_csr(g)
-    for ks in (False, True):
+    for start in (0, 1, 2):
         for prune in (False, True):
             k = _kern.HKKernel(indptr, indices, cap.copy(), False)
-            assert k.solve(ks, prune) == expected
+            k.prune_budget = 0 if prune else -1     # prune after every phase
+            assert k.solve(start, prune) == expected
             m = Matching(k.match_left, k.load, k.cap, indptr, indices)
             check_valid(m, edges, cap)
             check_certificate(m, edges, cap)

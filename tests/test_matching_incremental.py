@@ -27,6 +27,8 @@ class IncrementalModel(RuleBasedStateMachine):
         cols = np.array([p[1] for p in pairs], dtype=np.int64)
         g = sp.coo_array((np.ones(len(pairs)), (rows, cols)), shape=(n_left, n_right))
         self.im = IncrementalMatching(g, capacity=caps)
+        # prune after every phase half of the time, so the pruned path meets every change
+        self.im._k.prune_budget = data.draw(st.sampled_from([0, -1]))
         self.n_left, self.n_right = n_left, n_right
         self.edges = sorted(set(pairs))
         self.edge_on = {e: True for e in self.edges}

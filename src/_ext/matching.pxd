@@ -59,8 +59,16 @@ cdef struct HKState:
     int32_t* layer_r
     int32_t* cur_r
     int32_t* stack_r
-    const uint8_t* live_l   # NULL, or 0 = proven never on an augmenting path (see hk_prune)
-    const uint8_t* live_r
+    # transpose and pruning scratch, allocated on first need by hk_build_csc (malloc'd)
+    const int64_t* cptr     # int64[n_right + 1]
+    const int32_t* cidx     # int32[nnz]: left vertex of each edge, by right vertex
+    uint8_t* live_l         # while live_on: 0 = proven never on an augmenting path (hk_prune)
+    uint8_t* live_r
+    int32_t* queue_r
+    bint live_on
+    bint can_prune          # allow hk_augment to prune (ski-rental rule)
+    int64_t prunes
+    int64_t prune_budget    # -1: |E| + |V|; otherwise this (tests force pruning with 0)
     int32_t epoch
     int64_t size
     int64_t work        # edges + partner-list entries scanned since the counter was reset

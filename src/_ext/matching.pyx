@@ -21,6 +21,8 @@ until capacity grows (:c:func:`hk_revive`).
 from libc.stdint cimport INT32_MAX
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 from matching cimport HKState, MATCHED, PENDING, DEAD
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset
 
 import numpy as np
 
@@ -134,7 +136,7 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
         while e < end:
             j = s.indices[e]
             if (s.stamp_r[j] == ep or s.match_left[v] == j or (s.edge_off != NULL and s.edge_off[e])
-                    or (s.live_r != NULL and not s.live_r[j])):
+                    or (s.live_on and not s.live_r[j])):
                 e += 1
                 continue
             e += 1
@@ -147,7 +149,7 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
                 w = s.head[j]
                 while w != -1:
                     s.work += 1
-                    if s.stamp_l[w] != ep and (s.live_l == NULL or s.live_l[w]):
+                    if s.stamp_l[w] != ep and (not s.live_on or s.live_l[w]):
                         s.stamp_l[w] = ep
                         s.dist_l[w] = d + 1
                         s.it_l[w] = s.indptr[w]
@@ -225,11 +227,27 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
 
     On return ``n_pending == 0``: every free left vertex is DEAD (no augmenting path exists,
     so the matching is maximum). Returns the number of augmentations.
+
+    Pruning (hk_prune) costs about one pass over the graph, so it is bought like a ski
+    rental: only once the phases since the last prune have scanned as much as a prune would
+    (|E| + |V|). Its total cost is then at most the search work it follows, and it can only
+    save work: the worst case stays Hopcroft-Karp's O(sqrt(V) E) and small repairs never pay
+    for it. Its marks are dropped on return (capacities may grow before the next call).
     """
-    cdef int64_t gained = 0
+    cdef int64_t gained = 0, since = s.work
+    cdef int64_t budget = s.indptr[s.n_left] + s.n_left + s.n_right
     cdef int32_t limit, u
     cdef intp_t k, kept
+    cdef bint searched = False
+    if s.prune_budget >= 0:
+        budget = s.prune_budget          # tests force pruning with 0
     while s.n_pending > 0:
+        if s.can_prune and searched and s.work - since >= budget and hk_build_csc(s) == 0:
+            hk_prune(s)
+            since = s.work
+            searched = False
+            continue
+        searched = True
         limit = _bfs(s)
         s.phases += 1
         if limit == INT32_MAX:
@@ -252,6 +270,7 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
                 s.pending[kept] = u
                 kept += 1
         s.n_pending = kept
+    s.live_on = 0
     return gained
 
 
@@ -361,43 +380,97 @@ cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, i
     s.n_pending = k
 
 
-cdef void hk_prune(HKState* s, const int64_t* cptr, const int32_t* cidx, uint8_t* live_l,
-                   uint8_t* live_r, int32_t* queue_r) noexcept nogil:
+cdef int hk_build_csc(HKState* s) noexcept nogil:
+    """Allocate the transpose (right -> left adjacency) and the pruning scratch, once.
+
+    Returns 0, or -1 if memory ran out (pruning is then skipped: it is only an optimisation).
+    O(|E| + |V|), 4|E| + 13 n_right + n_left bytes.
+    """
+    cdef int64_t nnz = s.indptr[s.n_left], e
+    cdef intp_t u, j
+    if s.cptr != NULL:
+        return 0
+    cdef int64_t* cptr = <int64_t*>calloc(s.n_right + 1, sizeof(int64_t))
+    cdef int32_t* cidx = <int32_t*>malloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
+    s.live_l = <uint8_t*>malloc(s.n_left + 1)
+    s.live_r = <uint8_t*>malloc(s.n_right + 1)
+    s.queue_r = <int32_t*>malloc((s.n_right + 1) * sizeof(int32_t))
+    if cptr == NULL or cidx == NULL or s.live_l == NULL or s.live_r == NULL or s.queue_r == NULL:
+        free(cptr)
+        free(cidx)
+        hk_free_csc(s)
+        return -1
+    for e in range(nnz):
+        cptr[s.indices[e] + 1] += 1
+    for j in range(s.n_right):
+        cptr[j + 1] += cptr[j]
+    for u in range(s.n_left):
+        for e in range(s.indptr[u], s.indptr[u + 1]):
+            j = s.indices[e]
+            cidx[cptr[j]] = <int32_t>u
+            cptr[j] += 1
+    for j in range(s.n_right, 0, -1):
+        cptr[j] = cptr[j - 1]
+    cptr[0] = 0
+    s.cptr = cptr
+    s.cidx = cidx
+    return 0
+
+
+cdef void hk_free_csc(HKState* s) noexcept nogil:
+    free(<void*>s.cptr)
+    free(<void*>s.cidx)
+    free(s.live_l)
+    free(s.live_r)
+    free(s.queue_r)
+    s.cptr = NULL
+    s.cidx = NULL
+    s.live_l = NULL
+    s.live_r = NULL
+    s.queue_r = NULL
+    s.live_on = 0
+
+
+cdef void hk_prune(HKState* s) noexcept nogil:
     """Mark the vertices that can still reach spare capacity by an alternating path.
 
-    Reverse BFS from every right vertex with spare capacity: a left neighbour ``w`` (not
-    matched to it) is live, and so is the right vertex ``w`` is matched to. Everything not
-    reached can never lie on an augmenting path, now or after any augmentation (augmenting
-    paths stay inside the live set, so nothing outside it changes): Hopcroft-Karp may skip
-    it for good, and free left vertices outside it are DEAD at once. This removes the
-    Hungarian forests of unmatchable left vertices that textbook Hopcroft-Karp searches again
-    in every phase. O(|E| + |V|) once; live_l/live_r zeroed on entry.
+    Reverse BFS (on the transpose, see hk_build_csc) from every right vertex with spare
+    capacity: a left neighbour ``w`` (not matched to it) is live, and so is the right vertex
+    ``w`` is matched to. Whatever is not reached can never lie on an augmenting path, now or
+    after any augmentation (augmenting paths stay inside the live set, so nothing outside it
+    changes), until capacity grows: the phases skip it, and PENDING left vertices outside it
+    become DEAD at once. This removes the Hungarian forests of unmatchable left vertices
+    that textbook Hopcroft-Karp searches again in every phase. O(|E| + |V|).
     """
     cdef intp_t qh = 0, qt = 0, k, kept = 0
     cdef int64_t e
     cdef int32_t j, w, j2
+    cdef const int64_t* cptr = s.cptr
+    cdef const int32_t* cidx = s.cidx
+    memset(s.live_l, 0, s.n_left)
+    memset(s.live_r, 0, s.n_right)
     for j in range(s.n_right):
         if s.load[j] < s.cap[j]:
-            live_r[j] = 1
-            queue_r[qt] = j
+            s.live_r[j] = 1
+            s.queue_r[qt] = j
             qt += 1
     while qh < qt:
-        j = queue_r[qh]
+        j = s.queue_r[qh]
         qh += 1
         s.work += cptr[j + 1] - cptr[j]
         for e in range(cptr[j], cptr[j + 1]):
             w = cidx[e]
-            if live_l[w] or s.match_left[w] == j:
+            if s.live_l[w] or s.match_left[w] == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, w, j)]):
                 continue
-            live_l[w] = 1
+            s.live_l[w] = 1
             j2 = <int32_t>s.match_left[w]
-            if j2 >= 0 and not live_r[j2]:
-                live_r[j2] = 1
-                queue_r[qt] = j2
+            if j2 >= 0 and not s.live_r[j2]:
+                s.live_r[j2] = 1
+                s.queue_r[qt] = j2
                 qt += 1
     for k in range(s.n_pending):
         w = s.pending[k]
-        if live_l[w]:
+        if s.live_l[w]:
             s.pending[kept] = w
             kept += 1
         else:
@@ -405,8 +478,19 @@ cdef void hk_prune(HKState* s, const int64_t* cptr, const int32_t* cidx, uint8_t
             s.dead[s.n_dead] = w
             s.n_dead += 1
     s.n_pending = kept
-    s.live_l = live_l
-    s.live_r = live_r
+    s.live_on = 1
+    s.prunes += 1
+
+
+cdef inline int64_t _edge_of(HKState* s, int32_t w, int32_t j) noexcept nogil:
+    """Position of an enabled copy of edge (w, j) in the CSR, else of any copy (O(deg w))."""
+    cdef int64_t e, hit = -1
+    for e in range(s.indptr[w], s.indptr[w + 1]):
+        if s.indices[e] == j:
+            if not s.edge_off[e]:
+                return e
+            hit = e
+    return hit
 
 
 cdef class HKKernel:
@@ -421,8 +505,11 @@ cdef class HKKernel:
     cdef object _head, _nxt, _prv, _status, _pending, _dead
     cdef object _stamp_l, _dist_l, _it_l, _queue, _stack_l, _stamp_r, _layer_r, _cur_r, _stack_r
     cdef readonly intp_t n_left, n_right
+    cdef public object T
     cdef uint8_t* en
     cdef int64_t* ucap
+    cdef uint8_t* off_arr
+    cdef int64_t n_off
 
     def __cinit__(self, indptr, indices, cap, bint edge_flags=False):
         cdef intp_t nl = indptr.shape[0] - 1, nr = cap.shape[0]
@@ -457,7 +544,9 @@ cdef class HKKernel:
         self.s.n_right = nr
         self.s.indptr = _c64(self.indptr)
         self.s.indices = _c32(self.indices)
-        self.s.edge_off = _pu8(self.edge_off) if edge_flags else NULL
+        self.off_arr = _pu8(self.edge_off) if edge_flags else NULL
+        self.n_off = 0
+        self.s.edge_off = NULL      # set only while some edge is disabled: no per-edge test otherwise
         self.s.cap = _p64(self.cap)
         self.s.load = _p64(self.load)
         self.s.match_left = _p64(self.match_left)
@@ -478,8 +567,15 @@ cdef class HKKernel:
         self.s.stamp_r = _p32(self._stamp_r)
         self.s.layer_r = _p32(self._layer_r)
         self.s.cur_r = _p32(self._cur_r)
+        self.s.cptr = NULL
+        self.s.cidx = NULL
         self.s.live_l = NULL
         self.s.live_r = NULL
+        self.s.queue_r = NULL
+        self.s.live_on = 0
+        self.s.can_prune = 1
+        self.s.prune_budget = -1
+        self.s.prunes = 0
         self.s.epoch = 0
         self.s.size = 0
         self.s.work = 0
@@ -538,50 +634,35 @@ cdef class HKKernel:
         with nogil:
             hk_greedy(&self.s)
 
-    def solve(self, bint karp_sipser=True, bint prune=True):
-        """Maximum matching from the current state: Karp-Sipser start (else greedy), optional
-        pruning of vertices that can never be on an augmenting path, then Hopcroft-Karp.
+    def solve(self, int start=1, bint prune=True):
+        """Maximum matching from the current state.
 
-        The CSC copy and the pruning marks live only during this call: afterwards capacities
-        may grow again (IncrementalMatching), which would revive pruned vertices.
+        ``start``: 0 = greedy in vertex order, 1 = greedy in increasing degree order (degree-1
+        vertices first, which is where greedy choices are safe), 2 = Karp-Sipser degree rules.
+        ``prune``: let the phases prune by the ski-rental rule (see hk_augment).
         """
         cdef HKState* s = &self.s
         cdef intp_t nl = self.n_left, nr = self.n_right
-        if not karp_sipser and not prune:
-            with nogil:
-                hk_greedy(s)
-                hk_augment(s)
-            return s.size
-        nnz = self.s.indptr[nl] if nl else 0
-        rows = np.repeat(np.arange(nl, dtype=np.int64), np.diff(self.indptr))
-        cptr_a, cidx_a = csr_from_pairs(np.asarray(self.indices[:nnz], dtype=np.int64), rows, nr)
-        del rows
-        cdef const int64_t[::1] cptr = cptr_a
-        cdef const int32_t* cidx = _c32(cidx_a) if nnz else NULL
         cdef int64_t[::1] deg_l, deg_r
-        cdef uint8_t[::1] inq_r, live_l, live_r
+        cdef uint8_t[::1] inq_r
         cdef int32_t[::1] lq, rq
-        if karp_sipser:
+        s.can_prune = prune
+        if start == 1 and s.n_pending == nl and nl > 1:
+            deg = np.minimum(np.diff(self.indptr), 65535).astype(np.uint16)
+            self._pending[:] = np.argsort(deg, kind="stable")      # radix sort: O(n)
+        if start == 2:
+            if hk_build_csc(s) != 0:
+                raise MemoryError("no memory for the transpose of the graph")
             deg_l = np.zeros(max(nl, 1), np.int64)
             deg_r = np.zeros(max(nr, 1), np.int64)
             inq_r = np.zeros(max(nr, 1), np.uint8)
             lq = np.zeros(max(nl, 1), np.int32)
-            rq = np.zeros(nnz + nr + 1, np.int32)
+            rq = np.zeros(s.indptr[nl] + nr + 1, np.int32)
             with nogil:
-                hk_karp_sipser(s, &cptr[0], cidx, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
-        else:
-            with nogil:
-                hk_greedy(s)
-        if prune:
-            live_l = np.zeros(max(nl, 1), np.uint8)
-            live_r = np.zeros(max(nr, 1), np.uint8)
-            rq = np.zeros(max(nr, 1), np.int32)
-            with nogil:
-                hk_prune(s, &cptr[0], cidx, &live_l[0], &live_r[0], &rq[0])
+                hk_karp_sipser(s, s.cptr, s.cidx, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
         with nogil:
+            hk_greedy(s)
             hk_augment(s)
-            s.live_l = NULL
-            s.live_r = NULL
         return s.size
 
     def augment(self):
@@ -649,15 +730,34 @@ cdef class HKKernel:
         for e in range(s.indptr[i], s.indptr[i + 1]):
             if s.indices[e] == j:
                 found += 1
-                if s.edge_off[e] == on:
+                if self.off_arr[e] == on:
                     changed = True
-                    s.edge_off[e] = not on
+                    self.off_arr[e] = not on
+                    self.n_off += -1 if on else 1
+        s.edge_off = self.off_arr if self.n_off > 0 else NULL
         if found and changed:
             if not on and s.match_left[i] == j:
                 hk_free_left(s, <int32_t>i)
+                hk_revive(s)      # j now has a spare slot: parked vertices may reach it
             elif on:
                 hk_revive(s)
         return found
+
+    def __dealloc__(self):
+        hk_free_csc(&self.s)
+
+    @property
+    def prunes(self):
+        return self.s.prunes
+
+    @property
+    def prune_budget(self):
+        """Search work after which hk_augment prunes; -1 = |E| + |V| (tests set 0)."""
+        return self.s.prune_budget
+
+    @prune_budget.setter
+    def prune_budget(self, int64_t b):
+        self.s.prune_budget = b
 
     def free_left(self):
         """The free left vertices (PENDING then DEAD), as a new int64 array."""

@@ -37,6 +37,9 @@ __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 
 _kern = load("matching")
 _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
+# Cold-start strategy of the kernel: 1 = greedy in increasing degree order (see
+# bench/ratios_matching.py --ideas for what each start and the pruning buy).
+_START = 1
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -292,13 +295,14 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     int32 copy of the graph and, during a cold solve, its transpose). The GIL is released
     throughout.
 
-    A cold solve starts from the Karp-Sipser degree rules generalised to capacities (a free
-    left vertex with one usable neighbour takes it; a right vertex with no more free
-    neighbours than spare slots takes them all; else a greedy step), which on sparse random
-    graphs leave little or nothing to augment. It then marks every vertex that cannot reach
-    spare capacity by an alternating path (one reverse BFS): such vertices can never lie on an
-    augmenting path, now or later, so the phases skip them for good, and unmatchable left
-    vertices are not searched again in every phase as in textbook Hopcroft-Karp.
+    A cold solve starts greedily, left vertices in increasing degree order (a degree-1
+    vertex's only choice is safe, so those go first). Once the phases have scanned as much
+    as the graph holds, the kernel marks every vertex that cannot reach spare capacity by an
+    alternating path (one reverse BFS on a transpose): such vertices can never lie on an
+    augmenting path, now or later, so the remaining phases skip them, and unmatchable left
+    vertices are not searched again in every phase as in textbook Hopcroft-Karp. Paying for
+    the pruning only after that much search (a ski-rental rule) at most doubles the cost of
+    an easy instance and keeps the O(sqrt(V) E) bound.
 
     A warm start costs O(n_left + sum of the kept rows) to validate plus the searches from
     the vertices it left free (no Karp-Sipser, no pruning pass): after one group fails, only
@@ -326,11 +330,11 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     k = _kern.HKKernel(indptr, indices, cap, False)
     kept = None
     if warm is None:
-        k.solve(True, True)
+        k.solve(_START, True)
     else:
         # repair: only the vertices the warm start left free are searched
         kept = int(k.seed(warm))
-        k.solve(False, False)
+        k.solve(0, True)
     return Matching(k.match_left, k.load, k.cap, indptr, indices, phases=k.phases, warm_kept=kept)
 
 
@@ -375,9 +379,12 @@ class IncrementalMatching:
     ``disable_edge(i, j)`` O(deg i); ``augment()`` the work of its augmenting searches,
     never a pass over the graph: scratch arrays are validated by epoch stamps rather than
     cleared. A left vertex whose search finds nothing is parked and not searched again
-    until some capacity grows or an edge or right vertex comes back (those calls re-queue the
-    parked vertices, O(number parked)). Between a change and :meth:`augment` the matching is
-    valid but possibly not maximum.
+    until a right vertex gains a free slot (a capacity grows, a right vertex or an edge comes
+    back, or a matched edge is disabled; those calls re-queue the parked vertices, O(number
+    parked)). If one call's searches grow as large as the graph, the kernel prunes the
+    vertices that cannot reach spare capacity (about one more pass, so at most doubling that
+    call's cost; a transpose of the graph, 4 bytes per edge, is then kept for later calls).
+    Between a change and :meth:`augment` the matching is valid but possibly not maximum.
 
     Only left vertices can be queried for being unmatched (:meth:`unmatched_left`, O(number
     unmatched)); left vertices and the graph's edge set are fixed at construction, edges can
@@ -410,7 +417,7 @@ class IncrementalMatching:
         self._indices = indices
         self._nl = n_left
         self._nr = n_right
-        k.solve(True, True)
+        k.solve(_START, True)
         self.match_left = _readonly(k.match_left)
         self.right_load = _readonly(k.load)
         self.capacity = _readonly(k.cap)

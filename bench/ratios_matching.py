@@ -1,0 +1,251 @@
+"""spare_core.matching against scipy's maximum_bipartite_matching, same workloads, same run.
+
+Prints, per graph family and size, our median time, scipy's median time and the ratio
+scipy/ours (> 1: we are faster). Repeats alternate between the two so both see the same
+machine load; the machine is shared, so read the ratios, not the absolute times. Every
+repeat also checks that both found the same matching size.
+
+Families (issue 2, section 5):
+
+a  redundancy-shaped: n shard types, each held by r random groups of S = 2 slots, 5 % of the
+   groups removed. Ours takes the group capacities; scipy gets the slot-expanded graph.
+b  hard: 600k left vertices, r = 2 random right vertices each, one slot, 10 % of the right
+   vertices removed (~1.1M edges); many left vertices cannot be matched.
+c  uniform random sparse: nnz edges between 0.6 nnz left and 0.6 nnz right vertices.
+d  incremental: 600k shard types on cyclic stacks (r = 3, stack depth S = 2); one group
+   fails: ``disable_right`` + ``augment()`` on an IncrementalMatching, timed from Python
+   (median and p99 over many failures, each undone afterwards), against a fresh scipy solve
+   of the failed graph.
+e  tight b-matching: N = 1000 types on cyclic stacks of r = 20, S = 2, right after enough
+   random groups failed that S = 2 barely suffices; scipy solves the slot-expanded graph.
+
+Usage: ``python bench/ratios_matching.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from spare_core.matching import IncrementalMatching, hopcroft_karp
+
+SEED = 20260
+
+
+# -- workloads (shared with bench_matching.py) ------------------------------------------------
+
+def redundancy_graph(n: int, r: int, rng, removed: float = 0.05):
+    """(a): type i joined to r distinct random groups; returns graph, capacity (S = 2, removed = 0)."""
+    cols = np.argsort(rng.random((n, n)), axis=1)[:, :r] if n <= 2000 else _distinct_random(n, r, rng)
+    rows = np.repeat(np.arange(n), r)
+    g = sp.csr_array((np.ones(n * r), (rows, cols.ravel())), shape=(n, n))
+    cap = np.full(n, 2, dtype=np.int64)
+    cap[rng.random(n) < removed] = 0
+    return g, cap
+
+
+def _distinct_random(n, r, rng):
+    cols = rng.integers(0, n, (n, r))
+    for _ in range(50):  # redraw rows with a repeated group (rare for r << n)
+        s = np.sort(cols, axis=1)
+        bad = np.flatnonzero(np.any(s[:, 1:] == s[:, :-1], axis=1))
+        if bad.size == 0:
+            break
+        cols[bad] = rng.integers(0, n, (bad.size, r))
+    return cols
+
+
+def hard_graph(n: int, rng, r: int = 2, removed: float = 0.1):
+    """(b): n left, n right, r random right vertices each, a fraction of right vertices removed."""
+    rows = np.repeat(np.arange(n), r)
+    cols = rng.integers(0, n, n * r)
+    keep = (rng.random(n) >= removed)[cols]
+    return sp.csr_array((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+
+
+def uniform_graph(nnz: int, rng):
+    """(c): nnz uniform random entries in a 0.6 nnz x 0.6 nnz biadjacency (duplicates kept)."""
+    n = max(int(0.6 * nnz), 1)
+    return sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
+
+
+def cyclic_graph(n: int, r: int):
+    """SPARe stacks: type i is held by groups i, i+1, ..., i+r-1 (mod n)."""
+    rows = np.repeat(np.arange(n), r)
+    cols = (rows + np.tile(np.arange(r), n)) % n
+    return sp.csr_array((np.ones(n * r), (rows, cols)), shape=(n, n))
+
+
+def tight_case(n: int, r: int, s: int, rng):
+    """(e): fail random groups while capacity s still covers every type; return the last such state."""
+    g = cyclic_graph(n, r)
+    im = IncrementalMatching(g, capacity=np.full(n, s))
+    order = rng.permutation(n)
+    failed = []
+    for j in order:
+        im.disable_right(int(j))
+        if im.augment() < n:
+            break
+        failed.append(int(j))
+    cap = np.full(n, s, dtype=np.int64)
+    cap[failed] = 0
+    return g, cap, len(failed)
+
+
+def expand_slots(g, cap):
+    """The slot-expanded graph scipy needs for a b-matching: right j becomes cap[j] columns."""
+    coo = g.tocoo()
+    start = np.concatenate([[0], np.cumsum(cap)])
+    reps = cap[coo.col]
+    rows = np.repeat(coo.row, reps)
+    offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    cols = np.repeat(start[coo.col], reps) + offs
+    return sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(g.shape[0], int(start[-1])))
+
+
+def scipy_size(g) -> int:
+    if g.shape[0] == 0 or g.shape[1] == 0:
+        return 0
+    return int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
+
+
+# -- timing --------------------------------------------------------------------------------
+
+def paired(ours, peer, repeats):
+    """Alternate the two callables; return (median ours, median peer, results)."""
+    to, tp = [], []
+    ro = rp = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        ro = ours()
+        t1 = time.perf_counter()
+        rp = peer()
+        t2 = time.perf_counter()
+        to.append(t1 - t0)
+        tp.append(t2 - t1)
+        if ro != rp:
+            raise SystemExit(f"size mismatch: ours {ro}, scipy {rp}")
+    return float(np.median(to)), float(np.median(tp)), ro
+
+
+def row(family, label, nnz, t_ours, t_peer, extra=""):
+    print(f"{family:<2} {label:<28} {nnz:>10,} {t_ours * 1e3:>11.2f} {t_peer * 1e3:>11.2f} "
+          f"{t_peer / t_ours:>8.1f}x  {extra}", flush=True)
+
+
+def header():
+    print(f"{'':<2} {'case':<28} {'edges':>10} {'ours ms':>11} {'scipy ms':>11} {'ratio':>9}")
+
+
+def peak_extra_bytes(fn) -> int:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def graph_bytes(g) -> int:
+    return g.data.nbytes + g.indices.nbytes + g.indptr.nbytes
+
+
+# -- families ------------------------------------------------------------------------------
+
+def family_a(quick):
+    rng = np.random.default_rng([SEED, 1])
+    sizes = [(2000, 3), (20000, 5)] if quick else [(10_000, 3), (100_000, 3), (600_000, 2), (600_000, 3),
+                                                   (100_000, 10), (30_000, 20)]
+    for n, r in sizes:
+        g, cap = redundancy_graph(n, r, rng)
+        ge = expand_slots(g, cap)
+        to, tp, size = paired(lambda: hopcroft_karp(g, capacity=cap).size, lambda: scipy_size(ge),
+                              3 if n * r > 500_000 else 5)
+        row("a", f"n={n:,} r={r} S=2", g.nnz, to, tp, f"size {size:,}/{n:,}; scipy on {ge.nnz:,} slot edges")
+
+
+def family_b(quick):
+    rng = np.random.default_rng([SEED, 2])
+    for n in ([60_000] if quick else [60_000, 600_000]):
+        g = hard_graph(n, rng)
+        to, tp, size = paired(lambda: hopcroft_karp(g).size, lambda: scipy_size(g), 3 if n > 100_000 else 5)
+        mem = peak_extra_bytes(lambda: hopcroft_karp(g))
+        row("b", f"n_left={n:,} r=2", g.nnz, to, tp,
+            f"size {size:,}; peak extra memory {mem / graph_bytes(g):.2f}x the input graph")
+
+
+def family_c(quick):
+    rng = np.random.default_rng([SEED, 3])
+    for nnz in ([1_000, 10_000, 100_000] if quick else [1_000, 10_000, 100_000, 1_000_000]):
+        g = uniform_graph(nnz, rng)
+        to, tp, size = paired(lambda: hopcroft_karp(g).size, lambda: scipy_size(g),
+                              3 if nnz >= 1_000_000 else 7)
+        extra = f"size {size:,}, n_left {g.shape[0]:,}"
+        if nnz >= 100_000:
+            mem = peak_extra_bytes(lambda: hopcroft_karp(g))
+            extra += f"; peak extra memory {mem / graph_bytes(g):.2f}x the input graph"
+        row("c", f"nnz=1e{int(round(np.log10(nnz)))}", g.nnz, to, tp, extra)
+
+
+def family_d(quick):
+    rng = np.random.default_rng([SEED, 4])
+    n, r, s = (60_000, 3, 2) if quick else (600_000, 3, 2)
+    n_fail = 300 if quick else 2000
+    g = cyclic_graph(n, r)
+    im = IncrementalMatching(g, capacity=np.full(n, s))
+    assert im.size == n
+    groups = rng.integers(0, n, n_fail).tolist()
+    times = np.empty(n_fail)
+    clock = time.perf_counter_ns
+    for k, j in enumerate(groups):
+        t0 = clock()
+        im.disable_right(j)
+        size = im.augment()
+        times[k] = clock() - t0
+        if size != n:
+            raise SystemExit(f"repair lost types: {size} < {n}")
+        im.enable_right(j)
+        im.augment()
+    med, p99 = np.median(times) * 1e-9, np.percentile(times, 99) * 1e-9
+    cap = np.full(n, s, dtype=np.int64)
+    cap[groups[-1]] = 0
+    ge = expand_slots(g, cap)
+    tp = []
+    for _ in range(1 if not quick else 3):
+        t0 = time.perf_counter()
+        ref = scipy_size(ge)
+        tp.append(time.perf_counter() - t0)
+    assert ref == n
+    tp = float(np.median(tp))
+    row("d", f"n={n:,} r={r} S={s} one failure", g.nnz, p99, tp,
+        f"p99 {p99 * 1e6:.1f} us, median {med * 1e6:.1f} us over {n_fail} failures; "
+        f"ratio vs median {tp / med:,.0f}x")
+
+
+def family_e(quick):
+    rng = np.random.default_rng([SEED, 5])
+    n, r, s = (300, 20, 2) if quick else (1000, 20, 2)
+    for _ in range(2 if quick else 3):
+        g, cap, k = tight_case(n, r, s, rng)
+        ge = expand_slots(g, cap)
+        to, tp, size = paired(lambda: hopcroft_karp(g, capacity=cap).size, lambda: scipy_size(ge), 3)
+        row("e", f"N={n} r={r} S={s} after {k} fails", g.nnz, to, tp, f"size {size}/{n}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("families", nargs="*", default=list("abcde"), help="subset of a b c d e")
+    args = p.parse_args(argv)
+    header()
+    for f in args.families:
+        globals()[f"family_{f}"](args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
