@@ -56,15 +56,15 @@ if pytest is not None:
         ftime = np.cumsum(rng.exponential(300.0, n))
         kind = np.zeros(n, dtype=np.int8)
         depth = np.minimum(1 + np.arange(n) // 200, 5).astype(float)
-        extra = np.full(n, 0.2)
-        layers = np.zeros(n)
+        patch = np.full(n, 0.5)
         par = np.zeros(S["N_PARAMS"])
         par[[S["P_T_COMP"], S["P_T_AR"], S["P_SAVE"], S["P_RESTART"], S["P_INTERVAL"], S["P_N_STEPS"],
-             S["P_INIT_DEPTH"], S["P_MAX_WALL"]]] = [64.0, 6.0, 60.0, 3600.0, 3000.0, 1e9, 1.0, math.inf]
+             S["P_INIT_DEPTH"], S["P_MAX_WALL"], S["P_FAIL_SECONDS"], S["P_PATCH_SECONDS"], S["P_PATCH_LAYERS"]]] = [
+            64.0, 6.0, 60.0, 3600.0, 3000.0, 1e9, 1.0, math.inf, 0.2, 64.0, 1.0]
         mult = rng.uniform(0.95, 1.05, 1 << 16)
 
         def go():
-            return k.advance(k.new_state(1.0), par, ftime, kind, depth, extra, layers, 0, math.inf, mult)
+            return k.advance(k.new_state(1.0), par, ftime, 0.0, kind, depth, patch, 0, math.inf, mult)
 
         status, j = benchmark(go)
         assert j == n

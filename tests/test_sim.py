@@ -358,19 +358,19 @@ def test_kernel_wrappers_bad_input():
     i8 = np.zeros(2, dtype=np.int8)
     mult = np.ones(4)
     with pytest.raises(ValueError, match="wrong length"):
-        k.advance(st_[:3].copy(), par, f, i8, f, f, f, 0, math.inf, mult)
+        k.advance(st_[:3].copy(), par, f, 0.0, i8, f, f, 0, math.inf, mult)
     with pytest.raises(ValueError, match="one length"):
-        k.advance(st_, par, f, i8[:1].copy(), f, f, f, 0, math.inf, mult)
+        k.advance(st_, par, f, 0.0, i8[:1].copy(), f, f, 0, math.inf, mult)
     with pytest.raises(ValueError, match="start must be in"):
-        k.advance(st_, par, f, i8, f, f, f, 3, math.inf, mult)
+        k.advance(st_, par, f, 0.0, i8, f, f, 3, math.inf, mult)
     with pytest.raises(ValueError, match="n_steps must be in"):
-        k.advance(st_, par, f, i8, f, f, f, 0, math.inf, mult)
+        k.advance(st_, par, f, 0.0, i8, f, f, 0, math.inf, mult)
     par[S["P_N_STEPS"]] = 3.0
-    assert k.advance(st_.copy(), par, f, i8, f, f, f, 0, math.inf, mult)[0] == S["DONE"]  # zero-length steps end
+    assert k.advance(st_.copy(), par, f, 0.0, i8, f, f, 0, math.inf, mult)[0] == S["DONE"]  # zero-length steps end
     bad = st_.copy()
     bad[S["ST_MULT_IDX"]] = 10
     with pytest.raises(ValueError, match="multiplier index"):
-        k.advance(bad, par, f, i8, f, f, f, 0, math.inf, mult)
+        k.advance(bad, par, f, 0.0, i8, f, f, 0, math.inf, mult)
     dead = np.zeros(5, dtype=np.int8)
     with pytest.raises(ValueError, match="r must be in"):
         k.cyclic_first_wipe(dead, np.array([1], dtype=np.int64), 6)

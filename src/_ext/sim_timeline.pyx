@@ -13,8 +13,9 @@ Run model (documented for users in ``spare_core.sim``)
   saves (``save_time``). A save starts after the first step that ends at least
   ``interval`` seconds after the last checkpoint (or the resume after a restart).
 * A failure at time ``f`` strictly inside an activity either
-  - is masked: the activity is extended by ``extra_time`` (shrink, controller, patch work),
-    a step's layer count grows by ``extra_layers``, and later steps use the new depth; or
+  - is masked: the activity is extended by ``fail_seconds + patch_seconds * patch``
+    (shrink, controller, patch work), a step's layer count grows by
+    ``patch_layers * patch``, and later steps use the new depth; or
   - causes a restart: work since the last committed checkpoint (and the activity in
     progress) is lost, the run resumes at ``f + restart_time`` with depth ``initial_depth``.
   A failure exactly at the end of an activity happens after it (ties favour completion).
@@ -69,7 +70,10 @@ cdef enum:
     P_N_STEPS = 5
     P_INIT_DEPTH = 6
     P_MAX_WALL = 7
-    N_PARAMS = 8
+    P_FAIL_SECONDS = 8
+    P_PATCH_SECONDS = 9
+    P_PATCH_LAYERS = 10
+    N_PARAMS = 11
     NEED_FAILURES = 0
     DONE = 1
     RESTARTED = 2
@@ -106,6 +110,9 @@ SLOTS = {
     "P_N_STEPS": P_N_STEPS,
     "P_INIT_DEPTH": P_INIT_DEPTH,
     "P_MAX_WALL": P_MAX_WALL,
+    "P_FAIL_SECONDS": P_FAIL_SECONDS,
+    "P_PATCH_SECONDS": P_PATCH_SECONDS,
+    "P_PATCH_LAYERS": P_PATCH_LAYERS,
     "N_PARAMS": N_PARAMS,
     "NEED_FAILURES": NEED_FAILURES,
     "DONE": DONE,
@@ -128,11 +135,11 @@ cdef inline void _commit(float64_t* st) noexcept nogil:
 cdef int _advance(
     float64_t* st,                     # IN-OUT state, N_STATE slots
     const float64_t* par,              # IN parameters, N_PARAMS slots
-    const float64_t* ftime,            # IN failure times, ascending, length nf
+    const float64_t* frel,             # IN failure times minus t_offset, ascending, length nf
+    float64_t t_offset,                # IN start of the failures' epoch
     const int8_t* fkind,               # IN 0 masked, 1 restart
     const float64_t* fdepth,           # IN stack depth after a masked failure
-    const float64_t* fextra_t,         # IN seconds added to the activity in progress
-    const float64_t* fextra_l,         # IN layers added to the step in progress
+    const float64_t* fpatch,           # IN patch layers of a masked failure
     intp_t nf,
     intp_t* j_io,                      # IN-OUT next failure to consume
     float64_t t_next,                  # IN no unlisted failure before this time
@@ -146,6 +153,8 @@ cdef int _advance(
     cdef float64_t save_time = par[P_SAVE], restart_time = par[P_RESTART]
     cdef float64_t interval = par[P_INTERVAL], n_steps = par[P_N_STEPS]
     cdef float64_t init_depth = par[P_INIT_DEPTH], max_wall = par[P_MAX_WALL]
+    cdef float64_t fail_sec = par[P_FAIL_SECONDS], patch_sec = par[P_PATCH_SECONDS]
+    cdef float64_t patch_lay = par[P_PATCH_LAYERS]
     cdef float64_t act_start = st[ST_ACT_START], act_end = st[ST_ACT_END]
     cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH]
     cdef float64_t f, resume
@@ -165,7 +174,7 @@ cdef int _advance(
             kind = K_STEP
             continue
         if j < nf:
-            f = ftime[j]
+            f = t_offset + frel[j]
         else:
             f = t_next
             if act_end > t_next:
@@ -189,9 +198,10 @@ cdef int _advance(
                 j += 1
                 status = RESTARTED
                 break
-            act_end += fextra_t[j]
+            # shrink/controller seconds plus the patch work, charged to the activity in progress
+            act_end += fail_sec + patch_sec * fpatch[j]
             if kind == K_STEP:
-                layers += fextra_l[j]
+                layers += patch_lay * fpatch[j]
             depth = fdepth[j]
             j += 1
             continue
@@ -247,11 +257,11 @@ def new_state(double initial_depth, double start_time=0.0):
 def advance(
     float64_t[::1] state,
     const float64_t[::1] params,
-    const float64_t[::1] ftime,
+    const float64_t[::1] frel,
+    float64_t t_offset,
     const int8_t[::1] fkind,
     const float64_t[::1] fdepth,
-    const float64_t[::1] fextra_t,
-    const float64_t[::1] fextra_l,
+    const float64_t[::1] fpatch,
     intp_t start,
     float64_t t_next,
     const float64_t[::1] mult,
@@ -264,10 +274,16 @@ def advance(
         Run state from :func:`new_state`; updated in place.
     params : float64[N_PARAMS], IN
         ``t_comp, t_allreduce, save_time, restart_time, interval, n_steps, initial_depth,
-        max_wall``.
-    ftime, fkind, fdepth, fextra_t, fextra_l : arrays of one length nf, IN
-        Failure times (ascending, not before the state's current activity start), kind
-        (0 masked, 1 restart), depth after a masked failure, seconds and layers it adds.
+        max_wall, fail_seconds, patch_seconds, patch_layers``: a masked failure adds
+        ``fail_seconds + patch_seconds * patch`` to the activity in progress and
+        ``patch_layers * patch`` layers to a step in progress.
+    frel : float64[nf], IN
+        Failure times relative to ``t_offset`` (ascending, not before the state's current
+        activity start).
+    t_offset : float, IN
+        Added to ``frel`` (the epoch start: the caches keep epoch-relative times).
+    fkind, fdepth, fpatch : arrays of length nf, IN
+        Kind (0 masked, 1 restart), depth after a masked failure, its patch layers.
     start : int, IN
         First failure of the batch to consume, ``0 <= start <= nf``.
     t_next : float, IN
@@ -282,15 +298,16 @@ def advance(
 
     Notes
     -----
-    The caller (``spare_core.sim``) validates every input; this wrapper only checks the
-    lengths so that no read can go out of bounds. O(steps + failures) with the GIL released.
+    The caller (``spare_core.sim``) validates the model's inputs; this wrapper checks the
+    lengths and indices (no read can go out of bounds) and a finite step count (the loop
+    terminates). O(steps + failures) with the GIL released.
     """
-    cdef intp_t nf = ftime.shape[0]
+    cdef intp_t nf = frel.shape[0]
     cdef intp_t j = start
     cdef int status
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS:
         raise ValueError("state or params has the wrong length")
-    if fkind.shape[0] != nf or fdepth.shape[0] != nf or fextra_t.shape[0] != nf or fextra_l.shape[0] != nf:
+    if fkind.shape[0] != nf or fdepth.shape[0] != nf or fpatch.shape[0] != nf:
         raise ValueError("failure arrays must have one length")
     if start < 0 or start > nf:
         raise ValueError(f"start must be in [0, {nf}], got {start}")
@@ -303,11 +320,11 @@ def advance(
     with nogil:
         status = _advance(
             &state[0], &params[0],
-            &ftime[0] if nf > 0 else NULL,
+            &frel[0] if nf > 0 else NULL,
+            t_offset,
             &fkind[0] if nf > 0 else NULL,
             &fdepth[0] if nf > 0 else NULL,
-            &fextra_t[0] if nf > 0 else NULL,
-            &fextra_l[0] if nf > 0 else NULL,
+            &fpatch[0] if nf > 0 else NULL,
             nf, &j, t_next,
             &mult[0] if mult.shape[0] > 0 else NULL,
             mult.shape[0],

@@ -309,7 +309,6 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     init_depth = float(policy.initial_depth(scenario))
     fsec = float(policy.failure_seconds(scenario))
     patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
-    patch_layers_on = scenario.charge_patch
 
     kern = load("sim_timeline")
     K = kern.SLOTS
@@ -322,6 +321,9 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     params[K["P_N_STEPS"]] = scenario.n_steps
     params[K["P_INIT_DEPTH"]] = init_depth
     params[K["P_MAX_WALL"]] = scenario.max_wall_factor * scenario.t0
+    params[K["P_FAIL_SECONDS"]] = fsec
+    params[K["P_PATCH_SECONDS"]] = patch_cost
+    params[K["P_PATCH_LAYERS"]] = 1.0 if scenario.charge_patch else 0.0
 
     source = failures if failures is not None else EpochFailures(scenario, fail_seed)
     handler = policy.handler(scenario)
@@ -334,7 +336,6 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     state = kern.new_state(init_depth, 0.0)
     MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
     DONE, RESTARTED, NEED_MULT, TIMEOUT = K["DONE"], K["RESTARTED"], K["NEED_MULT"], K["TIMEOUT"]
-    zeros = np.zeros
     advance = kern.advance
 
     seen = masked = restarts = 0
@@ -352,16 +353,14 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         if not trusted:
             out = _check_outcomes(out, fgroup.shape[0])
         n = out.restart.shape[0]
-        ftime = rel[pos : pos + n] + start
+        frel = rel[pos : pos + n]
         if n > 0 and out.restart[n - 1] != 0:
             t_next = math.inf  # the batch ends with a restart: nothing after it matters
         else:
             t_next = start + source.next_time(epoch, pos + n)
-        extra_t = fsec + patch_cost * out.patch_layers
-        extra_l = out.patch_layers if patch_layers_on else zeros(n)
         j = 0
         while True:
-            status, j = advance(state, params, ftime, out.restart, out.depth, extra_t, extra_l, j, t_next, mult)
+            status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult)
             if status != NEED_MULT:
                 break
             mult = mults.chunk()
@@ -372,7 +371,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         restarts += n_restart
         masked += j - n_restart
         if timeline:
-            tl_t.append(ftime[:j])
+            tl_t.append(frel[:j] + start)
             tl_g.append(np.array(fgroup[:j]))
             tl_r.append(out.restart[:j].astype(bool))
             d = out.depth[:j].copy()
@@ -381,7 +380,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
             tl_d.append(d)
         if status == RESTARTED:
             resume = float(state[ACT_END])
-            ep_end.append(float(ftime[j - 1]))
+            ep_end.append(start + float(frel[j - 1]))
             ep_fail.append(pos)
             ep_start.append(resume)
             epoch, start, pos = epoch + 1, resume, 0
