@@ -81,6 +81,13 @@ def _episode_factor(rank, start, end, factor, r, it):
     return fac if until > it else 1.0
 
 
+def _fresh(base):
+    """IN-OUT state of a simulation that starts at the kernel's first call."""
+    p = base.size
+    return dict(ep_until=np.zeros(p, np.int64), ep_fac=np.ones(p), eff=base.copy(),
+                active=np.empty(p, np.intp), state=np.zeros(4, np.int64))
+
+
 def _inputs(scenario, n_iter, seed):
     root = np.random.SeedSequence(seed)
     stat = sim._Statics(scenario, sim.Realisation.draw(scenario, n_iter, root))
@@ -119,8 +126,7 @@ def test_kernel_matches_numpy_reference(scenario, seed, n_iter, holds):
     h = np.array(holds[:n_iter])
     got = kernel.simulate_chunk(z=z, picks=picks, it0=3, mode=2, holds=h, theta_on=0.0,
                                 theta_off=0.0, patience=1, hold_max=0.0,
-                                ep_until=np.zeros(p, np.int64), ep_fac=np.ones(p),
-                                state=np.zeros(3, np.int64), record=True, **inp)
+                                record=True, **_fresh(inp["base"]), **inp)
     # the pointer must skip episodes that ended before it0 the same way: start from 0
     want = reference(inp, z, picks, 3, h)
     for key, val in want.items():
@@ -153,7 +159,7 @@ def _good_call(**override):
     p, F = sc.n_ranks, inp["flow_src"].size
     args = dict(z=np.zeros((4, p), np.float32), picks=np.zeros((4, 8, F), np.uint32), it0=0, mode=0,
                 holds=np.zeros(0), theta_on=0.0, theta_off=0.0, patience=1, hold_max=0.0,
-                ep_until=np.zeros(p, np.int64), ep_fac=np.ones(p), state=np.zeros(3, np.int64), **inp)
+                **_fresh(inp["base"]), **inp)
     args.update(override)
     return args
 
@@ -164,12 +170,17 @@ def _good_call(**override):
     (lambda a: {"z": a["z"][:, :5]}, "z must have shape"),
     (lambda a: {"flow_src": a["flow_src"] + 1000}, "flow_src must lie in"),
     (lambda a: {"flow_dst_leaf": a["flow_dst_leaf"][:1]}, "flow_dst_leaf has length"),
-    (lambda a: {"ep_until": a["ep_until"][:3]}, "ep_until and ep_fac"),
+    (lambda a: {"ep_until": a["ep_until"][:3]}, "ep_until, ep_fac, eff and active"),
+    (lambda a: {"eff": a["eff"][:3]}, "ep_until, ep_fac, eff and active"),
+    (lambda a: {"state": np.zeros(3, np.int64)}, "state length 4"),
+    (lambda a: {"state": np.array([0, 0, 0, 65], np.int64)}, "active episodes"),
+    (lambda a: {"state": np.array([0, 0, 0, 2], np.int64), "active": np.full(64, 99, np.intp)},
+     "active ranks must lie in"),
     (lambda a: {"rail_a": a["rail_a"][:1]}, "rail_a must have length"),
     (lambda a: {"mode": 2}, "mode 2 needs one hold"),
     (lambda a: {"mode": 7}, "mode must be"),
     (lambda a: {"g": 3}, "multiple of g"),
-    (lambda a: {"state": np.array([99, 0, 0], np.int64)}, "episode pointer"),
+    (lambda a: {"state": np.array([99, 0, 0, 0], np.int64)}, "episode pointer"),
 ])
 def test_kernel_wrapper_rejects_inconsistent_input(override, match):
     args = _good_call()
@@ -182,7 +193,7 @@ def test_kernel_wrapper_rejects_inconsistent_input(override, match):
 def test_kernel_does_not_modify_static_inputs():
     args = _good_call(z=np.random.default_rng(0).standard_normal((4, 64), dtype=np.float32))
     copies = {k: np.copy(v) for k, v in args.items() if isinstance(v, np.ndarray)
-              and k not in ("ep_until", "ep_fac", "state")}
+              and k not in ("ep_until", "ep_fac", "eff", "active", "state")}
     kernel.simulate_chunk(**args)
     for k, v in copies.items():
         np.testing.assert_array_equal(args[k], v, err_msg=k)
@@ -211,8 +222,7 @@ def test_reference_agreement_covers_incast_and_contention():
     want = reference(inp, z, picks, 0, holds)
     got = kernel.simulate_chunk(z=z, picks=picks, it0=0, mode=2, holds=holds, theta_on=0.0,
                                 theta_off=0.0, patience=1, hold_max=0.0,
-                                ep_until=np.zeros(sc.n_ranks, np.int64), ep_fac=np.ones(sc.n_ranks),
-                                state=np.zeros(3, np.int64), **inp)
+                                **_fresh(inp["base"]), **inp)
     assert (want["incast"][holds == 0] > 0).all() and (want["contention"] > 1).all()
     assert want["incast"][4] == 0.0       # a long enough hold removes the incast
     for key, val in want.items():

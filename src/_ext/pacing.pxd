@@ -14,10 +14,13 @@
 #   ep_*        [E]              IN      episodes sorted by start iteration
 #   ep_until    int64[p]         IN-OUT  episode active while iteration < ep_until
 #   ep_fac      float64[p]       IN-OUT  factor of the active episode
-#   state       int64[3]         IN-OUT  episode pointer, pacing on (0/1), calm count
+#   eff         float64[p]       IN-OUT  base times the active factor (base when none)
+#   active      intp[p]          IN-OUT  ranks with an active episode, active[:state[3]]
+#   state       int64[4]         IN-OUT  episode pointer, pacing on (0/1), calm count,
+#                                        number of active episodes
 from _types cimport intp_t, float64_t, int64_t
 
 # Scratch of one call (allocated once by the wrapper):
-#   arr float64[p], node_ent/parked float64[n_nodes], flow_pk float64[F],
+#   node_ent/parked float64[n_nodes], flow_pk float64[F],
 #   links float64[6 * n_leaves * n_spines]  (count, bytes, largest burst) per uplink then
 #   downlink, zero on entry and restored to zero after each rail by a sequential scan.

@@ -19,7 +19,8 @@ previous all-reduce together):
    has waited ``h``: ``e_r = min(a_r + h, max_s a_s + ctrl_latency)`` (so
    ``a_r <= e_r <= a_r + h``);
 3. node entry ``E_n = max_{r in n} e_r`` (the NVLink phase needs every local rank);
-   collective start ``T0 = max_n E_n``;
+   collective start ``T0 = max_n E_n``. As ``e_r`` is nondecreasing in ``a_r``, one
+   pass over ranks suffices: ``E_n`` is the gate applied to the node's latest arrival;
 4. each node parks ``P_n = min(nic_bw * (T0 - E_n), window)`` bytes per rail flow
    (the eager window it pushed before its ring peer was ready), released at ``T0``;
 5. per rail plane, every cross-leaf ring flow takes the spine ``picks[k, rail, f]``;
@@ -31,7 +32,7 @@ previous all-reduce together):
 6. rail time ``A_j + max(Bw_j * K_j, floor_j) + D_j``; iteration time
    ``T0 + t_intra + max_j rail time``.
 
-Buffers: O(p) arrivals, O(n_nodes) node entries and parked bytes, O(n_leaves *
+Buffers: O(n_nodes) node entries and parked bytes, O(n_leaves *
 n_spines) link triples (about 2F: ``L U`` ~ ``n_nodes / oversubscription``), allocated once by the
 wrapper. The whole iteration loop runs in one ``nogil`` block and cannot fail: the
 ``def`` wrapper checks every shape and index range first (it is reachable from Python),
@@ -95,9 +96,10 @@ cdef void _run(
     # ---- state (IN-OUT) ----
     int64_t[::1] ep_until,              # [p] episode active while iteration < ep_until
     float64_t[::1] ep_fac,              # [p] its slowdown factor
-    int64_t[::1] state,                 # [3] episode pointer, pacing on, calm count
+    float64_t[::1] eff,                 # [p] base times the active episode's factor
+    intp_t[::1] active,                 # [p] ranks in an episode: active[:state[3]]
+    int64_t[::1] state,                 # [4] episode pointer, pacing on, calm count, n active
     # ---- scratch ----
-    float64_t[::1] arr,                 # [p]
     float64_t[::1] node_ent,            # [n_nodes]
     float64_t[::1] parked,              # [n_nodes]
     float64_t[::1] flow_pk,             # [F] bytes parked by each flow's source
@@ -115,7 +117,7 @@ cdef void _run(
     cdef intp_t n_ep = ep_rank.shape[0]
     cdef intp_t n_up = links.shape[0] // 6      # uplinks first, then downlinks
     cdef intp_t n_links3 = links.shape[0]
-    cdef intp_t k, r, n, j, f, u, d, lo, lnk
+    cdef intp_t k, r, n, j, f, u, d, lo, lnk, i
     cdef const uint32_t* row
     cdef int64_t it
     cdef float64_t shift = -0.5 * sigma * sigma
@@ -124,8 +126,18 @@ cdef void _run(
 
     for k in range(c):
         it = it0 + k
-        # episodes starting by this iteration; overlapping ones merge (longer end,
-        # larger factor) because a rank cannot be throttled twice at once
+        # Episodes touch only the few throttled ranks: `eff` carries base x factor, so
+        # the per-rank pass reads one array. Expire first, then start; overlapping
+        # episodes merge (longer end, larger factor): a rank is not throttled twice.
+        i = 0
+        while i < state[3]:
+            r = active[i]
+            if ep_until[r] <= it:
+                eff[r] = base[r]
+                state[3] -= 1
+                active[i] = active[state[3]]
+            else:
+                i += 1
         while state[0] < n_ep and ep_start[state[0]] <= it:
             r = ep_rank[state[0]]
             if ep_until[r] > it:
@@ -133,9 +145,16 @@ cdef void _run(
                     ep_fac[r] = ep_factor[state[0]]
                 if ep_end[state[0]] > ep_until[r]:
                     ep_until[r] = ep_end[state[0]]
+                eff[r] = base[r] * ep_fac[r]
             else:
                 ep_fac[r] = ep_factor[state[0]]
                 ep_until[r] = ep_end[state[0]]
+                # (an episode already over is skipped; the capacity test only guards
+                # against an inconsistent state passed in by hand)
+                if ep_until[r] > it and state[3] < p:
+                    active[state[3]] = r
+                    state[3] += 1
+                    eff[r] = base[r] * ep_fac[r]
             state[0] += 1
 
         if mode == 0:
@@ -145,43 +164,53 @@ cdef void _run(
         else:
             h = holds[k]
 
+        # one pass over ranks: arrivals, their sum and extremes, and each node's latest
         amax = -INFINITY
         amin = INFINITY
         asum = 0.0
-        for r in range(p):
-            m = ep_fac[r] if ep_until[r] > it else 1.0
-            a = base[r] * m * exp(sigma * z[k, r] + shift)
-            arr[r] = a
-            asum += a
-            if a > amax:
-                amax = a
-            if a < amin:
-                amin = a
-
-        gate = amax + ctrl_latency
-        held = 0.0
-        t0 = -INFINITY
         for n in range(n_nodes):
             m = -INFINITY
             lo = n * g
             for r in range(lo, lo + g):
-                a = arr[r]
+                a = eff[r] * exp(sigma * z[k, r] + shift)
+                asum += a
+                if a > m:
+                    m = a
+                if a < amin:
+                    amin = a
+                if record:
+                    rec_arr[k, r] = a
+            node_ent[n] = m
+            if m > amax:
+                amax = m
+
+        # The gate admits rank r at min(a_r + h, gate), nondecreasing in a_r (and so is
+        # its floating-point rounding), so a node's entry is the gate applied to its
+        # latest arrival, and the longest hold is served by the earliest rank.
+        gate = amax + ctrl_latency
+        held = 0.0
+        t0 = amax
+        if h > 0.0:
+            held = gate - amin
+            if h < held:
+                held = h
+            t0 = -INFINITY
+            for n in range(n_nodes):
+                e = node_ent[n] + h
+                if gate < e:
+                    e = gate
+                node_ent[n] = e
+                if e > t0:
+                    t0 = e
+        if record:
+            for r in range(p):
+                a = rec_arr[k, r]
+                e = a
                 if h > 0.0:
                     e = a + h
                     if gate < e:
                         e = gate
-                else:
-                    e = a
-                if e - a > held:
-                    held = e - a
-                if e > m:
-                    m = e
-                if record:
-                    rec_arr[k, r] = a
-                    rec_ent[k, r] = e
-            node_ent[n] = m
-            if m > t0:
-                t0 = m
+                rec_ent[k, r] = e
         for n in range(n_nodes):
             pk = nic_bw * (t0 - node_ent[n])
             parked[n] = pk if pk < window else window
@@ -252,7 +281,7 @@ cdef void _run(
 
 def _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
                   n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
-                  mode, holds, ep_until, ep_fac, state):
+                  mode, holds, ep_until, ep_fac, eff, active, state):
     # every index the nogil loop dereferences, checked once, vectorised
     p = base.shape[0]
     if g < 1 or p == 0 or p % g:
@@ -278,10 +307,16 @@ def _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_l
             raise ValueError(f"{name} must have length g={g}, got {arr.shape[0]}")
     if not (ep_end.shape[0] == ep_factor.shape[0] == ep_start.shape[0]):
         raise ValueError("ep_start, ep_end and ep_factor must have equal lengths")
-    if ep_until.shape[0] != p or ep_fac.shape[0] != p or state.shape[0] != 3:
-        raise ValueError(f"ep_until and ep_fac must have length {p} and state length 3")
+    if (ep_until.shape[0] != p or ep_fac.shape[0] != p or eff.shape[0] != p or active.shape[0] != p
+            or state.shape[0] != 4):
+        raise ValueError(f"ep_until, ep_fac, eff and active must have length {p} and state length 4")
     if not 0 <= state[0] <= ep_start.shape[0]:
         raise ValueError(f"state[0] (episode pointer) must be in [0, {ep_start.shape[0]}], got {state[0]}")
+    if not 0 <= state[3] <= p:
+        raise ValueError(f"state[3] (active episodes) must be in [0, {p}], got {state[3]}")
+    act = np.asarray(active)[:state[3]]
+    if act.size and (act.min() < 0 or act.max() >= p):
+        raise ValueError(f"active ranks must lie in [0, {p})")
     if mode not in (0, 1, 2):
         raise ValueError(f"mode must be 0, 1 or 2, got {mode}")
     if mode == 2 and holds.shape[0] < c:
@@ -301,15 +336,16 @@ def simulate_chunk(
     const int64_t[::1] ep_end, const float64_t[::1] ep_factor,
     int64_t it0, int mode, const float64_t[::1] holds,
     float64_t theta_on, float64_t theta_off, int64_t patience, float64_t hold_max,
-    int64_t[::1] ep_until, float64_t[::1] ep_fac, int64_t[::1] state,
-    bint record=False,
+    int64_t[::1] ep_until, float64_t[::1] ep_fac, float64_t[::1] eff, intp_t[::1] active,
+    int64_t[::1] state, bint record=False,
 ):
     """Advance ``z.shape[0]`` iterations; return a dict of per-iteration arrays.
 
     Private: ``spare_core.pacing`` validates every argument (shapes, ranges, sorted
     episodes, spine indices < ``n_spines``, ``g`` dividing ``p``) before calling.
-    ``ep_until``, ``ep_fac`` and ``state`` are updated in place (IN-OUT) so that
-    consecutive chunks continue one simulation.
+    ``ep_until``, ``ep_fac``, ``eff``, ``active`` and ``state`` are updated in place
+    (IN-OUT) so that consecutive chunks continue one simulation; start a simulation with
+    ``ep_until = 0``, ``ep_fac = 1``, ``eff = base``, ``state = 0``.
     """
     cdef intp_t c = z.shape[0]
     cdef intp_t p = base.shape[0]
@@ -317,8 +353,7 @@ def simulate_chunk(
     cdef intp_t n_flows = flow_src.shape[0]
     _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
                   n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
-                  mode, holds, ep_until, ep_fac, state)
-    arr = np.empty(p, dtype=np.float64)
+                  mode, holds, ep_until, ep_fac, eff, active, state)
     node_ent = np.empty(n_nodes, dtype=np.float64)
     parked = np.empty(n_nodes, dtype=np.float64)
     flow_pk = np.empty(n_flows, dtype=np.float64)
@@ -332,7 +367,7 @@ def simulate_chunk(
     else:
         rec_arr = np.empty((0, 0), dtype=np.float64)
         rec_ent = np.empty((0, 0), dtype=np.float64)
-    cdef float64_t[::1] v_arr = arr, v_ent = node_ent, v_park = parked
+    cdef float64_t[::1] v_ent = node_ent, v_park = parked
     cdef float64_t[::1] v_fpk = flow_pk, v_links = links
     cdef float64_t[::1] o_t = out["time"], o_a = out["arrival_max"], o_s = out["spread"]
     cdef float64_t[::1] o_h = out["hold"], o_held = out["held"], o_i = out["incast"]
@@ -344,7 +379,7 @@ def simulate_chunk(
                     n_spines, rail_a, rail_bw, rail_floor, t_intra, nic_bw, window,
                     buffer, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,
                     mode, holds, theta_on, theta_off, patience, hold_max,
-                    ep_until, ep_fac, state, v_arr, v_ent, v_park,
+                    ep_until, ep_fac, eff, active, state, v_ent, v_park,
                     v_fpk, v_links,
                     o_t, o_a, o_s, o_h, o_held, o_i, o_k, o_p, record, v_ra, v_re)
     out["paced"] = paced.astype(bool)

@@ -330,7 +330,9 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     rng_jitter, rng_ecmp = _stream(root, "jitter"), _stream(root, "ecmp")
     ep_until = np.zeros(p, dtype=np.int64)
     ep_fac = np.ones(p, dtype=np.float64)
-    state = np.zeros(3, dtype=np.int64)
+    eff = st.base.copy()
+    active = np.empty(p, dtype=np.intp)
+    state = np.zeros(4, dtype=np.int64)
     chunk = max(1, min(n_iter, _CHUNK_CELLS // max(p, g * n_flows, 1)))
     common = dict(base=st.base, g=g, sigma=scenario.compute.jitter, flow_src=st.flow_src,
                   flow_src_leaf=st.flow_src_leaf, flow_dst_leaf=st.flow_dst_leaf,
@@ -339,7 +341,8 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
                   nic_bw=f.nic_bandwidth, window=f.window, buffer=f.buffer, rto=f.rto,
                   ctrl_latency=scenario.release_latency, ep_rank=st.episodes[0],
                   ep_start=st.episodes[1], ep_end=st.episodes[2], ep_factor=st.episodes[3],
-                  ep_until=ep_until, ep_fac=ep_fac, state=state, record=bool(record_ranks))
+                  ep_until=ep_until, ep_fac=ep_fac, eff=eff, active=active, state=state,
+                  record=bool(record_ranks))
     parts = []
     controller.reset()
     last = None
