@@ -6,7 +6,7 @@ policy on the paper preset, ours and the step-by-step pure-Python reference on t
 workload), whole (the ``spare compare`` sweep).
 
 Ratio script (``python bench/bench_sim.py [--quick]``): on the same runs in one process,
-the median time of :func:`spare_core.sim.simulate` and of the straightforward step-by-step
+the median CPU time of :func:`spare_core.sim.simulate` and of the straightforward step-by-step
 simulator (:mod:`spare_core.sim._reference`: live failure stream, one policy call per
 failure, a Python loop over steps), and their ratio; then the whole ``spare compare``
 sweep's wall and CPU time (target: under 60 s wall on 2 cores). The machine is shared:
@@ -91,17 +91,19 @@ if pytest is not None:
 
 # -- ratio script ------------------------------------------------------------------------
 def _median_time(fn, repeats):
+    """Median CPU seconds of ``fn()`` (process time: robust to other jobs on a shared machine)."""
     ts = []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = time.process_time()
         fn()
-        ts.append(time.perf_counter() - t)
+        ts.append(time.process_time() - t)
     return statistics.median(ts)
 
 
 def main(argv) -> int:
     quick = "--quick" in argv
     repeats = 3 if quick else 5
+    print("median CPU seconds (process time) per run, same process, same runs")
     print(f"{'workload':<28} {'ours (s)':>9} {'reference (s)':>14} {'ratio':>7}  check")
     for name, s, pol in _workloads(quick):
         ours = _median_time(lambda: simulate(s, pol, seed=0), repeats)
@@ -113,13 +115,8 @@ def main(argv) -> int:
     # reference simulating the same runs one by one
     sub = Scenario.paper_600k(600, n_steps=2000 if quick else 10_000)
     pols = [CheckpointOnly()] + [cls(r) for r in (3, 6, 12) for cls in (ReplicationCheckpoint, SpareCheckpoint)]
-    t = time.perf_counter()
-    sweep(sub, ("ckpt", "rep", "spare"), (3, 6, 12), (0,))
-    ours = time.perf_counter() - t
-    t = time.perf_counter()
-    for p in pols:
-        reference_simulate(sub, p, seed=0)
-    ref = time.perf_counter() - t
+    ours = _median_time(lambda: sweep(sub, ("ckpt", "rep", "spare"), (3, 6, 12), (0,)), 1)
+    ref = _median_time(lambda: [reference_simulate(sub, p, seed=0) for p in pols], 1)
     print(f"{'sweep slice N=600, 7 runs':<28} {ours:9.4f} {ref:14.4f} {ref / ours:6.1f}x")
     if quick:
         groups, seeds, rmax = [200, 600], 2, 10

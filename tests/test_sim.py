@@ -344,6 +344,10 @@ def test_bad_policy_and_seed():
         simulate(s, CheckpointOnly(), seed=-1)
     with pytest.raises(TypeError, match="seed"):
         simulate(s, CheckpointOnly(), seed=None)
+    with pytest.raises(TypeError, match="failures must be an EpochFailures"):
+        simulate(s, CheckpointOnly(), seed=0, failures=[1.0, 2.0])
+    with pytest.raises(TypeError, match="timeline must be a bool"):
+        simulate(s, CheckpointOnly(), seed=0, timeline="yes")
 
 
 # -- kernel wrappers refuse malformed input instead of reading out of bounds -------------------
@@ -383,3 +387,18 @@ def test_kernel_wrappers_bad_input():
         k.set_first_wipe(cnt, np.array([0, 5], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
     with pytest.raises(ValueError, match="one length"):
         k.set_first_wipe(cnt[:1].copy(), np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
+
+
+def test_spare_sidon_offsets():
+    from spare_core.layout import sidon_offsets
+
+    s = small(n=30, n_steps=200)
+    a = simulate(s, SpareCheckpoint(4, offsets="sidon"), seed=3)
+    b = simulate(s, SpareCheckpoint(4, offsets=sidon_offsets(30, 4, seed=0)), seed=3)
+    assert a.to_dict() == b.to_dict()
+    with pytest.raises(ValueError, match="offsets must be None, 'sidon'"):
+        SpareCheckpoint(4, offsets="golomb")
+    with pytest.raises(ValueError, match="offsets must have length r = 4"):
+        SpareCheckpoint(4, offsets=[0, 1])
+    with pytest.raises(ValueError, match=r"offsets must be < n_groups \(30\)"):
+        simulate(s, SpareCheckpoint(2, offsets=[0, 31]), seed=0)

@@ -46,6 +46,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--horizon", type=float, default=20.0,
                         help="stop a run at this many T0 and report it unfinished (default 20)")
     parser.add_argument("--steps", type=_positive_int, default=None, help="training steps (default: the preset's 10,000)")
+    parser.add_argument("--layout", choices=("consecutive", "sidon"), default="consecutive",
+                        help="SPARe's stack offsets: the paper's consecutive cyclic stacks (default) or Sidon-type")
     parser.add_argument("--no-patch-cost", action="store_true",
                         help="do not charge SPARe's patch work (extra layers) on failure steps")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the results as JSON")
@@ -72,13 +74,14 @@ def run(args) -> int:
     policies = ("ckpt", rep, "spare")
     procs = args.processes or min(os.cpu_count() or 1, len(scenarios) * args.seeds)
     t = time.perf_counter()
-    res = sweep(scenarios, policies, range(1, args.r_max + 1), range(args.seeds), processes=procs)
+    kw = {"spare": {"offsets": "sidon"}} if args.layout == "sidon" else None
+    res = sweep(scenarios, policies, range(1, args.r_max + 1), range(args.seeds), processes=procs, policy_kwargs=kw)
     elapsed = time.perf_counter() - t
 
     sc0 = scenarios[0]
     print(f"spare compare: SPARe paper preset (600k GPUs), {sc0.n_steps} steps, {sc0.t_compute:g} s per stack layer, "
           f"restart {sc0.restart_time:g} s, save {sc0.checkpoint_time:g} s, jitter ±{100 * sc0.jitter:g} %")
-    print(f"failure model: {sc0.failure_description}; Rep+CKPT variant: {args.rep_variant}; "
+    print(f"failure model: {sc0.failure_description}; Rep+CKPT variant: {args.rep_variant}; SPARe layout: {args.layout}; "
           f"patch work {'charged' if sc0.charge_patch else 'not charged'}; "
           f"r = 1..{args.r_max}, seeds 0..{args.seeds - 1}, horizon {args.horizon:g} T0")
     print(f"TTT/T0: mean ± std [min-max] over seeds at the best r (least mean TTT); checkpoint interval: availability-optimal "
@@ -120,6 +123,7 @@ def run(args) -> int:
             "preset": "paper_600k",
             "failure_model": sc0.failure_description,
             "rep_variant": args.rep_variant,
+            "spare_layout": args.layout,
             "charge_patch": sc0.charge_patch,
             "horizon_t0": args.horizon,
             "n_steps": sc0.n_steps,

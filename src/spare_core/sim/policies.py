@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._native import load
-from .._validate import as_float, as_int, check_choice
+from .._validate import as_float, as_int, as_int_array, check_choice
 from ..checkpoint import availability_optimal, daly_interval, young_interval
 from .scenario import Scenario
 
@@ -402,9 +402,11 @@ class SpareCheckpoint(Policy):
         Redundancy (stack height), 1 <= r <= N.
     interval : float or {"auto", "young", "daly"}, default "auto"
         See :class:`Policy`; T_f = mu(N, r) x system MTBF.
-    offsets : array-like of int, optional
-        Stack offsets for :class:`spare_core.layout.StackedLayout` (default consecutive
-        0..r-1, the paper's cyclic stacks).
+    offsets : None, "sidon" or array-like of int, optional
+        Stack offsets for :class:`spare_core.layout.StackedLayout`: None (default) the
+        consecutive 0..r-1, the paper's cyclic stacks; "sidon" the Sidon-type offsets of
+        :func:`spare_core.layout.sidon_offsets` for the scenario's N (seed 0: any two shard
+        types share at most one holder where N allows); or explicit offsets (length r).
 
     References
     ----------
@@ -416,10 +418,27 @@ class SpareCheckpoint(Policy):
     def __init__(self, r, interval="auto", offsets=None):
         super().__init__(interval)
         self.redundancy = as_int(r, "r", min_value=1)
-        self.offsets = None if offsets is None else tuple(int(o) for o in offsets)
+        if offsets is None or (isinstance(offsets, str) and offsets == "sidon"):
+            self.offsets = offsets
+        elif isinstance(offsets, str):
+            raise ValueError(f"offsets must be None, 'sidon' or a sequence of ints, got {offsets!r}")
+        else:
+            off = as_int_array(offsets, "offsets", min_value=0)
+            if off.shape[0] != self.redundancy:
+                raise ValueError(f"offsets must have length r = {self.redundancy}, got {off.shape[0]}")
+            self.offsets = tuple(off.tolist())
 
     def check(self, scenario):
         self._check_r(scenario)
+        if isinstance(self.offsets, tuple) and max(self.offsets) >= scenario.n_groups:
+            raise ValueError(f"offsets must be < n_groups ({scenario.n_groups}), got {max(self.offsets)}")
+
+    def _offsets(self, scenario):
+        if self.offsets == "sidon":
+            from ..layout import sidon_offsets
+
+            return sidon_offsets(scenario.n_groups, self.redundancy, seed=0)
+        return self.offsets
 
     def failure_seconds(self, scenario):
         return scenario.shrink_time + scenario.controller_time
@@ -430,5 +449,5 @@ class SpareCheckpoint(Policy):
         return float(endurable_failures(scenario.n_groups, self.redundancy))
 
     def handler(self, scenario):
-        return _RectlrHandler(scenario.n_groups, self.redundancy, self.offsets)
+        return _RectlrHandler(scenario.n_groups, self.redundancy, self._offsets(scenario))
 

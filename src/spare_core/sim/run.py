@@ -303,6 +303,10 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
     _check_policy(policy)
+    if failures is not None and not isinstance(failures, EpochFailures):
+        raise TypeError(f"failures must be an EpochFailures cache, got {type(failures).__name__}")
+    if not isinstance(timeline, (bool, np.bool_)):
+        raise TypeError(f"timeline must be a bool, got {type(timeline).__name__}")
     policy.check(scenario)
     fail_seed, mult_seed = _seed_children(seed)
     interval = policy.checkpoint_interval(scenario)
