@@ -140,15 +140,16 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=None, help="repeats per timing (median)")
     args = ap.parse_args(argv)
     if args.quick:
-        sizes, cycles_long, cycles_peer, reps = [2_000, 20_000], 10, 1, args.reps or 3
-    else:
-        sizes, cycles_long, cycles_peer, reps = [60_000, 600_000], 20, 1, args.reps or 5
-    print(f"per-unit Weibull(shape={SHAPE}, mean={MEAN_LIFE:g}) lifetimes + repairs; median of {reps}; "
+        plan = [(2_000, 10, args.reps or 3), (20_000, 10, args.reps or 3)]
+    else:  # (units, failures per unit in the long run, repeats)
+        plan = [(60_000, 20, args.reps or 5), (600_000, 10, args.reps or 3)]
+    cycles_peer = 1
+    print(f"per-unit Weibull(shape={SHAPE}, mean={MEAN_LIFE:g}) lifetimes + repairs; median of repeats; "
           "rates in million events/s; ratio = ours / peer (same run, same workload)")
     hdr = f"{'units':>8} {'repair':>14} {'horizon':>8} {'events':>10} {'impl':>7} {'Mev/s':>7} {'ratio':>7} {'peak':>6}"
     print(hdr)
     print("-" * len(hdr))
-    for n in sizes:
+    for n, cycles_long, reps in plan:
         for repair in (FIXED, LOGN):
             # long horizon: about `cycles_long` failures per unit (ours vs numpy);
             # short horizon: about one per unit, where the slow peers finish in seconds.

@@ -35,6 +35,9 @@ cdef int64_t REPAIR_FLAG = 1 << SLOT_BITS
 cdef int64_t SEQ_MAX = (<int64_t>1) << (63 - SEQ_SHIFT)
 # Distance (in FIFO entries) at which the blocks of upcoming inserts are prefetched.
 cdef intp_t PREFETCH = 12
+# Depth of the insert pipeline (must match the pend_* array sizes in EventCore).
+cdef enum:
+    PIPE = 8
 
 cdef extern from *:
     """
@@ -261,6 +264,11 @@ cdef void cal_remove(Calendar* c, int32_t slot) noexcept nogil:
 # ---------------------------------------------------------------------------------------
 # engine state
 # ---------------------------------------------------------------------------------------
+cdef struct Buf:
+    float64_t* p       # pre-sampled times (owned by a numpy array in EventCore.buf_objs)
+    intp_t pos, len    # next unread entry, length
+
+
 cdef inline float64_t* _ptr(object arr):
     cdef float64_t[::1] mv = arr
     if mv.shape[0] == 0:
@@ -292,18 +300,21 @@ cdef class EventCore:
     cdef float64_t* fq_t
     cdef int64_t* fq_key
     cdef intp_t fq_head, fq_size
+    # pipelined inserts (no-track mode): ring of PIPE (time, key), pend_min their minimum
+    cdef float64_t pend_t[PIPE]
+    cdef int64_t pend_key[PIPE]
+    cdef int pend_head, pend_n
+    cdef float64_t pend_min
+    cdef bint pipe
     # configuration
     cdef readonly bint renewals, system
     cdef readonly int repair_mode          # 0 none, 1 fixed (FIFO), 2 sampled (calendar)
     cdef float64_t repair_value
     cdef float64_t* timer_period           # > 0 periodic, 0 one-shot
     # pre-sampled buffers (numpy arrays kept alive by the object references)
-    cdef object life_obj, rep_obj, sys_obj, vic_obj, trace_t_obj, trace_u_obj
-    cdef float64_t* life
-    cdef float64_t* rep
-    cdef float64_t* sysb
-    cdef float64_t* vic
-    cdef readonly intp_t life_pos, life_len, rep_pos, rep_len, sys_pos, sys_len, vic_pos, vic_len
+    cdef Buf life, rep, sysb, vic
+    cdef dict buf_objs
+    cdef object trace_t_obj, trace_u_obj
     cdef float64_t* trace_t
     cdef int32_t* trace_u
     cdef readonly intp_t trace_pos, trace_len
@@ -346,6 +357,7 @@ cdef class EventCore:
             self.alive_list[i] = <int32_t>i
             self.alive_pos[i] = <int32_t>i
         self.n_alive = n
+        self.pend_min = INF
         self.stall_limit = 4 * <intp_t>self.n_slots + 64
         self.last_kind = -1
         self.last_unit = -1
@@ -366,31 +378,29 @@ cdef class EventCore:
         self.repair_mode = repair_mode
         self.repair_value = repair_value
         self.system = system
+        # FIFO repairs already prefetch the one random insert per cycle (see _revive);
+        # otherwise pipeline the inserts (lazy removal in track mode rules that out)
+        self.pipe = (not self.track) and repair_mode != 1
 
     def set_buffer(self, str which, object arr):
         """Replace one pre-sampled buffer (float64, C-contiguous, positive finite)."""
+        cdef Buf* b
         if which == "life":
-            self.life_obj = arr
-            self.life = _ptr(arr)
-            self.life_pos = 0
-            self.life_len = arr.shape[0]
+            b = &self.life
         elif which == "repair":
-            self.rep_obj = arr
-            self.rep = _ptr(arr)
-            self.rep_pos = 0
-            self.rep_len = arr.shape[0]
+            b = &self.rep
         elif which == "system":
-            self.sys_obj = arr
-            self.sysb = _ptr(arr)
-            self.sys_pos = 0
-            self.sys_len = arr.shape[0]
+            b = &self.sysb
         elif which == "victim":
-            self.vic_obj = arr
-            self.vic = _ptr(arr)
-            self.vic_pos = 0
-            self.vic_len = arr.shape[0]
+            b = &self.vic
         else:
             raise ValueError(f"unknown buffer {which!r}")
+        if self.buf_objs is None:
+            self.buf_objs = {}
+        self.buf_objs[which] = arr  # keeps the memory alive while the kernel reads it
+        b.p = _ptr(arr)
+        b.pos = 0
+        b.len = arr.shape[0]
 
     def set_trace(self, object times, object units):
         cdef int32_t[::1] mu = units
@@ -409,8 +419,8 @@ cdef class EventCore:
 
     def start_system(self):
         """Schedule the system source's first failure from the inter-arrival buffer."""
-        self._check(self._push(self.sys_slot, self.now + self.sysb[self.sys_pos]))
-        self.sys_pos += 1
+        self._check(self._push(self.sys_slot, self.now + self.sysb.p[self.sysb.pos]))
+        self.sysb.pos += 1
 
     def _check(self, int st):
         if st == ST_NOMEM:
@@ -419,23 +429,62 @@ cdef class EventCore:
             raise OverflowError("event engine: 2**38 events scheduled, sequence numbers exhausted")
 
     cdef inline int _push(self, int32_t slot, float64_t t, int64_t flag=0) noexcept nogil:
-        """Schedule slot at t with the next sequence number; 0 or an ST_ error code."""
+        """Schedule slot at t with the next sequence number; 0 or an ST_ error code.
+
+        Without `track`, the insert is software-pipelined: the entry waits in a small ring
+        (`pend_*`) while its bucket block is prefetched and is inserted PIPE pushes later;
+        `_run` flushes the ring whenever a waiting entry could be due."""
         cdef int64_t seq = self.seq
+        cdef int64_t key
+        cdef int i, j
         if seq >= SEQ_MAX:
             return ST_SEQ
         self.seq = seq + 1
-        if cal_insert(&self.cal, t, (seq << SEQ_SHIFT) | flag | slot) != 0:
-            return ST_NOMEM
+        key = (seq << SEQ_SHIFT) | flag | slot
+        if not self.pipe:
+            if cal_insert(&self.cal, t, key) != 0:
+                return ST_NOMEM
+            return 0
+        if self.pend_n == PIPE:
+            i = self.pend_head
+            if cal_insert(&self.cal, self.pend_t[i], self.pend_key[i]) != 0:
+                return ST_NOMEM
+            self.pend_head = (i + 1) % PIPE
+            self.pend_n -= 1
+            self.pend_min = INF
+            for j in range(self.pend_n):
+                i = (self.pend_head + j) % PIPE
+                if self.pend_t[i] < self.pend_min:
+                    self.pend_min = self.pend_t[i]
+        i = (self.pend_head + self.pend_n) % PIPE
+        self.pend_t[i] = t
+        self.pend_key[i] = key
+        self.pend_n += 1
+        if t < self.pend_min:
+            self.pend_min = t
+        SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, t) & self.cal.mask])
+        return 0
+
+    cdef int _flush(self) noexcept nogil:
+        """Insert every pipelined entry into the calendar (0 or ST_NOMEM)."""
+        cdef int i
+        while self.pend_n > 0:
+            i = self.pend_head
+            if cal_insert(&self.cal, self.pend_t[i], self.pend_key[i]) != 0:
+                return ST_NOMEM
+            self.pend_head = (i + 1) % PIPE
+            self.pend_n -= 1
+        self.pend_min = INF
         return 0
 
     cdef int _start_units(self, float64_t t) noexcept nogil:
         cdef int32_t u
         cdef int st
         for u in range(self.n):
-            st = self._push(u, t + self.life[self.life_pos])
+            st = self._push(u, t + self.life.p[self.life.pos])
             if st != 0:
                 return st
-            self.life_pos += 1
+            self.life.pos += 1
         return 0
 
     cdef inline bint _queued(self, int32_t slot) noexcept nogil:
@@ -488,8 +537,8 @@ cdef class EventCore:
             self.fq_key[k] = (seq << SEQ_SHIFT) | REPAIR_FLAG | u
             self.fq_size += 1
         elif self.repair_mode == 2:
-            self.rep_pos += 1
-            return self._push(u, t + self.rep[self.rep_pos - 1], REPAIR_FLAG)
+            self.rep.pos += 1
+            return self._push(u, t + self.rep.p[self.rep.pos - 1], REPAIR_FLAG)
         return 0
 
     cdef int _revive(self, int32_t u, float64_t t) noexcept nogil:
@@ -502,20 +551,20 @@ cdef class EventCore:
         self.n_repairs += 1
         if not self.renewals:
             return 0
-        self.life_pos += 1
-        if self.repair_mode == 1 and self.fq_size > PREFETCH and self.life_pos + PREFETCH < self.life_len:
+        self.life.pos += 1
+        if self.repair_mode == 1 and self.fq_size > PREFETCH and self.life.pos + PREFETCH < self.life.len:
             # With FIFO repairs, lifetimes are consumed by repairs in FIFO order, so the
             # repair PREFETCH entries ahead will insert at fq_t + life[life_pos + PREFETCH]:
             # start loading that bucket's block now (the insert is the one random access).
             k = self.fq_head + PREFETCH
             if k >= self.n:
                 k -= self.n
-            SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, self.fq_t[k] + self.life[self.life_pos + PREFETCH]) & self.cal.mask])
+            SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, self.fq_t[k] + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
             SPARE_PREFETCH_W(&self.alive[self.fq_key[k] & SLOT_MASK])
-        return self._push(u, t + self.life[self.life_pos - 1])
+        return self._push(u, t + self.life.p[self.life.pos - 1])
 
     cdef int _run(self, float64_t until, int stop_mask, int64_t max_events) noexcept nogil:
-        cdef int64_t done = 0, key
+        cdef int64_t done = 0, key = 0
         cdef int32_t u, kind, slot
         cdef float64_t t, x
         cdef bint fifo, have
@@ -527,14 +576,14 @@ cdef class EventCore:
             if done >= max_events:
                 return ST_MAX
             # every event draws at most one number from each buffer: refill before, never mid-event
-            if self.renewals and self.life_pos >= self.life_len:
+            if self.renewals and self.life.pos >= self.life.len:
                 return ST_NEED_LIFE
-            if self.repair_mode == 2 and self.rep_pos >= self.rep_len:
+            if self.repair_mode == 2 and self.rep.pos >= self.rep.len:
                 return ST_NEED_REPAIR
             if self.system:
-                if self.sys_pos >= self.sys_len:
+                if self.sysb.pos >= self.sysb.len:
                     return ST_NEED_SYS
-                if self.vic_pos >= self.vic_len:
+                if self.vic.pos >= self.vic.len:
                     return ST_NEED_VICTIM
             have = cal_min(cal)
             fifo = False
@@ -546,6 +595,8 @@ cdef class EventCore:
                     fifo = True
             elif self.fq_size > 0:
                 fifo = True
+            elif self.pend_n > 0:
+                t = INF
             else:
                 if until < INF:
                     self.now = until
@@ -554,6 +605,12 @@ cdef class EventCore:
             if fifo:
                 t = self.fq_t[self.fq_head]
                 key = self.fq_key[self.fq_head]
+            if self.pend_n > 0 and self.pend_min <= t:
+                # a pipelined entry may be due first: put them all in the calendar, retry
+                err = self._flush()
+                if err != 0:
+                    return err
+                continue
             slot = <int32_t>(key & SLOT_MASK)
             if slot < self.n:
                 kind = EV_REPAIR if key & REPAIR_FLAG else EV_FAILURE
@@ -591,8 +648,8 @@ cdef class EventCore:
                 err = self._revive(u, t)
             elif kind == EV_SYSTEM:
                 self.n_system += 1
-                x = self.vic[self.vic_pos]
-                self.vic_pos += 1
+                x = self.vic.p[self.vic.pos]
+                self.vic.pos += 1
                 if self.n_alive > 0:
                     idx = <intp_t>(x * self.n_alive)
                     if idx >= self.n_alive:
@@ -605,8 +662,8 @@ cdef class EventCore:
                     u = -1
                     self.n_system_missed += 1
                 if err == 0:
-                    self.sys_pos += 1
-                    err = self._push(self.sys_slot, t + self.sysb[self.sys_pos - 1])
+                    self.sysb.pos += 1
+                    err = self._push(self.sys_slot, t + self.sysb.p[self.sysb.pos - 1])
             elif kind == EV_TRACE:
                 self.n_trace += 1
                 u = self.trace_u[self.trace_pos]
@@ -647,6 +704,7 @@ cdef class EventCore:
         """(t, seq) of the next event, (inf, -1) if none."""
         cdef float64_t t = INF
         cdef int64_t key = -1
+        self._check(self._flush())
         if cal_min(&self.cal):
             t = self.cal.pool[self.cal.mb].e[self.cal.mi].t
             key = self.cal.pool[self.cal.mb].e[self.cal.mi].key
@@ -662,6 +720,8 @@ cdef class EventCore:
         cdef int32_t slot, u, j
         cdef int64_t key
         cdef float64_t kt
+        self.pend_n = 0  # pipelined entries are unit or source events: all dropped or redrawn
+        self.pend_min = INF
         cal_clear(&self.cal, t)
         if self.track:
             for u in range(self.n + 2):
@@ -690,8 +750,8 @@ cdef class EventCore:
         if self.renewals:
             self._check(self._start_units(t))
         if self.system:
-            self._check(self._push(self.sys_slot, t + self.sysb[self.sys_pos]))
-            self.sys_pos += 1
+            self._check(self._push(self.sys_slot, t + self.sysb.p[self.sysb.pos]))
+            self.sysb.pos += 1
         while self.trace_pos < self.trace_len and self.trace_t[self.trace_pos] < t:
             self.trace_pos += 1
             self.n_trace_skipped += 1

@@ -27,14 +27,6 @@ class EventCore:
     last_kind: int
     last_unit: int
     last_seq: int
-    life_pos: int
-    life_len: int
-    rep_pos: int
-    rep_len: int
-    sys_pos: int
-    sys_len: int
-    vic_pos: int
-    vic_len: int
     trace_pos: int
     trace_len: int
     queued_count: int
