@@ -31,6 +31,7 @@ References
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -357,6 +358,14 @@ class ReplicationCheckpoint(Policy):
         return cls(scenario.n_groups, self.redundancy)
 
 
+@functools.lru_cache(maxsize=256)
+def _sidon(n: int, r: int) -> tuple:
+    # the local search takes seconds at r = 20; a sweep asks for the same (N, r) per seed
+    from ..layout import sidon_offsets
+
+    return tuple(int(o) for o in sidon_offsets(n, r, seed=0))
+
+
 # -- SPARe -----------------------------------------------------------------------------------
 class _RectlrHandler(FailureHandler):
     def __init__(self, n, r, offsets):
@@ -435,9 +444,7 @@ class SpareCheckpoint(Policy):
 
     def _offsets(self, scenario):
         if self.offsets == "sidon":
-            from ..layout import sidon_offsets
-
-            return sidon_offsets(scenario.n_groups, self.redundancy, seed=0)
+            return _sidon(scenario.n_groups, self.redundancy)
         return self.offsets
 
     def failure_seconds(self, scenario):
