@@ -236,14 +236,45 @@ def family_e(quick):
         row("e", f"N={n} r={r} S={s} after {k} fails", g.nnz, to, tp, f"size {size}/{n}")
 
 
+def ideas(quick):
+    """What each idea buys on the hard families: kernel variants against scipy, paired."""
+    from spare_core.matching import _graph_csr, _kern
+
+    rng = np.random.default_rng([SEED, 6])
+    n = 60_000 if quick else 600_000
+    cases = [("b", hard_graph(n, rng)), ("c", uniform_graph(n * 5 // 3, rng)), ]
+    variants = [("textbook (vertex-order greedy)", 0, False), ("degree-order greedy", 1, False),
+                ("degree-order + pruning", 1, True), ("Karp-Sipser", 2, False),
+                ("Karp-Sipser + pruning", 2, True)]
+    print("\nideas: kernel variants (no validation, graph already in CSR), ratio = scipy / variant")
+    for fam, g in cases:
+        indptr, indices, _, n_right = _graph_csr(g)
+        cap = np.ones(n_right, dtype=np.int64)
+        for label, start, prune in variants:
+            stats = {}
+
+            def ours():
+                k = _kern.HKKernel(indptr, indices, cap.copy(), False)
+                size = k.solve(start, prune)
+                stats.update(phases=k.phases, prunes=k.prunes, work=k.work)
+                return size
+
+            to, tp, _ = paired(ours, lambda: scipy_size(g), 3)
+            row(fam, label, g.nnz, to, tp,
+                f"phases {stats['phases']}, prunes {stats['prunes']}, work {stats['work'] / g.nnz:.1f}|E|")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--ideas", action="store_true", help="also time the kernel variants on (b), (c)")
     p.add_argument("families", nargs="*", default=list("abcde"), help="subset of a b c d e")
     args = p.parse_args(argv)
     header()
     for f in args.families:
         globals()[f"family_{f}"](args.quick)
+    if args.ideas:
+        ideas(args.quick)
     return 0
 
 

@@ -12,20 +12,18 @@
 #   indices int32[nnz]          IN   right vertex of each edge, in [0, n_right)
 #   edge_off uint8[nnz] or NULL IN   1 = edge currently disabled (IncrementalMatching only)
 #
-# Matching state (IN-OUT for every kernel that augments):
-#   cap        int64[n_right]  capacity in force (0 = right vertex disabled)
-#   load       int64[n_right]  left vertices currently matched to each right vertex (<= cap)
-#   match_left int64[n_left]   right vertex of each left vertex, -1 = unmatched
-#   head       int32[n_right]  first partner of each right vertex, -1 = none;
-#   nxt, prv   int32[n_left]   doubly linked partner lists (so a partner leaves in O(1))
+# Matching state (IN-OUT for every kernel that augments), packed per vertex so that a
+# search touches one cache line per vertex (LeftV, RightV below):
+#   R[j].cap, R[j].load   capacity in force (0 = disabled), partners now (<= cap)
+#   L[i].match            right vertex of each left vertex, -1 = unmatched
+#   R[j].head, L[i].nxt/prv  doubly linked partner lists (so a partner leaves in O(1))
 #   status     uint8[n_left]   MATCHED, PENDING (free, to be searched), DEAD (free, proven
 #                              to have no augmenting path; revived when capacity grows)
 #   pending, dead int32[n_left] the PENDING / DEAD left vertices (each free vertex is in exactly one)
 #
 # Scratch (allocated once, reused by every phase; validity by epoch stamps, so a phase costs
 # the work of its search, never O(graph)):
-#   stamp_l, dist_l int32[n_left], it_l int64[n_left], queue, stack_l int32[n_left + 1]
-#   stamp_r, layer_r, cur_r int32[n_right], stack_r int32[n_left + 1]
+#   L[i].stamp/dist/it, R[j].stamp/layer/cur; queue int32[n_left], stack_l/stack_r int32[n_left + 1]
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
 cdef enum:
@@ -33,31 +31,37 @@ cdef enum:
     PENDING = 1
     DEAD = 2
 
+cdef struct LeftV:            # per left vertex; numpy twin LEFT_DTYPE in matching.pyx
+    int64_t match            # right vertex, -1 = unmatched
+    int64_t it               # current arc of the phase's DFS (edge offset)
+    int32_t stamp            # epoch of the last BFS that reached it
+    int32_t dist             # BFS layer in that epoch, -1 = dead end / used this phase
+    int32_t nxt              # partner list of its right vertex (doubly linked)
+    int32_t prv
+
+cdef struct RightV:           # per right vertex; numpy twin RIGHT_DTYPE
+    int64_t load             # partners now (<= cap)
+    int64_t cap              # capacity in force (0 = disabled)
+    int32_t stamp            # epoch of the last BFS that reached it
+    int32_t layer            # its BFS layer then, -1 = dead end this phase
+    int32_t cur              # current partner of the phase's DFS
+    int32_t head             # first partner, -1 = none
+
 cdef struct HKState:
     intp_t n_left
     intp_t n_right
     const int64_t* indptr
     const int32_t* indices
     uint8_t* edge_off
-    int64_t* cap
-    int64_t* load
-    int64_t* match_left
-    int32_t* head
-    int32_t* nxt
-    int32_t* prv
+    LeftV* L
+    RightV* R
     uint8_t* status
     int32_t* pending
     intp_t n_pending
     int32_t* dead
     intp_t n_dead
-    int32_t* stamp_l
-    int32_t* dist_l
-    int64_t* it_l
     int32_t* queue
     int32_t* stack_l
-    int32_t* stamp_r
-    int32_t* layer_r
-    int32_t* cur_r
     int32_t* stack_r
     # transpose and pruning scratch, allocated on first need by hk_build_csc (malloc'd)
     const int64_t* cptr     # int64[n_right + 1]

@@ -20,46 +20,53 @@ until capacity grows (:c:func:`hk_revive`).
 """
 from libc.stdint cimport INT32_MAX
 from _types cimport intp_t, int32_t, int64_t, uint8_t
-from matching cimport HKState, MATCHED, PENDING, DEAD
+from matching cimport HKState, LeftV, RightV, MATCHED, PENDING, DEAD
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 
 import numpy as np
 
+# numpy twins of LeftV / RightV (matching.pxd): one cache line holds all a search touches
+LEFT_DTYPE = np.dtype([("match", np.int64), ("it", np.int64), ("stamp", np.int32),
+                       ("dist", np.int32), ("nxt", np.int32), ("prv", np.int32)], align=True)
+RIGHT_DTYPE = np.dtype([("load", np.int64), ("cap", np.int64), ("stamp", np.int32),
+                        ("layer", np.int32), ("cur", np.int32), ("head", np.int32)], align=True)
+assert LEFT_DTYPE.itemsize == sizeof(LeftV) and RIGHT_DTYPE.itemsize == sizeof(RightV)
+
 
 cdef inline void _reset_epoch(HKState* s) noexcept nogil:
     cdef intp_t i
     for i in range(s.n_left):
-        s.stamp_l[i] = 0
+        s.L[i].stamp = 0
     for i in range(s.n_right):
-        s.stamp_r[i] = 0
+        s.R[i].stamp = 0
     s.epoch = 0
 
 
 cdef void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
     """Match free left ``v`` to right ``j`` (caller checked spare capacity)."""
-    cdef int32_t h = s.head[j]
-    s.nxt[v] = h
-    s.prv[v] = -1
+    cdef int32_t h = s.R[j].head
+    s.L[v].nxt = h
+    s.L[v].prv = -1
     if h != -1:
-        s.prv[h] = v
-    s.head[j] = v
-    s.match_left[v] = j
-    s.load[j] += 1
+        s.L[h].prv = v
+    s.R[j].head = v
+    s.L[v].match = j
+    s.R[j].load += 1
 
 
 cdef void hk_unlink(HKState* s, int32_t v) noexcept nogil:
     """Remove matched left ``v`` from its right vertex's partner list (stays MATCHED-less)."""
-    cdef int32_t j = <int32_t>s.match_left[v]
-    cdef int32_t p = s.prv[v], n = s.nxt[v]
+    cdef int32_t j = <int32_t>s.L[v].match
+    cdef int32_t p = s.L[v].prv, n = s.L[v].nxt
     if p != -1:
-        s.nxt[p] = n
+        s.L[p].nxt = n
     else:
-        s.head[j] = n
+        s.R[j].head = n
     if n != -1:
-        s.prv[n] = p
-    s.match_left[v] = -1
-    s.load[j] -= 1
+        s.L[n].prv = p
+    s.L[v].match = -1
+    s.R[j].load -= 1
 
 
 cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
@@ -82,7 +89,7 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
         end = s.indptr[u + 1]
         while e < end:
             j = s.indices[e]
-            if s.load[j] < s.cap[j] and (s.edge_off == NULL or not s.edge_off[e]):
+            if s.R[j].load < s.R[j].cap and (s.edge_off == NULL or not s.edge_off[e]):
                 break
             e += 1
         s.work += e - s.indptr[u]
@@ -112,50 +119,61 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
     """Layer the alternating graph from the PENDING vertices; return the free layer or INF."""
     cdef intp_t qh = 0, qt = 0, k
     cdef int32_t u, v, j, w, d, limit = INT32_MAX
-    cdef int64_t e, end
+    cdef int64_t e, end, mv, work = 0
+    # locals, not s->field: the compiler cannot prove the stores below leave *s unchanged
+    cdef LeftV* L = s.L
+    cdef RightV* R = s.R
+    cdef const int64_t* indptr = s.indptr
+    cdef const int32_t* indices = s.indices
+    cdef int32_t* queue = s.queue
+    cdef const uint8_t* off = s.edge_off
+    cdef const uint8_t* live_l = s.live_l if s.live_on else NULL
+    cdef const uint8_t* live_r = s.live_r if s.live_on else NULL
     if s.epoch >= INT32_MAX - 2:
         _reset_epoch(s)
     s.epoch += 1
     cdef int32_t ep = s.epoch
     for k in range(s.n_pending):
         u = s.pending[k]
-        s.stamp_l[u] = ep
-        s.dist_l[u] = 0
-        s.it_l[u] = s.indptr[u]
-        s.queue[qt] = u
+        L[u].stamp = ep
+        L[u].dist = 0
+        L[u].it = indptr[u]
+        queue[qt] = u
         qt += 1
     while qh < qt:
-        v = s.queue[qh]
+        v = queue[qh]
         qh += 1
-        d = s.dist_l[v]
+        d = L[v].dist
         if d > limit:
             break
-        e = s.indptr[v]
-        end = s.indptr[v + 1]
-        s.work += end - e
+        mv = L[v].match
+        e = indptr[v]
+        end = indptr[v + 1]
+        work += end - e
         while e < end:
-            j = s.indices[e]
-            if (s.stamp_r[j] == ep or s.match_left[v] == j or (s.edge_off != NULL and s.edge_off[e])
-                    or (s.live_on and not s.live_r[j])):
-                e += 1
-                continue
+            j = indices[e]
             e += 1
-            s.stamp_r[j] = ep
-            s.layer_r[j] = d
-            s.cur_r[j] = s.head[j]
-            if s.load[j] < s.cap[j]:
+            if R[j].stamp == ep or mv == j:
+                continue
+            if (off != NULL and off[e - 1]) or (live_r != NULL and not live_r[j]):
+                continue
+            R[j].stamp = ep
+            R[j].layer = d
+            w = R[j].head
+            R[j].cur = w
+            if R[j].load < R[j].cap:
                 limit = d
             elif d < limit:
-                w = s.head[j]
                 while w != -1:
-                    s.work += 1
-                    if s.stamp_l[w] != ep and (not s.live_on or s.live_l[w]):
-                        s.stamp_l[w] = ep
-                        s.dist_l[w] = d + 1
-                        s.it_l[w] = s.indptr[w]
-                        s.queue[qt] = w
+                    work += 1
+                    if L[w].stamp != ep and (live_l == NULL or live_l[w]):
+                        L[w].stamp = ep
+                        L[w].dist = d + 1
+                        L[w].it = indptr[w]
+                        queue[qt] = w
                         qt += 1
-                    w = s.nxt[w]
+                    w = L[w].nxt
+    s.work += work
     return limit
 
 
@@ -169,27 +187,27 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
     while top >= 0:
         v = s.stack_l[top]
         d = <int32_t>top
-        e = s.it_l[v]
+        e = s.L[v].it
         e0 = e
         end = s.indptr[v + 1]
         descended = False
         while e < end:
             j = s.indices[e]
-            if s.stamp_r[j] != ep or s.layer_r[j] != d or (s.edge_off != NULL and s.edge_off[e]):
+            if s.R[j].stamp != ep or s.R[j].layer != d or (s.edge_off != NULL and s.edge_off[e]):
                 e += 1
                 continue
-            if s.load[j] < s.cap[j]:
+            if s.R[j].load < s.R[j].cap:
                 # a free right vertex lies on layer `limit` only; flip the path stack_l/stack_r
                 s.stack_r[top] = j
-                s.it_l[v] = e + 1
+                s.L[v].it = e + 1
                 s.work += e + 1 - e0
                 i = top
                 while i >= 0:
                     w = s.stack_l[i]
-                    if s.match_left[w] != -1:
+                    if s.L[w].match != -1:
                         hk_unlink(s, w)
                     hk_link(s, w, s.stack_r[i])
-                    s.dist_l[w] = -1      # vertex-disjoint paths within a phase
+                    s.L[w].dist = -1      # vertex-disjoint paths within a phase
                     i -= 1
                 s.status[root] = MATCHED
                 s.size += 1
@@ -197,17 +215,17 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
             if d >= limit:
                 e += 1
                 continue
-            w = s.cur_r[j]
-            while w != -1 and (s.stamp_l[w] != ep or s.dist_l[w] != d + 1):
+            w = s.R[j].cur
+            while w != -1 and (s.L[w].stamp != ep or s.L[w].dist != d + 1):
                 s.work += 1
-                w = s.nxt[w]
+                w = s.L[w].nxt
             if w == -1:
-                s.layer_r[j] = -1        # every partner is a dead end: so is j, for this phase
-                s.cur_r[j] = -1
+                s.R[j].layer = -1        # every partner is a dead end: so is j, for this phase
+                s.R[j].cur = -1
                 e += 1
                 continue
-            s.cur_r[j] = s.nxt[w]        # current arc: w is tried at most once per phase
-            s.it_l[v] = e                # come back to j: it may have other live partners
+            s.R[j].cur = s.L[w].nxt        # current arc: w is tried at most once per phase
+            s.L[v].it = e                # come back to j: it may have other live partners
             s.work += e + 1 - e0
             s.stack_r[top] = j
             top += 1
@@ -216,8 +234,8 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
             break
         if not descended:
             s.work += end - e0
-            s.it_l[v] = end
-            s.dist_l[v] = -1
+            s.L[v].it = end
+            s.L[v].dist = -1
             top -= 1
     return False
 
@@ -260,7 +278,7 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
             break
         for k in range(s.n_pending):
             u = s.pending[k]
-            if s.status[u] == PENDING and s.dist_l[u] == 0:
+            if s.status[u] == PENDING and s.L[u].dist == 0:
                 if _dfs(s, u, limit):
                     gained += 1
         kept = 0
@@ -286,16 +304,16 @@ cdef inline void _ks_match(HKState* s, const int64_t* cptr, const int32_t* cidx,
     for e in range(s.indptr[u], s.indptr[u + 1]):
         j2 = s.indices[e]
         deg_r[j2] -= 1
-        if 0 < deg_r[j2] <= s.cap[j2] - s.load[j2] and not inq_r[j2]:
+        if 0 < deg_r[j2] <= s.R[j2].cap - s.R[j2].load and not inq_r[j2]:
             inq_r[j2] = 1
             rq[nrq[0]] = j2
             nrq[0] += 1
     s.work += s.indptr[u + 1] - s.indptr[u]
-    if s.load[j] == s.cap[j]:
+    if s.R[j].load == s.R[j].cap:
         s.work += cptr[j + 1] - cptr[j]
         for e in range(cptr[j], cptr[j + 1]):
             w = cidx[e]
-            if s.match_left[w] < 0:
+            if s.L[w].match < 0:
                 deg_l[w] -= 1
                 if deg_l[w] == 1:
                     lq[nlq[0]] = w
@@ -322,19 +340,19 @@ cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, i
         deg_r[j] = 0
     for u in range(s.n_left):
         deg_l[u] = 0
-        if s.match_left[u] >= 0:
+        if s.L[u].match >= 0:
             continue
         for e in range(s.indptr[u], s.indptr[u + 1]):
             j = s.indices[e]
             deg_r[j] += 1
-            if s.load[j] < s.cap[j]:
+            if s.R[j].load < s.R[j].cap:
                 deg_l[u] += 1
         if deg_l[u] == 1:
             lq[nlq] = u
             nlq += 1
     s.work += s.indptr[s.n_left]
     for j in range(s.n_right):
-        if 0 < deg_r[j] <= s.cap[j] - s.load[j]:
+        if 0 < deg_r[j] <= s.R[j].cap - s.R[j].load:
             inq_r[j] = 1
             rq[nrq] = j
             nrq += 1
@@ -342,32 +360,32 @@ cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, i
         if nlq > 0:
             nlq -= 1
             u = lq[nlq]
-            if s.match_left[u] >= 0 or deg_l[u] != 1:
+            if s.L[u].match >= 0 or deg_l[u] != 1:
                 continue
             for e in range(s.indptr[u], s.indptr[u + 1]):
                 j = s.indices[e]
-                if s.load[j] < s.cap[j]:
+                if s.R[j].load < s.R[j].cap:
                     _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
                     break
         elif nrq > 0:
             nrq -= 1
             j = rq[nrq]
             inq_r[j] = 0
-            if not (0 < deg_r[j] <= s.cap[j] - s.load[j]):
+            if not (0 < deg_r[j] <= s.R[j].cap - s.R[j].load):
                 continue
             for e in range(cptr[j], cptr[j + 1]):
                 w = cidx[e]
-                if s.match_left[w] < 0:
+                if s.L[w].match < 0:
                     _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, w, j)
         else:
-            while next_u < s.n_left and (s.match_left[next_u] >= 0 or deg_l[next_u] <= 0):
+            while next_u < s.n_left and (s.L[next_u].match >= 0 or deg_l[next_u] <= 0):
                 next_u += 1
             if next_u == s.n_left:
                 break
             u = <int32_t>next_u
             for e in range(s.indptr[u], s.indptr[u + 1]):
                 j = s.indices[e]
-                if s.load[j] < s.cap[j]:
+                if s.R[j].load < s.R[j].cap:
                     _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
                     break
             else:
@@ -450,7 +468,7 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     memset(s.live_l, 0, s.n_left)
     memset(s.live_r, 0, s.n_right)
     for j in range(s.n_right):
-        if s.load[j] < s.cap[j]:
+        if s.R[j].load < s.R[j].cap:
             s.live_r[j] = 1
             s.queue_r[qt] = j
             qt += 1
@@ -460,10 +478,10 @@ cdef void hk_prune(HKState* s) noexcept nogil:
         s.work += cptr[j + 1] - cptr[j]
         for e in range(cptr[j], cptr[j + 1]):
             w = cidx[e]
-            if s.live_l[w] or s.match_left[w] == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, w, j)]):
+            if s.live_l[w] or s.L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, w, j)]):
                 continue
             s.live_l[w] = 1
-            j2 = <int32_t>s.match_left[w]
+            j2 = <int32_t>s.L[w].match
             if j2 >= 0 and not s.live_r[j2]:
                 s.live_r[j2] = 1
                 s.queue_r[qt] = j2
@@ -502,8 +520,7 @@ cdef class HKKernel:
     cdef HKState s
     cdef readonly object indptr, indices, edge_off, cap, user_cap, enabled
     cdef readonly object load, match_left
-    cdef object _head, _nxt, _prv, _status, _pending, _dead
-    cdef object _stamp_l, _dist_l, _it_l, _queue, _stack_l, _stamp_r, _layer_r, _cur_r, _stack_r
+    cdef object _L, _R, _status, _pending, _dead, _queue, _stack_l, _stack_r
     cdef readonly intp_t n_left, n_right
     cdef public object T
     cdef uint8_t* en
@@ -520,24 +537,22 @@ cdef class HKKernel:
         self.edge_off = np.zeros(max(indices.shape[0], 1), np.uint8) if edge_flags else None
         self.user_cap = cap.copy()
         self.enabled = np.ones(nr, np.uint8)
-        self.cap = cap
-        self.load = np.zeros(nr, np.int64)
-        self.match_left = np.full(nl, -1, np.int64)
-        self._head = np.full(nr, -1, np.int32)
-        self._nxt = np.full(nl, -1, np.int32)
-        self._prv = np.full(nl, -1, np.int32)
+        self._L = np.zeros(nl, LEFT_DTYPE)
+        self._R = np.zeros(nr, RIGHT_DTYPE)
+        self._L["match"] = -1
+        self._L["nxt"] = -1
+        self._L["prv"] = -1
+        self._R["cap"] = cap
+        self._R["head"] = -1
+        self.cap = self._R["cap"]
+        self.load = self._R["load"]
+        self.match_left = self._L["match"]
         self._status = np.full(nl, PENDING, np.uint8)
         self._pending = np.arange(nl, dtype=np.int32)
         self._dead = np.zeros(nl, np.int32)
-        self._stamp_l = np.zeros(nl, np.int32)
-        self._dist_l = np.zeros(nl, np.int32)
-        self._it_l = np.zeros(nl, np.int64)
         self._queue = np.zeros(nl, np.int32)
         self._stack_l = np.zeros(nl + 1, np.int32)
         self._stack_r = np.zeros(nl + 1, np.int32)
-        self._stamp_r = np.zeros(nr, np.int32)
-        self._layer_r = np.zeros(nr, np.int32)
-        self._cur_r = np.zeros(nr, np.int32)
         self.en = _pu8(self.enabled)
         self.ucap = _p64(self.user_cap)
         self.s.n_left = nl
@@ -547,26 +562,16 @@ cdef class HKKernel:
         self.off_arr = _pu8(self.edge_off) if edge_flags else NULL
         self.n_off = 0
         self.s.edge_off = NULL      # set only while some edge is disabled: no per-edge test otherwise
-        self.s.cap = _p64(self.cap)
-        self.s.load = _p64(self.load)
-        self.s.match_left = _p64(self.match_left)
-        self.s.head = _p32(self._head)
-        self.s.nxt = _p32(self._nxt)
-        self.s.prv = _p32(self._prv)
+        self.s.L = <LeftV*>_pany(self._L)
+        self.s.R = <RightV*>_pany(self._R)
         self.s.status = _pu8(self._status)
         self.s.pending = _p32(self._pending)
         self.s.n_pending = nl
         self.s.dead = _p32(self._dead)
         self.s.n_dead = 0
-        self.s.stamp_l = _p32(self._stamp_l)
-        self.s.dist_l = _p32(self._dist_l)
-        self.s.it_l = _p64(self._it_l)
         self.s.queue = _p32(self._queue)
         self.s.stack_l = _p32(self._stack_l)
         self.s.stack_r = _p32(self._stack_r)
-        self.s.stamp_r = _p32(self._stamp_r)
-        self.s.layer_r = _p32(self._layer_r)
-        self.s.cur_r = _p32(self._cur_r)
         self.s.cptr = NULL
         self.s.cidx = NULL
         self.s.live_l = NULL
@@ -610,7 +615,7 @@ cdef class HKKernel:
                 if s.status[u] != PENDING or warm[u] < 0:
                     continue
                 j = <int32_t>warm[u]
-                if s.load[j] >= s.cap[j]:
+                if s.R[j].load >= s.R[j].cap:
                     continue
                 e = s.indptr[u]
                 end = s.indptr[u + 1]
@@ -677,16 +682,16 @@ cdef class HKKernel:
             return
         self.en[j] = 0
         with nogil:
-            while s.head[j] != -1:
-                hk_free_left(s, s.head[j])
-            s.cap[j] = 0
+            while s.R[j].head != -1:
+                hk_free_left(s, s.R[j].head)
+            s.R[j].cap = 0
 
     def enable_right(self, intp_t j):
         if self.en[j]:
             return
         self.en[j] = 1
-        self.s.cap[j] = self.ucap[j]
-        if self.s.cap[j] > 0:
+        self.s.R[j].cap = self.ucap[j]
+        if self.s.R[j].cap > 0:
             hk_revive(&self.s)
 
     def set_capacity(self, intp_t j, int64_t c):
@@ -694,11 +699,11 @@ cdef class HKKernel:
         self.ucap[j] = c
         if not self.en[j]:
             return
-        cdef int64_t old = s.cap[j]
-        s.cap[j] = c
+        cdef int64_t old = s.R[j].cap
+        s.R[j].cap = c
         with nogil:
-            while s.load[j] > c:
-                hk_free_left(s, s.head[j])
+            while s.R[j].load > c:
+                hk_free_left(s, s.R[j].head)
             if c > old:
                 hk_revive(s)
 
@@ -714,11 +719,11 @@ cdef class HKKernel:
                 ucap[j] = caps[j]
                 if not en[j]:
                     continue
-                if caps[j] > s.cap[j]:
+                if caps[j] > s.R[j].cap:
                     grew = True
-                s.cap[j] = caps[j]
-                while s.load[j] > caps[j]:
-                    hk_free_left(s, s.head[j])
+                s.R[j].cap = caps[j]
+                while s.R[j].load > caps[j]:
+                    hk_free_left(s, s.R[j].head)
             if grew:
                 hk_revive(s)
 
@@ -736,7 +741,7 @@ cdef class HKKernel:
                     self.n_off += -1 if on else 1
         s.edge_off = self.off_arr if self.n_off > 0 else NULL
         if found and changed:
-            if not on and s.match_left[i] == j:
+            if not on and s.L[i].match == j:
                 hk_free_left(s, <int32_t>i)
                 hk_revive(s)      # j now has a spare slot: parked vertices may reach it
             elif on:
@@ -786,6 +791,11 @@ cdef inline int64_t* _p64(arr):
 cdef inline int32_t* _p32(arr):
     cdef int32_t[::1] v = arr
     return &v[0] if v.shape[0] else NULL
+
+
+cdef inline void* _pany(arr):
+    cdef uint8_t[::1] v = arr.view(np.uint8)
+    return <void*>&v[0] if v.shape[0] else NULL
 
 
 cdef inline uint8_t* _pu8(arr):

@@ -168,9 +168,10 @@ class Matching:
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
                  *, phases=0, warm_kept=None):
-        self.match_left = _readonly(match_left)
-        self.right_load = _readonly(right_load)
-        self.capacity = _readonly(capacity)
+        # contiguous copies when handed the kernel's packed per-vertex records
+        self.match_left = _readonly(np.ascontiguousarray(match_left))
+        self.right_load = _readonly(np.ascontiguousarray(right_load))
+        self.capacity = _readonly(np.ascontiguousarray(capacity))
         self.size = int(np.count_nonzero(match_left >= 0))
         self.phases = int(phases)
         self.warm_kept = warm_kept
