@@ -127,6 +127,8 @@ def test_scenario_properties():
      "controller must have"),
     (lambda: simulate_iterations(PacingScenario(n_nodes=2), 5, seed=1, record_ranks=1), TypeError,
      "record_ranks must be a bool"),
+    (lambda: simulate_iterations(PacingScenario(n_nodes=2), 5, seed=1, use_kernel_controller="no"), TypeError,
+     "use_kernel_controller must be a bool"),
     (lambda: simulate_iterations(PacingScenario(n_nodes=4096), 1000, seed=1, record_ranks=True), ValueError,
      "record_ranks needs"),
     (lambda: simulate_iterations(PacingScenario(n_nodes=64, compute=ComputeModel(episode_rate=50.0)), 10, seed=1),

@@ -316,8 +316,9 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         raise TypeError("controller must have reset() and hold(last) methods (PacingController), "
                         f"got {type(controller).__name__}")
     root = _root_seed(seed)
-    if not isinstance(record_ranks, (bool, np.bool_)):
-        raise TypeError(f"record_ranks must be a bool, got {type(record_ranks).__name__}")
+    for name, flag in (("record_ranks", record_ranks), ("use_kernel_controller", use_kernel_controller)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     p = scenario.n_ranks
     if record_ranks and n_iter * p > _MAX_RECORD_CELLS:
         raise ValueError(f"record_ranks needs n_iterations * ranks <= {_MAX_RECORD_CELLS}, got {n_iter * p}")
