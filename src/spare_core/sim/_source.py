@@ -69,17 +69,21 @@ class EpochFailures:
                 self._units.append(_EMPTY_U)
                 self._done.append(False)
 
-    def get(self, k: int, need: int) -> tuple[np.ndarray, np.ndarray]:
+    def get(self, k: int, need: int, want: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """At least ``need`` failures of epoch ``k`` (all of them if the epoch has fewer).
 
-        Returns read-only ``(relative_times, units)``; the arrays may hold more than ``need``.
+        ``want`` (>= ``need``) is a wish: it is fetched when that is cheap (the driver is at or
+        before epoch ``k``), but an epoch the driver has left is only rebuilt for ``need``.
+        Returns read-only ``(relative_times, units)``; the arrays may hold more than asked.
         """
-        if k < len(self._times) and (self._times[k].shape[0] >= need or self._done[k]):
-            return self._times[k], self._units[k]
+        want = max(want, need)
+        if k < len(self._times):
+            have = self._times[k].shape[0]
+            if have >= want or self._done[k] or (have >= need and self._driver.epoch > k):
+                return self._times[k], self._units[k]
         self._goto(k)
         d = self._driver
         have = self._times[k].shape[0]
-        want = need
         start = d.epoch_start
         nf = d.next_failure
         for _ in range(have - self._pulled):  # a rebuilt driver replays the cached prefix

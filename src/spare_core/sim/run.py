@@ -350,7 +350,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     epoch, start, pos = 0, 0.0, 0  # epoch index, its start time, failures consumed in it
     status = None
     while True:
-        rel, units = source.get(epoch, pos + batch)
+        rel, units = source.get(epoch, pos + 1, pos + batch)
         stop = min(pos + batch, rel.shape[0])
         fgroup = units[pos:stop]
         out = handler.on_failures(fgroup)
