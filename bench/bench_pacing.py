@@ -11,12 +11,13 @@ the same noise from the same seed; the ratio script checks they agree before tim
 Usage::
 
     python -m pytest bench/bench_pacing.py --benchmark-only    # pytest-benchmark groups
-    python bench/bench_pacing.py [--repeats 5]                 # ours vs peer, same run, ratios
+    python bench/bench_pacing.py [--repeats 5] [--quick]       # ours vs peer, same run, ratios
 """
 from __future__ import annotations
 
 import argparse
 import statistics
+import time
 import timeit
 
 import numpy as np
@@ -25,6 +26,7 @@ import spare_core.pacing.simulate as sim
 from spare_core.pacing import NoPacing, PacingScenario, SpreadPacer, simulate_iterations
 
 WORKLOADS = {"64 nodes x 10,000 it": (64, 10_000), "100k ranks x 1,000 it": (12_500, 1_000)}
+QUICK = {"64 nodes x 1,000 it": (64, 1_000), "100k ranks x 20 it": (12_500, 20)}
 
 
 def numpy_peer(scenario, n_iterations, seed, controller):
@@ -97,22 +99,31 @@ def numpy_peer(scenario, n_iterations, seed, controller):
 
 
 def _time(fn, repeats):
-    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))
+    """Median wall and median CPU (process) time of ``repeats`` calls."""
+    cpu = []
+
+    def timed():
+        t = time.process_time()
+        fn()
+        cpu.append(time.process_time() - t)
+
+    wall = statistics.median(timeit.repeat(timed, number=1, repeat=repeats))
+    return wall, statistics.median(cpu)
 
 
-def ratios(repeats=5, peer_iterations=None):
-    """Median time of ours and of the peer on each workload, in one run."""
+def ratios(repeats=5, peer_iterations=None, workloads=WORKLOADS):
+    """Median wall and CPU time of ours and of the peer on each workload, in one run."""
     rows = []
-    for name, (n, it) in WORKLOADS.items():
+    for name, (n, it) in workloads.items():
         sc = PacingScenario(n_nodes=n)
         for ctrl in (NoPacing(), SpreadPacer()):
             # the peer is slow at 100k ranks: time it on a prefix, scale linearly
             it_peer = it if peer_iterations is None or n < 1000 else min(it, peer_iterations)
             ours = simulate_iterations(sc, it_peer, controller=ctrl, seed=1).time
             np.testing.assert_allclose(numpy_peer(sc, it_peer, 1, ctrl), ours, rtol=1e-9)
-            t_ours = _time(lambda: simulate_iterations(sc, it, controller=ctrl, seed=1), repeats)
-            t_peer = _time(lambda: numpy_peer(sc, it_peer, 1, ctrl), repeats) * it / it_peer
-            rows.append((name, type(ctrl).__name__, t_ours, t_peer, t_peer / t_ours))
+            w_ours, c_ours = _time(lambda: simulate_iterations(sc, it, controller=ctrl, seed=1), repeats)
+            w_peer, c_peer = (t * it / it_peer for t in _time(lambda: numpy_peer(sc, it_peer, 1, ctrl), repeats))
+            rows.append((name, type(ctrl).__name__, w_ours, w_peer, c_ours, c_peer))
     return rows
 
 
@@ -157,9 +168,14 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5, help="timed repeats per cell (median)")
     ap.add_argument("--peer-iterations", type=int, default=200,
-                    help="cap on the peer's iterations (its time is scaled linearly; default 200)")
+                    help="cap on the peer's iterations at 100k ranks (time scaled linearly; default 200)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, a smoke run (seconds)")
     args = ap.parse_args()
-    print(f"{'workload':<24} {'controller':<12} {'ours s':>8} {'peer s':>8} {'peer/ours':>9}")
-    for name, ctrl, t_o, t_p, r in ratios(args.repeats, args.peer_iterations):
-        print(f"{name:<24} {ctrl:<12} {t_o:>8.3f} {t_p:>8.3f} {r:>9.1f}")
-    print("medians of", args.repeats, "repeats in one run; peer times beyond --peer-iterations are scaled")
+    rows = ratios(2 if args.quick else args.repeats, args.peer_iterations, QUICK if args.quick else WORKLOADS)
+    print(f"{'workload':<24} {'controller':<12} {'ours wall':>9} {'peer wall':>9} {'ratio':>6} "
+          f"{'ours cpu':>9} {'peer cpu':>9} {'ratio':>6}")
+    for name, ctrl, w_o, w_p, c_o, c_p in rows:
+        print(f"{name:<24} {ctrl:<12} {w_o:>9.3f} {w_p:>9.3f} {w_p / w_o:>6.1f} {c_o:>9.3f} {c_p:>9.3f} "
+              f"{c_p / c_o:>6.1f}")
+    print("seconds, medians of repeats in one run; ratio = peer / ours; the peer's times at 100k ranks "
+          "are measured on --peer-iterations iterations and scaled")
