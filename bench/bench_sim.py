@@ -6,9 +6,10 @@ policy on the paper preset, ours and the step-by-step pure-Python reference on t
 workload), whole (the ``spare compare`` sweep).
 
 Ratio script (``python bench/bench_sim.py [--quick]``): on the same runs in one process,
-the median CPU time of :func:`spare_core.sim.simulate` and of the straightforward step-by-step
+the median CPU time of :func:`spare_core.sim.simulate`, of the straightforward step-by-step
 simulator (:mod:`spare_core.sim._reference`: live failure stream, one policy call per
-failure, a Python loop over steps), and their ratio; then the whole ``spare compare``
+failure, a Python loop over steps) and of the same model as a SimPy discrete-event simulation
+(:func:`simpy_simulate`, the DES a user would pick), with the ratios; then the whole ``spare compare``
 sweep's wall and CPU time (target: under 60 s wall on 2 cores). The machine is shared:
 read ratios and CPU seconds, not absolute wall times.
 """
@@ -35,6 +36,110 @@ def _workloads(quick: bool):
         ("Rep+CKPT r=3 N=600", s, ReplicationCheckpoint(3)),
         ("SPARe+CKPT r=6 N=600", s, SpareCheckpoint(6)),
     ]
+
+
+# -- the DES peer: the same run model written as SimPy processes ---------------------------
+def simpy_simulate(scenario, policy, *, seed) -> dict:
+    """The run model as a SimPy discrete-event simulation (a peer a user would pick).
+
+    A trainer process walks steps and saves with ``env.timeout``; a failure process sleeps
+    until the stream's next failure, asks the policy, and interrupts the trainer (extend the
+    activity, or restart). Same failure stream, multipliers and policy as
+    :func:`spare_core.sim.simulate`, so the runs coincide (up to exact time ties).
+    """
+    import simpy
+
+    from spare_core.sim.run import _Multipliers, _seed_children
+
+    fail_seed, mult_seed = _seed_children(seed)
+    stream = scenario.failure_stream(fail_seed)
+    handler = policy.handler(scenario)
+    mults = _Multipliers(scenario, mult_seed)
+    interval = policy.checkpoint_interval(scenario).seconds
+    init_depth = float(policy.initial_depth(scenario))
+    fsec = float(policy.failure_seconds(scenario))
+    patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
+    max_wall = scenario.max_wall_factor * scenario.t0
+    env = simpy.Environment()
+    st = dict(depth=init_depth, committed=0, done=0, ckpt=0, seen=0, restarts=0, wall=math.inf,
+              buf=mults.chunk(), bi=0, last=0.0, resumed=env.event())
+
+    def activity(end, is_step):
+        """Wait until ``end``, extended by masked failures; True if a restart came."""
+        added = 0.0
+        while True:
+            try:
+                yield env.timeout(end - env.now)
+                return False, added
+            except simpy.Interrupt as irq:
+                o = irq.cause
+                if o.restart:
+                    return True, added
+                end += fsec + patch_cost * o.patch_layers
+                if is_step and scenario.charge_patch:
+                    added += o.patch_layers
+                st["depth"] = o.depth
+
+    def restart():
+        st["done"] = 0
+        yield env.timeout(scenario.restart_time)
+        stream.restart(env.now)
+        handler.restart()
+        st["depth"], st["last"] = init_depth, env.now
+        ev, st["resumed"] = st["resumed"], env.event()
+        ev.succeed()
+
+    def trainer():
+        while env.now <= max_wall:
+            if st["bi"] == st["buf"].shape[0]:
+                st["buf"], st["bi"] = mults.chunk(), 0
+            dur = float(st["buf"][st["bi"]]) * (st["depth"] * scenario.t_compute + scenario.t_allreduce)
+            st["bi"] += 1
+            lost, _ = yield from activity(env.now + dur, True)
+            if lost:
+                yield from restart()
+                continue
+            if env.now > max_wall:
+                return
+            st["done"] += 1
+            if st["committed"] + st["done"] >= scenario.n_steps:
+                st["committed"] += st["done"]
+                st["wall"] = env.now
+                return
+            if env.now - st["last"] >= interval:
+                lost, _ = yield from activity(env.now + scenario.checkpoint_time, False)
+                if lost:
+                    yield from restart()
+                    continue
+                if env.now > max_wall:
+                    return
+                st["committed"] += st["done"]
+                st["done"], st["last"] = 0, env.now
+                st["ckpt"] += 1
+
+    def failures(train):
+        while True:
+            t = stream.peek()
+            if t == math.inf:
+                yield st["resumed"]
+                continue
+            yield env.timeout(t - env.now)
+            if not train.is_alive:
+                return
+            _, g = stream.next_failure()
+            st["seen"] += 1
+            o = handler.on_failure(g)
+            if o.restart:
+                st["restarts"] += 1
+            train.interrupt(o)
+            if o.restart:
+                yield st["resumed"]
+
+    train = env.process(trainer())
+    env.process(failures(train))
+    env.run(until=train)
+    return dict(finished=math.isfinite(st["wall"]), wall=st["wall"], failures_seen=st["seen"],
+                restarts=st["restarts"], checkpoints=st["ckpt"], committed=st["committed"])
 
 
 # -- pytest-benchmark ---------------------------------------------------------------------
@@ -83,6 +188,14 @@ if pytest is not None:
         benchmark.extra_info["workload"] = name + " (reference)"
         benchmark.pedantic(reference_simulate, args=(s, pol), kwargs={"seed": 0}, rounds=3, iterations=1)
 
+    @pytest.mark.parametrize("i", range(3))
+    @pytest.mark.benchmark(group="sim-run")
+    def test_simpy_peer(benchmark, i):
+        pytest.importorskip("simpy")
+        name, s, pol = _workloads(True)[i]
+        benchmark.extra_info["workload"] = name + " (SimPy)"
+        benchmark.pedantic(simpy_simulate, args=(s, pol), kwargs={"seed": 0}, rounds=3, iterations=1)
+
     @pytest.mark.benchmark(group="sim-whole")
     def test_compare_sweep_small(benchmark):
         scen = [Scenario.paper_600k(n, n_steps=2000) for n in (200, 600)]
@@ -103,14 +216,27 @@ def _median_time(fn, repeats):
 def main(argv) -> int:
     quick = "--quick" in argv
     repeats = 3 if quick else 5
+    try:
+        import simpy  # noqa: F401
+    except ImportError:  # pragma: no cover - the bench extra installs it
+        have_simpy = False
+    else:
+        have_simpy = True
     print("median CPU seconds (process time) per run, same process, same runs")
-    print(f"{'workload':<28} {'ours (s)':>9} {'reference (s)':>14} {'ratio':>7}  check")
+    print(f"{'workload':<28} {'ours (s)':>9} {'reference (s)':>14} {'ratio':>7} {'SimPy (s)':>10} {'ratio':>7}  check")
     for name, s, pol in _workloads(quick):
         ours = _median_time(lambda: simulate(s, pol, seed=0), repeats)
         ref = _median_time(lambda: reference_simulate(s, pol, seed=0), max(1, repeats - 2))
         a, b = simulate(s, pol, seed=0), reference_simulate(s, pol, seed=0)
-        ok = a.failures_seen == b["failures_seen"] and a.finished == b["finished"]
-        print(f"{name:<28} {ours:9.4f} {ref:14.4f} {ref / ours:6.1f}x  {'same run' if ok else 'MISMATCH'}")
+        ok = (a.failures_seen, a.restarts, a.checkpoints) == (b["failures_seen"], b["restarts"], b["checkpoints"])
+        if have_simpy:
+            des = _median_time(lambda: simpy_simulate(s, pol, seed=0), max(1, repeats - 2))
+            c = simpy_simulate(s, pol, seed=0)
+            ok = ok and (c["failures_seen"], c["restarts"], c["checkpoints"]) == (b["failures_seen"], b["restarts"], b["checkpoints"])
+            peer = f"{des:10.4f} {des / ours:6.1f}x"
+        else:
+            peer = f"{'-':>10} {'-':>7}"
+        print(f"{name:<28} {ours:9.4f} {ref:14.4f} {ref / ours:6.1f}x {peer}  {'same run' if ok else 'MISMATCH'}")
     # a slice of the compare sweep: ours (shared epochs, batch decisions, kernel) against the
     # reference simulating the same runs one by one
     sub = Scenario.paper_600k(600, n_steps=2000 if quick else 10_000)
