@@ -22,7 +22,8 @@ Sentinels: -1 in ``assign`` (no contributor), in ``hpos`` (not in the heap); ``s
 ``done`` hold the stamp of the search that last reached / settled a node.
 
 Buffer sizes: O(N r) in all; log arrays hold N r + 1 entries (at most S <= r augmenting
-paths of at most N types each per attempt).
+paths of at most N types each per attempt after a failure; reset() of a custom placement,
+which may queue more types, undoes from an O(N) snapshot instead).
 """
 import numpy as np
 
@@ -59,7 +60,7 @@ cdef class RectlrCore:
     # --- scratch (allocated once) ------------------------------------------------------
     cdef int64_t[::1] dist, pi
     cdef int32_t[::1] seen, done, heap, hpos, pred_t, pred_c, settled, pi_list, mark
-    cdef int32_t[::1] lost, log_t, log_h, log_c, ends
+    cdef int32_t[::1] lost, log_t, log_h, log_c, ends, snap_assign, snap_acol, snap_load
     cdef int32_t stamp, mark_stamp
     cdef intp_t heap_n, n_pi, n_lost, n_alive
     cdef readonly object place_arr, stack_arr, alive_arr, assign_arr, load_arr
@@ -100,6 +101,9 @@ cdef class RectlrCore:
         self.log_h = np.zeros(n * r + 1, dtype=np.int32)
         self.log_c = np.zeros(n * r + 1, dtype=np.int32)
         self.ends = np.zeros(r + 1, dtype=np.int32)
+        self.snap_assign = np.zeros(n, dtype=np.int32)
+        self.snap_acol = np.zeros(n, dtype=np.int32)
+        self.snap_load = np.zeros(n, dtype=np.int32)
         self.stamp = 0
         self.mark_stamp = 0
         self.heap_n = 0
@@ -302,6 +306,10 @@ cdef class RectlrCore:
         before the call)."""
         cdef intp_t S = s_from, i, nlog = 0, nends = 0, q
         cdef int ok
+        # A failure queues at most S <= r lost types, whose paths fit the undo log (r N
+        # entries). Only reset() of a custom placement can queue more: it undoes an attempt
+        # from an O(N) snapshot instead and reorders every group.
+        cdef bint snap = m > self.r
         if m == 0:
             if mc != NULL:
                 mc[0] = 0
@@ -315,13 +323,21 @@ cdef class RectlrCore:
             nlog = 0
             nends = 0
             ok = 1
+            if snap:
+                self.snap_assign[:] = self.assign
+                self.snap_acol[:] = self.acol
+                self.snap_load[:] = self.load
             for i in range(m):
-                if not self._ssp(self.lost[i], S, &nlog, &nends):
+                if not self._ssp(self.lost[i], S, &nlog, &nends, not snap):
                     ok = 0
                     break
             if ok:
                 break
             # infeasible at S (costs change with S): undo this attempt, retry at S + 1
+            if snap:
+                self.assign[:] = self.snap_assign
+                self.acol[:] = self.snap_acol
+                self.load[:] = self.snap_load
             q = nlog - 1
             while q >= 0:
                 self.assign[self.log_t[q]] = self.log_h[q]
@@ -334,7 +350,7 @@ cdef class RectlrCore:
                 return -3
         self._clear_potentials()
         self._raise_to(S)
-        self._reorder(nlog, mc)
+        self._reorder(-1 if snap else nlog, mc)
         return 0
 
     cdef void _clear_potentials(self) noexcept nogil:
@@ -393,7 +409,7 @@ cdef class RectlrCore:
         self.hpos[v] = <int32_t>i
         return top
 
-    cdef int _ssp(self, int32_t t0, intp_t S, intp_t* nlog, intp_t* nends) noexcept nogil:
+    cdef int _ssp(self, int32_t t0, intp_t S, intp_t* nlog, intp_t* nends, bint logging) noexcept nogil:
         """One shortest augmenting path from unassigned type t0 (Dijkstra); 0 if none exists."""
         cdef intp_t n = self.n, r = self.r, k, j, nset = 0, i
         cdef int32_t v, h, t, node, ph, pj, best_end = -1
@@ -462,17 +478,19 @@ cdef class RectlrCore:
                 self.pi[v] += self.dist[v] - D
         h = best_end
         self.load[h] += 1
-        self.ends[nends[0]] = h
-        nends[0] += 1
+        if logging:
+            self.ends[nends[0]] = h
+            nends[0] += 1
         while True:
             t = self.pred_t[h]
             j = self.pred_c[h]
             ph = self.assign[t]
             pj = self.acol[t]
-            self.log_t[nlog[0]] = t
-            self.log_h[nlog[0]] = ph
-            self.log_c[nlog[0]] = pj
-            nlog[0] += 1
+            if logging:
+                self.log_t[nlog[0]] = t
+                self.log_h[nlog[0]] = ph
+                self.log_c[nlog[0]] = pj
+                nlog[0] += 1
             self.assign[t] = h
             self.acol[t] = <int32_t>j
             if t == t0:
@@ -489,12 +507,19 @@ cdef class RectlrCore:
         self.S = S
 
     cdef void _reorder(self, intp_t nlog, int64_t* mc) noexcept nogil:
-        """Swap contributed shards below the top S into it; OUT mc = [moves, cost]."""
+        """Swap contributed shards below the top S into it, in the groups that gained a type
+        in log[0..nlog) (nlog = -1: every alive group); OUT mc = [moves, cost]."""
         cdef intp_t i, j, d, p, S = self.S, moves = 0, cost = 0, r = self.r
+        cdef intp_t n_scan = self.n if nlog < 0 else nlog
         cdef int32_t g, jp
         self.mark_stamp += 1  # reuse mark[] on group nodes N..2N-1 as "already reordered"
-        for i in range(nlog):
-            g = self.assign[self.log_t[i]]
+        for i in range(n_scan):
+            if nlog < 0:
+                g = <int32_t>i
+                if not self.alive[g]:
+                    continue
+            else:
+                g = self.assign[self.log_t[i]]
             if self.mark[self.n + g] == self.mark_stamp:
                 continue
             self.mark[self.n + g] = self.mark_stamp
