@@ -406,3 +406,14 @@ def test_spare_sidon_offsets():
         SpareCheckpoint(4, offsets=[0, 1])
     with pytest.raises(ValueError, match=r"offsets must be < n_groups \(30\)"):
         simulate(s, SpareCheckpoint(2, offsets=[0, 31]), seed=0)
+
+
+def test_pacing_step_time_model_plugs_in():
+    from spare_core.pacing import PacingScenario, StragglerStepTime
+
+    st = StragglerStepTime(PacingScenario(n_nodes=8), n_iterations=300, seed=1)
+    s = small(lifetime=Deterministic(1e12), n_steps=3000, step_time_model=st)
+    r = simulate(s, CheckpointOnly(interval=math.inf), seed=2)
+    pool = st.pool
+    # steps resampled from the pool: TTT/T0 is the mean of n_steps draws
+    assert abs(r.ratio - pool.mean()) < 5 * pool.std() / math.sqrt(s.n_steps) + 1e-12
