@@ -259,6 +259,27 @@ def test_user_policy_protocol():
     assert r.overhead > 1.0
 
 
+def test_user_policy_bad_protocol_values():
+    class ZeroDepth(EveryOtherPolicy):
+        def initial_depth(self, scenario):
+            return 0.0
+
+    class NegativeCost(EveryOtherPolicy):
+        def failure_seconds(self, scenario):
+            return -1.0
+
+    class BadInterval(EveryOtherPolicy):
+        def checkpoint_interval(self, scenario):
+            return 600.0
+
+    with pytest.raises(ValueError, match="policy initial depth must be > 0"):
+        simulate(small(), ZeroDepth(), seed=0)
+    with pytest.raises(ValueError, match="policy failure seconds must be >= 0"):
+        simulate(small(), NegativeCost(), seed=0)
+    with pytest.raises(TypeError, match="IntervalChoice"):
+        simulate(small(), BadInterval(), seed=0)
+
+
 def test_user_policy_bad_outcome():
     class Bad(FailureHandler):
         def on_failure(self, group):

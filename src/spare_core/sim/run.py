@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._native import load
-from .._validate import as_int, check_choice
+from .._validate import as_float, as_int, check_choice
 from .policies import (
     CheckpointOnly,
     FailureHandler,
+    IntervalChoice,
     Outcomes,
     Policy,
     ReplicationCheckpoint,
@@ -310,8 +311,11 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     policy.check(scenario)
     fail_seed, mult_seed = _seed_children(seed)
     interval = policy.checkpoint_interval(scenario)
-    init_depth = float(policy.initial_depth(scenario))
-    fsec = float(policy.failure_seconds(scenario))
+    if not isinstance(interval, IntervalChoice):
+        raise TypeError(f"policy.checkpoint_interval must return an IntervalChoice, got {type(interval).__name__}")
+    as_float(interval.seconds, "checkpoint interval", min_value=0.0, allow_inf=True)
+    init_depth = as_float(policy.initial_depth(scenario), "policy initial depth", min_value=0.0, strict_min=True)
+    fsec = as_float(policy.failure_seconds(scenario), "policy failure seconds", min_value=0.0)
     patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
 
     kern = load("sim_timeline")
