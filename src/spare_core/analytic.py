@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ._validate import as_float, as_generator, as_int
+from .layout import StackedLayout, _check_sizes as _sizes
 
 __all__ = [
     "endurable_failures",
@@ -29,14 +30,6 @@ __all__ = [
     "endurable_failures_mc",
     "overhead_mc",
 ]
-
-
-def _sizes(n_groups, redundancy):
-    n = as_int(n_groups, "n_groups", min_value=1)
-    r = as_int(redundancy, "redundancy", min_value=1)
-    if r > n:
-        raise ValueError(f"redundancy must be <= n_groups, got {r} > {n}")
-    return n, r
 
 
 def endurable_failures(n_groups, redundancy) -> float:
@@ -253,8 +246,6 @@ class OverheadEstimate:
 
 
 def _mc_args(layout, n_trials, seed, confidence):
-    from .layout import StackedLayout
-
     if not isinstance(layout, StackedLayout):
         raise TypeError(f"layout must be a StackedLayout, got {type(layout).__name__}")
     n_trials = as_int(n_trials, "n_trials", min_value=2)
