@@ -180,11 +180,15 @@ def test_certificate_checker_catches_broken_results():
 
 
 # ------------------------------------------------------------------------------ differential
+METHODS = ["ssp", "cost_scaling"]
+
+
+@pytest.mark.parametrize("method", METHODS)
 @given(data=st.data(), net=networks())
-def test_min_cost_flow_matches_network_simplex(data, net):
+def test_min_cost_flow_matches_network_simplex(method, data, net):
     n, tail, head, cap, cost = net
     supply = data.draw(supplies(n))
-    r = min_cost_flow(n, tail, head, cap, cost, supply)
+    r = min_cost_flow(n, tail, head, cap, cost, supply, method=method)
     certified(net, r, supply=supply)
     try:
         nx_cost, _ = nx.network_simplex(nx_multigraph(n, tail, head, cap, cost, supply))
@@ -195,13 +199,14 @@ def test_min_cost_flow_matches_network_simplex(data, net):
     assert r.cost == nx_cost + loop_cost(tail, head, cap, cost)
 
 
+@pytest.mark.parametrize("method", METHODS)
 @given(data=st.data(), net=networks())
-def test_max_flow_min_cost_matches_networkx(data, net):
+def test_max_flow_min_cost_matches_networkx(method, data, net):
     n, tail, head, cap, cost = net
     assume(n >= 2)
     s = data.draw(st.integers(0, n - 1))
     t = data.draw(st.integers(0, n - 1).filter(lambda v: v != s))
-    r = max_flow_min_cost(n, tail, head, cap, cost, s, t)
+    r = max_flow_min_cost(n, tail, head, cap, cost, s, t, method=method)
     certified(net, r, source=s, sink=t)
     g = nx_split_digraph(n, tail, head, cap, cost)
     value = nx.maximum_flow_value(g, s, t)
@@ -219,12 +224,13 @@ def test_max_flow_min_cost_matches_networkx(data, net):
         assert r.cost == nx.cost_of_flow(g, nx.max_flow_min_cost(g, s, t))
 
 
+@pytest.mark.parametrize("method", METHODS)
 @given(data=st.data(), net=networks(max_nodes=10, max_arcs=30, max_cap=20, cost_range=(-20, 50)))
-def test_min_cost_flow_matches_ortools(data, net):
+def test_min_cost_flow_matches_ortools(method, data, net):
     pywrapgraph = pytest.importorskip("ortools.graph.python.min_cost_flow")
     n, tail, head, cap, cost = net
     supply = data.draw(supplies(n, max_abs=15))
-    r = min_cost_flow(n, tail, head, cap, cost, supply)
+    r = min_cost_flow(n, tail, head, cap, cost, supply, method=method)
     certified(net, r, supply=supply)
     smcf = pywrapgraph.SimpleMinCostFlow()
     proper = tail != head
@@ -240,8 +246,9 @@ def test_min_cost_flow_matches_ortools(data, net):
         assert status == smcf.INFEASIBLE and r.status == "infeasible"
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_larger_random_networks_match_network_simplex(seed):
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed", range(3))
+def test_larger_random_networks_match_network_simplex(seed, method):
     rng = np.random.default_rng(seed)
     n, m = 120, 700
     tail = rng.integers(0, n, m)
@@ -254,7 +261,7 @@ def test_larger_random_networks_match_network_simplex(seed):
         k = int(rng.integers(1, 10))
         supply[a] += k
         supply[b] -= k
-    r = min_cost_flow(n, tail, head, cap, cost, supply)
+    r = min_cost_flow(n, tail, head, cap, cost, supply, method=method)
     certified((n, tail, head, cap, cost), r, supply=supply)
     try:
         nx_cost, _ = nx.network_simplex(nx_multigraph(n, tail, head, cap, cost, supply))
@@ -290,12 +297,13 @@ def reassign_instance(rng, n_groups, r, n_failed, s):
     return slot, *arrays
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_reassign_networks_cover_every_type_at_least_displacement(seed):
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed", range(2))
+def test_reassign_networks_cover_every_type_at_least_displacement(seed, method):
     rng = np.random.default_rng(seed)
     n_groups, r = 40, 5
     inst = reassign_instance(rng, n_groups, r, n_failed=12, s=2)
-    res = max_flow_min_cost(*inst, 0, 1)
+    res = max_flow_min_cost(*inst, 0, 1, method=method)
     certified(inst, res, source=0, sink=1)
     g = nx_split_digraph(*inst)
     assert res.value == nx.maximum_flow_value(g, 0, 1)

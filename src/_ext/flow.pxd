@@ -33,6 +33,10 @@ cdef struct Work:
     int32_t* srcs       # nodes with positive excess
     int32_t* level      # BFS levels of the max-flow (Dinic) search
     int32_t* queue      # BFS queue
+    intp_t phases       # statistics: Dijkstra phases,
+    intp_t pops         # nodes settled over all phases,
+    intp_t paths        # augmenting paths
+    intp_t relabels     # cost-scaling relabel operations
 
 cdef enum:
     FLOW_OK = 0

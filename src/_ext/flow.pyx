@@ -136,13 +136,24 @@ cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* 
 
 # ---------------------------------------------------------------------------- SSP
 cdef void admissible_augment(Graph* g, int64_t* excess, const int64_t* pi, Work* w,
-                             intp_t stamp, intp_t nsrc) noexcept nogil:
+                             intp_t stamp, intp_t nsrc, bint local) noexcept nogil:
     """Push flow from every excess node along residual paths of zero reduced cost.
 
     Depth-first with current-slot pointers and dead-node marks valid for this phase;
     slots skipped because their head was on the path are only an efficiency loss (the
     next Dijkstra phase finds what was missed). Reduced costs stay >= 0 throughout.
+    ``local``: enter only nodes the phase's Dijkstra settled (the ball holding every
+    admissible path), so a phase costs what its search cost instead of re-walking the
+    whole tight subgraph.
     """
+    cdef intp_t* cur_ = w.cur
+    cdef intp_t* curst_ = w.curst
+    cdef intp_t* dead_ = w.dead
+    cdef char* onpath_ = w.onpath
+    cdef int32_t* path_ = w.path
+    cdef int32_t* parc_ = w.parc
+    cdef int32_t* srcs_ = w.srcs
+    cdef intp_t* seen_ = w.done
     cdef intp_t* first = g.first
     cdef int32_t* to = g.to
     cdef int32_t* rev = g.rev
@@ -153,62 +164,64 @@ cdef void admissible_augment(Graph* g, int64_t* excess, const int64_t* pi, Work*
     cdef int64_t delta, pu
     cdef bint found
     for i in range(nsrc):
-        s = w.srcs[i]
-        if excess[s] <= 0 or w.dead[s] == stamp:
+        s = srcs_[i]
+        if excess[s] <= 0 or dead_[s] == stamp:
             continue
         top = 0
-        w.path[0] = s
-        w.onpath[s] = 1
+        path_[0] = s
+        onpath_[s] = 1
         while top >= 0 and excess[s] > 0:
-            u = w.path[top]
+            u = path_[top]
             if top > 0 and excess[u] < 0:
                 delta = excess[s]
                 if -excess[u] < delta:
                     delta = -excess[u]
                 for k in range(top):
-                    if rc[w.parc[k]] < delta:
-                        delta = rc[w.parc[k]]
+                    if rc[parc_[k]] < delta:
+                        delta = rc[parc_[k]]
                 cut = top
                 for k in range(top):
-                    p = w.parc[k]
+                    p = parc_[k]
                     rc[p] -= delta
                     rc[rev[p]] += delta
                     if rc[p] == 0 and cut == top:
                         cut = k
                 excess[s] -= delta
                 excess[u] += delta
+                w.paths += 1
                 while top > cut:
-                    w.onpath[w.path[top]] = 0
+                    onpath_[path_[top]] = 0
                     top -= 1
                 continue
-            if w.curst[u] != stamp:
-                w.curst[u] = stamp
-                w.cur[u] = first[u]
-            p = w.cur[u]
+            if curst_[u] != stamp:
+                curst_[u] = stamp
+                cur_[u] = first[u]
+            p = cur_[u]
             end = first[u + 1]
             pu = pi[u]
             found = False
             while p < end:
                 if rc[p] > 0:
                     v = to[p]
-                    if w.dead[v] != stamp and not w.onpath[v] and cst[p] + pu - pi[v] == 0:
+                    if (dead_[v] != stamp and not onpath_[v] and cst[p] + pu - pi[v] == 0
+                            and (not local or seen_[v] == stamp)):
                         found = True
                         break
                 p += 1
-            w.cur[u] = p
+            cur_[u] = p
             if found:
-                w.parc[top] = <int32_t>p
+                parc_[top] = <int32_t>p
                 top += 1
-                w.path[top] = v
-                w.onpath[v] = 1
+                path_[top] = v
+                onpath_[v] = 1
             else:
-                w.dead[u] = stamp
-                w.onpath[u] = 0
+                dead_[u] = stamp
+                onpath_[u] = 0
                 top -= 1
                 if top >= 0:
-                    w.cur[w.path[top]] += 1
+                    cur_[path_[top]] += 1
         while top >= 0:
-            w.onpath[w.path[top]] = 0
+            onpath_[path_[top]] = 0
             top -= 1
 
 
@@ -219,6 +232,13 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil
     residual slot has c + pi[u] - pi[v] >= 0; still so on exit), g.rc.
     Returns FLOW_OK, or FLOW_STUCK when the remaining excess reaches no deficit.
     """
+    cdef int32_t* pred_ = w.pred
+    cdef intp_t* seen_ = w.seen
+    cdef intp_t* done_ = w.done
+    cdef int32_t* heap_ = w.heap
+    cdef intp_t* hpos_ = w.hpos
+    cdef int32_t* settled_ = w.settled
+    cdef int32_t* srcs_ = w.srcs
     cdef intp_t n = g.n
     cdef intp_t* first = g.first
     cdef int32_t* to = g.to
@@ -231,38 +251,51 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil
     cdef int64_t du, pu, nd, big_d, delta
     for i in range(n):
         if excess[i] > 0:
-            w.srcs[nsrc] = <int32_t>i
+            srcs_[nsrc] = <int32_t>i
             nsrc += 1
+    # Greedy start: route along paths of zero reduced cost anywhere in the graph (for an
+    # assignment network: every unit to a cheapest free slot), before any search.
+    stamp = 1
+    admissible_augment(g, excess, pi, w, stamp, nsrc, False)
     while True:
         k = 0
         for i in range(nsrc):
-            if excess[w.srcs[i]] > 0:
-                w.srcs[k] = w.srcs[i]
+            if excess[srcs_[i]] > 0:
+                srcs_[k] = srcs_[i]
                 k += 1
         nsrc = k
         if nsrc == 0:
             return FLOW_OK
         stamp += 1
+        w.phases += 1
         # Every source starts at distance 0, so the array is already a valid heap.
         hsize = 0
         for i in range(nsrc):
-            v = w.srcs[i]
+            v = srcs_[i]
             dist[v] = 0
-            w.pred[v] = -1
-            w.seen[v] = stamp
-            w.heap[hsize] = v
-            w.hpos[v] = hsize
+            pred_[v] = -1
+            seen_[v] = stamp
+            heap_[hsize] = v
+            hpos_[v] = hsize
             hsize += 1
+        # Settle the whole ball of radius D (the distance of the nearest deficit): every
+        # path of zero reduced cost after the update below lies inside it, so the
+        # admissible search may stay inside the settled nodes and loses nothing.
         t = -1
         ns = 0
+        big_d = 0
         while hsize > 0:
-            u = heap_pop(w.heap, w.hpos, dist, &hsize)
-            w.done[u] = stamp
-            w.settled[ns] = u
+            if t >= 0 and dist[heap_[0]] > big_d:
+                break
+            u = heap_pop(heap_, hpos_, dist, &hsize)
+            done_[u] = stamp
+            settled_[ns] = u
             ns += 1
             if excess[u] < 0:
-                t = u
-                break
+                if t < 0:
+                    t = u
+                    big_d = dist[u]
+                continue
             du = dist[u]
             pu = pi[u]
             end = first[u + 1]
@@ -270,39 +303,30 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil
                 if rc[p] <= 0:
                     continue
                 v = to[p]
-                if w.done[v] == stamp:
+                if done_[v] == stamp:
                     continue
                 nd = du + cst[p] + pu - pi[v]
-                if w.seen[v] != stamp:
-                    w.seen[v] = stamp
+                if seen_[v] != stamp:
+                    seen_[v] = stamp
                     dist[v] = nd
-                    w.pred[v] = <int32_t>p
-                    w.heap[hsize] = v
+                    pred_[v] = <int32_t>p
+                    heap_[hsize] = v
                     hsize += 1
-                    heap_up(w.heap, w.hpos, dist, hsize - 1)
+                    heap_up(heap_, hpos_, dist, hsize - 1)
                 elif nd < dist[v]:
                     dist[v] = nd
-                    w.pred[v] = <int32_t>p
-                    heap_up(w.heap, w.hpos, dist, w.hpos[v])
-                else:
-                    continue
-                # Reduced costs are >= 0, so a deficit reached by a tight slot already
-                # has the least key left in the heap: stop without popping the rest.
-                if excess[v] < 0 and nd == du:
-                    t = v
-                    break
-            if t >= 0:
-                break
+                    pred_[v] = <int32_t>p
+                    heap_up(heap_, hpos_, dist, hpos_[v])
         if t < 0:
             return FLOW_STUCK
-        big_d = dist[t]
+        w.pops += ns
         for i in range(ns):
-            v = w.settled[i]
+            v = settled_[i]
             pi[v] += dist[v] - big_d
         delta = -excess[t]
         v = t
-        while w.pred[v] >= 0:
-            p = w.pred[v]
+        while pred_[v] >= 0:
+            p = pred_[v]
             if rc[p] < delta:
                 delta = rc[p]
             v = to[rev[p]]
@@ -310,14 +334,15 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil
         if excess[s] < delta:
             delta = excess[s]
         v = t
-        while w.pred[v] >= 0:
-            p = w.pred[v]
+        while pred_[v] >= 0:
+            p = pred_[v]
             rc[p] -= delta
             rc[rev[p]] += delta
             v = to[rev[p]]
         excess[s] -= delta
         excess[t] += delta
-        admissible_augment(g, excess, pi, w, stamp, nsrc)
+        w.paths += 1
+        admissible_augment(g, excess, pi, w, stamp, nsrc, True)
 
 
 # ---------------------------------------------------------------------------- Dinic
@@ -328,6 +353,9 @@ cdef int64_t dinic_run(Graph* g, int64_t* rcap, intp_t s, intp_t t, Work* w) noe
     current-slot pointers; a dead node gets level -1. The caller guarantees the total
     capacity out of s fits in int64.
     """
+    cdef intp_t* cur_ = w.cur
+    cdef int32_t* path_ = w.path
+    cdef int32_t* parc_ = w.parc
     cdef intp_t n = g.n
     cdef intp_t* first = g.first
     cdef int32_t* to = g.to
@@ -355,19 +383,19 @@ cdef int64_t dinic_run(Graph* g, int64_t* rcap, intp_t s, intp_t t, Work* w) noe
         if level[t] < 0:
             return total
         for i in range(n):
-            w.cur[i] = first[i]
+            cur_[i] = first[i]
         top = 0
-        w.path[0] = <int32_t>s
+        path_[0] = <int32_t>s
         while top >= 0:
-            u = w.path[top]
+            u = path_[top]
             if u == t:
                 delta = INF64
                 for k in range(top):
-                    if rcap[w.parc[k]] < delta:
-                        delta = rcap[w.parc[k]]
+                    if rcap[parc_[k]] < delta:
+                        delta = rcap[parc_[k]]
                 cut = top
                 for k in range(top):
-                    p = w.parc[k]
+                    p = parc_[k]
                     rcap[p] -= delta
                     rcap[rev[p]] += delta
                     if rcap[p] == 0 and cut == top:
@@ -375,7 +403,7 @@ cdef int64_t dinic_run(Graph* g, int64_t* rcap, intp_t s, intp_t t, Work* w) noe
                 total += delta
                 top = cut
                 continue
-            p = w.cur[u]
+            p = cur_[u]
             end = first[u + 1]
             found = False
             while p < end:
@@ -383,21 +411,182 @@ cdef int64_t dinic_run(Graph* g, int64_t* rcap, intp_t s, intp_t t, Work* w) noe
                     found = True
                     break
                 p += 1
-            w.cur[u] = p
+            cur_[u] = p
             if found:
-                w.parc[top] = <int32_t>p
+                parc_[top] = <int32_t>p
                 top += 1
-                w.path[top] = to[p]
+                path_[top] = to[p]
             else:
                 level[u] = -1
                 top -= 1
                 if top >= 0:
-                    w.cur[w.path[top]] += 1
+                    cur_[path_[top]] += 1
+
+
+# ---------------------------------------------------------------------------- cost scaling
+cdef int cost_scale_run(Graph* g, int64_t* excess, int64_t* price, int64_t scale,
+                        int64_t alpha, Work* w) noexcept nogil:
+    """Goldberg-Tarjan cost scaling with FIFO push-relabel (Goldberg 1997).
+
+    Costs are multiplied by ``scale`` = n + 1 on the fly, so an eps = 1 optimal flow is
+    optimal for the original integer costs. Each refine divides eps by ``alpha``,
+    saturates every residual slot of negative reduced cost and discharges the excess
+    (push along slots with c*scale + price[u] - price[v] < 0, else lower price[u] to
+    make the cheapest residual slot's reduced cost -eps). IN-OUT excess [n] (the supply
+    must be feasible: the wrapper checks it by a max flow first), price [n], g.rc.
+    Returns FLOW_OK, or FLOW_STUCK if a price leaves the bound a feasible instance
+    respects (a guard only; it signals an internal error).
+    """
+    cdef intp_t* cur_ = w.cur
+    cdef intp_t n = g.n
+    cdef intp_t* first = g.first
+    cdef int32_t* to = g.to
+    cdef int32_t* rev = g.rev
+    cdef int64_t* rc = g.rc
+    cdef int64_t* cst = g.cst
+    cdef int32_t* queue = w.queue
+    cdef char* inq = w.onpath
+    cdef intp_t i, p, end, qh, qt, size, best_p
+    cdef int32_t u, v
+    cdef int64_t eps = 0, d, pu, best, cand, floor_price = -(INF64 // 2)
+    cdef intp_t relabels = 0
+    cdef bint last = False
+    for p in range(g.slots):
+        d = cst[p] if cst[p] >= 0 else -cst[p]
+        if d * scale > eps:
+            eps = d * scale
+    if eps == 0:
+        eps = 1
+    while not last:
+        eps = eps // alpha
+        if eps <= 1:
+            eps = 1
+            last = True
+        for i in range(n):
+            pu = price[i]
+            for p in range(first[i], first[i + 1]):
+                if rc[p] > 0 and cst[p] * scale + pu - price[to[p]] < 0:
+                    d = rc[p]
+                    rc[p] = 0
+                    rc[rev[p]] += d
+                    excess[i] -= d
+                    excess[to[p]] += d
+        qh = 0
+        qt = 0
+        size = 0
+        for i in range(n):
+            cur_[i] = first[i]
+            if excess[i] > 0:
+                queue[qt] = <int32_t>i
+                qt += 1
+                size += 1
+                inq[i] = 1
+            else:
+                inq[i] = 0
+        if qt == n:
+            qt = 0
+        while size > 0:
+            u = queue[qh]
+            qh += 1
+            if qh == n:
+                qh = 0
+            size -= 1
+            inq[u] = 0
+            while excess[u] > 0:
+                pu = price[u]
+                end = first[u + 1]
+                p = cur_[u]
+                while p < end:
+                    if rc[p] > 0 and cst[p] * scale + pu - price[to[p]] < 0:
+                        break
+                    p += 1
+                if p < end:
+                    cur_[u] = p
+                    v = to[p]
+                    d = excess[u] if excess[u] < rc[p] else rc[p]
+                    rc[p] -= d
+                    rc[rev[p]] += d
+                    excess[u] -= d
+                    excess[v] += d
+                    if excess[v] > 0 and not inq[v]:
+                        inq[v] = 1
+                        queue[qt] = v
+                        qt += 1
+                        if qt == n:
+                            qt = 0
+                        size += 1
+                    continue
+                best = floor_price
+                best_p = -1
+                for p in range(first[u], end):
+                    if rc[p] > 0:
+                        cand = price[to[p]] - cst[p] * scale
+                        if cand > best:
+                            best = cand
+                            best_p = p
+                if best_p < 0 or best - eps < floor_price:
+                    return FLOW_STUCK
+                price[u] = best - eps
+                cur_[u] = first[u]
+                relabels += 1
+    w.relabels += relabels
+    return FLOW_OK
+
+
+cdef int exact_potentials(Graph* g, int64_t* pi, intp_t limit, Work* w) noexcept nogil:
+    """Integer potentials with c + pi[u] - pi[v] >= 0 on every residual slot.
+
+    Label-correcting (queue-based Bellman-Ford) from the caller's warm start; terminates
+    because an optimal flow leaves no negative residual cycle. ``limit`` caps the number
+    of label corrections as a guard: FLOW_STUCK means it was hit (an internal error).
+    """
+    cdef intp_t n = g.n
+    cdef intp_t* first = g.first
+    cdef int32_t* to = g.to
+    cdef int64_t* rc = g.rc
+    cdef int64_t* cst = g.cst
+    cdef int32_t* queue = w.queue
+    cdef char* inq = w.onpath
+    cdef intp_t i, p, qh = 0, qt = 0, count = 0, size = 0
+    cdef int32_t u, v
+    cdef int64_t pu
+    for i in range(n):
+        queue[i] = <int32_t>i
+        inq[i] = 1
+    size = n
+    while size > 0:
+        u = queue[qh]
+        qh += 1
+        if qh == n:
+            qh = 0
+        size -= 1
+        inq[u] = 0
+        pu = pi[u]
+        for p in range(first[u], first[u + 1]):
+            if rc[p] > 0:
+                v = to[p]
+                if pu + cst[p] < pi[v]:
+                    pi[v] = pu + cst[p]
+                    count += 1
+                    if count > limit:
+                        return FLOW_STUCK
+                    if not inq[v]:
+                        inq[v] = 1
+                        queue[qt] = v
+                        qt += 1
+                        if qt == n:
+                            qt = 0
+                        size += 1
+    return FLOW_OK
 
 
 # ---------------------------------------------------------------------------- wrappers
 cdef int work_alloc(Work* w, intp_t n) noexcept nogil:
     cdef intp_t m = n + 1
+    w.phases = 0
+    w.pops = 0
+    w.paths = 0
+    w.relabels = 0
     w.dist = <int64_t*>calloc(m, sizeof(int64_t))
     w.pred = <int32_t*>calloc(m, sizeof(int32_t))
     w.seen = <intp_t*>calloc(m, sizeof(intp_t))
@@ -430,17 +619,21 @@ cdef void work_free(Work* w) noexcept nogil:
 
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
-          intp_t source=-1, intp_t sink=-1, int64_t open_bound=0):
+          intp_t source=-1, intp_t sink=-1, int64_t open_bound=0, int method=0):
     """Min-cost flow on validated arrays (see ``spare_core.flow`` for the public API).
 
     Modes
     -----
     ``source < 0``: route ``supply`` (sums to zero). Returns ``(flow, potential,
-    leftover)``, leftover the positive excess that reached no deficit (0 if feasible).
+    leftover, stats)``, leftover the positive excess that reached no deficit (0 if
+    feasible), stats a dict of counters (phases, settled nodes, augmenting paths...).
     ``source >= 0``: maximum ``source``-``sink`` flow of least cost; ``supply`` ignored.
-    With negative-cost arcs the value is fixed first by Dinic; otherwise ``source``
-    starts with ``open_bound`` excess (>= the max-flow value) and the search stops when
-    no augmenting path is left. Returns ``(flow, potential, value)``.
+    With negative-cost arcs (or ``method=1``) the value is fixed first by Dinic;
+    otherwise ``source`` starts with ``open_bound`` excess (>= the max-flow value) and
+    the search stops when no augmenting path is left. Returns ``(flow, potential,
+    value, stats)``.
+    ``method``: 0 successive shortest paths, 1 cost scaling (supply must be feasible;
+    the potentials are then made exact by label correction).
 
     Potentials satisfy ``cost[a] + potential[tail[a]] - potential[head[a]] >= 0`` on
     every arc with flow < capacity and ``<= 0`` on every arc with flow > 0.
@@ -449,11 +642,11 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef intp_t i
     cdef bint max_mode = source >= 0
     cdef bint has_negative = False
+    cdef bint scaling = method == 1
     cdef int status = FLOW_OK
-    cdef int64_t value = 0, leftover = 0
+    cdef int64_t value = 0, leftover = 0, q
     cdef Graph g
     cdef Work w
-    cdef int wrc = 0
 
     first = np.zeros(n + 1, dtype=np.intp)
     to = np.empty(max(2 * m, 1), dtype=np.int32)
@@ -477,6 +670,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef int64_t[::1] excess_v = excess
     cdef int64_t[::1] pi_v = pi
     cdef int64_t[::1] rcap_v
+    cdef int64_t scale = n + 1
 
     if not max_mode:
         for i in range(n):
@@ -486,12 +680,11 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     g.rev = &rev_v[0]
     g.rc = &rc_v[0]
     g.cst = &cst_v[0]
-    if m > 0:
-        for i in range(m):
-            if cost[i] < 0 and tail[i] != head[i]:
-                has_negative = True
-                break
-    if max_mode and has_negative:
+    for i in range(m):
+        if cost[i] < 0 and tail[i] != head[i]:
+            has_negative = True
+            break
+    if max_mode and (has_negative or scaling):
         rcap = np.empty(max(2 * m, 1), dtype=np.int64)
         rcap_v = rcap
 
@@ -503,33 +696,90 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
                         &cap[0] if m else NULL, &cost[0] if m else NULL, True,
                         &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0] if m else NULL)
-            if max_mode:
-                if has_negative:
-                    # Capacity on the original arcs: forward slot = cap, backward = 0.
-                    for i in range(m):
-                        if fpos_v[i] >= 0:
-                            rcap_v[fpos_v[i]] = cap[i]
-                            rcap_v[rev_v[fpos_v[i]]] = 0
-                    value = dinic_run(&g, &rcap_v[0], source, sink, &w)
-                    excess_v[source] += value
-                    excess_v[sink] -= value
-                    status = ssp_run(&g, &excess_v[0], &pi_v[0], &w)
-                else:
-                    excess_v[source] += open_bound
-                    excess_v[sink] -= open_bound
-                    status = ssp_run(&g, &excess_v[0], &pi_v[0], &w)
-                    value = open_bound - excess_v[source]
-                    status = FLOW_OK
+            if max_mode and (has_negative or scaling):
+                # Capacity on the original arcs: forward slot = cap, backward = 0.
+                for i in range(m):
+                    if fpos_v[i] >= 0:
+                        rcap_v[fpos_v[i]] = cap[i]
+                        rcap_v[rev_v[fpos_v[i]]] = 0
+                value = dinic_run(&g, &rcap_v[0], source, sink, &w)
+                excess_v[source] += value
+                excess_v[sink] -= value
+            elif max_mode:
+                excess_v[source] += open_bound
+                excess_v[sink] -= open_bound
+            if scaling:
+                status = cost_scale_run(&g, &excess_v[0], &pi_v[0], scale, 16, &w)
+                if status == FLOW_OK:
+                    for i in range(n):
+                        # Floor division (C truncates towards zero) as the warm start.
+                        q = pi_v[i] // scale
+                        if q * scale > pi_v[i]:
+                            q -= 1
+                        pi_v[i] = q
+                    status = exact_potentials(&g, &pi_v[0], 64 * (n + 1) * (g.slots + 1), &w)
             else:
                 status = ssp_run(&g, &excess_v[0], &pi_v[0], &w)
+            if max_mode and not has_negative and not scaling:
+                value = open_bound - excess_v[source]
+                status = FLOW_OK
+            if not max_mode and not scaling:
                 for i in range(n):
                     if excess_v[i] > 0:
                         leftover += excess_v[i]
             for i in range(m):
                 if fpos_v[i] >= 0:
                     flow_v[i] = rc_v[rev_v[fpos_v[i]]]
+        stats = {"phases": w.phases, "settled": w.pops, "paths": w.paths, "relabels": w.relabels}
     finally:
         work_free(&w)
-    if max_mode and status != FLOW_OK:
-        raise RuntimeError("internal error: the maximum flow found by Dinic could not be routed")
-    return flow, pi[:n].copy(), (value if max_mode else leftover)
+    if status != FLOW_OK and (max_mode or scaling):
+        raise RuntimeError("internal error: a feasible flow could not be routed (status %d)" % status)
+    return flow, pi[:n].copy(), (value if max_mode else leftover), stats
+
+
+def max_flow_value(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
+                   const int64_t[::1] cap, intp_t source, intp_t sink):
+    """Maximum ``source``-``sink`` flow value (Dinic) on validated arrays."""
+    cdef intp_t m = tail.shape[0]
+    cdef Graph g
+    cdef Work w
+    cdef int64_t value = 0
+    first = np.zeros(n + 1, dtype=np.intp)
+    to = np.empty(max(2 * m, 1), dtype=np.int32)
+    rev = np.empty(max(2 * m, 1), dtype=np.int32)
+    rc = np.empty(max(2 * m, 1), dtype=np.int64)
+    cst = np.empty(max(2 * m, 1), dtype=np.int64)
+    fpos = np.empty(max(m, 1), dtype=np.intp)
+    fill = np.empty(max(n, 1), dtype=np.intp)
+    flow = np.zeros(max(m, 1), dtype=np.int64)
+    excess = np.zeros(max(n, 1), dtype=np.int64)
+    zero = np.zeros(max(m, 1), dtype=np.int64)
+    cdef intp_t[::1] first_v = first
+    cdef int32_t[::1] to_v = to
+    cdef int32_t[::1] rev_v = rev
+    cdef int64_t[::1] rc_v = rc
+    cdef int64_t[::1] cst_v = cst
+    cdef intp_t[::1] fpos_v = fpos
+    cdef intp_t[::1] fill_v = fill
+    cdef int64_t[::1] flow_v = flow
+    cdef int64_t[::1] excess_v = excess
+    cdef int64_t[::1] zero_v = zero
+    g.first = &first_v[0]
+    g.to = &to_v[0]
+    g.rev = &rev_v[0]
+    g.rc = &rc_v[0]
+    g.cst = &cst_v[0]
+    if work_alloc(&w, n) != 0:
+        work_free(&w)
+        raise MemoryError("max-flow scratch for %d nodes could not be allocated" % n)
+    try:
+        with nogil:
+            # Zero costs: nothing is saturated, every forward slot holds its capacity.
+            build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
+                        &cap[0] if m else NULL, &zero_v[0], True,
+                        &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0])
+            value = dinic_run(&g, &rc_v[0], source, sink, &w)
+    finally:
+        work_free(&w)
+    return value

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._native import load
-from ._validate import as_int, as_int_array
+from ._validate import as_int, as_int_array, check_choice
 
 __all__ = ["FlowResult", "CertificateCheck", "min_cost_flow", "max_flow_min_cost", "check_flow_certificate"]
 
@@ -58,6 +58,8 @@ _MAX_ARCS = 2**30 - 2**20
 # is at most a path length, so about n * max|cost|; the kernel adds two of them).
 _MAX_TOTAL = 2**62
 _MAX_PATH = 2**59
+# Largest |cost| for which method='auto' picks successive shortest paths.
+_SSP_MAX_COST = 64
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -182,7 +184,7 @@ def _result(flow, cost, potential, value, shortfall):
 
 
 # ----------------------------------------------------------------------------- public API
-def min_cost_flow(n_nodes, tail, head, capacity, cost, supply) -> FlowResult:
+def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto") -> FlowResult:
     """Least-cost flow meeting node supplies and demands.
 
     Parameters
@@ -242,27 +244,64 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply) -> FlowResult:
     if positive != negative:
         raise ValueError(f"supplies must sum to zero, got {positive - negative}")
     _check_magnitudes(n, tail, head, capacity, cost, positive)
-    flow, potential, leftover = _kernel.solve(n, tail, head, capacity, cost, supply)
+    code = _method_code(method, n, cost)
+    leftover = positive - _deliverable(n, tail, head, capacity, supply) if code == 1 else 0
     if leftover == 0:
-        return _result(flow, cost, potential, positive, 0)
+        flow, potential, leftover, _ = _kernel.solve(n, tail, head, capacity, cost, supply, method=code)
+        if leftover == 0:
+            return _result(flow, cost, potential, positive, 0)
     # Infeasible: deliver the most, at least cost, through a super source and sink whose
     # arcs are capped by the supplies; the potentials restricted to the real nodes still
     # certify the flow on the real arcs.
-    src = np.flatnonzero(supply > 0)
-    dst = np.flatnonzero(supply < 0)
-    big_s, big_t = n, n + 1
-    a_tail = np.concatenate([tail, np.full(src.size, big_s), dst]).astype(np.int64)
-    a_head = np.concatenate([head, src, np.full(dst.size, big_t)]).astype(np.int64)
-    a_cap = np.concatenate([capacity, supply[src], -supply[dst]])
-    a_cost = np.concatenate([cost, np.zeros(src.size + dst.size, dtype=np.int64)])
-    flow, potential, value = _kernel.solve(
-        n + 2, a_tail, a_head, a_cap, a_cost, np.zeros(n + 2, dtype=np.int64), big_s, big_t, positive
+    big_s, big_t, a_tail, a_head, a_cap, a_cost = _with_super_terminals(n, tail, head, capacity, cost, supply)
+    flow, potential, value, _ = _kernel.solve(
+        n + 2, a_tail, a_head, a_cap, a_cost, np.zeros(n + 2, dtype=np.int64), big_s, big_t, positive,
+        method=code,
     )
     m = tail.shape[0]
     return _result(flow[:m].copy(), cost, potential[:n].copy(), value, positive - value)
 
 
-def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink) -> FlowResult:
+def _with_super_terminals(n, tail, head, capacity, cost, supply):
+    """The network plus node n (feeding every supply) and node n + 1 (fed by every demand)."""
+    src = np.flatnonzero(supply > 0)
+    dst = np.flatnonzero(supply < 0)
+    a_tail = np.concatenate([tail, np.full(src.size, n), dst]).astype(np.int64)
+    a_head = np.concatenate([head, src, np.full(dst.size, n + 1)]).astype(np.int64)
+    a_cap = np.concatenate([capacity, supply[src], -supply[dst]])
+    a_cost = np.concatenate([cost, np.zeros(src.size + dst.size, dtype=np.int64)])
+    return n, n + 1, a_tail, a_head, a_cap, a_cost
+
+
+def _deliverable(n, tail, head, capacity, supply) -> int:
+    """Most supply that can reach the demands (a maximum flow, costs ignored)."""
+    s, t, a_tail, a_head, a_cap, _ = _with_super_terminals(n, tail, head, capacity, capacity, supply)
+    return int(_kernel.max_flow_value(n + 2, a_tail, a_head, a_cap, s, t))
+
+
+# Cost scaling multiplies costs by n + 1 and its prices reach a few times
+# alpha * n * (n + 1) * max|cost| (alpha = 16); past this bound SSP is used instead.
+_SCALING_LIMIT = 2**56
+
+
+def _method_code(method, n, cost) -> int:
+    """0 = successive shortest paths, 1 = cost scaling (see :func:`min_cost_flow`)."""
+    check_choice(method, "method", {"auto", "ssp", "cost_scaling"})
+    max_cost = int(np.abs(cost).max()) if cost.size else 0
+    fits = max_cost * (n + 3) * (n + 3) <= _SCALING_LIMIT
+    if method == "cost_scaling":
+        if not fits:
+            raise ValueError(
+                f"method='cost_scaling' needs max|cost| * (n_nodes + 3)**2 <= 2**56 to stay inside "
+                f"int64, got {max_cost} * {n + 3}**2; use method='ssp'"
+            )
+        return 1
+    if method == "ssp":
+        return 0
+    return 0 if max_cost <= _SSP_MAX_COST or not fits else 1
+
+
+def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, method="auto") -> FlowResult:
     """Maximum ``source``-``sink`` flow, of least cost among maximum flows.
 
     Parameters
@@ -312,8 +351,9 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink) -> Flow
     in_t = _checked_sum(capacity[proper & (head == t)], "capacity into sink")
     bound = min(out_s, in_t)
     _check_magnitudes(n, tail, head, capacity, cost, bound)
-    flow, potential, value = _kernel.solve(
-        n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound
+    code = _method_code(method, n, cost)
+    flow, potential, value, _ = _kernel.solve(
+        n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound, method=code
     )
     return _result(flow, cost, potential, value, 0)
 
