@@ -10,12 +10,13 @@ Same failure sequences, same run. Three measurements (issue 4):
    peer on a prefix of the same sequences (it is far too slow for whole ones);
 3. memory: tracemalloc peak of building and running a controller, in bytes per N r.
 
-The peer ("rebuild") is the straightforward controller: on each failure it recomputes the
+The peers ("rebuild") are the straightforward controller: on each failure it recomputes the
 top-S coverage with numpy (Phase 0); otherwise for S = S_old, S_old + 1, ... it builds the
 slot-expanded type x (group, slot) graph and runs scipy's maximum_bipartite_matching
 (Phase 1), then builds the reassignment network (source -> type -> holder group -> sink,
 cost = positions climbed, capacity S* per group) and solves it with OR-Tools
-SimpleMinCostFlow (Phase 2), and reorders stacks with the same swap rule. Its S* must equal
+SimpleMinCostFlow (Phase 2; a second peer uses spare_core.flow.min_cost_flow instead, the
+rebuild-per-failure use of our own flow kernel), and reorders stacks with the same swap rule. Its S* must equal
 ours on every failure (S* depends only on which groups are alive and S before), which is
 checked.
 
@@ -42,10 +43,11 @@ SEED = 4004
 class RebuildController:
     """RECTLR rebuilt from scratch on every failure (the peer); tracks only S, stacks, alive."""
 
-    def __init__(self, layout):
+    def __init__(self, layout, phase2="ortools"):
         from ortools.graph.python import min_cost_flow
 
         self._mcf = min_cost_flow
+        self.phase2 = phase2  # "ortools" or "spare_core" (spare_core.flow.min_cost_flow)
         self.place = np.asarray(layout.placement)
         self.n, self.r = self.place.shape
         self.restart()
@@ -80,18 +82,24 @@ class RebuildController:
         heads = np.concatenate([np.arange(n), n + gidx, np.full(m, sink)])
         caps = np.concatenate([np.ones(n + types.size, dtype=np.int64), np.full(m, s)])
         costs = np.concatenate([np.zeros(n, dtype=np.int64), cost, np.zeros(m, dtype=np.int64)])
-        f = self._mcf.SimpleMinCostFlow()
-        f.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
         supplies = np.zeros(n + m + 2, dtype=np.int64)
         supplies[src], supplies[sink] = n, -n
-        f.set_nodes_supplies(np.arange(n + m + 2), supplies)
-        if f.solve() != f.OPTIMAL:
-            raise RuntimeError("peer: min-cost flow not optimal")
-        flows = f.flows(np.arange(n, n + types.size))
+        if self.phase2 == "spare_core":
+            from spare_core.flow import min_cost_flow
+
+            res = min_cost_flow(n + m + 2, tails, heads, caps, costs, supplies)
+            flows, total = res.flow[n : n + types.size], int(res.cost)
+        else:
+            f = self._mcf.SimpleMinCostFlow()
+            f.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
+            f.set_nodes_supplies(np.arange(n + m + 2), supplies)
+            if f.solve() != f.OPTIMAL:
+                raise RuntimeError("peer: min-cost flow not optimal")
+            flows, total = f.flows(np.arange(n, n + types.size)), int(f.optimal_cost())
         used = np.flatnonzero(flows > 0)
         owner = np.empty(n, dtype=np.int64)
         owner[types[used]] = groups[gidx[used]]
-        return owner, int(f.optimal_cost())
+        return owner, total
 
     def fail(self, g):
         """Returns (kind, S after)."""
@@ -128,40 +136,45 @@ def orders(n, k, seed):
 
 
 def latency(n, r, n_seq, peer_seqs):
-    """Per-decision latency along whole sequences; the peer replays the first peer_seqs."""
+    """Per-decision latency along whole sequences; the peers replay the first peer_seqs."""
     lay = StackedLayout(n, r)
-    ours, peer = Rectlr(lay), RebuildController(lay)
-    rows = []  # (sequence, kind, ours ns, peer ns or nan)
+    ours = Rectlr(lay)
+    peers = {"rebuild+OR-Tools": RebuildController(lay), "rebuild+spare_core.flow": RebuildController(lay, "spare_core")}
+    rows = []  # (kind, ours ns, {peer: ns})
     for si, order in enumerate(orders(n, n_seq, SEED)):
         ours.restart()
-        peer.restart()
+        for p in peers.values():
+            p.restart()
         for g in order.tolist():
             t0 = time.perf_counter_ns()
             d = ours.fail(g)
             t_ours = time.perf_counter_ns() - t0
-            t_peer = np.nan
-            if si < peer_seqs:
+            t_peer = {}
+            for name, p in peers.items():
+                if si >= peer_seqs:
+                    break
                 t0 = time.perf_counter_ns()
-                kind, s = peer.fail(g)
-                t_peer = time.perf_counter_ns() - t0
-                # S* depends only on the alive set and S before: both controllers must agree
-                assert kind == "wipeout" if d.kind == "wipeout" else s == d.stack_depth, (kind, s, d)
-            rows.append((si, d.kind, t_ours, t_peer))
+                kind, s = p.fail(g)
+                t_peer[name] = time.perf_counter_ns() - t0
+                # S* depends only on the alive set and S before: the controllers must agree
+                assert kind == "wipeout" if d.kind == "wipeout" else s == d.stack_depth, (name, kind, s, d)
+            rows.append((d.kind, t_ours, t_peer))
             if d.kind == "wipeout":
                 break
-    kinds = np.array([x[1] for x in rows])
-    t_o = np.array([x[2] for x in rows], dtype=float) / 1e3
-    t_p = np.array([x[3] for x in rows], dtype=float) / 1e3
-    both = ~np.isnan(t_p)
+    kinds = np.array([x[0] for x in rows])
+    t_o = np.array([x[1] for x in rows], dtype=float) / 1e3
+    both = np.array([bool(x[2]) for x in rows])
     counts = {k: int((kinds == k).sum()) for k in ("fixed", "reordered", "wipeout")}
     print(f"latency N={n} r={r}: {len(rows)} decisions over {n_seq} random orders to the wipe-out, {counts}")
     print(f"  ours fail(), all sequences: median {np.median(t_o):9.1f} us  p90 {np.percentile(t_o, 90):9.1f}"
           f"  p99 {np.percentile(t_o, 99):9.1f}  mean {t_o.mean():9.1f}")
-    for label, mask in (("all", both), ("reordered", both & (kinds == "reordered"))):
-        mo, mp = np.median(t_o[mask]), np.median(t_p[mask])
-        print(f"  {label:9s} decisions of the first {peer_seqs} orders: ours median {mo:9.1f} us,"
-              f" rebuild peer median {mp:10.1f} us, ratio {mp / mo:7.0f}x;"
-              f" means {t_o[mask].mean():8.1f} vs {t_p[mask].mean():10.1f} us, ratio {t_p[mask].mean() / t_o[mask].mean():6.0f}x")
+    for name in peers:
+        t_p = np.array([x[2].get(name, np.nan) for x in rows], dtype=float) / 1e3
+        for label, mask in (("all", both), ("reordered", both & (kinds == "reordered"))):
+            mo, mp = np.median(t_o[mask]), np.median(t_p[mask])
+            print(f"  {label:9s} decisions, first {peer_seqs} orders, vs {name:24s}: ours median {mo:7.1f} us,"
+                  f" peer {mp:9.1f} us, ratio {mp / mo:5.0f}x; means {t_o[mask].mean():7.1f} vs"
+                  f" {t_p[mask].mean():9.1f} us, ratio {t_p[mask].mean() / t_o[mask].mean():5.0f}x")
 
 
 def throughput(n, r, n_seq, repeats, peer_prefix):
