@@ -296,6 +296,7 @@ cdef class EventCore:
     cdef int32_t* alive_list
     cdef int32_t* alive_pos
     cdef readonly int32_t n_alive
+    cdef bint keep_alive                   # per-unit flags kept (off only in run_renewals)
     # fixed-delay repair FIFO ring of capacity n: (time, key)
     cdef float64_t* fq_t
     cdef int64_t* fq_key
@@ -357,6 +358,7 @@ cdef class EventCore:
             self.alive_list[i] = <int32_t>i
             self.alive_pos[i] = <int32_t>i
         self.n_alive = n
+        self.keep_alive = True
         self.pend_min = INF
         self.stall_limit = 4 * <intp_t>self.n_slots + 64
         self.last_kind = -1
@@ -481,6 +483,8 @@ cdef class EventCore:
         cdef int32_t u
         cdef int st
         for u in range(self.n):
+            if u + PREFETCH < self.n:
+                SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, t + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
             st = self._push(u, t + self.life.p[self.life.pos])
             if st != 0:
                 return st
@@ -514,7 +518,8 @@ cdef class EventCore:
         cdef intp_t k
         cdef int32_t down
         cdef int64_t seq
-        self.alive[u] = 0
+        if self.keep_alive:
+            self.alive[u] = 0
         self.n_alive -= 1
         if self.system:  # the victim list is only needed to pick uniform alive units
             pos = self.alive_pos[u]
@@ -543,7 +548,8 @@ cdef class EventCore:
 
     cdef int _revive(self, int32_t u, float64_t t) noexcept nogil:
         cdef intp_t k
-        self.alive[u] = 1
+        if self.keep_alive:
+            self.alive[u] = 1
         if self.system:
             self.alive_list[self.n_alive] = u
             self.alive_pos[u] = self.n_alive
@@ -560,7 +566,8 @@ cdef class EventCore:
             if k >= self.n:
                 k -= self.n
             SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, self.fq_t[k] + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
-            SPARE_PREFETCH_W(&self.alive[self.fq_key[k] & SLOT_MASK])
+            if self.keep_alive:
+                SPARE_PREFETCH_W(&self.alive[self.fq_key[k] & SLOT_MASK])
         return self._push(u, t + self.life.p[self.life.pos - 1])
 
     cdef int _run(self, float64_t until, int stop_mask, int64_t max_events) noexcept nogil:
@@ -787,6 +794,7 @@ def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repa
     # away) a full batch while long runs amortise the Python round trip.
     cdef intp_t life_batch = min(batch, 1024), rep_batch = min(batch, 1024)
     core.configure(True, repair_mode, repair_value, False)
+    core.keep_alive = False  # only counts are returned: skip a random store per event
     core.set_buffer("life", life_sampler(n))
     core.start_units()
     if repair_mode == 2:
