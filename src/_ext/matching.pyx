@@ -103,6 +103,44 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
     s.n_pending = kept
 
 
+cdef void hk_degree_order(HKState* s) noexcept nogil:
+    """Sort the PENDING list by increasing degree (counting sort, O(n_left + max degree)).
+
+    Degree-1 vertices first: their only choice is safe, so the greedy start makes fewer
+    choices that Hopcroft-Karp must undo. Skipped if the bucket array cannot be allocated.
+    """
+    cdef intp_t k, n = s.n_pending
+    cdef int64_t d, maxd = 0, acc = 0, c
+    cdef int32_t u
+    for k in range(n):
+        u = s.pending[k]
+        d = s.indptr[u + 1] - s.indptr[u]
+        if d > maxd:
+            maxd = d
+    cdef int64_t* cnt = <int64_t*>calloc(maxd + 2, sizeof(int64_t))
+    cdef int32_t* tmp = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    if cnt == NULL or tmp == NULL:
+        free(cnt)
+        free(tmp)
+        return
+    for k in range(n):
+        u = s.pending[k]
+        cnt[s.indptr[u + 1] - s.indptr[u]] += 1
+    for d in range(maxd + 1):
+        c = cnt[d]
+        cnt[d] = acc
+        acc += c
+    for k in range(n):
+        u = s.pending[k]
+        d = s.indptr[u + 1] - s.indptr[u]
+        tmp[cnt[d]] = u
+        cnt[d] += 1
+    for k in range(n):
+        s.pending[k] = tmp[k]
+    free(cnt)
+    free(tmp)
+
+
 cdef void hk_revive(HKState* s) noexcept nogil:
     """Capacity grew somewhere: every DEAD left vertex may have a path again."""
     cdef intp_t k
@@ -520,7 +558,7 @@ cdef class HKKernel:
     cdef HKState s
     cdef readonly object indptr, indices, edge_off, cap, user_cap, enabled
     cdef readonly object load, match_left
-    cdef object _L, _R, _status, _pending, _dead, _queue, _stack_l, _stack_r
+    cdef object _L, _R, _status, _pending, _dead, _i32
     cdef readonly intp_t n_left, n_right
     cdef public object T
     cdef uint8_t* en
@@ -529,32 +567,57 @@ cdef class HKKernel:
     cdef int64_t n_off
 
     def __cinit__(self, indptr, indices, cap, bint edge_flags=False):
-        cdef intp_t nl = indptr.shape[0] - 1, nr = cap.shape[0]
+        cdef intp_t nl = indptr.shape[0] - 1, nr = cap.shape[0], i
         self.n_left = nl
         self.n_right = nr
         self.indptr = indptr
         self.indices = indices if indices.shape[0] else np.zeros(1, np.int32)
+        # state an IncrementalMatching needs and a one-shot solve does not
         self.edge_off = np.zeros(max(indices.shape[0], 1), np.uint8) if edge_flags else None
-        self.user_cap = cap.copy()
-        self.enabled = np.ones(nr, np.uint8)
-        self._L = np.zeros(nl, LEFT_DTYPE)
-        self._R = np.zeros(nr, RIGHT_DTYPE)
-        self._L["match"] = -1
-        self._L["nxt"] = -1
-        self._L["prv"] = -1
-        self._R["cap"] = cap
-        self._R["head"] = -1
+        self.user_cap = cap.copy() if edge_flags else None
+        self.enabled = np.ones(nr, np.uint8) if edge_flags else None
+        # np.empty + one C pass: no zero-fill and no per-field numpy assignment
+        self._L = np.empty(nl, LEFT_DTYPE)
+        self._R = np.empty(nr, RIGHT_DTYPE)
+        self._status = np.empty(nl, np.uint8)
+        self._i32 = np.empty(5 * nl + 2, np.int32)     # pending, dead, queue, stack_l, stack_r
+        cdef const int64_t[::1] capv = cap
+        cdef LeftV* L = <LeftV*>_pany(self._L)
+        cdef RightV* R = <RightV*>_pany(self._R)
+        cdef uint8_t* st = _pu8(self._status)
+        cdef int32_t* blk = _p32(self._i32)
+        with nogil:
+            for i in range(nl):
+                L[i].match = -1
+                L[i].it = 0
+                L[i].stamp = 0
+                L[i].dist = 0
+                L[i].nxt = -1
+                L[i].prv = -1
+                st[i] = PENDING
+                blk[i] = <int32_t>i
+            for i in range(nr):
+                R[i].load = 0
+                R[i].cap = capv[i]
+                R[i].stamp = 0
+                R[i].layer = 0
+                R[i].cur = -1
+                R[i].head = -1
+        self._pending = self._i32[:nl]
+        self._dead = self._i32[nl:2 * nl]
         self.cap = self._R["cap"]
         self.load = self._R["load"]
         self.match_left = self._L["match"]
-        self._status = np.full(nl, PENDING, np.uint8)
-        self._pending = np.arange(nl, dtype=np.int32)
-        self._dead = np.zeros(nl, np.int32)
-        self._queue = np.zeros(nl, np.int32)
-        self._stack_l = np.zeros(nl + 1, np.int32)
-        self._stack_r = np.zeros(nl + 1, np.int32)
-        self.en = _pu8(self.enabled)
-        self.ucap = _p64(self.user_cap)
+        self.en = _pu8(self.enabled) if edge_flags else NULL
+        self.ucap = _p64(self.user_cap) if edge_flags else NULL
+        self.s.L = L
+        self.s.R = R
+        self.s.status = st
+        self.s.pending = blk
+        self.s.dead = blk + nl
+        self.s.queue = blk + 2 * nl
+        self.s.stack_l = blk + 3 * nl
+        self.s.stack_r = blk + 4 * nl + 1
         self.s.n_left = nl
         self.s.n_right = nr
         self.s.indptr = _c64(self.indptr)
@@ -562,16 +625,8 @@ cdef class HKKernel:
         self.off_arr = _pu8(self.edge_off) if edge_flags else NULL
         self.n_off = 0
         self.s.edge_off = NULL      # set only while some edge is disabled: no per-edge test otherwise
-        self.s.L = <LeftV*>_pany(self._L)
-        self.s.R = <RightV*>_pany(self._R)
-        self.s.status = _pu8(self._status)
-        self.s.pending = _p32(self._pending)
         self.s.n_pending = nl
-        self.s.dead = _p32(self._dead)
         self.s.n_dead = 0
-        self.s.queue = _p32(self._queue)
-        self.s.stack_l = _p32(self._stack_l)
-        self.s.stack_r = _p32(self._stack_r)
         self.s.cptr = NULL
         self.s.cidx = NULL
         self.s.live_l = NULL
@@ -653,8 +708,8 @@ cdef class HKKernel:
         cdef int32_t[::1] lq, rq
         s.can_prune = prune
         if start == 1 and s.n_pending == nl and nl > 1:
-            deg = np.minimum(np.diff(self.indptr), 65535).astype(np.uint16)
-            self._pending[:] = np.argsort(deg, kind="stable")      # radix sort: O(n)
+            with nogil:
+                hk_degree_order(s)
         if start == 2:
             if hk_build_csc(s) != 0:
                 raise MemoryError("no memory for the transpose of the graph")
@@ -888,3 +943,58 @@ def csr_from_pairs(const int64_t[::1] row, const int64_t[::1] col, intp_t n_left
             indices[fill[u]] = <int32_t>col[k]
             fill[u] += 1
     return indptr_a, indices_a
+
+
+ctypedef fused ptr_t:
+    int32_t
+    int64_t
+
+ctypedef fused idx_t:
+    int32_t
+    int64_t
+
+
+def csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp_t n_minor):
+    """Validate a compressed-sparse structure in one pass and return private copies
+    (indptr int64, indices int32), or raise ValueError naming the first problem.
+
+    Checks: indptr[0] == 0, non-decreasing, indptr[-1] <= len(indices), every index in
+    [0, n_minor). Only indices[:indptr[-1]] are read (scipy's own convention).
+    """
+    cdef intp_t n_major = indptr.shape[0] - 1, k
+    cdef int64_t e, nnz, v
+    cdef int bad = 0
+    cdef int64_t bad_val = 0
+    if n_major < 0:
+        raise ValueError("graph indptr must not be empty")
+    if indptr[0] != 0:
+        raise ValueError(f"graph indptr must start at 0, got {indptr[0]}")
+    nnz = indptr[n_major]
+    if nnz > indices.shape[0]:
+        raise ValueError(f"graph indptr ends at {nnz} but only {indices.shape[0]} indices are stored")
+    ptr_a = np.empty(n_major + 1, np.int64)
+    idx_a = np.empty(nnz, np.int32)
+    cdef int64_t[::1] ptr = ptr_a
+    cdef int32_t[::1] idx = idx_a
+    with nogil:
+        ptr[0] = 0
+        for k in range(n_major):
+            if indptr[k + 1] < indptr[k]:
+                bad = 1
+                break
+            ptr[k + 1] = indptr[k + 1]
+        if not bad:
+            for e in range(nnz):
+                v = indices[e]
+                if v < 0 or v >= n_minor:
+                    bad = 2
+                    bad_val = v
+                    break
+                idx[e] = <int32_t>v
+    if bad == 1:
+        raise ValueError("graph indptr must be non-decreasing")
+    if bad == 2:
+        if bad_val < 0:
+            raise ValueError(f"graph column index must be non-negative, got {bad_val}")
+        raise ValueError(f"graph column index must be < {n_minor}, got {bad_val}")
+    return ptr_a, idx_a

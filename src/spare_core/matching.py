@@ -42,6 +42,9 @@ _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
 _START = 1
 
 
+_NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
+
+
 def _readonly(arr: np.ndarray) -> np.ndarray:
     view = arr.view()
     view.flags.writeable = False
@@ -72,7 +75,7 @@ def _check_indptr(indptr, n_major: int, n_stored: int) -> np.ndarray:
         raise ValueError(f"graph indptr must have length {n_major + 1}, got {indptr.shape[0]}")
     if indptr[0] != 0:
         raise ValueError(f"graph indptr must start at 0, got {indptr[0]}")
-    if n_major and np.any(np.diff(indptr) < 0):
+    if n_major and np.any(indptr[1:] < indptr[:-1]):
         raise ValueError("graph indptr must be non-decreasing")
     if indptr[-1] > n_stored:
         raise ValueError(f"graph indptr ends at {indptr[-1]} but only {n_stored} indices are stored")
@@ -98,7 +101,15 @@ def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     fmt = graph.format
     if fmt == "csr":
         indices = _check_index_array(graph.indices, "indices")
-        indptr = _check_indptr(graph.indptr, n_left, indices.shape[0])
+        indptr = _check_index_array(graph.indptr, "indptr")
+        if indptr.shape[0] != n_left + 1:
+            raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
+        if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
+            # one pass in C: checks and private int64/int32 copies together
+            indptr64, indices32 = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                                                    n_right)
+            return indptr64, indices32, n_left, n_right
+        indptr = _check_indptr(indptr, n_left, indices.shape[0])
         nnz = int(indptr[-1])
         _check_range(indices[:nnz], "column index", n_right)
         return (
