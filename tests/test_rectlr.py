@@ -149,6 +149,8 @@ def test_sequences_against_oracles(layout, data):
     n, r = layout.n_groups, layout.redundancy
     ctl = Rectlr(layout)
     check_invariants(ctl)
+    # initial state: the least S at which the initial stacks can be completed (1 for cyclic)
+    assert ctl.stack_depth == assignment_oracle(layout.placement, np.ones(n, dtype=bool), 1)[0]
     order = data.draw(st.permutations(range(n)))
     for g in order:
         before = snapshot(ctl)
@@ -217,9 +219,11 @@ def test_restart_equals_fresh(layout, data):
 
 def test_fail_many_equals_fail_one_by_one_and_stops_at_wipeout():
     lay = StackedLayout.sidon(60, 4, seed=1)
-    order = np.random.default_rng(5).permutation(60)
+    order = np.random.default_rng(5).permutation(60).astype(np.int32)
+    kept = order.copy()
     a, b = Rectlr(lay), Rectlr(lay)
     many = a.fail_many(order)
+    assert np.array_equal(order, kept)  # the caller's array is not modified
     ones = []
     for g in order:
         ones.append(b.fail(g))
