@@ -181,7 +181,8 @@ class Rectlr:
     Attributes
     ----------
     layout : StackedLayout
-    alive : ndarray of bool, read-only view
+    alive : ndarray of bool, read-only live view
+        Changes as groups fail; copy it to keep a state.
     stack_depth : int
         The current S.
     stacks : ndarray of int64, shape (N, r)
@@ -195,7 +196,8 @@ class Rectlr:
     -----
     A wipe-out leaves the controller in the wiped-out state (the wiping group is dead,
     the types nobody can supply have assignment -1) until :meth:`restart`; failing a
-    group in that state raises RuntimeError. Memory is O(N r). A failure handled by
+    group in that state raises RuntimeError. Memory is O(N r). The kernel releases the
+    GIL, but one controller must not be driven from two threads at once. A failure handled by
     Phase 0 costs O(r + S r); a reordering costs the Dijkstra searches of the lost
     types (typically a small neighbourhood; O((N r) log N) each in the worst case, which
     is also what proving an S infeasible costs, at most r - 1 times per sequence).
