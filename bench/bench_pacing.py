@@ -39,6 +39,7 @@ def numpy_peer(scenario, n_iterations, seed, controller):
     L, U, F = stat.n_leaves, stat.n_spines, stat.flow_src.size
     sigma = scenario.compute.jitter
     rng_j, rng_e = sim._stream(root, "jitter"), sim._stream(root, "ecmp")
+    rng_b = sim._stream(root, "background")
     ep_rank, ep_start, ep_end, ep_fac = stat.episodes
     chunk = max(1, min(n_iterations, sim._CHUNK_CELLS // max(p, g * F, 1)))
     pacer = controller if isinstance(controller, SpreadPacer) else None
@@ -48,6 +49,7 @@ def numpy_peer(scenario, n_iterations, seed, controller):
         c = min(chunk, n_iterations - it0)
         z = rng_j.standard_normal((c, p), dtype=np.float32)
         picks = rng_e.integers(0, U, size=(c, g, F), dtype=np.uint32)
+        busy = rng_b.random((c, L)) < f.background_duty
         mult = np.ones((c, p))
         live = (ep_start < it0 + c) & (ep_end > it0)   # all factors are equal: max == merge
         for r, s, e, fac in zip(ep_rank[live], ep_start[live], ep_end[live], ep_fac[live]):
@@ -86,8 +88,12 @@ def numpy_peer(scenario, n_iterations, seed, controller):
             vol = np.bincount(idx, weights=w, minlength=size).reshape(c, g, -1)
             big = np.zeros(size)
             np.maximum.at(big, idx, w)
-            over = vol - big.reshape(c, g, -1) - f.buffer
-            pen = np.where(over > 0, f.rto * np.ceil(over / (f.buffer + f.window)) + over / f.nic_bandwidth, 0.0)
+            # headroom per link: links are (direction, leaf, spine), the leaf's busy flag picks it
+            room = np.where(busy, f.buffer, f.buffer_idle)                    # (c, L)
+            room = np.broadcast_to(np.repeat(room, U, axis=1)[:, None, None, :], (c, g, 2, L * U))
+            room = room.reshape(c, g, -1)
+            over = np.where(cnt > 1, vol - big.reshape(c, g, -1) - room, 0.0)
+            pen = np.where(over > 0, f.rto * np.ceil(over / (room + f.window)) + over / f.nic_bandwidth, 0.0)
             pen = pen.max(axis=2)
             kk = np.maximum(cnt.max(axis=2), 1)
         else:

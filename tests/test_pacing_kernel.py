@@ -14,7 +14,7 @@ from spare_core.pacing import (CollectiveModel, ComputeModel, FabricModel, NoPac
 kernel = load("pacing")
 
 
-def reference(inp, z, picks, it0, holds):
+def reference(inp, z, picks, busy, it0, holds):
     """Straight numpy transcription of docs/pacing.md, one iteration at a time.
 
     Independent of the kernel's data layout: episodes are looked up by interval, link
@@ -50,11 +50,15 @@ def reference(inp, z, picks, it0, holds):
                 np.add.at(cnt[d], (leaf, s), 1.0)
                 np.add.at(vol[d], (leaf, s), pk)
                 np.maximum.at(big[d], (leaf, s), pk)
-            queue = (vol - big)[cnt > 0]
-            over = queue - inp["buffer"]
+            # headroom per (direction, leaf): the contended share where competing traffic
+            # holds the leaf's shared buffer, the idle dynamic-threshold share elsewhere
+            room = np.where(busy[k].astype(bool), inp["buffer"], inp["buffer_idle"])[None, :, None]
+            room = np.broadcast_to(room, cnt.shape)
+            sel = cnt > 0
+            over = (vol - big)[sel] - room[sel]
             pen = 0.0
-            for x in over[over > 0]:
-                pen = max(pen, inp["rto"] * math.ceil(x / (inp["buffer"] + inp["window"])) + x / inp["nic_bw"])
+            for x, b in zip(over[over > 0], room[sel][over > 0]):
+                pen = max(pen, inp["rto"] * math.ceil(x / (b + inp["window"])) + x / inp["nic_bw"])
             kk = max(1.0, cnt.max() if cnt.size else 1.0)
             kmax, dmax = max(kmax, kk), max(dmax, pen)
             rail = inp["rail_a"][j] + max(inp["rail_bw"][j] * kk, inp["rail_floor"][j]) + pen
@@ -97,22 +101,23 @@ def _inputs(scenario, n_iter, seed):
                 flow_dst_leaf=stat.flow_dst_leaf, n_leaves=stat.n_leaves, n_spines=stat.n_spines,
                 rail_a=stat.rail_a, rail_bw=stat.rail_bw, rail_floor=stat.rail_floor,
                 t_intra=stat.t_intra, nic_bw=f.nic_bandwidth, window=f.window, buffer=f.buffer,
-                rto=f.rto, ctrl_latency=scenario.release_latency, ep_rank=stat.episodes[0],
+                buffer_idle=f.buffer_idle, rto=f.rto, ctrl_latency=scenario.release_latency, ep_rank=stat.episodes[0],
                 ep_start=stat.episodes[1], ep_end=stat.episodes[2], ep_factor=stat.episodes[3])
 
 
 scenarios = st.builds(
-    lambda n, g, npl, o, order, alg, jit, slow, ep, buf_mib, win_mib: PacingScenario(
+    lambda n, g, npl, o, order, alg, jit, slow, ep, buf_mib, win_mib, idle_mib: PacingScenario(
         n_nodes=n,
         compute=ComputeModel(t_compute=0.2, jitter=jit, slow_fraction=slow, episode_rate=ep,
                              episode_median=2.0, episode_max=20.0),
         fabric=FabricModel(gpus_per_node=g, nodes_per_leaf=npl, oversubscription=o, ring_order=order,
-                           buffer=buf_mib * 2**20, window=win_mib * 2**20),
+                           buffer=buf_mib * 2**20, window=win_mib * 2**20,
+                           buffer_idle=(buf_mib + idle_mib) * 2**20),
         collective=CollectiveModel(algorithm=alg, message_bytes=1e8)),
     st.integers(1, 24), st.integers(1, 4), st.integers(1, 6), st.sampled_from([1.0, 1.5, 3.0]),
     st.sampled_from(["random", "topology"]), st.sampled_from(["hierarchical", "ring"]),
     st.sampled_from([0.0, 0.05, 0.3]), st.sampled_from([0.0, 0.2]), st.sampled_from([0.0, 0.05]),
-    st.sampled_from([0.0, 1.0, 4.0]), st.sampled_from([0.0, 0.01, 4.0]))
+    st.sampled_from([0.0, 1.0, 4.0]), st.sampled_from([0.0, 0.01, 4.0]), st.sampled_from([0.0, 3.0, 30.0]))
 
 
 @given(scenarios, st.integers(0, 2**31), st.integers(1, 12),
@@ -123,12 +128,13 @@ def test_kernel_matches_numpy_reference(scenario, seed, n_iter, holds):
     p, g, F = scenario.n_ranks, inp["g"], inp["flow_src"].size
     z = rng.standard_normal((n_iter, p), dtype=np.float32)
     picks = rng.integers(0, inp["n_spines"], size=(n_iter, g, F), dtype=np.uint32)
+    busy = (rng.random((n_iter, inp["n_leaves"])) < 0.5).astype(np.uint8)
     h = np.array(holds[:n_iter])
-    got = kernel.simulate_chunk(z=z, picks=picks, it0=3, mode=2, holds=h, theta_on=0.0,
+    got = kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=3, mode=2, holds=h, theta_on=0.0,
                                 theta_off=0.0, patience=1, hold_max=0.0,
                                 record=True, **_fresh(inp["base"]), **inp)
     # the pointer must skip episodes that ended before it0 the same way: start from 0
-    want = reference(inp, z, picks, 3, h)
+    want = reference(inp, z, picks, busy, 3, h)
     for key, val in want.items():
         np.testing.assert_allclose(got[key], val, rtol=1e-12, atol=1e-12, err_msg=key)
     np.testing.assert_array_equal(got["hold"], h)
@@ -157,7 +163,8 @@ def _good_call(**override):
     sc = PacingScenario(n_nodes=8, fabric=FabricModel(nodes_per_leaf=2))
     inp = _inputs(sc, 4, 0)
     p, F = sc.n_ranks, inp["flow_src"].size
-    args = dict(z=np.zeros((4, p), np.float32), picks=np.zeros((4, 8, F), np.uint32), it0=0, mode=0,
+    args = dict(z=np.zeros((4, p), np.float32), picks=np.zeros((4, 8, F), np.uint32),
+                busy=np.zeros((4, inp["n_leaves"]), np.uint8), it0=0, mode=0,
                 holds=np.zeros(0), theta_on=0.0, theta_off=0.0, patience=1, hold_max=0.0,
                 **_fresh(inp["base"]), **inp)
     args.update(override)
@@ -168,6 +175,7 @@ def _good_call(**override):
     (lambda a: {"picks": a["picks"] + 99}, "picks must lie in"),
     (lambda a: {"picks": a["picks"][:, :3]}, "picks must have shape"),
     (lambda a: {"z": a["z"][:, :5]}, "z must have shape"),
+    (lambda a: {"busy": a["busy"][:, :1]}, "busy must have shape"),
     (lambda a: {"flow_src": a["flow_src"] + 1000}, "flow_src must lie in"),
     (lambda a: {"flow_dst_leaf": a["flow_dst_leaf"][:1]}, "flow_dst_leaf has length"),
     (lambda a: {"ep_until": a["ep_until"][:3]}, "ep_until, ep_fac, eff and active"),
@@ -212,18 +220,22 @@ def test_reference_agreement_covers_incast_and_contention():
     # only ever compare zeros
     sc = PacingScenario(
         n_nodes=20, compute=ComputeModel(t_compute=0.2, jitter=0.3),
-        fabric=FabricModel(gpus_per_node=2, nodes_per_leaf=3, oversubscription=3.0, buffer=2**20),
+        fabric=FabricModel(gpus_per_node=2, nodes_per_leaf=3, oversubscription=3.0, buffer=2**20,
+                           buffer_idle=2**24),
         collective=CollectiveModel(message_bytes=1e8))
     inp = _inputs(sc, 6, 1)
     rng = np.random.default_rng(1)
     z = rng.standard_normal((6, sc.n_ranks), dtype=np.float32)
     picks = rng.integers(0, inp["n_spines"], (6, 2, inp["flow_src"].size), dtype=np.uint32)
     holds = np.array([0.0, 0.0, 0.01, 0.0, 10.0, 0.0])
-    want = reference(inp, z, picks, 0, holds)
-    got = kernel.simulate_chunk(z=z, picks=picks, it0=0, mode=2, holds=holds, theta_on=0.0,
+    busy = np.ones((6, inp["n_leaves"]), np.uint8)
+    busy[5] = 0         # the idle shared buffer absorbs what the contended share cannot
+    want = reference(inp, z, picks, busy, 0, holds)
+    got = kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=0, mode=2, holds=holds, theta_on=0.0,
                                 theta_off=0.0, patience=1, hold_max=0.0,
                                 **_fresh(inp["base"]), **inp)
-    assert (want["incast"][holds == 0] > 0).all() and (want["contention"] > 1).all()
+    assert (want["incast"][[0, 1, 3]] > 0).all() and (want["contention"] > 1).all()
+    assert want["incast"][5] < want["incast"][[0, 1, 3]].min()
     assert want["incast"][4] == 0.0       # a long enough hold removes the incast
     for key, val in want.items():
         np.testing.assert_allclose(got[key], val, rtol=1e-12, atol=1e-12, err_msg=key)

@@ -9,6 +9,8 @@
 #   base        float64[p]       IN      nominal compute per rank (s), > 0
 #   z           float32[c, p]    IN      standard normals (jitter), one row per iteration
 #   picks       uint32[c, g, F]  IN      ECMP spine of each cross-leaf flow, < n_spines
+#   busy        uint8[c, L]      IN      1 when competing traffic holds the leaf's shared
+#                                        buffer (incast headroom buffer, else buffer_idle)
 #   flow_*      intp[F]          IN      source node, source leaf, destination leaf
 #   rail_*      float64[g]       IN      latency, bandwidth (contention 1), NVLink floor
 #   ep_*        [E]              IN      episodes sorted by start iteration

@@ -26,8 +26,9 @@ previous all-reduce together):
 5. per rail plane, every cross-leaf ring flow takes the spine ``picks[k, rail, f]``;
    for each uplink (src leaf, spine) and downlink (spine, dst leaf) the kernel counts
    flows (contention ``K``) and the fluid incast backlog ``sum P - max P``; a backlog
-   over ``buffer`` is dropped and costs ``rto * ceil(overflow / (buffer + window)) +
-   overflow / nic_bw``: synchronized senders time out and resend together, so
+   over the link's headroom (``buffer`` when ``busy[k, leaf]``: competing traffic holds
+   the leaf's shared buffer; ``buffer_idle`` otherwise) is dropped and costs
+   ``rto * ceil(overflow / (headroom + window)) + overflow / nic_bw``: synchronized senders time out and resend together, so
    recovery repeats (incast collapse) (``incast_penalty``);
 6. rail time ``A_j + max(Bw_j * K_j, floor_j) + D_j``; iteration time
    ``T0 + t_intra + max_j rail time``.
@@ -41,7 +42,7 @@ so no input makes the kernel read or write out of bounds.
 import numpy as np
 
 from libc.math cimport exp, ceil, INFINITY
-from libc.stdint cimport uint32_t, int8_t
+from libc.stdint cimport uint32_t, uint8_t, int8_t
 from _types cimport intp_t, float64_t, int64_t
 
 
@@ -75,6 +76,7 @@ cdef void _run(
     float64_t sigma,                    # log-sd of per-iteration jitter, >= 0
     const float[:, ::1] z,              # [c, p] standard normals
     const uint32_t[:, :, ::1] picks,    # [c, g, F] ECMP spine per cross-leaf flow
+    const uint8_t[:, ::1] busy,         # [c, L] leaf's shared buffer held by competing traffic
     const intp_t[::1] flow_src,         # [F] source node of each cross-leaf ring flow
     const intp_t[::1] flow_src_leaf,    # [F] its leaf
     const intp_t[::1] flow_dst_leaf,    # [F] the destination node's leaf
@@ -83,7 +85,7 @@ cdef void _run(
     const float64_t[::1] rail_bw,       # [g] bandwidth part at contention 1 (s)
     const float64_t[::1] rail_floor,    # [g] NVLink floor of the bandwidth part (s)
     float64_t t_intra,                  # intra-node phases of the collective (s)
-    float64_t nic_bw, float64_t window, float64_t buffer, float64_t rto,
+    float64_t nic_bw, float64_t window, float64_t buffer, float64_t buffer_idle, float64_t rto,
     float64_t ctrl_latency,
     const intp_t[::1] ep_rank,          # [E] episodes sorted by start iteration
     const int64_t[::1] ep_start,
@@ -117,12 +119,12 @@ cdef void _run(
     cdef intp_t n_ep = ep_rank.shape[0]
     cdef intp_t n_up = links.shape[0] // 6      # uplinks first, then downlinks
     cdef intp_t n_links3 = links.shape[0]
-    cdef intp_t k, r, n, j, f, u, d, lo, lnk, i
+    cdef intp_t k, r, n, j, f, u, d, lo, lnk, i, leaf
     cdef const uint32_t* row
     cdef int64_t it
     cdef float64_t shift = -0.5 * sigma * sigma
     cdef float64_t a, e, m, amax, amin, asum, gate, h, held, t0, pk
-    cdef float64_t kmax_all, rail, tinter, dmax, pen, kk
+    cdef float64_t kmax_all, rail, tinter, dmax, pen, kk, room
 
     for k in range(c):
         it = it0 + k
@@ -237,7 +239,13 @@ cdef void _run(
                 if links[lnk] > kk:
                     kk = links[lnk]
                 if links[lnk] > 1.0:
-                    e = incast_penalty(links[lnk + 1] - links[lnk + 2], buffer, window, rto, nic_bw)
+                    # the link's leaf: uplinks are (leaf, spine), downlinks (spine, leaf)
+                    leaf = lnk // 3
+                    if leaf >= n_up:
+                        leaf -= n_up
+                    leaf = leaf // n_spines
+                    room = buffer if busy[k, leaf] else buffer_idle
+                    e = incast_penalty(links[lnk + 1] - links[lnk + 2], room, window, rto, nic_bw)
                     if e > pen:
                         pen = e
                 links[lnk] = 0.0
@@ -279,7 +287,7 @@ cdef void _run(
                 state[2] = 0
 
 
-def _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
+def _check_inputs(base, g, z, picks, busy, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
                   n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
                   mode, holds, ep_until, ep_fac, eff, active, state):
     # every index the nogil loop dereferences, checked once, vectorised
@@ -294,6 +302,8 @@ def _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_l
         raise ValueError(f"picks must have shape ({c}, {g}, {n_flows}), got {tuple(picks.shape)[:3]}")
     if n_leaves < 1 or n_spines < 1:
         raise ValueError(f"n_leaves and n_spines must be >= 1, got {n_leaves}, {n_spines}")
+    if tuple(busy.shape)[:2] != (c, n_leaves):
+        raise ValueError(f"busy must have shape ({c}, {n_leaves}), got {tuple(busy.shape)[:2]}")
     for name, arr, hi in (("flow_src", flow_src, p // g), ("flow_src_leaf", flow_src_leaf, n_leaves),
                           ("flow_dst_leaf", flow_dst_leaf, n_leaves), ("picks", picks, n_spines),
                           ("ep_rank", ep_rank, p)):
@@ -325,12 +335,12 @@ def _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_l
 
 def simulate_chunk(
     const float64_t[::1] base, intp_t g, float64_t sigma,
-    const float[:, ::1] z, const uint32_t[:, :, ::1] picks,
+    const float[:, ::1] z, const uint32_t[:, :, ::1] picks, const uint8_t[:, ::1] busy,
     const intp_t[::1] flow_src, const intp_t[::1] flow_src_leaf,
     const intp_t[::1] flow_dst_leaf, intp_t n_leaves, intp_t n_spines,
     const float64_t[::1] rail_a, const float64_t[::1] rail_bw,
     const float64_t[::1] rail_floor, float64_t t_intra,
-    float64_t nic_bw, float64_t window, float64_t buffer, float64_t rto,
+    float64_t nic_bw, float64_t window, float64_t buffer, float64_t buffer_idle, float64_t rto,
     float64_t ctrl_latency,
     const intp_t[::1] ep_rank, const int64_t[::1] ep_start,
     const int64_t[::1] ep_end, const float64_t[::1] ep_factor,
@@ -351,7 +361,7 @@ def simulate_chunk(
     cdef intp_t p = base.shape[0]
     cdef intp_t n_nodes = p // g
     cdef intp_t n_flows = flow_src.shape[0]
-    _check_inputs(base, g, z, picks, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
+    _check_inputs(base, g, z, picks, busy, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
                   n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
                   mode, holds, ep_until, ep_fac, eff, active, state)
     node_ent = np.empty(n_nodes, dtype=np.float64)
@@ -375,9 +385,9 @@ def simulate_chunk(
     cdef int8_t[::1] o_p = paced
     cdef float64_t[:, ::1] v_ra = rec_arr, v_re = rec_ent
     with nogil:
-        _run(base, g, sigma, z, picks, flow_src, flow_src_leaf, flow_dst_leaf,
+        _run(base, g, sigma, z, picks, busy, flow_src, flow_src_leaf, flow_dst_leaf,
                     n_spines, rail_a, rail_bw, rail_floor, t_intra, nic_bw, window,
-                    buffer, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,
+                    buffer, buffer_idle, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,
                     mode, holds, theta_on, theta_off, patience, hold_max,
                     ep_until, ep_fac, eff, active, state, v_ent, v_park,
                     v_fpk, v_links,

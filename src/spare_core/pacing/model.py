@@ -143,8 +143,22 @@ class FabricModel:
         Bytes a rank pushes into the fabric toward a not-yet-ready ring peer (the
         collective library's eager buffer, NCCL_BUFFSIZE = 4 MiB). Default 4 MiB.
     buffer : float
-        Switch buffer one egress port can hold (shared-buffer switch, ~2 MiB per
-        400G port). Default 2 MiB.
+        Headroom one egress port has when competing traffic already holds the switch's
+        shared buffer: its static per-port share (~64 MB over 32 400G ports, ~2 MiB).
+        Default 2 MiB.
+    buffer_idle : float
+        Headroom of one congested egress port when the shared buffer is otherwise idle.
+        Under dynamic-threshold buffer sharing (Choudhury & Hahne 1998) a lone congested
+        port may take ``alpha / (1 + alpha)`` of the free buffer: 32 MiB for a 64 MiB
+        switch at ``alpha = 1``. Default 32 MiB (>= ``buffer``).
+    background_duty : float
+        Probability, per iteration and leaf, that competing traffic (other tenants'
+        collectives crossing the same oversubscribed leaf uplinks, storage and
+        checkpoint flows) holds the leaf's shared buffer when our burst arrives, so our
+        parked bytes meet ``buffer`` instead of ``buffer_idle``; one draw per (iteration,
+        leaf) shared by all rail planes and by the spine ports toward that leaf.
+        Default 0.1: a neighbour whose collective crosses the spine for ~10 % of its
+        iteration. 1.0 makes every link always contended (the fixed-buffer model).
     rto : float
         Stall of one loss-recovery round (RDMA local ACK timeout 4.096 us * 2**14 =
         67 ms). A shared link whose fluid backlog ``sum P - max P`` of parked bursts
@@ -166,6 +180,8 @@ class FabricModel:
     locality_derate: tuple = (1.0, 1.15, 1.5)
     window: float = 4 * _MIB
     buffer: float = 2 * _MIB
+    buffer_idle: float = 32 * _MIB
+    background_duty: float = 0.1
     rto: float = 4.096e-6 * 2**14
 
     def __post_init__(self):
@@ -184,6 +200,10 @@ class FabricModel:
         as_float_array(self.locality_derate, "locality_derate", length=probs.size, min_value=1.0)
         _nonneg(self.window, "window")
         _nonneg(self.buffer, "buffer")
+        _nonneg(self.buffer_idle, "buffer_idle")
+        if self.buffer_idle < self.buffer:
+            raise ValueError(f"buffer_idle must be >= buffer, got {self.buffer_idle} < {self.buffer}")
+        as_float(self.background_duty, "background_duty", min_value=0.0, max_value=1.0)
         _nonneg(self.rto, "rto")
 
     @property

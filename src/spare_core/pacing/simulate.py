@@ -27,7 +27,7 @@ from .model import PacingScenario, _rail_terms
 __all__ = ["simulate_iterations", "IterationResult", "IterationStats", "Realisation"]
 
 _STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5,
-            "outlier": 6}
+            "outlier": 6, "background": 7}
 # rank-iterations of noise drawn per chunk: bounds memory (~8 MB) at any scale
 _CHUNK_CELLS = 1 << 20
 # recording per-rank arrivals/entries is a test and debugging aid; refuse huge traces
@@ -329,6 +329,7 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     f = scenario.fabric
     g, n_flows = f.gpus_per_node, st.flow_src.size
     rng_jitter, rng_ecmp = _stream(root, "jitter"), _stream(root, "ecmp")
+    rng_bg = _stream(root, "background")
     ep_until = np.zeros(p, dtype=np.int64)
     ep_fac = np.ones(p, dtype=np.float64)
     eff = st.base.copy()
@@ -339,7 +340,7 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
                   flow_src_leaf=st.flow_src_leaf, flow_dst_leaf=st.flow_dst_leaf,
                   n_leaves=st.n_leaves, n_spines=st.n_spines, rail_a=st.rail_a,
                   rail_bw=st.rail_bw, rail_floor=st.rail_floor, t_intra=st.t_intra,
-                  nic_bw=f.nic_bandwidth, window=f.window, buffer=f.buffer, rto=f.rto,
+                  nic_bw=f.nic_bandwidth, window=f.window, buffer=f.buffer, buffer_idle=f.buffer_idle, rto=f.rto,
                   ctrl_latency=scenario.release_latency, ep_rank=st.episodes[0],
                   ep_start=st.episodes[1], ep_end=st.episodes[2], ep_factor=st.episodes[3],
                   ep_until=ep_until, ep_fac=ep_fac, eff=eff, active=active, state=state,
@@ -351,15 +352,17 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         c = min(chunk, n_iter - it0)
         z = rng_jitter.standard_normal((c, p), dtype=np.float32)
         picks = rng_ecmp.integers(0, st.n_spines, size=(c, g, n_flows), dtype=np.uint32)
+        busy = _draw_busy(rng_bg, c, st.n_leaves, f.background_duty)
         if fast is not None:
             mode, on, off, patience, hmax = fast
-            parts.append(kernel.simulate_chunk(z=z, picks=picks, it0=it0, mode=mode,
+            parts.append(kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=it0, mode=mode,
                                                holds=np.zeros(0), theta_on=on, theta_off=off,
                                                patience=patience, hold_max=hmax, **common))
             continue
         for k in range(c):
             h = _checked_hold(controller.hold(last))
-            out = kernel.simulate_chunk(z=z[k:k + 1], picks=picks[k:k + 1], it0=it0 + k, mode=2,
+            out = kernel.simulate_chunk(z=z[k:k + 1], picks=picks[k:k + 1], busy=busy[k:k + 1],
+                                        it0=it0 + k, mode=2,
                                         holds=np.array([h]), theta_on=0.0, theta_off=0.0,
                                         patience=1, hold_max=0.0, **common)
             parts.append(out)
@@ -372,6 +375,15 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         arrival_max=cat["arrival_max"], spread=cat["spread"], hold=cat["hold"], held=cat["held"],
         incast=cat["incast"], contention=cat["contention"], paced=cat["paced"],
         nominal_step=scenario.nominal_step, arrivals=cat.get("arrivals"), entries=cat.get("entries"))
+
+
+def _draw_busy(rng, c, n_leaves, duty):
+    """(c, n_leaves) uint8: 1 where competing traffic holds the leaf's shared buffer.
+
+    One draw per (iteration, leaf), shared by the leaf's rail planes: a competing job's
+    collective loads all rails of its nodes at once, so the rails are not independent.
+    """
+    return (rng.random((c, n_leaves)) < duty).astype(np.uint8)
 
 
 def _checked_hold(h) -> float:
