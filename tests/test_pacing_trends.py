@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from spare_core.cli import main
-from spare_core.pacing import (ComputeModel, FabricModel, PacingScenario, SpreadPacer, StragglerStepTime,
-                               node_sweep, scaling_efficiency, simulate_iterations)
+from spare_core.pacing import (BaselinePacer, ComputeModel, FabricModel, PacingScenario, SpreadPacer,
+                               StragglerStepTime, node_sweep, scaling_efficiency, simulate_iterations)
 
 IID = ComputeModel(speed_spread=0.0, slow_fraction=0.0, episode_rate=0.0)   # i.i.d. jitter only
 
@@ -47,6 +47,58 @@ def test_cv_of_pure_jitter_shrinks_with_ranks_but_jumps_when_the_job_leaves_one_
     assert min(cv[64], cv[128]) > 1.5 * max(cv[4], cv[8])
 
 
+def test_incast_is_intermittent_and_its_share_grows_with_the_leaves_spanned():
+    # Overflow needs a leaf whose shared buffer competing traffic holds (probability
+    # background_duty per leaf and iteration); otherwise the idle dynamic-threshold
+    # headroom absorbs the parked windows. An iteration is hit at most with probability
+    # 1 - (1 - duty)^L (L leaves): intermittent, and more frequent the more leaves.
+    duty = FabricModel().background_duty
+    share = {}
+    for n in (16, 32, 64, 128):
+        runs = _stats(n, n_iter=1000)[2]
+        hit = np.concatenate([r.incast > 0 for r in runs])
+        share[n] = hit.mean()
+        L = n // 16
+        assert share[n] <= 1 - (1 - duty) ** L + 0.03
+    assert share[16] == 0.0            # one leaf: no shared uplink, nothing can overflow
+    assert 0.0 < share[32] < share[64] < share[128] < 0.9
+
+
+def test_cv_grows_with_node_count_while_bursts_stay_intermittent():
+    # default scenario: persistent outliers set the max, so the CV is the fabric's;
+    # it grows from one leaf to 8 leaves as the hit probability 1 - 0.9^L rises toward 1/2
+    cv = [_stats(n, n_iter=1000)[1] for n in (16, 32, 64, 128)]
+    assert cv[0] < cv[1] < cv[2] < cv[3]
+
+
+@pytest.mark.parametrize("duty", [0.0, 1.0])
+def test_background_duty_limits_recover_simple_models(duty):
+    # duty 1: every leaf contended, the headroom is always `buffer` (the idle headroom is
+    # never used); duty 0: only the idle headroom, which the default windows never exceed
+    sc = PacingScenario(n_nodes=64, fabric=FabricModel(background_duty=duty))
+    other = PacingScenario(n_nodes=64, fabric=FabricModel(background_duty=duty, buffer_idle=64 * 2**20))
+    a, b = simulate_iterations(sc, 300, seed=4), simulate_iterations(other, 300, seed=4)
+    if duty == 1.0:
+        np.testing.assert_array_equal(a.time, b.time)
+        assert (a.incast > 0).mean() > 0.95
+    else:
+        assert (a.incast == 0).all() and (b.incast == 0).all()
+
+
+def test_pacing_at_least_halves_cv_at_64_nodes_and_is_free_inside_one_leaf():
+    ctrl = BaselinePacer()
+    off, cv_off, _ = _stats(64, n_iter=1000)
+    on, cv_on, runs = _stats(64, ctrl=ctrl, n_iter=1000)
+    assert cv_on < 0.5 * cv_off and on < off
+    assert np.mean([r.paced.mean() for r in runs]) > 0.9
+    for n in (4, 8):
+        off, cv_off, _ = _stats(n, n_iter=1000)
+        on, cv_on, runs = _stats(n, ctrl=ctrl, n_iter=1000)
+        # the collective phase is constant inside one leaf: the controller never engages
+        assert all(r.paced.sum() == 0 for r in runs)
+        assert on == off and cv_on == cv_off
+
+
 def test_pacing_costs_little_where_nothing_is_shared_and_pays_off_across_leaves():
     ctrl = SpreadPacer()
     for n in (4, 8):
@@ -74,7 +126,7 @@ def test_sweep_efficiency_and_json(tmp_path):
     eff = [res.row(n, False).efficiency for n in (4, 16, 64)]
     assert eff[0] == 1.0 and eff[2] < eff[0]
     assert res.row(64, True).efficiency > res.row(64, False).efficiency
-    assert "thr gain" in res.table() and "SpreadPacer" in res.table()
+    assert "thr gain" in res.table() and "BaselinePacer" in res.table()     # the sweep's default pacer
     np.testing.assert_allclose(scaling_efficiency([4, 8], [2.0, 2.5]), [1.0, 0.8])
     with pytest.raises(ValueError, match="mean_times"):
         scaling_efficiency([4, 8], [1.0, 0.0])

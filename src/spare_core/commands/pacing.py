@@ -1,7 +1,8 @@
 """``spare pacing``: iteration time vs node count, with and without the pacing controller.
 
 Simulates the documented default scenario (docs/pacing.md) at each node count, unpaced
-and with :class:`~spare_core.pacing.SpreadPacer`, on common random numbers, and prints
+and with a pacing controller (:class:`~spare_core.pacing.BaselinePacer` by default,
+``--pacer spread`` for :class:`~spare_core.pacing.SpreadPacer`), on common random numbers, and prints
 mean, p99, CV, weak-scaling efficiency, fraction of iterations paced, the throughput gain
 and the CV ratio of pacing. ``--json FILE`` writes every cell; ``--plot FILE`` draws CV
 and throughput per node against node count when matplotlib is installed.
@@ -52,6 +53,9 @@ def add_arguments(parser) -> None:
                         help="node order of the ring (default: scenario's random)")
     parser.add_argument("--algorithm", choices=("hierarchical", "ring"), default=None,
                         help="all-reduce algorithm (default: scenario's hierarchical)")
+    parser.add_argument("--pacer", choices=("baseline", "spread"), default="baseline",
+                        help="controller of the paced runs: BaselinePacer (relative to the collective's "
+                             "running baseline, default) or SpreadPacer (absolute arrival-spread threshold)")
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="write per node count and pacing on/off: mean, p99, CV, throughput, fraction paced")
     parser.add_argument("--plot", metavar="FILE", default=None,
@@ -101,11 +105,12 @@ def _plot(result, path) -> str:
 
 def run(args) -> int:
     """Run the sweep and print the table; 0 on success."""
-    from ..pacing import node_sweep
+    from ..pacing import BaselinePacer, SpreadPacer, node_sweep
 
     t0 = time.perf_counter()
     result = node_sweep(args.nodes, n_iterations=args.iterations, replicas=args.replicas,
-                        seed=args.seed, base=_scenario(args))
+                        seed=args.seed, base=_scenario(args),
+                        pacer=SpreadPacer() if args.pacer == "spread" else BaselinePacer())
     print(result.table())
     print(f"\n{args.iterations} iterations x {args.replicas} replicas per cell, seed {args.seed}, "
           f"{time.perf_counter() - t0:.1f} s. thr gain = paced/unpaced throughput - 1; "

@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 
 from .._validate import as_float, as_int
 
-__all__ = ["BarrierObservation", "PacingController", "NoPacing", "SpreadPacer"]
+__all__ = ["BarrierObservation", "PacingController", "NoPacing", "SpreadPacer", "BaselinePacer"]
 
 
 @dataclass(frozen=True)
@@ -156,3 +156,126 @@ class SpreadPacer:
     def __repr__(self) -> str:
         return (f"SpreadPacer(threshold_on={self.threshold_on}, threshold_off={self.threshold_off}, "
                 f"patience={self.patience}, hold_max={self.hold_max})")
+
+
+class BaselinePacer:
+    """Pacer that engages when the collective phase runs above its own running baseline,
+    and disengages when iterations are stable again.
+
+    :class:`SpreadPacer` compares the arrival spread with an absolute threshold; with a
+    few percent of persistent 1.5x GPUs the spread of any job of more than a few dozen
+    ranks exceeds every sensible absolute threshold, so it never switches off, even where
+    holding ranks buys nothing. What pacing can remove is only the part of the barrier
+    that *depends on uneven arrival*: the collective phase
+    ``d = iteration_time - arrival_max`` (timestamps a coordination layer between the
+    framework and the collective library has [2]_). Compute stragglers move
+    ``arrival_max``, not ``d``; parked bytes that overflow a switch buffer inflate ``d``.
+    This controller tracks a running baseline ``B`` of ``d`` and watches the relative
+    excess ``x = d / B - 1``:
+
+    - off -> on when ``x > threshold_on``;
+    - on -> off after ``patience`` consecutive iterations with ``x < threshold_off``;
+    - if it has to switch on again within ``patience`` iterations of switching off
+      (the instability came straight back), the patience doubles (up to
+      ``max_patience``), and returns to its initial value after a stay off longer than
+      the current patience: multiplicative back-off, as in TCP's retransmission timer,
+      so probing costs a vanishing share of iterations where pacing is always needed;
+    - ``B <- B + smoothing * (min(d, B * (1 + threshold_on)) - B)`` every iteration:
+      a clipped exponential average, so an inflated iteration barely moves the
+      baseline while a lasting change of the clean collective (a new contention level)
+      is followed within a few tens of iterations. ``B`` starts at the first ``d``.
+
+    Parameters
+    ----------
+    threshold_on : float
+        Relative excess of the collective phase that switches pacing on (> 0). Default
+        0.1: an incast round (one ``rto`` = 67 ms) on a ~0.45 s collective is ~15 %; the
+        clean collective of the default scenario varies by less (ECMP contention
+        changes its bandwidth term in steps of a few percent).
+    threshold_off : float
+        Relative excess below which an iteration counts as calm (``0 <= off <=
+        on``). Default 0.05.
+    patience : int
+        Initial calm iterations in a row before switching off (>= 1). Default 10.
+    hold_max : float
+        Bound on any rank's hold, s (>= 0). Default 0.5 s (as :class:`SpreadPacer`).
+    smoothing : float
+        Weight of a new observation in the baseline, in (0, 1]. Default 0.1.
+    max_patience : int
+        Cap of the backed-off patience (>= patience). Default 1000.
+
+    Notes
+    -----
+    Runs through the Python protocol path (one kernel call per iteration): O(1) per
+    iteration on top of the kernel's work.
+
+    Examples
+    --------
+    >>> p = BaselinePacer(patience=1)
+    >>> p.reset(); p.hold(None)
+    0.0
+    >>> p.hold(BarrierObservation(0, 0.5, 1.0, 0.6, 0.0))   # baseline d = 0.4 s
+    0.0
+    >>> p.hold(BarrierObservation(1, 0.5, 1.1, 0.6, 0.0))   # d = 0.5 s: 25 % above
+    0.5
+    """
+
+    def __init__(self, threshold_on: float = 0.1, threshold_off: float = 0.05, patience: int = 10,
+                 hold_max: float = 0.5, smoothing: float = 0.1, max_patience: int = 1000):
+        self.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0, strict_min=True)
+        self.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
+        if self.threshold_off > self.threshold_on:
+            raise ValueError(
+                f"threshold_off must be <= threshold_on, got {self.threshold_off} > {self.threshold_on}")
+        self.patience = as_int(patience, "patience", min_value=1)
+        self.hold_max = as_float(hold_max, "hold_max", min_value=0.0)
+        self.smoothing = as_float(smoothing, "smoothing", min_value=0.0, max_value=1.0, strict_min=True)
+        self.max_patience = as_int(max_patience, "max_patience", min_value=self.patience)
+        self.reset()
+
+    def reset(self) -> None:
+        self._on = False
+        self._calm = 0
+        self._patience = self.patience
+        self._since_off = None      # iterations since the last switch-off (None: not probing)
+        self._baseline = None
+
+    @property
+    def baseline(self) -> float | None:
+        """Current baseline of the collective phase, s (None before any observation)."""
+        return self._baseline
+
+    @property
+    def current_patience(self) -> int:
+        """Calm iterations currently needed to switch off (after back-off)."""
+        return self._patience
+
+    def hold(self, last: BarrierObservation | None) -> float:
+        if last is not None:
+            d = last.iteration_time - last.arrival_max
+            if self._baseline is None or self._baseline <= 0.0:
+                self._baseline = d
+            x = d / self._baseline - 1.0 if self._baseline > 0.0 else 0.0
+            self._baseline += self.smoothing * (min(d, self._baseline * (1.0 + self.threshold_on))
+                                                - self._baseline)
+            if not self._on:
+                if self._since_off is not None:
+                    self._since_off += 1
+                if x > self.threshold_on:
+                    if self._since_off is not None and self._since_off <= self._patience:
+                        self._patience = min(2 * self._patience, self.max_patience)
+                    self._on, self._calm = True, 0
+                elif self._since_off is not None and self._since_off > self._patience:
+                    self._patience, self._since_off = self.patience, None
+            elif x < self.threshold_off:
+                self._calm += 1
+                if self._calm >= self._patience:
+                    self._on, self._calm, self._since_off = False, 0, 0
+            else:
+                self._calm = 0
+        return self.hold_max if self._on else 0.0
+
+    def __repr__(self) -> str:
+        return (f"BaselinePacer(threshold_on={self.threshold_on}, threshold_off={self.threshold_off}, "
+                f"patience={self.patience}, hold_max={self.hold_max}, smoothing={self.smoothing}, "
+                f"max_patience={self.max_patience})")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._validate import as_int, as_int_array
-from .controllers import NoPacing, SpreadPacer
+from .controllers import BaselinePacer, NoPacing
 from .model import PacingScenario
 from .simulate import IterationStats, simulate_iterations
 
@@ -145,7 +145,9 @@ def node_sweep(node_counts=DEFAULT_NODE_COUNTS, *, n_iterations: int = 1000, rep
     base : PacingScenario, optional
         Template whose ``n_nodes`` is replaced; default :class:`PacingScenario` defaults.
     pacer : PacingController, optional
-        Controller of the paced runs; default :class:`SpreadPacer`.
+        Controller of the paced runs; default :class:`BaselinePacer` (switches itself
+        off where pacing buys nothing; :class:`SpreadPacer` is the absolute-threshold
+        alternative).
 
     Returns
     -------
@@ -167,7 +169,7 @@ def node_sweep(node_counts=DEFAULT_NODE_COUNTS, *, n_iterations: int = 1000, rep
     if base is not None and not isinstance(base, PacingScenario):
         raise TypeError(f"base must be a PacingScenario, got {type(base).__name__}")
     base = PacingScenario(n_nodes=1) if base is None else base
-    pacer = SpreadPacer() if pacer is None else pacer
+    pacer = BaselinePacer() if pacer is None else pacer
     nodes = np.sort(nodes)
     stats = {}
     for n in nodes.tolist():
