@@ -197,8 +197,8 @@ cdef int cal_insert(Calendar* c, float64_t t, int64_t key) noexcept nogil:
     return 0
 
 
-cdef bint _scan_bucket(Calendar* c, int32_t b, bint filtered, int32_t* bb, int32_t* bi,
-                       int32_t* bp) noexcept nogil:
+cdef inline bint _scan_bucket(Calendar* c, int32_t b, bint filtered, int32_t* bb, int32_t* bi,
+                              int32_t* bp) noexcept nogil:
     """Update the best (block bb, index bi, predecessor bp) with the valid entries of
     bucket b (only those due in the current year if `filtered`); stale entries and emptied
     overflow blocks are dropped on the way. Return whether bb changed."""
@@ -206,6 +206,10 @@ cdef bint _scan_bucket(Calendar* c, int32_t b, bint filtered, int32_t* bb, int32
     cdef Block* B
     cdef Entry* e
     cdef bint found = False
+    # trunc(t * inv_w) <= cur  <=>  t * inv_w < cur + 1 (exact while cur < 2**53), one
+    # multiply and compare per entry instead of a float-to-int conversion
+    cdef float64_t limit = <float64_t>(c.cur + 1) if filtered else INF
+    cdef bint exact = c.cur < (<int64_t>1 << 52)
     while blk != -1:
         B = &c.pool[blk]
         i = 0
@@ -217,7 +221,7 @@ cdef bint _scan_bucket(Calendar* c, int32_t b, bint filtered, int32_t* bb, int32
                 if bb[0] == blk and bi[0] == B.count:
                     bi[0] = i
                 continue
-            if (not filtered or cal_bucket(c, e.t) <= c.cur) and (
+            if (e.t * c.inv_w < limit if exact else (not filtered or cal_bucket(c, e.t) <= c.cur)) and (
                     bb[0] == -1 or _before(e.t, e.key, c.pool[bb[0]].e[bi[0]].t, c.pool[bb[0]].e[bi[0]].key)):
                 bb[0] = blk
                 bi[0] = i
@@ -478,11 +482,12 @@ cdef class EventCore:
                 return ST_NOMEM
             self.pend_head = (i + 1) % PIPE
             self.pend_n -= 1
-            self.pend_min = INF
-            for j in range(self.pend_n):
-                i = (self.pend_head + j) % PIPE
-                if self.pend_t[i] < self.pend_min:
-                    self.pend_min = self.pend_t[i]
+            if self.pend_t[i] == self.pend_min:  # the minimum left: recompute it
+                self.pend_min = INF
+                for j in range(self.pend_n):
+                    i = (self.pend_head + j) % PIPE
+                    if self.pend_t[i] < self.pend_min:
+                        self.pend_min = self.pend_t[i]
         i = (self.pend_head + self.pend_n) % PIPE
         self.pend_t[i] = t
         self.pend_key[i] = key
