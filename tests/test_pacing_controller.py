@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from spare_core.pacing import (BarrierObservation, ComputeModel, FabricModel, NoPacing, PacingController,
-                               PacingScenario, SpreadPacer, simulate_iterations)
+from spare_core.pacing import (BarrierObservation, BaselinePacer, ComputeModel, FabricModel, NoPacing,
+                               PacingController, PacingScenario, SpreadPacer, simulate_iterations)
 
 
 class ScheduledHolds:
@@ -153,3 +153,80 @@ def test_hysteresis_switches_on_and_off_in_a_simulation_identically_on_both_path
                 on, calm = False, 0
         else:
             calm = 0
+
+
+def _phase(d, arrival=1.0):
+    # an observation whose collective phase (iteration time - last arrival) is d
+    return BarrierObservation(0, 0.5, arrival + d, arrival, 0.0)
+
+
+def test_baseline_pacer_hysteresis_and_back_off():
+    p = BaselinePacer(threshold_on=0.2, threshold_off=0.05, patience=2, hold_max=0.3, smoothing=0.5,
+                      max_patience=4)
+    p.reset()
+    assert p.hold(None) == 0.0 and p.baseline is None
+    assert p.hold(_phase(1.0)) == 0.0 and p.baseline == 1.0     # the first phase is the baseline
+    assert p.hold(_phase(1.1)) == 0.0          # +10 %: below on
+    b = p.baseline
+    assert p.hold(_phase(2.0)) == 0.3          # far above: on
+    # clipped average: the inflated phase moves the baseline only to b * (1 + on)
+    assert p.baseline == pytest.approx(b + 0.5 * (b * 1.2 - b))
+    assert p.hold(_phase(p.baseline * 1.1)) == 0.3     # between thresholds: the calm count restarts
+    assert [p.hold(_phase(p.baseline)) for _ in range(2)] == [0.3, 0.0]     # 2 calm in a row: off
+    assert p.current_patience == 2
+    assert p.hold(_phase(p.baseline * 1.5)) == 0.3     # back within 2 iterations: patience doubles
+    assert p.current_patience == 4
+    assert [p.hold(_phase(p.baseline)) for _ in range(4)] == [0.3, 0.3, 0.3, 0.0]
+    assert p.hold(_phase(p.baseline * 1.5)) == 0.3     # again: capped at max_patience
+    assert p.current_patience == 4
+    assert [p.hold(_phase(p.baseline)) for _ in range(4)][-1] == 0.0
+    assert [p.hold(_phase(p.baseline)) for _ in range(5)] == [0.0] * 5    # a long calm stay off...
+    assert p.current_patience == 2                                     # ...resets the back-off
+    p.reset()
+    assert p.baseline is None and p.current_patience == 2 and p.hold(_phase(9.0)) == 0.0
+
+
+def test_baseline_pacer_ignores_compute_stragglers():
+    # a huge arrival spread (a compute straggler) with an unchanged collective phase:
+    # pacing could not shorten it, the pacer stays off
+    p = BaselinePacer(patience=1)
+    for k in range(50):
+        assert p.hold(BarrierObservation(k, 3.0 if k % 2 else 0.1, 0.4 + (2.0 if k % 2 else 0.5),
+                                         2.0 if k % 2 else 0.5, 0.0)) == 0.0
+
+
+def test_baseline_pacer_in_a_simulation_holds_only_when_on_and_is_bounded():
+    sc = PacingScenario(n_nodes=48)
+    r = simulate_iterations(sc, 400, controller=BaselinePacer(hold_max=0.2), seed=3)
+    assert 0 < r.paced.mean() < 1                          # it engaged, and it started off
+    assert not r.paced[0]
+    np.testing.assert_array_equal(r.hold[r.paced], 0.2)
+    assert (r.held <= r.hold).all() and (r.held[~r.paced] == 0).all()
+    # before its first engagement the run is the unpaced run exactly (same seed)
+    first = int(np.argmax(r.paced))
+    base = simulate_iterations(sc, 400, seed=3)
+    np.testing.assert_array_equal(r.time[:first], base.time[:first])
+    # what switched it on: the previous collective phase exceeded the baseline (which
+    # lies above the smallest phase seen) by more than threshold_on (first >= 2: the
+    # first phase is the baseline itself)
+    d = r.time - r.arrival_max
+    assert first >= 2 and d[first - 1] > 1.1 * d[:first - 1].min()
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    ({"threshold_on": 0.0}, ValueError, "threshold_on"),
+    ({"threshold_off": 0.3}, ValueError, "threshold_off must be <= threshold_on"),
+    ({"patience": 0}, ValueError, "patience"),
+    ({"smoothing": 0.0}, ValueError, "smoothing"),
+    ({"smoothing": 1.5}, ValueError, "smoothing"),
+    ({"max_patience": 5}, ValueError, "max_patience"),
+    ({"hold_max": -1.0}, ValueError, "hold_max"),
+    ({"patience": "x"}, TypeError, "patience"),
+])
+def test_baseline_pacer_rejects_bad_parameters(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        BaselinePacer(**kw)
+
+
+def test_baseline_pacer_repr():
+    assert repr(BaselinePacer()).startswith("BaselinePacer(threshold_on=0.1")
