@@ -343,3 +343,22 @@ def test_matching_phase1_gives_identical_decisions(layout, data):
 def test_bad_phase1_choice():
     with pytest.raises(ValueError, match="phase1 must be one of"):
         Rectlr(StackedLayout(4, 2), phase1="scipy")
+
+
+def test_kernel_refuses_bad_direct_calls():
+    """The compiled core checks what it indexes even when called without the Python layer."""
+    ctl = Rectlr(StackedLayout(10, 3))
+    core = ctl._core
+    pg, pt = np.empty(3, np.int32), np.empty(3, np.int32)
+    px, out = np.empty(3, np.uint8), np.empty(7, np.int64)
+    for g in (-1, 10):
+        with pytest.raises(ValueError, match="out of range or dead"):
+            core.fail(g, pg, pt, px, out)
+    with pytest.raises(ValueError, match="patch buffers"):
+        core.fail(3, pg[:1], pt, px, out)
+    core.fail(2, pg, pt, px, out)
+    with pytest.raises(ValueError, match="group 2 is out of range or dead"):
+        core.fail(2, pg, pt, px, out)
+    bufs = (np.empty(6, np.int32), np.empty(6, np.int32), np.empty(6, np.uint8), np.empty((2, 7), np.int64))
+    with pytest.raises(ValueError, match="buffers must hold"):
+        core.fail_many(np.array([4, 5], np.int32), *bufs, np.empty(2, np.int64))

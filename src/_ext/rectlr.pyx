@@ -123,6 +123,7 @@ cdef class RectlrCore:
         """Fail alive group g (caller-validated). OUT: patch rows in pg/pt/px (length >= r),
         out = [kind, S_old, moves, cost, n_patch, patch_layers]."""
         cdef int rc
+        self._check_call(g, pg, pt, px, out.shape[0], 1)
         with nogil:
             rc = self.fail_one(g, &pg[0], &pt[0], &px[0], &out[0])
         if rc < 0:
@@ -132,6 +133,7 @@ cdef class RectlrCore:
         """First half of fail(): Phase 0 only. out[0] == K_PENDING (3) means the uncovered
         types wait for finish(S*) with the same buffers (Phase 1 decided by the caller)."""
         cdef int rc
+        self._check_call(g, pg, pt, px, out.shape[0], 1)
         with nogil:
             rc = self._phase0(g, &pg[0], &pt[0], &px[0], &out[0])
         if rc < 0:
@@ -141,6 +143,8 @@ cdef class RectlrCore:
         """Second half of fail() after phase0() returned K_PENDING: Phase 2 at exactly S*
         (the caller's Phase 1 result); raises RuntimeError if S* is infeasible."""
         cdef int rc
+        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or out.shape[0] < 7:
+            raise ValueError("rectlr kernel: patch buffers need r entries and out 7")
         if out[0] != K_PENDING or not (self.S <= s_star <= self.r):
             raise RuntimeError(f"rectlr kernel: finish({s_star}) without a pending phase0 at S={self.S}")
         with nogil:
@@ -157,9 +161,18 @@ cdef class RectlrCore:
         len(groups) * r)."""
         cdef intp_t i, m = groups.shape[0], done_n = 0
         cdef int rc = 0
+        if m == 0:
+            return 0
+        if (pg.shape[0] < m * self.r or pt.shape[0] < m * self.r or px.shape[0] < m * self.r
+                or out.shape[0] < m or out.shape[1] < 7 or pptr.shape[0] < m + 1):
+            raise ValueError("rectlr kernel: buffers must hold len(groups) * r patch rows")
         pptr[0] = 0
         with nogil:
             for i in range(m):
+                # a safety net only: the Python layer validates the whole sequence first
+                if groups[i] < 0 or groups[i] >= self.n or not self.alive[groups[i]]:
+                    rc = -4
+                    break
                 rc = self.fail_one(groups[i], &pg[pptr[i]], &pt[pptr[i]], &px[pptr[i]], &out[i, 0])
                 if rc < 0:
                     break
@@ -168,9 +181,20 @@ cdef class RectlrCore:
                 done_n = i + 1
                 if out[i, 0] == K_WIPEOUT:
                     break
+        if rc == -4:
+            raise ValueError(f"rectlr kernel: group {groups[done_n]} is out of range or dead "
+                             f"({done_n} earlier groups were failed)")
         if rc < 0:
             raise RuntimeError(f"rectlr kernel: internal error {rc}")
         return done_n
+
+    def _check_call(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px,
+                    intp_t n_out, int alive_needed):
+        """Safety net for direct callers of the kernel (spare_core.rectlr validates first)."""
+        if not (0 <= g < self.n) or (alive_needed and not self.alive[g]):
+            raise ValueError(f"rectlr kernel: group {g} is out of range or dead")
+        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or n_out < 7:
+            raise ValueError("rectlr kernel: patch buffers need r entries and out 7")
 
     # ----------------------------------------------------------------- state updates
     cdef int reset_state(self) noexcept nogil:
