@@ -545,8 +545,10 @@ class Engine:
 
     @property
     def stats(self) -> EngineStats:
-        """Cumulative counters."""
-        c = self._ensure_started()
+        """Cumulative counters (all zero before the engine starts; reading them does not start it)."""
+        c = self._core
+        if c is None:
+            return EngineStats(*([0] * len(EngineStats._fields)))
         return EngineStats(
             events=c.n_events, failures=c.n_failures, repairs=c.n_repairs, unit_failures=c.n_unit_failures,
             system_failures=c.n_system, system_missed=c.n_system_missed, trace_failures=c.n_trace,
