@@ -45,7 +45,9 @@ def test_gate_never_admits_early_and_hold_is_bounded(n, g, seed, holds):
 def test_builtin_controllers_agree_exactly_on_both_paths(n_nodes):
     sc = PacingScenario(n_nodes=n_nodes)
     for ctrl in (NoPacing(), SpreadPacer(), SpreadPacer(threshold_on=0.35, threshold_off=0.3, patience=3,
-                                                        hold_max=0.2)):
+                                                        hold_max=0.2),
+                 BaselinePacer(), BaselinePacer(threshold_on=0.05, threshold_off=0.04, patience=2,
+                                                max_patience=8, smoothing=0.3, hold_max=0.2)):
         fast = simulate_iterations(sc, 150, controller=ctrl, seed=11)
         slow = simulate_iterations(sc, 150, controller=ctrl, seed=11, use_kernel_controller=False)
         for key in ("time", "arrival_max", "spread", "hold", "held", "incast", "contention", "paced"):
@@ -230,3 +232,16 @@ def test_baseline_pacer_rejects_bad_parameters(kw, exc, match):
 
 def test_baseline_pacer_repr():
     assert repr(BaselinePacer()).startswith("BaselinePacer(threshold_on=0.1")
+
+
+def test_baseline_pacer_toggles_and_backs_off_identically_on_both_paths():
+    # thresholds inside the ECMP swings of the collective phase at 40 nodes: the pacer
+    # switches on and off often and backs off; kernel mode 3 and the Python class must
+    # take the same decision at every iteration, also across chunk boundaries
+    sc = PacingScenario(n_nodes=40)
+    pacer = BaselinePacer(threshold_on=0.05, threshold_off=0.04, patience=2, max_patience=16, smoothing=0.3)
+    fast = simulate_iterations(sc, 400, controller=pacer, seed=6)
+    slow = simulate_iterations(sc, 400, controller=pacer, seed=6, use_kernel_controller=False)
+    np.testing.assert_array_equal(fast.paced, slow.paced)
+    np.testing.assert_array_equal(fast.time, slow.time)
+    assert (fast.paced[1:] != fast.paced[:-1]).sum() >= 6

@@ -8,8 +8,8 @@ from hypothesis import given, strategies as st
 
 import spare_core.pacing.simulate as sim
 from spare_core._native import load
-from spare_core.pacing import (CollectiveModel, ComputeModel, FabricModel, NoPacing, PacingScenario,
-                               SpreadPacer, simulate_iterations)
+from spare_core.pacing import (BaselinePacer, CollectiveModel, ComputeModel, FabricModel, NoPacing,
+                               PacingScenario, SpreadPacer, simulate_iterations)
 
 kernel = load("pacing")
 
@@ -89,7 +89,8 @@ def _fresh(base):
     """IN-OUT state of a simulation that starts at the kernel's first call."""
     p = base.size
     return dict(ep_until=np.zeros(p, np.int64), ep_fac=np.ones(p), eff=base.copy(),
-                active=np.empty(p, np.intp), state=np.zeros(4, np.int64))
+                active=np.empty(p, np.intp), state=np.zeros(4, np.int64),
+                bstate=np.array([np.nan, 1.0, -1.0]))
 
 
 def _inputs(scenario, n_iter, seed):
@@ -143,11 +144,14 @@ def test_kernel_matches_numpy_reference(scenario, seed, n_iter, holds):
 
 def test_results_do_not_depend_on_chunking(monkeypatch):
     sc = PacingScenario(n_nodes=40, compute=ComputeModel(episode_rate=1e-3, episode_median=5.0))
-    whole = simulate_iterations(sc, 300, controller=SpreadPacer(), seed=5)
+    ctrls = (SpreadPacer(), BaselinePacer(threshold_on=0.05, threshold_off=0.04, patience=2, smoothing=0.3))
+    whole = [simulate_iterations(sc, 300, controller=c, seed=5) for c in ctrls]
     monkeypatch.setattr(sim, "_CHUNK_CELLS", 7 * sc.n_ranks)   # 7-iteration chunks
-    parts = simulate_iterations(sc, 300, controller=SpreadPacer(), seed=5)
-    for key in ("time", "spread", "hold", "incast", "contention"):
-        np.testing.assert_array_equal(getattr(whole, key), getattr(parts, key))
+    for c, w in zip(ctrls, whole):
+        parts = simulate_iterations(sc, 300, controller=c, seed=5)
+        for key in ("time", "spread", "hold", "incast", "contention", "paced"):
+            np.testing.assert_array_equal(getattr(w, key), getattr(parts, key))
+    assert 0 < whole[1].paced.mean() < 1      # the baseline pacer's state crossed chunk boundaries
 
 
 def test_same_seed_same_result_and_different_seed_differs():
@@ -187,6 +191,7 @@ def _good_call(**override):
     (lambda a: {"rail_a": a["rail_a"][:1]}, "rail_a must have length"),
     (lambda a: {"mode": 2}, "mode 2 needs one hold"),
     (lambda a: {"mode": 7}, "mode must be"),
+    (lambda a: {"bstate": np.zeros(2)}, "bstate must have length 3"),
     (lambda a: {"g": 3}, "multiple of g"),
     (lambda a: {"state": np.array([99, 0, 0, 0], np.int64)}, "episode pointer"),
 ])
@@ -201,7 +206,7 @@ def test_kernel_wrapper_rejects_inconsistent_input(override, match):
 def test_kernel_does_not_modify_static_inputs():
     args = _good_call(z=np.random.default_rng(0).standard_normal((4, 64), dtype=np.float32))
     copies = {k: np.copy(v) for k, v in args.items() if isinstance(v, np.ndarray)
-              and k not in ("ep_until", "ep_fac", "eff", "active", "state")}
+              and k not in ("ep_until", "ep_fac", "eff", "active", "state", "bstate")}
     kernel.simulate_chunk(**args)
     for k, v in copies.items():
         np.testing.assert_array_equal(args[k], v, err_msg=k)

@@ -20,6 +20,9 @@
 #   active      intp[p]          IN-OUT  ranks with an active episode, active[:state[3]]
 #   state       int64[4]         IN-OUT  episode pointer, pacing on (0/1), calm count,
 #                                        number of active episodes
+#   bstate      float64[3]       IN-OUT  mode 3 (baseline pacer): baseline of the collective
+#                                        phase (NaN: none yet), current patience, iterations
+#                                        since switching off (-1: not probing)
 from _types cimport intp_t, float64_t, int64_t
 
 # Scratch of one call (allocated once by the wrapper):

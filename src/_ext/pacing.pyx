@@ -8,7 +8,8 @@ schedule, persistent speeds, ring order) is drawn by the Python layer from seede
 ``numpy.random.Generator`` streams and passed in, so a pure-numpy reference can replay
 exactly the same iterations. The kernel holds no policy: the pacing decision is either
 "none" (mode 0), the built-in hysteresis rule whose thresholds are given by the caller
-(mode 1), or an explicit per-iteration hold chosen by a Python controller (mode 2).
+(mode 1), the collective-phase baseline rule (mode 3), or an explicit per-iteration
+hold chosen by a Python controller (mode 2).
 
 Per iteration k (all times relative to the iteration start, when every rank left the
 previous all-reduce together):
@@ -95,12 +96,14 @@ cdef void _run(
     # ---- controller (IN) ----
     int mode, const float64_t[::1] holds,
     float64_t theta_on, float64_t theta_off, int64_t patience, float64_t hold_max,
+    float64_t smoothing, int64_t max_patience,
     # ---- state (IN-OUT) ----
     int64_t[::1] ep_until,              # [p] episode active while iteration < ep_until
     float64_t[::1] ep_fac,              # [p] its slowdown factor
     float64_t[::1] eff,                 # [p] base times the active episode's factor
     intp_t[::1] active,                 # [p] ranks in an episode: active[:state[3]]
     int64_t[::1] state,                 # [4] episode pointer, pacing on, calm count, n active
+    float64_t[::1] bstate,              # [3] mode 3: baseline (NaN: none), patience, since off (-1: none)
     # ---- scratch ----
     float64_t[::1] node_ent,            # [n_nodes]
     float64_t[::1] parked,              # [n_nodes]
@@ -124,7 +127,7 @@ cdef void _run(
     cdef int64_t it
     cdef float64_t shift = -0.5 * sigma * sigma
     cdef float64_t a, e, m, amax, amin, asum, gate, h, held, t0, pk
-    cdef float64_t kmax_all, rail, tinter, dmax, pen, kk, room
+    cdef float64_t kmax_all, rail, tinter, dmax, pen, kk, room, x, cap
 
     for k in range(c):
         it = it0 + k
@@ -161,7 +164,7 @@ cdef void _run(
 
         if mode == 0:
             h = 0.0
-        elif mode == 1:
+        elif mode == 1 or mode == 3:
             h = hold_max if state[1] else 0.0
         else:
             h = holds[k]
@@ -285,11 +288,43 @@ cdef void _run(
                     state[2] = 0
             else:
                 state[2] = 0
+        elif mode == 3:
+            # BaselinePacer (controllers.py): the same operations in the same order, so
+            # both paths take identical decisions. The signal is the collective phase
+            # relative to a clipped running baseline; switching on again soon after
+            # switching off doubles the patience (back-off), a long calm stay resets it.
+            e = out_time[k] - amax
+            if bstate[0] != bstate[0] or bstate[0] <= 0.0:
+                bstate[0] = e
+            x = e / bstate[0] - 1.0 if bstate[0] > 0.0 else 0.0
+            cap = bstate[0] * (1.0 + theta_on)
+            bstate[0] += smoothing * ((e if e < cap else cap) - bstate[0])
+            if not state[1]:
+                if bstate[2] >= 0.0:
+                    bstate[2] += 1.0
+                if x > theta_on:
+                    if bstate[2] >= 0.0 and bstate[2] <= bstate[1]:
+                        bstate[1] = 2.0 * bstate[1]
+                        if bstate[1] > max_patience:
+                            bstate[1] = <float64_t>max_patience
+                    state[1] = 1
+                    state[2] = 0
+                elif bstate[2] >= 0.0 and bstate[2] > bstate[1]:
+                    bstate[1] = <float64_t>patience
+                    bstate[2] = -1.0
+            elif x < theta_off:
+                state[2] += 1
+                if state[2] >= bstate[1]:
+                    state[1] = 0
+                    state[2] = 0
+                    bstate[2] = 0.0
+            else:
+                state[2] = 0
 
 
 def _check_inputs(base, g, z, picks, busy, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
                   n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
-                  mode, holds, ep_until, ep_fac, eff, active, state):
+                  mode, holds, ep_until, ep_fac, eff, active, state, bstate):
     # every index the nogil loop dereferences, checked once, vectorised
     p = base.shape[0]
     if g < 1 or p == 0 or p % g:
@@ -327,8 +362,10 @@ def _check_inputs(base, g, z, picks, busy, flow_src, flow_src_leaf, flow_dst_lea
     act = np.asarray(active)[:state[3]]
     if act.size and (act.min() < 0 or act.max() >= p):
         raise ValueError(f"active ranks must lie in [0, {p})")
-    if mode not in (0, 1, 2):
-        raise ValueError(f"mode must be 0, 1 or 2, got {mode}")
+    if mode not in (0, 1, 2, 3):
+        raise ValueError(f"mode must be 0, 1, 2 or 3, got {mode}")
+    if bstate.shape[0] != 3:
+        raise ValueError(f"bstate must have length 3, got {bstate.shape[0]}")
     if mode == 2 and holds.shape[0] < c:
         raise ValueError(f"mode 2 needs one hold per iteration ({c}), got {holds.shape[0]}")
 
@@ -347,15 +384,18 @@ def simulate_chunk(
     int64_t it0, int mode, const float64_t[::1] holds,
     float64_t theta_on, float64_t theta_off, int64_t patience, float64_t hold_max,
     int64_t[::1] ep_until, float64_t[::1] ep_fac, float64_t[::1] eff, intp_t[::1] active,
-    int64_t[::1] state, bint record=False,
+    int64_t[::1] state, float64_t[::1] bstate, float64_t smoothing=0.0, int64_t max_patience=0,
+    bint record=False,
 ):
     """Advance ``z.shape[0]`` iterations; return a dict of per-iteration arrays.
 
     Private: ``spare_core.pacing`` validates every argument (shapes, ranges, sorted
     episodes, spine indices < ``n_spines``, ``g`` dividing ``p``) before calling.
-    ``ep_until``, ``ep_fac``, ``eff``, ``active`` and ``state`` are updated in place
-    (IN-OUT) so that consecutive chunks continue one simulation; start a simulation with
-    ``ep_until = 0``, ``ep_fac = 1``, ``eff = base``, ``state = 0``.
+    ``ep_until``, ``ep_fac``, ``eff``, ``active``, ``state`` and ``bstate`` are updated
+    in place (IN-OUT) so that consecutive chunks continue one simulation; start a
+    simulation with ``ep_until = 0``, ``ep_fac = 1``, ``eff = base``, ``state = 0``,
+    ``bstate = (nan, patience, -1)``. Modes: 0 no pacing, 1 spread hysteresis, 2 the
+    given ``holds``, 3 the baseline pacer (``smoothing``, ``max_patience``).
     """
     cdef intp_t c = z.shape[0]
     cdef intp_t p = base.shape[0]
@@ -363,7 +403,7 @@ def simulate_chunk(
     cdef intp_t n_flows = flow_src.shape[0]
     _check_inputs(base, g, z, picks, busy, flow_src, flow_src_leaf, flow_dst_leaf, n_leaves,
                   n_spines, rail_a, rail_bw, rail_floor, ep_rank, ep_start, ep_end, ep_factor,
-                  mode, holds, ep_until, ep_fac, eff, active, state)
+                  mode, holds, ep_until, ep_fac, eff, active, state, bstate)
     node_ent = np.empty(n_nodes, dtype=np.float64)
     parked = np.empty(n_nodes, dtype=np.float64)
     flow_pk = np.empty(n_flows, dtype=np.float64)
@@ -388,8 +428,8 @@ def simulate_chunk(
         _run(base, g, sigma, z, picks, busy, flow_src, flow_src_leaf, flow_dst_leaf,
                     n_spines, rail_a, rail_bw, rail_floor, t_intra, nic_bw, window,
                     buffer, buffer_idle, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,
-                    mode, holds, theta_on, theta_off, patience, hold_max,
-                    ep_until, ep_fac, eff, active, state, v_ent, v_park,
+                    mode, holds, theta_on, theta_off, patience, hold_max, smoothing, max_patience,
+                    ep_until, ep_fac, eff, active, state, bstate, v_ent, v_park,
                     v_fpk, v_links,
                     o_t, o_a, o_s, o_h, o_held, o_i, o_k, o_p, record, v_ra, v_re)
     out["paced"] = paced.astype(bool)

@@ -13,5 +13,6 @@ def simulate_chunk(
     ep_factor: NDArray[np.float64], it0: int, mode: int, holds: NDArray[np.float64],
     theta_on: float, theta_off: float, patience: int, hold_max: float,
     ep_until: NDArray[np.int64], ep_fac: NDArray[np.float64], eff: NDArray[np.float64],
-    active: NDArray[np.intp], state: NDArray[np.int64], record: bool = ...,
+    active: NDArray[np.intp], state: NDArray[np.int64], bstate: NDArray[np.float64],
+    smoothing: float = ..., max_patience: int = ..., record: bool = ...,
 ) -> dict[str, NDArray]: ...

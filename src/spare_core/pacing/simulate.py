@@ -21,7 +21,7 @@ import numpy as np
 
 from .._native import load
 from .._validate import as_int
-from .controllers import BarrierObservation, NoPacing, PacingController, SpreadPacer
+from .controllers import BarrierObservation, BaselinePacer, NoPacing, PacingController, SpreadPacer
 from .model import PacingScenario, _rail_terms
 
 __all__ = ["simulate_iterations", "IterationResult", "IterationStats", "Realisation"]
@@ -244,12 +244,16 @@ class IterationResult:
 
 
 def _kernel_mode(controller):
-    """(mode, theta_on, theta_off, patience, hold_max) for built-in controllers, else None."""
+    """Kernel controller arguments for built-in controllers, else None."""
     if type(controller) is NoPacing:
-        return (0, 0.0, 0.0, 1, 0.0)
+        return dict(mode=0, theta_on=0.0, theta_off=0.0, patience=1, hold_max=0.0)
     if type(controller) is SpreadPacer:
-        return (1, controller.threshold_on, controller.threshold_off, controller.patience,
-                controller.hold_max)
+        return dict(mode=1, theta_on=controller.threshold_on, theta_off=controller.threshold_off,
+                    patience=controller.patience, hold_max=controller.hold_max)
+    if type(controller) is BaselinePacer:
+        return dict(mode=3, theta_on=controller.threshold_on, theta_off=controller.threshold_off,
+                    patience=controller.patience, hold_max=controller.hold_max,
+                    smoothing=controller.smoothing, max_patience=controller.max_patience)
     return None
 
 
@@ -273,7 +277,8 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         Iterations to simulate (>= 1).
     controller : PacingController, optional
         Pacing policy; default :class:`NoPacing`. :class:`NoPacing` and
-        :class:`SpreadPacer` run inside the kernel; any other object satisfying the
+        :class:`SpreadPacer` and :class:`BaselinePacer` run inside the kernel; any other
+        object satisfying the
         protocol is called once per iteration from Python.
     seed : int or numpy.random.SeedSequence
         Root of the named random streams (required).
@@ -335,6 +340,7 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     eff = st.base.copy()
     active = np.empty(p, dtype=np.intp)
     state = np.zeros(4, dtype=np.int64)
+    bstate = np.array([np.nan, getattr(controller, "patience", 1), -1.0], dtype=np.float64)
     chunk = max(1, min(n_iter, _CHUNK_CELLS // max(p, g * n_flows, 1)))
     common = dict(base=st.base, g=g, sigma=scenario.compute.jitter, flow_src=st.flow_src,
                   flow_src_leaf=st.flow_src_leaf, flow_dst_leaf=st.flow_dst_leaf,
@@ -343,7 +349,7 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
                   nic_bw=f.nic_bandwidth, window=f.window, buffer=f.buffer, buffer_idle=f.buffer_idle, rto=f.rto,
                   ctrl_latency=scenario.release_latency, ep_rank=st.episodes[0],
                   ep_start=st.episodes[1], ep_end=st.episodes[2], ep_factor=st.episodes[3],
-                  ep_until=ep_until, ep_fac=ep_fac, eff=eff, active=active, state=state,
+                  ep_until=ep_until, ep_fac=ep_fac, eff=eff, active=active, state=state, bstate=bstate,
                   record=bool(record_ranks))
     parts = []
     controller.reset()
@@ -354,10 +360,8 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         picks = rng_ecmp.integers(0, st.n_spines, size=(c, g, n_flows), dtype=np.uint32)
         busy = _draw_busy(rng_bg, c, st.n_leaves, f.background_duty)
         if fast is not None:
-            mode, on, off, patience, hmax = fast
-            parts.append(kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=it0, mode=mode,
-                                               holds=np.zeros(0), theta_on=on, theta_off=off,
-                                               patience=patience, hold_max=hmax, **common))
+            parts.append(kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=it0,
+                                               holds=np.zeros(0), **fast, **common))
             continue
         for k in range(c):
             h = _checked_hold(controller.hold(last))
