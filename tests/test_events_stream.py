@@ -179,3 +179,18 @@ def test_restart_cannot_go_back_in_time():
 def test_repr():
     r = repr(FailureStream(3, Exponential(2.0), model="system", seed=1))
     assert "n_units=3" in r and "model='system'" in r and "Exponential(mean=2)" in r
+
+
+@pytest.mark.parametrize("model", ["per-unit", "system"])
+def test_next_failures_batch_equals_single_calls(model):
+    a = FailureStream(300, Weibull(0.78, 10.0), model=model, seed=12)
+    b = FailureStream(300, Weibull(0.78, 10.0), model=model, seed=12)
+    for k in (0, 1, 5, 100, 1000):
+        t, u = a.next_failures(k)
+        ref = [b.next_failure() for _ in range(k)]
+        ref = [x for x in ref if x[1] >= 0]
+        assert list(zip(t.tolist(), u.tolist())) == ref
+        assert a.n_alive == b.n_alive and a.now == b.now and a.failures == b.failures
+        assert np.array_equal(a.alive, b.alive)
+    with pytest.raises(ValueError, match="k must be >= 0"):
+        a.next_failures(-1)

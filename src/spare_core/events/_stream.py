@@ -286,6 +286,32 @@ class FailureStream:
         self._now = t
         return (t, u)
 
+    def next_failures(self, k) -> tuple[np.ndarray, np.ndarray]:
+        """Consume up to ``k`` failures at once (fewer if the units run out).
+
+        Returns
+        -------
+        (times, units) : (float64 array, int64 array)
+            The same failures, in the same order, as ``k`` calls of :meth:`next_failure`.
+        """
+        k = as_int(k, "k", min_value=0)
+        times, units = [], []
+        while len(times) < k:
+            if self._pos >= len(self._times) and not self._refill():
+                break
+            take = min(k - len(times), len(self._times) - self._pos)
+            times.extend(self._times[self._pos : self._pos + take])
+            units.extend(self._units[self._pos : self._pos + take])
+            self._pos += take
+        t = np.array(times, dtype=np.float64)
+        u = np.array(units, dtype=np.int64)
+        if u.size:
+            self._alive[u] = False
+            self._n_alive -= u.size
+            self._failures += u.size
+            self._now = times[-1]
+        return t, u
+
     def failures_until(self, time) -> list[tuple[float, int]]:
         """Consume and return every failure with ``t <= time`` (in order)."""
         time = as_float(time, "time", allow_inf=True)
