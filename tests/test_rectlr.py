@@ -4,6 +4,7 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
@@ -362,3 +363,51 @@ def test_kernel_refuses_bad_direct_calls():
     bufs = (np.empty(6, np.int32), np.empty(6, np.int32), np.empty(6, np.uint8), np.empty((2, 7), np.int64))
     with pytest.raises(ValueError, match="buffers must hold"):
         core.fail_many(np.array([4, 5], np.int32), *bufs, np.empty(2, np.int64))
+
+
+class RectlrMachine(RuleBasedStateMachine):
+    """Random interleavings of fail / fail_many / restart, each step checked against the oracle."""
+
+    @initialize(layout=layouts(max_n=10))
+    def setup(self, layout):
+        self.layout = layout
+        self.ctl = Rectlr(layout)
+        self.fresh = snapshot(Rectlr(layout))
+
+    def _step(self, g):
+        before = snapshot(self.ctl)
+        alive1 = before[0].copy()
+        alive1[g] = False
+        d = self.ctl.fail(g)
+        check_decision(self.ctl, d, before, g)
+        expected = assignment_oracle(before[2], alive1, before[1])
+        assert (d.stack_depth, d.cost) == expected if d.kind != "wipeout" else expected == (None, None)
+
+    @precondition(lambda self: not self.ctl.wiped_out)
+    @rule(data=st.data())
+    def fail_one(self, data):
+        self._step(data.draw(st.sampled_from(np.flatnonzero(self.ctl.alive).tolist())))
+
+    @precondition(lambda self: not self.ctl.wiped_out)
+    @rule(data=st.data())
+    def fail_several(self, data):
+        alive = np.flatnonzero(self.ctl.alive).tolist()
+        groups = data.draw(st.permutations(alive))[: data.draw(st.integers(0, 3))]
+        n_failed = self.ctl.n_failed
+        decisions = self.ctl.fail_many(groups)
+        assert len(decisions) == len(groups) or decisions[-1].kind == "wipeout"
+        assert self.ctl.n_failed == n_failed + len(decisions)
+
+    @rule()
+    def restart(self):
+        self.ctl.restart()
+        assert_same_state(snapshot(self.ctl), self.fresh)
+
+    @invariant()
+    def complete_unless_wiped(self):
+        if hasattr(self, "ctl") and not self.ctl.wiped_out:
+            check_invariants(self.ctl)
+
+
+TestRectlrMachine = RectlrMachine.TestCase
+TestRectlrMachine.settings = settings(max_examples=25, stateful_step_count=15)
