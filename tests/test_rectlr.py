@@ -266,41 +266,27 @@ def test_read_only_state():
 
 # ---------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
-    "group,exc,match",
+    "method,arg,exc,match",
     [
-        (5, ValueError, "group must be <= 4"),
-        (-1, ValueError, "group must be >= 0"),
-        (1.0, TypeError, "group must be an integer"),
-        (True, TypeError, "group must be an integer"),
-        ("1", TypeError, "group must be an integer"),
-        (2, ValueError, "group 2 has already failed"),
+        ("fail", 5, ValueError, "group must be <= 4"),
+        ("fail", -1, ValueError, "group must be >= 0"),
+        ("fail", 1.0, TypeError, "group must be an integer"),
+        ("fail", True, TypeError, "group must be an integer"),
+        ("fail", "1", TypeError, "group must be an integer"),
+        ("fail", 2, ValueError, "group 2 has already failed"),
+        ("fail_many", [0, 0], ValueError, "distinct"),
+        ("fail_many", [0, 2], ValueError, "group 2 has already failed"),
+        ("fail_many", [0, 7], ValueError, "groups must be <= 4"),
+        ("fail_many", [0.0], TypeError, "groups must hold integers"),
+        ("fail_many", [[0, 1]], ValueError, "1-dimensional"),
     ],
 )
-def test_bad_fail_leaves_state_unchanged(group, exc, match):
+def test_bad_failures_leave_state_unchanged(method, arg, exc, match):
     ctl = Rectlr(StackedLayout(5, 3))
     ctl.fail(2)
     before = snapshot(ctl)
     with pytest.raises(exc, match=match):
-        ctl.fail(group)
-    assert_same_state(snapshot(ctl), before)
-
-
-@pytest.mark.parametrize(
-    "groups,exc,match",
-    [
-        ([0, 0], ValueError, "distinct"),
-        ([0, 2], ValueError, "group 2 has already failed"),
-        ([0, 7], ValueError, "groups must be <= 4"),
-        ([0.0], TypeError, "groups must hold integers"),
-        ([[0, 1]], ValueError, "1-dimensional"),
-    ],
-)
-def test_bad_fail_many_leaves_state_unchanged(groups, exc, match):
-    ctl = Rectlr(StackedLayout(5, 3))
-    ctl.fail(2)
-    before = snapshot(ctl)
-    with pytest.raises(exc, match=match):
-        ctl.fail_many(groups)
+        getattr(ctl, method)(arg)
     assert_same_state(snapshot(ctl), before)
 
 
