@@ -27,6 +27,22 @@ class RectlrCore:
         px: npt.NDArray[np.uint8],
         out: npt.NDArray[np.int64],
     ) -> None: ...
+    def phase0(
+        self,
+        g: int,
+        pg: npt.NDArray[np.int32],
+        pt: npt.NDArray[np.int32],
+        px: npt.NDArray[np.uint8],
+        out: npt.NDArray[np.int64],
+    ) -> None: ...
+    def finish(
+        self,
+        s_star: int,
+        pg: npt.NDArray[np.int32],
+        pt: npt.NDArray[np.int32],
+        px: npt.NDArray[np.uint8],
+        out: npt.NDArray[np.int64],
+    ) -> None: ...
     def fail_many(
         self,
         groups: npt.NDArray[np.int32],
