@@ -375,8 +375,9 @@ class IncrementalMatching:
     size : int
         Current number of matched left vertices (maximum right after :meth:`augment`).
     match_left : ndarray of int64, read-only live view
-        Right vertex of each left vertex, -1 = unmatched. No copy: it changes as the matching
-        changes; copy it to keep a state.
+        Right vertex of each left vertex, -1 = unmatched. No copy (a strided view into the
+        kernel's per-vertex records): it changes as the matching changes; copy it to keep a
+        state.
     right_load : ndarray of int64, read-only live view
         Left vertices matched to each right vertex.
     capacity : ndarray of int64, read-only live view
@@ -397,6 +398,9 @@ class IncrementalMatching:
     vertices that cannot reach spare capacity (about one more pass, so at most doubling that
     call's cost; a transpose of the graph, 4 bytes per edge, is then kept for later calls).
     Between a change and :meth:`augment` the matching is valid but possibly not maximum.
+
+    Not thread-safe: :meth:`augment` releases the GIL, so one object must not be changed
+    from two threads at once (separate objects are independent).
 
     Only left vertices can be queried for being unmatched (:meth:`unmatched_left`, O(number
     unmatched)); left vertices and the graph's edge set are fixed at construction, edges can

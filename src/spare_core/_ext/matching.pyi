@@ -49,3 +49,9 @@ def koenig_cover(
 def csr_from_pairs(
     row: NDArray[np.int64], col: NDArray[np.int64], n_left: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
+def csr_checked(
+    indptr: NDArray[np.int32] | NDArray[np.int64], indices: NDArray[np.int32] | NDArray[np.int64], n_minor: int
+) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
+
+LEFT_DTYPE: np.dtype
+RIGHT_DTYPE: np.dtype
