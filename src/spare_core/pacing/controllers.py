@@ -72,6 +72,16 @@ class PacingController(Protocol):
         ...
 
 
+def _set_hysteresis(ctrl, threshold_on, threshold_off, patience, hold_max, *, on_strict):
+    ctrl.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0, strict_min=on_strict)
+    ctrl.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
+    if ctrl.threshold_off > ctrl.threshold_on:
+        raise ValueError(
+            f"threshold_off must be <= threshold_on, got {ctrl.threshold_off} > {ctrl.threshold_on}")
+    ctrl.patience = as_int(patience, "patience", min_value=1)
+    ctrl.hold_max = as_float(hold_max, "hold_max", min_value=0.0)
+
+
 class NoPacing:
     """The baseline: never hold a rank.
 
@@ -126,13 +136,7 @@ class SpreadPacer:
 
     def __init__(self, threshold_on: float = 0.2, threshold_off: float = 0.1,
                  patience: int = 10, hold_max: float = 0.5):
-        self.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0)
-        self.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
-        if self.threshold_off > self.threshold_on:
-            raise ValueError(
-                f"threshold_off must be <= threshold_on, got {self.threshold_off} > {self.threshold_on}")
-        self.patience = as_int(patience, "patience", min_value=1)
-        self.hold_max = as_float(hold_max, "hold_max", min_value=0.0)
+        _set_hysteresis(self, threshold_on, threshold_off, patience, hold_max, on_strict=False)
         self.reset()
 
     def reset(self) -> None:
@@ -226,13 +230,8 @@ class BaselinePacer:
 
     def __init__(self, threshold_on: float = 0.1, threshold_off: float = 0.05, patience: int = 10,
                  hold_max: float = 0.5, smoothing: float = 0.1, max_patience: int = 1000):
-        self.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0, strict_min=True)
-        self.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
-        if self.threshold_off > self.threshold_on:
-            raise ValueError(
-                f"threshold_off must be <= threshold_on, got {self.threshold_off} > {self.threshold_on}")
-        self.patience = as_int(patience, "patience", min_value=1)
-        self.hold_max = as_float(hold_max, "hold_max", min_value=0.0)
+        # a zero on-threshold would engage on rounding noise of a constant phase
+        _set_hysteresis(self, threshold_on, threshold_off, patience, hold_max, on_strict=True)
         self.smoothing = as_float(smoothing, "smoothing", min_value=0.0, max_value=1.0, strict_min=True)
         self.max_patience = as_int(max_patience, "max_patience", min_value=self.patience)
         self.reset()
