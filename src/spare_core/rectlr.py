@@ -118,10 +118,11 @@ class Decision:
     """
 
     __slots__ = (
-        "failed_group", "kind", "stack_depth", "previous_stack_depth", "moves", "cost", "patch_layers", "_patch", "_src"
+        "failed_group", "kind", "stack_depth", "previous_stack_depth", "moves", "cost", "patch_layers", "_patch",
+        "_bufs", "_a", "_b",
     )
 
-    def __init__(self, failed_group, kind, stack_depth, previous_stack_depth, moves, cost, patch_layers, src):
+    def __init__(self, failed_group, kind, stack_depth, previous_stack_depth, moves, cost, patch_layers, bufs, a, b):
         self.failed_group = failed_group
         self.kind = kind
         self.stack_depth = stack_depth
@@ -130,17 +131,17 @@ class Decision:
         self.cost = cost
         self.patch_layers = patch_layers
         self._patch = None
-        # (group, type, extra, start, stop): kernel buffers owned by this decision or shared by
-        # one fail_many call; the PatchPlan is built on first access (most callers only read
-        # the scalars, and a sequence of thousands of decisions stays cheap)
-        self._src = src
+        # bufs = (group, type, extra) kernel buffers owned by this decision or shared by one
+        # fail_many call, rows a..b; the PatchPlan is built on first access (most callers only
+        # read the scalars, and no per-decision container keeps a long sequence cheap)
+        self._bufs, self._a, self._b = bufs, a, b
 
     @property
     def patch(self) -> PatchPlan:
         if self._patch is None:
-            pg, pt, px, a, b = self._src
+            (pg, pt, px), a, b = self._bufs, self._a, self._b
             self._patch = PatchPlan(pg[a:b].astype(np.int64), pt[a:b].astype(np.int64), px[a:b].astype(bool))
-            self._src = None
+            self._bufs = None
         return self._patch
 
     @property
@@ -363,7 +364,7 @@ class Rectlr:
         if kind == "wipeout":
             self._wiped = True
         s_after = out[1] if kind == "wipeout" else out[6]
-        return Decision(g, kind, s_after, out[1], out[2], out[3], out[5], (*bufs, a, b))
+        return Decision(g, kind, s_after, out[1], out[2], out[3], out[5], bufs, a, b)
 
     def fail_many(self, groups) -> list:
         """Fail groups in order; stop at a wipe-out.
@@ -418,8 +419,9 @@ class Rectlr:
         # of a sequence); columns of out: kind, S_old, moves, cost, n_patch, layers, S_after
         kind, s_old, moves, cost, _, layers, s_after = out[:done].T.tolist()
         bounds = ptr[: done + 1].tolist()
+        bufs = (pg, pt, px)
         decisions = [
-            Decision(g, KINDS[k], so if k == _WIPEOUT else sa, so, mv, c, pl, (pg, pt, px, a, b))
+            Decision(g, KINDS[k], so if k == _WIPEOUT else sa, so, mv, c, pl, bufs, a, b)
             for g, k, so, mv, c, pl, sa, a, b in zip(
                 arr[:done].tolist(), kind, s_old, moves, cost, layers, s_after, bounds, bounds[1:]
             )
