@@ -147,6 +147,15 @@ def test_cli_options_and_plot_message(tmp_path, capsys):
     assert "nodes" in out and ("plot written" in out or "matplotlib is not installed" in out)
     with pytest.raises(SystemExit):
         main(["pacing", "--oversubscription", "0.5"])
+    with pytest.raises(SystemExit):
+        main(["pacing", "--background-duty", "1.5"])
+    # no competing traffic: nothing overflows, so pacing can only cost its release latency
+    js = tmp_path / "duty0.json"
+    assert main(["pacing", "--nodes", "32", "--iterations", "30", "--replicas", "1", "--background-duty", "0",
+                 "--pacer", "spread", "--json", str(js)]) == 0
+    assert "SpreadPacer" in capsys.readouterr().out
+    rows = {r["pacing"]: r for r in json.loads(js.read_text())["rows"]}
+    assert rows[True]["mean"] > rows[False]["mean"] and rows[True]["fraction_paced"] > 0.9
 
 
 def test_step_time_hook():

@@ -34,6 +34,14 @@ def _bounded(cast, low, what):
 _positive_int = _bounded(int, 1, "an integer")
 _nonneg_int = _bounded(int, 0, "an integer")
 _at_least_one = _bounded(float, 1.0, "a number")
+_nonneg_float = _bounded(float, 0.0, "a number")
+
+
+def _duty(text):
+    value = _nonneg_float(text)
+    if value > 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {value}")
+    return value
 
 
 def add_arguments(parser) -> None:
@@ -51,6 +59,9 @@ def add_arguments(parser) -> None:
                         help="leaf oversubscription ratio (default: scenario's 2.0)")
     parser.add_argument("--ring-order", choices=("random", "topology"), default=None,
                         help="node order of the ring (default: scenario's random)")
+    parser.add_argument("--background-duty", type=_duty, default=None, metavar="P",
+                        help="probability per iteration and leaf that competing traffic holds the leaf's "
+                             "shared buffer (default: scenario's 0.1; 1 = always contended)")
     parser.add_argument("--algorithm", choices=("hierarchical", "ring"), default=None,
                         help="all-reduce algorithm (default: scenario's hierarchical)")
     parser.add_argument("--pacer", choices=("baseline", "spread"), default="baseline",
@@ -66,13 +77,12 @@ def _scenario(args):
     from ..pacing import PacingScenario
 
     sc = PacingScenario(n_nodes=1)
-    if args.oversubscription is not None or args.ring_order is not None:
-        fab = sc.fabric
-        if args.oversubscription is not None:
-            fab = replace(fab, oversubscription=args.oversubscription)
-        if args.ring_order is not None:
-            fab = replace(fab, ring_order=args.ring_order)
-        sc = replace(sc, fabric=fab)
+    changes = {name: value for name, value in (("oversubscription", args.oversubscription),
+                                               ("ring_order", args.ring_order),
+                                               ("background_duty", args.background_duty))
+               if value is not None}
+    if changes:
+        sc = replace(sc, fabric=replace(sc.fabric, **changes))
     if args.algorithm is not None:
         sc = replace(sc, collective=replace(sc.collective, algorithm=args.algorithm))
     return sc

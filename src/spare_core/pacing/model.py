@@ -11,8 +11,9 @@ topology-induced contention, locality-driven variance) with one mechanism per kn
   per rail plane, ``nodes_per_leaf`` nodes under a leaf with ``nodes_per_leaf /
   oversubscription`` uplinks, one to each spine; ECMP picks a spine per cross-leaf flow;
   the GPU-to-NIC locality class of each (node, rail) adds latency and a bandwidth derate;
-  the switch buffer, the collective library's eager window and a loss-recovery timeout
-  set the incast cost of uneven arrival;
+  the switch buffer (its headroom depends on whether competing traffic holds the
+  leaf's shared buffer), the collective library's eager window and a loss-recovery
+  timeout set the incast cost of uneven arrival;
 - :class:`CollectiveModel` - ring or hierarchical all-reduce, alpha-beta-gamma cost.
 
 All times are in seconds, sizes in bytes, bandwidths in bytes per second.
