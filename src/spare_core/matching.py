@@ -53,7 +53,7 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 
 def _check_index_array(arr, name: str) -> np.ndarray:
     arr = np.asarray(arr)
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+    if arr.dtype.kind not in "iu":      # signed or unsigned integers; bool is kind "b"
         raise TypeError(f"graph {name} must hold integers, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"graph {name} must be 1-dimensional, got shape {arr.shape}")
@@ -178,12 +178,12 @@ class Matching:
                  "_indptr", "_indices", "_edge_off")
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
-                 *, phases=0, warm_kept=None):
+                 *, phases=0, warm_kept=None, size=None):
         # contiguous copies when handed the kernel's packed per-vertex records
         self.match_left = _readonly(np.ascontiguousarray(match_left))
         self.right_load = _readonly(np.ascontiguousarray(right_load))
         self.capacity = _readonly(np.ascontiguousarray(capacity))
-        self.size = int(np.count_nonzero(match_left >= 0))
+        self.size = int(np.count_nonzero(self.match_left >= 0)) if size is None else int(size)
         self.phases = int(phases)
         self.warm_kept = warm_kept
         self._indptr = indptr
@@ -347,7 +347,11 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
         # repair: only the vertices the warm start left free are searched
         kept = int(k.seed(warm))
         k.solve(0, True)
-    return Matching(k.match_left, k.load, k.cap, indptr, indices, phases=k.phases, warm_kept=kept)
+    match_left = np.array(k.match_left, dtype=np.int64)   # contiguous copy of the packed records
+    phases, size = k.phases, k.size
+    del k   # free the kernel's records before building the rest of the result (lower peak)
+    load = np.bincount(match_left + 1, minlength=n_right + 1)[1:].astype(np.int64, copy=False)
+    return Matching(match_left, load, cap, indptr, indices, phases=phases, warm_kept=kept, size=size)
 
 
 class IncrementalMatching:
@@ -468,7 +472,7 @@ class IncrementalMatching:
         off = self._k.edge_off
         off = off[: self._indices.shape[0]].copy() if off is not None and off.any() else None
         return Matching(self._k.match_left.copy(), self._k.load.copy(), self._k.cap.copy(),
-                        self._indptr, self._indices, off)
+                        self._indptr, self._indices, off, size=self._k.size)
 
     # -- changes -----------------------------------------------------------------------
     def _right(self, j) -> int:
