@@ -7,8 +7,8 @@ class HKKernel:
     indices: NDArray[np.int32]
     edge_off: NDArray[np.uint8] | None
     cap: NDArray[np.int64]
-    user_cap: NDArray[np.int64]
-    enabled: NDArray[np.uint8]
+    user_cap: NDArray[np.int64] | None
+    enabled: NDArray[np.uint8] | None
     load: NDArray[np.int64]
     match_left: NDArray[np.int64]
     n_left: int
