@@ -159,7 +159,7 @@ def test_sequences_against_oracles(layout, data):
         alive1[g] = False
         d = ctl.fail(g)
         check_decision(ctl, d, before, g)
-        if n_search_states(before[2], alive1) <= 20000:
+        if n_search_states(before[2], alive1) <= 3000:
             expected = brute_force(before[2], alive1, before[1])
         else:
             expected = assignment_oracle(before[2], alive1, before[1])

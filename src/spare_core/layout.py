@@ -57,7 +57,7 @@ def difference_multiplicity(offsets, n_groups) -> int:
     Types a and b are both held by group g exactly when a - g and b - g are offsets, so
     the number of shared holders of a and b is the number of ordered offset pairs whose
     difference is b - a (mod N). The maximum over b != a is 1 exactly for Sidon-type
-    offsets, and r - 1 for consecutive stacks (r >= 2).
+    offsets, and r - 1 for consecutive stacks with 2 <= r < N (N when r = N).
 
     Parameters
     ----------
@@ -341,7 +341,7 @@ class StackedLayout:
     def max_shared_holders(self) -> int:
         """The largest number of groups two distinct shard types both live on.
 
-        1 for Sidon-type offsets, r - 1 for consecutive stacks (0 when r = 1).
+        1 for Sidon-type offsets, r - 1 for consecutive stacks with 2 <= r < N (0 when r = 1, N when r = N).
         """
         if self._max_shared is None:
             n, r = self._placement.shape
