@@ -206,7 +206,7 @@ class Rectlr:
     Measured with ``bench/ratios_rectlr.py`` on a shared 2-core machine: median 7 us per
     ``fail()`` along random sequences at N = 1000, r = 10; whole sequences at N = 10,000,
     r = 14 via ``fail_many`` at 40-120 thousand failures/s depending on the load. The
-    "matching" Phase 1 was 2.5-4x slower on whole sequences (one Hopcroft-Karp
+    "matching" Phase 1 was 3-7x slower on whole sequences (one Hopcroft-Karp
     ``augment()`` per reordering plus the calls from Python), hence the default.
 
     Examples
