@@ -15,8 +15,21 @@ cdef struct Graph:
     int64_t* rc         # [slots] residual capacity (IN-OUT)
     int64_t* cst        # [slots] arc cost (forward) or its negation (backward)
 
+# Per-node record of the successive-shortest-path search (fields documented in flow.pyx).
+cdef struct NodeState:
+    int64_t pi
+    int64_t dist
+    int32_t mark
+    int32_t dead
+    int32_t hpos
+    int32_t pred
+    int32_t onpath
+    int32_t curst
+    int32_t cur
+
 # Scratch of the shortest-path phases, all of length n (path: n + 1), allocated once.
 cdef struct Work:
+    NodeState* nodes    # SSP node records
     int64_t* dist       # tentative reduced distance, valid where seen == stamp
     int32_t* pred       # slot by which a node was reached (-1 for a source)
     intp_t* seen        # stamp: dist/pred valid in this phase

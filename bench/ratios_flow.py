@@ -1,0 +1,91 @@
+"""Peer ratios for spare_core.flow: ours vs OR-Tools SimpleMinCostFlow vs networkx.
+
+Same instance, same run, interleaved repeats; every timing goes from the caller's numpy
+arrays to the per-arc flows (conversion included) and every solver's optimal cost is
+checked against ours. The machine is shared, so the table reports medians of CPU time
+(``time.process_time``: what the solver itself consumed, insensitive to other jobs
+stealing the core) and, for reference, the median wall time of ours.
+
+Usage::
+
+    python bench/ratios_flow.py            # 1e3..1e6 arcs (several minutes)
+    python bench/ratios_flow.py --quick    # 1e3, 1e4 arcs (seconds)
+
+Targets (issue 3): reassign >= 10x OR-Tools at 1e5 arcs and >= 30x at 1e6; generic not
+slower than OR-Tools at 1e5; >= 100x networkx wherever networkx finishes.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_flow import make_generic, make_reassign, solve_networkx, solve_ortools, solve_ours  # noqa: E402
+
+# networkx is skipped above these sizes (minutes per call, pure Python).
+NETWORKX_MAX_ARCS = {"reassign": 10**5, "generic": 10**4}
+
+
+def _timed(fn, inst):
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn(inst)
+    return time.process_time() - c0, time.perf_counter() - w0, out[1]
+
+
+def measure(family: str, arcs: int, repeats: int):
+    inst = (make_reassign if family == "reassign" else make_generic)(arcs, seed=1)
+    peers = {"ours": solve_ours}
+    try:
+        import ortools  # noqa: F401
+
+        peers["ortools"] = solve_ortools
+    except ImportError:
+        pass
+    cpu = {k: [] for k in peers}
+    wall = {k: [] for k in peers}
+    costs = {}
+    for _ in range(repeats):
+        for name, fn in peers.items():
+            c, w, cost = _timed(fn, inst)
+            cpu[name].append(c)
+            wall[name].append(w)
+            costs[name] = cost
+    nx_cpu = None
+    if arcs <= NETWORKX_MAX_ARCS[family]:
+        try:
+            import networkx  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            c, _, cost = _timed(solve_networkx, inst)
+            nx_cpu = c
+            costs["networkx"] = cost
+    if len(set(costs.values())) != 1:
+        raise SystemExit(f"{family} {arcs}: optimal costs disagree: {costs}")
+    return inst.arcs, {k: statistics.median(v) for k, v in cpu.items()}, statistics.median(wall["ours"]), nx_cpu
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    sizes = [10**3, 10**4] if quick else [10**3, 10**4, 10**5, 10**6]
+    print("median CPU seconds (time.process_time), ratio = peer / ours; costs checked equal")
+    header = f"{'family':9} {'arcs':>8} {'ours':>9} {'ours wall':>9} {'ortools':>9} {'x ortools':>9} {'networkx':>9} {'x networkx':>10}"
+    print(header)
+    for family in ("reassign", "generic"):
+        for arcs in sizes:
+            repeats = 5 if arcs <= 10**5 else 3
+            m, med, ours_wall, nx_cpu = measure(family, arcs, repeats)
+            ours = med["ours"]
+            ort = med.get("ortools")
+            row = f"{family:9} {m:8d} {ours:9.4f} {ours_wall:9.4f} "
+            row += f"{ort:9.4f} {ort / ours:9.1f} " if ort is not None else f"{'-':>9} {'-':>9} "
+            row += f"{nx_cpu:9.3f} {nx_cpu / ours:10.0f}" if nx_cpu is not None else f"{'-':>9} {'-':>10}"
+            print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
