@@ -155,6 +155,14 @@ def test_inputs_are_not_modified_and_any_int_dtype_works():
     for a, b in zip((tail, head, cap, cost, supply), copies):
         assert a.dtype == b.dtype and np.array_equal(a, b)
     assert r.flow.dtype == np.int64 and r.potential.dtype == np.int64
+    # int64 arrays are read in place (no copy), and still never written.
+    arrays = [np.array(a, np.int64) for a in ([0, 1, 0], [1, 2, 2], [2, 2, 5], [-1, 1, 4])]
+    before = [a.copy() for a in arrays]
+    for method in ("ssp", "cost_scaling"):
+        r = max_flow_min_cost(3, *arrays, 0, 2, method=method)
+        assert r.value == 7 and not np.shares_memory(r.flow, arrays[2])
+        for a, b in zip(arrays, before):
+            assert np.array_equal(a, b)
 
 
 def test_certificate_checker_catches_broken_results():

@@ -132,15 +132,31 @@ def _checked_sum(values: np.ndarray, name: str) -> int:
     return int(values.sum())
 
 
+def _int64_view(values, name, *, length=None, min_value=None):
+    """``as_int_array`` without the copy when ``values`` already is a 1-D C-contiguous int64
+    array: the kernel only reads its inputs (const memoryviews), so the caller's array
+    cannot be modified and a 1e6-arc call saves four copies. Same checks and messages."""
+    if (
+        isinstance(values, np.ndarray) and values.dtype == np.int64 and values.ndim == 1
+        and values.flags.c_contiguous
+    ):
+        if length is not None and values.shape[0] != length:
+            raise ValueError(f"{name} must have length {length}, got {values.shape[0]}")
+        if min_value is not None and values.size and values.min() < min_value:
+            raise ValueError(f"{name} must be >= {min_value}, got {values.min()}")
+        return values
+    return as_int_array(values, name, length=length, min_value=min_value)
+
+
 def _validate_network(n_nodes, tail, head, capacity, cost):
     n = as_int(n_nodes, "n_nodes", min_value=0, max_value=_MAX_NODES)
-    tail = as_int_array(tail, "tail", min_value=0)
+    tail = _int64_view(tail, "tail", min_value=0)
     m = tail.shape[0]
     if m > _MAX_ARCS:
         raise ValueError(f"the number of arcs must be at most {_MAX_ARCS}, got {m}")
-    head = as_int_array(head, "head", length=m, min_value=0)
-    capacity = as_int_array(capacity, "capacity", length=m, min_value=0)
-    cost = as_int_array(cost, "cost", length=m)
+    head = _int64_view(head, "head", length=m, min_value=0)
+    capacity = _int64_view(capacity, "capacity", length=m, min_value=0)
+    cost = _int64_view(cost, "cost", length=m)
     if m:
         for name, arr in (("tail", tail), ("head", head)):
             hi = int(arr.max())
@@ -157,16 +173,21 @@ def _check_magnitudes(n, tail, head, capacity, cost, routed):
     """
     if cost.size == 0:
         return
-    max_cost = int(np.abs(cost).max())
+    max_cost = _max_abs(cost)
     if max_cost * (n + 3) > _MAX_PATH:
         raise ValueError(
             f"max |cost| times n_nodes must be at most 2**59 so potentials fit in int64, "
             f"got {max_cost} * {n}"
         )
-    negative = (cost < 0) & (tail != head)
-    bound = routed + _checked_sum(capacity[negative], "capacity of negative-cost arcs")
+    negative_cap = 0
+    if int(cost.min()) < 0:
+        negative = (cost < 0) & (tail != head)
+        negative_cap = _checked_sum(capacity[negative], "capacity of negative-cost arcs")
+    bound = routed + negative_cap
     if bound > _MAX_TOTAL / 2:
         raise ValueError(f"the flow that can be moved must be at most 2**61 units, got {bound}")
+    if max_cost * cost.size * bound <= _MAX_TOTAL:
+        return  # no arc carries more than bound units: the exact sum below is not needed
     carried = np.minimum(capacity, bound).astype(np.float64)
     total = float(np.abs(cost).astype(np.float64) @ carried)
     if total > _MAX_TOTAL:
@@ -174,6 +195,11 @@ def _check_magnitudes(n, tail, head, capacity, cost, routed):
             f"sum of |cost| * capacity (capacities capped at the routable {bound} units) "
             f"must be at most 2**62 so the total cost fits in int64, got about {total:.3g}"
         )
+
+
+def _max_abs(values: np.ndarray) -> int:
+    """max |v| as a Python int, without materialising abs (and exact for int64 min)."""
+    return max(-int(values.min()), int(values.max())) if values.size else 0
 
 
 def _result(flow, cost, potential, value, shortfall):
@@ -287,7 +313,7 @@ _SCALING_LIMIT = 2**56
 def _method_code(method, n, cost) -> int:
     """0 = successive shortest paths, 1 = cost scaling (see :func:`min_cost_flow`)."""
     check_choice(method, "method", {"auto", "ssp", "cost_scaling"})
-    max_cost = int(np.abs(cost).max()) if cost.size else 0
+    max_cost = _max_abs(cost)
     fits = max_cost * (n + 3) * (n + 3) <= _SCALING_LIMIT
     if method == "cost_scaling":
         if not fits:
