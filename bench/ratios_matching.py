@@ -115,11 +115,19 @@ def scipy_size(g) -> int:
 
 # -- timing --------------------------------------------------------------------------------
 
-def paired(ours, peer, repeats):
-    """Alternate the two callables; return (median ours, median peer, results)."""
+def paired(ours, peer, repeats, budget=1.0):
+    """Alternate the two callables; return (median ours, median peer, results).
+
+    At least ``repeats`` rounds, more (up to 101) while the rounds so far took under
+    ``budget`` seconds, so that millisecond cases get enough rounds for a stable median on a
+    shared machine.
+    """
     to, tp = [], []
     ro = rp = None
-    for _ in range(repeats):
+    start = time.perf_counter()
+    rounds = 0
+    while rounds < repeats or (rounds < 101 and time.perf_counter() - start < budget):
+        rounds += 1
         t0 = time.perf_counter()
         ro = ours()
         t1 = time.perf_counter()
