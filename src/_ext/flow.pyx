@@ -20,8 +20,13 @@ Algorithm (Ahuja, Magnanti & Orlin 1993, "Network Flows", ch. 9.7 and 9.8)
   path of zero reduced cost it can find by a depth-first search with current-arc
   pointers (the admissible subgraph), which is what makes the greedy cheapest-slot
   placement of an assignment-like network one phase instead of one search per unit.
-* Maximum flow (for ``max_flow_min_cost`` with negative arcs, where the flow value must
-  be fixed before the costs are optimised): Dinic's blocking flows.
+* Cost scaling (Goldberg & Tarjan 1990; Goldberg 1997): costs times n + 1, eps divided
+  by alpha per refine, FIFO push-relabel with global price updates (a Dijkstra on
+  eps-rounded reduced costs backwards from the deficits at each refine and every 2n
+  relabels); exact integer potentials are then recovered by label correcting.
+* Maximum flow (for ``max_flow_min_cost`` with negative arcs or cost scaling, where the
+  flow value must be fixed before the costs are optimised, and for feasibility
+  checks): Dinic's blocking flows.
 
 Buffers: O(n) node scratch (``Work``) and 2 slots per non-loop arc (``Graph``), allocated
 once per call; the whole search runs without the GIL.
