@@ -30,17 +30,10 @@ cdef struct NodeState:
 # Scratch of the shortest-path phases, all of length n (path: n + 1), allocated once.
 cdef struct Work:
     NodeState* nodes    # SSP node records
-    int64_t* dist       # tentative reduced distance, valid where seen == stamp
-    int32_t* pred       # slot by which a node was reached (-1 for a source)
-    intp_t* seen        # stamp: dist/pred valid in this phase
-    intp_t* done        # stamp: settled in this phase
-    int32_t* heap       # binary heap of nodes keyed by dist
-    intp_t* hpos        # position of a node in heap
+    int32_t* heap       # binary heap of nodes keyed by NodeState.dist
     int32_t* settled    # nodes settled in this phase, in order
-    intp_t* cur         # current-slot pointer of the admissible search
-    intp_t* curst       # stamp: cur valid in this phase
-    intp_t* dead        # stamp: no admissible path to a deficit from here
-    char* onpath        # node is on the current admissible path
+    intp_t* cur         # current-slot pointers (Dinic, cost scaling)
+    char* onpath        # in-queue flags (cost scaling, label correcting)
     int32_t* path       # admissible path nodes
     int32_t* parc       # admissible path slots
     int32_t* srcs       # nodes with positive excess

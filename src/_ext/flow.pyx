@@ -40,49 +40,6 @@ import numpy as np
 cdef int64_t INF64 = 0x3FFFFFFFFFFFFFFF
 
 
-# ---------------------------------------------------------------------------- heap
-cdef inline void heap_up(int32_t* heap, intp_t* hpos, const int64_t* key, intp_t i) noexcept nogil:
-    cdef int32_t v = heap[i]
-    cdef int64_t k = key[v]
-    cdef intp_t parent
-    while i > 0:
-        parent = (i - 1) >> 1
-        if key[heap[parent]] <= k:
-            break
-        heap[i] = heap[parent]
-        hpos[heap[i]] = i
-        i = parent
-    heap[i] = v
-    hpos[v] = i
-
-
-cdef inline int32_t heap_pop(int32_t* heap, intp_t* hpos, const int64_t* key, intp_t* size) noexcept nogil:
-    cdef int32_t top = heap[0]
-    cdef int32_t v
-    cdef int64_t k
-    cdef intp_t i = 0, c, n
-    size[0] -= 1
-    n = size[0]
-    if n == 0:
-        return top
-    v = heap[n]
-    k = key[v]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and key[heap[c + 1]] < key[heap[c]]:
-            c += 1
-        if key[heap[c]] >= k:
-            break
-        heap[i] = heap[c]
-        hpos[heap[i]] = i
-        i = c
-    heap[i] = v
-    hpos[v] = i
-    return top
-
-
 # ---------------------------------------------------------------------------- graph
 cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* head,
                         const int64_t* cap, const int64_t* cost, bint saturate_negative,
@@ -189,6 +146,41 @@ cdef inline int32_t ns_pop(int32_t* heap, NodeState* ns, intp_t* size) noexcept 
     return top
 
 
+cdef inline void ns_relax(int32_t* heap, NodeState* ns, intp_t* hsize, int32_t v,
+                          int64_t nd, int32_t via, int32_t seen) noexcept nogil:
+    """Dijkstra relaxation: label v with key nd (reached by slot via) if that improves it."""
+    if ns[v].mark != seen:
+        ns[v].mark = seen
+        ns[v].dist = nd
+        ns[v].pred = via
+        heap[hsize[0]] = v
+        hsize[0] += 1
+        ns_up(heap, ns, hsize[0] - 1)
+    elif nd < ns[v].dist:
+        ns[v].dist = nd
+        ns[v].pred = via
+        ns_up(heap, ns, ns[v].hpos)
+
+
+cdef inline intp_t push_path(int64_t* rc, const int32_t* rev, const int32_t* parc,
+                             intp_t top, int64_t* delta) noexcept nogil:
+    """Push min(delta, bottleneck) along slots parc[0:top] (delta is IN-OUT); return the
+    index of the first slot saturated, or top if none was."""
+    cdef intp_t k, p, cut = top
+    cdef int64_t d = delta[0]
+    for k in range(top):
+        if rc[parc[k]] < d:
+            d = rc[parc[k]]
+    for k in range(top):
+        p = parc[k]
+        rc[p] -= d
+        rc[rev[p]] += d
+        if rc[p] == 0 and cut == top:
+            cut = k
+    delta[0] = d
+    return cut
+
+
 cdef void admissible_augment(Graph* g, int64_t* excess, NodeState* ns, Work* w,
                              int32_t stamp, intp_t nsrc, bint local) noexcept nogil:
     """Push flow from every excess node along residual paths of zero reduced cost.
@@ -226,16 +218,7 @@ cdef void admissible_augment(Graph* g, int64_t* excess, NodeState* ns, Work* w,
                 delta = excess[s]
                 if -excess[u] < delta:
                     delta = -excess[u]
-                for k in range(top):
-                    if rc[parc_[k]] < delta:
-                        delta = rc[parc_[k]]
-                cut = top
-                for k in range(top):
-                    p = parc_[k]
-                    rc[p] -= delta
-                    rc[rev[p]] += delta
-                    if rc[p] == 0 and cut == top:
-                        cut = k
+                cut = push_path(rc, rev, parc_, top, &delta)
                 excess[s] -= delta
                 excess[u] += delta
                 w.paths += 1
@@ -365,18 +348,7 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil
                 v = to[p]
                 if ns[v].mark == done:
                     continue
-                nd = du + cst[p] + pu - ns[v].pi
-                if ns[v].mark != seen:
-                    ns[v].mark = seen
-                    ns[v].dist = nd
-                    ns[v].pred = <int32_t>p
-                    heap_[hsize] = v
-                    hsize += 1
-                    ns_up(heap_, ns, hsize - 1)
-                elif nd < ns[v].dist:
-                    ns[v].dist = nd
-                    ns[v].pred = <int32_t>p
-                    ns_up(heap_, ns, ns[v].hpos)
+                ns_relax(heap_, ns, &hsize, v, du + cst[p] + pu - ns[v].pi, <int32_t>p, seen)
         if t < 0:
             status = FLOW_STUCK
             break
@@ -454,16 +426,7 @@ cdef int64_t dinic_run(Graph* g, int64_t* rcap, intp_t s, intp_t t, Work* w) noe
             u = path_[top]
             if u == t:
                 delta = INF64
-                for k in range(top):
-                    if rcap[parc_[k]] < delta:
-                        delta = rcap[parc_[k]]
-                cut = top
-                for k in range(top):
-                    p = parc_[k]
-                    rcap[p] -= delta
-                    rcap[rev[p]] += delta
-                    if rcap[p] == 0 and cut == top:
-                        cut = k
+                cut = push_path(rcap, rev, parc_, top, &delta)
                 total += delta
                 top = cut
                 continue
@@ -504,29 +467,31 @@ cdef void global_update(Graph* g, const int64_t* excess, int64_t* price, int64_t
     cdef int32_t* rev = g.rev
     cdef int64_t* rc = g.rc
     cdef int64_t* cst = g.cst
-    cdef int64_t* rank = w.dist
-    cdef intp_t* seen_ = w.seen
-    cdef intp_t* done_ = w.done
+    cdef NodeState* ns = w.nodes
     cdef int32_t* heap_ = w.heap
-    cdef intp_t* hpos_ = w.hpos
-    cdef intp_t i, q, p, hsize = 0, active = 0, stamp
-    cdef int32_t x, y
-    cdef int64_t ry, nd, last = 0, py
+    cdef intp_t i, q, p, hsize = 0, active = 0
+    cdef int32_t x, y, seen, done
+    cdef int64_t ry, last = 0, py
+    if w.phases >= STAMP_LIMIT:
+        for i in range(n):
+            ns[i].mark = 0
+        w.phases = 0
     w.phases += 1
-    stamp = w.phases
+    seen = <int32_t>(2 * w.phases)
+    done = seen + 1
     for i in range(n):
         if excess[i] > 0:
             active += 1
         elif excess[i] < 0:
-            rank[i] = 0
-            seen_[i] = stamp
+            ns[i].dist = 0
+            ns[i].mark = seen
             heap_[hsize] = <int32_t>i
-            hpos_[i] = hsize
+            ns[i].hpos = <int32_t>hsize
             hsize += 1
     while hsize > 0 and active > 0:
-        y = heap_pop(heap_, hpos_, rank, &hsize)
-        done_[y] = stamp
-        ry = rank[y]
+        y = ns_pop(heap_, ns, &hsize)
+        ns[y].mark = done
+        ry = ns[y].dist
         last = ry
         if excess[y] > 0:
             active -= 1
@@ -536,21 +501,13 @@ cdef void global_update(Graph* g, const int64_t* excess, int64_t* price, int64_t
             if rc[p] <= 0:
                 continue
             x = to[q]
-            if done_[x] == stamp:
+            if ns[x].mark == done:
                 continue
-            nd = ry + (cst[p] * scale + price[x] - py + eps) // eps
-            if seen_[x] != stamp:
-                seen_[x] = stamp
-                rank[x] = nd
-                heap_[hsize] = x
-                hsize += 1
-                heap_up(heap_, hpos_, rank, hsize - 1)
-            elif nd < rank[x]:
-                rank[x] = nd
-                heap_up(heap_, hpos_, rank, hpos_[x])
+            ns_relax(heap_, ns, &hsize, x, ry + (cst[p] * scale + price[x] - py + eps) // eps,
+                     <int32_t>p, seen)
     for i in range(n):
-        if done_[i] == stamp:
-            price[i] -= eps * rank[i]
+        if ns[i].mark == done:
+            price[i] -= eps * ns[i].dist
         else:
             price[i] -= eps * last
 
@@ -725,34 +682,27 @@ cdef int work_alloc(Work* w, intp_t n) noexcept nogil:
     w.pops = 0
     w.paths = 0
     w.relabels = 0
-    w.dist = <int64_t*>calloc(m, sizeof(int64_t))
     w.nodes = <NodeState*>calloc(m, sizeof(NodeState))
-    w.pred = <int32_t*>calloc(m, sizeof(int32_t))
-    w.seen = <intp_t*>calloc(m, sizeof(intp_t))
-    w.done = <intp_t*>calloc(m, sizeof(intp_t))
     w.heap = <int32_t*>calloc(m, sizeof(int32_t))
-    w.hpos = <intp_t*>calloc(m, sizeof(intp_t))
     w.settled = <int32_t*>calloc(m, sizeof(int32_t))
     w.cur = <intp_t*>calloc(m, sizeof(intp_t))
-    w.curst = <intp_t*>calloc(m, sizeof(intp_t))
-    w.dead = <intp_t*>calloc(m, sizeof(intp_t))
     w.onpath = <char*>calloc(m, sizeof(char))
     w.path = <int32_t*>calloc(m + 1, sizeof(int32_t))
     w.parc = <int32_t*>calloc(m, sizeof(int32_t))
     w.srcs = <int32_t*>calloc(m, sizeof(int32_t))
     w.level = <int32_t*>calloc(m, sizeof(int32_t))
     w.queue = <int32_t*>calloc(m, sizeof(int32_t))
-    if (w.nodes == NULL or w.dist == NULL or w.pred == NULL or w.seen == NULL or w.done == NULL
-            or w.heap == NULL or w.hpos == NULL or w.settled == NULL or w.cur == NULL
-            or w.curst == NULL or w.dead == NULL or w.onpath == NULL or w.path == NULL
+    if (w.nodes == NULL
+            or w.heap == NULL or w.settled == NULL or w.cur == NULL
+            or w.onpath == NULL or w.path == NULL
             or w.parc == NULL or w.srcs == NULL or w.level == NULL or w.queue == NULL):
         return -1
     return 0
 
 
 cdef void work_free(Work* w) noexcept nogil:
-    free(w.nodes); free(w.dist); free(w.pred); free(w.seen); free(w.done); free(w.heap); free(w.hpos)
-    free(w.settled); free(w.cur); free(w.curst); free(w.dead); free(w.onpath)
+    free(w.nodes); free(w.heap)
+    free(w.settled); free(w.cur); free(w.onpath)
     free(w.path); free(w.parc); free(w.srcs); free(w.level); free(w.queue)
 
 
@@ -773,7 +723,8 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     the search stops when no augmenting path is left. Returns ``(flow, potential,
     value, stats)``.
     ``method``: 0 successive shortest paths, 1 cost scaling (supply must be feasible;
-    the potentials are then made exact by label correction).
+    the potentials are then made exact by label correction), 2 maximum flow only
+    (Dinic; costs ignored, the flow and value returned, the potential left at 0).
 
     Potentials satisfy ``cost[a] + potential[tail[a]] - potential[head[a]] >= 0`` on
     every arc with flow < capacity and ``<= 0`` on every arc with flow > 0.
@@ -836,7 +787,11 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
                         &cap[0] if m else NULL, &cost[0] if m else NULL, True,
                         &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0] if m else NULL)
-            if max_mode and (has_negative or scaling):
+            if method == 2:
+                # Capacity on the original arcs is already in g.rc when nothing was
+                # saturated, and the caller passes zero costs for this mode.
+                value = dinic_run(&g, g.rc, source, sink, &w)
+            elif max_mode and (has_negative or scaling):
                 # Capacity on the original arcs: forward slot = cap, backward = 0.
                 for i in range(m):
                     if fpos_v[i] >= 0:
@@ -848,7 +803,9 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             elif max_mode:
                 excess_v[source] += open_bound
                 excess_v[sink] -= open_bound
-            if scaling:
+            if method == 2:
+                pass
+            elif scaling:
                 status = cost_scale_run(&g, &excess_v[0], &pi_v[0], scale, alpha, &w)
                 if status == FLOW_OK and exact:
                     for i in range(n):
@@ -860,10 +817,10 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
                     status = exact_potentials(&g, &pi_v[0], 64 * (n + 1) * (g.slots + 1), &w)
             else:
                 status = ssp_run(&g, &excess_v[0], &pi_v[0], &w)
-            if max_mode and not has_negative and not scaling:
+            if max_mode and not has_negative and method == 0:
                 value = open_bound - excess_v[source]
                 status = FLOW_OK
-            if not max_mode and not scaling:
+            if not max_mode and method == 0:
                 for i in range(n):
                     if excess_v[i] > 0:
                         leftover += excess_v[i]
@@ -876,50 +833,3 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     if status != FLOW_OK and (max_mode or scaling):
         raise RuntimeError("internal error: a feasible flow could not be routed (status %d)" % status)
     return flow, pi[:n].copy(), (value if max_mode else leftover), stats
-
-
-def max_flow_value(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
-                   const int64_t[::1] cap, intp_t source, intp_t sink):
-    """Maximum ``source``-``sink`` flow value (Dinic) on validated arrays."""
-    cdef intp_t m = tail.shape[0]
-    cdef Graph g
-    cdef Work w
-    cdef int64_t value = 0
-    first = np.zeros(n + 1, dtype=np.intp)
-    to = np.empty(max(2 * m, 1), dtype=np.int32)
-    rev = np.empty(max(2 * m, 1), dtype=np.int32)
-    rc = np.empty(max(2 * m, 1), dtype=np.int64)
-    cst = np.empty(max(2 * m, 1), dtype=np.int64)
-    fpos = np.empty(max(m, 1), dtype=np.intp)
-    fill = np.empty(max(n, 1), dtype=np.intp)
-    flow = np.zeros(max(m, 1), dtype=np.int64)
-    excess = np.zeros(max(n, 1), dtype=np.int64)
-    zero = np.zeros(max(m, 1), dtype=np.int64)
-    cdef intp_t[::1] first_v = first
-    cdef int32_t[::1] to_v = to
-    cdef int32_t[::1] rev_v = rev
-    cdef int64_t[::1] rc_v = rc
-    cdef int64_t[::1] cst_v = cst
-    cdef intp_t[::1] fpos_v = fpos
-    cdef intp_t[::1] fill_v = fill
-    cdef int64_t[::1] flow_v = flow
-    cdef int64_t[::1] excess_v = excess
-    cdef int64_t[::1] zero_v = zero
-    g.first = &first_v[0]
-    g.to = &to_v[0]
-    g.rev = &rev_v[0]
-    g.rc = &rc_v[0]
-    g.cst = &cst_v[0]
-    if work_alloc(&w, n) != 0:
-        work_free(&w)
-        raise MemoryError("max-flow scratch for %d nodes could not be allocated" % n)
-    try:
-        with nogil:
-            # Zero costs: nothing is saturated, every forward slot holds its capacity.
-            build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
-                        &cap[0] if m else NULL, &zero_v[0], True,
-                        &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0])
-            value = dinic_run(&g, &rc_v[0], source, sink, &w)
-    finally:
-        work_free(&w)
-    return value

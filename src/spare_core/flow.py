@@ -325,7 +325,9 @@ def _with_super_terminals(n, tail, head, capacity, cost, supply):
 def _deliverable(n, tail, head, capacity, supply) -> int:
     """Most supply that can reach the demands (a maximum flow, costs ignored)."""
     s, t, a_tail, a_head, a_cap, _ = _with_super_terminals(n, tail, head, capacity, capacity, supply)
-    return int(_kernel.max_flow_value(n + 2, a_tail, a_head, a_cap, s, t))
+    zero = np.zeros(a_tail.shape[0], dtype=np.int64)
+    return int(_kernel.solve(n + 2, a_tail, a_head, a_cap, zero, np.zeros(n + 2, dtype=np.int64), s, t,
+                             method=2)[2])
 
 
 # Cost scaling multiplies costs by n + 1 and its prices reach a few times

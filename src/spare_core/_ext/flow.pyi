@@ -15,11 +15,3 @@ def solve(
     alpha: int = ...,
     exact: bool = ...,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], int, dict[str, int]]: ...
-def max_flow_value(
-    n: int,
-    tail: NDArray[np.int64],
-    head: NDArray[np.int64],
-    cap: NDArray[np.int64],
-    source: int,
-    sink: int,
-) -> int: ...
