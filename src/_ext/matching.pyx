@@ -141,6 +141,17 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
     free(tmp)
 
 
+cdef int64_t _spare_slots(HKState* s) noexcept nogil:
+    """Free right capacity, sum of cap - load, capped at n_left (enough for any comparison)."""
+    cdef int64_t tot = 0
+    cdef intp_t j
+    for j in range(s.n_right):
+        tot += s.R[j].cap - s.R[j].load
+        if tot >= s.n_left:
+            return s.n_left
+    return tot
+
+
 cdef void hk_revive(HKState* s) noexcept nogil:
     """Capacity grew somewhere: every DEAD left vertex may have a path again."""
     cdef intp_t k
@@ -699,7 +710,9 @@ cdef class HKKernel:
 
         ``start``: 0 = greedy in vertex order, 1 = greedy in increasing degree order (degree-1
         vertices first, which is where greedy choices are safe), 2 = Karp-Sipser degree rules.
-        ``prune``: let the phases prune by the ski-rental rule (see hk_augment).
+        ``prune``: prune once after a greedy start (start 1 or 2), then let the phases prune by the
+        ski-rental rule (see hk_augment). A cold solve scans the whole graph anyway, so the
+        first prune (about one pass) keeps the O(sqrt(V) E) bound.
         """
         cdef HKState* s = &self.s
         cdef intp_t nl = self.n_left, nr = self.n_right
@@ -722,6 +735,16 @@ cdef class HKKernel:
                 hk_karp_sipser(s, s.cptr, s.cidx, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
         with nogil:
             hk_greedy(s)
+            # Prune once before the first phase when the free left vertices are at least as
+            # many as the free right slots: augmenting paths then compete for few endpoints,
+            # most free left vertices end unmatched, and every textbook phase scans their
+            # alternating trees again (measured work: (b) 4.2|E| -> 3.2|E|, (c) 1e6
+            # 3.2|E| -> 2.4|E|). With slack on the right (family (a): 1.6 % free left, 95 %
+            # spare slots) each search ends nearby and the prune's pass would triple the work.
+            # Cold starts only: a warm repair searches from a few vertices.
+            if prune and start != 0 and s.n_pending > 0 and s.n_pending >= _spare_slots(s) \
+                    and hk_build_csc(s) == 0:
+                hk_prune(s)
             hk_augment(s)
         return s.size
 
