@@ -79,7 +79,48 @@ cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
 
 
 cdef void hk_greedy(HKState* s) noexcept nogil:
-    """Match each PENDING left vertex to its first neighbour with spare capacity (O(|E|))."""
+    """Match each PENDING left vertex to its first neighbour with spare capacity (O(|E|)).
+
+    The scan tests a one-byte "full" flag per right vertex instead of the 32-byte records:
+    the flags of 600k right vertices fit in L2, the records do not, and the test of each
+    neighbour was a cache miss (perf: 68 % of greedy time on that compare).
+    """
+    cdef intp_t k, kept = 0, j0
+    cdef int64_t e, end
+    cdef int32_t u, j
+    cdef const int64_t* indptr = s.indptr
+    cdef const int32_t* indices = s.indices
+    cdef const uint8_t* off = s.edge_off
+    cdef uint8_t* full = <uint8_t*>malloc(s.n_right + 1)
+    if full == NULL:
+        _greedy_records(s)
+        return
+    for j0 in range(s.n_right):
+        full[j0] = s.R[j0].load >= s.R[j0].cap
+    for k in range(s.n_pending):
+        u = s.pending[k]
+        e = indptr[u]
+        end = indptr[u + 1]
+        while e < end:
+            if not full[indices[e]] and (off == NULL or not off[e]):
+                break
+            e += 1
+        s.work += e - indptr[u]
+        if e < end:
+            j = indices[e]
+            hk_link(s, u, j)
+            full[j] = s.R[j].load >= s.R[j].cap
+            s.status[u] = MATCHED
+            s.size += 1
+        else:
+            s.pending[kept] = u
+            kept += 1
+    s.n_pending = kept
+    free(full)
+
+
+cdef void _greedy_records(HKState* s) noexcept nogil:
+    """hk_greedy on the records themselves (no memory for the flags)."""
     cdef intp_t k, kept = 0
     cdef int64_t e, end
     cdef int32_t u, j
