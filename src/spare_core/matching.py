@@ -347,10 +347,9 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
         # repair: only the vertices the warm start left free are searched
         kept = int(k.seed(warm))
         k.solve(0, True)
-    match_left = np.array(k.match_left, dtype=np.int64)   # contiguous copy of the packed records
+    match_left, load = k.result()   # contiguous copies of the packed records
     phases, size = k.phases, k.size
-    del k   # free the kernel's records before building the rest of the result (lower peak)
-    load = np.bincount(match_left + 1, minlength=n_right + 1)[1:].astype(np.int64, copy=False)
+    del k   # free the kernel's records before building the result object (lower peak)
     return Matching(match_left, load, cap, indptr, indices, phases=phases, warm_kept=kept, size=size)
 
 

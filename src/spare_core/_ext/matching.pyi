@@ -6,16 +6,20 @@ class HKKernel:
     indptr: NDArray[np.int64]
     indices: NDArray[np.int32]
     edge_off: NDArray[np.uint8] | None
-    cap: NDArray[np.int64]
     user_cap: NDArray[np.int64] | None
     enabled: NDArray[np.uint8] | None
-    load: NDArray[np.int64]
-    match_left: NDArray[np.int64]
     n_left: int
     n_right: int
     def __init__(
         self, indptr: NDArray[np.int64], indices: NDArray[np.int32], cap: NDArray[np.int64], edge_flags: bool = ...
     ) -> None: ...
+    @property
+    def match_left(self) -> NDArray[np.int64]: ...
+    @property
+    def load(self) -> NDArray[np.int64]: ...
+    @property
+    def cap(self) -> NDArray[np.int64]: ...
+    def result(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
     @property
     def size(self) -> int: ...
     @property
