@@ -72,7 +72,8 @@ cdef struct HKState:
     bint live_on
     bint can_prune          # allow hk_augment to prune (ski-rental rule)
     int64_t prunes
-    int64_t prune_budget    # -1: |E| + |V|; otherwise this (tests force pruning with 0)
+    int64_t prune_budget    # -1: |E| + |V|, then prune_cost; otherwise this (tests force pruning with 0)
+    int64_t prune_cost      # work of the last hk_prune (edges + its O(n_right + pending) passes)
     int32_t epoch
     int64_t size
     int64_t work        # edges + partner-list entries scanned since the counter was reset

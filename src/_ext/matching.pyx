@@ -336,22 +336,29 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
     On return ``n_pending == 0``: every free left vertex is DEAD (no augmenting path exists,
     so the matching is maximum). Returns the number of augmentations.
 
-    Pruning (hk_prune) costs about one pass over the graph, so it is bought like a ski
-    rental: only once the phases since the last prune have scanned as much as a prune would
-    (|E| + |V|). Its total cost is then at most the search work it follows, and it can only
-    save work: the worst case stays Hopcroft-Karp's O(sqrt(V) E) and small repairs never pay
-    for it. Its marks are dropped on return (capacities may grow before the next call).
+    Pruning (hk_prune) costs at most about one pass over the graph, so it is bought like a
+    ski rental: only once the phases since the last prune have scanned as much as a prune
+    costs, i.e. |E| + |V| for the first one in a call (transpose and all), then the measured
+    cost of the previous prune (its reverse search covers only what can still reach spare
+    capacity, which shrinks as the matching grows). Its total cost is then at most the
+    search work it follows, and it can only save work: the worst case stays Hopcroft-Karp's
+    O(sqrt(V) E) and small repairs never pay for it. Its marks are dropped on return
+    (capacities may grow before the next call).
     """
     cdef int64_t gained = 0, since = s.work
     cdef int64_t budget = s.indptr[s.n_left] + s.n_left + s.n_right
     cdef int32_t limit, u
     cdef intp_t k, kept
     cdef bint searched = False
+    if s.live_on:
+        budget = s.prune_cost          # a prune just ran (solve's cold start)
     if s.prune_budget >= 0:
         budget = s.prune_budget          # tests force pruning with 0
     while s.n_pending > 0:
         if s.can_prune and searched and s.work - since >= budget and hk_build_csc(s) == 0:
             hk_prune(s)
+            if s.prune_budget < 0:
+                budget = s.prune_cost
             since = s.work
             searched = False
             continue
@@ -555,6 +562,7 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     cdef int32_t j, w, j2
     cdef const int64_t* cptr = s.cptr
     cdef const int32_t* cidx = s.cidx
+    cdef int64_t w0 = s.work, n_pending0 = s.n_pending
     memset(s.live_l, 0, s.n_left)
     memset(s.live_r, 0, s.n_right)
     for j in range(s.n_right):
@@ -588,6 +596,9 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     s.n_pending = kept
     s.live_on = 1
     s.prunes += 1
+    # what the next prune will cost at most: the same reverse search (the live region only
+    # shrinks while capacities do) plus its passes over the right records and the queue
+    s.prune_cost = s.work - w0 + s.n_right + n_pending0
 
 
 cdef inline int64_t _edge_of(HKState* s, int32_t w, int32_t j) noexcept nogil:
@@ -684,6 +695,7 @@ cdef class HKKernel:
         self.s.can_prune = 1
         self.s.prune_budget = -1
         self.s.prunes = 0
+        self.s.prune_cost = 0
         self.s.epoch = 0
         self.s.size = 0
         self.s.work = 0
