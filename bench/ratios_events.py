@@ -19,7 +19,7 @@ Peers
 
 Usage::
 
-    python bench/ratios_events.py            # 60k and 600k units (a few minutes)
+    python bench/ratios_events.py            # 60k and 600k units (about 10 minutes: SimPy is slow)
     python bench/ratios_events.py --quick    # small sizes, seconds
 """
 from __future__ import annotations
