@@ -12,6 +12,7 @@ import math
 import os
 import time
 
+from . import positive_int
 from ..sim import Scenario, closed_form_redundancy, sweep
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"
@@ -19,24 +20,12 @@ HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU
 _LABELS = {"ckpt": "CKPT-only", "rep": "Rep+CKPT", "rep-disjoint": "Rep+CKPT", "spare": "SPARe+CKPT"}
 
 
-def _positive_int(text):
-    import argparse
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
-
-
 def add_arguments(parser) -> None:
     """Options of ``spare compare``."""
-    parser.add_argument("--groups", type=_positive_int, nargs="+", default=[200, 600, 1000], metavar="N",
+    parser.add_argument("--groups", type=positive_int, nargs="+", default=[200, 600, 1000], metavar="N",
                         help="numbers of data-parallel groups (default: 200 600 1000)")
-    parser.add_argument("--r-max", type=_positive_int, default=20, help="largest redundancy tried (default 20)")
-    parser.add_argument("--seeds", type=_positive_int, default=5, help="seeds per cell, 0..S-1 (default 5)")
+    parser.add_argument("--r-max", type=positive_int, default=20, help="largest redundancy tried (default 20)")
+    parser.add_argument("--seeds", type=positive_int, default=5, help="seeds per cell, 0..S-1 (default 5)")
     parser.add_argument("--processes", type=int, default=0,
                         help="worker processes (default 0: one per CPU)")
     parser.add_argument("--failure-model", choices=("per-unit", "system"), default="per-unit",
@@ -45,7 +34,7 @@ def add_arguments(parser) -> None:
                         help="Rep+CKPT on SPARe's cyclic stacks (default) or N/r disjoint replica sets")
     parser.add_argument("--horizon", type=float, default=20.0,
                         help="stop a run at this many T0 and report it unfinished (default 20)")
-    parser.add_argument("--steps", type=_positive_int, default=None, help="training steps (default: the preset's 10,000)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: the preset's 10,000)")
     parser.add_argument("--layout", choices=("consecutive", "sidon"), default="consecutive",
                         help="SPARe's stack offsets: the paper's consecutive cyclic stacks (default) or Sidon-type")
     parser.add_argument("--no-patch-cost", action="store_true",

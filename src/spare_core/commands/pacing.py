@@ -13,28 +13,13 @@ import argparse
 import time
 from dataclasses import replace
 
+from . import bounded, nonneg_int, positive_int
+
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
 
 
-def _bounded(cast, low, what):
-    """argparse type: ``cast(text)`` that must be >= ``low`` (``what`` names the kind)."""
-
-    def convert(text):
-        try:
-            value = cast(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if not value >= low:
-            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
-        return value
-
-    return convert
-
-
-_positive_int = _bounded(int, 1, "an integer")
-_nonneg_int = _bounded(int, 0, "an integer")
-_at_least_one = _bounded(float, 1.0, "a number")
-_nonneg_float = _bounded(float, 0.0, "a number")
+_at_least_one = bounded(float, 1.0, "a number")
+_nonneg_float = bounded(float, 0.0, "a number")
 
 
 def _duty(text):
@@ -48,13 +33,13 @@ def add_arguments(parser) -> None:
     """Options of ``spare pacing``."""
     from ..pacing import DEFAULT_NODE_COUNTS
 
-    parser.add_argument("--nodes", type=_positive_int, nargs="+", default=list(DEFAULT_NODE_COUNTS),
+    parser.add_argument("--nodes", type=positive_int, nargs="+", default=list(DEFAULT_NODE_COUNTS),
                         metavar="N", help="node counts (default: 4 8 ... 1024)")
-    parser.add_argument("--iterations", type=_positive_int, default=1000,
+    parser.add_argument("--iterations", type=positive_int, default=1000,
                         help="iterations per run (default 1000)")
-    parser.add_argument("--replicas", type=_positive_int, default=3,
+    parser.add_argument("--replicas", type=positive_int, default=3,
                         help="independent clusters averaged per cell (default 3)")
-    parser.add_argument("--seed", type=_nonneg_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--seed", type=nonneg_int, default=0, help="root seed (default 0)")
     parser.add_argument("--oversubscription", type=_at_least_one, default=None,
                         help="leaf oversubscription ratio (default: scenario's 2.0)")
     parser.add_argument("--ring-order", choices=("random", "topology"), default=None,
