@@ -19,6 +19,10 @@ Environment variables
     Build only these kernels (development aid, e.g. ``SPARE_CORE_ONLY=matching``).
 ``SPARE_CORE_ANNOTATE=1``
     Also write ``cython -a`` HTML annotation next to each ``.pyx`` (profiling aid).
+
+Switching between a debug and a normal build forces a full recompile (the flags of the
+last build are kept in ``build/spare_core_build_flags``); otherwise setuptools would keep
+the ``-O0`` objects because no source changed.
 """
 import os
 from pathlib import Path
@@ -49,6 +53,17 @@ else:
     EXTRA_COMPILE_ARGS = ["-O3"]
 
 
+def _flags_changed() -> bool:
+    """True when the last build used other debug/optimisation flags (then recompile all)."""
+    stamp = HERE / "build" / "spare_core_build_flags"
+    flags = f"debug={DEBUG} args={' '.join(EXTRA_COMPILE_ARGS)}"
+    old = stamp.read_text() if stamp.exists() else None
+    if old != flags:
+        stamp.parent.mkdir(exist_ok=True)
+        stamp.write_text(flags)
+    return old is not None and old != flags
+
+
 def _extensions():
     exts = []
     for pyx in sorted((HERE / EXT_DIR).glob("*.pyx")):
@@ -67,11 +82,15 @@ def _extensions():
     return exts
 
 
+FORCE = _flags_changed()
+
 setup(
+    options={"build_ext": {"force": FORCE}},
     ext_modules=cythonize(
         _extensions(),
         compiler_directives=COMPILER_DIRECTIVES,
         include_path=[str(EXT_DIR)],
         annotate=ANNOTATE,
+        force=FORCE,
     ),
 )
