@@ -23,7 +23,8 @@
 #
 # Scratch (allocated once, reused by every phase; validity by epoch stamps, so a phase costs
 # the work of its search, never O(graph)):
-#   L[i].stamp/dist/it, R[j].stamp/layer/cur; queue int32[n_left], stack_l/stack_r int32[n_left + 1]
+#   L[i].stamp/dist/it, R[j].stamp/layer/cur; queue int32[n_left], stack_l (the same
+#   memory as queue: the DFS runs after the BFS is done with it), stack_r int32[n_left + 1]
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
 cdef enum:

@@ -642,7 +642,10 @@ cdef class HKKernel:
         self._L = np.empty(nl, LEFT_DTYPE)
         self._R = np.empty(nr, RIGHT_DTYPE)
         self._status = np.empty(nl, np.uint8)
-        self._i32 = np.empty(5 * nl + 2, np.int32)     # pending, dead, queue, stack_l, stack_r
+        # pending, dead, queue = stack_l, stack_r: the DFS stack of left vertices shares the
+        # BFS queue (a phase's DFS runs after its BFS, and a path holds at most n_left left
+        # vertices), 4 bytes per left vertex less
+        self._i32 = np.empty(4 * nl + 1, np.int32)
         cdef const int64_t[::1] capv = cap
         cdef LeftV* L = <LeftV*>_pany(self._L)
         cdef RightV* R = <RightV*>_pany(self._R)
@@ -675,8 +678,8 @@ cdef class HKKernel:
         self.s.pending = blk
         self.s.dead = blk + nl
         self.s.queue = blk + 2 * nl
-        self.s.stack_l = blk + 3 * nl
-        self.s.stack_r = blk + 4 * nl + 1
+        self.s.stack_l = blk + 2 * nl
+        self.s.stack_r = blk + 3 * nl
         self.s.n_left = nl
         self.s.n_right = nr
         self.s.indptr = _c64(self.indptr)
