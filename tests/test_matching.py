@@ -216,10 +216,34 @@ def test_every_kernel_strategy_is_maximum(case, data):
     expected = scipy_size(n_left, n_right, edges, cap)
     indptr, indices, _, _ = _graph_csr(g)
     for start in (0, 1, 2):
-        for prune in (False, True):
+        # budget 0: prune after every phase; -1: the default rules (early prune, ski rental)
+        for prune, budget in ((False, -1), (True, 0), (True, -1)):
             k = _kern.HKKernel(indptr, indices, cap.copy(), False)
-            k.prune_budget = 0 if prune else -1     # prune after every phase
+            k.prune_budget = budget
             assert k.solve(start, prune) == expected
             m = Matching(k.match_left, k.load, k.cap, indptr, indices)
             check_valid(m, edges, cap)
             check_certificate(m, edges, cap)
+            ml, load = k.result()
+            assert np.array_equal(ml, k.match_left) and np.array_equal(load, k.load)
+
+
+def test_cold_solve_prunes_first_only_without_right_slack():
+    """The prune before the first phase runs iff free left vertices >= free right slots."""
+    from spare_core.matching import _graph_csr, _kern
+
+    # 40 left vertices all joined to right 0 and 1 only (plus one private right each for
+    # the first 5): greedy leaves 33 free left vertices and no free slot on 0/1
+    rows = np.concatenate([np.repeat(np.arange(40), 2), np.arange(5)])
+    cols = np.concatenate([np.tile([0, 1], 40), 2 + np.arange(5)])
+    g = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(40, 7))
+    indptr, indices, _, n_right = _graph_csr(g)
+    tight = _kern.HKKernel(indptr, indices, np.ones(n_right, np.int64), False)
+    assert tight.solve(1, True) == 7
+    assert tight.prunes >= 1
+    # the same graph with slack on the right (capacity 40 on right 0): no early prune needed
+    cap = np.ones(n_right, np.int64)
+    cap[0] = 40
+    slack = _kern.HKKernel(indptr, indices, cap, False)
+    assert slack.solve(1, True) == 40
+    assert slack.prunes == 0

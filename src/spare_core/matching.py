@@ -308,17 +308,20 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     throughout.
 
     A cold solve starts greedily, left vertices in increasing degree order (a degree-1
-    vertex's only choice is safe, so those go first). Once the phases have scanned as much
-    as the graph holds, the kernel marks every vertex that cannot reach spare capacity by an
-    alternating path (one reverse BFS on a transpose): such vertices can never lie on an
-    augmenting path, now or later, so the remaining phases skip them, and unmatchable left
-    vertices are not searched again in every phase as in textbook Hopcroft-Karp. Paying for
-    the pruning only after that much search (a ski-rental rule) at most doubles the cost of
-    an easy instance and keeps the O(sqrt(V) E) bound.
+    vertex's only choice is safe, so those go first). The kernel then marks every vertex
+    that cannot reach spare capacity by an alternating path (one reverse BFS on a
+    transpose): such vertices can never lie on an augmenting path, now or later, so the
+    phases skip them, and unmatchable left vertices are not searched again in every phase
+    as in textbook Hopcroft-Karp. This prune runs before the first phase when the greedy
+    start left at least as many free left vertices as free right slots (then most of them
+    end unmatched); otherwise, and again later, only once the phases since the last prune
+    have scanned as much as a prune costs (|E| + |V| for the first, the measured cost of the
+    previous one after that: a ski-rental rule). Either way its cost is at most about one
+    pass over the graph per pass of search it follows, so the O(sqrt(V) E) bound holds.
 
     A warm start costs O(n_left + sum of the kept rows) to validate plus the searches from
-    the vertices it left free (no Karp-Sipser, no pruning pass): after one group fails, only
-    its former partners are searched.
+    the vertices it left free (no pruning pass before the first phase): after one group
+    fails, only its former partners are searched.
 
     References
     ----------
