@@ -182,15 +182,19 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
     free(tmp)
 
 
-cdef int64_t _spare_slots(HKState* s) noexcept nogil:
-    """Free right capacity, sum of cap - load, capped at n_left (enough for any comparison)."""
+cdef bint _slots_at_most(HKState* s, int64_t bound) noexcept nogil:
+    """Whether the free right capacity (sum of cap - load) is at most ``bound``.
+
+    Stops as soon as it exceeds the bound: with slack on the right that is after a few
+    records, not a pass over all of them.
+    """
     cdef int64_t tot = 0
     cdef intp_t j
     for j in range(s.n_right):
         tot += s.R[j].cap - s.R[j].load
-        if tot >= s.n_left:
-            return s.n_left
-    return tot
+        if tot > bound:
+            return False
+    return True
 
 
 cdef void hk_revive(HKState* s) noexcept nogil:
@@ -823,7 +827,7 @@ cdef class HKKernel:
             # 3.2|E| -> 2.4|E|). With slack on the right (family (a): 1.6 % free left, 95 %
             # spare slots) each search ends nearby and the prune's pass would triple the work.
             # Cold starts only: a warm repair searches from a few vertices.
-            if prune and start != 0 and s.n_pending > 0 and s.n_pending >= _spare_slots(s) \
+            if prune and start != 0 and s.n_pending > 0 and _slots_at_most(s, s.n_pending) \
                     and hk_build_csc(s) == 0:
                 hk_prune(s)
             hk_augment(s)
