@@ -83,7 +83,8 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
 
     The scan tests a one-byte "full" flag per right vertex instead of the 32-byte records:
     the flags of 600k right vertices fit in L2, the records do not, and the test of each
-    neighbour was a cache miss (perf: 68 % of greedy time on that compare).
+    neighbour was a cache miss (perf: 68 % of greedy time on that compare). Skipped if the
+    n_right bytes cannot be allocated.
     """
     cdef intp_t k, kept = 0, j0
     cdef int64_t e, end
@@ -93,8 +94,7 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
     cdef const uint8_t* off = s.edge_off
     cdef uint8_t* full = <uint8_t*>malloc(s.n_right + 1)
     if full == NULL:
-        _greedy_records(s)
-        return
+        return          # the start is only an optimisation: the phases match everything
     for j0 in range(s.n_right):
         full[j0] = s.R[j0].load >= s.R[j0].cap
     for k in range(s.n_pending):
@@ -117,31 +117,6 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
             kept += 1
     s.n_pending = kept
     free(full)
-
-
-cdef void _greedy_records(HKState* s) noexcept nogil:
-    """hk_greedy on the records themselves (no memory for the flags)."""
-    cdef intp_t k, kept = 0
-    cdef int64_t e, end
-    cdef int32_t u, j
-    for k in range(s.n_pending):
-        u = s.pending[k]
-        e = s.indptr[u]
-        end = s.indptr[u + 1]
-        while e < end:
-            j = s.indices[e]
-            if s.R[j].load < s.R[j].cap and (s.edge_off == NULL or not s.edge_off[e]):
-                break
-            e += 1
-        s.work += e - s.indptr[u]
-        if e < end:
-            hk_link(s, u, j)
-            s.status[u] = MATCHED
-            s.size += 1
-        else:
-            s.pending[kept] = u
-            kept += 1
-    s.n_pending = kept
 
 
 cdef void hk_degree_order(HKState* s) noexcept nogil:
