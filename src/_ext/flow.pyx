@@ -258,11 +258,133 @@ cdef void admissible_augment(Graph* g, int64_t* excess, NodeState* ns, Work* w,
             top -= 1
 
 
-cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil:
+cdef int unit_path_run(Graph* g, int64_t* excess, Work* w, int32_t src,
+                       int32_t* stamp_io) noexcept nogil:
+    """Assignment-style shortest augmenting paths (Jonker & Volgenant 1987) for a
+    maximum flow whose source arcs carry a few units each (RECTLR's shard types).
+
+    The source's excess is first pushed along its tight residual slots, so each unit
+    waits at its own head node (a shard type). Each unit then gets its own Dijkstra on
+    reduced costs, stopped at the first deficit popped (distance D; for RECTLR: the
+    cheapest free group slot), potentials of the scanned nodes with dist < D are raised
+    by dist - D, and the unit moves along the tight path found. The search only touches
+    the neighbourhood of that unit instead of the whole ball around all pending units.
+    A unit that reaches no deficit can never reach one later (an augmenting path avoids
+    its whole reachable set), so it is returned to ``src`` along a shortest path; the
+    caller's primal-dual loop then routes whatever excess ``src`` still holds.
+    IN-OUT excess [n], w.nodes[].pi (dual feasible on entry and exit), g.rc, stamp.
+    Returns FLOW_OK, or FLOW_STUCK if a waiting unit cannot even return to ``src``
+    (not possible when every unit came from it; a guard).
+    """
+    cdef NodeState* ns = w.nodes
+    cdef int32_t* heap_ = w.heap
+    cdef int32_t* settled_ = w.settled
+    cdef int32_t* units = w.srcs
+    cdef intp_t n = g.n
+    cdef intp_t* first = g.first
+    cdef int32_t* to = g.to
+    cdef int32_t* rev = g.rev
+    cdef int64_t* rc = g.rc
+    cdef int64_t* cst = g.cst
+    cdef intp_t i, k, nq = 0, hsize, nset, p, end
+    cdef int32_t u, v, t, target, stamp = stamp_io[0], seen, done
+    cdef int64_t d, du, pu, big_d, delta
+    pu = ns[src].pi
+    for p in range(first[src], first[src + 1]):
+        if excess[src] <= 0:
+            break
+        if rc[p] > 0 and cst[p] + pu - ns[to[p]].pi == 0:
+            v = to[p]
+            d = rc[p] if rc[p] < excess[src] else excess[src]
+            rc[p] -= d
+            rc[rev[p]] += d
+            excess[src] -= d
+            excess[v] += d
+            if excess[v] > 0 and excess[v] - d <= 0:
+                units[nq] = v
+                nq += 1
+    for i in range(nq):
+        t = units[i]
+        while excess[t] > 0:
+            if stamp >= STAMP_LIMIT:
+                for k in range(n):
+                    ns[k].mark = 0
+                    ns[k].dead = 0
+                    ns[k].curst = 0
+                stamp = 1
+            stamp += 1
+            seen = 2 * stamp
+            done = seen + 1
+            w.phases += 1
+            ns[t].dist = 0
+            ns[t].pred = -1
+            ns[t].mark = seen
+            heap_[0] = t
+            ns[t].hpos = 0
+            hsize = 1
+            target = -1
+            nset = 0
+            while hsize > 0:
+                u = ns_pop(heap_, ns, &hsize)
+                ns[u].mark = done
+                settled_[nset] = u
+                nset += 1
+                if excess[u] < 0:
+                    target = u
+                    break
+                du = ns[u].dist
+                pu = ns[u].pi
+                end = first[u + 1]
+                for p in range(first[u], end):
+                    if rc[p] <= 0:
+                        continue
+                    v = to[p]
+                    if ns[v].mark == done:
+                        continue
+                    ns_relax(heap_, ns, &hsize, v, du + cst[p] + pu - ns[v].pi, <int32_t>p, seen)
+            if target < 0:
+                # Every node reachable from t is settled; send the unit home.
+                if ns[src].mark != done:
+                    stamp_io[0] = stamp
+                    return FLOW_STUCK
+                target = src
+            w.pops += nset
+            big_d = ns[target].dist
+            # Settled nodes beyond D (only when the whole reachable set was scanned)
+            # keep their potential, like the unscanned ones: all of them are >= D away.
+            for k in range(nset):
+                v = settled_[k]
+                if ns[v].dist < big_d:
+                    ns[v].pi += ns[v].dist - big_d
+            delta = excess[t]
+            if excess[target] < 0 and -excess[target] < delta:
+                delta = -excess[target]
+            v = target
+            while ns[v].pred >= 0:
+                p = ns[v].pred
+                if rc[p] < delta:
+                    delta = rc[p]
+                v = to[rev[p]]
+            v = target
+            while ns[v].pred >= 0:
+                p = ns[v].pred
+                rc[p] -= delta
+                rc[rev[p]] += delta
+                v = to[rev[p]]
+            excess[t] -= delta
+            excess[target] += delta
+            w.paths += 1
+    stamp_io[0] = stamp
+    return FLOW_OK
+
+
+cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_src) noexcept nogil:
     """Route every positive excess to the deficits at least cost (primal-dual SSP).
 
     IN-OUT excess [n] (0 everywhere on FLOW_OK), pi [n] (dual feasible on entry: every
     residual slot has c + pi[u] - pi[v] >= 0; still so on exit), g.rc.
+    ``unit_src >= 0``: after the greedy start, route the units waiting at that node
+    one shortest path at a time (:func:`unit_path_run`) before the primal-dual phases.
     Returns FLOW_OK, or FLOW_STUCK when the remaining excess reaches no deficit.
     """
     cdef NodeState* ns = w.nodes
@@ -292,6 +414,17 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w) noexcept nogil
     # assignment network: every unit to a cheapest free slot), before any search.
     stamp = 1
     admissible_augment(g, excess, ns, w, stamp, nsrc, False)
+    if unit_src >= 0:
+        status = unit_path_run(g, excess, w, <int32_t>unit_src, &stamp)
+        if status != FLOW_OK:
+            for i in range(n):
+                pi[i] = ns[i].pi
+            return status
+        nsrc = 0
+        for i in range(n):
+            if excess[i] > 0:
+                srcs_[nsrc] = <int32_t>i
+                nsrc += 1
     while True:
         k = 0
         for i in range(nsrc):
@@ -709,7 +842,7 @@ cdef void work_free(Work* w) noexcept nogil:
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
           intp_t source=-1, intp_t sink=-1, int64_t open_bound=0, int method=0,
-          int64_t alpha=16, bint exact=True):
+          int64_t alpha=16, bint exact=True, bint unit_paths=False):
     """Min-cost flow on validated arrays (see ``spare_core.flow`` for the public API).
 
     Modes
@@ -722,6 +855,9 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     otherwise ``source`` starts with ``open_bound`` excess (>= the max-flow value) and
     the search stops when no augmenting path is left. Returns ``(flow, potential,
     value, stats)``.
+    ``unit_paths`` (maximum flow by SSP only): after the greedy start, push the source's
+    excess along its tight slots and give every waiting unit its own Dijkstra stopped at
+    the first deficit (``unit_path_run``); meant for a few units per source slot.
     ``method``: 0 successive shortest paths, 1 cost scaling (supply must be feasible;
     the potentials are then made exact by label correction), 2 maximum flow only
     (Dinic; costs ignored, the flow and value returned, the potential left at 0).
@@ -816,10 +952,15 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
                         pi_v[i] = q
                     status = exact_potentials(&g, &pi_v[0], 64 * (n + 1) * (g.slots + 1), &w)
             else:
-                status = ssp_run(&g, &excess_v[0], &pi_v[0], &w)
+                status = ssp_run(&g, &excess_v[0], &pi_v[0], &w, source if (unit_paths and max_mode and not has_negative) else -1)
             if max_mode and not has_negative and method == 0:
                 value = open_bound - excess_v[source]
                 status = FLOW_OK
+                # Guard: a unit stranded at an interior node would break conservation.
+                for i in range(n):
+                    if excess_v[i] != 0 and i != source and i != sink:
+                        status = FLOW_STUCK
+                        break
             if not max_mode and method == 0:
                 for i in range(n):
                     if excess_v[i] > 0:
