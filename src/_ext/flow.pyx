@@ -20,6 +20,11 @@ Algorithm (Ahuja, Magnanti & Orlin 1993, "Network Flows", ch. 9.7 and 9.8)
   path of zero reduced cost it can find by a depth-first search with current-arc
   pointers (the admissible subgraph), which is what makes the greedy cheapest-slot
   placement of an assignment-like network one phase instead of one search per unit.
+* Unit paths (maximum flow whose source slots carry one unit each, as RECTLR's shard
+  types; Jonker & Volgenant 1987): after the greedy start the source's excess moves to
+  the heads of its tight slots and each waiting unit gets its own Dijkstra, stopped at
+  the first deficit, so a search scans the unit's neighbourhood only instead of the
+  ball around every pending unit (1e6-arc reassign: 76k settled nodes instead of 247k).
 * Cost scaling (Goldberg & Tarjan 1990; Goldberg 1997): costs times n + 1, eps divided
   by alpha per refine, FIFO push-relabel with global price updates (a Dijkstra on
   eps-rounded reduced costs backwards from the deficits at each refine and every 2n

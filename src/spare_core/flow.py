@@ -408,13 +408,13 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     if s == t:
         raise ValueError(f"source and sink must differ, got {s} for both")
     proper = tail != head
-    out_s = _checked_sum(capacity[proper & (tail == s)], "capacity out of source")
+    from_s = capacity[proper & (tail == s)]
+    out_s = _checked_sum(from_s, "capacity out of source")
     in_t = _checked_sum(capacity[proper & (head == t)], "capacity into sink")
     bound = min(out_s, in_t)
     _check_magnitudes(n, tail, head, capacity, cost, bound)
     code = _method_code(method, n, cost)
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
-    from_s = capacity[proper & (tail == s)]
     unit = code == 0 and (from_s.size == 0 or int(from_s.max()) <= 1)
     flow, potential, value, _ = _kernel.solve(
         n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound, method=code,
