@@ -186,6 +186,75 @@ cdef inline intp_t push_path(int64_t* rc, const int32_t* rev, const int32_t* par
     return cut
 
 
+cdef inline int32_t next_stamp(NodeState* ns, intp_t n, int32_t stamp) noexcept nogil:
+    """The stamp of the next search; every record is renumbered first when the marks
+    (2 * stamp + 1) could overflow int32."""
+    cdef intp_t i
+    if stamp >= STAMP_LIMIT:
+        for i in range(n):
+            ns[i].mark = 0
+            ns[i].dead = 0
+            ns[i].curst = 0
+        stamp = 1
+    return stamp + 1
+
+
+cdef inline void scan_out(Graph* g, int32_t* heap, NodeState* ns, intp_t* hsize, int32_t u,
+                          int32_t seen) noexcept nogil:
+    """Relax every residual slot out of the just-settled node u (settled mark: seen + 1)."""
+    cdef int64_t* rc = g.rc
+    cdef int64_t* cst = g.cst
+    cdef int32_t* to = g.to
+    cdef int64_t du = ns[u].dist
+    cdef int64_t pu = ns[u].pi
+    cdef int32_t done = seen + 1
+    cdef int32_t v
+    cdef intp_t p
+    for p in range(g.first[u], g.first[u + 1]):
+        if rc[p] <= 0:
+            continue
+        v = to[p]
+        if ns[v].mark == done:
+            continue
+        ns_relax(heap, ns, hsize, v, du + cst[p] + pu - ns[v].pi, <int32_t>p, seen)
+
+
+cdef inline void lower_to_radius(NodeState* ns, const int32_t* settled, intp_t nset,
+                                 int64_t big_d) noexcept nogil:
+    """pi[v] += dist[v] - D for the settled nodes closer than D: reduced costs stay >= 0
+    and every tree path to a node at distance D becomes tight (AMO 1993, lemma 9.11)."""
+    cdef intp_t k
+    cdef int32_t v
+    for k in range(nset):
+        v = settled[k]
+        if ns[v].dist < big_d:
+            ns[v].pi += ns[v].dist - big_d
+
+
+cdef inline int32_t tree_path_start(Graph* g, NodeState* ns, int32_t t, int64_t* delta) noexcept nogil:
+    """First node of the search-tree path ending at t; delta (IN-OUT) is lowered to the
+    path's bottleneck."""
+    cdef int32_t v = t
+    cdef intp_t p
+    while ns[v].pred >= 0:
+        p = ns[v].pred
+        if g.rc[p] < delta[0]:
+            delta[0] = g.rc[p]
+        v = g.to[g.rev[p]]
+    return v
+
+
+cdef inline void tree_path_push(Graph* g, NodeState* ns, int32_t t, int64_t delta) noexcept nogil:
+    """Push delta units along the search-tree path ending at t."""
+    cdef int32_t v = t
+    cdef intp_t p
+    while ns[v].pred >= 0:
+        p = ns[v].pred
+        g.rc[p] -= delta
+        g.rc[g.rev[p]] += delta
+        v = g.to[g.rev[p]]
+
+
 cdef void admissible_augment(Graph* g, int64_t* excess, NodeState* ns, Work* w,
                              int32_t stamp, intp_t nsrc, bint local) noexcept nogil:
     """Push flow from every excess node along residual paths of zero reduced cost.
@@ -291,9 +360,9 @@ cdef int unit_path_run(Graph* g, int64_t* excess, Work* w, int32_t src,
     cdef int32_t* rev = g.rev
     cdef int64_t* rc = g.rc
     cdef int64_t* cst = g.cst
-    cdef intp_t i, k, nq = 0, hsize, nset, p, end
+    cdef intp_t i, nq = 0, hsize, nset, p
     cdef int32_t u, v, t, target, stamp = stamp_io[0], seen, done
-    cdef int64_t d, du, pu, big_d, delta
+    cdef int64_t d, pu, delta
     pu = ns[src].pi
     for p in range(first[src], first[src + 1]):
         if excess[src] <= 0:
@@ -311,13 +380,7 @@ cdef int unit_path_run(Graph* g, int64_t* excess, Work* w, int32_t src,
     for i in range(nq):
         t = units[i]
         while excess[t] > 0:
-            if stamp >= STAMP_LIMIT:
-                for k in range(n):
-                    ns[k].mark = 0
-                    ns[k].dead = 0
-                    ns[k].curst = 0
-                stamp = 1
-            stamp += 1
+            stamp = next_stamp(ns, n, stamp)
             seen = 2 * stamp
             done = seen + 1
             w.phases += 1
@@ -337,16 +400,7 @@ cdef int unit_path_run(Graph* g, int64_t* excess, Work* w, int32_t src,
                 if excess[u] < 0:
                     target = u
                     break
-                du = ns[u].dist
-                pu = ns[u].pi
-                end = first[u + 1]
-                for p in range(first[u], end):
-                    if rc[p] <= 0:
-                        continue
-                    v = to[p]
-                    if ns[v].mark == done:
-                        continue
-                    ns_relax(heap_, ns, &hsize, v, du + cst[p] + pu - ns[v].pi, <int32_t>p, seen)
+                scan_out(g, heap_, ns, &hsize, u, seen)
             if target < 0:
                 # Every node reachable from t is settled; send the unit home.
                 if ns[src].mark != done:
@@ -354,28 +408,14 @@ cdef int unit_path_run(Graph* g, int64_t* excess, Work* w, int32_t src,
                     return FLOW_STUCK
                 target = src
             w.pops += nset
-            big_d = ns[target].dist
             # Settled nodes beyond D (only when the whole reachable set was scanned)
             # keep their potential, like the unscanned ones: all of them are >= D away.
-            for k in range(nset):
-                v = settled_[k]
-                if ns[v].dist < big_d:
-                    ns[v].pi += ns[v].dist - big_d
+            lower_to_radius(ns, settled_, nset, ns[target].dist)
             delta = excess[t]
             if excess[target] < 0 and -excess[target] < delta:
                 delta = -excess[target]
-            v = target
-            while ns[v].pred >= 0:
-                p = ns[v].pred
-                if rc[p] < delta:
-                    delta = rc[p]
-                v = to[rev[p]]
-            v = target
-            while ns[v].pred >= 0:
-                p = ns[v].pred
-                rc[p] -= delta
-                rc[rev[p]] += delta
-                v = to[rev[p]]
+            tree_path_start(g, ns, target, &delta)
+            tree_path_push(g, ns, target, delta)
             excess[t] -= delta
             excess[target] += delta
             w.paths += 1
@@ -397,14 +437,9 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_sr
     cdef int32_t* settled_ = w.settled
     cdef int32_t* srcs_ = w.srcs
     cdef intp_t n = g.n
-    cdef intp_t* first = g.first
-    cdef int32_t* to = g.to
-    cdef int32_t* rev = g.rev
-    cdef int64_t* rc = g.rc
-    cdef int64_t* cst = g.cst
-    cdef intp_t i, k, nsrc = 0, hsize, nset, p, end
+    cdef intp_t i, k, nsrc = 0, hsize, nset
     cdef int32_t u, v, t, s, stamp, seen, done
-    cdef int64_t du, pu, nd, big_d, delta
+    cdef int64_t big_d, delta
     cdef int status = FLOW_OK
     for i in range(n):
         ns[i].pi = pi[i]
@@ -439,13 +474,7 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_sr
         nsrc = k
         if nsrc == 0:
             break
-        if stamp >= STAMP_LIMIT:
-            for i in range(n):
-                ns[i].mark = 0
-                ns[i].dead = 0
-                ns[i].curst = 0
-            stamp = 1
-        stamp += 1
+        stamp = next_stamp(ns, n, stamp)
         seen = 2 * stamp
         done = seen + 1
         w.phases += 1
@@ -477,39 +506,17 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_sr
                     t = u
                     big_d = ns[u].dist
                 continue
-            du = ns[u].dist
-            pu = ns[u].pi
-            end = first[u + 1]
-            for p in range(first[u], end):
-                if rc[p] <= 0:
-                    continue
-                v = to[p]
-                if ns[v].mark == done:
-                    continue
-                ns_relax(heap_, ns, &hsize, v, du + cst[p] + pu - ns[v].pi, <int32_t>p, seen)
+            scan_out(g, heap_, ns, &hsize, u, seen)
         if t < 0:
             status = FLOW_STUCK
             break
         w.pops += nset
-        for i in range(nset):
-            v = settled_[i]
-            ns[v].pi += ns[v].dist - big_d
+        lower_to_radius(ns, settled_, nset, big_d)
         delta = -excess[t]
-        v = t
-        while ns[v].pred >= 0:
-            p = ns[v].pred
-            if rc[p] < delta:
-                delta = rc[p]
-            v = to[rev[p]]
-        s = v
+        s = tree_path_start(g, ns, t, &delta)
         if excess[s] < delta:
             delta = excess[s]
-        v = t
-        while ns[v].pred >= 0:
-            p = ns[v].pred
-            rc[p] -= delta
-            rc[rev[p]] += delta
-            v = to[rev[p]]
+        tree_path_push(g, ns, t, delta)
         excess[s] -= delta
         excess[t] += delta
         w.paths += 1
