@@ -256,13 +256,13 @@ cdef inline void tree_path_push(Graph* g, NodeState* ns, int32_t t, int64_t delt
 
 
 cdef void admissible_augment(Graph* g, int64_t* excess, NodeState* ns, Work* w,
-                             int32_t stamp, intp_t nsrc, bint local) noexcept nogil:
+                             int32_t stamp, intp_t nsrc, bint local, bint flat) noexcept nogil:
     """Push flow from every excess node along residual paths of zero reduced cost.
 
     Depth-first with current-slot pointers and dead-node marks valid for this phase;
     slots skipped because their head was on the path are only an efficiency loss (the
     next Dijkstra phase finds what was missed). Reduced costs stay >= 0 throughout.
-    ``local``: enter only nodes the phase's Dijkstra settled (the ball holding every
+    ``flat``: every potential is 0 (the greedy start of a call). ``local``: enter only nodes the phase's Dijkstra settled (the ball holding every
     admissible path), so a phase costs what its search cost instead of re-walking the
     whole tight subgraph.
     """
@@ -308,7 +308,9 @@ cdef void admissible_augment(Graph* g, int64_t* excess, NodeState* ns, Work* w,
             pu = ns[u].pi
             found = False
             while p < end:
-                if rc[p] > 0:
+                # With all potentials zero (flat) a slot is tight iff its cost is 0,
+                # which rejects costly slots without loading the head's record.
+                if rc[p] > 0 and (not flat or cst[p] == 0):
                     v = to[p]
                     if (ns[v].dead != stamp and not ns[v].onpath and cst[p] + pu - ns[v].pi == 0
                             and (not local or ns[v].mark == settled)):
@@ -441,8 +443,11 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_sr
     cdef int32_t u, v, t, s, stamp, seen, done
     cdef int64_t big_d, delta
     cdef int status = FLOW_OK
+    cdef bint flat = True
     for i in range(n):
         ns[i].pi = pi[i]
+        if pi[i] != 0:
+            flat = False
         ns[i].mark = 0
         ns[i].dead = 0
         ns[i].onpath = 0
@@ -453,7 +458,7 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_sr
     # Greedy start: route along paths of zero reduced cost anywhere in the graph (for an
     # assignment network: every unit to a cheapest free slot), before any search.
     stamp = 1
-    admissible_augment(g, excess, ns, w, stamp, nsrc, False)
+    admissible_augment(g, excess, ns, w, stamp, nsrc, False, flat)
     if unit_src >= 0:
         status = unit_path_run(g, excess, w, <int32_t>unit_src, &stamp)
         if status != FLOW_OK:
@@ -520,7 +525,7 @@ cdef int ssp_run(Graph* g, int64_t* excess, int64_t* pi, Work* w, intp_t unit_sr
         excess[s] -= delta
         excess[t] += delta
         w.paths += 1
-        admissible_augment(g, excess, ns, w, stamp, nsrc, True)
+        admissible_augment(g, excess, ns, w, stamp, nsrc, True, False)
     for i in range(n):
         pi[i] = ns[i].pi
     return status
