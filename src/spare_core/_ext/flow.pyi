@@ -14,5 +14,5 @@ def solve(
     method: int = ...,
     alpha: int = ...,
     exact: bool = ...,
-    unit_paths: bool = ...
+    unit_paths: bool = ...,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], int, dict[str, int]]: ...
