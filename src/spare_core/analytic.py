@@ -40,6 +40,13 @@ def endurable_failures(n_groups, redundancy) -> float:
     It follows from P(no wipe-out after k failures) ~ exp(-k^r / N^(r-1)): each of the
     N shard types is lost with probability (k/N)^r, independently.
 
+    Being the integral of that continuous survival curve, mu is about one failure more
+    than the discrete count of failures *endured* (the index of the wiping failure minus
+    one) that :func:`endurable_failures_consecutive` and :func:`endurable_failures_mc`
+    return: at r = 1, mu = 1 while every first failure wipes out (0 endured). The offset
+    is small against mu at the scales of interest (N >= 200) and is part of the bias
+    documented in docs/closed_form.md.
+
     Parameters
     ----------
     n_groups : int
