@@ -40,12 +40,13 @@ def endurable_failures(n_groups, redundancy) -> float:
     It follows from P(no wipe-out after k failures) ~ exp(-k^r / N^(r-1)): each of the
     N shard types is lost with probability (k/N)^r, independently.
 
-    Being the integral of that continuous survival curve, mu is about one failure more
-    than the discrete count of failures *endured* (the index of the wiping failure minus
-    one) that :func:`endurable_failures_consecutive` and :func:`endurable_failures_mc`
-    return: at r = 1, mu = 1 while every first failure wipes out (0 endured). The offset
-    is small against mu at the scales of interest (N >= 200) and is part of the bias
-    documented in docs/closed_form.md.
+    Being the integral of that continuous survival curve, mu differs by O(1) from the
+    discrete count of failures *endured* (the index of the wiping failure minus one) that
+    :func:`endurable_failures_consecutive` and :func:`endurable_failures_mc` return: by
+    about half a failure when mu is large (Euler-Maclaurin: sum_{k>=1} S(k) ~ integral - 1/2),
+    and at r = 1 mu = 1 while every first failure wipes out (0 endured). The offset is
+    small against mu at the scales of interest (N >= 200) and is inside the bias measured
+    in docs/closed_form.md.
 
     Parameters
     ----------
