@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from spare_core.distributions import Deterministic, Exponential, LogNormal, Weibull
 from spare_core.events import KINDS, Engine, Event, simulate_renewals
-from spare_core.events._seeding import as_seed_sequence, child_rng
+from spare_core._seeding import as_seed_sequence, child_rng
 
 FAILURE, REPAIR, SYSTEM, TRACE, TIMER = range(5)
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from spare_core.distributions import Deterministic, Exponential, LogNormal, Weibull
 from spare_core.events import FailureStream
-from spare_core.events._seeding import child_rng
+from spare_core._seeding import child_rng
 
 LIFETIMES = [Weibull(0.78, 50.0), Exponential(10.0), LogNormal(20.0, 1.5), Deterministic(7.0)]
 

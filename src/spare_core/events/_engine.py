@@ -11,7 +11,7 @@ import numpy as np
 from .._native import load
 from .._validate import as_float, as_float_array, as_int, as_int_array, check_choice
 from ..distributions import Deterministic, as_distribution
-from ._seeding import as_seed_sequence, child_rng
+from .._seeding import as_seed_sequence, child_rng
 
 __all__ = ["Engine", "Event", "EngineStats", "RenewalCounts", "simulate_renewals", "load_trace_csv", "KINDS"]
 

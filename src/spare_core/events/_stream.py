@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validate import as_float, as_int, check_choice
 from ..distributions import Weibull, as_distribution
-from ._seeding import as_seed_sequence, child_rng
+from .._seeding import as_seed_sequence, child_rng
 
 __all__ = ["FailureStream", "MODELS"]
 

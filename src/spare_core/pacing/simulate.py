@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._native import load
+from .._seeding import as_seed_sequence, child_rng
 from .._validate import as_int
 from .controllers import BarrierObservation, BaselinePacer, NoPacing, PacingController, SpreadPacer
 from .model import PacingScenario, _rail_terms
@@ -37,18 +38,8 @@ _MAX_EPISODE_CELLS = 1 << 22
 
 
 def _stream(root: np.random.SeedSequence, name: str) -> np.random.Generator:
-    key = tuple(root.spawn_key) + (_STREAMS[name],)
-    return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key,
-                                                        pool_size=root.pool_size))
-
-
-def _root_seed(seed) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if seed is None or isinstance(seed, np.random.Generator):
-        raise TypeError("seed must be an int >= 0 or a SeedSequence (named streams need one), "
-                        f"got {type(seed).__name__}")
-    return np.random.SeedSequence(as_int(seed, "seed", min_value=0))
+    """The generator of source ``name``: a child of ``root`` at its fixed stream number."""
+    return child_rng(root, _STREAMS[name])
 
 
 @dataclass(frozen=True, eq=False)
@@ -320,7 +311,7 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     if not isinstance(controller, PacingController):
         raise TypeError("controller must have reset() and hold(last) methods (PacingController), "
                         f"got {type(controller).__name__}")
-    root = _root_seed(seed)
+    root = as_seed_sequence(seed)
     for name, flag in (("record_ranks", record_ranks), ("use_kernel_controller", use_kernel_controller)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")

@@ -1,6 +1,7 @@
-"""Named, epoch-indexed random streams for common random numbers.
+"""Named, epoch-indexed random streams for common random numbers (shared by the event
+engine, the failure stream and the pacing simulator).
 
-Every random source of the engine (per-unit lifetimes, system inter-arrival times, victim
+Every random source of a simulation (per-unit lifetimes, system inter-arrival times, victim
 choice, repair times, ...) gets its own stream, derived from the run's root
 :class:`numpy.random.SeedSequence` by *name* and by *epoch* (the number of restarts so
 far) rather than by the order in which streams happen to be requested. Two runs with the
@@ -14,7 +15,7 @@ import zlib
 
 import numpy as np
 
-from .._validate import as_int
+from ._validate import as_int
 
 
 def as_seed_sequence(seed) -> np.random.SeedSequence:
@@ -36,20 +37,23 @@ def stream_key(name: str) -> int:
     return zlib.crc32(name.encode("utf-8"))
 
 
-def child_seed(root: np.random.SeedSequence, name: str, *index: int) -> np.random.SeedSequence:
-    """The SeedSequence of stream ``name`` (and optional indices, e.g. the epoch) under ``root``.
+def child_seed(root: np.random.SeedSequence, *key) -> np.random.SeedSequence:
+    """The SeedSequence of the stream addressed by ``key`` under ``root``.
 
-    Built from ``root``'s entropy with the spawn key extended by ``(crc32(name), *index)``,
-    the same mechanism as :meth:`numpy.random.SeedSequence.spawn` but addressed by name, so
-    it does not depend on (or advance) ``root``'s spawn counter.
+    ``key`` is a stream name and/or integer indices, e.g. ``("lifetime", epoch)`` or a fixed
+    stream number; a name enters as its crc32 (:func:`stream_key`). Built from ``root``'s
+    entropy with the spawn key extended by the key, the same mechanism as
+    :meth:`numpy.random.SeedSequence.spawn` but addressed by name, so it does not depend on
+    (or advance) ``root``'s spawn counter.
     """
+    ext = tuple(stream_key(k) if isinstance(k, str) else int(k) for k in key)
     return np.random.SeedSequence(
         entropy=root.entropy,
-        spawn_key=tuple(root.spawn_key) + (stream_key(name),) + tuple(int(i) for i in index),
+        spawn_key=tuple(root.spawn_key) + ext,
         pool_size=root.pool_size,
     )
 
 
-def child_rng(root: np.random.SeedSequence, name: str, *index: int) -> np.random.Generator:
-    """A fresh PCG64 Generator on :func:`child_seed` ``(root, name, *index)``."""
-    return np.random.Generator(np.random.PCG64(child_seed(root, name, *index)))
+def child_rng(root: np.random.SeedSequence, *key) -> np.random.Generator:
+    """A fresh PCG64 Generator on :func:`child_seed` ``(root, *key)``."""
+    return np.random.Generator(np.random.PCG64(child_seed(root, *key)))
