@@ -17,7 +17,6 @@ __all__ = [
     "as_float",
     "as_int_array",
     "as_float_array",
-    "check_in_range",
     "check_choice",
     "as_generator",
 ]
@@ -129,15 +128,6 @@ def as_float_array(
             if not strict_min and lo < min_value:
                 raise ValueError(f"{name} must be >= {min_value}, got {lo}")
     return out
-
-
-def check_in_range(index, name: str, size: int) -> int:
-    """Return ``index`` as an int in ``[0, size)``."""
-    return as_int(index, name, min_value=0, max_value=size - 1) if size > 0 else _empty_range(name, index)
-
-
-def _empty_range(name, index):
-    raise ValueError(f"{name} must index an empty range, got {index!r}")
 
 
 def check_choice(value, name: str, choices) -> str:
