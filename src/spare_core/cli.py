@@ -9,7 +9,7 @@ import argparse
 import importlib
 import sys
 
-# name -> module under spare_core.commands; modules are imported only when present.
+# each name is a module under spare_core.commands
 COMMANDS = ("compare", "pacing", "demo")
 
 
@@ -20,12 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"spare_core.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"spare_core.commands.{name}":
-                continue  # command not implemented in this build
-            raise
+        mod = importlib.import_module(f"spare_core.commands.{name}")
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
