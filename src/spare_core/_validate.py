@@ -71,12 +71,17 @@ def as_int_array(
     length: int | None = None,
     min_value: int | None = None,
     max_value: int | None = None,
+    copy: bool = True,
 ) -> np.ndarray:
     """Return a fresh C-contiguous integer copy of ``values``.
 
     Accepts any integer dtype (and integral-valued nothing else: floats, bools, objects
     and NaN are refused with a TypeError). Values are range-checked before the cast so
     an int64 value cannot silently wrap into int32.
+
+    ``copy=False`` returns ``values`` itself when it already is a C-contiguous ndarray of
+    ``dtype`` (same checks); only for inputs a kernel reads through const memoryviews, so
+    the caller's array still cannot be modified.
     """
     arr = np.asarray(values)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
@@ -97,6 +102,8 @@ def as_int_array(
         info = np.iinfo(dtype)
         if lo < info.min or hi > info.max:
             raise ValueError(f"{name} does not fit in {np.dtype(dtype).name}: range [{lo}, {hi}]")
+    if not copy and arr is values and arr.dtype == np.dtype(dtype) and arr.flags.c_contiguous:
+        return arr
     return np.array(arr, dtype=dtype, order="C", copy=True)
 
 
