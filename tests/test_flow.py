@@ -158,7 +158,7 @@ def test_inputs_are_not_modified_and_any_int_dtype_works():
     # int64 arrays are read in place (no copy), and still never written.
     arrays = [np.array(a, np.int64) for a in ([0, 1, 0], [1, 2, 2], [2, 2, 5], [-1, 1, 4])]
     before = [a.copy() for a in arrays]
-    for method in ("ssp", "cost_scaling"):
+    for method in METHODS:
         r = max_flow_min_cost(3, *arrays, 0, 2, method=method)
         assert r.value == 7 and not np.shares_memory(r.flow, arrays[2])
         for a, b in zip(arrays, before):
@@ -188,7 +188,7 @@ def test_certificate_checker_catches_broken_results():
 
 
 # ------------------------------------------------------------------------------ differential
-METHODS = ["ssp", "cost_scaling"]
+METHODS = ["ssp", "cost_scaling", "network_simplex"]
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -1,6 +1,7 @@
 """Min-cost flow with dual-potential certificates.
 
-Two entry points share one compiled kernel (:mod:`spare_core._ext.flow`):
+Two entry points share two compiled kernels (:mod:`spare_core._ext.flow`: shortest paths,
+cost scaling, maximum flow; :mod:`spare_core._ext.netsimplex`: network simplex):
 
 - :func:`min_cost_flow` routes given node supplies at least cost;
 - :func:`max_flow_min_cost` finds the maximum ``source``-``sink`` flow of least cost
@@ -43,6 +44,10 @@ References
    approximation", Math. Oper. Res. 15(3), 1990.
 .. [5] R. Jonker and A. Volgenant, "A shortest augmenting path algorithm for dense and
    sparse linear assignment problems", Computing 38(4), 1987.
+.. [6] W. H. Cunningham, "A network simplex method", Math. Programming 11, 1976
+   (strongly feasible trees); [1]_ ch. 11; Z. Kiraly and P. Kovacs, "Efficient
+   implementations of minimum-cost flow algorithms", Acta Univ. Sapientiae Informatica
+   4(1), 2012 (block search pricing, thread-based tree updates).
 """
 from __future__ import annotations
 
@@ -56,6 +61,7 @@ from ._validate import as_int, as_int_array, check_choice
 __all__ = ["FlowResult", "CertificateCheck", "min_cost_flow", "max_flow_min_cost", "check_flow_certificate"]
 
 _kernel = load("flow")
+_simplex = load("netsimplex")
 
 # Node ids are int32 in the kernel and every arc owns two int32-indexed residual slots.
 _MAX_NODES = 2**31 - 3          # room for the two helper nodes of an infeasible instance
@@ -64,7 +70,7 @@ _MAX_ARCS = 2**30 - 2**20
 # is at most a path length, so about n * max|cost|; the kernel adds two of them).
 _MAX_TOTAL = 2**62
 _MAX_PATH = 2**59
-# Largest |cost| for which method='auto' picks successive shortest paths.
+# Largest |cost| for which method='auto' picks SSP (unit-source maximum flows only).
 _SSP_MAX_COST = 64
 
 
@@ -216,11 +222,12 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         Cost per unit of flow, any sign. Floats (even integral ones) are refused.
     supply : array_like of int, shape (n_nodes,)
         Net supply of every node (``> 0`` source, ``< 0`` demand); must sum to zero.
-    method : {"auto", "ssp", "cost_scaling"}, default "auto"
+    method : {"auto", "ssp", "cost_scaling", "network_simplex"}, default "auto"
         ``"ssp"``: primal-dual successive shortest paths; ``"cost_scaling"``:
-        Goldberg-Tarjan cost scaling. ``"auto"`` takes SSP when max |cost| <= 64 (small
-        integer costs, as in RECTLR's displacement costs) and cost scaling otherwise; see
-        Notes. Both return the same optimal cost (not necessarily the same flow).
+        Goldberg-Tarjan cost scaling; ``"network_simplex"``: primal network simplex.
+        ``"auto"`` takes the network simplex here (and in :func:`max_flow_min_cost`
+        except on RECTLR-shaped networks); see Notes for the measurements. All return the
+        same optimal cost (not necessarily the same flow).
 
     Returns
     -------
@@ -256,11 +263,23 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     integer potentials are then recovered by label correcting from the final prices.
     Time O(n^2 m log(nC)) worst case; a max flow (Dinic [2]_) first checks feasibility.
 
-    Measured (CPU time, ``bench/ratios_flow.py``): on the 1e5-arc reassignment family SSP
-    is about 9x faster than cost scaling (few phases, greedy start does most of the
-    work); on the 1e5-arc NETGEN-like family (costs up to 1e4, large supplies) cost
-    scaling is about 15x faster than SSP (SSP needs one phase per distinct distance).
-    Hence the ``"auto"`` rule. An infeasible instance (remaining excess reaches no
+    *Network simplex* [6]_: a spanning-tree basis over the nodes and an artificial root
+    (big-M artificial arcs carry the supplies at the start), stored with parent,
+    preorder thread, subtree sizes and last successors so that a pivot only touches the
+    re-hung subtree; block pricing (blocks of about sqrt(m) arcs); Cunningham's strongly
+    feasible trees (the last blocking arc of the cycle leaves), so degenerate pivots
+    cannot cycle. The tree potentials are the certificate. Flow left on an artificial arc
+    means the supplies are infeasible.
+
+    Measured (median CPU seconds, one run, NETGEN-like family of ``bench/bench_flow.py``
+    at 1e5 arcs; network simplex / SSP / cost scaling): costs in [1, 1]: 0.12 / 1.28 /
+    0.21; [1, 10]: 0.10 / 2.12 / 0.33; [1, 1e4]: 0.10 / 7.8 / 0.62. SSP needs one phase
+    per distinct distance and cost scaling pays for every refine, while the simplex
+    needs about 0.35 pivots per arc, mostly degenerate and cheap. Hence ``"auto"`` is the
+    simplex for every cost range. SSP stays best for assignment-shaped networks whose
+    greedy zero-cost start routes nearly everything (the RECTLR reassign network as a
+    supply problem at 1e5 arcs: SSP 0.011 s, simplex 0.25 s); pass ``method="ssp"`` for
+    those. An infeasible instance (remaining excess reaches no
     deficit) is re-solved on the network extended by a super source and super sink, which
     routes the most that can be delivered at least cost. O(m) memory.
 
@@ -280,7 +299,13 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         raise ValueError(f"supplies must sum to zero, got {positive - negative}")
     _check_magnitudes(n, tail, head, capacity, cost, positive)
     code = _method_code(method, n, cost)
-    leftover = positive - _deliverable(n, tail, head, capacity, supply) if code == 1 else 0
+    if code == _SIMPLEX:
+        solved = _simplex_solve(n, tail, head, capacity, cost, supply)
+        if solved is not None:
+            return _result(solved[0], cost, solved[1], positive, 0)
+        leftover = 1
+    else:
+        leftover = positive - _deliverable(n, tail, head, capacity, supply) if code == _SCALING else 0
     if leftover == 0:
         flow, potential, leftover, _ = _kernel.solve(n, tail, head, capacity, cost, supply, method=code)
         if leftover == 0:
@@ -289,11 +314,18 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     # arcs are capped by the supplies; the potentials restricted to the real nodes still
     # certify the flow on the real arcs.
     big_s, big_t, a_tail, a_head, a_cap, a_cost = _with_super_terminals(n, tail, head, capacity, cost, supply)
+    m = tail.shape[0]
+    if code == _SIMPLEX:
+        # The simplex needs balanced supplies: fix the deliverable amount first.
+        value = _deliverable(n, tail, head, capacity, supply)
+        a_supply = np.zeros(n + 2, dtype=np.int64)
+        a_supply[big_s], a_supply[big_t] = value, -value
+        flow, potential = _simplex_solve(n + 2, a_tail, a_head, a_cap, a_cost, a_supply)
+        return _result(flow[:m].copy(), cost, potential[:n].copy(), value, positive - value)
     flow, potential, value, _ = _kernel.solve(
         n + 2, a_tail, a_head, a_cap, a_cost, np.zeros(n + 2, dtype=np.int64), big_s, big_t, positive,
         method=code,
     )
-    m = tail.shape[0]
     return _result(flow[:m].copy(), cost, potential[:n].copy(), value, positive - value)
 
 
@@ -311,31 +343,53 @@ def _with_super_terminals(n, tail, head, capacity, cost, supply):
 def _deliverable(n, tail, head, capacity, supply) -> int:
     """Most supply that can reach the demands (a maximum flow, costs ignored)."""
     s, t, a_tail, a_head, a_cap, _ = _with_super_terminals(n, tail, head, capacity, capacity, supply)
-    zero = np.zeros(a_tail.shape[0], dtype=np.int64)
-    return int(_kernel.solve(n + 2, a_tail, a_head, a_cap, zero, np.zeros(n + 2, dtype=np.int64), s, t,
-                             method=2)[2])
+    return _max_flow_value(n + 2, a_tail, a_head, a_cap, s, t)
 
 
 # Cost scaling multiplies costs by n + 1 and its prices reach a few times
 # alpha * n * (n + 1) * max|cost| (alpha = 16); past this bound SSP is used instead.
 _SCALING_LIMIT = 2**56
+_SSP, _SCALING, _MAXFLOW, _SIMPLEX = 0, 1, 2, 3
+_METHODS = {"auto", "ssp", "cost_scaling", "network_simplex"}
 
 
-def _method_code(method, n, cost) -> int:
-    """0 = successive shortest paths, 1 = cost scaling (see :func:`min_cost_flow`)."""
-    check_choice(method, "method", {"auto", "ssp", "cost_scaling"})
-    max_cost = _max_abs(cost)
-    fits = max_cost * (n + 3) * (n + 3) <= _SCALING_LIMIT
+def _method_code(method, n, cost, *, unit_max_flow=False) -> int:
+    """Kernel code of ``method`` (see :func:`min_cost_flow`); ``"auto"`` is resolved here.
+
+    ``unit_max_flow``: a maximum flow whose source arcs all have capacity <= 1 and whose
+    costs are >= 0 (RECTLR's reassignment network), where SSP's unit-path stage wins.
+    """
+    check_choice(method, "method", _METHODS)
     if method == "cost_scaling":
-        if not fits:
+        max_cost = _max_abs(cost)
+        if max_cost * (n + 3) * (n + 3) > _SCALING_LIMIT:
             raise ValueError(
                 f"method='cost_scaling' needs max|cost| * (n_nodes + 3)**2 <= 2**56 to stay inside "
-                f"int64, got {max_cost} * {n + 3}**2; use method='ssp'"
+                f"int64, got {max_cost} * {n + 3}**2; use method='network_simplex'"
             )
-        return 1
+        return _SCALING
     if method == "ssp":
-        return 0
-    return 0 if max_cost <= _SSP_MAX_COST or not fits else 1
+        return _SSP
+    if method == "network_simplex":
+        return _SIMPLEX
+    return _SSP if unit_max_flow and _max_abs(cost) <= _SSP_MAX_COST else _SIMPLEX
+
+
+def _simplex_solve(n, tail, head, capacity, cost, supply):
+    """Network simplex kernel; (flow, potential) or None when the supplies are infeasible."""
+    flow, potential, status, _ = _simplex.solve(n, tail, head, capacity, cost, supply)
+    if status == 1:
+        return None
+    if status != 0:
+        raise RuntimeError(f"internal error: network simplex stopped with status {status}")
+    return flow, potential
+
+
+def _max_flow_value(n, tail, head, capacity, source, sink) -> int:
+    """Maximum source-sink flow value (Dinic; costs ignored)."""
+    zero = np.zeros(tail.shape[0], dtype=np.int64)
+    return int(_kernel.solve(n, tail, head, capacity, zero, np.zeros(n, dtype=np.int64), source, sink,
+                             method=_MAXFLOW)[2])
 
 
 def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, method="auto") -> FlowResult:
@@ -347,8 +401,10 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
         The network, as in :func:`min_cost_flow`.
     source, sink : int
         Distinct node ids.
-    method : {"auto", "ssp", "cost_scaling"}, default "auto"
-        As :func:`min_cost_flow`.
+    method : {"auto", "ssp", "cost_scaling", "network_simplex"}, default "auto"
+        As :func:`min_cost_flow`. ``"auto"`` takes SSP with the unit-path stage when
+        every arc out of ``source`` has capacity <= 1 and all costs lie in [0, 64]
+        (RECTLR's reassignment network), and the network simplex otherwise.
 
     Returns
     -------
@@ -376,7 +432,9 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     stopped at the first free slot, with potentials updated on the scanned nodes only
     (shortest augmenting paths for assignment, Jonker and Volgenant [5]_). Measured
     (kernel CPU time, one run): 0.26 s -> 0.13 s on the 1e6-arc reassign instance of
-    ``bench/bench_flow.py`` (settled nodes 247k -> 76k).
+    ``bench/bench_flow.py`` (settled nodes 247k -> 76k); the network simplex needs 7.4 s
+    there (780k pivots), hence the ``"auto"`` rule. With ``method="network_simplex"``
+    the value is fixed by Dinic's algorithm and then routed at least cost by the simplex.
 
     Examples
     --------
@@ -397,9 +455,17 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     in_t = _checked_sum(capacity[proper & (head == t)], "capacity into sink")
     bound = min(out_s, in_t)
     _check_magnitudes(n, tail, head, capacity, cost, bound)
-    code = _method_code(method, n, cost)
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
-    unit = code == 0 and (from_s.size == 0 or int(from_s.max()) <= 1)
+    unit_sources = from_s.size == 0 or int(from_s.max()) <= 1
+    code = _method_code(method, n, cost, unit_max_flow=unit_sources and (cost.size == 0 or int(cost.min()) >= 0))
+    if code == _SIMPLEX:
+        # Fix the value by a maximum flow, then route it at least cost.
+        value = _max_flow_value(n, tail, head, capacity, s, t)
+        supply = np.zeros(n, dtype=np.int64)
+        supply[s], supply[t] = value, -value
+        flow, potential = _simplex_solve(n, tail, head, capacity, cost, supply)
+        return _result(flow, cost, potential, value, 0)
+    unit = code == _SSP and unit_sources
     flow, potential, value, _ = _kernel.solve(
         n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound, method=code,
         unit_paths=unit,

@@ -1,0 +1,494 @@
+# cython: language_level=3
+"""Primal network simplex for min-cost flow (bounded arcs, strongly feasible trees).
+
+Only typed memoryviews and scalars arrive here; ``spare_core.flow`` validates every
+argument first (index ranges, capacities >= 0, supplies balanced, int64 overflow bounds).
+
+Algorithm (Ahuja, Magnanti & Orlin 1993, "Network Flows", ch. 11; Cunningham 1976;
+Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms")
+--------------------------------------------------------------------------------------
+* Basis: a spanning tree on the n nodes plus an artificial root (node n). Every node u
+  gets an artificial arc ``u -> root`` (supply >= 0, flow = supply) or ``root -> u``
+  (supply < 0, flow = -supply) of cost ``M = (n + 1) * max|cost| + 1`` and unbounded
+  capacity. Any residual cycle that trades two artificial units for a real path costs
+  at most ``-2M + (n - 1) max|cost| < 0``, so an optimal basis keeps flow on an
+  artificial arc only if the supplies are infeasible (big-M method, AMO 11.4).
+* Non-tree arcs sit at flow 0 (LOWER) or at capacity (UPPER); the tree is stored as
+  ``parent``/``pred`` (arc to the parent) / ``pred_dir`` plus the preorder ``thread``,
+  its reverse, subtree sizes ``succ_num`` and the last node of every subtree
+  ``last_succ``, so a pivot costs time in the size of the re-hung subtree and the
+  depth of the cycle, never O(n).
+* Potentials: ``pi[head] = pi[tail] + cost`` on tree arcs (``pi[root] = 0``), i.e. the
+  API's reduced cost ``cost + pi[tail] - pi[head]`` is zero on the tree. An arc enters
+  when it violates complementary slackness; the pivot shifts the potentials of the
+  re-hung subtree only.
+* Pricing: block search (Grigoriadis 1986; LEMON's default): scan arcs cyclically in
+  blocks of about sqrt(m) and take the most violating arc of the first block that has
+  one.
+* Leaving arc (Cunningham's strongly feasible trees): every tree arc can carry a
+  positive amount of flow towards the root. The initial tree is strongly feasible
+  (artificial arcs point to the root or carry the demand), and choosing the *last*
+  blocking arc met when the pivot cycle is traversed in its orientation from the apex
+  keeps it so; then every degenerate pivot strictly decreases the sum of potentials
+  (AMO thm. 11.5), so cycling is impossible. ``max_pivots`` bounds the run anyway
+  (status NS_PIVOT_LIMIT), and ``check_tree`` re-verifies the tree invariants and
+  strong feasibility after every pivot (tests, O(n) per pivot).
+
+Buffers: 7 int32/int8 and 3 int64 arrays over the n + m arcs and nodes, allocated once
+by numpy; the whole solve runs without the GIL.
+"""
+from libc.math cimport sqrt
+from _types cimport intp_t, int32_t, int64_t
+
+import numpy as np
+
+# Arc states: the sign makes ``state * reduced_cost < 0`` the entering test.
+cdef enum:
+    ST_UPPER = -1
+    ST_TREE = 0
+    ST_LOWER = 1
+    DIR_UP = 1          # pred arc goes node -> parent
+    DIR_DOWN = -1       # pred arc goes parent -> node
+
+cdef enum:
+    NS_OK = 0
+    NS_INFEASIBLE = 1   # flow left on an artificial arc: supplies cannot all be routed
+    NS_PIVOT_LIMIT = 2  # max_pivots reached (never observed; a guard, not a policy)
+    NS_BAD_TREE = 3     # check_tree found a broken invariant (a bug)
+
+cdef int64_t INF_CAP = 0x3FFFFFFFFFFFFFFF
+
+
+cdef struct Tree:
+    intp_t n_all                # nodes including the root (n + 1)
+    intp_t m_all                # arcs including the artificial ones (m + n)
+    int32_t root
+    const int32_t* src          # [m_all] arc tails
+    const int32_t* dst          # [m_all] arc heads
+    const int64_t* cap          # [m_all] capacities (INF_CAP for artificial arcs)
+    const int64_t* cst          # [m_all] costs
+    int64_t* flow               # [m_all] IN-OUT flow
+    signed char* state          # [m_all] ST_UPPER / ST_TREE / ST_LOWER (0 also: ignored loop)
+    int64_t* pi                 # [n_all] potentials
+    int32_t* parent             # [n_all] parent in the tree, -1 at the root
+    int32_t* pred               # [n_all] tree arc to the parent
+    signed char* pred_dir       # [n_all] DIR_UP / DIR_DOWN
+    int32_t* thread             # [n_all] preorder successor (cyclic through the root)
+    int32_t* rev_thread         # [n_all] preorder predecessor
+    int32_t* succ_num           # [n_all] subtree size
+    int32_t* last_succ          # [n_all] last node of the subtree in preorder
+    int32_t* path               # [n_all] scratch: the re-hung path
+    int32_t* before             # [n_all] scratch: old rev_thread of the path nodes
+    int32_t* after              # [n_all] scratch: old thread after each path subtree
+    int32_t* last               # [n_all] scratch: old last_succ of the path nodes
+
+
+cdef inline int64_t residual_to_parent(Tree* t, int32_t v) noexcept nogil:
+    """Flow that can still move from v to its parent along the tree arc."""
+    cdef int32_t e = t.pred[v]
+    if t.pred_dir[v] == DIR_UP:
+        return t.cap[e] - t.flow[e]
+    return t.flow[e]
+
+
+cdef inline int64_t residual_from_parent(Tree* t, int32_t v) noexcept nogil:
+    """Flow that can still move from the parent of v down to v along the tree arc."""
+    cdef int32_t e = t.pred[v]
+    if t.pred_dir[v] == DIR_UP:
+        return t.flow[e]
+    return t.cap[e] - t.flow[e]
+
+
+cdef intp_t find_entering(Tree* t, intp_t* next_arc, intp_t block) noexcept nogil:
+    """Block search: the most violating arc of the first block holding one, or -1."""
+    cdef const int32_t* src = t.src
+    cdef const int32_t* dst = t.dst
+    cdef const int64_t* cst = t.cst
+    cdef const signed char* state = t.state
+    cdef const int64_t* pi = t.pi
+    cdef intp_t m = t.m_all
+    cdef intp_t e = next_arc[0], best = -1, cnt = block, k
+    cdef int64_t c, best_c = 0
+    for k in range(m):
+        c = state[e] * (cst[e] + pi[src[e]] - pi[dst[e]])
+        if c < best_c:
+            best_c = c
+            best = e
+        e += 1
+        if e == m:
+            e = 0
+        cnt -= 1
+        if cnt == 0:
+            if best >= 0:
+                break
+            cnt = block
+    next_arc[0] = e
+    return best
+
+
+cdef int pivot(Tree* t, int32_t e_in, intp_t* degenerate) noexcept nogil:
+    """Push flow round the cycle of ``e_in`` and exchange it with the leaving arc."""
+    cdef int32_t first, second, u, v, join, u_out = -1, u_in, v_in, w, x, tail_node
+    cdef int32_t p_out, old_pred, k, i, size_s
+    cdef signed char old_dir, side = 0     # side of the leaving arc: 1 first, 2 second
+    cdef int64_t delta, r, sigma, rc
+    cdef signed char st = t.state[e_in]
+
+    if st == ST_LOWER:
+        first, second = t.src[e_in], t.dst[e_in]
+    else:
+        first, second = t.dst[e_in], t.src[e_in]
+    # Apex of the cycle: the deeper node (smaller subtree) climbs first.
+    u, v = first, second
+    while u != v:
+        if t.succ_num[u] < t.succ_num[v]:
+            u = t.parent[u]
+        else:
+            v = t.parent[v]
+    join = u
+    # Cycle orientation: join -> ... -> first -> e_in -> second -> ... -> join. The last
+    # blocking arc in that order wins: on the first side (walked upwards, i.e. against
+    # the orientation) the first minimum, on the second side the last one.
+    delta = t.cap[e_in]
+    u = first
+    while u != join:
+        r = residual_from_parent(t, u)
+        if r < delta:
+            delta = r
+            u_out = u
+            side = 1
+        u = t.parent[u]
+    u = second
+    while u != join:
+        r = residual_to_parent(t, u)
+        if r <= delta:
+            delta = r
+            u_out = u
+            side = 2
+        u = t.parent[u]
+
+    if delta > 0:
+        t.flow[e_in] += st * delta
+        u = first
+        while u != join:
+            t.flow[t.pred[u]] -= t.pred_dir[u] * delta
+            u = t.parent[u]
+        u = second
+        while u != join:
+            t.flow[t.pred[u]] += t.pred_dir[u] * delta
+            u = t.parent[u]
+    else:
+        degenerate[0] += 1
+
+    if side == 0:
+        # The entering arc itself blocks: it just moves to its other bound.
+        t.state[e_in] = -st
+        return 0
+
+    if side == 1:
+        u_in, v_in = first, second
+    else:
+        u_in, v_in = second, first
+    rc = t.cst[e_in] + t.pi[t.src[e_in]] - t.pi[t.dst[e_in]]
+    sigma = -rc if u_in == t.src[e_in] else rc
+    p_out = t.parent[u_out]
+    x = t.pred[u_out]
+    t.state[x] = ST_LOWER if t.flow[x] == 0 else ST_UPPER
+    t.state[e_in] = ST_TREE
+
+    # The path u_in = w_0, w_1, ..., w_k = u_out is reversed; remember the old thread
+    # around every subtree on it before anything is relinked.
+    k = 0
+    w = u_in
+    while True:
+        t.path[k] = w
+        t.before[k] = t.rev_thread[w]
+        t.last[k] = t.last_succ[w]
+        t.after[k] = t.thread[t.last_succ[w]]
+        if w == u_out:
+            break
+        w = t.parent[w]
+        k += 1
+    size_s = t.succ_num[u_out]
+
+    # New preorder of the moved subtree: subtree(w_0), then for every i >= 1 the part of
+    # old subtree(w_i) before subtree(w_{i-1}) and the part after it.
+    tail_node = t.last[0]
+    for i in range(1, k + 1):
+        w = t.path[i]
+        t.thread[tail_node] = w
+        t.rev_thread[w] = tail_node
+        tail_node = t.before[i - 1]
+        if t.last[i] != t.last[i - 1]:
+            x = t.after[i - 1]
+            t.thread[tail_node] = x
+            t.rev_thread[x] = tail_node
+            tail_node = t.last[i]
+    # Cut it out of the old order, then splice it in right after v_in.
+    x = t.before[k]
+    w = t.after[k]
+    t.thread[x] = w
+    t.rev_thread[w] = x
+    w = t.thread[v_in]
+    t.thread[v_in] = u_in
+    t.rev_thread[u_in] = v_in
+    t.thread[tail_node] = w
+    t.rev_thread[w] = tail_node
+
+    # last_succ: ancestors that ended with the moved subtree now end before it; those
+    # ending at v_in now end with it. Every node on the path ends where the block ends.
+    w = t.last[k]
+    x = p_out
+    while x >= 0 and t.last_succ[x] == w:
+        t.last_succ[x] = t.before[k]
+        x = t.parent[x]
+    x = v_in
+    while x >= 0 and t.last_succ[x] == v_in:
+        t.last_succ[x] = tail_node
+        x = t.parent[x]
+    for i in range(k + 1):
+        t.last_succ[t.path[i]] = tail_node
+
+    # Subtree sizes: along the old and the new branch up to the apex.
+    x = p_out
+    while x != join:
+        t.succ_num[x] -= size_s
+        x = t.parent[x]
+    x = v_in
+    while x != join:
+        t.succ_num[x] += size_s
+        x = t.parent[x]
+    for i in range(k, 0, -1):
+        t.succ_num[t.path[i]] = size_s - t.succ_num[t.path[i - 1]]
+    t.succ_num[u_in] = size_s
+
+    # Parents and tree arcs: reversed along the path (old values read before overwritten).
+    for i in range(k, 0, -1):
+        w = t.path[i]
+        x = t.path[i - 1]
+        t.parent[w] = x
+        t.pred[w] = t.pred[x]
+        t.pred_dir[w] = -t.pred_dir[x]
+    t.parent[u_in] = v_in
+    t.pred[u_in] = e_in
+    t.pred_dir[u_in] = DIR_UP if t.src[e_in] == u_in else DIR_DOWN
+
+    # Potentials: the moved subtree shifts so that e_in has reduced cost 0.
+    if sigma != 0:
+        w = u_in
+        for i in range(size_s):
+            t.pi[w] += sigma
+            w = t.thread[w]
+    return 0
+
+
+cdef int check_tree(Tree* t, int32_t* seen) noexcept nogil:
+    """0 if parent/thread/sizes/potentials are consistent and the tree strongly feasible."""
+    cdef intp_t i, cnt
+    cdef int32_t v, p, e, last
+    for i in range(t.n_all):
+        seen[i] = 0
+    v = t.root
+    cnt = 0
+    # Preorder: every node once, each parent before its children.
+    while True:
+        if seen[v]:
+            return 1
+        seen[v] = 1
+        cnt += 1
+        if v != t.root and not seen[t.parent[v]]:
+            return 2
+        v = t.thread[v]
+        if t.rev_thread[v] < 0 or t.thread[t.rev_thread[v]] != v:
+            return 3
+        if v == t.root:
+            break
+    if cnt != t.n_all:
+        return 4
+    for i in range(t.n_all):
+        seen[i] = 0
+    for i in range(t.n_all):
+        v = <int32_t>i
+        if v == t.root:
+            continue
+        e = t.pred[v]
+        p = t.parent[v]
+        if t.state[e] != ST_TREE:
+            return 5
+        if t.pred_dir[v] == DIR_UP and not (t.src[e] == v and t.dst[e] == p):
+            return 6
+        if t.pred_dir[v] == DIR_DOWN and not (t.src[e] == p and t.dst[e] == v):
+            return 6
+        if t.cst[e] + t.pi[t.src[e]] - t.pi[t.dst[e]] != 0:
+            return 7
+        if residual_to_parent(t, v) <= 0:
+            return 8    # not strongly feasible
+        if t.flow[e] < 0 or t.flow[e] > t.cap[e]:
+            return 9
+    # Subtree sizes and last successors, from the preorder.
+    for i in range(t.n_all):
+        v = <int32_t>i
+        last = v
+        cnt = 1
+        while cnt < t.succ_num[v]:
+            last = t.thread[last]
+            cnt += 1
+        if t.last_succ[v] != last:
+            return 10
+        p = t.thread[last]
+        if p != t.root and p != v:
+            # The node after the subtree must not descend from v.
+            while p >= 0 and p != v:
+                p = t.parent[p]
+            if p == v:
+                return 11
+    return 0
+
+
+def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
+          const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
+          int64_t max_pivots=-1, bint check=False, intp_t block=0):
+    """Network simplex on validated arrays (see ``spare_core.flow`` for the public API).
+
+    Parameters (IN unless said)
+    ---------------------------
+    n : nodes; tail, head, cap, cost : the m arcs; supply : [n], sums to zero.
+    max_pivots : stop with status 2 after this many pivots (-1: 64 (n + m) + 10**6).
+    check : verify the tree invariants and strong feasibility after every pivot
+        (O(n) each; tests only); status 3 if one fails.
+    block : pricing block size (0: max(sqrt(n + m), 10)).
+
+    Returns ``(flow, potential, status, stats)``: flow per input arc (a self-loop carries
+    its capacity iff its cost is negative), potentials with reduced cost ``cost +
+    potential[tail] - potential[head]`` >= 0 where flow < cap and <= 0 where flow > 0
+    (status 0), status 1 when flow is left on an artificial arc (supplies infeasible;
+    the flow is then not a valid answer), stats a dict (pivots, degenerate pivots).
+    """
+    cdef intp_t m = tail.shape[0]
+    cdef intp_t n_all = n + 1, m_all = m + n
+    cdef intp_t i, pivots = 0, degenerate = 0, next_arc = 0, e
+    cdef int status = NS_OK
+    cdef int64_t big_m, c_max = 0, s
+    cdef int32_t root = <int32_t>n
+    cdef Tree t
+
+    src_a = np.empty(max(m_all, 1), dtype=np.int32)
+    dst_a = np.empty(max(m_all, 1), dtype=np.int32)
+    cap_a = np.empty(max(m_all, 1), dtype=np.int64)
+    cst_a = np.empty(max(m_all, 1), dtype=np.int64)
+    flow_a = np.zeros(max(m_all, 1), dtype=np.int64)
+    state_a = np.empty(max(m_all, 1), dtype=np.int8)
+    pi_a = np.empty(n_all, dtype=np.int64)
+    node_i32 = np.empty((10, n_all), dtype=np.int32)
+    dir_a = np.empty(n_all, dtype=np.int8)
+    cdef int32_t[::1] src_v = src_a
+    cdef int32_t[::1] dst_v = dst_a
+    cdef int64_t[::1] cap_v = cap_a
+    cdef int64_t[::1] cst_v = cst_a
+    cdef int64_t[::1] flow_v = flow_a
+    cdef signed char[::1] state_v = state_a
+    cdef int64_t[::1] pi_v = pi_a
+    cdef int32_t[:, ::1] nodes_v = node_i32
+    cdef signed char[::1] dir_v = dir_a
+
+    t.n_all = n_all
+    t.m_all = m_all
+    t.root = root
+    t.src = &src_v[0]
+    t.dst = &dst_v[0]
+    t.cap = &cap_v[0]
+    t.cst = &cst_v[0]
+    t.flow = &flow_v[0]
+    t.state = &state_v[0]
+    t.pi = &pi_v[0]
+    t.parent = &nodes_v[0, 0]
+    t.pred = &nodes_v[1, 0]
+    t.thread = &nodes_v[2, 0]
+    t.rev_thread = &nodes_v[3, 0]
+    t.succ_num = &nodes_v[4, 0]
+    t.last_succ = &nodes_v[5, 0]
+    t.path = &nodes_v[6, 0]
+    t.before = &nodes_v[7, 0]
+    t.after = &nodes_v[8, 0]
+    t.last = &nodes_v[9, 0]
+    t.pred_dir = &dir_v[0]
+    if block <= 0:
+        block = max(<intp_t>sqrt(<double>m_all), 10)
+    if max_pivots < 0:
+        max_pivots = 64 * (n + m) + 1000000
+
+    with nogil:
+        for i in range(m):
+            src_v[i] = <int32_t>tail[i]
+            dst_v[i] = <int32_t>head[i]
+            cap_v[i] = cap[i]
+            cst_v[i] = cost[i]
+            if tail[i] == head[i]:
+                # A self-loop never enters the basis: saturated iff its cost is negative.
+                state_v[i] = 0
+                if cost[i] < 0:
+                    flow_v[i] = cap[i]
+            else:
+                state_v[i] = ST_LOWER
+                if cost[i] > c_max:
+                    c_max = cost[i]
+                elif -cost[i] > c_max:
+                    c_max = -cost[i]
+        big_m = (n + 1) * c_max + 1
+        # Initial strongly feasible tree: a star of artificial arcs around the root.
+        pi_v[root] = 0
+        t.parent[root] = -1
+        t.pred[root] = -1
+        t.pred_dir[root] = 0
+        t.succ_num[root] = <int32_t>n_all
+        t.last_succ[root] = <int32_t>(n - 1) if n else root
+        t.thread[root] = 0 if n else root
+        t.rev_thread[root] = <int32_t>(n - 1) if n else root
+        for i in range(n):
+            e = m + i
+            s = supply[i]
+            cap_v[e] = INF_CAP
+            cst_v[e] = big_m
+            state_v[e] = ST_TREE
+            if s >= 0:
+                src_v[e] = <int32_t>i
+                dst_v[e] = root
+                flow_v[e] = s
+                t.pred_dir[i] = DIR_UP
+                pi_v[i] = -big_m
+            else:
+                src_v[e] = root
+                dst_v[e] = <int32_t>i
+                flow_v[e] = -s
+                t.pred_dir[i] = DIR_DOWN
+                pi_v[i] = big_m
+            t.parent[i] = root
+            t.pred[i] = <int32_t>e
+            t.thread[i] = <int32_t>(i + 1) if i + 1 < n else root
+            t.rev_thread[i] = <int32_t>(i - 1) if i > 0 else root
+            t.succ_num[i] = 1
+            t.last_succ[i] = <int32_t>i
+
+        while True:
+            e = find_entering(&t, &next_arc, block)
+            if e < 0:
+                break
+            if pivots >= max_pivots:
+                status = NS_PIVOT_LIMIT
+                break
+            pivot(&t, <int32_t>e, &degenerate)
+            pivots += 1
+            if check and check_tree(&t, t.path) != 0:
+                status = NS_BAD_TREE
+                break
+        if status == NS_OK:
+            for i in range(m, m_all):
+                if flow_v[i] != 0:
+                    status = NS_INFEASIBLE
+                    break
+    stats = {"pivots": pivots, "degenerate": degenerate}
+    if check and status == NS_OK:
+        with nogil:
+            if check_tree(&t, t.path) != 0:
+                status = NS_BAD_TREE
+    return flow_a[:m].copy(), pi_a[:n].copy(), status, stats

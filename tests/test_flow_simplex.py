@@ -1,0 +1,151 @@
+"""spare_core.flow: the network simplex kernel (strongly feasible trees, block pricing).
+
+The kernel is run with ``check=True``, which re-verifies after every pivot that the
+thread / subtree-size / last-successor structure describes the parent tree, that tree
+arcs have reduced cost 0 and that the tree is strongly feasible (every node can push
+flow to the root); answers are certified and compared with SSP and networkx."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spare_core.flow import (
+    FlowResult,
+    _method_code,
+    _simplex,
+    max_flow_min_cost,
+    min_cost_flow,
+)
+
+from test_flow import certified, networks, supplies
+
+nx = pytest.importorskip("networkx")
+
+OK, INFEASIBLE, PIVOT_LIMIT = 0, 1, 2
+
+
+def simplex(n, tail, head, cap, cost, supply, **kw):
+    flow, pi, status, stats = _simplex.solve(n, tail, head, cap, cost, np.asarray(supply, np.int64), **kw)
+    res = FlowResult(flow=flow, cost=int(flow @ cost) if flow.size else 0,
+                     value=int(np.asarray(supply)[np.asarray(supply) > 0].sum()), potential=pi,
+                     status="optimal")
+    return res, status, stats
+
+
+@st.composite
+def degenerate_networks(draw):
+    """Zero or one costs, capacities 0..2, many parallel arcs: most pivots are degenerate."""
+    n, tail, head, cap, cost = draw(networks(max_nodes=9, max_arcs=40, max_cap=2, cost_range=(0, 1)))
+    return n, tail, head, cap, cost
+
+
+@given(data=st.data(), net=st.one_of(networks(), degenerate_networks()))
+def test_tree_stays_strongly_feasible_and_answer_is_certified(data, net):
+    n, tail, head, cap, cost = net
+    supply = data.draw(supplies(n, max_abs=4))
+    res, status, stats = simplex(*net, supply, check=True)
+    ssp = min_cost_flow(*net, supply, method="ssp")
+    assert status in (OK, INFEASIBLE), f"status {status}: tree invariant broken"
+    assert (status == OK) == ssp.optimal
+    if status == OK:
+        certified(net, res, supply=supply)
+        assert res.cost == ssp.cost
+    assert stats["pivots"] >= stats["degenerate"] >= 0
+
+
+@pytest.mark.parametrize("k", [12, 40])
+def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k):
+    # Complete bipartite k x k, unit capacities, all costs 0 except a few: nearly every
+    # pivot has delta = 0. Without strongly feasible trees such pivots may cycle; here the
+    # pivot count stays far below the cap (a hang would instead return PIVOT_LIMIT).
+    rng = np.random.default_rng(k)
+    left, right = np.arange(k), k + np.arange(k)
+    tail = np.repeat(left, k)
+    head = np.tile(right, k)
+    cost = np.where(rng.random(k * k) < 0.05, 1, 0).astype(np.int64)
+    cap = np.ones(k * k, np.int64)
+    supply = np.concatenate([np.ones(k, np.int64), -np.ones(k, np.int64)])
+    net = (2 * k, tail, head, cap, cost)
+    limit = 20 * (2 * k + k * k)
+    res, status, stats = simplex(*net, supply, max_pivots=limit, check=k <= 12)
+    assert status == OK and stats["pivots"] < limit
+    certified(net, res, supply=supply)
+    assert res.cost == 0  # a perfect matching avoiding the few cost-1 arcs exists w.h.p.
+
+
+def test_zero_cost_layers_with_parallel_arcs():
+    # Layered network, every arc cost 0 and capacity 1, doubled: the optimum is any
+    # feasible flow, so every pivot with delta = 0 is a tie the rule must break safely.
+    layers, width = 6, 8
+    tail, head = [], []
+    for layer in range(layers - 1):
+        for a in range(width):
+            for b in range(width):
+                tail += [layer * width + a] * 2
+                head += [(layer + 1) * width + b] * 2
+    tail, head = np.array(tail), np.array(head)
+    n = layers * width
+    supply = np.zeros(n, np.int64)
+    supply[:width] = 3
+    supply[-width:] = -3
+    net = (n, tail, head, np.ones(tail.size, np.int64), np.zeros(tail.size, np.int64))
+    res, status, stats = simplex(*net, supply, max_pivots=50 * (n + tail.size), check=True)
+    assert status == OK and stats["degenerate"] > 0
+    certified(net, res, supply=supply)
+
+
+def test_pivot_limit_is_reported_not_hung():
+    net = (4, np.array([0, 0, 1, 2]), np.array([1, 2, 3, 3]), np.ones(4, np.int64), np.array([1, 2, 1, 1]))
+    _, status, stats = simplex(*net, [2, 0, 0, -2], max_pivots=1)
+    assert status == PIVOT_LIMIT and stats["pivots"] == 1
+    res, status, _ = simplex(*net, [2, 0, 0, -2])
+    assert status == OK and res.cost == 5
+
+
+@pytest.mark.parametrize("block", [1, 3, 1000])
+def test_block_size_changes_the_path_not_the_optimum(block):
+    rng = np.random.default_rng(block)
+    n, m = 60, 400
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    cap, cost = rng.integers(0, 20, m), rng.integers(-30, 100, m)
+    supply = np.zeros(n, np.int64)
+    for a, b in rng.integers(0, n, (30, 2)):
+        supply[a] += 3
+        supply[b] -= 3
+    net = (n, tail, head, cap, cost)
+    res, status, _ = simplex(*net, supply, block=block)
+    ref = min_cost_flow(*net, supply, method="ssp")
+    if ref.optimal:
+        assert status == OK and res.cost == ref.cost
+        certified(net, res, supply=supply)
+    else:
+        assert status == INFEASIBLE
+
+
+def test_infeasible_supplies_fall_back_to_the_most_deliverable():
+    # 0 can send 2 of its 5 units; node 3 is isolated with demand 1 (as test_flow's case).
+    net = (4, np.array([0, 1]), np.array([1, 2]), np.array([2, 9]), np.array([1, 1]))
+    supply = [5, 0, -3, -2]
+    r = min_cost_flow(*net, supply, method="network_simplex")
+    assert r.status == "infeasible" and r.value == 2 and r.shortfall == 3
+    certified(net, r, supply=supply)
+
+
+def test_auto_picks_ssp_for_unit_source_max_flows_and_the_simplex_otherwise():
+    cost = np.array([0, 3, 64])
+    assert _method_code("auto", 10, cost, unit_max_flow=True) == 0
+    assert _method_code("auto", 10, np.array([0, 65]), unit_max_flow=True) == 3
+    assert _method_code("auto", 10, cost) == 3
+    assert _method_code("network_simplex", 10, cost, unit_max_flow=True) == 3
+    # Max flow with wide source arcs goes to the simplex and agrees with SSP.
+    rng = np.random.default_rng(5)
+    n, m = 30, 150
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    cap, cost = rng.integers(1, 9, m), rng.integers(-5, 40, m)
+    net = (n, tail, head, cap, cost)
+    auto = max_flow_min_cost(*net, 0, 1)
+    ssp = max_flow_min_cost(*net, 0, 1, method="ssp")
+    certified(net, auto, source=0, sink=1)
+    assert (auto.value, auto.cost) == (ssp.value, ssp.cost)
