@@ -147,3 +147,28 @@ def test_as_distribution():
     assert as_distribution(60, "repair") == Deterministic(60.0)
     w = Weibull(1, 2)
     assert as_distribution(w, "lifetime") is w
+
+
+@pytest.mark.parametrize(
+    "dist, ref",
+    [
+        (Weibull(0.78, 50.0), stats.weibull_min(0.78, scale=50.0)),
+        (Exponential(10.0), stats.expon(scale=10.0)),
+        (LogNormal(20.0, 1.5), stats.lognorm(1.5, scale=math.exp(LogNormal(20.0, 1.5).mu))),
+    ],
+    ids=["weibull", "exponential", "lognormal"],
+)
+def test_cumulative_hazard_and_its_inverse_against_scipy(dist, ref):
+    x = np.geomspace(1e-6, 1e4, 200) * dist.mean
+    h = dist.cumulative_hazard(x)
+    # scipy's logsf is the independent oracle: H = -log S
+    np.testing.assert_allclose(h, -ref.logsf(x), rtol=1e-9, atol=1e-300)
+    # the inverse recovers x over 10 decades of time (both tails of the hazard)
+    ok = h > 1e-280
+    np.testing.assert_allclose(dist.inverse_cumulative_hazard(h[ok]), x[ok], rtol=1e-8)
+    assert dist.cumulative_hazard(0.0) == 0.0
+
+
+def test_deterministic_has_no_hazard():
+    with pytest.raises(NotImplementedError):
+        Deterministic(1.0).inverse_cumulative_hazard(1.0)

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spare_core.distributions import Deterministic, Exponential, LogNormal, Weibull
+from spare_core.distributions import Deterministic, Distribution, Exponential, LogNormal, Weibull
 from spare_core.events import FailureStream
-from spare_core._seeding import child_rng
+from spare_core._seeding import EpochStream, child_rng
 
 LIFETIMES = [Weibull(0.78, 50.0), Exponential(10.0), LogNormal(20.0, 1.5), Deterministic(7.0)]
 
@@ -23,14 +23,31 @@ def drain(s):
         out.append((t, u))
 
 
+class _Uniform(Distribution):
+    """A lifetime law without a cumulative hazard: exercises the draw-and-sort path."""
+
+    __slots__ = ()
+    kind = "uniform-test"
+
+    @property
+    def mean(self):
+        return 5.0
+
+    def _draw(self, rng, size):
+        return rng.uniform(0.0, 10.0, size)
+
+    def _params(self):
+        return ()
+
+
 @given(
     n=st.integers(1, 300),
-    li=st.integers(0, len(LIFETIMES) - 1),
+    li=st.integers(0, 1),
     seed=st.integers(0, 2**32),
     start=st.floats(0, 1e6),
 )
-def test_per_unit_epoch_is_the_sorted_lifetimes(n, li, seed, start):
-    life = LIFETIMES[li]
+def test_per_unit_without_hazard_is_the_sorted_lifetimes(n, li, seed, start):
+    life = [Deterministic(7.0), _Uniform()][li]
     s = FailureStream(n, life, seed=seed, start=start)
     got = drain(s)
     # oracle: the epoch-0 lifetimes, fully sorted by (time, unit) in one go
@@ -39,6 +56,62 @@ def test_per_unit_epoch_is_the_sorted_lifetimes(n, li, seed, start):
     assert got == [(draws[u], u) for u in order]
     assert s.n_alive == 0 and not s.alive.any() and s.failures == n
     assert s.peek() == math.inf and s.next_failure() == (math.inf, -1)
+
+
+@given(
+    n=st.integers(1, 300),
+    li=st.integers(0, 2),
+    seed=st.integers(0, 2**32),
+    start=st.floats(0, 1e6),
+    batch=st.integers(1, 70),
+)
+def test_per_unit_by_hazard_hits_every_unit_once_in_time_order(n, li, seed, start, batch):
+    life = LIFETIMES[li]
+    got = drain(FailureStream(n, life, seed=seed, start=start))
+    assert sorted(u for _, u in got) == list(range(n))
+    times = np.array([t for t, _ in got])
+    assert np.all(np.diff(times) >= 0) and np.all(times >= start) and np.all(np.isfinite(times))
+    # consuming in batches of any size gives the same sequence (chunking is internal)
+    s = FailureStream(n, life, seed=seed, start=start)
+    t, u = [], []
+    while s.n_alive:
+        bt, bu = s.next_failures(batch)
+        t.extend(bt.tolist())
+        u.extend(bu.tolist())
+    assert list(zip(t, u)) == got
+
+
+@pytest.mark.parametrize("life", LIFETIMES[:3], ids=lambda d: d.kind)
+def test_per_unit_order_statistics_match_sorting_all_lifetimes(life):
+    """Renyi sampling vs the definition: the j-th failure time of n fresh units has the law of
+    the j-th smallest of n independent lifetimes; the j-th victim is uniform over the units."""
+    from scipy import stats
+
+    n, reps, js = 50, 600, (0, 4, 24, 49)
+    ours = {j: [] for j in js}
+    first_victim = np.zeros(n, dtype=np.int64)
+    for seed in range(reps):
+        got = drain(FailureStream(n, life, seed=seed))
+        for j in js:
+            ours[j].append(got[j][0])
+        first_victim[got[0][1]] += 1
+    ref = np.sort(life.sample(np.random.default_rng(12345), (reps, n)), axis=1)
+    for j in js:
+        assert stats.ks_2samp(ours[j], ref[:, j]).pvalue > 1e-3, j
+    # the smallest of n: P(T_(1) > t) = (1 - F(t))**n exactly
+    cdf_min = lambda t: 1.0 - (1.0 - life.cdf(t)) ** n  # noqa: E731
+    assert stats.kstest(ours[0], cdf_min).pvalue > 1e-3
+    assert stats.chisquare(first_victim).pvalue > 1e-3
+
+
+def test_per_unit_restart_cost_does_not_grow_with_the_number_of_units():
+    # O(1) restarts: a million units and a thousand epochs of a few failures each draw only
+    # the consumed failures (drawing every lifetime would be 10^9 draws: minutes, not a second).
+    s = FailureStream.with_system_mtbf(10**6, 300.0, 0.78, seed=3)
+    for _ in range(1000):
+        t = [s.next_failure()[0] for _ in range(3)]
+        s.restart(t[-1])
+    assert s.epoch == 1000 and s.failures == 3000
 
 
 @given(n=st.integers(1, 300), seed=st.integers(0, 2**32))
@@ -52,7 +125,7 @@ def test_system_model_is_a_renewal_process_hitting_a_permutation(n, seed):
     assert sorted(units) == list(range(n))  # every alive unit hit exactly once
     assert np.all(np.diff(times) > 0)
     # the gaps are the epoch's inter-arrival draws (drawn in chunks of doubling size)
-    rng = child_rng(np.random.SeedSequence(seed), "system-interarrivals", 0)
+    rng = EpochStream(np.random.SeedSequence(seed), "system-interarrivals").at(0)
     gaps, chunk = [], 32
     while len(gaps) < n:
         gaps.extend(life.sample(rng, min(chunk, n - len(gaps))))

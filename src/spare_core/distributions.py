@@ -64,6 +64,20 @@ class Distribution:
     def _draw(self, rng: np.random.Generator, size) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def cumulative_hazard(self, x):
+        """``H(x) = -log(1 - F(x))``; implemented by the continuous distributions."""
+        raise NotImplementedError(f"{type(self).__name__} has no cumulative hazard")
+
+    def inverse_cumulative_hazard(self, h):
+        """The time ``t`` with ``H(t) = h`` (``h >= 0``); see :meth:`cumulative_hazard`.
+
+        Together with the Renyi representation of order statistics this lets the failure
+        stream draw the first failures among ``n`` fresh units without drawing all ``n``
+        lifetimes (:class:`spare_core.events.FailureStream`). Distributions without it
+        (the base class raises NotImplementedError) are sampled by sorting a batch.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no inverse cumulative hazard")
+
     def sample(self, rng, size) -> np.ndarray:
         """Draw ``size`` independent times.
 
@@ -173,6 +187,15 @@ class Weibull(Distribution):
         x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
         return -np.expm1(-((x / self.scale) ** self.shape))
 
+    def cumulative_hazard(self, x):
+        """``H(x) = (x/scale)**shape``; 0 for ``x <= 0``."""
+        x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+        return (x / self.scale) ** self.shape
+
+    def inverse_cumulative_hazard(self, h):
+        """``scale * h**(1/shape)``."""
+        return self.scale * np.asarray(h, dtype=np.float64) ** (1.0 / self.shape)
+
     def _draw(self, rng, size):
         out = rng.standard_exponential(size)
         np.log(out, out=out)
@@ -225,6 +248,14 @@ class Exponential(Distribution):
         """``P(T <= x)``; 0 for ``x <= 0``."""
         x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
         return -np.expm1(-x / self._mean)
+
+    def cumulative_hazard(self, x):
+        """``H(x) = x / mean``; 0 for ``x <= 0``."""
+        return np.maximum(np.asarray(x, dtype=np.float64), 0.0) / self._mean
+
+    def inverse_cumulative_hazard(self, h):
+        """``mean * h``."""
+        return self._mean * np.asarray(h, dtype=np.float64)
 
     def _draw(self, rng, size):
         out = rng.standard_exponential(size)
@@ -304,6 +335,29 @@ class LogNormal(Distribution):
         with np.errstate(divide="ignore"):
             z = (np.log(np.maximum(x, 0.0)) - self.mu) / self.sigma
         return ndtr(z)
+
+    def cumulative_hazard(self, x):
+        """``H(x) = -log(1 - F(x))``, accurate in both tails (``log_ndtr`` of ``-z``)."""
+        from scipy.special import log_ndtr
+
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            z = (np.log(np.maximum(x, 0.0)) - self.mu) / self.sigma
+        return -log_ndtr(-z)
+
+    def inverse_cumulative_hazard(self, h):
+        """``exp(mu + sigma * z)`` with ``1 - Phi(z) = exp(-h)``.
+
+        For ``h < log 2`` the survival ``exp(-h)`` is close to 1, so ``z`` comes from the
+        small failure probability ``-expm1(-h)``; beyond, from the survival itself (which
+        stays representable long after ``1 - exp(-h)`` has rounded to 1).
+        """
+        from scipy.special import ndtri
+
+        h = np.asarray(h, dtype=np.float64)
+        small = h < math.log(2.0)
+        z = np.where(small, ndtri(-np.expm1(-np.where(small, h, 0.0))), -ndtri(np.exp(-np.where(small, 1.0, h))))
+        return np.exp(self.mu + self.sigma * z)
 
     def _draw(self, rng, size):
         out = rng.standard_normal(size)

@@ -6,18 +6,23 @@ import math
 import numpy as np
 
 from .._validate import as_float, as_int, check_choice
-from ..distributions import Weibull, as_distribution
-from .._seeding import as_seed_sequence, child_rng
+from ..distributions import Distribution, Weibull, as_distribution
+from .._seeding import EpochStream, as_seed_sequence, child_rng
 
 __all__ = ["FailureStream", "MODELS"]
 
 MODELS = ("per-unit", "system")
 
-# Failures are materialised in sorted chunks whose size doubles, so a simulation that
-# restarts after a handful of failures pays O(n) per epoch (one draw + one partition), not
-# O(n log n) for a full argsort, while one that runs an epoch to the end pays O(n log n).
+# Failures are materialised in chunks whose size doubles, so a simulation that restarts
+# after a handful of failures pays for a handful of draws, while one that runs an epoch to
+# the end pays O(n) numpy work in O(log n) calls.
 _FIRST_CHUNK = 32
 _MAX_CHUNK = 1 << 16
+
+
+def _has_inverse_hazard(dist) -> bool:
+    """Whether ``dist`` overrides :meth:`Distribution.inverse_cumulative_hazard`."""
+    return type(dist).inverse_cumulative_hazard is not Distribution.inverse_cumulative_hazard
 
 
 class FailureStream:
@@ -69,17 +74,27 @@ class FailureStream:
     The failures left pending in the previous epoch are discarded.
 
     *Common random numbers.* Randomness comes from named child streams of the root
-    SeedSequence indexed by the epoch number ``k``: per-unit lifetimes from stream
-    ``("per-unit-lifetimes", k)``, system inter-failure times from
-    ``("system-interarrivals", k)`` and the order in which the system process hits units
-    from ``("system-victims", k)`` (a uniformly random permutation of the units: the i-th
-    failure of the epoch hits its i-th entry, which is a uniformly random alive unit).
-    Two simulations with the same seed therefore see the same failures, relative to the
-    epoch's start, within their k-th epoch, even when they restart at different times.
+    SeedSequence indexed by the epoch number ``k``. Per-unit: stream ``("per-unit-order", k)``
+    gives, chunk by chunk, the exponential spacings of the epoch's sorted lifetimes and the
+    picks of a uniform permutation saying which unit fails j-th (see *Cost*). System:
+    inter-failure times from ``("system-interarrivals", k)`` and the order in which the
+    process hits units from ``("system-victims", k)`` (a uniformly random permutation: the
+    i-th failure of the epoch hits its i-th entry, a uniformly random alive unit). Two
+    simulations with the same seed therefore see the same failures, relative to the epoch's
+    start, within their k-th epoch, even when they restart at different times.
 
-    *Cost.* Lifetimes of an epoch are drawn in one batch; sorted chunks of doubling size
-    are selected with ``numpy.partition``, so a restart costs O(n) and each
-    :meth:`next_failure` is a few list look-ups (~0.5 µs in CPython).
+    *Cost.* Failures are produced in chunks of doubling size (32, 64, ... up to 65,536)
+    and each :meth:`next_failure` is a few list look-ups (~0.5 µs in CPython). Per-unit
+    lifetimes with a continuous cumulative hazard ``H`` (Weibull, exponential, log-normal)
+    are never drawn for all ``n`` units: by Renyi's representation the j-th smallest of
+    ``n`` i.i.d. lifetimes has ``H(T_(j)) = sum_{i<=j} E_i / (n - i + 1)`` (``E_i`` i.i.d.
+    Exp(1)), and by exchangeability the unit that fails j-th is uniform over the survivors.
+    So a restart costs O(1) and an epoch with ``f`` failures O(f), whatever ``n`` is — a
+    simulation that restarts after a handful of failures of 10^5 units does not pay for
+    10^5 lifetimes per epoch. Other lifetime laws (a :class:`~spare_core.distributions.
+    Distribution` without ``inverse_cumulative_hazard``, e.g. ``Deterministic``) draw all
+    ``n`` lifetimes from stream ``("per-unit-lifetimes", k)`` at the restart and select
+    sorted chunks with ``numpy.partition`` (O(n) per restart; ties broken by unit index).
 
     References
     ----------
@@ -100,14 +115,19 @@ class FailureStream:
     __slots__ = (
         "n_units", "lifetime", "model", "epoch", "_root", "_now", "_start", "_alive", "_alive_view",
         "_n_alive", "_times", "_units", "_pos", "_chunk", "_rest_t", "_rest_u", "_victims",
-        "_n_hit", "_ia_rng", "_last", "_failures",
+        "_n_hit", "_ia_rng", "_last", "_failures", "_by_hazard", "_hazard", "_taken", "_streams",
     )
 
     def __init__(self, n_units, lifetime, *, model="per-unit", seed, start=0.0):
         self.n_units = as_int(n_units, "n_units", min_value=1)
         self.lifetime = as_distribution(lifetime, "lifetime")
         self.model = check_choice(model, "model", MODELS)
+        self._by_hazard = _has_inverse_hazard(self.lifetime)
         self._root = as_seed_sequence(seed)
+        if self.model == "system":
+            self._streams = (EpochStream(self._root, "system-interarrivals"), EpochStream(self._root, "system-victims"))
+        elif self._by_hazard:
+            self._streams = (EpochStream(self._root, "per-unit-order"),)
         start = as_float(start, "start")
         self._alive = np.ones(self.n_units, dtype=bool)
         self._alive_view = self._alive.view()
@@ -194,15 +214,20 @@ class FailureStream:
         self._pos = 0
         self._chunk = _FIRST_CHUNK
         k = self.epoch
-        if self.model == "per-unit":
+        if self.model == "per-unit" and not self._by_hazard:
             life = self.lifetime.sample(child_rng(self._root, "per-unit-lifetimes", k), n)
             self._rest_t = start + life
             self._rest_u = np.arange(n, dtype=np.int64)
+            return
+        self._n_hit = 0
+        self._last = start
+        if self.model == "per-unit":
+            self._ia_rng = self._streams[0].at(k)
+            self._hazard = 0.0
+            self._taken = set()  # units already drawn this epoch
         else:
-            self._victims = child_rng(self._root, "system-victims", k).permutation(n)
-            self._n_hit = 0
-            self._ia_rng = child_rng(self._root, "system-interarrivals", k)
-            self._last = start
+            self._victims = self._streams[1].at(k).permutation(n)
+            self._ia_rng = self._streams[0].at(k)
 
     def restart(self, time) -> None:
         """Bring every unit back at ``time`` and start a new epoch (see class Notes).
@@ -225,7 +250,7 @@ class FailureStream:
 
     def _refill(self) -> bool:
         """Materialise the next sorted chunk of failures; False when the epoch has no more."""
-        if self.model == "per-unit":
+        if self.model == "per-unit" and not self._by_hazard:
             rest_t, rest_u = self._rest_t, self._rest_u
             m = rest_t.shape[0]
             if m == 0:
@@ -243,19 +268,67 @@ class FailureStream:
             keep = ~take
             self._rest_t, self._rest_u = rest_t[keep], rest_u[keep]
         else:
-            k = min(self._chunk, self.n_units - self._n_hit)
+            n, hit = self.n_units, self._n_hit
+            k = min(self._chunk, n - hit)
             if k <= 0:
                 return False
-            gaps = self.lifetime.sample(self._ia_rng, k)
-            times = np.cumsum(gaps)
-            times += self._last
-            self._last = float(times[-1])
-            self._times = times.tolist()
-            self._units = self._victims[self._n_hit : self._n_hit + k].tolist()
-            self._n_hit += k
+            rng = self._ia_rng
+            if self.model == "per-unit":
+                self._times, self._units = self._order_statistics(rng, n, hit, k)
+            else:
+                times = np.cumsum(self.lifetime.sample(rng, k))
+                times += self._last
+                self._last = float(times[-1])
+                self._times = times.tolist()
+                self._units = self._victims[hit : hit + k].tolist()
+            self._n_hit = hit + k
         self._pos = 0
         self._chunk = min(2 * self._chunk, _MAX_CHUNK)
         return True
+
+    def _order_statistics(self, rng, n: int, hit: int, k: int) -> tuple[list, list]:
+        """Failures ``hit .. hit+k-1`` of a per-unit epoch, drawn without the other lifetimes.
+
+        Renyi: for i.i.d. lifetimes with cumulative hazard ``H``, the sorted lifetimes
+        satisfy ``H(T_(j)) = sum_{i <= j} E_i / (n - i + 1)`` with ``E_i`` i.i.d. Exp(1);
+        and which unit fails j-th is independent of the times and uniform over the units
+        still alive (exchangeability), i.e. the j-th entry of a uniform permutation.
+        """
+        spacings = rng.standard_exponential(k)
+        spacings /= np.arange(n - hit, n - hit - k, -1, dtype=np.float64)
+        h = np.cumsum(spacings)
+        h += self._hazard
+        self._hazard = float(h[-1])
+        times = self.lifetime.inverse_cumulative_hazard(h)
+        np.maximum(times, np.finfo(np.float64).tiny, out=times)  # as Distribution.sample
+        times += self._start
+        return times.tolist(), self._draw_victims(rng, n, hit, k)
+
+    def _draw_victims(self, rng, n: int, hit: int, k: int) -> list:
+        """The next ``k`` entries of the epoch's uniform permutation of the units.
+
+        While at most half the units are taken, uniform draws over all units are accepted
+        in draw order unless already taken (a uniform ordered sample without replacement,
+        O(k) expected work); beyond that, the rest is drawn from the explicit pool.
+        """
+        taken = self._taken
+        rest = n - hit
+        if 2 * k > rest:
+            pool = np.ones(n, dtype=bool)
+            pool[list(taken)] = False
+            units = np.flatnonzero(pool)[rng.permutation(rest)[:k]].tolist()
+            taken.update(units)
+            return units
+        units = []
+        while len(units) < k:
+            need = k - len(units)
+            for c in rng.integers(0, n, need + need // 2 + 4).tolist():
+                if c not in taken:
+                    taken.add(c)
+                    units.append(c)
+                    if len(units) == k:
+                        break
+        return units
 
     # -- consuming -----------------------------------------------------------------------
     def peek(self) -> float:

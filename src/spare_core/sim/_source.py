@@ -85,24 +85,13 @@ class EpochFailures:
         d = self._driver
         have = self._times[k].shape[0]
         start = d.epoch_start
-        nf = d.next_failure
-        for _ in range(have - self._pulled):  # a rebuilt driver replays the cached prefix
-            nf()
-        pairs = []
-        done = False
-        for _ in range(want - have):
-            p = nf()
-            if p[1] < 0:
-                done = True
-                break
-            pairs.append(p)
-        self._pulled = have + len(pairs)
-        if d.n_alive == 0:
-            done = True
-        if pairs:
-            arr = np.array(pairs)  # unit ids < 2**53 are exact in float64
-            t_new = arr[:, 0] - start
-            u_new = arr[:, 1].astype(np.int64)
+        if have > self._pulled:  # a rebuilt driver replays the cached prefix
+            d.next_failures(have - self._pulled)
+        t_new, u_new = d.next_failures(want - have)
+        done = t_new.shape[0] < want - have or d.n_alive == 0
+        self._pulled = have + t_new.shape[0]
+        if t_new.shape[0]:
+            t_new -= start
             if have:
                 t_new = np.concatenate((self._times[k], t_new))
                 u_new = np.concatenate((self._units[k], u_new))
