@@ -10,7 +10,7 @@ from scipy.optimize import linear_sum_assignment
 
 from spare_core.analytic import stack_depth_bound
 from spare_core.layout import StackedLayout
-from spare_core.rectlr import Rectlr
+from spare_core.rectlr import KINDS, DecisionArrays, Rectlr
 
 BIG = 10**6
 
@@ -233,6 +233,28 @@ def test_fail_many_equals_fail_one_by_one_and_stops_at_wipeout():
     assert [repr(x) for x in many] == [repr(x) for x in ones]
     assert many[-1].kind == "wipeout" and a.n_failed == len(many) < 60
     assert_same_state(snapshot(a), snapshot(b))
+
+
+@pytest.mark.parametrize("phase1", ["kernel", "matching"])
+@pytest.mark.parametrize("chunks", [1, 3, 7])
+def test_fail_many_arrays_equals_fail_many(phase1, chunks):
+    lay = StackedLayout(40, 3)
+    order = np.random.default_rng(11).permutation(40)
+    a, b = Rectlr(lay, phase1=phase1), Rectlr(lay, phase1=phase1)
+    cols = []
+    for part in np.array_split(order, chunks):  # state carries over between calls
+        if a.wiped_out:
+            break
+        cols.append(a.fail_many_arrays(part))
+    got = DecisionArrays(*(np.concatenate(c) for c in zip(*cols)))
+    want = DecisionArrays.from_decisions(b.fail_many(order))
+    for field in DecisionArrays._fields:
+        assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    assert KINDS[got.kind[-1]] == "wipeout" and a.n_failed == b.n_failed == got.groups.size
+    assert_same_state(snapshot(a), snapshot(b))
+    assert a.fail_many_arrays([]).groups.size == 0  # nothing to fail: no error, no change
+    with pytest.raises(RuntimeError, match="wiped out"):
+        a.fail_many_arrays([int(np.flatnonzero(a.alive)[0])])
 
 
 def test_first_failure_raises_s_to_two_without_moves():

@@ -50,13 +50,15 @@ References
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._native import load
 from ._validate import as_int, as_int_array, check_choice
 from .layout import StackedLayout
 
-__all__ = ["Rectlr", "Decision", "PatchPlan"]
+__all__ = ["Rectlr", "Decision", "DecisionArrays", "PatchPlan", "KINDS"]
 
 KINDS = ("fixed", "reordered", "wipeout")
 _WIPEOUT = 2
@@ -162,6 +164,38 @@ class Decision:
             f"{self.stack_depth}, moves={self.moves}, cost={self.cost}, patch_rows={len(self.patch)}, "
             f"patch_layers={self.patch_layers})"
         )
+
+
+class DecisionArrays(NamedTuple):
+    """Decisions of a failure sequence as columns (:meth:`Rectlr.fail_many_arrays`).
+
+    Every field is a numpy array with one entry per failed group, in order.
+
+    Attributes
+    ----------
+    groups : int64
+        The failed groups.
+    kind : int8
+        Index into :data:`KINDS` (0 fixed, 1 reordered, 2 wipeout).
+    stack_depth, previous_stack_depth, moves, cost, patch_layers : int64
+        As the :class:`Decision` attributes of the same names.
+    """
+
+    groups: np.ndarray
+    kind: np.ndarray
+    stack_depth: np.ndarray
+    previous_stack_depth: np.ndarray
+    moves: np.ndarray
+    cost: np.ndarray
+    patch_layers: np.ndarray
+
+    @classmethod
+    def from_decisions(cls, decisions) -> "DecisionArrays":
+        """Columns of a list of :class:`Decision`."""
+        col = lambda f, dt=np.int64: np.array([f(d) for d in decisions], dtype=dt)  # noqa: E731
+        return cls(col(lambda d: d.failed_group), col(lambda d: KINDS.index(d.kind), np.int8),
+                   col(lambda d: d.stack_depth), col(lambda d: d.previous_stack_depth),
+                   col(lambda d: d.moves), col(lambda d: d.cost), col(lambda d: d.patch_layers))
 
 
 class Rectlr:
@@ -387,18 +421,14 @@ class Rectlr:
         TypeError, ValueError, RuntimeError
             As :meth:`fail`, checked for all groups before any is failed (state unchanged);
             repeated groups are refused too.
+
+        See Also
+        --------
+        fail_many_arrays : the same sequence as columns, without a Decision per failure.
         """
-        n, r = self.layout.n_groups, self.layout.redundancy
-        arr = as_int_array(groups, "groups", dtype=np.int32, min_value=0, max_value=n - 1)
-        if np.unique(arr).size != arr.size:
-            raise ValueError("groups must be distinct, got a repeated group")
+        arr = self._check_groups(groups)
         if arr.size == 0:
             return []
-        if self._wiped:
-            raise RuntimeError("the controller is wiped out; call restart() before failing more groups")
-        dead = arr[self._core.alive_arr[arr] == 0]
-        if dead.size:
-            raise ValueError(f"groups must be alive to fail, group {dead[0]} has already failed")
         if self._im is not None:
             out = []
             for g in arr.tolist():
@@ -406,29 +436,80 @@ class Rectlr:
                 if out[-1].kind == "wipeout":
                     break
             return out
-        m = arr.size
-        pg = np.empty(m * r, dtype=np.int32)
-        pt = np.empty(m * r, dtype=np.int32)
-        px = np.empty(m * r, dtype=np.uint8)
-        out = np.empty((m, 7), dtype=np.int64)
-        ptr = np.empty(m + 1, dtype=np.int64)
-        done = self._core.fail_many(arr, pg, pt, px, out, ptr)
+        done, out, ptr, bufs = self._run_many(arr)
         if done == 0:
             return []
         # one Decision per row without a method call per row (this loop is the Python cost
         # of a sequence); columns of out: kind, S_old, moves, cost, n_patch, layers, S_after
         kind, s_old, moves, cost, _, layers, s_after = out[:done].T.tolist()
         bounds = ptr[: done + 1].tolist()
-        bufs = (pg, pt, px)
-        decisions = [
+        return [
             Decision(g, KINDS[k], so if k == _WIPEOUT else sa, so, mv, c, pl, bufs, a, b)
             for g, k, so, mv, c, pl, sa, a, b in zip(
                 arr[:done].tolist(), kind, s_old, moves, cost, layers, s_after, bounds, bounds[1:]
             )
         ]
-        self._n_failed += done
-        self._wiped = decisions[-1].kind == "wipeout"
-        return decisions
+
+    def fail_many_arrays(self, groups) -> DecisionArrays:
+        """Fail groups in order, stop at a wipe-out, and return the decisions as columns.
+
+        The same state change and the same decisions as :meth:`fail_many`, for callers that
+        drive long sequences (simulators, Monte-Carlo estimates) and read only the scalars:
+        no Python object per failure, and no patch plans (use :meth:`fail_many` for those).
+
+        Parameters
+        ----------
+        groups : array_like of int
+            Distinct alive groups, failed in this order.
+
+        Returns
+        -------
+        DecisionArrays
+            One row per failed group (the last one is the wipe-out, if any).
+
+        Raises
+        ------
+        TypeError, ValueError, RuntimeError
+            As :meth:`fail_many`.
+        """
+        arr = self._check_groups(groups)
+        if arr.size and self._im is not None:
+            return DecisionArrays.from_decisions(self.fail_many(arr))
+        done, out, _, _ = self._run_many(arr) if arr.size else (0, np.zeros((0, 7), np.int64), None, None)
+        rows = out[:done]
+        kind = rows[:, 0].astype(np.int8)
+        s_old = rows[:, 1].copy()
+        s_new = np.where(kind == _WIPEOUT, s_old, rows[:, 6])
+        return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, 2].copy(),
+                              rows[:, 3].copy(), rows[:, 5].copy())
+
+    def _check_groups(self, groups) -> np.ndarray:
+        n = self.layout.n_groups
+        arr = as_int_array(groups, "groups", dtype=np.int32, min_value=0, max_value=n - 1)
+        if np.unique(arr).size != arr.size:
+            raise ValueError("groups must be distinct, got a repeated group")
+        if arr.size == 0:
+            return arr
+        if self._wiped:
+            raise RuntimeError("the controller is wiped out; call restart() before failing more groups")
+        dead = arr[self._core.alive_arr[arr] == 0]
+        if dead.size:
+            raise ValueError(f"groups must be alive to fail, group {dead[0]} has already failed")
+        return arr
+
+    def _run_many(self, arr):
+        """Run the kernel on validated groups; returns (done, out rows, patch ptr, patch bufs)."""
+        m, r = arr.size, self.layout.redundancy
+        pg = np.empty(m * r, dtype=np.int32)
+        pt = np.empty(m * r, dtype=np.int32)
+        px = np.empty(m * r, dtype=np.uint8)
+        out = np.empty((m, 7), dtype=np.int64)
+        ptr = np.empty(m + 1, dtype=np.int64)
+        done = self._core.fail_many(arr, pg, pt, px, out, ptr)
+        if done:
+            self._n_failed += done
+            self._wiped = bool(out[done - 1, 0] == _WIPEOUT)
+        return done, out, ptr, (pg, pt, px)
 
     def __repr__(self):
         state = "wiped out" if self._wiped else f"S={self.stack_depth}"

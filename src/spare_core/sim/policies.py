@@ -370,23 +370,17 @@ def _sidon(n: int, r: int) -> tuple:
 class _RectlrHandler(FailureHandler):
     def __init__(self, n, r, offsets):
         from ..layout import StackedLayout
-        from ..rectlr import Rectlr
+        from ..rectlr import KINDS, Rectlr
+
+        self._wipeout = KINDS.index("wipeout")
 
         self.batch_hint = 1 if r == 1 else int(min(32, max(2, 0.5 * n ** (1.0 - 1.0 / r))))
         self._ctl = Rectlr(StackedLayout(n, r, offsets=offsets))
 
     def on_failures(self, groups):
-        decisions = self._ctl.fail_many(groups)  # stops at a wipe-out
-        n = len(decisions)
-        restart = np.zeros(n, dtype=np.int8)
-        depth = np.empty(n)
-        patch = np.empty(n)
-        for i, d in enumerate(decisions):
-            depth[i] = d.stack_depth
-            patch[i] = d.patch_layers
-        if n and decisions[-1].kind == "wipeout":
-            restart[n - 1] = 1
-        return Outcomes(restart, depth, patch)
+        d = self._ctl.fail_many_arrays(groups)  # stops at a wipe-out
+        restart = (d.kind == self._wipeout).astype(np.int8)
+        return Outcomes(restart, d.stack_depth.astype(np.float64), d.patch_layers.astype(np.float64))
 
     def on_failure(self, group):
         o = self.on_failures(np.array([group], dtype=np.int64))
