@@ -19,7 +19,10 @@ d  incremental: 600k shard types on cyclic stacks (r = 3, stack depth S = 2); on
 e  tight b-matching: N = 1000 types on cyclic stacks of r = 20, S = 2, right after enough
    random groups failed that S = 2 barely suffices; scipy solves the slot-expanded graph.
 
-Usage: ``python bench/ratios_matching.py [--quick]``.
+"peak extra memory" (b, c) is the tracemalloc peak of one call, kernel scratch included,
+divided by the caller's indptr + indices bytes.
+
+Usage: ``python bench/ratios_matching.py [--quick] [--ideas] [families]``.
 """
 from __future__ import annotations
 
@@ -150,11 +153,12 @@ def header():
 
 
 def peak_extra_bytes(fn) -> int:
-    """Peak of Python/numpy allocations during ``fn`` (tracemalloc).
+    """Peak of all allocations made during ``fn`` (tracemalloc), the result included.
 
-    Does not see the kernel's own malloc'd scratch (the transpose for pruning, 4 bytes per
-    edge + 8 per right vertex + 6 per vertex of marks and queue, and the greedy's flag
-    byte per right vertex), so it under-reports when the kernel prunes.
+    tracemalloc sees Python objects, numpy buffers and the kernel's own scratch (the
+    transpose for pruning, the greedy's flags, the degree sort's buckets: allocated with
+    PyMem_RawMalloc, which it traces), so this is everything the call adds on top of the
+    caller's graph.
     """
     tracemalloc.start()
     tracemalloc.reset_peak()
@@ -165,7 +169,9 @@ def peak_extra_bytes(fn) -> int:
 
 
 def graph_bytes(g) -> int:
-    return g.data.nbytes + g.indices.nbytes + g.indptr.nbytes
+    """The input graph: the caller's CSR structure, indptr + indices bytes (not ``data``,
+    which a matching never reads)."""
+    return g.indices.nbytes + g.indptr.nbytes
 
 
 # -- families ------------------------------------------------------------------------------

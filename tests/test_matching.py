@@ -221,7 +221,7 @@ def test_every_kernel_strategy_is_maximum(case, data):
             k = _kern.HKKernel(indptr, indices, cap.copy(), False)
             k.prune_budget = budget
             assert k.solve(start, prune) == expected
-            m = Matching(k.match_left, k.load, k.cap, indptr, indices)
+            m = Matching(k.match_left, k.load, cap, indptr, indices)
             check_valid(m, edges, cap)
             check_certificate(m, edges, cap)
             ml, load = k.result()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -157,3 +158,27 @@ def test_unmatched_left_and_bulk_capacity():
     assert im.augment() == 9
     im.enable_right(1)
     assert im.augment() == 10 and im.unmatched_left().size == 0
+
+
+def test_live_views_and_capacities_beyond_n_left():
+    """match_left/right_load are int32 live views; capacity shows what was set, even above
+    n_left (the kernel works with min(capacity, n_left), which allows the same matchings)."""
+    g = spare_graph(8, 2)
+    im = IncrementalMatching(g, capacity=np.full(8, 1))
+    assert im.match_left.dtype == np.int32 and im.right_load.dtype == np.int32
+    assert im.capacity.dtype == np.int64
+    view = im.match_left
+    im.set_capacity(3, 10**12)
+    im.disable_right(4)
+    assert im.capacity[3] == 10**12 and im.capacity[4] == 0
+    im.augment()
+    assert np.array_equal(view, im.matching.match_left)      # the view follows the state
+    assert im.matching.capacity[3] == 10**12 and im.matching.match_left.dtype == np.int64
+    im.enable_right(4)
+    assert im.capacity[4] == 1
+    im.set_capacities(np.full(8, 2**40))
+    assert im.augment() == 8 and np.all(im.capacity == 2**40)
+    left, right = im.matching.vertex_cover()
+    assert int(left.sum() + im.capacity[right].sum()) == im.size
+    with pytest.raises(ValueError):
+        view[0] = 1

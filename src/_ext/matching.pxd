@@ -13,18 +13,30 @@
 #   edge_off uint8[nnz] or NULL IN   1 = edge currently disabled (IncrementalMatching only)
 #
 # Matching state (IN-OUT for every kernel that augments), packed per vertex so that a
-# search touches one cache line per vertex (LeftV, RightV below):
-#   R[j].cap, R[j].load   capacity in force (0 = disabled), partners now (<= cap)
+# search touches one cache line per vertex (LeftV, RightV below, 20 bytes each: int32 fields
+# halve the cache footprint of 32-byte int64 records, which is what a search over 600k
+# vertices is bound by):
+#   R[j].cap, R[j].load   capacity in force (0 = disabled) clamped to n_left (a right vertex
+#                         can never take more), partners now (<= cap)
 #   L[i].match            right vertex of each left vertex, -1 = unmatched
 #   R[j].head, L[i].nxt/prv  doubly linked partner lists (so a partner leaves in O(1))
 #   status     uint8[n_left]   MATCHED, PENDING (free, to be searched), DEAD (free, proven
 #                              to have no augmenting path; revived when capacity grows)
-#   pending, dead int32[n_left] the PENDING / DEAD left vertices (each free vertex is in exactly one)
+#   free_l     int32[n_left]   the PENDING left vertices in free_l[:n_pending], the DEAD ones
+#                              in free_l[n_left - n_dead:] (each free vertex is in exactly one,
+#                              so the two never meet)
 #
-# Scratch (allocated once, reused by every phase; validity by epoch stamps, so a phase costs
+# Scratch (allocated once, reused by every phase; validity by epoch levels, so a phase costs
 # the work of its search, never O(graph)):
-#   L[i].stamp/dist/it, R[j].stamp/layer/cur; queue int32[n_left], stack_l (the same
-#   memory as queue: the DFS runs after the BFS is done with it), stack_r int32[n_left + 1]
+#   L[i].lev, R[j].lev   base + BFS layer of the phase whose BFS started at level ``base``;
+#                        anything below base is "not reached this phase" (and a DFS marks a
+#                        dead end by writing base - 1). Each phase's base lies above every
+#                        level the previous phase wrote, so nothing is ever cleared (a full
+#                        reset only when the levels approach INT32_MAX).
+#   L[i].it (current arc, offset in row i), R[j].cur (current partner);
+#   queue int32[max(n_left, n_right)]: the BFS queue, the DFS stack of left vertices (the DFS
+#   runs after the BFS is done with it; the right vertex between two stack entries is read
+#   back from the current arc) and the prune's queue of right vertices.
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
 cdef enum:
@@ -33,18 +45,16 @@ cdef enum:
     DEAD = 2
 
 cdef struct LeftV:            # per left vertex; numpy twin LEFT_DTYPE in matching.pyx
-    int64_t match            # right vertex, -1 = unmatched
-    int64_t it               # current arc of the phase's DFS (edge offset)
-    int32_t stamp            # epoch of the last BFS that reached it
-    int32_t dist             # BFS layer in that epoch, -1 = dead end / used this phase
+    int32_t match            # right vertex, -1 = unmatched
+    int32_t it               # current arc of the phase's DFS (offset from indptr[i])
+    int32_t lev              # base + BFS layer; < base: not reached / used this phase
     int32_t nxt              # partner list of its right vertex (doubly linked)
     int32_t prv
 
 cdef struct RightV:           # per right vertex; numpy twin RIGHT_DTYPE
-    int64_t load             # partners now (<= cap)
-    int64_t cap              # capacity in force (0 = disabled)
-    int32_t stamp            # epoch of the last BFS that reached it
-    int32_t layer            # its BFS layer then, -1 = dead end this phase
+    int32_t load             # partners now (<= cap)
+    int32_t cap              # capacity in force (0 = disabled), at most n_left
+    int32_t lev              # base + BFS layer; < base: not reached / dead end this phase
     int32_t cur              # current partner of the phase's DFS
     int32_t head             # first partner, -1 = none
 
@@ -57,25 +67,23 @@ cdef struct HKState:
     LeftV* L
     RightV* R
     uint8_t* status
-    int32_t* pending
+    int32_t* free_l         # pending at the front, dead at the back
     intp_t n_pending
-    int32_t* dead
     intp_t n_dead
-    int32_t* queue
-    int32_t* stack_l
-    int32_t* stack_r
-    # transpose and pruning scratch, allocated on first need by hk_build_csc (malloc'd)
+    int32_t* queue          # also the DFS stack and the prune's queue
+    # transpose and pruning scratch, allocated on first need by hk_build_csc (PyMem_RawMalloc,
+    # so that tracemalloc counts it)
     const int64_t* cptr     # int64[n_right + 1]
     const int32_t* cidx     # int32[nnz]: left vertex of each edge, by right vertex
     uint8_t* live_l         # while live_on: 0 = proven never on an augmenting path (hk_prune)
     uint8_t* live_r
-    int32_t* queue_r
     bint live_on
     bint can_prune          # allow hk_augment to prune (ski-rental rule)
     int64_t prunes
     int64_t prune_budget    # -1: |E| + |V|, then prune_cost; otherwise this (tests force pruning with 0)
     int64_t prune_cost      # work of the last hk_prune (edges + its O(n_right + pending) passes)
-    int32_t epoch
+    int32_t base            # level of the roots in the current phase
+    int32_t top             # highest level any phase wrote so far
     int64_t size
     int64_t work        # edges + partner-list entries scanned since the counter was reset
     int64_t phases

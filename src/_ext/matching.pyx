@@ -12,7 +12,7 @@ graph): each phase runs a BFS from the PENDING free left vertices over alternati
 at the first layer that holds a right vertex with spare capacity, then a DFS with
 current-arc pointers finds a maximal set of vertex-disjoint shortest augmenting paths. A
 phase costs O(|E| + |V|) in the worst case, but only the work of its search because every
-scratch entry is validated by an epoch stamp instead of being reset. If a BFS exhausts its
+scratch entry is validated by an epoch level instead of being reset. If a BFS exhausts its
 reachable set without meeting spare capacity, none of its sources has an augmenting path
 and none will while capacities only shrink (Hopcroft-Karp's "no augmenting path from u
 w.r.t. M implies none w.r.t. M xor P"): they are parked as DEAD and not searched again
@@ -21,26 +21,42 @@ until capacity grows (:c:func:`hk_revive`).
 from libc.stdint cimport INT32_MAX
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 from matching cimport HKState, LeftV, RightV, MATCHED, PENDING, DEAD
-from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memmove
+
+cdef extern from "Python.h":
+    # the raw allocator: callable without the GIL, and traced by tracemalloc, so the
+    # benchmark's peak-memory figure includes the kernel's scratch
+    void* PyMem_RawMalloc(size_t n) nogil
+    void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
+    void PyMem_RawFree(void* p) nogil
 
 import numpy as np
 
 # numpy twins of LeftV / RightV (matching.pxd): one cache line holds all a search touches
-LEFT_DTYPE = np.dtype([("match", np.int64), ("it", np.int64), ("stamp", np.int32),
-                       ("dist", np.int32), ("nxt", np.int32), ("prv", np.int32)], align=True)
-RIGHT_DTYPE = np.dtype([("load", np.int64), ("cap", np.int64), ("stamp", np.int32),
-                        ("layer", np.int32), ("cur", np.int32), ("head", np.int32)], align=True)
+LEFT_DTYPE = np.dtype([("match", np.int32), ("it", np.int32), ("lev", np.int32),
+                       ("nxt", np.int32), ("prv", np.int32)], align=True)
+RIGHT_DTYPE = np.dtype([("load", np.int32), ("cap", np.int32), ("lev", np.int32),
+                        ("cur", np.int32), ("head", np.int32)], align=True)
 assert LEFT_DTYPE.itemsize == sizeof(LeftV) and RIGHT_DTYPE.itemsize == sizeof(RightV)
 
 
-cdef inline void _reset_epoch(HKState* s) noexcept nogil:
+cdef inline int32_t _new_base(HKState* s) noexcept nogil:
+    """The root level of a new phase: above every level written so far.
+
+    A phase writes levels base .. base + (deepest layer) <= base + n_left, so the levels
+    are cleared (O(V), once in about 2**31 / (layers per phase) phases) only when the next
+    phase could overflow int32.
+    """
     cdef intp_t i
-    for i in range(s.n_left):
-        s.L[i].stamp = 0
-    for i in range(s.n_right):
-        s.R[i].stamp = 0
-    s.epoch = 0
+    if <int64_t>s.top + s.n_left + 4 >= INT32_MAX:
+        for i in range(s.n_left):
+            s.L[i].lev = 0
+        for i in range(s.n_right):
+            s.R[i].lev = 0
+        s.top = 0
+    s.base = s.top + 1
+    s.top = s.base
+    return s.base
 
 
 cdef void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
@@ -57,7 +73,7 @@ cdef void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
 
 cdef void hk_unlink(HKState* s, int32_t v) noexcept nogil:
     """Remove matched left ``v`` from its right vertex's partner list (stays MATCHED-less)."""
-    cdef int32_t j = <int32_t>s.L[v].match
+    cdef int32_t j = s.L[v].match
     cdef int32_t p = s.L[v].prv, n = s.L[v].nxt
     if p != -1:
         s.L[p].nxt = n
@@ -73,7 +89,7 @@ cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
     """Unmatch left ``v`` and queue it for the next augment (its right lost it)."""
     hk_unlink(s, v)
     s.status[v] = PENDING
-    s.pending[s.n_pending] = v
+    s.free_l[s.n_pending] = v      # v was matched: n_pending + n_dead < n_left, no overlap
     s.n_pending += 1
     s.size -= 1
 
@@ -92,13 +108,13 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
     cdef const int64_t* indptr = s.indptr
     cdef const int32_t* indices = s.indices
     cdef const uint8_t* off = s.edge_off
-    cdef uint8_t* full = <uint8_t*>malloc(s.n_right + 1)
+    cdef uint8_t* full = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
     if full == NULL:
         return          # the start is only an optimisation: the phases match everything
     for j0 in range(s.n_right):
         full[j0] = s.R[j0].load >= s.R[j0].cap
     for k in range(s.n_pending):
-        u = s.pending[k]
+        u = s.free_l[k]
         e = indptr[u]
         end = indptr[u + 1]
         while e < end:
@@ -113,10 +129,10 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
             s.status[u] = MATCHED
             s.size += 1
         else:
-            s.pending[kept] = u
+            s.free_l[kept] = u
             kept += 1
     s.n_pending = kept
-    free(full)
+    PyMem_RawFree(full)
 
 
 cdef void hk_degree_order(HKState* s) noexcept nogil:
@@ -129,32 +145,31 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
     cdef int64_t d, maxd = 0, acc = 0, c
     cdef int32_t u
     for k in range(n):
-        u = s.pending[k]
+        u = s.free_l[k]
         d = s.indptr[u + 1] - s.indptr[u]
         if d > maxd:
             maxd = d
-    cdef int64_t* cnt = <int64_t*>calloc(maxd + 2, sizeof(int64_t))
-    cdef int32_t* tmp = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    cdef int64_t* cnt = <int64_t*>PyMem_RawCalloc(maxd + 2, sizeof(int64_t))
+    cdef int32_t* tmp = <int32_t*>PyMem_RawMalloc((n + 1) * sizeof(int32_t))
     if cnt == NULL or tmp == NULL:
-        free(cnt)
-        free(tmp)
+        PyMem_RawFree(cnt)
+        PyMem_RawFree(tmp)
         return
     for k in range(n):
-        u = s.pending[k]
+        u = s.free_l[k]
         cnt[s.indptr[u + 1] - s.indptr[u]] += 1
     for d in range(maxd + 1):
         c = cnt[d]
         cnt[d] = acc
         acc += c
     for k in range(n):
-        u = s.pending[k]
+        u = s.free_l[k]
         d = s.indptr[u + 1] - s.indptr[u]
         tmp[cnt[d]] = u
         cnt[d] += 1
-    for k in range(n):
-        s.pending[k] = tmp[k]
-    free(cnt)
-    free(tmp)
+    memmove(s.free_l, tmp, n * sizeof(int32_t))
+    PyMem_RawFree(cnt)
+    PyMem_RawFree(tmp)
 
 
 cdef bint _slots_at_most(HKState* s, int64_t bound) noexcept nogil:
@@ -175,44 +190,53 @@ cdef bint _slots_at_most(HKState* s, int64_t bound) noexcept nogil:
 cdef void hk_revive(HKState* s) noexcept nogil:
     """Capacity grew somewhere: every DEAD left vertex may have a path again."""
     cdef intp_t k
-    cdef int32_t u
+    cdef int32_t* dead = s.free_l + s.n_left - s.n_dead
     for k in range(s.n_dead):
-        u = s.dead[k]
-        s.status[u] = PENDING
-        s.pending[s.n_pending] = u
-        s.n_pending += 1
+        s.status[dead[k]] = PENDING
+    # the two blocks may overlap when almost every left vertex is free
+    memmove(s.free_l + s.n_pending, dead, s.n_dead * sizeof(int32_t))
+    s.n_pending += s.n_dead
     s.n_dead = 0
+
+
+cdef void _park_pending(HKState* s, intp_t first) noexcept nogil:
+    """Move free_l[first:n_pending] (PENDING, proven to have no augmenting path) to DEAD."""
+    cdef intp_t k, m = s.n_pending - first
+    for k in range(first, s.n_pending):
+        s.status[s.free_l[k]] = DEAD
+    # dead block grows downwards from n_left; memmove: the blocks may overlap
+    memmove(s.free_l + s.n_left - s.n_dead - m, s.free_l + first, m * sizeof(int32_t))
+    s.n_dead += m
+    s.n_pending = first
 
 
 cdef int32_t _bfs(HKState* s) noexcept nogil:
     """Layer the alternating graph from the PENDING vertices; return the free layer or INF."""
     cdef intp_t qh = 0, qt = 0, k
     cdef int32_t u, v, j, w, d, limit = INT32_MAX
-    cdef int64_t e, end, mv, work = 0
+    cdef int64_t e, end, work = 0
+    cdef int32_t mv
     # locals, not s->field: the compiler cannot prove the stores below leave *s unchanged
     cdef LeftV* L = s.L
     cdef RightV* R = s.R
     cdef const int64_t* indptr = s.indptr
     cdef const int32_t* indices = s.indices
     cdef int32_t* queue = s.queue
+    cdef const int32_t* pending = s.free_l
     cdef const uint8_t* off = s.edge_off
     cdef const uint8_t* live_l = s.live_l if s.live_on else NULL
     cdef const uint8_t* live_r = s.live_r if s.live_on else NULL
-    if s.epoch >= INT32_MAX - 2:
-        _reset_epoch(s)
-    s.epoch += 1
-    cdef int32_t ep = s.epoch
+    cdef int32_t base = _new_base(s)
     for k in range(s.n_pending):
-        u = s.pending[k]
-        L[u].stamp = ep
-        L[u].dist = 0
-        L[u].it = indptr[u]
+        u = pending[k]
+        L[u].lev = base
+        L[u].it = 0
         queue[qt] = u
         qt += 1
     while qh < qt:
         v = queue[qh]
         qh += 1
-        d = L[v].dist
+        d = L[v].lev - base
         if d > limit:
             break
         mv = L[v].match
@@ -222,12 +246,11 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
         while e < end:
             j = indices[e]
             e += 1
-            if R[j].stamp == ep or mv == j:
+            if R[j].lev >= base or mv == j:
                 continue
             if (off != NULL and off[e - 1]) or (live_r != NULL and not live_r[j]):
                 continue
-            R[j].stamp = ep
-            R[j].layer = d
+            R[j].lev = base + d
             w = R[j].head
             R[j].cur = w
             if R[j].load < R[j].cap:
@@ -235,48 +258,59 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
             elif d < limit:
                 while w != -1:
                     work += 1
-                    if L[w].stamp != ep and (live_l == NULL or live_l[w]):
-                        L[w].stamp = ep
-                        L[w].dist = d + 1
-                        L[w].it = indptr[w]
+                    if L[w].lev < base and (live_l == NULL or live_l[w]):
+                        L[w].lev = base + d + 1
+                        L[w].it = 0
                         queue[qt] = w
                         qt += 1
                     w = L[w].nxt
+    if qt > 0:
+        s.top = L[queue[qt - 1]].lev      # the deepest layer is the last one queued
     s.work += work
     return limit
 
 
 cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
-    """Find one shortest augmenting path from ``root`` in the layered graph and flip it."""
+    """Find one shortest augmenting path from ``root`` in the layered graph and flip it.
+
+    The stack of left vertices lives in s.queue; the right vertex taken from stack entry i
+    is the one its current arc points at (L[v].it is left on that edge when descending).
+    """
     cdef intp_t top = 0, i
-    cdef int32_t v, j, w, d, ep = s.epoch
-    cdef int64_t e, e0, end
+    cdef int32_t v, j, w, d, base = s.base
+    cdef int64_t e, e0, end, row
     cdef bint descended
-    s.stack_l[0] = root
+    cdef LeftV* L = s.L
+    cdef RightV* R = s.R
+    cdef const int32_t* indices = s.indices
+    cdef int32_t* stack = s.queue
+    stack[0] = root
     while top >= 0:
-        v = s.stack_l[top]
+        v = stack[top]
         d = <int32_t>top
-        e = s.L[v].it
+        row = s.indptr[v]
+        e = row + L[v].it
         e0 = e
         end = s.indptr[v + 1]
         descended = False
         while e < end:
-            j = s.indices[e]
-            if s.R[j].stamp != ep or s.R[j].layer != d or (s.edge_off != NULL and s.edge_off[e]):
+            j = indices[e]
+            if R[j].lev != base + d or (s.edge_off != NULL and s.edge_off[e]):
                 e += 1
                 continue
-            if s.R[j].load < s.R[j].cap:
-                # a free right vertex lies on layer `limit` only; flip the path stack_l/stack_r
-                s.stack_r[top] = j
-                s.L[v].it = e + 1
+            if R[j].load < R[j].cap:
+                # a free right vertex lies on layer `limit` only; flip the path on the stack
+                L[v].it = <int32_t>(e + 1 - row)
                 s.work += e + 1 - e0
                 i = top
                 while i >= 0:
-                    w = s.stack_l[i]
-                    if s.L[w].match != -1:
+                    w = stack[i]
+                    if i < top:
+                        j = indices[s.indptr[w] + L[w].it]
+                    if L[w].match != -1:
                         hk_unlink(s, w)
-                    hk_link(s, w, s.stack_r[i])
-                    s.L[w].dist = -1      # vertex-disjoint paths within a phase
+                    hk_link(s, w, j)
+                    L[w].lev = base - 1      # vertex-disjoint paths within a phase
                     i -= 1
                 s.status[root] = MATCHED
                 s.size += 1
@@ -284,27 +318,26 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
             if d >= limit:
                 e += 1
                 continue
-            w = s.R[j].cur
-            while w != -1 and (s.L[w].stamp != ep or s.L[w].dist != d + 1):
+            w = R[j].cur
+            while w != -1 and L[w].lev != base + d + 1:
                 s.work += 1
-                w = s.L[w].nxt
+                w = L[w].nxt
             if w == -1:
-                s.R[j].layer = -1        # every partner is a dead end: so is j, for this phase
-                s.R[j].cur = -1
+                R[j].lev = base - 1        # every partner is a dead end: so is j, for this phase
+                R[j].cur = -1
                 e += 1
                 continue
-            s.R[j].cur = s.L[w].nxt        # current arc: w is tried at most once per phase
-            s.L[v].it = e                # come back to j: it may have other live partners
+            R[j].cur = L[w].nxt          # current arc: w is tried at most once per phase
+            L[v].it = <int32_t>(e - row)  # come back to j: it may have other live partners
             s.work += e + 1 - e0
-            s.stack_r[top] = j
             top += 1
-            s.stack_l[top] = w
+            stack[top] = w
             descended = True
             break
         if not descended:
             s.work += end - e0
-            s.L[v].it = end
-            s.L[v].dist = -1
+            L[v].it = <int32_t>(end - row)
+            L[v].lev = base - 1
             top -= 1
     return False
 
@@ -345,23 +378,18 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
         limit = _bfs(s)
         s.phases += 1
         if limit == INT32_MAX:
-            for k in range(s.n_pending):
-                u = s.pending[k]
-                s.status[u] = DEAD
-                s.dead[s.n_dead] = u
-                s.n_dead += 1
-            s.n_pending = 0
+            _park_pending(s, 0)
             break
         for k in range(s.n_pending):
-            u = s.pending[k]
-            if s.status[u] == PENDING and s.L[u].dist == 0:
+            u = s.free_l[k]
+            if s.status[u] == PENDING and s.L[u].lev == s.base:
                 if _dfs(s, u, limit):
                     gained += 1
         kept = 0
         for k in range(s.n_pending):
-            u = s.pending[k]
+            u = s.free_l[k]
             if s.status[u] == PENDING:
-                s.pending[kept] = u
+                s.free_l[kept] = u
                 kept += 1
         s.n_pending = kept
     s.live_on = 0
@@ -468,8 +496,8 @@ cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, i
                 deg_l[u] = 0
     k = 0
     for e in range(s.n_pending):
-        if s.status[s.pending[e]] == PENDING:
-            s.pending[k] = s.pending[e]
+        if s.status[s.free_l[e]] == PENDING:
+            s.free_l[k] = s.free_l[e]
             k += 1
     s.n_pending = k
 
@@ -478,20 +506,19 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
     """Allocate the transpose (right -> left adjacency) and the pruning scratch, once.
 
     Returns 0, or -1 if memory ran out (pruning is then skipped: it is only an optimisation).
-    O(|E| + |V|), 4|E| + 13 n_right + n_left bytes.
+    O(|E| + |V|), 4|E| + 9 n_right + n_left bytes (the prune's queue is s.queue).
     """
     cdef int64_t nnz = s.indptr[s.n_left], e
     cdef intp_t u, j
     if s.cptr != NULL:
         return 0
-    cdef int64_t* cptr = <int64_t*>calloc(s.n_right + 1, sizeof(int64_t))
-    cdef int32_t* cidx = <int32_t*>malloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
-    s.live_l = <uint8_t*>malloc(s.n_left + 1)
-    s.live_r = <uint8_t*>malloc(s.n_right + 1)
-    s.queue_r = <int32_t*>malloc((s.n_right + 1) * sizeof(int32_t))
-    if cptr == NULL or cidx == NULL or s.live_l == NULL or s.live_r == NULL or s.queue_r == NULL:
-        free(cptr)
-        free(cidx)
+    cdef int64_t* cptr = <int64_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int64_t))
+    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
+    s.live_l = <uint8_t*>PyMem_RawMalloc(s.n_left + 1)
+    s.live_r = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
+    if cptr == NULL or cidx == NULL or s.live_l == NULL or s.live_r == NULL:
+        PyMem_RawFree(cptr)
+        PyMem_RawFree(cidx)
         hk_free_csc(s)
         return -1
     for e in range(nnz):
@@ -512,16 +539,14 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
 
 
 cdef void hk_free_csc(HKState* s) noexcept nogil:
-    free(<void*>s.cptr)
-    free(<void*>s.cidx)
-    free(s.live_l)
-    free(s.live_r)
-    free(s.queue_r)
+    PyMem_RawFree(<void*>s.cptr)
+    PyMem_RawFree(<void*>s.cidx)
+    PyMem_RawFree(s.live_l)
+    PyMem_RawFree(s.live_r)
     s.cptr = NULL
     s.cidx = NULL
     s.live_l = NULL
     s.live_r = NULL
-    s.queue_r = NULL
     s.live_on = 0
 
 
@@ -541,38 +566,39 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     cdef int32_t j, w, j2
     cdef const int64_t* cptr = s.cptr
     cdef const int32_t* cidx = s.cidx
+    cdef int32_t* queue_r = s.queue          # no search is running: its queue is free
+    cdef uint8_t* live_l = s.live_l
+    cdef uint8_t* live_r = s.live_r
     cdef int64_t w0 = s.work, n_pending0 = s.n_pending
-    memset(s.live_l, 0, s.n_left)
-    memset(s.live_r, 0, s.n_right)
+    memset(live_l, 0, s.n_left)
+    memset(live_r, 0, s.n_right)
     for j in range(s.n_right):
         if s.R[j].load < s.R[j].cap:
-            s.live_r[j] = 1
-            s.queue_r[qt] = j
+            live_r[j] = 1
+            queue_r[qt] = j
             qt += 1
     while qh < qt:
-        j = s.queue_r[qh]
+        j = queue_r[qh]
         qh += 1
         s.work += cptr[j + 1] - cptr[j]
         for e in range(cptr[j], cptr[j + 1]):
             w = cidx[e]
-            if s.live_l[w] or s.L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, w, j)]):
+            if live_l[w] or s.L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, w, j)]):
                 continue
-            s.live_l[w] = 1
-            j2 = <int32_t>s.L[w].match
-            if j2 >= 0 and not s.live_r[j2]:
-                s.live_r[j2] = 1
-                s.queue_r[qt] = j2
+            live_l[w] = 1
+            j2 = s.L[w].match
+            if j2 >= 0 and not live_r[j2]:
+                live_r[j2] = 1
+                queue_r[qt] = j2
                 qt += 1
+    # partition the pending block: live ones stay in front (in order), the rest go DEAD
     for k in range(s.n_pending):
-        w = s.pending[k]
-        if s.live_l[w]:
-            s.pending[kept] = w
+        w = s.free_l[k]
+        if live_l[w]:
+            s.free_l[k] = s.free_l[kept]
+            s.free_l[kept] = w
             kept += 1
-        else:
-            s.status[w] = DEAD
-            s.dead[s.n_dead] = w
-            s.n_dead += 1
-    s.n_pending = kept
+    _park_pending(s, kept)
     s.live_on = 1
     s.prunes += 1
     # what the next prune will cost at most: the same reverse search (the live region only
@@ -598,12 +624,12 @@ cdef class HKKernel:
     ``indptr`` int64[n_left + 1], ``indices`` int32[nnz] in range, ``cap`` int64[n_right] >= 0.
     """
     cdef HKState s
-    cdef readonly object indptr, indices, edge_off, user_cap, enabled
-    cdef object _L, _R, _status, _pending, _dead, _i32
+    cdef readonly object indptr, indices, edge_off, user_cap, enabled, cap_in_force
+    cdef object _L, _R, _status, _i32
     cdef readonly intp_t n_left, n_right
-    cdef public object T
     cdef uint8_t* en
     cdef int64_t* ucap
+    cdef int64_t* capf
     cdef uint8_t* off_arr
     cdef int64_t n_off
 
@@ -616,15 +642,17 @@ cdef class HKKernel:
         # state an IncrementalMatching needs and a one-shot solve does not
         self.edge_off = np.zeros(max(indices.shape[0], 1), np.uint8) if edge_flags else None
         self.user_cap = cap.copy() if edge_flags else None
+        # unclamped int64 capacities in force for IncrementalMatching.capacity (the records
+        # hold them clamped to n_left, in int32)
+        self.cap_in_force = cap.copy() if edge_flags else None
         self.enabled = np.ones(nr, np.uint8) if edge_flags else None
         # np.empty + one C pass: no zero-fill and no per-field numpy assignment
         self._L = np.empty(nl, LEFT_DTYPE)
         self._R = np.empty(nr, RIGHT_DTYPE)
         self._status = np.empty(nl, np.uint8)
-        # pending, dead, queue = stack_l, stack_r: the DFS stack of left vertices shares the
-        # BFS queue (a phase's DFS runs after its BFS, and a path holds at most n_left left
-        # vertices), 4 bytes per left vertex less
-        self._i32 = np.empty(4 * nl + 1, np.int32)
+        # free_l (pending in front, dead at the back), then the queue that the BFS, the
+        # DFS stack and the prune share
+        self._i32 = np.empty(nl + max(nl, nr) + 1, np.int32)
         cdef const int64_t[::1] capv = cap
         cdef LeftV* L = <LeftV*>_pany(self._L)
         cdef RightV* R = <RightV*>_pany(self._R)
@@ -634,31 +662,25 @@ cdef class HKKernel:
             for i in range(nl):
                 L[i].match = -1
                 L[i].it = 0
-                L[i].stamp = 0
-                L[i].dist = 0
+                L[i].lev = 0
                 L[i].nxt = -1
                 L[i].prv = -1
                 st[i] = PENDING
                 blk[i] = <int32_t>i
             for i in range(nr):
                 R[i].load = 0
-                R[i].cap = capv[i]
-                R[i].stamp = 0
-                R[i].layer = 0
+                R[i].cap = _clamp(capv[i], nl)
+                R[i].lev = 0
                 R[i].cur = -1
                 R[i].head = -1
-        self._pending = self._i32[:nl]
-        self._dead = self._i32[nl:2 * nl]
         self.en = _pu8(self.enabled) if edge_flags else NULL
         self.ucap = _p64(self.user_cap) if edge_flags else NULL
+        self.capf = _p64(self.cap_in_force) if edge_flags else NULL
         self.s.L = L
         self.s.R = R
         self.s.status = st
-        self.s.pending = blk
-        self.s.dead = blk + nl
-        self.s.queue = blk + 2 * nl
-        self.s.stack_l = blk + 2 * nl
-        self.s.stack_r = blk + 3 * nl
+        self.s.free_l = blk
+        self.s.queue = blk + nl
         self.s.n_left = nl
         self.s.n_right = nr
         self.s.indptr = _c64(self.indptr)
@@ -672,13 +694,13 @@ cdef class HKKernel:
         self.s.cidx = NULL
         self.s.live_l = NULL
         self.s.live_r = NULL
-        self.s.queue_r = NULL
         self.s.live_on = 0
         self.s.can_prune = 1
         self.s.prune_budget = -1
         self.s.prunes = 0
         self.s.prune_cost = 0
-        self.s.epoch = 0
+        self.s.base = 0
+        self.s.top = 0
         self.s.size = 0
         self.s.work = 0
         self.s.phases = 0
@@ -695,6 +717,7 @@ cdef class HKKernel:
 
     @property
     def cap(self):
+        """Capacities in force as the kernel sees them: int32, clamped to n_left."""
         return self._R["cap"]
 
     def result(self):
@@ -755,8 +778,8 @@ cdef class HKKernel:
                     s.size += 1
                     kept += 1
             for u in range(s.n_pending):
-                if s.status[s.pending[u]] == PENDING:
-                    s.pending[kept_p] = s.pending[u]
+                if s.status[s.free_l[u]] == PENDING:
+                    s.free_l[kept_p] = s.free_l[u]
                     kept_p += 1
             s.n_pending = kept_p
         return kept
@@ -819,6 +842,7 @@ cdef class HKKernel:
         if not self.en[j]:
             return
         self.en[j] = 0
+        self.capf[j] = 0
         with nogil:
             while s.R[j].head != -1:
                 hk_free_left(s, s.R[j].head)
@@ -828,7 +852,8 @@ cdef class HKKernel:
         if self.en[j]:
             return
         self.en[j] = 1
-        self.s.R[j].cap = self.ucap[j]
+        self.capf[j] = self.ucap[j]
+        self.s.R[j].cap = _clamp(self.ucap[j], self.n_left)
         if self.s.R[j].cap > 0:
             hk_revive(&self.s)
 
@@ -837,10 +862,11 @@ cdef class HKKernel:
         self.ucap[j] = c
         if not self.en[j]:
             return
-        cdef int64_t old = s.R[j].cap
-        s.R[j].cap = c
+        self.capf[j] = c
+        cdef int32_t old = s.R[j].cap
+        s.R[j].cap = _clamp(c, self.n_left)
         with nogil:
-            while s.R[j].load > c:
+            while s.R[j].load > s.R[j].cap:
                 hk_free_left(s, s.R[j].head)
             if c > old:
                 hk_revive(s)
@@ -850,17 +876,21 @@ cdef class HKKernel:
         cdef HKState* s = &self.s
         cdef uint8_t* en = self.en
         cdef int64_t* ucap = self.ucap
+        cdef int64_t* capf = self.capf
         cdef intp_t j
+        cdef int32_t c
         cdef bint grew = False
         with nogil:
             for j in range(s.n_right):
                 ucap[j] = caps[j]
                 if not en[j]:
                     continue
-                if caps[j] > s.R[j].cap:
+                capf[j] = caps[j]
+                c = _clamp(caps[j], s.n_left)
+                if c > s.R[j].cap:
                     grew = True
-                s.R[j].cap = caps[j]
-                while s.R[j].load > caps[j]:
+                s.R[j].cap = c
+                while s.R[j].load > c:
                     hk_free_left(s, s.R[j].head)
             if grew:
                 hk_revive(s)
@@ -904,11 +934,16 @@ cdef class HKKernel:
 
     def free_left(self):
         """The free left vertices (PENDING then DEAD), as a new int64 array."""
-        cdef intp_t np_ = self.s.n_pending, nd = self.s.n_dead
+        cdef intp_t np_ = self.s.n_pending, nd = self.s.n_dead, nl = self.n_left
         out = np.empty(np_ + nd, np.int64)
-        out[:np_] = self._pending[:np_]
-        out[np_:] = self._dead[:nd]
+        out[:np_] = self._i32[:np_]
+        out[np_:] = self._i32[nl - nd:nl]
         return out
+
+
+cdef inline int32_t _clamp(int64_t c, intp_t n_left) noexcept nogil:
+    """A capacity as the records hold it: a right vertex never takes more than n_left."""
+    return <int32_t>(c if c < n_left else n_left)
 
 
 cdef inline const int64_t* _c64(arr):

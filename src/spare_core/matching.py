@@ -37,6 +37,7 @@ __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 
 _kern = load("matching")
 _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
+_MAX_ROW = 2**31 - 1       # and arc offsets within a row
 # Cold-start strategy of the kernel: 1 = greedy in increasing degree order (see
 # bench/ratios_matching.py --ideas for what each start and the pruning buy).
 _START = 1
@@ -88,6 +89,14 @@ def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     Every index is range-checked on the caller's own arrays before any conversion, so a
     malformed matrix raises ValueError instead of reaching scipy's or our C code.
     """
+    indptr, indices, n_left, n_right = _graph_csr_any(graph)
+    if indices.shape[0] > _MAX_ROW and n_left and int(np.diff(indptr).max()) > _MAX_ROW:
+        # the kernel keeps its current arc as an int32 offset within the row
+        raise ValueError(f"graph has a row with more than {_MAX_ROW} stored entries")
+    return indptr, indices, n_left, n_right
+
+
+def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     if not sp.issparse(graph):
         raise TypeError(
             f"graph must be a scipy.sparse matrix or array (biadjacency, rows = left), "
@@ -179,10 +188,10 @@ class Matching:
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
                  *, phases=0, warm_kept=None, size=None):
-        # contiguous copies when handed the kernel's packed per-vertex records
-        self.match_left = _readonly(np.ascontiguousarray(match_left))
-        self.right_load = _readonly(np.ascontiguousarray(right_load))
-        self.capacity = _readonly(np.ascontiguousarray(capacity))
+        # contiguous int64 copies when handed the kernel's packed int32 per-vertex records
+        self.match_left = _readonly(np.ascontiguousarray(match_left, dtype=np.int64))
+        self.right_load = _readonly(np.ascontiguousarray(right_load, dtype=np.int64))
+        self.capacity = _readonly(np.ascontiguousarray(capacity, dtype=np.int64))
         self.size = int(np.count_nonzero(self.match_left >= 0)) if size is None else int(size)
         self.phases = int(phases)
         self.warm_kept = warm_kept
@@ -380,14 +389,15 @@ class IncrementalMatching:
     n_left, n_right : int
     size : int
         Current number of matched left vertices (maximum right after :meth:`augment`).
-    match_left : ndarray of int64, read-only live view
+    match_left : ndarray of int32, read-only live view
         Right vertex of each left vertex, -1 = unmatched. No copy (a strided view into the
-        kernel's per-vertex records): it changes as the matching changes; copy it to keep a
-        state.
-    right_load : ndarray of int64, read-only live view
+        kernel's packed int32 per-vertex records): it changes as the matching changes; copy
+        it to keep a state (:attr:`matching` gives int64 copies).
+    right_load : ndarray of int32, read-only live view
         Left vertices matched to each right vertex.
     capacity : ndarray of int64, read-only live view
-        Capacity in force (0 while a right vertex is disabled).
+        Capacity in force (0 while a right vertex is disabled), as set (the kernel itself
+        works with ``min(capacity, n_left)``, which allows the same matchings).
     enabled : ndarray of bool, read-only live view
     work : int
         Edges and partner-list entries scanned so far: a machine-independent cost counter.
@@ -442,7 +452,7 @@ class IncrementalMatching:
         k.solve(_START, True)
         self.match_left = _readonly(k.match_left)
         self.right_load = _readonly(k.load)
-        self.capacity = _readonly(k.cap)
+        self.capacity = _readonly(k.cap_in_force)
         self.enabled = _readonly(k.enabled.view(np.bool_))
 
     # -- cheap reads -------------------------------------------------------------------
@@ -473,7 +483,7 @@ class IncrementalMatching:
         """A :class:`Matching` snapshot (copies of the O(V) arrays; graph shared, read-only)."""
         off = self._k.edge_off
         off = off[: self._indices.shape[0]].copy() if off is not None and off.any() else None
-        return Matching(self._k.match_left.copy(), self._k.load.copy(), self._k.cap.copy(),
+        return Matching(self._k.match_left, self._k.load, self._k.cap_in_force.copy(),
                         self._indptr, self._indices, off, size=self._k.size)
 
     # -- changes -----------------------------------------------------------------------
