@@ -34,10 +34,12 @@ Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms
   (status NS_PIVOT_LIMIT), and ``check_tree`` re-verifies the tree invariants and
   strong feasibility after every pivot (tests, O(n) per pivot).
 
-Buffers: 7 int32/int8 and 3 int64 arrays over the n + m arcs and nodes, allocated once
-by numpy; the whole solve runs without the GIL.
+Buffers: one malloc'd block of 3 int64, 2 int32 and 1 int8 arrays over the m + n arcs
+and 1 int64, 10 int32 and 1 int8 arrays over the n + 1 nodes (about 30 m + 57 n bytes);
+the whole solve runs without the GIL.
 """
 from libc.math cimport sqrt
+from libc.stdlib cimport malloc, free
 from _types cimport intp_t, int32_t, int64_t
 
 import numpy as np
@@ -62,11 +64,12 @@ cdef int64_t INF_CAP = 0x3FFFFFFFFFFFFFFF
 cdef struct Tree:
     intp_t n_all                # nodes including the root (n + 1)
     intp_t m_all                # arcs including the artificial ones (m + n)
+    intp_t m_real               # input arcs (0 .. m-1); artificial arcs follow
     int32_t root
-    const int32_t* src          # [m_all] arc tails
-    const int32_t* dst          # [m_all] arc heads
-    const int64_t* cap          # [m_all] capacities (INF_CAP for artificial arcs)
-    const int64_t* cst          # [m_all] costs
+    int32_t* src                # [m_all] arc tails
+    int32_t* dst                # [m_all] arc heads
+    int64_t* cap                # [m_all] capacities (INF_CAP for artificial arcs)
+    int64_t* cst                # [m_all] costs
     int64_t* flow               # [m_all] IN-OUT flow
     signed char* state          # [m_all] ST_UPPER / ST_TREE / ST_LOWER (0 also: ignored loop)
     int64_t* pi                 # [n_all] potentials
@@ -99,14 +102,19 @@ cdef inline int64_t residual_from_parent(Tree* t, int32_t v) noexcept nogil:
     return t.cap[e] - t.flow[e]
 
 
-cdef intp_t find_entering(Tree* t, intp_t* next_arc, intp_t block) noexcept nogil:
-    """Block search: the most violating arc of the first block holding one, or -1."""
+cdef intp_t find_entering(Tree* t, intp_t* next_arc, intp_t block, intp_t* scanned) noexcept nogil:
+    """Block search: the most violating arc of the first block holding one, or -1.
+
+    Only the real arcs are priced: an artificial arc that left the tree (at flow 0) may
+    stay out. If the supplies are feasible, a zero-artificial flow is still feasible
+    without it and cheaper than any other, so the optimum is unchanged; and artificial
+    flow 0 at the end still proves feasibility."""
     cdef const int32_t* src = t.src
     cdef const int32_t* dst = t.dst
     cdef const int64_t* cst = t.cst
     cdef const signed char* state = t.state
     cdef const int64_t* pi = t.pi
-    cdef intp_t m = t.m_all
+    cdef intp_t m = t.m_real
     cdef intp_t e = next_arc[0], best = -1, cnt = block, k
     cdef int64_t c, best_c = 0
     for k in range(m):
@@ -122,6 +130,7 @@ cdef intp_t find_entering(Tree* t, intp_t* next_arc, intp_t block) noexcept nogi
             if best >= 0:
                 break
             cnt = block
+    scanned[0] += k + 1
     next_arc[0] = e
     return best
 
@@ -347,7 +356,7 @@ cdef int check_tree(Tree* t, int32_t* seen) noexcept nogil:
 
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
-          int64_t max_pivots=-1, bint check=False, intp_t block=0):
+          int64_t max_pivots=-1, bint check=False, intp_t block=0, double block_factor=1.0):
     """Network simplex on validated arrays (see ``spare_core.flow`` for the public API).
 
     Parameters (IN unless said)
@@ -366,77 +375,71 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     """
     cdef intp_t m = tail.shape[0]
     cdef intp_t n_all = n + 1, m_all = m + n
-    cdef intp_t i, pivots = 0, degenerate = 0, next_arc = 0, e
+    cdef intp_t i, pivots = 0, degenerate = 0, next_arc = 0, e, scanned = 0
     cdef int status = NS_OK
     cdef int64_t big_m, c_max = 0, s
     cdef int32_t root = <int32_t>n
     cdef Tree t
-
-    src_a = np.empty(max(m_all, 1), dtype=np.int32)
-    dst_a = np.empty(max(m_all, 1), dtype=np.int32)
-    cap_a = np.empty(max(m_all, 1), dtype=np.int64)
-    cst_a = np.empty(max(m_all, 1), dtype=np.int64)
-    flow_a = np.zeros(max(m_all, 1), dtype=np.int64)
-    state_a = np.empty(max(m_all, 1), dtype=np.int8)
-    pi_a = np.empty(n_all, dtype=np.int64)
-    node_i32 = np.empty((10, n_all), dtype=np.int32)
-    dir_a = np.empty(n_all, dtype=np.int8)
-    cdef int32_t[::1] src_v = src_a
-    cdef int32_t[::1] dst_v = dst_a
-    cdef int64_t[::1] cap_v = cap_a
-    cdef int64_t[::1] cst_v = cst_a
-    cdef int64_t[::1] flow_v = flow_a
-    cdef signed char[::1] state_v = state_a
-    cdef int64_t[::1] pi_v = pi_a
-    cdef int32_t[:, ::1] nodes_v = node_i32
-    cdef signed char[::1] dir_v = dir_a
-
+    cdef char* mem
+    # One block for all scratch (a numpy array per buffer cost more than the whole
+    # solve on 1e3-arc instances): int64 arc and node arrays first, then int32, then int8.
+    cdef size_t bytes64 = sizeof(int64_t) * (3 * m_all + n_all)
+    cdef size_t bytes32 = sizeof(int32_t) * (2 * m_all + 10 * n_all)
+    mem = <char*>malloc(bytes64 + bytes32 + m_all + n_all + 8)
+    if mem == NULL:
+        raise MemoryError("network simplex scratch for %d nodes and %d arcs could not be allocated" % (n, m))
+    t.cap = <int64_t*>mem
+    t.cst = t.cap + m_all
+    t.flow = <int64_t*>(t.cst + m_all)
+    t.pi = t.flow + m_all
+    t.src = <int32_t*>(mem + bytes64)
+    t.dst = t.src + m_all
+    t.parent = <int32_t*>(t.dst + m_all)
+    t.pred = t.parent + n_all
+    t.thread = t.pred + n_all
+    t.rev_thread = t.thread + n_all
+    t.succ_num = t.rev_thread + n_all
+    t.last_succ = t.succ_num + n_all
+    t.path = t.last_succ + n_all
+    t.before = t.path + n_all
+    t.after = t.before + n_all
+    t.last = t.after + n_all
+    t.state = <signed char*>(mem + bytes64 + bytes32)
+    t.pred_dir = t.state + m_all
     t.n_all = n_all
     t.m_all = m_all
+    t.m_real = m
     t.root = root
-    t.src = &src_v[0]
-    t.dst = &dst_v[0]
-    t.cap = &cap_v[0]
-    t.cst = &cst_v[0]
-    t.flow = &flow_v[0]
-    t.state = &state_v[0]
-    t.pi = &pi_v[0]
-    t.parent = &nodes_v[0, 0]
-    t.pred = &nodes_v[1, 0]
-    t.thread = &nodes_v[2, 0]
-    t.rev_thread = &nodes_v[3, 0]
-    t.succ_num = &nodes_v[4, 0]
-    t.last_succ = &nodes_v[5, 0]
-    t.path = &nodes_v[6, 0]
-    t.before = &nodes_v[7, 0]
-    t.after = &nodes_v[8, 0]
-    t.last = &nodes_v[9, 0]
-    t.pred_dir = &dir_v[0]
+    flow_out = np.empty(m, dtype=np.int64)
+    pi_out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] flow_v = flow_out
+    cdef int64_t[::1] pi_v = pi_out
     if block <= 0:
-        block = max(<intp_t>sqrt(<double>m_all), 10)
+        block = max(<intp_t>(block_factor * sqrt(<double>m)), 10)
     if max_pivots < 0:
         max_pivots = 64 * (n + m) + 1000000
 
     with nogil:
         for i in range(m):
-            src_v[i] = <int32_t>tail[i]
-            dst_v[i] = <int32_t>head[i]
-            cap_v[i] = cap[i]
-            cst_v[i] = cost[i]
+            t.src[i] = <int32_t>tail[i]
+            t.dst[i] = <int32_t>head[i]
+            t.cap[i] = cap[i]
+            t.cst[i] = cost[i]
+            t.flow[i] = 0
             if tail[i] == head[i]:
                 # A self-loop never enters the basis: saturated iff its cost is negative.
-                state_v[i] = 0
+                t.state[i] = 0
                 if cost[i] < 0:
-                    flow_v[i] = cap[i]
+                    t.flow[i] = cap[i]
             else:
-                state_v[i] = ST_LOWER
+                t.state[i] = ST_LOWER
                 if cost[i] > c_max:
                     c_max = cost[i]
                 elif -cost[i] > c_max:
                     c_max = -cost[i]
         big_m = (n + 1) * c_max + 1
         # Initial strongly feasible tree: a star of artificial arcs around the root.
-        pi_v[root] = 0
+        t.pi[root] = 0
         t.parent[root] = -1
         t.pred[root] = -1
         t.pred_dir[root] = 0
@@ -447,21 +450,21 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         for i in range(n):
             e = m + i
             s = supply[i]
-            cap_v[e] = INF_CAP
-            cst_v[e] = big_m
-            state_v[e] = ST_TREE
+            t.cap[e] = INF_CAP
+            t.cst[e] = big_m
+            t.state[e] = ST_TREE
             if s >= 0:
-                src_v[e] = <int32_t>i
-                dst_v[e] = root
-                flow_v[e] = s
+                t.src[e] = <int32_t>i
+                t.dst[e] = root
+                t.flow[e] = s
                 t.pred_dir[i] = DIR_UP
-                pi_v[i] = -big_m
+                t.pi[i] = -big_m
             else:
-                src_v[e] = root
-                dst_v[e] = <int32_t>i
-                flow_v[e] = -s
+                t.src[e] = root
+                t.dst[e] = <int32_t>i
+                t.flow[e] = -s
                 t.pred_dir[i] = DIR_DOWN
-                pi_v[i] = big_m
+                t.pi[i] = big_m
             t.parent[i] = root
             t.pred[i] = <int32_t>e
             t.thread[i] = <int32_t>(i + 1) if i + 1 < n else root
@@ -470,7 +473,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             t.last_succ[i] = <int32_t>i
 
         while True:
-            e = find_entering(&t, &next_arc, block)
+            e = find_entering(&t, &next_arc, block, &scanned)
             if e < 0:
                 break
             if pivots >= max_pivots:
@@ -483,12 +486,14 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
                 break
         if status == NS_OK:
             for i in range(m, m_all):
-                if flow_v[i] != 0:
+                if t.flow[i] != 0:
                     status = NS_INFEASIBLE
                     break
-    stats = {"pivots": pivots, "degenerate": degenerate}
-    if check and status == NS_OK:
-        with nogil:
-            if check_tree(&t, t.path) != 0:
-                status = NS_BAD_TREE
-    return flow_a[:m].copy(), pi_a[:n].copy(), status, stats
+        if check and status == NS_OK and check_tree(&t, t.path) != 0:
+            status = NS_BAD_TREE
+        for i in range(m):
+            flow_v[i] = t.flow[i]
+        for i in range(n):
+            pi_v[i] = t.pi[i]
+    free(mem)
+    return flow_out, pi_out, status, {"pivots": pivots, "degenerate": degenerate, "scanned": scanned}

@@ -134,34 +134,72 @@ class CertificateCheck:
 
 
 # ----------------------------------------------------------------------------- validation
+def _checked_total(approx: float, exact: int, name: str) -> int:
+    """An int64 sum of non-negative values, refused if it could leave the safe range.
+
+    ``approx`` is the same sum in float64 (no wrap-around); ``exact`` is trusted only
+    below the bound, where int64 cannot have wrapped."""
+    if approx > _MAX_TOTAL / 2:
+        raise ValueError(f"{name} must be at most 2**61 in total to stay inside int64, got about {approx:.3g}")
+    return int(exact)
+
+
 def _checked_sum(values: np.ndarray, name: str) -> int:
     """Exact int64 sum of non-negative values, refused if it could leave the safe range."""
     if values.size == 0:
         return 0
-    approx = float(values.sum(dtype=np.float64))
-    if approx > _MAX_TOTAL / 2:
-        raise ValueError(f"{name} must be at most 2**61 in total to stay inside int64, got about {approx:.3g}")
-    return int(values.sum())
+    return _checked_total(float(values.sum(dtype=np.float64)), int(values.sum()), name)
+
+
+def _int_array(values, name, *, length=None, nonneg=False):
+    """``as_int_array(copy=False)``, skipped for a plain 1-d C-contiguous int64 ndarray.
+
+    Such an array needs no conversion; its range is checked afterwards from one pass of
+    the kernel's scan (with ``as_int_array``'s message), which at 1e3 arcs saves most of
+    the wrapper's time (a dozen numpy reductions and dtype queries)."""
+    if (type(values) is np.ndarray and values.dtype == np.int64 and values.ndim == 1
+            and values.flags.c_contiguous):
+        if length is not None and values.shape[0] != length:
+            raise ValueError(f"{name} must have length {length}, got {values.shape[0]}")
+        return values
+    return as_int_array(values, name, length=length, min_value=0 if nonneg else None, copy=False)
+
+
+@dataclass(frozen=True)
+class _NetworkScan:
+    """What validation learned about the arcs in one pass (see ``_kernel.scan_network``)."""
+
+    cost_min: int
+    cost_max: int
+    negative_cap: int           # capacity of non-loop negative-cost arcs, checked < 2**61
+
+    @property
+    def max_cost(self) -> int:
+        return max(-self.cost_min, self.cost_max)
 
 
 def _validate_network(n_nodes, tail, head, capacity, cost):
     n = as_int(n_nodes, "n_nodes", min_value=0, max_value=_MAX_NODES)
-    tail = as_int_array(tail, "tail", min_value=0, copy=False)
+    tail = _int_array(tail, "tail", nonneg=True)
     m = tail.shape[0]
     if m > _MAX_ARCS:
         raise ValueError(f"the number of arcs must be at most {_MAX_ARCS}, got {m}")
-    head = as_int_array(head, "head", length=m, min_value=0, copy=False)
-    capacity = as_int_array(capacity, "capacity", length=m, min_value=0, copy=False)
-    cost = as_int_array(cost, "cost", length=m, copy=False)
+    head = _int_array(head, "head", length=m, nonneg=True)
+    capacity = _int_array(capacity, "capacity", length=m, nonneg=True)
+    cost = _int_array(cost, "cost", length=m)
+    t_lo, t_hi, h_lo, h_hi, c_lo, k_lo, k_hi, neg_approx, neg_exact = _kernel.scan_network(tail, head, capacity, cost)
+    for name, lo in (("tail", t_lo), ("head", h_lo), ("capacity", c_lo)):
+        if lo < 0:
+            raise ValueError(f"{name} must be >= 0, got {lo}")
     if m:
-        for name, arr in (("tail", tail), ("head", head)):
-            hi = int(arr.max())
+        for name, hi in (("tail", t_hi), ("head", h_hi)):
             if hi >= n:
                 raise ValueError(f"{name} holds node id {hi}, out of range for n_nodes={n}")
-    return n, tail, head, capacity, cost
+    negative_cap = _checked_total(neg_approx, neg_exact, "capacity of negative-cost arcs")
+    return n, tail, head, capacity, cost, _NetworkScan(k_lo, k_hi, negative_cap)
 
 
-def _check_magnitudes(n, tail, head, capacity, cost, routed):
+def _check_magnitudes(n, capacity, cost, routed, scan):
     """Refuse instances whose costs, potentials or flows could overflow int64.
 
     ``routed`` bounds the units the solver moves from sources to sinks; no arc ever
@@ -169,17 +207,13 @@ def _check_magnitudes(n, tail, head, capacity, cost, routed):
     """
     if cost.size == 0:
         return
-    max_cost = _max_abs(cost)
+    max_cost = scan.max_cost
     if max_cost * (n + 3) > _MAX_PATH:
         raise ValueError(
             f"max |cost| times n_nodes must be at most 2**59 so potentials fit in int64, "
             f"got {max_cost} * {n}"
         )
-    negative_cap = 0
-    if int(cost.min()) < 0:
-        negative = (cost < 0) & (tail != head)
-        negative_cap = _checked_sum(capacity[negative], "capacity of negative-cost arcs")
-    bound = routed + negative_cap
+    bound = routed + scan.negative_cap
     if bound > _MAX_TOTAL / 2:
         raise ValueError(f"the flow that can be moved must be at most 2**61 units, got {bound}")
     if max_cost * cost.size * bound <= _MAX_TOTAL:
@@ -192,10 +226,6 @@ def _check_magnitudes(n, tail, head, capacity, cost, routed):
             f"must be at most 2**62 so the total cost fits in int64, got about {total:.3g}"
         )
 
-
-def _max_abs(values: np.ndarray) -> int:
-    """max |v| as a Python int, without materialising abs (and exact for int64 min)."""
-    return max(-int(values.min()), int(values.max())) if values.size else 0
 
 
 def _result(flow, cost, potential, value, shortfall):
@@ -289,16 +319,17 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     >>> r.flow.tolist(), r.cost, r.status
     ([2, 0, 2], 4, 'optimal')
     """
-    n, tail, head, capacity, cost = _validate_network(n_nodes, tail, head, capacity, cost)
-    supply = as_int_array(supply, "supply", length=n)
-    if n and np.abs(supply.astype(np.float64)).max() > _MAX_TOTAL / 2:
+    n, tail, head, capacity, cost, scan = _validate_network(n_nodes, tail, head, capacity, cost)
+    supply = _int_array(supply, "supply", length=n)
+    s_lo, s_hi, pos_approx, neg_approx, pos_exact, neg_exact = _kernel.scan_supply(supply)
+    if max(-float(s_lo), float(s_hi)) > _MAX_TOTAL / 2:
         raise ValueError("supply values must be at most 2**61 in absolute value")
-    positive = _checked_sum(supply[supply > 0], "positive supply")
-    negative = _checked_sum(-supply[supply < 0], "negative supply")
+    positive = _checked_total(pos_approx, pos_exact, "positive supply")
+    negative = _checked_total(neg_approx, neg_exact, "negative supply")
     if positive != negative:
         raise ValueError(f"supplies must sum to zero, got {positive - negative}")
-    _check_magnitudes(n, tail, head, capacity, cost, positive)
-    code = _method_code(method, n, cost)
+    _check_magnitudes(n, capacity, cost, positive, scan)
+    code = _method_code(method, n, scan.max_cost)
     if code == _SIMPLEX:
         solved = _simplex_solve(n, tail, head, capacity, cost, supply)
         if solved is not None:
@@ -353,7 +384,7 @@ _SSP, _SCALING, _MAXFLOW, _SIMPLEX = 0, 1, 2, 3
 _METHODS = {"auto", "ssp", "cost_scaling", "network_simplex"}
 
 
-def _method_code(method, n, cost, *, unit_max_flow=False) -> int:
+def _method_code(method, n, max_cost, *, unit_max_flow=False) -> int:
     """Kernel code of ``method`` (see :func:`min_cost_flow`); ``"auto"`` is resolved here.
 
     ``unit_max_flow``: a maximum flow whose source arcs all have capacity <= 1 and whose
@@ -361,7 +392,6 @@ def _method_code(method, n, cost, *, unit_max_flow=False) -> int:
     """
     check_choice(method, "method", _METHODS)
     if method == "cost_scaling":
-        max_cost = _max_abs(cost)
         if max_cost * (n + 3) * (n + 3) > _SCALING_LIMIT:
             raise ValueError(
                 f"method='cost_scaling' needs max|cost| * (n_nodes + 3)**2 <= 2**56 to stay inside "
@@ -372,7 +402,7 @@ def _method_code(method, n, cost, *, unit_max_flow=False) -> int:
         return _SSP
     if method == "network_simplex":
         return _SIMPLEX
-    return _SSP if unit_max_flow and _max_abs(cost) <= _SSP_MAX_COST else _SIMPLEX
+    return _SSP if unit_max_flow and max_cost <= _SSP_MAX_COST else _SIMPLEX
 
 
 def _simplex_solve(n, tail, head, capacity, cost, supply):
@@ -442,7 +472,7 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     >>> r.value, r.cost
     (2, 1)
     """
-    n, tail, head, capacity, cost = _validate_network(n_nodes, tail, head, capacity, cost)
+    n, tail, head, capacity, cost, scan = _validate_network(n_nodes, tail, head, capacity, cost)
     if n < 2:
         raise ValueError(f"a maximum flow needs at least 2 nodes, got n_nodes={n}")
     s = as_int(source, "source", min_value=0, max_value=n - 1)
@@ -454,10 +484,10 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     out_s = _checked_sum(from_s, "capacity out of source")
     in_t = _checked_sum(capacity[proper & (head == t)], "capacity into sink")
     bound = min(out_s, in_t)
-    _check_magnitudes(n, tail, head, capacity, cost, bound)
+    _check_magnitudes(n, capacity, cost, bound, scan)
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
     unit_sources = from_s.size == 0 or int(from_s.max()) <= 1
-    code = _method_code(method, n, cost, unit_max_flow=unit_sources and (cost.size == 0 or int(cost.min()) >= 0))
+    code = _method_code(method, n, scan.max_cost, unit_max_flow=unit_sources and scan.cost_min >= 0)
     if code == _SIMPLEX:
         # Fix the value by a maximum flow, then route it at least cost.
         value = _max_flow_value(n, tail, head, capacity, s, t)
@@ -531,7 +561,7 @@ def check_flow_certificate(n_nodes, tail, head, capacity, cost, result, *, suppl
     >>> check_flow_certificate(*net, r, supply=[2, 0, -2])
     CertificateCheck(ok=True)
     """
-    n, tail, head, capacity, cost = _validate_network(n_nodes, tail, head, capacity, cost)
+    n, tail, head, capacity, cost, _ = _validate_network(n_nodes, tail, head, capacity, cost)
     m = tail.shape[0]
     if (supply is None) == (source is None or sink is None):
         raise ValueError("give either supply (min_cost_flow) or source and sink (max_flow_min_cost)")
