@@ -267,3 +267,19 @@ def test_next_failures_batch_equals_single_calls(model):
         assert np.array_equal(a.alive, b.alive)
     with pytest.raises(ValueError, match="k must be >= 0"):
         a.next_failures(-1)
+
+
+@pytest.mark.parametrize("model", ["per-unit", "system"])
+def test_victim_order_is_a_uniform_permutation(model):
+    # the j-th victim is uniform over units: j < 32 come from the first chunk's rejection
+    # draws (32 of 100 units), later ones from the pool of the remaining units
+    from scipy import stats
+
+    n, reps, js = 100, 1500, (0, 31, 60, 99)
+    counts = np.zeros((len(js), n), dtype=np.int64)
+    for seed in range(reps):
+        units = [u for _, u in drain(FailureStream(n, Exponential(1.0), model=model, seed=seed))]
+        for row, j in enumerate(js):
+            counts[row, units[j]] += 1
+    for row in counts:
+        assert stats.chisquare(row).pvalue > 1e-3

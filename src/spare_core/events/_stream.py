@@ -78,8 +78,9 @@ class FailureStream:
     gives, chunk by chunk, the exponential spacings of the epoch's sorted lifetimes and the
     picks of a uniform permutation saying which unit fails j-th (see *Cost*). System:
     inter-failure times from ``("system-interarrivals", k)`` and the order in which the
-    process hits units from ``("system-victims", k)`` (a uniformly random permutation: the
-    i-th failure of the epoch hits its i-th entry, a uniformly random alive unit). Two
+    process hits units from ``("system-victims", k)`` (a uniformly random permutation,
+    drawn lazily: the i-th failure of the epoch hits its i-th entry, a uniformly random
+    alive unit). Two
     simulations with the same seed therefore see the same failures, relative to the epoch's
     start, within their k-th epoch, even when they restart at different times.
 
@@ -89,9 +90,11 @@ class FailureStream:
     are never drawn for all ``n`` units: by Renyi's representation the j-th smallest of
     ``n`` i.i.d. lifetimes has ``H(T_(j)) = sum_{i<=j} E_i / (n - i + 1)`` (``E_i`` i.i.d.
     Exp(1)), and by exchangeability the unit that fails j-th is uniform over the survivors.
-    So a restart costs O(1) and an epoch with ``f`` failures O(f), whatever ``n`` is — a
-    simulation that restarts after a handful of failures of 10^5 units does not pay for
-    10^5 lifetimes per epoch. Other lifetime laws (a :class:`~spare_core.distributions.
+    The permutation of victims (both models) is drawn lazily: uniform draws over all units,
+    skipping those already taken, while at most half are taken. So a restart draws nothing
+    (it only resets the ``n`` alive flags) and an epoch with ``f`` failures draws O(f) numbers
+    whatever ``n`` is — a simulation that restarts after a handful of failures of 10^5 units
+    does not pay for 10^5 lifetimes or a 10^5-permutation per epoch. Other lifetime laws (a :class:`~spare_core.distributions.
     Distribution` without ``inverse_cumulative_hazard``, e.g. ``Deterministic``) draw all
     ``n`` lifetimes from stream ``("per-unit-lifetimes", k)`` at the restart and select
     sorted chunks with ``numpy.partition`` (O(n) per restart; ties broken by unit index).
@@ -114,7 +117,7 @@ class FailureStream:
 
     __slots__ = (
         "n_units", "lifetime", "model", "epoch", "_root", "_now", "_start", "_alive", "_alive_view",
-        "_n_alive", "_times", "_units", "_pos", "_chunk", "_rest_t", "_rest_u", "_victims",
+        "_n_alive", "_times", "_units", "_pos", "_chunk", "_rest_t", "_rest_u", "_victim_rng",
         "_n_hit", "_ia_rng", "_last", "_failures", "_by_hazard", "_hazard", "_taken", "_streams",
     )
 
@@ -221,13 +224,12 @@ class FailureStream:
             return
         self._n_hit = 0
         self._last = start
+        self._taken = set()  # units already drawn this epoch
+        self._ia_rng = self._streams[0].at(k)
         if self.model == "per-unit":
-            self._ia_rng = self._streams[0].at(k)
             self._hazard = 0.0
-            self._taken = set()  # units already drawn this epoch
         else:
-            self._victims = self._streams[1].at(k).permutation(n)
-            self._ia_rng = self._streams[0].at(k)
+            self._victim_rng = self._streams[1].at(k)
 
     def restart(self, time) -> None:
         """Bring every unit back at ``time`` and start a new epoch (see class Notes).
@@ -280,7 +282,7 @@ class FailureStream:
                 times += self._last
                 self._last = float(times[-1])
                 self._times = times.tolist()
-                self._units = self._victims[hit : hit + k].tolist()
+                self._units = self._draw_victims(self._victim_rng, n, hit, k)
             self._n_hit = hit + k
         self._pos = 0
         self._chunk = min(2 * self._chunk, _MAX_CHUNK)
