@@ -393,6 +393,7 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
                 kept += 1
         s.n_pending = kept
     s.live_on = 0
+    s.fr_valid = 0          # capacities may change before the next call
     return gained
 
 
@@ -506,7 +507,7 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
     """Allocate the transpose (right -> left adjacency) and the pruning scratch, once.
 
     Returns 0, or -1 if memory ran out (pruning is then skipped: it is only an optimisation).
-    O(|E| + |V|), 4|E| + 9 n_right + n_left bytes (the prune's queue is s.queue).
+    O(|E| + |V|), 4|E| + 13 n_right + n_left bytes (the prune's queue is s.queue).
     """
     cdef int64_t nnz = s.indptr[s.n_left], e
     cdef intp_t u, j
@@ -516,7 +517,9 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
     cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
     s.live_l = <uint8_t*>PyMem_RawMalloc(s.n_left + 1)
     s.live_r = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
-    if cptr == NULL or cidx == NULL or s.live_l == NULL or s.live_r == NULL:
+    s.fr = <int32_t*>PyMem_RawMalloc((s.n_right + 1) * sizeof(int32_t))
+    s.fr_valid = 0
+    if cptr == NULL or cidx == NULL or s.live_l == NULL or s.live_r == NULL or s.fr == NULL:
         PyMem_RawFree(cptr)
         PyMem_RawFree(cidx)
         hk_free_csc(s)
@@ -543,10 +546,13 @@ cdef void hk_free_csc(HKState* s) noexcept nogil:
     PyMem_RawFree(<void*>s.cidx)
     PyMem_RawFree(s.live_l)
     PyMem_RawFree(s.live_r)
+    PyMem_RawFree(s.fr)
     s.cptr = NULL
     s.cidx = NULL
     s.live_l = NULL
     s.live_r = NULL
+    s.fr = NULL
+    s.fr_valid = 0
     s.live_on = 0
 
 
@@ -569,14 +575,31 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     cdef int32_t* queue_r = s.queue          # no search is running: its queue is free
     cdef uint8_t* live_l = s.live_l
     cdef uint8_t* live_r = s.live_r
-    cdef int64_t w0 = s.work, n_pending0 = s.n_pending
+    cdef int64_t w0, n_pending0 = s.n_pending
     memset(live_l, 0, s.n_left)
     memset(live_r, 0, s.n_right)
-    for j in range(s.n_right):
-        if s.R[j].load < s.R[j].cap:
-            live_r[j] = 1
-            queue_r[qt] = j
-            qt += 1
+    s.work += (s.n_left + s.n_right) // 64         # cache lines the two memsets write
+    if s.fr_valid:
+        # within one hk_augment loads only grow: the free right vertices are a subset of
+        # the last prune's, so no pass over all right records
+        s.work += s.n_fr
+        for k in range(s.n_fr):
+            j = s.fr[k]
+            if s.R[j].load < s.R[j].cap:
+                queue_r[qt] = j
+                qt += 1
+    else:
+        s.work += s.n_right
+        for j in range(s.n_right):
+            if s.R[j].load < s.R[j].cap:
+                queue_r[qt] = j
+                qt += 1
+    memmove(s.fr, queue_r, qt * sizeof(int32_t))
+    s.n_fr = qt
+    s.fr_valid = 1
+    w0 = s.work - qt - (s.n_left + s.n_right) // 64      # the next prune's seeding, memsets
+    for k in range(qt):
+        live_r[queue_r[k]] = 1
     while qh < qt:
         j = queue_r[qh]
         qh += 1
@@ -602,8 +625,8 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     s.live_on = 1
     s.prunes += 1
     # what the next prune will cost at most: the same reverse search (the live region only
-    # shrinks while capacities do) plus its passes over the right records and the queue
-    s.prune_cost = s.work - w0 + s.n_right + n_pending0
+    # shrinks while capacities do), its seeds, the memsets and the pass over the pending list
+    s.prune_cost = s.work - w0 + n_pending0
 
 
 cdef inline int64_t _edge_of(HKState* s, int32_t w, int32_t j) noexcept nogil:
@@ -694,6 +717,9 @@ cdef class HKKernel:
         self.s.cidx = NULL
         self.s.live_l = NULL
         self.s.live_r = NULL
+        self.s.fr = NULL
+        self.s.n_fr = 0
+        self.s.fr_valid = 0
         self.s.live_on = 0
         self.s.can_prune = 1
         self.s.prune_budget = -1
