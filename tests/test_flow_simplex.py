@@ -41,11 +41,14 @@ def degenerate_networks(draw):
     return n, tail, head, cap, cost
 
 
+@pytest.mark.parametrize("start", [0, 1])
 @given(data=st.data(), net=st.one_of(networks(), degenerate_networks()))
-def test_tree_stays_strongly_feasible_and_answer_is_certified(data, net):
+def test_tree_stays_strongly_feasible_and_answer_is_certified(start, data, net):
+    # start 0: the star of artificial arcs; 1: zero-supply nodes hung on shortest paths
+    # to the demands. check=True also verifies the initial tree.
     n, tail, head, cap, cost = net
     supply = data.draw(supplies(n, max_abs=4))
-    res, status, stats = simplex(*net, supply, check=True)
+    res, status, stats = simplex(*net, supply, check=True, start=start)
     ssp = min_cost_flow(*net, supply, method="ssp")
     assert status in (OK, INFEASIBLE), f"status {status}: tree invariant broken"
     assert (status == OK) == ssp.optimal
@@ -55,8 +58,9 @@ def test_tree_stays_strongly_feasible_and_answer_is_certified(data, net):
     assert stats["pivots"] >= stats["degenerate"] >= 0
 
 
+@pytest.mark.parametrize("start", [0, 1])
 @pytest.mark.parametrize("k", [12, 40])
-def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k):
+def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k, start):
     # Complete bipartite k x k, unit capacities, all costs 0 except a few: nearly every
     # pivot has delta = 0. Without strongly feasible trees such pivots may cycle; here the
     # pivot count stays far below the cap (a hang would instead return PIVOT_LIMIT).
@@ -69,13 +73,14 @@ def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k):
     supply = np.concatenate([np.ones(k, np.int64), -np.ones(k, np.int64)])
     net = (2 * k, tail, head, cap, cost)
     limit = 20 * (2 * k + k * k)
-    res, status, stats = simplex(*net, supply, max_pivots=limit, check=k <= 12)
+    res, status, stats = simplex(*net, supply, max_pivots=limit, check=k <= 12, start=start)
     assert status == OK and stats["pivots"] < limit
     certified(net, res, supply=supply)
     assert res.cost == 0  # a perfect matching avoiding the few cost-1 arcs exists w.h.p.
 
 
-def test_zero_cost_layers_with_parallel_arcs():
+@pytest.mark.parametrize("start", [0, 1])
+def test_zero_cost_layers_with_parallel_arcs(start):
     # Layered network, every arc cost 0 and capacity 1, doubled: the optimum is any
     # feasible flow, so every pivot with delta = 0 is a tie the rule must break safely.
     layers, width = 6, 8
@@ -91,14 +96,14 @@ def test_zero_cost_layers_with_parallel_arcs():
     supply[:width] = 3
     supply[-width:] = -3
     net = (n, tail, head, np.ones(tail.size, np.int64), np.zeros(tail.size, np.int64))
-    res, status, stats = simplex(*net, supply, max_pivots=50 * (n + tail.size), check=True)
-    assert status == OK and stats["degenerate"] > 0
+    res, status, stats = simplex(*net, supply, max_pivots=50 * (n + tail.size), check=True, start=start)
+    assert status == OK and (start == 1 or stats["degenerate"] > 0)
     certified(net, res, supply=supply)
 
 
 def test_pivot_limit_is_reported_not_hung():
     net = (4, np.array([0, 0, 1, 2]), np.array([1, 2, 3, 3]), np.ones(4, np.int64), np.array([1, 2, 1, 1]))
-    _, status, stats = simplex(*net, [2, 0, 0, -2], max_pivots=1)
+    _, status, stats = simplex(*net, [2, 0, 0, -2], max_pivots=1, start=0)
     assert status == PIVOT_LIMIT and stats["pivots"] == 1
     res, status, _ = simplex(*net, [2, 0, 0, -2])
     assert status == OK and res.cost == 5
@@ -148,3 +153,22 @@ def test_auto_picks_ssp_for_unit_source_max_flows_and_the_simplex_otherwise():
     ssp = max_flow_min_cost(*net, 0, 1, method="ssp")
     certified(net, auto, source=0, sink=1)
     assert (auto.value, auto.cost) == (ssp.value, ssp.cost)
+
+
+def test_shortest_path_start_saves_the_degenerate_growth_pivots():
+    # One source, one sink, a path of cheap arcs through every node plus random costly
+    # arcs: the start tree already holds the cheapest route, so one pivot routes the flow.
+    rng = np.random.default_rng(3)
+    n = 50
+    tail = np.concatenate([np.arange(n - 1), rng.integers(0, n, 200)])
+    head = np.concatenate([np.arange(1, n), rng.integers(0, n, 200)])
+    cost = np.concatenate([np.ones(n - 1, np.int64), rng.integers(n, 3 * n, 200)])
+    cap = np.full(tail.size, 10, np.int64)
+    supply = np.zeros(n, np.int64)
+    supply[0], supply[-1] = 4, -4
+    net = (n, tail, head, cap, cost)
+    star, status0, stats0 = simplex(*net, supply, start=0, check=True)
+    tree, status1, stats1 = simplex(*net, supply, start=1, check=True)
+    assert status0 == status1 == OK and star.cost == tree.cost == 4 * (n - 1)
+    certified(net, tree, supply=supply)
+    assert stats1["pivots"] == 1 < stats0["pivots"]

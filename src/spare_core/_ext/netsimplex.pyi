@@ -11,4 +11,6 @@ def solve(
     max_pivots: int = ...,
     check: bool = ...,
     block: int = ...,
+    block_factor: float = ...,
+    start: int = ...,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], int, dict[str, int]]: ...
