@@ -367,3 +367,25 @@ def test_bad_supply_and_terminals_are_refused():
         max_flow_min_cost(1, [], [], [], [], 0, 0)
     with pytest.raises(ValueError, match="either supply"):
         check_flow_certificate(*NET, min_cost_flow(*NET, [1, 0, -1]))
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (dict(tail=[0, -1]), "tail must be >= 0, got -1"),
+        (dict(head=[-5, 2]), "head must be >= 0, got -5"),
+        (dict(capacity=[1, -1]), "capacity must be >= 0, got -1"),
+        (dict(head=[1, 3]), "head holds node id 3, out of range"),
+        (dict(head=[1]), "head must have length 2"),
+        (dict(supply=[1, 0]), "supply must have length 3"),
+        (dict(supply=[2**62, 0, -(2**62)]), "supply values must be at most 2\\*\\*61"),
+        (dict(n_nodes=4, supply=[2**61, 2**61, -(2**61), -(2**61)]), "positive supply must be at most 2\\*\\*61 in total"),
+        (dict(cost=[-1, -1], capacity=[2**61, 2**61]), "capacity of negative-cost arcs must be at most"),
+    ],
+)
+def test_plain_int64_arrays_take_the_fast_path_with_the_same_rules(change, words):
+    # Contiguous int64 arrays skip the conversion; the one-pass kernel scan must still
+    # enforce every rule with the same message.
+    args = {k: (np.array(v, np.int64) if isinstance(v, list) else v) for k, v in {**GOOD, **change}.items()}
+    with pytest.raises(ValueError, match=words):
+        min_cost_flow(**args)
