@@ -3,6 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spare_core._difference_sets import bose_set, sidon_windows, singer_set
 from spare_core.layout import StackedLayout, difference_multiplicity, sidon_offsets
 
 
@@ -48,7 +49,7 @@ def test_shared_holders_matches_brute_force(n, data):
     assert custom.max_shared_holders == lay.max_shared_holders
 
 
-@pytest.mark.parametrize("n,r", [(30, 5), (200, 10), (600, 14), (1000, 20)])
+@pytest.mark.parametrize("n,r", [(30, 5), (200, 10), (200, 13), (600, 14), (600, 20), (1000, 20)])
 def test_sidon_offsets_are_sidon_where_found(n, r):
     off = sidon_offsets(n, r, seed=0)
     assert off.size == r and off[0] == 0 and np.unique(off).size == r
@@ -114,3 +115,47 @@ def test_custom_placement_copied_and_equality():
     assert lay.placement[0].tolist() == [0, 1]
     assert lay == StackedLayout(3, 2)
     assert "custom" in repr(lay)
+
+
+def _difference_counts_brute(base, m):
+    counts = np.zeros(m, dtype=np.int64)
+    for a in base.tolist():
+        for b in base.tolist():
+            if a != b:
+                counts[(a - b) % m] += 1
+    return counts
+
+
+@pytest.mark.parametrize("q", [2, 3, 5, 7, 11, 13, 17])
+def test_singer_sets_are_perfect_difference_sets(q):
+    base, m = singer_set(q)
+    assert m == q * q + q + 1 and base.size == q + 1 and np.unique(base).size == q + 1
+    counts = _difference_counts_brute(base, m)
+    assert counts[0] == 0 and np.all(counts[1:] == 1)  # every nonzero residue exactly once
+
+
+@pytest.mark.parametrize("q", [3, 5, 7, 11, 13])
+def test_bose_sets_are_sidon(q):
+    base, m = bose_set(q)
+    assert m == q * q - 1 and base.size == q
+    counts = _difference_counts_brute(base, m)
+    # q(q-1) differences, all distinct; the multiples of q+1 are never differences (Bose)
+    assert counts.max() == 1 and counts.sum() == q * (q - 1)
+    assert np.all(counts[:: q + 1] == 0)
+
+
+@given(n=st.integers(13, 400), r=st.integers(3, 12))
+def test_sidon_windows_are_sidon_mod_n(n, r):
+    w = sidon_windows(n, r, limit=8)
+    assert w.shape[1] == r and w.shape[0] <= 8
+    for row in w:
+        assert row[0] == 0 and np.all(np.diff(row) > 0) and row[-1] < n
+        assert difference_multiplicity(row, n) == 1
+
+
+def test_sidon_offsets_seed_picks_among_constructed_windows():
+    picks = {tuple(sidon_offsets(600, 20, seed=s)) for s in range(6)}
+    assert len(picks) > 1  # the seed matters
+    assert all(difference_multiplicity(np.array(p), 600) == 1 for p in picks)
+    with pytest.raises(ValueError, match="q must be prime"):
+        singer_set(9)

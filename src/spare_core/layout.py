@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._difference_sets import sidon_windows
 from ._validate import as_generator, as_int, as_int_array
 
 __all__ = ["StackedLayout", "sidon_offsets", "difference_multiplicity"]
@@ -107,14 +108,18 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
     """Offsets whose pairwise differences mod N are as distinct as possible (Sidon-type).
 
     A Sidon set modulo N (all r(r-1) ordered differences distinct) exists only when
-    r(r-1) <= N-1; perfect ones (Singer difference sets [2]_) only for special N. This
-    generator runs a seeded local search on the number of colliding difference pairs
+    r(r-1) <= N-1; perfect ones (Singer difference sets [2]_) only for special N. When
+    r(r-1) <= N-1 this first cuts windows of r elements out of the Singer and Bose
+    difference sets for primes q near r (and their multiples t*B mod q^2+q+1 or q^2-1),
+    keeps those whose differences are distinct mod N, and returns one of them chosen with
+    ``seed`` (:func:`spare_core._difference_sets.sidon_windows`). When there is none, it
+    runs a seeded local search on the number of colliding difference pairs
     sum_d m_d (m_d - 1) (m_d: ordered offset pairs with difference d): start from a
     random set, then repeatedly re-place a random offset among those with a repeated
     difference at the residue that adds the fewest collisions (ties broken at random,
-    sideways moves allowed), keeping the best set by (largest multiplicity, collisions). It stops as soon as all
-    differences are distinct. When that is impossible (or not found within
-    ``max_iter`` moves) it returns the best set seen; check the result with
+    sideways moves allowed), keeping the best set by (largest multiplicity, collisions).
+    It stops as soon as all differences are distinct. When that is impossible (or not
+    found within ``max_iter`` moves) it returns the best set seen; check the result with
     :func:`difference_multiplicity`.
 
     Parameters
@@ -124,7 +129,8 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
     redundancy : int
         r, 1 <= r <= N.
     seed : int, SeedSequence or Generator
-        Randomness of the search (reproducible).
+        Which constructed window is returned, or the randomness of the search
+        (reproducible).
     max_iter : int
         Maximum number of local-search moves.
 
@@ -135,11 +141,12 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
 
     Notes
     -----
-    Each move costs O(N r log r). Measured here (seed 0, default max_iter): strict Sidon
-    sets for N = 1000 up to r = 20, N = 600 up to r = 19 and N = 200 up to r = 11;
-    beyond that the best set found has multiplicity 2 (N = 600, r = 20; N = 200,
-    r = 12..17) or 3 (N = 200, r = 18..20). For N = 200 and r >= 15 no Sidon set exists
-    (r(r-1) > N-1) and multiplicity 2 is the least possible.
+    Measured here (seed 0, default max_iter): strict Sidon sets from the constructions for
+    N = 600 and N = 1000 at every r <= 20 and for N = 200 up to r = 13, each in 0.2 s or
+    less; N = 200, r = 14 (182 <= 199 differences, but no window found) falls back to the
+    local search (multiplicity 2, ~1 s; each move costs O(N r log r)). For N = 200 and
+    r >= 15 no Sidon set exists (r(r-1) > N-1): the search reaches multiplicity 2 up to
+    r = 17 and 3 beyond.
 
     Examples
     --------
@@ -152,6 +159,10 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
     rng = as_generator(seed)
     if r <= 2 or r == n:
         return np.arange(r, dtype=np.int64)  # already Sidon-type when r <= 2 < N
+    if r * (r - 1) <= n - 1:
+        windows = sidon_windows(n, r)
+        if windows.shape[0]:
+            return windows[int(rng.integers(windows.shape[0]))].copy()
     all_res = np.arange(n, dtype=np.int64)
 
     def score(off):
