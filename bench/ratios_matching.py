@@ -265,7 +265,7 @@ def ideas(quick):
     cases = [("b", hard_graph(n, rng)), ("c", uniform_graph(n * 5 // 3, rng)), ]
     variants = [("textbook (vertex-order greedy)", 0, False), ("degree-order greedy", 1, False),
                 ("degree-order + pruning", 1, True), ("Karp-Sipser", 2, False),
-                ("Karp-Sipser + pruning", 2, True)]
+                ("Karp-Sipser + pruning", 2, True), ("fewest-competitors greedy", 3, False)]
     print("\nideas: kernel variants (no validation, graph already in CSR), ratio = scipy / variant")
     for fam, g in cases:
         indptr, indices, _, n_right = _graph_csr(g)
@@ -276,12 +276,13 @@ def ideas(quick):
             def ours():
                 k = _kern.HKKernel(indptr, indices, cap.copy(), False)
                 size = k.solve(start, prune)
-                stats.update(phases=k.phases, prunes=k.prunes, work=k.work)
+                stats.update(phases=k.phases, prunes=k.prunes, work=k.work, start=k.start_size)
                 return size
 
             to, tp, _ = paired(ours, lambda: scipy_size(g), 3)
             row(fam, label, g.nnz, to, tp,
-                f"phases {stats['phases']}, prunes {stats['prunes']}, work {stats['work'] / g.nnz:.1f}|E|")
+                f"start {stats['start']:,}, phases {stats['phases']}, prunes {stats['prunes']}, "
+                f"work {stats['work'] / g.nnz:.1f}|E|")
 
 
 def main(argv=None) -> int:

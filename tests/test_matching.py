@@ -215,7 +215,7 @@ def test_every_kernel_strategy_is_maximum(case, data):
     cap = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n_right, max_size=n_right)), dtype=np.int64)
     expected = scipy_size(n_left, n_right, edges, cap)
     indptr, indices, _, _ = _graph_csr(g)
-    for start in (0, 1, 2):
+    for start in (0, 1, 2, 3):
         # budget 0: prune after every phase; -1: the default rules (early prune, ski rental)
         for prune, budget in ((False, -1), (True, 0), (True, -1)):
             k = _kern.HKKernel(indptr, indices, cap.copy(), False)
