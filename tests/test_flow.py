@@ -389,3 +389,15 @@ def test_plain_int64_arrays_take_the_fast_path_with_the_same_rules(change, words
     args = {k: (np.array(v, np.int64) if isinstance(v, list) else v) for k, v in {**GOOD, **change}.items()}
     with pytest.raises(ValueError, match=words):
         min_cost_flow(**args)
+
+
+def test_max_flow_terminal_capacity_bounds_and_unit_detection():
+    net = (3, [0, 0, 1], [1, 1, 2], [2**61, 2**61, 1], [0, 0, 0])
+    with pytest.raises(ValueError, match="capacity out of source must be at most 2\\*\\*61"):
+        max_flow_min_cost(*net, 0, 2)
+    net = (3, [0, 1, 1], [1, 2, 2], [1, 2**61, 2**61], [0, 0, 0])
+    with pytest.raises(ValueError, match="capacity into sink must be at most 2\\*\\*61"):
+        max_flow_min_cost(*net, 0, 2)
+    # Self-loops at the source are ignored, as in the flow itself.
+    net = (3, [0, 0, 1], [0, 1, 2], [2**62, 1, 1], [0, 0, 0])
+    assert max_flow_min_cost(*net, 0, 2).value == 1

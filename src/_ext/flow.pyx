@@ -1066,3 +1066,32 @@ def scan_supply(const int64_t[::1] supply):
                 neg_f -= <double>v
                 neg_i -= <uint64_t>v
     return lo, hi, pos_f, neg_f, <int64_t>pos_i, <int64_t>neg_i
+
+
+def scan_terminals(const int64_t[::1] tail, const int64_t[::1] head,
+                   const int64_t[::1] cap, int64_t source, int64_t sink):
+    """Capacity around the terminals of a maximum flow, over non-loop arcs, in one pass.
+
+    Returns ``(out_approx, out_s, in_approx, in_t, out_max)``: the capacity leaving
+    ``source`` and entering ``sink`` as floats and as int64 sums (exact only when the
+    floats are small, accumulated modulo 2**64), and the largest capacity leaving
+    ``source`` (-1 if no arc leaves it).
+    """
+    cdef intp_t m = tail.shape[0], i
+    cdef double out_f = 0.0, in_f = 0.0
+    cdef uint64_t out_i = 0, in_i = 0
+    cdef int64_t out_max = -1, c
+    with nogil:
+        for i in range(m):
+            if tail[i] == head[i]:
+                continue
+            c = cap[i]
+            if tail[i] == source:
+                out_f += <double>c
+                out_i += <uint64_t>c
+                if c > out_max:
+                    out_max = c
+            if head[i] == sink:
+                in_f += <double>c
+                in_i += <uint64_t>c
+    return out_f, <int64_t>out_i, in_f, <int64_t>in_i, out_max

@@ -144,13 +144,6 @@ def _checked_total(approx: float, exact: int, name: str) -> int:
     return int(exact)
 
 
-def _checked_sum(values: np.ndarray, name: str) -> int:
-    """Exact int64 sum of non-negative values, refused if it could leave the safe range."""
-    if values.size == 0:
-        return 0
-    return _checked_total(float(values.sum(dtype=np.float64)), int(values.sum()), name)
-
-
 def _int_array(values, name, *, length=None, nonneg=False):
     """``as_int_array(copy=False)``, skipped for a plain 1-d C-contiguous int64 ndarray.
 
@@ -479,14 +472,13 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     t = as_int(sink, "sink", min_value=0, max_value=n - 1)
     if s == t:
         raise ValueError(f"source and sink must differ, got {s} for both")
-    proper = tail != head
-    from_s = capacity[proper & (tail == s)]
-    out_s = _checked_sum(from_s, "capacity out of source")
-    in_t = _checked_sum(capacity[proper & (head == t)], "capacity into sink")
+    out_approx, out_exact, in_approx, in_exact, out_max = _kernel.scan_terminals(tail, head, capacity, s, t)
+    out_s = _checked_total(out_approx, out_exact, "capacity out of source")
+    in_t = _checked_total(in_approx, in_exact, "capacity into sink")
     bound = min(out_s, in_t)
     _check_magnitudes(n, capacity, cost, bound, scan)
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
-    unit_sources = from_s.size == 0 or int(from_s.max()) <= 1
+    unit_sources = out_max <= 1
     code = _method_code(method, n, scan.max_cost, unit_max_flow=unit_sources and scan.cost_min >= 0)
     if code == _SIMPLEX:
         # Fix the value by a maximum flow, then route it at least cost.
