@@ -10,6 +10,8 @@ Usage::
 
     python bench/ratios_flow.py            # 1e3..1e6 arcs (several minutes)
     python bench/ratios_flow.py --quick    # 1e3, 1e4 arcs (seconds)
+    python bench/ratios_flow.py --methods  # our methods against each other (the data
+                                           # behind method="auto"), 1e3..1e5 arcs
 
 Targets (issue 3): reassign >= 10x OR-Tools at 1e5 arcs and >= 30x at 1e6; generic not
 slower than OR-Tools at 1e5; >= 100x networkx wherever networkx finishes.
@@ -24,6 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_flow import make_generic, make_reassign, solve_networkx, solve_ortools, solve_ours  # noqa: E402
+
+METHODS = ("ssp", "cost_scaling", "network_simplex")
 
 # networkx is skipped above these sizes (minutes per call, pure Python).
 NETWORKX_MAX_ARCS = {"reassign": 10**5, "generic": 10**4}
@@ -68,7 +72,34 @@ def measure(family: str, arcs: int, repeats: int):
     return inst.arcs, {k: statistics.median(v) for k, v in cpu.items()}, statistics.median(wall["ours"]), nx_cpu
 
 
+def compare_methods(sizes) -> None:
+    """Median CPU milliseconds of every method of ours on both families (interleaved repeats;
+    the generic family also with small costs, where SSP needs few phases)."""
+    cases = [("reassign", {}), ("generic", {}), ("generic", {"max_cost": 10})]
+    print("median CPU milliseconds per method (interleaved repeats); optimal costs checked equal")
+    print(f"{'family':9} {'max_cost':>8} {'arcs':>8} " + " ".join(f"{m:>15}" for m in METHODS) + f" {'auto':>15}")
+    for family, kw in cases:
+        for arcs in sizes:
+            inst = (make_reassign if family == "reassign" else make_generic)(arcs, seed=1, **kw)
+            names = METHODS + ("auto",)
+            cpu = {m: [] for m in names}
+            costs = set()
+            for _ in range(5 if arcs <= 10**4 else 3):
+                for m in names:
+                    c, _, cost = _timed(lambda i: solve_ours(i, method=m), inst)
+                    cpu[m].append(c)
+                    costs.add(cost)
+            if len(costs) != 1:
+                raise SystemExit(f"{family} {arcs}: optimal costs disagree: {costs}")
+            label = str(kw.get("max_cost", "-" if family == "reassign" else 10_000))
+            print(f"{family:9} {label:>8} {inst.arcs:8d} "
+                  + " ".join(f"{1e3 * statistics.median(cpu[m]):15.3f}" for m in names), flush=True)
+
+
 def main(argv: list[str]) -> int:
+    if "--methods" in argv:
+        compare_methods([10**3, 10**4, 10**5])
+        return 0
     quick = "--quick" in argv
     sizes = [10**3, 10**4] if quick else [10**3, 10**4, 10**5, 10**6]
     print("median CPU seconds (time.process_time), ratio = peer / ours; costs checked equal")
