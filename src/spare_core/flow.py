@@ -26,7 +26,9 @@ Negative costs and self-loops
 Capacities are finite, so no instance is unbounded. The solver starts from the flow that
 saturates every negative-cost arc (its residual graph has non-negative costs only) and
 lets the shortest-path phases un-saturate arcs where that is cheaper, so a negative
-cycle ends saturated unless breaking it pays. A self-loop carries its full capacity if its
+cycle ends saturated unless breaking it pays. The network simplex needs no such step:
+every arc is bounded, so a negative cycle is just a pivot cycle that ends with one of
+its arcs at capacity. A self-loop carries its full capacity if its
 cost is negative and nothing otherwise; it never affects conservation.
 
 References
@@ -291,20 +293,27 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     preorder thread, subtree sizes and last successors so that a pivot only touches the
     re-hung subtree; block pricing (blocks of about sqrt(m) arcs); Cunningham's strongly
     feasible trees (the last blocking arc of the cycle leaves), so degenerate pivots
-    cannot cycle. The tree potentials are the certificate. Flow left on an artificial arc
-    means the supplies are infeasible.
+    cannot cycle. Zero-supply nodes start hung on shortest paths to the demands (a
+    Dijkstra), which saves the degenerate pivots that would grow that tree one node at a
+    time. The tree potentials are the certificate. Flow left on an artificial arc means
+    the supplies are infeasible (see below). Time: O(m) per pivot in the worst case; no
+    polynomial bound on the pivots for this rule, but far below the cap used (64 (n + m)
+    + 1e6, a guard that raises RuntimeError instead of running on).
 
-    Measured (median CPU seconds, one run, NETGEN-like family of ``bench/bench_flow.py``
-    at 1e5 arcs; network simplex / SSP / cost scaling): costs in [1, 1]: 0.12 / 1.28 /
-    0.21; [1, 10]: 0.10 / 2.12 / 0.33; [1, 1e4]: 0.10 / 7.8 / 0.62. SSP needs one phase
-    per distinct distance and cost scaling pays for every refine, while the simplex
-    needs about 0.35 pivots per arc, mostly degenerate and cheap. Hence ``"auto"`` is the
-    simplex for every cost range. SSP stays best for assignment-shaped networks whose
-    greedy zero-cost start routes nearly everything (the RECTLR reassign network as a
-    supply problem at 1e5 arcs: SSP 0.011 s, simplex 0.25 s); pass ``method="ssp"`` for
-    those. An infeasible instance (remaining excess reaches no
-    deficit) is re-solved on the network extended by a super source and super sink, which
-    routes the most that can be delivered at least cost. O(m) memory.
+    Measured (``python bench/ratios_flow.py --methods``: median CPU milliseconds, one
+    run; SSP / cost scaling / network simplex): NETGEN-like family (costs up to 1e4) at
+    1e4 arcs 24.9 / 9.9 / 1.9, at 1e5 arcs 8936 / 539 / 84; with costs up to 10 at 1e5
+    arcs 2187 / 307 / 69. SSP needs one phase per distinct distance and cost scaling pays
+    for every refine, while the simplex needs about a quarter pivot per arc, mostly
+    degenerate and cheap. Hence ``"auto"`` is the simplex here for every cost range. SSP
+    stays best on assignment-shaped networks whose greedy zero-cost start routes nearly
+    everything (RECTLR's reassign network at 1e5 arcs as a maximum flow: 6.3 / 286 / 116;
+    as a supply problem SSP 11 ms, simplex 250 ms); :func:`max_flow_min_cost` detects
+    that shape, for :func:`min_cost_flow` pass ``method="ssp"``. An infeasible instance
+    (remaining excess reaches no deficit, or artificial flow left) is re-solved on the
+    network extended by a super source and super sink, which routes the most that can be
+    delivered at least cost (for the simplex: that amount is fixed by a maximum flow
+    first). O(m) memory.
 
     Examples
     --------
@@ -455,8 +464,8 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     stopped at the first free slot, with potentials updated on the scanned nodes only
     (shortest augmenting paths for assignment, Jonker and Volgenant [5]_). Measured
     (kernel CPU time, one run): 0.26 s -> 0.13 s on the 1e6-arc reassign instance of
-    ``bench/bench_flow.py`` (settled nodes 247k -> 76k); the network simplex needs 7.4 s
-    there (780k pivots), hence the ``"auto"`` rule. With ``method="network_simplex"``
+    ``bench/bench_flow.py`` (settled nodes 247k -> 76k); the network simplex needs 3.7 s
+    there (114k pivots, kernel only), hence the ``"auto"`` rule. With ``method="network_simplex"``
     the value is fixed by Dinic's algorithm and then routed at least cost by the simplex.
 
     Examples
