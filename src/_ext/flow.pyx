@@ -998,47 +998,62 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
 # One pass over the arrays replaces a dozen numpy reductions in the Python validation,
 # which dominated a 1e3-arc call (the wrapper keeps every rule and message).
 def scan_network(const int64_t[::1] tail, const int64_t[::1] head,
-                 const int64_t[::1] cap, const int64_t[::1] cost):
-    """Ranges of the four arc arrays (same length m >= 1) and the negative-arc capacity.
+                 const int64_t[::1] cap, const int64_t[::1] cost,
+                 int64_t source=-1, int64_t sink=-1):
+    """Ranges of the four arc arrays (same length m) and capacity sums, in one pass.
 
     Returns ``(tail_min, tail_max, head_min, head_max, cap_min, cost_min, cost_max,
-    neg_cap_approx, neg_cap)``: the last two are the total capacity of non-loop arcs with
-    negative cost as a float and as an int64 sum, exact only when the float is small
-    (accumulated modulo 2**64, never undefined behaviour).
+    neg_cap_approx, neg_cap, out_approx, out_s, in_approx, in_t, out_max)``: the total
+    capacity of non-loop arcs with negative cost, leaving ``source`` and entering
+    ``sink`` (each as a float and as an int64 sum, exact only when the float is small:
+    accumulated modulo 2**64, never undefined behaviour) and the largest capacity of a
+    non-loop arc leaving ``source`` (-1 if none). All zero for m = 0.
     """
     cdef intp_t m = tail.shape[0], i
-    cdef int64_t tmin, tmax, hmin, hmax, cmin, kmin, kmax, v
-    cdef double neg_f = 0.0
-    cdef uint64_t neg_i = 0
+    cdef int64_t tmin, tmax, hmin, hmax, cmin, kmin, kmax, u, h, c, k, out_max = -1
+    cdef double neg_f = 0.0, out_f = 0.0, in_f = 0.0
+    cdef uint64_t neg_i = 0, out_i = 0, in_i = 0
     if m == 0:
-        return 0, 0, 0, 0, 0, 0, 0, 0.0, 0
+        return 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0.0, 0, 0.0, 0, -1
     tmin = tmax = tail[0]
     hmin = hmax = head[0]
     cmin = cap[0]
     kmin = kmax = cost[0]
     with nogil:
         for i in range(m):
-            v = tail[i]
-            if v < tmin:
-                tmin = v
-            if v > tmax:
-                tmax = v
-            v = head[i]
-            if v < hmin:
-                hmin = v
-            if v > hmax:
-                hmax = v
-            if cap[i] < cmin:
-                cmin = cap[i]
-            v = cost[i]
-            if v < kmin:
-                kmin = v
-            if v > kmax:
-                kmax = v
-            if v < 0 and tail[i] != head[i]:
-                neg_f += <double>cap[i]
-                neg_i += <uint64_t>cap[i]
-    return tmin, tmax, hmin, hmax, cmin, kmin, kmax, neg_f, <int64_t>neg_i
+            u = tail[i]
+            h = head[i]
+            c = cap[i]
+            k = cost[i]
+            if u < tmin:
+                tmin = u
+            if u > tmax:
+                tmax = u
+            if h < hmin:
+                hmin = h
+            if h > hmax:
+                hmax = h
+            if c < cmin:
+                cmin = c
+            if k < kmin:
+                kmin = k
+            if k > kmax:
+                kmax = k
+            if u == h:
+                continue    # a self-loop carries nothing between nodes
+            if k < 0:
+                neg_f += <double>c
+                neg_i += <uint64_t>c
+            if u == source:
+                out_f += <double>c
+                out_i += <uint64_t>c
+                if c > out_max:
+                    out_max = c
+            if h == sink:
+                in_f += <double>c
+                in_i += <uint64_t>c
+    return (tmin, tmax, hmin, hmax, cmin, kmin, kmax, neg_f, <int64_t>neg_i,
+            out_f, <int64_t>out_i, in_f, <int64_t>in_i, out_max)
 
 
 def scan_supply(const int64_t[::1] supply):
@@ -1067,31 +1082,3 @@ def scan_supply(const int64_t[::1] supply):
                 neg_i -= <uint64_t>v
     return lo, hi, pos_f, neg_f, <int64_t>pos_i, <int64_t>neg_i
 
-
-def scan_terminals(const int64_t[::1] tail, const int64_t[::1] head,
-                   const int64_t[::1] cap, int64_t source, int64_t sink):
-    """Capacity around the terminals of a maximum flow, over non-loop arcs, in one pass.
-
-    Returns ``(out_approx, out_s, in_approx, in_t, out_max)``: the capacity leaving
-    ``source`` and entering ``sink`` as floats and as int64 sums (exact only when the
-    floats are small, accumulated modulo 2**64), and the largest capacity leaving
-    ``source`` (-1 if no arc leaves it).
-    """
-    cdef intp_t m = tail.shape[0], i
-    cdef double out_f = 0.0, in_f = 0.0
-    cdef uint64_t out_i = 0, in_i = 0
-    cdef int64_t out_max = -1, c
-    with nogil:
-        for i in range(m):
-            if tail[i] == head[i]:
-                continue
-            c = cap[i]
-            if tail[i] == source:
-                out_f += <double>c
-                out_i += <uint64_t>c
-                if c > out_max:
-                    out_max = c
-            if head[i] == sink:
-                in_f += <double>c
-                in_i += <uint64_t>c
-    return out_f, <int64_t>out_i, in_f, <int64_t>in_i, out_max

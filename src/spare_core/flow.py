@@ -167,13 +167,14 @@ class _NetworkScan:
     cost_min: int
     cost_max: int
     negative_cap: int           # capacity of non-loop negative-cost arcs, checked < 2**61
+    terminals: tuple            # capacity out of source / into sink, if given (unchecked)
 
     @property
     def max_cost(self) -> int:
         return max(-self.cost_min, self.cost_max)
 
 
-def _validate_network(n_nodes, tail, head, capacity, cost):
+def _validate_network(n_nodes, tail, head, capacity, cost, source=-1, sink=-1):
     n = as_int(n_nodes, "n_nodes", min_value=0, max_value=_MAX_NODES)
     tail = _int_array(tail, "tail", nonneg=True)
     m = tail.shape[0]
@@ -182,7 +183,8 @@ def _validate_network(n_nodes, tail, head, capacity, cost):
     head = _int_array(head, "head", length=m, nonneg=True)
     capacity = _int_array(capacity, "capacity", length=m, nonneg=True)
     cost = _int_array(cost, "cost", length=m)
-    t_lo, t_hi, h_lo, h_hi, c_lo, k_lo, k_hi, neg_approx, neg_exact = _kernel.scan_network(tail, head, capacity, cost)
+    (t_lo, t_hi, h_lo, h_hi, c_lo, k_lo, k_hi, neg_approx, neg_exact, *terminals) = _kernel.scan_network(
+        tail, head, capacity, cost, source, sink)
     for name, lo in (("tail", t_lo), ("head", h_lo), ("capacity", c_lo)):
         if lo < 0:
             raise ValueError(f"{name} must be >= 0, got {lo}")
@@ -191,7 +193,7 @@ def _validate_network(n_nodes, tail, head, capacity, cost):
             if hi >= n:
                 raise ValueError(f"{name} holds node id {hi}, out of range for n_nodes={n}")
     negative_cap = _checked_total(neg_approx, neg_exact, "capacity of negative-cost arcs")
-    return n, tail, head, capacity, cost, _NetworkScan(k_lo, k_hi, negative_cap)
+    return n, tail, head, capacity, cost, _NetworkScan(k_lo, k_hi, negative_cap, tuple(terminals))
 
 
 def _check_magnitudes(n, capacity, cost, routed, scan):
@@ -474,14 +476,19 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     >>> r.value, r.cost
     (2, 1)
     """
-    n, tail, head, capacity, cost, scan = _validate_network(n_nodes, tail, head, capacity, cost)
+    # The terminals are range-checked after the network (n_nodes first), but summed in
+    # the same scan: out-of-range ids match no arc and are refused just below.
+    s = as_int(source, "source")
+    t = as_int(sink, "sink")
+    n, tail, head, capacity, cost, scan = _validate_network(
+        n_nodes, tail, head, capacity, cost, s if 0 <= s < 2**31 else -1, t if 0 <= t < 2**31 else -1)
     if n < 2:
         raise ValueError(f"a maximum flow needs at least 2 nodes, got n_nodes={n}")
-    s = as_int(source, "source", min_value=0, max_value=n - 1)
-    t = as_int(sink, "sink", min_value=0, max_value=n - 1)
+    s = as_int(s, "source", min_value=0, max_value=n - 1)
+    t = as_int(t, "sink", min_value=0, max_value=n - 1)
     if s == t:
         raise ValueError(f"source and sink must differ, got {s} for both")
-    out_approx, out_exact, in_approx, in_exact, out_max = _kernel.scan_terminals(tail, head, capacity, s, t)
+    out_approx, out_exact, in_approx, in_exact, out_max = scan.terminals
     out_s = _checked_total(out_approx, out_exact, "capacity out of source")
     in_t = _checked_total(in_approx, in_exact, "capacity into sink")
     bound = min(out_s, in_t)
