@@ -139,10 +139,14 @@ def test_infeasible_supplies_fall_back_to_the_most_deliverable():
 
 
 def test_auto_picks_ssp_for_unit_source_max_flows_and_the_simplex_otherwise():
-    assert _method_code("auto", 10, 64, unit_max_flow=True) == 0
-    assert _method_code("auto", 10, 65, unit_max_flow=True) == 3
-    assert _method_code("auto", 10, 64) == 3
-    assert _method_code("network_simplex", 10, 64, unit_max_flow=True) == 3
+    assert _method_code("auto", 10, 30, 64, unit_max_flow=True) == 0
+    assert _method_code("auto", 10, 30, 65, unit_max_flow=True) == 3
+    assert _method_code("auto", 10, 30, 64) == 3
+    assert _method_code("network_simplex", 10, 30, 64, unit_max_flow=True) == 3
+    # Too many ids for the simplex's int32 numbering: auto falls back, explicit refuses.
+    assert _method_code("auto", 2**30, 2**30, 10**4) == 0
+    with pytest.raises(ValueError, match="method='network_simplex' needs arcs"):
+        _method_code("network_simplex", 2**30, 2**30, 10)
     # Max flow with wide source arcs goes to the simplex and agrees with SSP.
     rng = np.random.default_rng(5)
     n, m = 30, 150

@@ -333,7 +333,7 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     if positive != negative:
         raise ValueError(f"supplies must sum to zero, got {positive - negative}")
     _check_magnitudes(n, capacity, cost, positive, scan)
-    code = _method_code(method, n, scan.max_cost)
+    code = _method_code(method, n, tail.shape[0], scan.max_cost)
     if code == _SIMPLEX:
         solved = _simplex_solve(n, tail, head, capacity, cost, supply)
         if solved is not None:
@@ -385,15 +385,19 @@ def _deliverable(n, tail, head, capacity, supply) -> int:
 # alpha * n * (n + 1) * max|cost| (alpha = 16); past this bound SSP is used instead.
 _SCALING_LIMIT = 2**56
 _SSP, _SCALING, _MAXFLOW, _SIMPLEX = 0, 1, 2, 3
+_SIMPLEX_MAX_ITEMS = 2**31 - 8
 _METHODS = {"auto", "ssp", "cost_scaling", "network_simplex"}
 
 
-def _method_code(method, n, max_cost, *, unit_max_flow=False) -> int:
+def _method_code(method, n, m, max_cost, *, unit_max_flow=False) -> int:
     """Kernel code of ``method`` (see :func:`min_cost_flow`); ``"auto"`` is resolved here.
 
     ``unit_max_flow``: a maximum flow whose source arcs all have capacity <= 1 and whose
     costs are >= 0 (RECTLR's reassignment network), where SSP's unit-path stage wins.
     """
+    # The simplex numbers arcs (plus one artificial arc per node, plus the super
+    # terminals' arcs of an infeasible instance) with int32.
+    simplex_fits = m + 2 * n + 4 <= _SIMPLEX_MAX_ITEMS
     check_choice(method, "method", _METHODS)
     if method == "cost_scaling":
         if max_cost * (n + 3) * (n + 3) > _SCALING_LIMIT:
@@ -405,8 +409,15 @@ def _method_code(method, n, max_cost, *, unit_max_flow=False) -> int:
     if method == "ssp":
         return _SSP
     if method == "network_simplex":
+        if not simplex_fits:
+            raise ValueError(
+                f"method='network_simplex' needs arcs + 2 * n_nodes <= 2**31 - 12 (int32 ids), "
+                f"got {m} + 2 * {n}; use method='ssp'"
+            )
         return _SIMPLEX
-    return _SSP if unit_max_flow and max_cost <= _SSP_MAX_COST else _SIMPLEX
+    if unit_max_flow and max_cost <= _SSP_MAX_COST or not simplex_fits:
+        return _SSP
+    return _SIMPLEX
 
 
 def _simplex_solve(n, tail, head, capacity, cost, supply):
@@ -495,7 +506,8 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     _check_magnitudes(n, capacity, cost, bound, scan)
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
     unit_sources = out_max <= 1
-    code = _method_code(method, n, scan.max_cost, unit_max_flow=unit_sources and scan.cost_min >= 0)
+    code = _method_code(method, n, tail.shape[0], scan.max_cost,
+                        unit_max_flow=unit_sources and scan.cost_min >= 0)
     if code == _SIMPLEX:
         # Fix the value by a maximum flow, then route it at least cost.
         value = _max_flow_value(n, tail, head, capacity, s, t)
