@@ -270,8 +270,9 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     ValueError
         Mismatched lengths, node ids out of range, negative capacities, supplies not
         summing to zero, magnitudes that could overflow int64 (max |cost| * n_nodes
-        above 2**59; total |cost| * flow bound above 2**62), an unknown ``method``, or
-        ``method="cost_scaling"`` with max |cost| * (n_nodes + 3)**2 above 2**56.
+        above 2**59; total |cost| * flow bound above 2**62), an unknown ``method``,
+        ``method="cost_scaling"`` with max |cost| * (n_nodes + 3)**2 above 2**56, or
+        ``method="network_simplex"`` with arcs + 2 * n_nodes above 2**31 - 12.
 
     Notes
     -----
