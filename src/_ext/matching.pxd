@@ -73,7 +73,7 @@ cdef struct HKState:
     int32_t* queue          # also the DFS stack and the prune's queue
     # transpose and pruning scratch, allocated on first need by hk_build_csc (PyMem_RawMalloc,
     # so that tracemalloc counts it)
-    const int64_t* cptr     # int64[n_right + 1]
+    const int32_t* cptr     # int32[n_right + 1] (built only when nnz <= INT32_MAX)
     const int32_t* cidx     # int32[nnz]: left vertex of each edge, by right vertex
     uint8_t* live_l         # while live_on: 0 = proven never on an augmenting path (hk_prune)
     uint8_t* live_r

@@ -135,7 +135,7 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
     PyMem_RawFree(full)
 
 
-cdef bint hk_greedy_mindeg(HKState* s, const int64_t* cptr) noexcept nogil:
+cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
     """Greedy start that gives each PENDING left vertex its free neighbour with the fewest
     competitors: free left vertices not yet processed that are also joined to it (O(|E|)).
 
@@ -467,7 +467,7 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
     return gained
 
 
-cdef inline void _ks_match(HKState* s, const int64_t* cptr, const int32_t* cidx, int64_t* deg_l,
+cdef inline void _ks_match(HKState* s, const int32_t* cptr, const int32_t* cidx, int64_t* deg_l,
                            int64_t* deg_r, uint8_t* inq_r, int32_t* lq, intp_t* nlq, int32_t* rq,
                            intp_t* nrq, int32_t u, int32_t j) noexcept nogil:
     """Match u -> j and keep the residual degrees of the Karp-Sipser reduction exact."""
@@ -495,7 +495,7 @@ cdef inline void _ks_match(HKState* s, const int64_t* cptr, const int32_t* cidx,
                     nlq[0] += 1
 
 
-cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, int64_t* deg_l,
+cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, int64_t* deg_l,
                          int64_t* deg_r, uint8_t* inq_r, int32_t* lq, int32_t* rq) noexcept nogil:
     """Initial matching by the Karp-Sipser degree rules, generalised to right capacities.
 
@@ -576,14 +576,17 @@ cdef void hk_karp_sipser(HKState* s, const int64_t* cptr, const int32_t* cidx, i
 cdef int hk_build_csc(HKState* s) noexcept nogil:
     """Allocate the transpose (right -> left adjacency) and the pruning scratch, once.
 
-    Returns 0, or -1 if memory ran out (pruning is then skipped: it is only an optimisation).
-    O(|E| + |V|), 4|E| + 13 n_right + n_left bytes (the prune's queue is s.queue).
+    Returns 0, or -1 if memory ran out or the graph has more than INT32_MAX edges (pruning
+    is then skipped: it is only an optimisation). O(|E| + |V|), 4|E| + 9 n_right + n_left
+    bytes (the prune's queue is s.queue).
     """
     cdef int64_t nnz = s.indptr[s.n_left], e
     cdef intp_t u, j
     if s.cptr != NULL:
         return 0
-    cdef int64_t* cptr = <int64_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int64_t))
+    if nnz > INT32_MAX:
+        return -1           # int32 offsets (half the cache footprint); pruning is optional
+    cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
     cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
     s.live_l = <uint8_t*>PyMem_RawMalloc(s.n_left + 1)
     s.live_r = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
@@ -640,7 +643,7 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     cdef intp_t qh = 0, qt = 0, k, kept = 0
     cdef int64_t e
     cdef int32_t j, w, j2
-    cdef const int64_t* cptr = s.cptr
+    cdef const int32_t* cptr = s.cptr
     cdef const int32_t* cidx = s.cidx
     cdef int32_t* queue_r = s.queue          # no search is running: its queue is free
     cdef uint8_t* live_l = s.live_l
@@ -728,8 +731,13 @@ cdef class HKKernel:
     cdef int64_t n_off
     cdef readonly int64_t start_size     # matching size after solve()'s start, before the phases
 
-    def __cinit__(self, indptr, indices, cap, bint edge_flags=False):
-        cdef intp_t nl = indptr.shape[0] - 1, nr = cap.shape[0], i
+    def __cinit__(self, indptr, indices, cap, bint edge_flags=False, intp_t n_right=-1):
+        # cap None (one-shot solves only): capacity 1 for each of n_right right vertices,
+        # without an int64 array of ones alive during the solve
+        cdef bint unit = cap is None
+        cdef intp_t nl = indptr.shape[0] - 1, nr = n_right if unit else cap.shape[0], i
+        if unit and (edge_flags or nr < 0):
+            raise ValueError("capacity None needs n_right and a one-shot kernel")
         self.n_left = nl
         self.n_right = nr
         self.indptr = indptr
@@ -748,7 +756,9 @@ cdef class HKKernel:
         # free_l (pending in front, dead at the back), then the queue that the BFS, the
         # DFS stack and the prune share
         self._i32 = np.empty(nl + max(nl, nr) + 1, np.int32)
-        cdef const int64_t[::1] capv = cap
+        cdef const int64_t[::1] capv
+        if not unit:
+            capv = cap
         cdef LeftV* L = <LeftV*>_pany(self._L)
         cdef RightV* R = <RightV*>_pany(self._R)
         cdef uint8_t* st = _pu8(self._status)
@@ -764,7 +774,7 @@ cdef class HKKernel:
                 blk[i] = <int32_t>i
             for i in range(nr):
                 R[i].load = 0
-                R[i].cap = _clamp(capv[i], nl)
+                R[i].cap = _clamp(1 if unit else capv[i], nl)
                 R[i].lev = 0
                 R[i].cur = -1
                 R[i].head = -1
@@ -913,7 +923,8 @@ cdef class HKKernel:
                 hk_degree_order(s)
         if start == 2:
             if hk_build_csc(s) != 0:
-                raise MemoryError("no memory for the transpose of the graph")
+                raise MemoryError("no transpose of the graph for Karp-Sipser (out of memory, or more "
+                                  "than 2**31 - 1 edges)")
             deg_l = np.zeros(max(nl, 1), np.int64)
             deg_r = np.zeros(max(nr, 1), np.int64)
             inq_r = np.zeros(max(nr, 1), np.uint8)

@@ -353,9 +353,10 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     3
     """
     indptr, indices, n_left, n_right = _graph_csr(graph)
-    cap = _capacity(capacity, n_right)
+    cap = None if capacity is None else _capacity(capacity, n_right)
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
-    k = _kern.HKKernel(indptr, indices, cap, False)
+    # unit capacities: no array of ones alive during the solve (lower peak memory)
+    k = _kern.HKKernel(indptr, indices, cap, False, n_right)
     kept = None
     if warm is None:
         k.solve(_START, True)
@@ -366,6 +367,8 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     match_left, load = k.result()   # contiguous copies of the packed records
     phases, size = k.phases, k.size
     del k   # free the kernel's records before building the result object (lower peak)
+    if cap is None:
+        cap = _capacity(None, n_right)
     return Matching(match_left, load, cap, indptr, indices, phases=phases, warm_kept=kept, size=size)
 
 

@@ -12,7 +12,12 @@ class HKKernel:
     n_left: int
     n_right: int
     def __init__(
-        self, indptr: NDArray[np.int64], indices: NDArray[np.int32], cap: NDArray[np.int64], edge_flags: bool = ...
+        self,
+        indptr: NDArray[np.int64],
+        indices: NDArray[np.int32],
+        cap: NDArray[np.int64] | None,
+        edge_flags: bool = ...,
+        n_right: int = ...,
     ) -> None: ...
     @property
     def match_left(self) -> NDArray[np.int32]: ...
