@@ -77,7 +77,8 @@ cdef struct HKState:
     const int32_t* cidx     # int32[nnz]: left vertex of each edge, by right vertex
     uint8_t* live_l         # while live_on: 0 = proven never on an augmenting path (hk_prune)
     uint8_t* live_r
-    int32_t* fr             # right vertices with spare capacity at the last prune
+    int32_t* fr             # right vertices with spare capacity at the last prune (before the
+                            # first prune, hk_greedy_mindeg borrows it for its counters)
     intp_t n_fr
     bint fr_valid           # fr is a superset of them (capacities unchanged since, within one hk_augment)
     bint live_on

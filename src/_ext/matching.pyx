@@ -153,13 +153,17 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
     cdef const int32_t* indices = s.indices
     cdef const uint8_t* off = s.edge_off
     # competitors of each right vertex; INT32_MAX once it is full (never chosen)
-    cdef int32_t* key = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
+    # the prune's free-right list is idle until the first prune: borrow it if it exists
+    cdef bint own = s.fr == NULL
+    cdef int32_t* key = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t)) if own else s.fr
     if key == NULL:
         return False
+    s.fr_valid = 0
     if cptr != NULL:
         for j0 in range(s.n_right):
             key[j0] = <int32_t>(cptr[j0 + 1] - cptr[j0])
     else:
+        memset(key, 0, (s.n_right + 1) * sizeof(int32_t))
         for k in range(s.n_pending):
             u = s.free_l[k]
             s.work += indptr[u + 1] - indptr[u]
@@ -196,7 +200,8 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
             s.free_l[kept] = u
             kept += 1
     s.n_pending = kept
-    PyMem_RawFree(key)
+    if own:
+        PyMem_RawFree(key)
     return True
 
 
@@ -956,6 +961,11 @@ cdef class HKKernel:
                 hk_prune(s)
             hk_augment(s)
         return s.size
+
+    def free_scratch(self):
+        """Free the transpose and the pruning scratch now (rebuilt if a later call needs them):
+        a one-shot solve calls it before its result arrays are allocated (lower peak)."""
+        hk_free_csc(&self.s)
 
     def augment(self):
         """Restore maximality; return the matching size."""

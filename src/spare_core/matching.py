@@ -364,6 +364,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
         # repair: only the vertices the warm start left free are searched
         kept = int(k.seed(warm))
         k.solve(0, True)
+    k.free_scratch()
     match_left, load = k.result()   # contiguous copies of the packed records
     phases, size = k.phases, k.size
     del k   # free the kernel's records before building the result object (lower peak)
