@@ -30,6 +30,14 @@ cdef extern from "Python.h":
     void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
     void PyMem_RawFree(void* p) nogil
 
+cdef extern from *:
+    # hint only (no fault on any address): issue the cache misses of vertices a few
+    # iterations ahead, so that a loop over random vertices overlaps them
+    void __builtin_prefetch(const void* addr, int rw, int locality) nogil
+
+cdef enum:
+    AHEAD = 8       # iterations: enough to cover a memory latency, little enough to stay cached
+
 import numpy as np
 
 # numpy twins of LeftV / RightV (matching.pxd): one cache line holds all a search touches
@@ -113,7 +121,17 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
         return          # the start is only an optimisation: the phases match everything
     for j0 in range(s.n_right):
         full[j0] = s.R[j0].load >= s.R[j0].cap
-    for k in range(s.n_pending):
+    cdef intp_t n = s.n_pending
+    cdef int32_t u2
+    for k in range(n):
+        if k + 2 * AHEAD < n:
+            u2 = s.free_l[k + 2 * AHEAD]
+            __builtin_prefetch(&indptr[u2], 0, 3)
+            __builtin_prefetch(&s.L[u2], 1, 3)
+        if k + AHEAD < n:
+            u2 = s.free_l[k + AHEAD]     # its first neighbour is the usual choice
+            if indptr[u2] < indptr[u2 + 1]:
+                __builtin_prefetch(&s.R[indices[indptr[u2]]], 1, 3)
         u = s.free_l[k]
         e = indptr[u]
         end = indptr[u + 1]
@@ -173,7 +191,18 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
     for j0 in range(s.n_right):
         if s.R[j0].load >= s.R[j0].cap:
             key[j0] = INT32_MAX
-    for k in range(s.n_pending):
+    cdef intp_t n = s.n_pending
+    cdef int32_t u2
+    for k in range(n):
+        if k + 2 * AHEAD < n:
+            u2 = s.free_l[k + 2 * AHEAD]
+            __builtin_prefetch(&indptr[u2], 0, 3)
+            __builtin_prefetch(&s.L[u2], 1, 3)
+        if k + AHEAD < n:
+            u2 = s.free_l[k + AHEAD]
+            for e in range(indptr[u2], indptr[u2 + 1]):
+                __builtin_prefetch(&key[indices[e]], 1, 3)
+                __builtin_prefetch(&s.R[indices[e]], 1, 3)
         u = s.free_l[k]
         b = indptr[u]
         end = indptr[u + 1]
@@ -308,7 +337,16 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
         L[u].it = 0
         queue[qt] = u
         qt += 1
+    cdef int32_t vv
+    cdef int64_t ee
     while qh < qt:
+        # the queue is known a few entries ahead: fetch their rows, then their neighbours
+        if qh + 2 * AHEAD < qt:
+            __builtin_prefetch(&indptr[queue[qh + 2 * AHEAD]], 0, 3)
+        if qh + AHEAD < qt:
+            vv = queue[qh + AHEAD]
+            for ee in range(indptr[vv], indptr[vv + 1]):
+                __builtin_prefetch(&R[indices[ee]], 1, 3)
         v = queue[qh]
         qh += 1
         d = L[v].lev - base
@@ -602,15 +640,27 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
         PyMem_RawFree(cidx)
         hk_free_csc(s)
         return -1
+    cdef const int32_t* indices = s.indices
+    cdef const int64_t* indptr = s.indptr
     for e in range(nnz):
-        cptr[s.indices[e] + 1] += 1
+        if e + 4 * AHEAD < nnz:
+            __builtin_prefetch(&cptr[indices[e + 4 * AHEAD] + 1], 1, 3)
+        cptr[indices[e] + 1] += 1
     for j in range(s.n_right):
         cptr[j + 1] += cptr[j]
-    for u in range(s.n_left):
-        for e in range(s.indptr[u], s.indptr[u + 1]):
-            j = s.indices[e]
-            cidx[cptr[j]] = <int32_t>u
-            cptr[j] += 1
+    # edges in CSR order (u recovered by walking indptr along): the scatter into cidx and
+    # the offset it bumps are prefetched a few edges ahead
+    u = 0
+    for e in range(nnz):
+        if e + 4 * AHEAD < nnz:
+            __builtin_prefetch(&cptr[indices[e + 4 * AHEAD]], 1, 3)
+        if e + 2 * AHEAD < nnz:
+            __builtin_prefetch(&cidx[cptr[indices[e + 2 * AHEAD]]], 1, 3)
+        while indptr[u + 1] <= e:
+            u += 1
+        j = indices[e]
+        cidx[cptr[j]] = <int32_t>u
+        cptr[j] += 1
     for j in range(s.n_right, 0, -1):
         cptr[j] = cptr[j - 1]
     cptr[0] = 0
@@ -679,7 +729,17 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     w0 = s.work - qt - (s.n_left + s.n_right) // 64      # the next prune's seeding, memsets
     for k in range(qt):
         live_r[queue_r[k]] = 1
+    cdef int32_t jj
+    cdef int64_t ee
     while qh < qt:
+        # the queue is known a few entries ahead: fetch their columns, then their left records
+        if qh + 2 * AHEAD < qt:
+            jj = queue_r[qh + 2 * AHEAD]
+            __builtin_prefetch(&cptr[jj], 0, 3)
+        if qh + AHEAD < qt:
+            jj = queue_r[qh + AHEAD]
+            for ee in range(cptr[jj], cptr[jj + 1]):
+                __builtin_prefetch(&s.L[cidx[ee]], 0, 3)
         j = queue_r[qh]
         qh += 1
         s.work += cptr[j + 1] - cptr[j]
