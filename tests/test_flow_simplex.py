@@ -27,8 +27,9 @@ OK, INFEASIBLE, PIVOT_LIMIT = 0, 1, 2
 
 
 def simplex(n, tail, head, cap, cost, supply, **kw):
-    flow, pi, status, stats = _simplex.solve(n, tail, head, cap, cost, np.asarray(supply, np.int64), **kw)
-    res = FlowResult(flow=flow, cost=int(flow @ cost) if flow.size else 0,
+    flow, pi, status, total, stats = _simplex.solve(n, tail, head, cap, cost, np.asarray(supply, np.int64), **kw)
+    assert total == (int(flow @ cost) if flow.size else 0)
+    res = FlowResult(flow=flow, cost=total,
                      value=int(np.asarray(supply)[np.asarray(supply) > 0].sum()), potential=pi,
                      status="optimal")
     return res, status, stats

@@ -1010,7 +1010,7 @@ def scan_network(const int64_t[::1] tail, const int64_t[::1] head,
     non-loop arc leaving ``source`` (-1 if none). All zero for m = 0.
     """
     cdef intp_t m = tail.shape[0], i
-    cdef int64_t tmin, tmax, hmin, hmax, cmin, kmin, kmax, u, h, c, k, out_max = -1
+    cdef int64_t tmin, tmax, hmin, hmax, cmin, kmin, kmax, u, h, c, out_max = -1
     cdef double neg_f = 0.0, out_f = 0.0, in_f = 0.0
     cdef uint64_t neg_i = 0, out_i = 0, in_i = 0
     if m == 0:
@@ -1020,38 +1020,39 @@ def scan_network(const int64_t[::1] tail, const int64_t[::1] head,
     cmin = cap[0]
     kmin = kmax = cost[0]
     with nogil:
+        # Separate branch-free min/max loops (the compiler vectorises them); the sums
+        # over particular arcs only when they can be non-zero.
         for i in range(m):
-            u = tail[i]
-            h = head[i]
-            c = cap[i]
-            k = cost[i]
-            if u < tmin:
-                tmin = u
-            if u > tmax:
-                tmax = u
-            if h < hmin:
-                hmin = h
-            if h > hmax:
-                hmax = h
-            if c < cmin:
-                cmin = c
-            if k < kmin:
-                kmin = k
-            if k > kmax:
-                kmax = k
-            if u == h:
-                continue    # a self-loop carries nothing between nodes
-            if k < 0:
-                neg_f += <double>c
-                neg_i += <uint64_t>c
-            if u == source:
-                out_f += <double>c
-                out_i += <uint64_t>c
-                if c > out_max:
-                    out_max = c
-            if h == sink:
-                in_f += <double>c
-                in_i += <uint64_t>c
+            tmin = min(tmin, tail[i])
+            tmax = max(tmax, tail[i])
+        for i in range(m):
+            hmin = min(hmin, head[i])
+            hmax = max(hmax, head[i])
+        for i in range(m):
+            cmin = min(cmin, cap[i])
+        for i in range(m):
+            kmin = min(kmin, cost[i])
+            kmax = max(kmax, cost[i])
+        if kmin < 0:
+            for i in range(m):
+                if cost[i] < 0 and tail[i] != head[i]:
+                    neg_f += <double>cap[i]
+                    neg_i += <uint64_t>cap[i]
+        if source >= 0 or sink >= 0:
+            for i in range(m):
+                u = tail[i]
+                h = head[i]
+                if u == h:
+                    continue    # a self-loop carries nothing between nodes
+                c = cap[i]
+                if u == source:
+                    out_f += <double>c
+                    out_i += <uint64_t>c
+                    if c > out_max:
+                        out_max = c
+                if h == sink:
+                    in_f += <double>c
+                    in_i += <uint64_t>c
     return (tmin, tmax, hmin, hmax, cmin, kmin, kmax, neg_f, <int64_t>neg_i,
             out_f, <int64_t>out_i, in_f, <int64_t>in_i, out_max)
 

@@ -12,16 +12,16 @@ Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms
   (supply < 0, flow = -supply) of cost ``M = (n + 1) * max|cost| + 1`` and unbounded
   capacity. Any residual cycle that trades two artificial units for a real path costs
   at most ``-2M + (n - 1) max|cost| < 0``, so an optimal basis keeps flow on an
-  artificial arc only if the supplies are infeasible (big-M method, AMO 11.4).
+  artificial arc only if the supplies are infeasible (the big-M method).
 * Non-tree arcs sit at flow 0 (LOWER) or at capacity (UPPER); the tree is stored as
   ``parent``/``pred`` (arc to the parent) / ``pred_dir`` plus the preorder ``thread``,
   its reverse, subtree sizes ``succ_num`` and the last node of every subtree
   ``last_succ``, so a pivot costs time in the size of the re-hung subtree and the
   depth of the cycle, never O(n).
-* Potentials: ``pi[head] = pi[tail] + cost`` on tree arcs (``pi[root] = 0``), i.e. the
-  API's reduced cost ``cost + pi[tail] - pi[head]`` is zero on the tree. An arc enters
-  when it violates complementary slackness; the pivot shifts the potentials of the
-  re-hung subtree only.
+* Potentials: ``pi[head] = pi[tail] + cost`` on tree arcs, i.e. the API's reduced cost
+  ``cost + pi[tail] - pi[head]`` is zero on the tree; they are returned relative to
+  the root. An arc enters when it violates complementary slackness; the pivot shifts
+  the potentials of the re-hung subtree (or of the rest of the tree) only.
 * Start: zero-supply nodes that reach a demand are hung on a shortest path to the
   nearest one (a Dijkstra backwards from the demands over arcs of cost >= 0), at flow
   0 with exact potentials; this tree is strongly feasible and saves the ~n degenerate
@@ -35,14 +35,15 @@ Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms
   positive amount of flow towards the root. The initial tree is strongly feasible
   (artificial arcs point to the root or carry the demand), and choosing the *last*
   blocking arc met when the pivot cycle is traversed in its orientation from the apex
-  keeps it so; then every degenerate pivot strictly decreases the sum of potentials
-  (AMO thm. 11.5), so cycling is impossible. ``max_pivots`` bounds the run anyway
+  keeps it so; then every degenerate pivot strictly changes the sum of potentials in
+  one direction (Cunningham 1976; AMO ch. 11), so no basis repeats and cycling is
+  impossible. ``max_pivots`` bounds the run anyway
   (status NS_PIVOT_LIMIT), and ``check_tree`` re-verifies the tree invariants and
   strong feasibility after every pivot (tests, O(n) per pivot).
 
-Buffers: one malloc'd block of 3 int64, 2 int32 and 1 int8 arrays over the m + n arcs
-and 1 int64, 10 int32 and 1 int8 arrays over the n + 1 nodes (about 30 m + 57 n bytes);
-the whole solve runs without the GIL.
+Buffers: one malloc'd block of 3 int64, 2 int32 and 1 int8 arrays over the m + n arcs,
+1 int64, 10 int32 and 1 int8 arrays over the n + 1 nodes and the start's arcs-by-head
+index (about 37 m + 86 n bytes); the whole solve runs without the GIL.
 """
 from libc.math cimport sqrt
 from libc.stdlib cimport malloc, free
@@ -148,8 +149,8 @@ cdef int pivot(Tree* t, int32_t e_in, intp_t* counters) noexcept nogil:
     ``counters`` (IN-OUT statistics): degenerate pivots, cycle length, nodes whose
     potential moved, ancestor steps of the subtree-size and last-successor updates."""
     cdef int32_t first, second, u, v, join, u_out = -1, u_in, v_in, w, x, tail_node
-    cdef int32_t p_out, old_pred, k, i, size_s
-    cdef signed char old_dir, side = 0     # side of the leaving arc: 1 first, 2 second
+    cdef int32_t p_out, k, i, size_s
+    cdef signed char side = 0     # side of the leaving arc: 1 first, 2 second
     cdef int64_t delta, r, sigma, rc
     cdef signed char st = t.state[e_in]
 
@@ -562,11 +563,11 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         on a shortest path to a demand (``shortest_path_start``). On the 1e3-arc generic
         bench instance 1 pivot instead of 90; at 1e5 arcs 26k pivots instead of 36k.
 
-    Returns ``(flow, potential, status, stats)``: flow per input arc (a self-loop carries
+    Returns ``(flow, potential, status, cost, stats)``: flow per input arc (a self-loop carries
     its capacity iff its cost is negative), potentials with reduced cost ``cost +
     potential[tail] - potential[head]`` >= 0 where flow < cap and <= 0 where flow > 0
     (status 0), status 1 when flow is left on an artificial arc (supplies infeasible;
-    the flow is then not a valid answer), stats a dict of counters (pivots, degenerate
+    the flow is then not a valid answer), cost = sum(cost * flow), stats a dict of counters (pivots, degenerate
     pivots, arcs priced, cycle steps, potentials moved, ancestor steps).
     """
     cdef intp_t m = tail.shape[0]
@@ -574,7 +575,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef intp_t i, pivots = 0, next_arc = 0, e, scanned = 0
     cdef intp_t counters[4]
     cdef int status = NS_OK
-    cdef int64_t big_m, c_max = 0, s
+    cdef int64_t big_m, c_max = 0, s, total = 0
     cdef int32_t root = <int32_t>n
     cdef Tree t
     cdef char* mem
@@ -697,9 +698,11 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             status = NS_BAD_TREE
         for i in range(m):
             flow_v[i] = t.flow[i]
+            # Cannot overflow: the wrapper bounds sum |cost| * flow by 2**62.
+            total += cost[i] * t.flow[i]
         for i in range(n):
             pi_v[i] = t.pi[i] - t.pi[root]
     free(mem)
     stats = {"pivots": pivots, "degenerate": counters[0], "scanned": scanned, "cycle": counters[1],
              "moved": counters[2], "climbed": counters[3]}
-    return flow_out, pi_out, status, stats
+    return flow_out, pi_out, status, total, stats

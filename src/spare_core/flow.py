@@ -160,14 +160,19 @@ def _int_array(values, name, *, length=None, nonneg=False):
     return as_int_array(values, name, length=length, min_value=0 if nonneg else None, copy=False)
 
 
-@dataclass(frozen=True)
 class _NetworkScan:
-    """What validation learned about the arcs in one pass (see ``_kernel.scan_network``)."""
+    """What validation learned about the arcs in one pass (see ``_kernel.scan_network``).
 
-    cost_min: int
-    cost_max: int
-    negative_cap: int           # capacity of non-loop negative-cost arcs, checked < 2**61
-    terminals: tuple            # capacity out of source / into sink, if given (unchecked)
+    A plain slotted class: a frozen dataclass costs more to build than the whole scan of
+    a 1e3-arc network."""
+
+    __slots__ = ("cost_min", "cost_max", "negative_cap", "terminals")
+
+    def __init__(self, cost_min: int, cost_max: int, negative_cap: int, terminals: tuple):
+        self.cost_min = cost_min            # smallest and largest arc cost
+        self.cost_max = cost_max
+        self.negative_cap = negative_cap    # capacity of non-loop negative-cost arcs (< 2**61)
+        self.terminals = terminals          # capacity out of source / into sink, if given (unchecked)
 
     @property
     def max_cost(self) -> int:
@@ -225,10 +230,12 @@ def _check_magnitudes(n, capacity, cost, routed, scan):
 
 
 
-def _result(flow, cost, potential, value, shortfall):
+def _result(flow, potential, value, shortfall, *, cost=None, total=None):
+    """FlowResult from the kernel's arrays; ``total`` (sum cost * flow) if known, else from ``cost``."""
     status = "optimal" if shortfall == 0 else "infeasible"
-    total = int(np.dot(flow, cost)) if flow.size else 0
-    return FlowResult(flow=flow, cost=total, value=int(value), potential=potential, status=status,
+    if total is None:
+        total = int(np.dot(flow, cost)) if flow.size else 0
+    return FlowResult(flow=flow, cost=int(total), value=int(value), potential=potential, status=status,
                       shortfall=int(shortfall))
 
 
@@ -338,14 +345,15 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     if code == _SIMPLEX:
         solved = _simplex_solve(n, tail, head, capacity, cost, supply)
         if solved is not None:
-            return _result(solved[0], cost, solved[1], positive, 0)
+            flow, potential, total = solved
+            return _result(flow, potential, positive, 0, total=total)
         leftover = 1
     else:
         leftover = positive - _deliverable(n, tail, head, capacity, supply) if code == _SCALING else 0
     if leftover == 0:
         flow, potential, leftover, _ = _kernel.solve(n, tail, head, capacity, cost, supply, method=code)
         if leftover == 0:
-            return _result(flow, cost, potential, positive, 0)
+            return _result(flow, potential, positive, 0, cost=cost)
     # Infeasible: deliver the most, at least cost, through a super source and sink whose
     # arcs are capped by the supplies; the potentials restricted to the real nodes still
     # certify the flow on the real arcs.
@@ -356,13 +364,13 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         value = _deliverable(n, tail, head, capacity, supply)
         a_supply = np.zeros(n + 2, dtype=np.int64)
         a_supply[big_s], a_supply[big_t] = value, -value
-        flow, potential = _simplex_solve(n + 2, a_tail, a_head, a_cap, a_cost, a_supply)
-        return _result(flow[:m].copy(), cost, potential[:n].copy(), value, positive - value)
+        flow, potential, _ = _simplex_solve(n + 2, a_tail, a_head, a_cap, a_cost, a_supply)
+        return _result(flow[:m].copy(), potential[:n].copy(), value, positive - value, cost=cost)
     flow, potential, value, _ = _kernel.solve(
         n + 2, a_tail, a_head, a_cap, a_cost, np.zeros(n + 2, dtype=np.int64), big_s, big_t, positive,
         method=code,
     )
-    return _result(flow[:m].copy(), cost, potential[:n].copy(), value, positive - value)
+    return _result(flow[:m].copy(), potential[:n].copy(), value, positive - value, cost=cost)
 
 
 def _with_super_terminals(n, tail, head, capacity, cost, supply):
@@ -422,13 +430,13 @@ def _method_code(method, n, m, max_cost, *, unit_max_flow=False) -> int:
 
 
 def _simplex_solve(n, tail, head, capacity, cost, supply):
-    """Network simplex kernel; (flow, potential) or None when the supplies are infeasible."""
-    flow, potential, status, _ = _simplex.solve(n, tail, head, capacity, cost, supply)
+    """Network simplex kernel: (flow, potential, total cost), None if the supplies are infeasible."""
+    flow, potential, status, total, _ = _simplex.solve(n, tail, head, capacity, cost, supply)
     if status == 1:
         return None
     if status != 0:
         raise RuntimeError(f"internal error: network simplex stopped with status {status}")
-    return flow, potential
+    return flow, potential, total
 
 
 def _max_flow_value(n, tail, head, capacity, source, sink) -> int:
@@ -514,14 +522,14 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
         value = _max_flow_value(n, tail, head, capacity, s, t)
         supply = np.zeros(n, dtype=np.int64)
         supply[s], supply[t] = value, -value
-        flow, potential = _simplex_solve(n, tail, head, capacity, cost, supply)
-        return _result(flow, cost, potential, value, 0)
+        flow, potential, total = _simplex_solve(n, tail, head, capacity, cost, supply)
+        return _result(flow, potential, value, 0, total=total)
     unit = code == _SSP and unit_sources
     flow, potential, value, _ = _kernel.solve(
         n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound, method=code,
         unit_paths=unit,
     )
-    return _result(flow, cost, potential, value, 0)
+    return _result(flow, potential, value, 0, cost=cost)
 
 
 # ----------------------------------------------------------------------------- certificate
