@@ -473,7 +473,8 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
     cdef int64_t gained = 0, since = s.work
     cdef int64_t budget = s.indptr[s.n_left] + s.n_left + s.n_right
     cdef int32_t limit, u
-    cdef intp_t k, kept
+    cdef intp_t k, kept, n
+    cdef int64_t e
     cdef bint searched = False
     if s.live_on:
         budget = s.prune_cost          # a prune just ran (solve's cold start)
@@ -493,7 +494,16 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
         if limit == INT32_MAX:
             _park_pending(s, 0)
             break
-        for k in range(s.n_pending):
+        n = s.n_pending
+        for k in range(n):
+            if k + 2 * AHEAD < n:
+                u = s.free_l[k + 2 * AHEAD]
+                __builtin_prefetch(&s.indptr[u], 0, 3)
+                __builtin_prefetch(&s.L[u], 1, 3)
+            if k + AHEAD < n:
+                u = s.free_l[k + AHEAD]
+                for e in range(s.indptr[u], s.indptr[u + 1]):
+                    __builtin_prefetch(&s.R[s.indices[e]], 0, 3)
             u = s.free_l[k]
             if s.status[u] == PENDING and s.L[u].lev == s.base:
                 if _dfs(s, u, limit):
