@@ -247,3 +247,20 @@ def test_cold_solve_prunes_first_only_without_right_slack():
     slack = _kern.HKKernel(indptr, indices, cap, False)
     assert slack.solve(1, True) == 40
     assert slack.prunes == 0
+
+
+def test_kernel_checks_its_arrays():
+    """HKKernel is reachable from Python: arrays of the wrong dtype or layout raise TypeError."""
+    from spare_core.matching import _graph_csr, _kern
+
+    g = sp.csr_array(np.array([[1, 1], [1, 0]]))
+    indptr, indices, _, n_right = _graph_csr(g)
+    cap = np.ones(n_right, np.int64)
+    for bad in (indptr.astype(np.int32), indptr.astype(np.float64)):
+        with pytest.raises(TypeError):
+            _kern.HKKernel(bad, indices, cap, False)
+    with pytest.raises(TypeError):
+        _kern.HKKernel(indptr, np.repeat(indices, 2)[::2], cap, False)    # not contiguous
+    with pytest.raises(ValueError):
+        _kern.HKKernel(indptr, indices, None, True, n_right)               # unit capacity: one-shot only
+    assert _kern.HKKernel(indptr, indices, None, False, n_right).solve(1, True) == 2
