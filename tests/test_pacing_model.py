@@ -103,6 +103,8 @@ def test_scenario_properties():
     (lambda: FabricModel(background_duty=1.5), ValueError, "background_duty must be <= 1"),
     (lambda: FabricModel(background_duty=-0.1), ValueError, "background_duty must be >= 0"),
     (lambda: FabricModel(background_duty="often"), TypeError, "background_duty must be a real number"),
+    (lambda: FabricModel(background_run=0.5), ValueError, "background_run must be >= 1"),
+    (lambda: FabricModel(background_duty=0.8, background_run=2.0), ValueError, "background_run must be >= duty / \\(1 - duty\\) = 4"),
     (lambda: FabricModel(locality_probs=(0.5, 0.4)), ValueError, "locality_probs must be non-empty and sum to 1"),
     (lambda: FabricModel(locality_probs=(1.0,), locality_latency=(0.0, 1.0), locality_derate=(1.0,)),
      ValueError, "locality_latency must have length 1"),
@@ -162,3 +164,40 @@ def test_persistent_outliers_set_the_pace():
     r = simulate_iterations(PacingScenario(n_nodes=3, compute=comp), 4, seed=2)
     np.testing.assert_allclose(r.arrival_max, 1.5, rtol=1e-12)
     assert math.isclose(float(r.spread.max()), 0.0, abs_tol=1e-12)
+
+
+def test_background_runs_keep_the_duty_and_set_the_mean_busy_run():
+    from spare_core.pacing.simulate import _draw_busy
+
+    duty, run, c, leaves = 0.1, 25.0, 20_000, 40
+    rng = np.random.default_rng(7)
+    busy, _ = _draw_busy(rng, c, leaves, duty, run)
+    assert busy.mean() == pytest.approx(duty, rel=0.1)
+    # mean length of the maximal busy runs, over all leaves
+    edges = np.diff(np.vstack([np.zeros((1, leaves), np.int8), busy.astype(np.int8), np.zeros((1, leaves), np.int8)]), axis=0)
+    starts, ends = np.nonzero(edges.T == 1), np.nonzero(edges.T == -1)
+    lengths = ends[1] - starts[1]
+    assert lengths.mean() == pytest.approx(run, rel=0.1)
+    # i.i.d. (run=None): the old draws exactly, and its mean run is 1 / (1 - duty)
+    u = np.random.default_rng(3).random((c, leaves))
+    iid, _ = _draw_busy(np.random.default_rng(3), c, leaves, duty)
+    assert np.array_equal(iid, (u < duty).astype(np.uint8))
+
+
+@pytest.mark.parametrize("run", [None, 5.0])
+def test_background_chain_continues_across_chunks(run):
+    from spare_core.pacing.simulate import _draw_busy
+
+    whole, _ = _draw_busy(np.random.default_rng(11), 300, 6, 0.2, run)
+    rng = np.random.default_rng(11)
+    a, state = _draw_busy(rng, 120, 6, 0.2, run)
+    b, _ = _draw_busy(rng, 180, 6, 0.2, run, state)
+    assert np.array_equal(whole, np.vstack([a, b]))
+
+
+def test_background_runs_leave_the_iid_simulation_unchanged_and_change_the_correlated_one():
+    sc = PacingScenario(n_nodes=64)
+    base = simulate_iterations(sc, 300, seed=1).time
+    same = simulate_iterations(PacingScenario(n_nodes=64, fabric=FabricModel(background_run=None)), 300, seed=1).time
+    runs = simulate_iterations(PacingScenario(n_nodes=64, fabric=FabricModel(background_run=50.0)), 300, seed=1).time
+    assert np.array_equal(base, same) and not np.array_equal(base, runs)

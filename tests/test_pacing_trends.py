@@ -156,6 +156,11 @@ def test_cli_options_and_plot_message(tmp_path, capsys):
     assert "SpreadPacer" in capsys.readouterr().out
     rows = {r["pacing"]: r for r in json.loads(js.read_text())["rows"]}
     assert rows[True]["mean"] > rows[False]["mean"] and rows[True]["fraction_paced"] > 0.9
+    # correlated competing traffic; an impossible (duty, run) pair is refused with rc 2
+    assert main(["pacing", "--nodes", "32", "--iterations", "30", "--replicas", "1", "--background-run", "20"]) == 0
+    capsys.readouterr()
+    assert main(["pacing", "--nodes", "8", "--background-duty", "0.8", "--background-run", "2"]) == 2
+    assert "background_run must be >= duty / (1 - duty)" in capsys.readouterr().err
 
 
 def test_step_time_hook():

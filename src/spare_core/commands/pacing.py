@@ -10,6 +10,7 @@ and throughput per node against node count when matplotlib is installed.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
 
@@ -47,6 +48,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--background-duty", type=_duty, default=None, metavar="P",
                         help="probability per iteration and leaf that competing traffic holds the leaf's "
                              "shared buffer (default: scenario's 0.1; 1 = always contended)")
+    parser.add_argument("--background-run", type=_at_least_one, default=None, metavar="L",
+                        help="mean busy run of competing traffic per leaf, in iterations (default: "
+                             "independent per iteration); see FabricModel.background_run")
     parser.add_argument("--algorithm", choices=("hierarchical", "ring"), default=None,
                         help="all-reduce algorithm (default: scenario's hierarchical)")
     parser.add_argument("--pacer", choices=("baseline", "spread"), default="baseline",
@@ -64,7 +68,8 @@ def _scenario(args):
     sc = PacingScenario(n_nodes=1)
     changes = {name: value for name, value in (("oversubscription", args.oversubscription),
                                                ("ring_order", args.ring_order),
-                                               ("background_duty", args.background_duty))
+                                               ("background_duty", args.background_duty),
+                                               ("background_run", args.background_run))
                if value is not None}
     if changes:
         sc = replace(sc, fabric=replace(sc.fabric, **changes))
@@ -103,8 +108,13 @@ def run(args) -> int:
     from ..pacing import BaselinePacer, SpreadPacer, node_sweep
 
     t0 = time.perf_counter()
+    try:
+        base = _scenario(args)
+    except ValueError as exc:  # an inconsistent combination of options (e.g. duty and run)
+        print(f"spare pacing: error: {exc}", file=sys.stderr)
+        return 2
     result = node_sweep(args.nodes, n_iterations=args.iterations, replicas=args.replicas,
-                        seed=args.seed, base=_scenario(args),
+                        seed=args.seed, base=base,
                         pacer=SpreadPacer() if args.pacer == "spread" else BaselinePacer())
     print(result.table())
     print(f"\n{args.iterations} iterations x {args.replicas} replicas per cell, seed {args.seed}, "

@@ -160,6 +160,15 @@ class FabricModel:
         leaf) shared by all rail planes and by the spine ports toward that leaf.
         Default 0.1: a neighbour whose collective crosses the spine for ~10 % of its
         iteration. 1.0 makes every link always contended (the fixed-buffer model).
+    background_run : float or None
+        Mean length, in iterations, of a busy period of competing traffic at one leaf.
+        None (default): independent draws per iteration (mean busy run
+        ``1 / (1 - background_duty)``). A number L makes each leaf's competing traffic a
+        two-state Markov chain with the same stationary probability ``background_duty``:
+        busy stays busy with probability ``1 - 1/L``, idle turns busy with probability
+        ``duty / ((1 - duty) L)`` (so ``L >= max(1, duty / (1 - duty))``). Neighbours'
+        jobs come in runs (a tenant's collective loads the spine for many iterations),
+        which makes collapses cluster in time.
     rto : float
         Stall of one loss-recovery round (RDMA local ACK timeout 4.096 us * 2**14 =
         67 ms). A shared link whose fluid backlog ``sum P - max P`` of parked bursts
@@ -183,6 +192,7 @@ class FabricModel:
     buffer: float = 2 * _MIB
     buffer_idle: float = 32 * _MIB
     background_duty: float = 0.1
+    background_run: float | None = None
     rto: float = 4.096e-6 * 2**14
 
     def __post_init__(self):
@@ -205,6 +215,12 @@ class FabricModel:
         if self.buffer_idle < self.buffer:
             raise ValueError(f"buffer_idle must be >= buffer, got {self.buffer_idle} < {self.buffer}")
         as_float(self.background_duty, "background_duty", min_value=0.0, max_value=1.0)
+        if self.background_run is not None:
+            run = as_float(self.background_run, "background_run", min_value=1.0)
+            duty = float(self.background_duty)
+            if duty < 1.0 and run < duty / (1.0 - duty):
+                raise ValueError(f"background_run must be >= duty / (1 - duty) = {duty / (1.0 - duty):g} "
+                                 f"for background_duty={duty:g}, got {run:g}")
         _nonneg(self.rto, "rto")
 
     @property

@@ -343,13 +343,14 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
                   ep_until=ep_until, ep_fac=ep_fac, eff=eff, active=active, state=state, bstate=bstate,
                   record=bool(record_ranks))
     parts = []
+    bg_state = None  # each leaf's competing-traffic state at the end of the last chunk
     controller.reset()
     last = None
     for it0 in range(0, n_iter, chunk):
         c = min(chunk, n_iter - it0)
         z = rng_jitter.standard_normal((c, p), dtype=np.float32)
         picks = rng_ecmp.integers(0, st.n_spines, size=(c, g, n_flows), dtype=np.uint32)
-        busy = _draw_busy(rng_bg, c, st.n_leaves, f.background_duty)
+        busy, bg_state = _draw_busy(rng_bg, c, st.n_leaves, f.background_duty, f.background_run, bg_state)
         if fast is not None:
             parts.append(kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=it0,
                                                holds=np.zeros(0), **fast, **common))
@@ -372,13 +373,30 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         nominal_step=scenario.nominal_step, arrivals=cat.get("arrivals"), entries=cat.get("entries"))
 
 
-def _draw_busy(rng, c, n_leaves, duty):
-    """(c, n_leaves) uint8: 1 where competing traffic holds the leaf's shared buffer.
+def _draw_busy(rng, c, n_leaves, duty, run=None, state=None):
+    """(c, n_leaves) uint8: 1 where competing traffic holds the leaf's shared buffer; and the
+    leaves' last state (to continue the chain in the next chunk).
 
     One draw per (iteration, leaf), shared by the leaf's rail planes: a competing job's
     collective loads all rails of its nodes at once, so the rails are not independent.
+    ``run=None``: independent per iteration. Otherwise each leaf is a two-state Markov
+    chain with stationary probability ``duty`` and mean busy run ``run`` iterations (see
+    :class:`FabricModel`); ``state=None`` starts it from the stationary law. The same
+    uniforms are drawn either way.
     """
-    return (rng.random((c, n_leaves)) < duty).astype(np.uint8)
+    u = rng.random((c, n_leaves))
+    if run is None:
+        busy = (u < duty).astype(np.uint8)
+        return busy, busy[-1].astype(bool) if c else state
+    p_stay = 1.0 - 1.0 / run
+    p_on = duty / ((1.0 - duty) * run) if duty < 1.0 else 1.0
+    busy = np.empty((c, n_leaves), dtype=np.uint8)
+    prev = (u[0] < duty) if state is None else np.where(state, u[0] < p_stay, u[0] < p_on)
+    busy[0] = prev
+    for t in range(1, c):
+        prev = np.where(prev, u[t] < p_stay, u[t] < p_on)
+        busy[t] = prev
+    return busy, prev
 
 
 def _checked_hold(h) -> float:
