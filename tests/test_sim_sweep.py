@@ -183,3 +183,39 @@ def test_compare_command_bad_input():
         main(["compare", "--groups", "0"])
     with pytest.raises(SystemExit):
         main(["compare", "--failure-model", "poisson"])
+
+
+def test_optimal_interval_candidates_are_plain_runs_and_the_argmin_is_their_best():
+    from spare_core.sim import optimal_interval
+
+    sc = Scenario.paper_600k(100, n_steps=400)
+    opt = optimal_interval(sc, "spare", 4, factors=(0.5, 1.0, 3.0), seeds=range(3))
+    auto = SpareCheckpoint(4).checkpoint_interval(sc).seconds
+    assert opt.closed_form.seconds == auto
+    assert set(opt.ratio_by_interval) == {0.5 * auto, auto, 3.0 * auto, opt.young, opt.daly}
+    # the factor-1 candidate is exactly the default-rule run on each seed (shared failures
+    # change nothing: common random numbers)
+    direct = [simulate(sc, SpareCheckpoint(4), seed=s).ratio for s in range(3)]
+    assert opt.ratio_by_interval[auto][0] == pytest.approx(np.mean(direct), rel=1e-12)
+    best = min(opt.ratio_by_interval.items(), key=lambda kv: kv[1][0])
+    assert opt.simulated == best[0] and "IntervalOptimum" in repr(opt)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(factors=()), ValueError, "factors must be a non-empty"),
+        (dict(factors=(1.0, -2.0)), ValueError, "factors must be a non-empty"),
+        (dict(seeds=()), ValueError, "seeds must not be empty"),
+        (dict(interval=5.0), ValueError, "do not pass interval"),
+        (dict(r=None), ValueError, "needs a redundancy"),
+    ],
+)
+def test_optimal_interval_bad_input(kwargs, exc, match):
+    from spare_core.sim import optimal_interval
+
+    args = dict(r=4) | kwargs
+    with pytest.raises(exc, match=match):
+        optimal_interval(Scenario.paper_600k(100, n_steps=50), "spare", **args)
+    with pytest.raises(TypeError, match="scenario must be a Scenario"):
+        optimal_interval("paper", "spare", 4)

@@ -7,8 +7,9 @@ Public API
 - policies :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`
   behind one protocol (:class:`Policy`, :class:`FailureHandler`; see
   :mod:`spare_core.sim.policies`), and :func:`make_policy` by name
-- :func:`sweep` over policies, redundancies and seeds (optionally in processes) and
-  :func:`optimal_redundancy` (closed form and simulated argmin)
+- :func:`sweep` over policies, redundancies and seeds (optionally in processes),
+  :func:`optimal_redundancy` and :func:`optimal_interval` (closed forms next to the
+  simulated argmin)
 
 References
 ----------
