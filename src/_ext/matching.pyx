@@ -1297,7 +1297,6 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     cdef intp_t n_major = indptr.shape[0] - 1, k
     cdef int64_t e, nnz, v
     cdef int bad = 0
-    cdef int64_t bad_val = 0
     if n_major < 0:
         raise ValueError("graph indptr must not be empty")
     if indptr[0] != 0:
@@ -1307,27 +1306,29 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
         raise ValueError(f"graph indptr ends at {nnz} but only {indices.shape[0]} indices are stored")
     ptr_a = np.empty(n_major + 1, np.int64)
     idx_a = np.empty(nnz, np.int32)
-    cdef int64_t[::1] ptr = ptr_a
-    cdef int32_t[::1] idx = idx_a
+    cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a)
+    cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a)
+    cdef const ptr_t* ip = &indptr[0]
+    cdef const idx_t* ix = &indices[0] if nnz else NULL
+    cdef int64_t lo = 0, hi = 0
+    # branch-free loops (reductions, no early exit), so that the compiler vectorises them:
+    # the whole check-and-copy runs at memory speed; the culprit is named afterwards
     with nogil:
-        ptr[0] = 0
+        op[0] = 0
         for k in range(n_major):
-            if indptr[k + 1] < indptr[k]:
-                bad = 1
-                break
-            ptr[k + 1] = indptr[k + 1]
-        if not bad:
-            for e in range(nnz):
-                v = indices[e]
-                if v < 0 or v >= n_minor:
-                    bad = 2
-                    bad_val = v
-                    break
-                idx[e] = <int32_t>v
-    if bad == 1:
+            bad |= ip[k + 1] < ip[k]
+            op[k + 1] = ip[k + 1]
+        if nnz:
+            lo = hi = ix[0]
+        for e in range(nnz):
+            v = ix[e]
+            lo = v if v < lo else lo
+            hi = v if v > hi else hi
+            ox[e] = <int32_t>v
+    if bad:
         raise ValueError("graph indptr must be non-decreasing")
-    if bad == 2:
-        if bad_val < 0:
-            raise ValueError(f"graph column index must be non-negative, got {bad_val}")
-        raise ValueError(f"graph column index must be < {n_minor}, got {bad_val}")
+    if nnz and lo < 0:
+        raise ValueError(f"graph column index must be non-negative, got {lo}")
+    if nnz and hi >= n_minor:
+        raise ValueError(f"graph column index must be < {n_minor}, got {hi}")
     return ptr_a, idx_a
