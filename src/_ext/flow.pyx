@@ -49,7 +49,7 @@ cdef int64_t INF64 = 0x3FFFFFFFFFFFFFFF
 # ---------------------------------------------------------------------------- graph
 cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* head,
                         const int64_t* cap, const int64_t* cost, bint saturate_negative,
-                        Graph* g, intp_t* fpos, intp_t* fill, int64_t* excess,
+                        Graph* g, int32_t* fpos, int32_t* fill, int64_t* excess,
                         int64_t* flow) noexcept nogil:
     """Fill the CSR residual graph (g's arrays sized by the caller: first n+1, slots 2m).
 
@@ -69,7 +69,7 @@ cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* 
             g.first[h + 1] += 1
     for v in range(n):
         g.first[v + 1] += g.first[v]
-        fill[v] = g.first[v]
+        fill[v] = <int32_t>g.first[v]
     for i in range(m):
         u = tail[i]
         h = head[i]
@@ -96,7 +96,7 @@ cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* 
         else:
             g.rc[p] = cap[i]
             g.rc[q] = 0
-        fpos[i] = p
+        fpos[i] = <int32_t>p
     g.n = n
     g.slots = g.first[n]
     return g.slots
@@ -898,8 +898,10 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     rev = np.empty(max(2 * m, 1), dtype=np.int32)
     rc = np.empty(max(2 * m, 1), dtype=np.int64)
     cst = np.empty(max(2 * m, 1), dtype=np.int64)
-    fpos = np.empty(max(m, 1), dtype=np.intp)
-    fill = np.empty(max(n, 1), dtype=np.intp)
+    # int32 slot indices (slots < 2**31, see flow.py's arc limit): every byte touched
+    # here is a page the kernel zeroes first, a third of the 1e6-arc reassign time.
+    fpos = np.empty(max(m, 1), dtype=np.int32)
+    fill = np.empty(max(n, 1), dtype=np.int32)
     flow = np.zeros(m, dtype=np.int64)
     excess = np.zeros(max(n, 1), dtype=np.int64)
     pi = np.zeros(max(n, 1), dtype=np.int64)
@@ -909,8 +911,8 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef int32_t[::1] rev_v = rev
     cdef int64_t[::1] rc_v = rc
     cdef int64_t[::1] cst_v = cst
-    cdef intp_t[::1] fpos_v = fpos
-    cdef intp_t[::1] fill_v = fill
+    cdef int32_t[::1] fpos_v = fpos
+    cdef int32_t[::1] fill_v = fill
     cdef int64_t[::1] flow_v = flow
     cdef int64_t[::1] excess_v = excess
     cdef int64_t[::1] pi_v = pi
@@ -991,7 +993,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         work_free(&w)
     if status != FLOW_OK and (max_mode or scaling):
         raise RuntimeError("internal error: a feasible flow could not be routed (status %d)" % status)
-    return flow, pi[:n].copy(), (value if max_mode else leftover), stats
+    return flow, (pi if n else pi[:0].copy()), (value if max_mode else leftover), stats
 
 
 # ---------------------------------------------------------------------------- input scans
