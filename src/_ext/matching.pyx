@@ -1271,6 +1271,29 @@ ctypedef fused idx_t:
     int64_t
 
 
+def nonneg_copy(arr):
+    """int64 copy of a contiguous int32/int64 array after checking it is >= 0 (one C pass);
+    ValueError "capacity must be >= 0, got x" naming the smallest value otherwise."""
+    if arr.dtype.itemsize == 8:
+        return _nonneg_copy[int64_t](arr)
+    return _nonneg_copy[int32_t](arr)
+
+
+cdef object _nonneg_copy(const idx_t[::1] a):
+    cdef intp_t n = a.shape[0], i
+    out_a = np.empty(n, np.int64)
+    cdef int64_t* out = <int64_t*>cnp.PyArray_DATA(out_a)
+    cdef int64_t lo = 0, v
+    with nogil:
+        for i in range(n):
+            v = a[i]
+            lo = v if v < lo else lo
+            out[i] = v
+    if lo < 0:
+        raise ValueError(f"capacity must be >= 0, got {lo}")
+    return out_a
+
+
 def csr_checked(indptr, indices, intp_t n_minor):
     """Validate a compressed-sparse structure; see _csr_checked. ``indptr`` and ``indices``
     are contiguous int32 or int64 arrays.
