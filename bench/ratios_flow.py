@@ -2,8 +2,10 @@
 
 Same instance, same run, interleaved repeats; every timing goes from the caller's numpy
 arrays to the per-arc flows (conversion included) and every solver's optimal cost is
-checked against ours (networkx: median of 3 calls up to 1e4 arcs, one call beyond).
-The machine is shared, so the table reports medians of CPU time
+checked against ours; networkx is interleaved too up to 1e4 arcs and timed once beyond.
+Calls under 20 ms are timed as a loop of calls divided by their number (each call
+still from the caller's arrays; the loop length is fixed per solver from its first
+call). The machine is shared, so the table reports medians of CPU time
 (``time.process_time``: what the solver itself consumed, insensitive to other jobs
 stealing the core) and, for reference, the median wall time of ours.
 
@@ -34,10 +36,23 @@ METHODS = ("ssp", "cost_scaling", "network_simplex")
 NETWORKX_MAX_ARCS = {"reassign": 10**5, "generic": 10**4}
 
 
-def _timed(fn, inst):
+# Calls shorter than this are timed in a loop of ``number`` calls (per peer, chosen
+# from its first call) and divided: a single 50-microsecond call is at the mercy of one
+# context switch on a shared machine. Every call still starts from the caller's arrays.
+MIN_BLOCK_SECONDS = 0.02
+
+
+def _timed(fn, inst, number=1):
     c0, w0 = time.process_time(), time.perf_counter()
-    out = fn(inst)
-    return time.process_time() - c0, time.perf_counter() - w0, out[1]
+    for _ in range(number):
+        out = fn(inst)
+    return (time.process_time() - c0) / number, (time.perf_counter() - w0) / number, out[1]
+
+
+def _calls_per_block(fn, inst) -> int:
+    """1 for calls of MIN_BLOCK_SECONDS or more, else enough calls to fill that time."""
+    first, _, _ = _timed(fn, inst)
+    return 1 if first >= MIN_BLOCK_SECONDS else min(1000, max(1, int(MIN_BLOCK_SECONDS / max(first, 1e-6))))
 
 
 def measure(family: str, arcs: int, repeats: int):
@@ -49,29 +64,34 @@ def measure(family: str, arcs: int, repeats: int):
         peers["ortools"] = solve_ortools
     except ImportError:
         pass
-    cpu = {k: [] for k in peers}
-    wall = {k: [] for k in peers}
-    costs = {}
-    for _ in range(repeats):
-        for name, fn in peers.items():
-            c, w, cost = _timed(fn, inst)
-            cpu[name].append(c)
-            wall[name].append(w)
-            costs[name] = cost
-    nx_cpu = None
+    late = {}
     if arcs <= NETWORKX_MAX_ARCS[family]:
         try:
             import networkx  # noqa: F401
         except ImportError:
             pass
         else:
-            # A median too where a call takes well under a second; one call beyond.
-            runs = [_timed(solve_networkx, inst) for _ in range(3 if arcs <= 10**4 else 1)]
-            nx_cpu = statistics.median(r[0] for r in runs)
-            costs["networkx"] = runs[0][2]
+            # Interleaved with the others where a call takes well under a second; one
+            # call after them beyond (tens of seconds per call).
+            (peers if arcs <= 10**4 else late)["networkx"] = solve_networkx
+    number = {name: _calls_per_block(fn, inst) for name, fn in peers.items()}
+    cpu = {k: [] for k in peers}
+    wall = {k: [] for k in peers}
+    costs = {}
+    for _ in range(repeats):
+        for name, fn in peers.items():
+            c, w, cost = _timed(fn, inst, number[name])
+            cpu[name].append(c)
+            wall[name].append(w)
+            costs[name] = cost
+    for name, fn in late.items():
+        c, w, cost = _timed(fn, inst)
+        cpu[name] = [c]
+        costs[name] = cost
     if len(set(costs.values())) != 1:
         raise SystemExit(f"{family} {arcs}: optimal costs disagree: {costs}")
-    return inst.arcs, {k: statistics.median(v) for k, v in cpu.items()}, statistics.median(wall["ours"]), nx_cpu
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    return inst.arcs, med, statistics.median(wall["ours"]), med.pop("networkx", None)
 
 
 def compare_methods(sizes) -> None:
