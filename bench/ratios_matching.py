@@ -264,7 +264,7 @@ def ideas(quick):
     n = 60_000 if quick else 600_000
     cases = [("b", hard_graph(n, rng)), ("c", uniform_graph(n * 5 // 3, rng)), ]
     variants = [("textbook (vertex-order greedy)", 0, False), ("degree-order greedy", 1, False),
-                ("degree-order + pruning", 1, True), ("Karp-Sipser", 2, False),
+                ("default (fewest-competitors start when tight + pruning)", 1, True), ("Karp-Sipser", 2, False),
                 ("Karp-Sipser + pruning", 2, True), ("fewest-competitors greedy", 3, False)]
     print("\nideas: kernel variants (no validation, graph already in CSR), ratio = scipy / variant")
     for fam, g in cases:
