@@ -20,9 +20,11 @@ Environment variables
 ``SPARE_CORE_ANNOTATE=1``
     Also write ``cython -a`` HTML annotation next to each ``.pyx`` (profiling aid).
 
-Switching between a debug and a normal build forces a full recompile (the flags of the
-last build are kept in ``build/spare_core_build_flags``); otherwise setuptools would keep
-the ``-O0`` objects because no source changed.
+A kernel last built with other flags (debug vs normal) is recompiled: the flags of each
+kernel's last build are kept in ``build/spare_core_build_flags.<name>`` and its generated
+``.c`` is removed when they differ; otherwise setuptools would keep the ``-O0`` objects
+because no source changed. Per kernel, so that ``SPARE_CORE_ONLY`` builds of different
+kernels, debug or not, never leave another kernel with stale flags.
 """
 import os
 from pathlib import Path
@@ -53,15 +55,16 @@ else:
     EXTRA_COMPILE_ARGS = ["-O3"]
 
 
-def _flags_changed() -> bool:
-    """True when the last build used other debug/optimisation flags (then recompile all)."""
-    stamp = HERE / "build" / "spare_core_build_flags"
+def _refresh_if_flags_changed(name: str) -> None:
+    """Remove kernel ``name``'s generated C file when its last build used other flags (or
+    is unknown), so cythonize and the compiler redo it with the current ones."""
+    stamp = HERE / "build" / f"spare_core_build_flags.{name}"
     flags = f"debug={DEBUG} args={' '.join(EXTRA_COMPILE_ARGS)}"
     old = stamp.read_text() if stamp.exists() else None
     if old != flags:
+        (HERE / EXT_DIR / f"{name}.c").unlink(missing_ok=True)
         stamp.parent.mkdir(exist_ok=True)
         stamp.write_text(flags)
-    return old is not None and old != flags
 
 
 def _extensions():
@@ -70,6 +73,7 @@ def _extensions():
         name = pyx.stem
         if ONLY and name not in ONLY:
             continue
+        _refresh_if_flags_changed(name)
         exts.append(
             Extension(
                 f"spare_core._ext.{name}",
@@ -82,15 +86,11 @@ def _extensions():
     return exts
 
 
-FORCE = _flags_changed()
-
 setup(
-    options={"build_ext": {"force": FORCE}},
     ext_modules=cythonize(
         _extensions(),
         compiler_directives=COMPILER_DIRECTIVES,
         include_path=[str(EXT_DIR)],
         annotate=ANNOTATE,
-        force=FORCE,
     ),
 )
