@@ -182,3 +182,22 @@ def test_live_views_and_capacities_beyond_n_left():
     assert int(left.sum() + im.capacity[right].sum()) == im.size
     with pytest.raises(ValueError):
         view[0] = 1
+
+
+def test_bfs_levels_wrap_around_int32():
+    """Phases stack their BFS levels above the previous ones; near INT32_MAX they are all
+    cleared (O(V), once in ~2**31 / depth phases). Force that reset and check the repairs."""
+    n, r = 300, 3
+    g = spare_graph(n, r)
+    im = IncrementalMatching(g, capacity=np.full(n, 1))
+    im._k.level_top = 2**31 - 1 - n - 10      # the next phase or two must reset
+    with pytest.raises(ValueError):
+        im._k.level_top = 0
+    alive = np.ones(n, dtype=bool)
+    for j in np.random.default_rng(5).permutation(n)[:40].tolist():
+        im.disable_right(j)
+        alive[j] = False
+        assert im.augment() == hopcroft_karp(g, capacity=alive.astype(np.int64)).size
+    assert im._k.level_top < 2**30
+    left, right = im.matching.vertex_cover()
+    assert int(left.sum() + im.capacity[right].sum()) == im.size

@@ -1133,6 +1133,17 @@ cdef class HKKernel:
         return self.s.prunes
 
     @property
+    def level_top(self):
+        """Highest BFS level written so far (tests raise it to force the O(V) level reset)."""
+        return self.s.top
+
+    @level_top.setter
+    def level_top(self, int32_t t):
+        if t < self.s.top:
+            raise ValueError(f"level_top may only grow (levels up to {self.s.top} are in use), got {t}")
+        self.s.top = t
+
+    @property
     def prune_budget(self):
         """Search work after which hk_augment prunes; -1 = |E| + |V| (tests set 0)."""
         return self.s.prune_budget
