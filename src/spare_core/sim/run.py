@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._native import load
-from .._validate import as_float, as_int, check_choice
+from .._seeding import as_seed_sequence, child_seed
+from .._validate import as_float, check_choice
 from .policies import (
     CheckpointOnly,
     FailureHandler,
@@ -196,17 +197,8 @@ def _seed_children(seed):
     but without mutating the caller's SeedSequence), so the same seed always gives the same
     streams and every policy run on that seed sees the same failures.
     """
-    if isinstance(seed, np.random.SeedSequence):
-        root = seed
-    elif seed is None or isinstance(seed, np.random.Generator):
-        raise TypeError("seed must be an int or SeedSequence (common random numbers need a seed tree)")
-    else:
-        root = np.random.SeedSequence(as_int(seed, "seed", min_value=0))
-
-    def child(i):
-        return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,), pool_size=root.pool_size)
-
-    return child(0), child(1)
+    root = as_seed_sequence(seed)
+    return child_seed(root, 0), child_seed(root, 1)
 
 
 class _Multipliers:
