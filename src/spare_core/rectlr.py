@@ -430,12 +430,7 @@ class Rectlr:
         if arr.size == 0:
             return []
         if self._im is not None:
-            out = []
-            for g in arr.tolist():
-                out.append(self.fail(g))
-                if out[-1].kind == "wipeout":
-                    break
-            return out
+            return self._fail_each(arr)
         done, out, ptr, bufs = self._run_many(arr)
         if done == 0:
             return []
@@ -473,10 +468,14 @@ class Rectlr:
             As :meth:`fail_many`.
         """
         arr = self._check_groups(groups)
-        if arr.size and self._im is not None:
-            return DecisionArrays.from_decisions(self.fail_many(arr))
-        done, out, _, _ = self._run_many(arr) if arr.size else (0, np.zeros((0, 7), np.int64), None, None)
-        rows = out[:done]
+        if arr.size == 0:
+            rows = np.zeros((0, 7), dtype=np.int64)
+        elif self._im is not None:
+            return DecisionArrays.from_decisions(self._fail_each(arr))
+        else:
+            done, out, _, _ = self._run_many(arr)
+            rows = out[:done]
+        done = rows.shape[0]
         kind = rows[:, 0].astype(np.int8)
         s_old = rows[:, 1].copy()
         s_new = np.where(kind == _WIPEOUT, s_old, rows[:, 6])
@@ -496,6 +495,15 @@ class Rectlr:
         if dead.size:
             raise ValueError(f"groups must be alive to fail, group {dead[0]} has already failed")
         return arr
+
+    def _fail_each(self, arr) -> list:
+        """Validated groups one :meth:`fail` at a time (the ``phase1="matching"`` path)."""
+        out = []
+        for g in arr.tolist():
+            out.append(self.fail(g))
+            if out[-1].kind == "wipeout":
+                break
+        return out
 
     def _run_many(self, arr):
         """Run the kernel on validated groups; returns (done, out rows, patch ptr, patch bufs)."""
