@@ -386,8 +386,7 @@ def _draw_busy(rng, c, n_leaves, duty, run=None, state=None):
     """
     u = rng.random((c, n_leaves))
     if run is None:
-        busy = (u < duty).astype(np.uint8)
-        return busy, busy[-1].astype(bool) if c else state
+        return (u < duty).astype(np.uint8), state  # independent draws carry no state
     p_stay = 1.0 - 1.0 / run
     p_on = duty / ((1.0 - duty) * run) if duty < 1.0 else 1.0
     busy = np.empty((c, n_leaves), dtype=np.uint8)
