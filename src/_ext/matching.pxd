@@ -7,19 +7,29 @@
 # Python callers use spare_core.matching; Cython callers can cimport HKState and drive the
 # kernel through spare_core._ext.matching.HKKernel.
 #
-# Graph: CSR biadjacency, rows = left vertices, columns = right vertices.
-#   indptr  int64[n_left + 1]   IN   row offsets (indptr[0] == 0, non-decreasing)
-#   indices int32[nnz]          IN   right vertex of each edge, in [0, n_right)
-#   edge_off uint8[nnz] or NULL IN   1 = edge currently disabled (IncrementalMatching only)
+# Graph: CSR biadjacency, rows = left vertices, columns = right vertices. A one-shot solve
+# reads the caller's own arrays (validated, never written): no private copy.
+#   indptr  int64[n_left + 1]      IN   row offsets (indptr[0] == 0, non-decreasing)
+#   indices int32 or int64[nnz]    IN   right vertex of each edge, in [0, n_right); idx64 says
+#                                       which (the kernel functions are fused over both)
+#   edge_off uint8[nnz] or NULL    IN   1 = edge currently disabled (IncrementalMatching only)
+#   cptr int32[n_right + 1], cidx int32[nnz]   the transpose (left vertex of each edge, by
+#                                       right vertex), built on first need (hk_build_csc) by
+#                                       the prune and the Karp-Sipser start
 #
-# Matching state (IN-OUT for every kernel that augments), packed per vertex so that a
-# search touches one cache line per vertex (LeftV, RightV below, 20 bytes each: int32 fields
-# halve the cache footprint of 32-byte int64 records, which is what a search over 600k
-# vertices is bound by):
-#   R[j].cap, R[j].load   capacity in force (0 = disabled) clamped to n_left (a right vertex
-#                         can never take more), partners now (<= cap)
-#   L[i].match            right vertex of each left vertex, -1 = unmatched
-#   R[j].head, L[i].nxt/prv  doubly linked partner lists (so a partner leaves in O(1))
+# Matching state (IN-OUT for every kernel that augments), 12 bytes per vertex so that a
+# search touches one record per vertex and a 600k-vertex graph's records stay small (the
+# peak memory of a solve is about twice the input graph):
+#   L[i].match   right vertex of each left vertex, -1 = unmatched
+#   R[j].spare   capacity in force (clamped to n_left) minus partners now; 0 = saturated or
+#                disabled. The capacity itself is the caller's (IncrementalMatching keeps it).
+#   R[j].aux     unit mode (capacity in force <= 1): the partner, -1 = none.
+#                several-slot mode (capacity >= 2): <= -2, and -3 - aux is the phase's DFS
+#                cursor, the next partner to try (-1: none left)
+#   head int32[n_right], P LinkV[n_left]   several-slot mode only (NULL until a capacity of
+#                2 or more appears: a unit-capacity graph never pays their 12 bytes per
+#                vertex): j's partners as a doubly linked list from head[j], so that a
+#                partner leaves in O(1)
 #   status     uint8[n_left]   MATCHED, PENDING (free, to be searched), DEAD (free, proven
 #                              to have no augmenting path; revived when capacity grows)
 #   free_l     int32[n_left]   the PENDING left vertices in free_l[:n_pending], the DEAD ones
@@ -32,11 +42,14 @@
 #                        anything below base is "not reached this phase" (and a DFS marks a
 #                        dead end by writing base - 1). Each phase's base lies above every
 #                        level the previous phase wrote, so nothing is ever cleared (a full
-#                        reset only when the levels approach INT32_MAX).
-#   L[i].it (current arc, offset in row i), R[j].cur (current partner);
-#   queue int32[max(n_left, n_right)]: the BFS queue, the DFS stack of left vertices (the DFS
-#   runs after the BFS is done with it; the right vertex between two stack entries is read
-#   back from the current arc) and the prune's queue of right vertices.
+#                        reset only when the levels approach INT32_MAX). LEV_OUT (INT32_MAX,
+#                        above every base) marks a vertex the last prune proved can never lie
+#                        on an augmenting path: no search enters it (no separate flags).
+#   L[i].it (current arc, offset in row i); R[j].aux in several-slot mode (above);
+#   queue int32[max(n_left, n_right) + 1]: the BFS queue, the DFS stack of left vertices (the
+#   DFS runs after the BFS is done with it; the right vertex between two stack entries is
+#   read back from the current arc), the prune's queue of right vertices and the greedy
+#   starts' per-right counters.
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
 cdef enum:
@@ -48,46 +61,43 @@ cdef struct LeftV:            # per left vertex; numpy twin LEFT_DTYPE in matchi
     int32_t match            # right vertex, -1 = unmatched
     int32_t it               # current arc of the phase's DFS (offset from indptr[i])
     int32_t lev              # base + BFS layer; < base: not reached / used this phase
-    int32_t nxt              # partner list of its right vertex (doubly linked)
-    int32_t prv
 
 cdef struct RightV:           # per right vertex; numpy twin RIGHT_DTYPE
-    int32_t load             # partners now (<= cap)
-    int32_t cap              # capacity in force (0 = disabled), at most n_left
+    int32_t spare            # capacity in force (clamped) minus partners; 0 = none free
     int32_t lev              # base + BFS layer; < base: not reached / dead end this phase
-    int32_t cur              # current partner of the phase's DFS
-    int32_t head             # first partner, -1 = none
+    int32_t aux              # unit mode: the partner or -1; several-slot mode: -2 - cursor
+
+cdef struct LinkV:            # partner-list links of a matched left vertex (several-slot mode)
+    int32_t nxt
+    int32_t prv
 
 cdef struct HKState:
     intp_t n_left
     intp_t n_right
     const int64_t* indptr
-    const int32_t* indices
+    const void* indices     # int32_t* or int64_t* (idx64)
+    bint idx64
     uint8_t* edge_off
     LeftV* L
     RightV* R
+    LinkV* P                # NULL until some capacity is >= 2
+    int32_t* head
     uint8_t* status
     int32_t* free_l         # pending at the front, dead at the back
     intp_t n_pending
     intp_t n_dead
-    int32_t* queue          # also the DFS stack and the prune's queue
-    # transpose and pruning scratch, allocated on first need by hk_build_csc (PyMem_RawMalloc,
-    # so that tracemalloc counts it)
+    int32_t* queue          # also the DFS stack, the prune's queue and the starts' counters
+    # transpose, allocated on first need by hk_build_csc (PyMem_RawMalloc, so that
+    # tracemalloc counts it)
     const int32_t* cptr     # int32[n_right + 1] (built only when nnz <= INT32_MAX)
     const int32_t* cidx     # int32[nnz]: left vertex of each edge, by right vertex
-    uint8_t* live_l         # while live_on: 0 = proven never on an augmenting path (hk_prune)
-    uint8_t* live_r
-    int32_t* fr             # right vertices with spare capacity at the last prune (before the
-                            # first prune, hk_greedy_mindeg borrows it for its counters)
-    intp_t n_fr
-    bint fr_valid           # fr is a superset of them (capacities unchanged since, within one hk_augment)
-    bint live_on
+    bint live_on            # LEV_OUT marks of the last prune are in the records
     bint can_prune          # allow hk_augment to prune (ski-rental rule)
     int64_t prunes
     int64_t prune_budget    # -1: |E| + |V|, then prune_cost; otherwise this (tests force pruning with 0)
-    int64_t prune_cost      # work of the last hk_prune (edges + its O(n_right + pending) passes)
+    int64_t prune_cost      # work of the last hk_prune (edges + its O(V) passes)
     int32_t base            # level of the roots in the current phase
     int32_t top             # highest level any phase wrote so far
     int64_t size
-    int64_t work        # edges + partner-list entries scanned since the counter was reset
+    int64_t work        # edges and column entries scanned since the counter was reset
     int64_t phases

@@ -2,9 +2,8 @@
 """Hopcroft-Karp maximum (b-)matching kernel with incremental repair.
 
 No policy and no validation here: :mod:`spare_core.matching` checks and coerces every
-argument (index ranges, dtypes, capacities) before anything reaches this module, and owns
-private copies of all arrays. The buffer layout and invariants are documented in
-``matching.pxd``.
+argument (index ranges, dtypes, capacities) before anything reaches this module. The
+buffer layout and invariants are documented in ``matching.pxd``.
 
 Algorithm (Hopcroft & Karp 1973, generalised to right capacities without expanding the
 graph): each phase runs a BFS from the PENDING free left vertices over alternating paths
@@ -17,10 +16,15 @@ reachable set without meeting spare capacity, none of its sources has an augment
 and none will while capacities only shrink (Hopcroft-Karp's "no augmenting path from u
 w.r.t. M implies none w.r.t. M xor P"): they are parked as DEAD and not searched again
 until capacity grows (:c:func:`hk_revive`).
+
+Memory: 12 bytes per vertex of records, 13 more per left vertex (status, free list, queue)
+and, when pruning or b-matching, the transpose (4 bytes per edge and per right vertex). The
+graph is the caller's (int32 or int64 indices: every function reading it is fused over
+both), so a one-shot solve adds no copy of it.
 """
 from libc.stdint cimport INT32_MAX
-from _types cimport intp_t, int32_t, int64_t, uint8_t
-from matching cimport HKState, LeftV, RightV, MATCHED, PENDING, DEAD
+from _types cimport intp_t, int32_t, int64_t, uint8_t, uint64_t
+from matching cimport HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD
 from libc.string cimport memset, memmove
 
 cdef extern from "Python.h":
@@ -37,18 +41,23 @@ cdef extern from *:
 
 cdef enum:
     AHEAD = 8       # iterations: enough to cover a memory latency, little enough to stay cached
+    LEV_OUT = 2147483647   # INT32_MAX: a level above every phase's base (pruned vertex)
+
+ctypedef fused idx_t:
+    int32_t
+    int64_t
 
 import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
 
-# numpy twins of LeftV / RightV (matching.pxd): one cache line holds all a search touches
-LEFT_DTYPE = np.dtype([("match", np.int32), ("it", np.int32), ("lev", np.int32),
-                       ("nxt", np.int32), ("prv", np.int32)], align=True)
-RIGHT_DTYPE = np.dtype([("load", np.int32), ("cap", np.int32), ("lev", np.int32),
-                        ("cur", np.int32), ("head", np.int32)], align=True)
-assert LEFT_DTYPE.itemsize == sizeof(LeftV) and RIGHT_DTYPE.itemsize == sizeof(RightV)
+# numpy twins of LeftV / RightV (matching.pxd)
+LEFT_DTYPE = np.dtype([("match", np.int32), ("it", np.int32), ("lev", np.int32)], align=True)
+RIGHT_DTYPE = np.dtype([("spare", np.int32), ("lev", np.int32), ("aux", np.int32)], align=True)
+LINK_DTYPE = np.dtype([("nxt", np.int32), ("prv", np.int32)], align=True)
+assert (LEFT_DTYPE.itemsize == sizeof(LeftV) and RIGHT_DTYPE.itemsize == sizeof(RightV)
+        and LINK_DTYPE.itemsize == sizeof(LinkV))
 
 
 cdef inline int32_t _new_base(HKState* s) noexcept nogil:
@@ -56,44 +65,54 @@ cdef inline int32_t _new_base(HKState* s) noexcept nogil:
 
     A phase writes levels base .. base + (deepest layer) <= base + n_left, so the levels
     are cleared (O(V), once in about 2**31 / (layers per phase) phases) only when the next
-    phase could overflow int32.
+    phase could overflow int32. Prune marks (LEV_OUT) survive the clearing.
     """
     cdef intp_t i
-    if <int64_t>s.top + s.n_left + 4 >= INT32_MAX:
+    if <int64_t>s.top + s.n_left + 4 >= LEV_OUT:
         for i in range(s.n_left):
-            s.L[i].lev = 0
+            if s.L[i].lev != LEV_OUT:
+                s.L[i].lev = 0
         for i in range(s.n_right):
-            s.R[i].lev = 0
+            if s.R[i].lev != LEV_OUT:
+                s.R[i].lev = 0
         s.top = 0
     s.base = s.top + 1
     s.top = s.base
     return s.base
 
 
-cdef void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
+cdef inline void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
     """Match free left ``v`` to right ``j`` (caller checked spare capacity)."""
-    cdef int32_t h = s.R[j].head
-    s.L[v].nxt = h
-    s.L[v].prv = -1
-    if h != -1:
-        s.L[h].prv = v
-    s.R[j].head = v
+    cdef int32_t h
     s.L[v].match = j
-    s.R[j].load += 1
+    s.R[j].spare -= 1
+    if s.R[j].aux >= -1:        # unit mode: v is its one partner
+        s.R[j].aux = v
+    else:                       # several-slot mode: v joins the front of j's partner list
+        h = s.head[j]
+        s.P[v].nxt = h
+        s.P[v].prv = -1
+        if h != -1:
+            s.P[h].prv = v
+        s.head[j] = v
 
 
-cdef void hk_unlink(HKState* s, int32_t v) noexcept nogil:
-    """Remove matched left ``v`` from its right vertex's partner list (stays MATCHED-less)."""
-    cdef int32_t j = s.L[v].match
-    cdef int32_t p = s.L[v].prv, n = s.L[v].nxt
-    if p != -1:
-        s.L[p].nxt = n
-    else:
-        s.R[j].head = n
-    if n != -1:
-        s.L[n].prv = p
+cdef inline void hk_unlink(HKState* s, int32_t v) noexcept nogil:
+    """Unmatch left ``v`` from its right vertex (status left to the caller)."""
+    cdef int32_t j = s.L[v].match, p, n
     s.L[v].match = -1
-    s.R[j].load -= 1
+    s.R[j].spare += 1
+    if s.R[j].aux >= 0:         # unit mode: v was its one partner
+        s.R[j].aux = -1
+    elif s.R[j].aux <= -2:      # several-slot mode: out of the list in O(1)
+        p = s.P[v].prv
+        n = s.P[v].nxt
+        if p != -1:
+            s.P[p].nxt = n
+        else:
+            s.head[j] = n
+        if n != -1:
+            s.P[n].prv = p
 
 
 cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
@@ -105,25 +124,34 @@ cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
     s.size -= 1
 
 
-cdef void hk_greedy(HKState* s) noexcept nogil:
+cdef void hk_shed(HKState* s, int32_t j, int64_t n) noexcept nogil:
+    """Unmatch ``n`` partners of right ``j`` (it has at least n) and queue them, most
+    recently matched first. O(n)."""
+    while n > 0:
+        if s.R[j].aux >= 0:
+            hk_free_left(s, s.R[j].aux)
+        elif s.R[j].aux <= -2 and s.head[j] != -1:
+            hk_free_left(s, s.head[j])
+        else:
+            return
+        n -= 1
+
+
+cdef void hk_greedy(HKState* s, const idx_t* ix) noexcept nogil:
     """Match each PENDING left vertex to its first neighbour with spare capacity (O(|E|)).
 
-    The scan tests a one-byte "full" flag per right vertex instead of the 32-byte records:
-    the flags of 600k right vertices fit in L2, the records do not, and the test of each
-    neighbour was a cache miss (perf: 68 % of greedy time on that compare). Skipped if the
-    n_right bytes cannot be allocated.
+    The scan tests a one-byte "full" flag per right vertex (kept in the idle queue) instead
+    of the records: the flags of 600k right vertices fit in L2, the records do not, and the
+    test of each neighbour was a cache miss (perf: 68 % of greedy time on that compare).
     """
     cdef intp_t k, kept = 0, j0
     cdef int64_t e, end
     cdef int32_t u, j
     cdef const int64_t* indptr = s.indptr
-    cdef const int32_t* indices = s.indices
     cdef const uint8_t* off = s.edge_off
-    cdef uint8_t* full = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
-    if full == NULL:
-        return          # the start is only an optimisation: the phases match everything
+    cdef uint8_t* full = <uint8_t*>s.queue      # n_right + 1 <= 4 (max(n_left, n_right) + 1) bytes
     for j0 in range(s.n_right):
-        full[j0] = s.R[j0].load >= s.R[j0].cap
+        full[j0] = s.R[j0].spare <= 0
     cdef intp_t n = s.n_pending
     cdef int32_t u2
     for k in range(n):
@@ -134,29 +162,28 @@ cdef void hk_greedy(HKState* s) noexcept nogil:
         if k + AHEAD < n:
             u2 = s.free_l[k + AHEAD]     # its first neighbour is the usual choice
             if indptr[u2] < indptr[u2 + 1]:
-                __builtin_prefetch(&s.R[indices[indptr[u2]]], 1, 3)
+                __builtin_prefetch(&s.R[ix[indptr[u2]]], 1, 3)
         u = s.free_l[k]
         e = indptr[u]
         end = indptr[u + 1]
         while e < end:
-            if not full[indices[e]] and (off == NULL or not off[e]):
+            if not full[ix[e]] and (off == NULL or not off[e]):
                 break
             e += 1
         s.work += e - indptr[u]
         if e < end:
-            j = indices[e]
+            j = <int32_t>ix[e]
             hk_link(s, u, j)
-            full[j] = s.R[j].load >= s.R[j].cap
+            full[j] = s.R[j].spare <= 0
             s.status[u] = MATCHED
             s.size += 1
         else:
             s.free_l[kept] = u
             kept += 1
     s.n_pending = kept
-    PyMem_RawFree(full)
 
 
-cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
+cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noexcept nogil:
     """Greedy start that gives each PENDING left vertex its free neighbour with the fewest
     competitors: free left vertices not yet processed that are also joined to it (O(|E|)).
 
@@ -164,22 +191,15 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
     vertex can take is taken now. The counts are kept exact: a processed left vertex stops
     competing for all its neighbours. ``cptr``: the transpose's offsets when every left
     vertex is PENDING and no edge is disabled (the counts are then the column degrees),
-    else NULL (one counting pass). Returns False, doing nothing, if the n_right counters
-    cannot be allocated.
+    else NULL (one counting pass). The counters live in the idle queue.
     """
     cdef intp_t k, kept = 0, j0
     cdef int64_t e, b, end
     cdef int32_t u, j, best, bd, d
     cdef const int64_t* indptr = s.indptr
-    cdef const int32_t* indices = s.indices
     cdef const uint8_t* off = s.edge_off
     # competitors of each right vertex; INT32_MAX once it is full (never chosen)
-    # the prune's free-right list is idle until the first prune: borrow it if it exists
-    cdef bint own = s.fr == NULL
-    cdef int32_t* key = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t)) if own else s.fr
-    if key == NULL:
-        return False
-    s.fr_valid = 0
+    cdef int32_t* key = s.queue
     if cptr != NULL:
         for j0 in range(s.n_right):
             key[j0] = <int32_t>(cptr[j0 + 1] - cptr[j0])
@@ -190,9 +210,9 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
             s.work += indptr[u + 1] - indptr[u]
             for e in range(indptr[u], indptr[u + 1]):
                 if off == NULL or not off[e]:
-                    key[indices[e]] += 1
+                    key[ix[e]] += 1
     for j0 in range(s.n_right):
-        if s.R[j0].load >= s.R[j0].cap:
+        if s.R[j0].spare <= 0:
             key[j0] = INT32_MAX
     cdef intp_t n = s.n_pending
     cdef int32_t u2
@@ -204,8 +224,8 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
         if k + AHEAD < n:
             u2 = s.free_l[k + AHEAD]
             for e in range(indptr[u2], indptr[u2 + 1]):
-                __builtin_prefetch(&key[indices[e]], 1, 3)
-                __builtin_prefetch(&s.R[indices[e]], 1, 3)
+                __builtin_prefetch(&key[ix[e]], 1, 3)
+                __builtin_prefetch(&s.R[ix[e]], 1, 3)
         u = s.free_l[k]
         b = indptr[u]
         end = indptr[u + 1]
@@ -213,18 +233,18 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
         best = -1
         bd = INT32_MAX
         for e in range(b, end):
-            j = indices[e]
+            j = <int32_t>ix[e]
             d = key[j]
             if d < bd and (off == NULL or not off[e]):
                 bd = d
                 best = j
         for e in range(b, end):
-            j = indices[e]
+            j = <int32_t>ix[e]
             if key[j] != INT32_MAX and (off == NULL or not off[e]):
                 key[j] -= 1
         if best >= 0:
             hk_link(s, u, best)
-            if s.R[best].load >= s.R[best].cap:
+            if s.R[best].spare <= 0:
                 key[best] = INT32_MAX
             s.status[u] = MATCHED
             s.size += 1
@@ -232,9 +252,6 @@ cdef bint hk_greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
             s.free_l[kept] = u
             kept += 1
     s.n_pending = kept
-    if own:
-        PyMem_RawFree(key)
-    return True
 
 
 cdef void hk_degree_order(HKState* s) noexcept nogil:
@@ -243,8 +260,8 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
     Degree-1 vertices first: their only choice is safe, so the greedy start makes fewer
     choices that Hopcroft-Karp must undo. Isolated vertices go straight to DEAD (no
     augmenting path can ever start there), so no later pass over the pending list sees
-    them ((c) at 1e6 edges: 19 % of the left side). Skipped if the bucket array cannot be
-    allocated.
+    them ((c) at 1e6 edges: 19 % of the left side). The sorted list is built in the idle
+    queue. Skipped if the bucket array cannot be allocated.
     """
     cdef intp_t k, n = s.n_pending
     cdef int64_t d, maxd = 0, acc = 0, c
@@ -255,10 +272,8 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
         if d > maxd:
             maxd = d
     cdef int64_t* cnt = <int64_t*>PyMem_RawCalloc(maxd + 2, sizeof(int64_t))
-    cdef int32_t* tmp = <int32_t*>PyMem_RawMalloc((n + 1) * sizeof(int32_t))
-    if cnt == NULL or tmp == NULL:
-        PyMem_RawFree(cnt)
-        PyMem_RawFree(tmp)
+    cdef int32_t* tmp = s.queue            # n_left + 1 entries at least
+    if cnt == NULL:
         return
     for k in range(n):
         u = s.free_l[k]
@@ -275,12 +290,11 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
         cnt[d] += 1
     memmove(s.free_l, tmp, n * sizeof(int32_t))
     PyMem_RawFree(cnt)
-    PyMem_RawFree(tmp)
     _park_pending(s, n - n_isolated)
 
 
 cdef bint _slots_at_most(HKState* s, int64_t bound) noexcept nogil:
-    """Whether the free right capacity (sum of cap - load) is at most ``bound``.
+    """Whether the free right capacity (sum of spare) is at most ``bound``.
 
     Stops as soon as it exceeds the bound: with slack on the right that is after a few
     records, not a pass over all of them.
@@ -288,7 +302,7 @@ cdef bint _slots_at_most(HKState* s, int64_t bound) noexcept nogil:
     cdef int64_t tot = 0
     cdef intp_t j
     for j in range(s.n_right):
-        tot += s.R[j].cap - s.R[j].load
+        tot += s.R[j].spare
         if tot > bound:
             return False
     return True
@@ -317,22 +331,20 @@ cdef void _park_pending(HKState* s, intp_t first) noexcept nogil:
     s.n_pending = first
 
 
-cdef int32_t _bfs(HKState* s) noexcept nogil:
+cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
     """Layer the alternating graph from the PENDING vertices; return the free layer or INF."""
     cdef intp_t qh = 0, qt = 0, k
-    cdef int32_t u, v, j, w, d, limit = INT32_MAX
+    cdef int32_t u, v, j, w, d, a, limit = INT32_MAX
     cdef int64_t e, end, work = 0
     cdef int32_t mv
     # locals, not s->field: the compiler cannot prove the stores below leave *s unchanged
     cdef LeftV* L = s.L
     cdef RightV* R = s.R
     cdef const int64_t* indptr = s.indptr
-    cdef const int32_t* indices = s.indices
+    cdef const LinkV* P = s.P
     cdef int32_t* queue = s.queue
     cdef const int32_t* pending = s.free_l
     cdef const uint8_t* off = s.edge_off
-    cdef const uint8_t* live_l = s.live_l if s.live_on else NULL
-    cdef const uint8_t* live_r = s.live_r if s.live_on else NULL
     cdef int32_t base = _new_base(s)
     for k in range(s.n_pending):
         u = pending[k]
@@ -349,7 +361,7 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
         if qh + AHEAD < qt:
             vv = queue[qh + AHEAD]
             for ee in range(indptr[vv], indptr[vv + 1]):
-                __builtin_prefetch(&R[indices[ee]], 1, 3)
+                __builtin_prefetch(&R[ix[ee]], 1, 3)
         v = queue[qh]
         qh += 1
         d = L[v].lev - base
@@ -360,45 +372,55 @@ cdef int32_t _bfs(HKState* s) noexcept nogil:
         end = indptr[v + 1]
         work += end - e
         while e < end:
-            j = indices[e]
+            j = <int32_t>ix[e]
             e += 1
+            # LEV_OUT (pruned) is >= base too: never entered
             if R[j].lev >= base or mv == j:
                 continue
-            if (off != NULL and off[e - 1]) or (live_r != NULL and not live_r[j]):
+            if off != NULL and off[e - 1]:
                 continue
             R[j].lev = base + d
-            w = R[j].head
-            R[j].cur = w
-            if R[j].load < R[j].cap:
+            if R[j].spare > 0:
                 limit = d
             elif d < limit:
-                while w != -1:
+                a = R[j].aux
+                if a >= 0:
                     work += 1
-                    if L[w].lev < base and (live_l == NULL or live_l[w]):
-                        L[w].lev = base + d + 1
-                        L[w].it = 0
-                        queue[qt] = w
+                    if L[a].lev < base:
+                        L[a].lev = base + d + 1
+                        L[a].it = 0
+                        queue[qt] = a
                         qt += 1
-                    w = L[w].nxt
+                elif a <= -2:
+                    w = s.head[j]
+                    R[j].aux = -3 - w            # the DFS cursor starts at the list's head
+                    while w != -1:
+                        work += 1
+                        if L[w].lev < base:
+                            L[w].lev = base + d + 1
+                            L[w].it = 0
+                            queue[qt] = w
+                            qt += 1
+                        w = P[w].nxt
     if qt > 0:
         s.top = L[queue[qt - 1]].lev      # the deepest layer is the last one queued
     s.work += work
     return limit
 
 
-cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
+cdef bint _dfs(HKState* s, const idx_t* ix, int32_t root, int32_t limit) noexcept nogil:
     """Find one shortest augmenting path from ``root`` in the layered graph and flip it.
 
     The stack of left vertices lives in s.queue; the right vertex taken from stack entry i
     is the one its current arc points at (L[v].it is left on that edge when descending).
     """
     cdef intp_t top = 0, i
-    cdef int32_t v, j, w, d, base = s.base
+    cdef int32_t v, j, w, d, a, base = s.base
     cdef int64_t e, e0, end, row
     cdef bint descended
     cdef LeftV* L = s.L
     cdef RightV* R = s.R
-    cdef const int32_t* indices = s.indices
+    cdef const LinkV* P = s.P
     cdef int32_t* stack = s.queue
     stack[0] = root
     while top >= 0:
@@ -410,11 +432,11 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
         end = s.indptr[v + 1]
         descended = False
         while e < end:
-            j = indices[e]
+            j = <int32_t>ix[e]
             if R[j].lev != base + d or (s.edge_off != NULL and s.edge_off[e]):
                 e += 1
                 continue
-            if R[j].load < R[j].cap:
+            if R[j].spare > 0:
                 # a free right vertex lies on layer `limit` only; flip the path on the stack
                 L[v].it = <int32_t>(e + 1 - row)
                 s.work += e + 1 - e0
@@ -422,7 +444,7 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
                 while i >= 0:
                     w = stack[i]
                     if i < top:
-                        j = indices[s.indptr[w] + L[w].it]
+                        j = <int32_t>ix[s.indptr[w] + L[w].it]
                     if L[w].match != -1:
                         hk_unlink(s, w)
                     hk_link(s, w, j)
@@ -434,16 +456,24 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
             if d >= limit:
                 e += 1
                 continue
-            w = R[j].cur
-            while w != -1 and L[w].lev != base + d + 1:
+            # the next partner of j on layer d + 1 not tried yet this phase
+            w = -1
+            a = R[j].aux
+            if a >= 0:
                 s.work += 1
-                w = L[w].nxt
+                if L[a].lev == base + d + 1:
+                    w = a            # tried once: if it dead-ends its level drops below base
+            elif a <= -2:
+                w = -3 - a                    # the cursor: next partner to try
+                while w != -1 and L[w].lev != base + d + 1:
+                    s.work += 1
+                    w = P[w].nxt
+                if w != -1:
+                    R[j].aux = -3 - P[w].nxt  # w is tried at most once per phase
             if w == -1:
                 R[j].lev = base - 1        # every partner is a dead end: so is j, for this phase
-                R[j].cur = -1
                 e += 1
                 continue
-            R[j].cur = L[w].nxt          # current arc: w is tried at most once per phase
             L[v].it = <int32_t>(e - row)  # come back to j: it may have other live partners
             s.work += e + 1 - e0
             top += 1
@@ -458,7 +488,20 @@ cdef bint _dfs(HKState* s, int32_t root, int32_t limit) noexcept nogil:
     return False
 
 
-cdef int64_t hk_augment(HKState* s) noexcept nogil:
+cdef void _clear_prune_marks(HKState* s) noexcept nogil:
+    """Drop the LEV_OUT marks of the last prune (capacities may grow before the next search)."""
+    cdef intp_t i
+    for i in range(s.n_left):
+        if s.L[i].lev == LEV_OUT:
+            s.L[i].lev = 0
+    for i in range(s.n_right):
+        if s.R[i].lev == LEV_OUT:
+            s.R[i].lev = 0
+    s.work += (s.n_left + s.n_right) // 5       # cache lines of 12-byte records
+    s.live_on = 0
+
+
+cdef int64_t hk_augment(HKState* s, const idx_t* ix) noexcept nogil:
     """Run Hopcroft-Karp phases from the PENDING vertices until none can be matched.
 
     On return ``n_pending == 0``: every free left vertex is DEAD (no augmenting path exists,
@@ -484,15 +527,15 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
     if s.prune_budget >= 0:
         budget = s.prune_budget          # tests force pruning with 0
     while s.n_pending > 0:
-        if s.can_prune and searched and s.work - since >= budget and hk_build_csc(s) == 0:
-            hk_prune(s)
+        if s.can_prune and searched and s.work - since >= budget and hk_build_csc(s, ix) == 0:
+            hk_prune(s, ix)
             if s.prune_budget < 0:
                 budget = s.prune_cost
             since = s.work
             searched = False
             continue
         searched = True
-        limit = _bfs(s)
+        limit = _bfs(s, ix)
         s.phases += 1
         if limit == INT32_MAX:
             _park_pending(s, 0)
@@ -506,10 +549,10 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
             if k + AHEAD < n:
                 u = s.free_l[k + AHEAD]
                 for e in range(s.indptr[u], s.indptr[u + 1]):
-                    __builtin_prefetch(&s.R[s.indices[e]], 0, 3)
+                    __builtin_prefetch(&s.R[ix[e]], 0, 3)
             u = s.free_l[k]
             if s.status[u] == PENDING and s.L[u].lev == s.base:
-                if _dfs(s, u, limit):
+                if _dfs(s, ix, u, limit):
                     gained += 1
         kept = 0
         for k in range(s.n_pending):
@@ -518,14 +561,14 @@ cdef int64_t hk_augment(HKState* s) noexcept nogil:
                 s.free_l[kept] = u
                 kept += 1
         s.n_pending = kept
-    s.live_on = 0
-    s.fr_valid = 0          # capacities may change before the next call
+    if s.live_on:
+        _clear_prune_marks(s)
     return gained
 
 
-cdef inline void _ks_match(HKState* s, const int32_t* cptr, const int32_t* cidx, int64_t* deg_l,
-                           int64_t* deg_r, uint8_t* inq_r, int32_t* lq, intp_t* nlq, int32_t* rq,
-                           intp_t* nrq, int32_t u, int32_t j) noexcept nogil:
+cdef inline void _ks_match(HKState* s, const idx_t* ix, const int32_t* cptr, const int32_t* cidx,
+                           int64_t* deg_l, int64_t* deg_r, uint8_t* inq_r, int32_t* lq, intp_t* nlq,
+                           int32_t* rq, intp_t* nrq, int32_t u, int32_t j) noexcept nogil:
     """Match u -> j and keep the residual degrees of the Karp-Sipser reduction exact."""
     cdef int64_t e
     cdef int32_t j2, w
@@ -533,14 +576,14 @@ cdef inline void _ks_match(HKState* s, const int32_t* cptr, const int32_t* cidx,
     s.status[u] = MATCHED
     s.size += 1
     for e in range(s.indptr[u], s.indptr[u + 1]):
-        j2 = s.indices[e]
+        j2 = <int32_t>ix[e]
         deg_r[j2] -= 1
-        if 0 < deg_r[j2] <= s.R[j2].cap - s.R[j2].load and not inq_r[j2]:
+        if 0 < deg_r[j2] <= s.R[j2].spare and not inq_r[j2]:
             inq_r[j2] = 1
             rq[nrq[0]] = j2
             nrq[0] += 1
     s.work += s.indptr[u + 1] - s.indptr[u]
-    if s.R[j].load == s.R[j].cap:
+    if s.R[j].spare == 0:
         s.work += cptr[j + 1] - cptr[j]
         for e in range(cptr[j], cptr[j + 1]):
             w = cidx[e]
@@ -551,8 +594,8 @@ cdef inline void _ks_match(HKState* s, const int32_t* cptr, const int32_t* cidx,
                     nlq[0] += 1
 
 
-cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, int64_t* deg_l,
-                         int64_t* deg_r, uint8_t* inq_r, int32_t* lq, int32_t* rq) noexcept nogil:
+cdef void hk_karp_sipser(HKState* s, const idx_t* ix, int64_t* deg_l, int64_t* deg_r, uint8_t* inq_r,
+                         int32_t* lq, int32_t* rq) noexcept nogil:
     """Initial matching by the Karp-Sipser degree rules, generalised to right capacities.
 
     Safe rules (some maximum b-matching contains the pairs they make): a free left vertex
@@ -561,12 +604,14 @@ cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, i
     vertex takes its first neighbour with spare capacity (a plain greedy step) and the rules
     resume. On sparse random graphs (mean degree below e) the safe rules alone leave almost
     nothing for Hopcroft-Karp. O(|E|): a row is scanned when its vertex is matched, a column
-    when its right vertex fills up. Needs the CSC (cptr, cidx) of the same graph; scratch
+    when its right vertex fills up. Needs the transpose (s.cptr, s.cidx); scratch
     deg_l[n_left], deg_r[n_right], inq_r[n_right] (zeroed), lq[n_left], rq[|E| + n_right].
     """
     cdef intp_t nlq = 0, nrq = 0, next_u = 0, k
     cdef int64_t e
     cdef int32_t u, j, w
+    cdef const int32_t* cptr = s.cptr
+    cdef const int32_t* cidx = s.cidx
     for j in range(s.n_right):
         deg_r[j] = 0
     for u in range(s.n_left):
@@ -574,16 +619,16 @@ cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, i
         if s.L[u].match >= 0:
             continue
         for e in range(s.indptr[u], s.indptr[u + 1]):
-            j = s.indices[e]
+            j = <int32_t>ix[e]
             deg_r[j] += 1
-            if s.R[j].load < s.R[j].cap:
+            if s.R[j].spare > 0:
                 deg_l[u] += 1
         if deg_l[u] == 1:
             lq[nlq] = u
             nlq += 1
     s.work += s.indptr[s.n_left]
     for j in range(s.n_right):
-        if 0 < deg_r[j] <= s.R[j].cap - s.R[j].load:
+        if 0 < deg_r[j] <= s.R[j].spare:
             inq_r[j] = 1
             rq[nrq] = j
             nrq += 1
@@ -594,20 +639,20 @@ cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, i
             if s.L[u].match >= 0 or deg_l[u] != 1:
                 continue
             for e in range(s.indptr[u], s.indptr[u + 1]):
-                j = s.indices[e]
-                if s.R[j].load < s.R[j].cap:
-                    _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
+                j = <int32_t>ix[e]
+                if s.R[j].spare > 0:
+                    _ks_match(s, ix, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
                     break
         elif nrq > 0:
             nrq -= 1
             j = rq[nrq]
             inq_r[j] = 0
-            if not (0 < deg_r[j] <= s.R[j].cap - s.R[j].load):
+            if not (0 < deg_r[j] <= s.R[j].spare):
                 continue
             for e in range(cptr[j], cptr[j + 1]):
                 w = cidx[e]
                 if s.L[w].match < 0:
-                    _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, w, j)
+                    _ks_match(s, ix, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, w, j)
         else:
             while next_u < s.n_left and (s.L[next_u].match >= 0 or deg_l[next_u] <= 0):
                 next_u += 1
@@ -615,9 +660,9 @@ cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, i
                 break
             u = <int32_t>next_u
             for e in range(s.indptr[u], s.indptr[u + 1]):
-                j = s.indices[e]
-                if s.R[j].load < s.R[j].cap:
-                    _ks_match(s, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
+                j = <int32_t>ix[e]
+                if s.R[j].spare > 0:
+                    _ks_match(s, ix, cptr, cidx, deg_l, deg_r, inq_r, lq, &nlq, rq, &nrq, u, j)
                     break
             else:
                 deg_l[u] = 0
@@ -629,36 +674,29 @@ cdef void hk_karp_sipser(HKState* s, const int32_t* cptr, const int32_t* cidx, i
     s.n_pending = k
 
 
-cdef int hk_build_csc(HKState* s) noexcept nogil:
-    """Allocate the transpose (right -> left adjacency) and the pruning scratch, once.
+cdef int hk_build_csc(HKState* s, const idx_t* ix) noexcept nogil:
+    """Allocate and fill the transpose (right -> left adjacency), once.
 
-    Returns 0, or -1 if memory ran out or the graph has more than INT32_MAX edges (pruning
-    is then skipped: it is only an optimisation). O(|E| + |V|), 4|E| + 9 n_right + n_left
-    bytes (the prune's queue is s.queue).
+    Returns 0, or -1 if memory ran out or the graph has more than INT32_MAX edges (int32
+    offsets: half the cache footprint). O(|E| + |V|), 4|E| + 4 n_right bytes.
     """
     cdef int64_t nnz = s.indptr[s.n_left], e
     cdef intp_t u, j
     if s.cptr != NULL:
         return 0
     if nnz > INT32_MAX:
-        return -1           # int32 offsets (half the cache footprint); pruning is optional
+        return -1
     cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
     cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
-    s.live_l = <uint8_t*>PyMem_RawMalloc(s.n_left + 1)
-    s.live_r = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
-    s.fr = <int32_t*>PyMem_RawMalloc((s.n_right + 1) * sizeof(int32_t))
-    s.fr_valid = 0
-    if cptr == NULL or cidx == NULL or s.live_l == NULL or s.live_r == NULL or s.fr == NULL:
+    if cptr == NULL or cidx == NULL:
         PyMem_RawFree(cptr)
         PyMem_RawFree(cidx)
-        hk_free_csc(s)
         return -1
-    cdef const int32_t* indices = s.indices
     cdef const int64_t* indptr = s.indptr
     for e in range(nnz):
         if e + 4 * AHEAD < nnz:
-            __builtin_prefetch(&cptr[indices[e + 4 * AHEAD] + 1], 1, 3)
-        cptr[indices[e] + 1] += 1
+            __builtin_prefetch(&cptr[ix[e + 4 * AHEAD] + 1], 1, 3)
+        cptr[ix[e] + 1] += 1
     for j in range(s.n_right):
         cptr[j + 1] += cptr[j]
     # edges in CSR order (u recovered by walking indptr along): the scatter into cidx and
@@ -666,12 +704,12 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
     u = 0
     for e in range(nnz):
         if e + 4 * AHEAD < nnz:
-            __builtin_prefetch(&cptr[indices[e + 4 * AHEAD]], 1, 3)
+            __builtin_prefetch(&cptr[ix[e + 4 * AHEAD]], 1, 3)
         if e + 2 * AHEAD < nnz:
-            __builtin_prefetch(&cidx[cptr[indices[e + 2 * AHEAD]]], 1, 3)
+            __builtin_prefetch(&cidx[cptr[ix[e + 2 * AHEAD]]], 1, 3)
         while indptr[u + 1] <= e:
             u += 1
-        j = indices[e]
+        j = <intp_t>ix[e]
         cidx[cptr[j]] = <int32_t>u
         cptr[j] += 1
     for j in range(s.n_right, 0, -1):
@@ -685,28 +723,21 @@ cdef int hk_build_csc(HKState* s) noexcept nogil:
 cdef void hk_free_csc(HKState* s) noexcept nogil:
     PyMem_RawFree(<void*>s.cptr)
     PyMem_RawFree(<void*>s.cidx)
-    PyMem_RawFree(s.live_l)
-    PyMem_RawFree(s.live_r)
-    PyMem_RawFree(s.fr)
     s.cptr = NULL
     s.cidx = NULL
-    s.live_l = NULL
-    s.live_r = NULL
-    s.fr = NULL
-    s.fr_valid = 0
-    s.live_on = 0
 
 
-cdef void hk_prune(HKState* s) noexcept nogil:
+cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     """Mark the vertices that can still reach spare capacity by an alternating path.
 
     Reverse BFS (on the transpose, see hk_build_csc) from every right vertex with spare
     capacity: a left neighbour ``w`` (not matched to it) is live, and so is the right vertex
     ``w`` is matched to. Whatever is not reached can never lie on an augmenting path, now or
     after any augmentation (augmenting paths stay inside the live set, so nothing outside it
-    changes), until capacity grows: the phases skip it, and PENDING left vertices outside it
-    become DEAD at once. This removes the Hungarian forests of unmatchable left vertices
-    that textbook Hopcroft-Karp searches again in every phase. O(|E| + |V|).
+    changes), until capacity grows: its level becomes LEV_OUT, which no search enters, and
+    PENDING left vertices outside it become DEAD at once. This removes the Hungarian forests
+    of unmatchable left vertices that textbook Hopcroft-Karp searches again in every phase.
+    O(|E| + |V|).
     """
     cdef intp_t qh = 0, qt = 0, k, kept = 0
     cdef int64_t e
@@ -714,34 +745,21 @@ cdef void hk_prune(HKState* s) noexcept nogil:
     cdef const int32_t* cptr = s.cptr
     cdef const int32_t* cidx = s.cidx
     cdef int32_t* queue_r = s.queue          # no search is running: its queue is free
-    cdef uint8_t* live_l = s.live_l
-    cdef uint8_t* live_r = s.live_r
-    cdef int64_t w0, n_pending0 = s.n_pending
-    memset(live_l, 0, s.n_left)
-    memset(live_r, 0, s.n_right)
-    s.work += (s.n_left + s.n_right) // 64         # cache lines the two memsets write
-    if s.fr_valid:
-        # within one hk_augment loads only grow: the free right vertices are a subset of
-        # the last prune's, so no pass over all right records
-        s.work += s.n_fr
-        for k in range(s.n_fr):
-            j = s.fr[k]
-            if s.R[j].load < s.R[j].cap:
-                queue_r[qt] = j
-                qt += 1
-    else:
-        # right vertices without edges are free for ever and reach nothing: never seeds
-        s.work += s.n_right
-        for j in range(s.n_right):
-            if s.R[j].load < s.R[j].cap and cptr[j + 1] > cptr[j]:
-                queue_r[qt] = j
-                qt += 1
-    memmove(s.fr, queue_r, qt * sizeof(int32_t))
-    s.n_fr = qt
-    s.fr_valid = 1
-    w0 = s.work - qt - (s.n_left + s.n_right) // 64      # the next prune's seeding, memsets
-    for k in range(qt):
-        live_r[queue_r[k]] = 1
+    cdef LeftV* L = s.L
+    cdef RightV* R = s.R
+    cdef int64_t w0 = s.work, n_pending0 = s.n_pending
+    for k in range(s.n_left):
+        L[k].lev = LEV_OUT
+    # right vertices without edges are free for ever and reach nothing: never seeds
+    for j in range(s.n_right):
+        if R[j].spare > 0 and cptr[j + 1] > cptr[j]:
+            R[j].lev = 0
+            queue_r[qt] = j
+            qt += 1
+        else:
+            R[j].lev = LEV_OUT
+    s.work += (s.n_left + s.n_right) // 5        # cache lines of 12-byte records
+    s.live_on = 1
     cdef int32_t jj
     cdef int64_t ee
     while qh < qt:
@@ -752,79 +770,162 @@ cdef void hk_prune(HKState* s) noexcept nogil:
         if qh + AHEAD < qt:
             jj = queue_r[qh + AHEAD]
             for ee in range(cptr[jj], cptr[jj + 1]):
-                __builtin_prefetch(&s.L[cidx[ee]], 0, 3)
+                __builtin_prefetch(&L[cidx[ee]], 0, 3)
         j = queue_r[qh]
         qh += 1
         s.work += cptr[j + 1] - cptr[j]
         for e in range(cptr[j], cptr[j + 1]):
             w = cidx[e]
-            if live_l[w] or s.L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, w, j)]):
+            if L[w].lev != LEV_OUT or L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, ix, w, j)]):
                 continue
-            live_l[w] = 1
-            j2 = s.L[w].match
-            if j2 >= 0 and not live_r[j2]:
-                live_r[j2] = 1
+            L[w].lev = 0
+            j2 = L[w].match
+            if j2 >= 0 and R[j2].lev == LEV_OUT:
+                R[j2].lev = 0
                 queue_r[qt] = j2
                 qt += 1
     # partition the pending block: live ones stay in front (in order), the rest go DEAD
     for k in range(s.n_pending):
         w = s.free_l[k]
-        if live_l[w]:
+        if L[w].lev != LEV_OUT:
             s.free_l[k] = s.free_l[kept]
             s.free_l[kept] = w
             kept += 1
     _park_pending(s, kept)
-    s.live_on = 1
     s.prunes += 1
     # what the next prune will cost at most: the same reverse search (the live region only
-    # shrinks while capacities do), its seeds, the memsets and the pass over the pending list
+    # shrinks while capacities do), the pass over the records and the one over the pending list
     s.prune_cost = s.work - w0 + n_pending0
 
 
-cdef inline int64_t _edge_of(HKState* s, int32_t w, int32_t j) noexcept nogil:
+cdef inline int64_t _edge_of(HKState* s, const idx_t* ix, int32_t w, int32_t j) noexcept nogil:
     """Position of an enabled copy of edge (w, j) in the CSR, else of any copy (O(deg w))."""
     cdef int64_t e, hit = -1
     for e in range(s.indptr[w], s.indptr[w + 1]):
-        if s.indices[e] == j:
+        if ix[e] == j:
             if not s.edge_off[e]:
                 return e
             hit = e
     return hit
 
 
-cdef class HKKernel:
-    """Owns a CSR graph, a (b-)matching on it and all scratch; see ``matching.pxd``.
+cdef int64_t _seed(HKState* s, const idx_t* ix, const int64_t* warm) noexcept nogil:
+    """Adopt warm[u] (in [-1, n_right)) for each PENDING u where it is an enabled edge with
+    spare capacity, in left order; return the pairs kept."""
+    cdef intp_t u, kept_p = 0
+    cdef int64_t e, end, kept = 0
+    cdef int32_t j
+    for u in range(s.n_left):
+        if s.status[u] != PENDING or warm[u] < 0:
+            continue
+        j = <int32_t>warm[u]
+        if s.R[j].spare <= 0:
+            continue
+        e = s.indptr[u]
+        end = s.indptr[u + 1]
+        while e < end:
+            if ix[e] == j and (s.edge_off == NULL or not s.edge_off[e]):
+                break
+            e += 1
+        if e < end:
+            hk_link(s, <int32_t>u, j)
+            s.status[u] = MATCHED
+            s.size += 1
+            kept += 1
+    for u in range(s.n_pending):
+        if s.status[s.free_l[u]] == PENDING:
+            s.free_l[kept_p] = s.free_l[u]
+            kept_p += 1
+    s.n_pending = kept_p
+    return kept
 
-    Constructed only by :mod:`spare_core.matching` with validated private arrays:
-    ``indptr`` int64[n_left + 1], ``indices`` int32[nnz] in range, ``cap`` int64[n_right] >= 0.
+
+cdef int64_t _toggle_edge(HKState* s, const idx_t* ix, uint8_t* off_arr, int64_t* n_off, intp_t i,
+                          intp_t j, bint on, bint* changed) noexcept nogil:
+    """Set every stored copy of edge (i, j) on or off; return how many copies exist."""
+    cdef int64_t e, found = 0
+    for e in range(s.indptr[i], s.indptr[i + 1]):
+        if ix[e] == j:
+            found += 1
+            if off_arr[e] == on:
+                changed[0] = True
+                off_arr[e] = not on
+                n_off[0] += -1 if on else 1
+    return found
+
+
+# one entry point per kernel function: the fused specialisation for the graph's index type
+cdef inline int64_t _augment(HKState* s) noexcept nogil:
+    if s.idx64:
+        return hk_augment(s, <const int64_t*>s.indices)
+    return hk_augment(s, <const int32_t*>s.indices)
+
+
+cdef inline int _build_csc(HKState* s) noexcept nogil:
+    if s.idx64:
+        return hk_build_csc(s, <const int64_t*>s.indices)
+    return hk_build_csc(s, <const int32_t*>s.indices)
+
+
+cdef inline void _prune(HKState* s) noexcept nogil:
+    if s.idx64:
+        hk_prune(s, <const int64_t*>s.indices)
+    else:
+        hk_prune(s, <const int32_t*>s.indices)
+
+
+cdef inline void _greedy(HKState* s) noexcept nogil:
+    if s.idx64:
+        hk_greedy(s, <const int64_t*>s.indices)
+    else:
+        hk_greedy(s, <const int32_t*>s.indices)
+
+
+cdef inline void _greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
+    if s.idx64:
+        hk_greedy_mindeg(s, <const int64_t*>s.indices, cptr)
+    else:
+        hk_greedy_mindeg(s, <const int32_t*>s.indices, cptr)
+
+
+cdef class HKKernel:
+    """Owns a (b-)matching on a CSR graph and all scratch; see ``matching.pxd``.
+
+    Constructed only by :mod:`spare_core.matching` with validated arrays: ``indptr``
+    int64[n_left + 1], ``indices`` int32 or int64[nnz] in range (read, never written: a
+    one-shot solve passes the caller's own), ``cap`` int64[n_right] >= 0 or None (unit
+    capacities, one-shot only, with ``n_right``). The partner lists of several-slot mode
+    are allocated when a capacity of 2 or more first appears.
     """
     cdef HKState s
     cdef readonly object indptr, indices, edge_off, user_cap, enabled, cap_in_force
-    cdef object _L, _R, _status, _i32
+    cdef object _L, _R, _status, _i32, _cap, _P, _head
     cdef readonly intp_t n_left, n_right
     cdef uint8_t* en
     cdef int64_t* ucap
     cdef int64_t* capf
+    cdef const int64_t* cap1          # one-shot capacities (None: all 1)
     cdef uint8_t* off_arr
     cdef int64_t n_off
+    cdef bint released
     cdef readonly int64_t start_size     # matching size after solve()'s start, before the phases
 
     def __cinit__(self, indptr, indices, cap, bint edge_flags=False, intp_t n_right=-1):
-        # cap None (one-shot solves only): capacity 1 for each of n_right right vertices,
-        # without an int64 array of ones alive during the solve
-        cdef bint unit = cap is None
+        cdef bint unit = cap is None, multi = False
         cdef intp_t nl = indptr.shape[0] - 1, nr = n_right if unit else cap.shape[0], i
+        cdef int32_t c
         if unit and (edge_flags or nr < 0):
             raise ValueError("capacity None needs n_right and a one-shot kernel")
         self.n_left = nl
         self.n_right = nr
         self.indptr = indptr
         self.indices = indices if indices.shape[0] else np.zeros(1, np.int32)
+        self._cap = cap
         # state an IncrementalMatching needs and a one-shot solve does not
         self.edge_off = np.zeros(max(indices.shape[0], 1), np.uint8) if edge_flags else None
         self.user_cap = cap.copy() if edge_flags else None
-        # unclamped int64 capacities in force for IncrementalMatching.capacity (the records
-        # hold them clamped to n_left, in int32)
+        # unclamped int64 capacities in force (0 = disabled): IncrementalMatching.capacity, and
+        # what the records' spare counts are relative to
         self.cap_in_force = cap.copy() if edge_flags else None
         self.enabled = np.ones(nr, np.uint8) if edge_flags else None
         # np.empty + one C pass: no zero-fill and no per-field numpy assignment
@@ -832,30 +933,31 @@ cdef class HKKernel:
         self._R = np.empty(nr, RIGHT_DTYPE)
         self._status = np.empty(nl, np.uint8)
         # free_l (pending in front, dead at the back), then the queue that the BFS, the
-        # DFS stack and the prune share
+        # DFS stack, the prune and the greedy starts share
         self._i32 = np.empty(nl + max(nl, nr) + 1, np.int32)
-        cdef const int64_t[::1] capv
+        self.cap1 = NULL
         if not unit:
-            capv = cap
+            self.cap1 = <const int64_t*>_data(cap, b'i', 8, False)
         cdef LeftV* L = <LeftV*>_data(self._L, b'V', sizeof(LeftV), True)
         cdef RightV* R = <RightV*>_data(self._R, b'V', sizeof(RightV), True)
         cdef uint8_t* st = <uint8_t*>_data(self._status, b'u', 1, True)
         cdef int32_t* blk = <int32_t*>_data(self._i32, b'i', 4, True)
+        cdef int itemsize = self.indices.dtype.itemsize
+        self.s.idx64 = itemsize == 8
+        self.s.indices = _data(self.indices, b'i', itemsize if itemsize in (4, 8) else 4, False)
         with nogil:
             for i in range(nl):
                 L[i].match = -1
                 L[i].it = 0
                 L[i].lev = 0
-                L[i].nxt = -1
-                L[i].prv = -1
                 st[i] = PENDING
                 blk[i] = <int32_t>i
             for i in range(nr):
-                R[i].load = 0
-                R[i].cap = _clamp(1 if unit else capv[i], nl)
+                c = _clamp(1 if unit else self.cap1[i], nl)
+                R[i].spare = c
                 R[i].lev = 0
-                R[i].cur = -1
-                R[i].head = -1
+                R[i].aux = -1 if c <= 1 else -2
+                multi = multi or c > 1
         self.en = <uint8_t*>_data(self.enabled, b'u', 1, True) if edge_flags else NULL
         self.ucap = <int64_t*>_data(self.user_cap, b'i', 8, True) if edge_flags else NULL
         self.capf = <int64_t*>_data(self.cap_in_force, b'i', 8, True) if edge_flags else NULL
@@ -867,7 +969,6 @@ cdef class HKKernel:
         self.s.n_left = nl
         self.s.n_right = nr
         self.s.indptr = <const int64_t*>_data(self.indptr, b'i', 8, False)
-        self.s.indices = <const int32_t*>_data(self.indices, b'i', 4, False)
         self.off_arr = <uint8_t*>_data(self.edge_off, b'u', 1, True) if edge_flags else NULL
         self.n_off = 0
         self.s.edge_off = NULL      # set only while some edge is disabled: no per-edge test otherwise
@@ -875,11 +976,8 @@ cdef class HKKernel:
         self.s.n_dead = 0
         self.s.cptr = NULL
         self.s.cidx = NULL
-        self.s.live_l = NULL
-        self.s.live_r = NULL
-        self.s.fr = NULL
-        self.s.n_fr = 0
-        self.s.fr_valid = 0
+        self.s.P = NULL
+        self.s.head = NULL
         self.s.live_on = 0
         self.s.can_prune = 1
         self.s.prune_budget = -1
@@ -890,35 +988,82 @@ cdef class HKKernel:
         self.s.size = 0
         self.s.work = 0
         self.s.phases = 0
+        self.released = False
+        if multi:
+            self._need_lists()
 
-    # live strided views into the records, built on access: a one-shot solve reads them
-    # through result() and saves the structured-dtype field lookups (about 5 us)
+    cdef _need_lists(self):
+        """Allocate the partner lists of several-slot mode (once): 8 bytes per left and 4 per
+        right vertex that unit-capacity graphs never pay."""
+        if self.s.P != NULL:
+            return
+        self._P = np.empty(max(self.n_left, 1), LINK_DTYPE)
+        self._head = np.full(max(self.n_right, 1), -1, np.int32)
+        self.s.P = <LinkV*>_data(self._P, b'V', sizeof(LinkV), True)
+        self.s.head = <int32_t*>_data(self._head, b'i', 4, True)
+
+    cdef _alive(self):
+        if self.released:
+            raise RuntimeError("this kernel's state was released by result(release=True)")
+
+    # live strided view into the records, built on access
     @property
     def match_left(self):
+        self._alive()
         return self._L["match"]
 
     @property
     def load(self):
-        return self._R["load"]
+        """Partners of each right vertex (int32, a new array: capacity in force - spare)."""
+        self._alive()
+        out = np.empty(self.n_right, np.int32)
+        cdef int32_t* o = <int32_t*>cnp.PyArray_DATA(out)
+        self._loads(o)
+        return out
 
-    @property
-    def cap(self):
-        """Capacities in force as the kernel sees them: int32, clamped to n_left."""
-        return self._R["cap"]
+    cdef inline int32_t _load_of(self, intp_t j) noexcept:
+        """Partners of right ``j``: its clamped capacity in force minus its spare count."""
+        cdef int64_t c = self.capf[j] if self.capf != NULL else (self.cap1[j] if self.cap1 != NULL else 1)
+        return _clamp(c, self.n_left) - self.s.R[j].spare
 
-    def result(self):
-        """Contiguous copies (match_left int64[n_left], load int64[n_right]) in one C pass."""
+    cdef void _loads(self, int32_t* o) noexcept:
+        cdef intp_t j
+        for j in range(self.n_right):
+            o[j] = self._load_of(j)
+
+    def result(self, bint release=False):
+        """Contiguous copies (match_left int64[n_left], load int64[n_right]).
+
+        ``release``: free the kernel's memory as the copies are made (a one-shot solve's
+        last step: the result never coexists with the search scratch); the kernel cannot be
+        used afterwards.
+        """
+        self._alive()
         cdef intp_t i, nl = self.n_left, nr = self.n_right
+        if release:
+            hk_free_csc(&self.s)
+            self.s.status = NULL
+            self.s.free_l = NULL
+            self.s.queue = NULL
+            self._status = None
+            self._i32 = None
         ml_a = np.empty(nl, np.int64)
-        ld_a = np.empty(nr, np.int64)
-        cdef int64_t[::1] ml = ml_a, ld = ld_a
+        cdef int64_t* ml = <int64_t*>cnp.PyArray_DATA(ml_a)
         cdef LeftV* L = self.s.L
-        cdef RightV* R = self.s.R
         with nogil:
             for i in range(nl):
                 ml[i] = L[i].match
-            for i in range(nr):
-                ld[i] = R[i].load
+        if release:
+            self.s.L = NULL
+            self._L = None
+        ld_a = np.empty(nr, np.int64)
+        cdef int64_t* ld = <int64_t*>cnp.PyArray_DATA(ld_a)
+        for i in range(nr):
+            ld[i] = self._load_of(i)
+        if release:
+            self.s.R = NULL
+            self._R = None
+            self.released = True
         return ml_a, ld_a
 
     @property
@@ -927,7 +1072,7 @@ cdef class HKKernel:
 
     @property
     def work(self):
-        """Edges and partner-list entries scanned since construction (a machine-independent cost)."""
+        """Edges and column entries scanned since construction (a machine-independent cost)."""
         return self.s.work
 
     @property
@@ -941,38 +1086,24 @@ cdef class HKKernel:
     def seed(self, const int64_t[::1] warm):
         """Adopt ``warm`` (validated range [-1, n_right)): keep pairs that are enabled edges
         with spare capacity, in left order; the rest stay PENDING. Returns pairs kept."""
-        cdef intp_t u, kept_p = 0, nl = self.n_left
-        cdef int64_t e, end, kept = 0
-        cdef int32_t j
+        self._alive()
         cdef HKState* s = &self.s
+        cdef int64_t kept
+        if warm.shape[0] != self.n_left:
+            raise ValueError(f"warm must have length {self.n_left}, got {warm.shape[0]}")
+        if self.n_left == 0:
+            return 0
         with nogil:
-            for u in range(nl):
-                if s.status[u] != PENDING or warm[u] < 0:
-                    continue
-                j = <int32_t>warm[u]
-                if s.R[j].load >= s.R[j].cap:
-                    continue
-                e = s.indptr[u]
-                end = s.indptr[u + 1]
-                while e < end:
-                    if s.indices[e] == j and (s.edge_off == NULL or not s.edge_off[e]):
-                        break
-                    e += 1
-                if e < end:
-                    hk_link(s, <int32_t>u, j)
-                    s.status[u] = MATCHED
-                    s.size += 1
-                    kept += 1
-            for u in range(s.n_pending):
-                if s.status[s.free_l[u]] == PENDING:
-                    s.free_l[kept_p] = s.free_l[u]
-                    kept_p += 1
-            s.n_pending = kept_p
+            if s.idx64:
+                kept = _seed(s, <const int64_t*>s.indices, &warm[0])
+            else:
+                kept = _seed(s, <const int32_t*>s.indices, &warm[0])
         return kept
 
     def greedy(self):
+        self._alive()
         with nogil:
-            hk_greedy(&self.s)
+            _greedy(&self.s)
 
     def solve(self, int start=1, bint prune=True):
         """Maximum matching from the current state.
@@ -986,6 +1117,7 @@ cdef class HKKernel:
         ski-rental rule (see hk_augment). A cold solve scans the whole graph anyway, so the
         first prune (about one pass) keeps the O(sqrt(V) E) bound.
         """
+        self._alive()
         cdef HKState* s = &self.s
         cdef intp_t nl = self.n_left, nr = self.n_right
         cdef int64_t[::1] deg_l, deg_r
@@ -1000,7 +1132,7 @@ cdef class HKKernel:
             with nogil:
                 hk_degree_order(s)
         if start == 2:
-            if hk_build_csc(s) != 0:
+            if _build_csc(s) != 0:
                 raise MemoryError("no transpose of the graph for Karp-Sipser (out of memory, or more "
                                   "than 2**31 - 1 edges)")
             deg_l = np.zeros(max(nl, 1), np.int64)
@@ -1009,7 +1141,10 @@ cdef class HKKernel:
             lq = np.zeros(max(nl, 1), np.int32)
             rq = np.zeros(s.indptr[nl] + nr + 1, np.int32)
             with nogil:
-                hk_karp_sipser(s, s.cptr, s.cidx, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
+                if s.idx64:
+                    hk_karp_sipser(s, <const int64_t*>s.indices, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
+                else:
+                    hk_karp_sipser(s, <const int32_t*>s.indices, &deg_l[0], &deg_r[0], &inq_r[0], &lq[0], &rq[0])
         with nogil:
             # Prune once before the first phase when the free left vertices are at least as
             # many as the free right slots: augmenting paths then compete for few endpoints,
@@ -1020,102 +1155,138 @@ cdef class HKKernel:
             # Cold starts only: a warm repair searches from a few vertices. A greedy start
             # changes both sides of the test by its size, so it is decided before it, and the
             # transpose built first gives the minimum-degree start its counts for free.
-            early = early and s.n_pending > 0 and hk_build_csc(s) == 0
+            early = early and s.n_pending > 0 and _build_csc(s) == 0
             # the minimum-competition choice pays where right vertices are contended (the
             # tight case); with slack the phases repair the few conflicts of a plain greedy
             # for less than its counting (family (a): 4.7 -> 7.1 ms at n = 100k)
             if start == 3 or (start == 1 and early):
-                started = hk_greedy_mindeg(s, s.cptr if early and cold and s.edge_off == NULL else NULL)
+                _greedy_mindeg(s, s.cptr if early and cold and s.edge_off == NULL else NULL)
+                started = True
             if not started:
-                hk_greedy(s)
+                _greedy(s)
         self.start_size = s.size
         with nogil:
             if early and s.n_pending > 0:
-                hk_prune(s)
-            hk_augment(s)
+                _prune(s)
+            _augment(s)
         return s.size
 
     def free_scratch(self):
-        """Free the transpose and the pruning scratch now (rebuilt if a later call needs them):
-        a one-shot solve calls it before its result arrays are allocated (lower peak)."""
+        """Free the transpose now (rebuilt if a later call needs it)."""
         hk_free_csc(&self.s)
 
     def augment(self):
         """Restore maximality; return the matching size."""
+        self._alive()
         with nogil:
-            hk_augment(&self.s)
+            _augment(&self.s)
         return self.s.size
 
+    cdef void _mode(self, intp_t j, int32_t c) noexcept:
+        """Put right ``j`` in the mode of clamped capacity ``c`` (its load already <= c; the
+        lists exist if c > 1)."""
+        cdef RightV* r = &self.s.R[j]
+        cdef HKState* s = &self.s
+        if c > 1:
+            if r.aux >= -1:               # unit -> several-slot: its partner (if any) is the list
+                s.head[j] = r.aux
+                if r.aux >= 0:
+                    s.P[r.aux].nxt = -1
+                    s.P[r.aux].prv = -1
+                r.aux = -2
+        elif r.aux <= -2:                 # several-slot -> unit: at most one partner is left
+            r.aux = s.head[j]
+            s.head[j] = -1
+
     def disable_right(self, intp_t j):
+        self._alive()
         cdef HKState* s = &self.s
         if not self.en[j]:
             return
+        cdef int32_t old = _clamp(self.capf[j], self.n_left)
         self.en[j] = 0
         self.capf[j] = 0
         with nogil:
-            while s.R[j].head != -1:
-                hk_free_left(s, s.R[j].head)
-            s.R[j].cap = 0
+            hk_shed(s, <int32_t>j, old - s.R[j].spare)
+        s.R[j].spare = 0
+        s.R[j].aux = -1
 
     def enable_right(self, intp_t j):
+        self._alive()
         if self.en[j]:
             return
+        cdef int32_t c = _clamp(self.ucap[j], self.n_left)
+        if c > 1:
+            self._need_lists()        # may raise: nothing changed yet
         self.en[j] = 1
         self.capf[j] = self.ucap[j]
-        self.s.R[j].cap = _clamp(self.ucap[j], self.n_left)
-        if self.s.R[j].cap > 0:
+        self.s.R[j].spare = c           # it has no partners while disabled
+        self.s.R[j].aux = -1 if c <= 1 else -2
+        if c > 0:
             hk_revive(&self.s)
 
     def set_capacity(self, intp_t j, int64_t c):
+        self._alive()
         cdef HKState* s = &self.s
+        cdef int32_t new = _clamp(c, self.n_left), old, load
+        if self.en[j] and new > 1:
+            self._need_lists()        # may raise: nothing changed yet
         self.ucap[j] = c
         if not self.en[j]:
             return
+        old = _clamp(self.capf[j], self.n_left)
         self.capf[j] = c
-        cdef int32_t old = s.R[j].cap
-        s.R[j].cap = _clamp(c, self.n_left)
+        load = old - s.R[j].spare
         with nogil:
-            while s.R[j].load > s.R[j].cap:
-                hk_free_left(s, s.R[j].head)
-            if c > old:
-                hk_revive(s)
+            if load > new:
+                hk_shed(s, <int32_t>j, load - new)
+                load = new
+        s.R[j].spare = new - load
+        self._mode(j, new)
+        if new > old:
+            hk_revive(s)
 
     def set_capacities(self, const int64_t[::1] caps):
         """Bulk form of :meth:`set_capacity` (``caps`` validated, length n_right)."""
+        self._alive()
         cdef HKState* s = &self.s
         cdef uint8_t* en = self.en
         cdef int64_t* ucap = self.ucap
         cdef int64_t* capf = self.capf
         cdef intp_t j
-        cdef int32_t c
+        cdef int32_t new, old, load
         cdef bint grew = False
-        with nogil:
-            for j in range(s.n_right):
-                ucap[j] = caps[j]
-                if not en[j]:
-                    continue
-                capf[j] = caps[j]
-                c = _clamp(caps[j], s.n_left)
-                if c > s.R[j].cap:
-                    grew = True
-                s.R[j].cap = c
-                while s.R[j].load > c:
-                    hk_free_left(s, s.R[j].head)
-            if grew:
-                hk_revive(s)
+        for j in range(s.n_right):
+            if en[j] and _clamp(caps[j], s.n_left) > 1:
+                self._need_lists()    # may raise: nothing changed yet
+                break
+        for j in range(s.n_right):
+            ucap[j] = caps[j]
+            if not en[j]:
+                continue
+            new = _clamp(caps[j], s.n_left)
+            old = _clamp(capf[j], s.n_left)
+            capf[j] = caps[j]
+            load = old - s.R[j].spare
+            if load > new:
+                hk_shed(s, <int32_t>j, load - new)
+                load = new
+            s.R[j].spare = new - load
+            self._mode(j, new)
+            grew = grew or new > old
+        if grew:
+            hk_revive(s)
 
     def set_edge(self, intp_t i, intp_t j, bint on):
         """Enable/disable every stored copy of edge (i, j); return how many copies exist."""
+        self._alive()
         cdef HKState* s = &self.s
-        cdef int64_t e, found = 0
+        cdef int64_t found
         cdef bint changed = False
-        for e in range(s.indptr[i], s.indptr[i + 1]):
-            if s.indices[e] == j:
-                found += 1
-                if self.off_arr[e] == on:
-                    changed = True
-                    self.off_arr[e] = not on
-                    self.n_off += -1 if on else 1
+        if s.idx64:
+            found = _toggle_edge(s, <const int64_t*>s.indices, self.off_arr, &self.n_off, i, j, on, &changed)
+        else:
+            found = _toggle_edge(s, <const int32_t*>s.indices, self.off_arr, &self.n_off, i, j, on, &changed)
         s.edge_off = self.off_arr if self.n_off > 0 else NULL
         if found and changed:
             if not on and s.L[i].match == j:
@@ -1154,6 +1325,7 @@ cdef class HKKernel:
 
     def free_left(self):
         """The free left vertices (PENDING then DEAD), as a new int64 array."""
+        self._alive()
         cdef intp_t np_ = self.s.n_pending, nd = self.s.n_dead, nl = self.n_left
         out = np.empty(np_ + nd, np.int64)
         out[:np_] = self._i32[:np_]
@@ -1186,9 +1358,20 @@ cdef void* _data(arr, char kind, int itemsize, bint writable) except? NULL:
     return cnp.PyArray_DATA(a)
 
 
-def koenig_cover(const int64_t[::1] indptr, const int32_t[::1] indices, edge_off,
-                 const int64_t[::1] match_left, const int64_t[::1] cap, const int64_t[::1] load):
-    """König certificate of a (b-)matching: (left_in_cover, right_in_cover) as uint8 arrays.
+def koenig_cover(indptr, indices, edge_off, match_left, cap, load):
+    """König certificate of a (b-)matching: (left_in_cover, right_in_cover) as bool arrays.
+
+    ``indptr`` int64, ``indices`` int32 or int64 (validated by the caller), the others as in
+    :func:`_koenig`.
+    """
+    if indices.dtype.itemsize == 8:
+        return _koenig[int64_t](indptr, indices, edge_off, match_left, cap, load)
+    return _koenig[int32_t](indptr, indices, edge_off, match_left, cap, load)
+
+
+cdef object _koenig(const int64_t[::1] indptr, const idx_t[::1] indices, edge_off,
+                    const int64_t[::1] match_left, const int64_t[::1] cap, const int64_t[::1] load):
+    """König certificate of a (b-)matching: (left_in_cover, right_in_cover).
 
     Z = vertices reachable from free left vertices by alternating paths (left -> right on a
     non-matching enabled edge, right -> each of its partners). The cover is (L \\ Z) + (R & Z);
@@ -1236,7 +1419,7 @@ def koenig_cover(const int64_t[::1] indptr, const int32_t[::1] indices, edge_off
             v = queue[qh]
             qh += 1
             for e in range(indptr[v], indptr[v + 1]):
-                j = indices[e]
+                j = <int32_t>indices[e]
                 if zr[j] or j == match_left[v] or (has_off and off[e]):
                     continue
                 zr[j] = 1
@@ -1277,10 +1460,6 @@ ctypedef fused ptr_t:
     int32_t
     int64_t
 
-ctypedef fused idx_t:
-    int32_t
-    int64_t
-
 
 def nonneg_copy(arr):
     """int64 copy of a contiguous int32/int64 array after checking it is >= 0 (one C pass);
@@ -1305,7 +1484,7 @@ cdef object _nonneg_copy(const idx_t[::1] a):
     return out_a
 
 
-def csr_checked(indptr, indices, intp_t n_minor):
+def csr_checked(indptr, indices, intp_t n_minor, bint copy=True):
     """Validate a compressed-sparse structure; see _csr_checked. ``indptr`` and ``indices``
     are contiguous int32 or int64 arrays.
 
@@ -1314,23 +1493,32 @@ def csr_checked(indptr, indices, intp_t n_minor):
     """
     if indptr.dtype.itemsize == 8:
         if indices.dtype.itemsize == 8:
-            return _csr_checked[int64_t, int64_t](indptr, indices, n_minor)
-        return _csr_checked[int64_t, int32_t](indptr, indices, n_minor)
-    if indices.dtype.itemsize == 8:
-        return _csr_checked[int32_t, int64_t](indptr, indices, n_minor)
-    return _csr_checked[int32_t, int32_t](indptr, indices, n_minor)
+            ptr, idx, h = _csr_checked[int64_t, int64_t](indptr, indices, n_minor, copy)
+        else:
+            ptr, idx, h = _csr_checked[int64_t, int32_t](indptr, indices, n_minor, copy)
+    elif indices.dtype.itemsize == 8:
+        ptr, idx, h = _csr_checked[int32_t, int64_t](indptr, indices, n_minor, copy)
+    else:
+        ptr, idx, h = _csr_checked[int32_t, int32_t](indptr, indices, n_minor, copy)
+    # not copied: the caller's own arrays (indices cut to the stored length)
+    return (indptr if ptr is None else ptr), (indices[:indptr[indptr.shape[0] - 1]] if idx is None else idx), h
 
 
-cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp_t n_minor):
-    """Validate a compressed-sparse structure in one pass and return private copies
-    (indptr int64, indices int32), or raise ValueError naming the first problem.
+cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp_t n_minor, bint copy):
+    """Validate a compressed-sparse structure in one pass; return (indptr int64, indices,
+    fingerprint), or raise ValueError naming the first problem.
 
     Checks: indptr[0] == 0, non-decreasing, indptr[-1] <= len(indices), every index in
-    [0, n_minor). Only indices[:indptr[-1]] are read (scipy's own convention).
+    [0, n_minor). Only indices[:indptr[-1]] are read (scipy's own convention). ``copy``:
+    private copies (indptr int64, indices int32); otherwise None for what the caller's own
+    array can stand for (indptr is still copied to int64 if it is int32). The
+    fingerprint (a position-weighted sum of both arrays, mod 2**64) lets a later reader of
+    the caller's arrays check that they were not modified in between.
     """
     cdef intp_t n_major = indptr.shape[0] - 1, k
     cdef int64_t e, nnz, v
     cdef int bad = 0
+    cdef uint64_t h = 0
     if n_major < 0:
         raise ValueError("graph indptr must not be empty")
     if indptr[0] != 0:
@@ -1338,31 +1526,38 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     nnz = indptr[n_major]
     if nnz > indices.shape[0]:
         raise ValueError(f"graph indptr ends at {nnz} but only {indices.shape[0]} indices are stored")
-    ptr_a = np.empty(n_major + 1, np.int64)
-    idx_a = np.empty(nnz, np.int32)
-    cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a)
-    cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a)
+    cdef bint copy_ptr = copy or ptr_t is int32_t
+    ptr_a = np.empty(n_major + 1, np.int64) if copy_ptr else None
+    idx_a = np.empty(nnz, np.int32) if copy else None
+    cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a) if copy_ptr else NULL
+    cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a) if copy else NULL
     cdef const ptr_t* ip = &indptr[0]
     cdef const idx_t* ix = &indices[0] if nnz else NULL
     cdef int64_t lo = 0, hi = 0
     # branch-free loops (reductions, no early exit), so that the compiler vectorises them:
-    # the whole check-and-copy runs at memory speed; the culprit is named afterwards
+    # the whole check (and copy) runs at memory speed; the culprit is named afterwards
     with nogil:
-        op[0] = 0
         for k in range(n_major):
             bad |= ip[k + 1] < ip[k]
-            op[k + 1] = ip[k + 1]
+            h += <uint64_t>ip[k + 1] * <uint64_t>(2 * k + 1)
+        if copy_ptr:
+            op[0] = 0
+            for k in range(n_major):
+                op[k + 1] = ip[k + 1]
         if nnz:
             lo = hi = ix[0]
         for e in range(nnz):
             v = ix[e]
             lo = v if v < lo else lo
             hi = v if v > hi else hi
-            ox[e] = <int32_t>v
+            h += <uint64_t>v * <uint64_t>(2 * e + 3)
+        if copy:
+            for e in range(nnz):
+                ox[e] = <int32_t>ix[e]
     if bad:
         raise ValueError("graph indptr must be non-decreasing")
     if nnz and lo < 0:
         raise ValueError(f"graph column index must be non-negative, got {lo}")
     if nnz and hi >= n_minor:
         raise ValueError(f"graph column index must be < {n_minor}, got {hi}")
-    return ptr_a, idx_a
+    return ptr_a, idx_a, int(h)

@@ -90,10 +90,39 @@ def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     malformed matrix raises ValueError instead of reaching scipy's or our C code.
     """
     indptr, indices, n_left, n_right = _graph_csr_any(graph)
-    if indices.shape[0] > _MAX_ROW and n_left and int(np.diff(indptr).max()) > _MAX_ROW:
+    _check_rows(indptr, indices)
+    return indptr, indices, n_left, n_right
+
+
+def _graph_csr_shared(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
+    """As :func:`_graph_csr`, but a CSR graph with int32/int64 index arrays is not copied.
+
+    Returns ``(indptr, indices, n_left, n_right, fingerprint)``: for such a graph indptr is
+    the caller's (or an int64 copy of an int32 one) and indices the caller's own array,
+    validated in one pass that also takes their fingerprint (see ``csr_checked``), so that
+    :meth:`Matching.vertex_cover` can tell later whether the caller modified them. Other
+    inputs are converted to private arrays (fingerprint None).
+    """
+    if sp.issparse(graph) and graph.format == "csr" and len(graph.shape) == 2:
+        indptr, indices = graph.indptr, graph.indices
+        if (type(indptr) is np.ndarray and type(indices) is np.ndarray and indptr.dtype in _NATIVE
+                and indices.dtype in _NATIVE and indptr.ndim == 1 and indices.ndim == 1
+                and indptr.flags.c_contiguous and indices.flags.c_contiguous):
+            n_left, n_right = (int(x) for x in graph.shape)
+            if n_left > _MAX_VERTICES or n_right > _MAX_VERTICES:
+                raise ValueError(f"graph has too many vertices for int32 ids: shape {graph.shape}")
+            if indptr.shape[0] != n_left + 1:
+                raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
+            indptr, indices, fp = _kern.csr_checked(indptr, indices, n_right, False)
+            _check_rows(indptr, indices)
+            return indptr, indices, n_left, n_right, fp
+    return (*_graph_csr(graph), None)
+
+
+def _check_rows(indptr, indices) -> None:
+    if indices.shape[0] > _MAX_ROW and indptr.shape[0] > 1 and int(np.diff(indptr).max()) > _MAX_ROW:
         # the kernel keeps its current arc as an int32 offset within the row
         raise ValueError(f"graph has a row with more than {_MAX_ROW} stored entries")
-    return indptr, indices, n_left, n_right
 
 
 def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -115,8 +144,8 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
             raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
         if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
             # one pass in C: checks and private int64/int32 copies together
-            indptr64, indices32 = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                                                    n_right)
+            indptr64, indices32, _ = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                                                       n_right, True)
             return indptr64, indices32, n_left, n_right
         indptr = _check_indptr(indptr, n_left, indices.shape[0])
         nnz = int(indptr[-1])
@@ -183,12 +212,15 @@ class Matching:
 
     Notes
     -----
-    The object keeps a reference to the solver's private copy of the graph so that
-    :meth:`vertex_cover` can build the certificate later; it never changes.
+    The object keeps references to the graph's index arrays so that :meth:`vertex_cover`
+    can build the certificate later. From :func:`hopcroft_karp` on a CSR graph with int32 or
+    int64 indices these are the caller's own arrays (no copy is made); their fingerprint is
+    taken when they are validated, and :meth:`vertex_cover` raises ValueError if they were
+    modified in place since.
     """
 
     __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept",
-                 "_indptr", "_indices", "_edge_off")
+                 "_indptr", "_indices", "_edge_off", "_fp")
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
                  *, phases=0, warm_kept=None, size=None):
@@ -202,17 +234,19 @@ class Matching:
         self._indptr = indptr
         self._indices = indices
         self._edge_off = edge_off
+        self._fp = None
 
     @classmethod
-    def _own(cls, match_left, right_load, capacity, indptr, indices, *, phases, warm_kept, size):
-        """Wrap fresh private int64 arrays without copying or viewing them (the fixed cost of
-        a solve on 1e3 edges is a few microseconds)."""
+    def _own(cls, match_left, right_load, capacity, indptr, indices, fingerprint, *, phases, warm_kept, size):
+        """Wrap fresh int64 arrays without copying or viewing them (the fixed cost of a solve
+        on 1e3 edges is a few microseconds). ``fingerprint``: that of ``indptr``/``indices``
+        when they are the caller's arrays, None when private."""
         m = cls.__new__(cls)
         for arr in (match_left, right_load, capacity):
             arr.flags.writeable = False
         m.match_left, m.right_load, m.capacity = match_left, right_load, capacity
         m.size, m.phases, m.warm_kept = size, phases, warm_kept
-        m._indptr, m._indices, m._edge_off = indptr, indices, None
+        m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, None, fingerprint
         return m
 
     @property
@@ -251,7 +285,14 @@ class Matching:
         ``left_mask.sum() + capacity[right_mask].sum() == size`` [2]_, and any cover bounds
         every b-matching from above, so that equality proves maximality. For a matching that is
         not maximum (an :class:`IncrementalMatching` before :meth:`~IncrementalMatching.augment`)
-        the cover is still a cover but heavier than ``size``. O(|E| + |V|).
+        the cover is still a cover but heavier than ``size``. O(|E| + |V|)
+        (a re-validation of the caller's index arrays included).
+
+        Raises
+        ------
+        ValueError
+            The caller's graph arrays this matching refers to were modified in place after
+            the solve.
 
         References
         ----------
@@ -265,6 +306,15 @@ class Matching:
         >>> int(left.sum() + m.capacity[right].sum()) == m.size
         True
         """
+        if self._fp is not None:
+            # the caller's own arrays (no copy was made): still in range and unchanged?
+            try:
+                _, _, fp = _kern.csr_checked(self._indptr, self._indices, self.n_right, False)
+            except ValueError as err:
+                raise ValueError(f"the graph was modified after the matching was computed ({err})") from None
+            if fp != self._fp:
+                raise ValueError("the graph's indptr/indices were modified after the matching was computed: "
+                                 "the certificate would not be about the graph that was solved")
         return _kern.koenig_cover(self._indptr, self._indices, self._edge_off,
                                   np.ascontiguousarray(self.match_left), np.ascontiguousarray(self.capacity),
                                   np.ascontiguousarray(self.right_load))
@@ -328,12 +378,16 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     over alternating paths (a saturated right vertex leads to each of its partners) up to the
     first layer with spare capacity, then a DFS with current-arc pointers that flips a maximal
     set of vertex-disjoint shortest augmenting paths. O(sqrt(V) * E) time in the worst case
-    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory: a private
-    copy of the graph (8 bytes per left vertex + 4 per edge, kept by the result for
-    :meth:`Matching.vertex_cover`), per-vertex state (int32 records, lists and marks: about
-    30 bytes per left and 29 per right vertex) and, during a cold solve that prunes, the
-    transpose (4 bytes per edge), freed before the result arrays (int64) are allocated.
-    The GIL is released throughout.
+    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory, and no
+    copy of a CSR graph with int32 or int64 index arrays (the kernel reads the caller's
+    arrays; an int32 indptr is widened to int64): per-vertex state (12-byte int32 records,
+    plus a status byte, a free-list and a queue entry per left vertex: 12 bytes per right and
+    about 25 per left vertex) and, when the solve prunes or a capacity is 2 or more, the
+    transpose (4 bytes per edge and per right vertex). The int64 result arrays are made as
+    that state is freed. On the benchmark's hard and uniform families (600k x 600k, 1.1M
+    and 1M edges, int64 indices) the peak is about twice the caller's indptr + indices.
+    The GIL is released throughout; the caller's graph must not be modified by another
+    thread meanwhile.
 
     A cold solve starts greedily, left vertices in increasing degree order (a degree-1
     vertex's only choice is safe, so those go first). When the right side is tight (no more
@@ -371,7 +425,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     >>> hopcroft_karp(g, capacity=[2, 1, 0]).size
     3
     """
-    indptr, indices, n_left, n_right = _graph_csr(graph)
+    indptr, indices, n_left, n_right, fp = _graph_csr_shared(graph)
     cap = None if capacity is None else _capacity(capacity, n_right)
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
@@ -383,14 +437,14 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
         # repair: only the vertices the warm start left free are searched
         kept = int(k.seed(warm))
         k.solve(0, True)
-    k.free_scratch()
-    match_left, load = k.result()   # contiguous copies of the packed records
     phases, size = k.phases, k.size
-    del k   # free the kernel's records before building the result object (lower peak)
+    # int64 copies of the records, each made as the kernel frees what it no longer needs
+    match_left, load = k.result(True)
+    del k
     if cap is None:
-        cap = _capacity(None, n_right)
-    # match_left, load: fresh copies from the kernel; cap: our own validated copy
-    return Matching._own(match_left, load, cap, indptr, indices, phases=phases, warm_kept=kept, size=size)
+        # read-only and stride 0: no n_right int64 ones in memory
+        cap = np.broadcast_to(np.int64(1), (n_right,))
+    return Matching._own(match_left, load, cap, indptr, indices, fp, phases=phases, warm_kept=kept, size=size)
 
 
 class IncrementalMatching:
@@ -421,18 +475,21 @@ class IncrementalMatching:
         Right vertex of each left vertex, -1 = unmatched. No copy (a strided view into the
         kernel's packed int32 per-vertex records): it changes as the matching changes; copy
         it to keep a state (:attr:`matching` gives int64 copies).
-    right_load : ndarray of int32, read-only live view
-        Left vertices matched to each right vertex.
+    right_load : ndarray of int32, read-only
+        Left vertices matched to each right vertex (computed on access, O(n_right): the
+        kernel keeps each right vertex's spare count, not its load).
     capacity : ndarray of int64, read-only live view
         Capacity in force (0 while a right vertex is disabled), as set (the kernel itself
         works with ``min(capacity, n_left)``, which allows the same matchings).
     enabled : ndarray of bool, read-only live view
     work : int
-        Edges and partner-list entries scanned so far: a machine-independent cost counter.
+        Edges and partner entries scanned so far: a machine-independent cost counter.
 
     Notes
     -----
-    Cost per call: ``disable_right(j)`` O(load of j); ``set_capacity`` O(1 + unmatched);
+    Cost per call: ``disable_right(j)`` and ``set_capacity`` O(1) for a right vertex of
+    capacity at most 1, else O(degree of j) (its partners are found in its column of the
+    transpose);
     ``disable_edge(i, j)`` O(deg i); ``augment()`` the work of its augmenting searches,
     never a pass over the graph: scratch arrays are validated by epoch stamps rather than
     cleared. A left vertex whose search finds nothing is parked and not searched again
@@ -479,11 +536,15 @@ class IncrementalMatching:
         self._nr = n_right
         k.solve(_START, True)
         self.match_left = _readonly(k.match_left)
-        self.right_load = _readonly(k.load)
         self.capacity = _readonly(k.cap_in_force)
         self.enabled = _readonly(k.enabled.view(np.bool_))
 
     # -- cheap reads -------------------------------------------------------------------
+    @property
+    def right_load(self) -> np.ndarray:
+        """Left vertices matched to each right vertex: int32, a new read-only array (O(n_right))."""
+        return _readonly(self._k.load)
+
     @property
     def n_left(self) -> int:
         return self._nl
@@ -526,7 +587,9 @@ class IncrementalMatching:
         return as_int(i, "i", min_value=0, max_value=self._nl - 1) if self._nl else _no_vertex("left", i)
 
     def disable_right(self, j) -> None:
-        """Right vertex ``j`` fails: its partners become unmatched and queued. O(load of j).
+        """Right vertex ``j`` fails: its partners become unmatched and queued.
+
+        O(1) at capacity <= 1, else O(degree of j).
 
         Idempotent. Its capacity setting is remembered for :meth:`enable_right`.
         """
@@ -539,7 +602,8 @@ class IncrementalMatching:
     def set_capacity(self, j, c) -> None:
         """Set right vertex ``j``'s capacity to ``c >= 0`` (kept while ``j`` is disabled).
 
-        Lowering it below the current load unmatches the most recently matched partners.
+        Lowering it below the current load unmatches partners in the order of j's column
+        (the order of the graph's rows).
         """
         j = self._right(j)
         c = c if type(c) is int and 0 <= c < 2**62 else as_int(c, "c", min_value=0, max_value=2**62)

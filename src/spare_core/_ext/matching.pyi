@@ -4,7 +4,7 @@ from numpy.typing import NDArray
 
 class HKKernel:
     indptr: NDArray[np.int64]
-    indices: NDArray[np.int32]
+    indices: NDArray[np.int32] | NDArray[np.int64]
     edge_off: NDArray[np.uint8] | None
     user_cap: NDArray[np.int64] | None
     enabled: NDArray[np.uint8] | None
@@ -14,7 +14,7 @@ class HKKernel:
     def __init__(
         self,
         indptr: NDArray[np.int64],
-        indices: NDArray[np.int32],
+        indices: NDArray[np.int32] | NDArray[np.int64],
         cap: NDArray[np.int64] | None,
         edge_flags: bool = ...,
         n_right: int = ...,
@@ -23,9 +23,7 @@ class HKKernel:
     def match_left(self) -> NDArray[np.int32]: ...
     @property
     def load(self) -> NDArray[np.int32]: ...
-    @property
-    def cap(self) -> NDArray[np.int32]: ...
-    def result(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
+    def result(self, release: bool = ...) -> tuple[NDArray[np.int64], NDArray[np.int64]]: ...
     @property
     def size(self) -> int: ...
     @property
@@ -54,7 +52,7 @@ class HKKernel:
 
 def koenig_cover(
     indptr: NDArray[np.int64],
-    indices: NDArray[np.int32],
+    indices: NDArray[np.int32] | NDArray[np.int64],
     edge_off: NDArray[np.uint8] | None,
     match_left: NDArray[np.int64],
     cap: NDArray[np.int64],
@@ -65,8 +63,11 @@ def csr_from_pairs(
 ) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
 def nonneg_copy(arr: NDArray[np.int32] | NDArray[np.int64]) -> NDArray[np.int64]: ...
 def csr_checked(
-    indptr: NDArray[np.int32] | NDArray[np.int64], indices: NDArray[np.int32] | NDArray[np.int64], n_minor: int
-) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
+    indptr: NDArray[np.int32] | NDArray[np.int64],
+    indices: NDArray[np.int32] | NDArray[np.int64],
+    n_minor: int,
+    copy: bool = ...,
+) -> tuple[NDArray[np.int64], NDArray[np.int32] | NDArray[np.int64], int]: ...
 
 LEFT_DTYPE: np.dtype
 RIGHT_DTYPE: np.dtype

@@ -1,0 +1,82 @@
+"""hopcroft_karp reads the caller's graph without copying it: memory, safety and certificate."""
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spare_core.matching import _kern, hopcroft_karp
+
+
+def hard_graph(n, seed, index_dtype=np.int64):
+    """Family (b) of the benchmarks at a test size: n x n, 2 random neighbours each, 10 % of
+    the right vertices without edges."""
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(n), 2)
+    cols = rng.integers(0, n, 2 * n)
+    keep = (rng.random(n) >= 0.1)[cols]
+    g = sp.csr_array((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+    g.indices = g.indices.astype(index_dtype)
+    g.indptr = g.indptr.astype(index_dtype)
+    return g
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_solve_reads_the_callers_arrays(dtype):
+    g = hard_graph(2000, 1, dtype)
+    m = hopcroft_karp(g)
+    assert np.shares_memory(m._indices, g.indices)
+    assert np.shares_memory(m._indptr, g.indptr) == (dtype == np.int64)   # int32 indptr is widened
+    left, right = m.vertex_cover()
+    assert int(left.sum()) + int(m.capacity[right].sum()) == m.size
+    # same matching size as from private copies (the COO path converts)
+    assert hopcroft_karp(g.tocoo()).size == m.size
+
+
+def test_certificate_refuses_a_graph_modified_after_the_solve():
+    g = hard_graph(500, 2)
+    m = hopcroft_karp(g)
+    m.vertex_cover()
+    g.indices[:] = g.indices[::-1].copy()       # same values, other edges
+    with pytest.raises(ValueError, match="modified"):
+        m.vertex_cover()
+    g.indices[0] = g.shape[1] + 5               # and out of range: an error, not a read past the end
+    with pytest.raises(ValueError, match="modified"):
+        m.vertex_cover()
+
+
+def test_released_kernel_refuses_use():
+    g = hard_graph(100, 3)
+    from spare_core.matching import _graph_csr
+
+    indptr, indices, _, n_right = _graph_csr(g)
+    k = _kern.HKKernel(indptr, indices, None, False, n_right)
+    size = k.solve(1, True)
+    ml, load = k.result(True)
+    assert int(np.count_nonzero(ml >= 0)) == size == int(load.sum())
+    for call in (k.augment, k.greedy, lambda: k.match_left, lambda: k.result()):
+        with pytest.raises(RuntimeError, match="released"):
+            call()
+
+
+@pytest.mark.parametrize("family", ["hard", "uniform"])
+def test_peak_memory_about_twice_the_input_graph(family):
+    """The issue's budget, on the benchmark families at a tenth of their size (int64 indices,
+    as scipy builds them from int64 coordinates): the peak of everything a solve allocates,
+    kernel scratch and result included, over the caller's indptr + indices bytes."""
+    n = 60_000
+    if family == "hard":
+        g = hard_graph(n, 4)
+    else:
+        rng = np.random.default_rng(5)
+        nnz = int(n / 0.6)
+        g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
+    assert g.indices.dtype == np.int64
+    graph_bytes = g.indptr.nbytes + g.indices.nbytes
+    hopcroft_karp(g)                            # first call: imports and caches outside the window
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    hopcroft_karp(g)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= 2.15 * graph_bytes, peak / graph_bytes
