@@ -32,9 +32,10 @@
 #                partner leaves in O(1)
 #   status     uint8[n_left]   MATCHED, PENDING (free, to be searched), DEAD (free, proven
 #                              to have no augmenting path; revived when capacity grows)
-#   free_l     int32[n_left]   the PENDING left vertices in free_l[:n_pending], the DEAD ones
-#                              in free_l[n_left - n_dead:] (each free vertex is in exactly one,
-#                              so the two never meet)
+#   free_l     int32[n_left + 1]  the PENDING left vertices in free_l[:n_pending], the DEAD
+#                              ones in free_l[n_left + 1 - n_dead:] (each free vertex is in
+#                              exactly one, so the two never meet). The gap between them has
+#                              (matched count + 1) entries: the searches' scratch (below).
 #
 # Scratch (allocated once, reused by every phase; validity by epoch levels, so a phase costs
 # the work of its search, never O(graph)):
@@ -46,10 +47,12 @@
 #                        above every base) marks a vertex the last prune proved can never lie
 #                        on an augmenting path: no search enters it (no separate flags).
 #   L[i].it (current arc, offset in row i); R[j].aux in several-slot mode (above);
-#   queue int32[max(n_left, n_right) + 1]: the BFS queue, the DFS stack of left vertices (the
-#   DFS runs after the BFS is done with it; the right vertex between two stack entries is
-#   read back from the current arc), the prune's queue of right vertices and the greedy
-#   starts' per-right counters.
+#   the BFS queue is free_l itself: its roots are the pending block and the matched vertices
+#   it reaches (at most the matched count) go into the gap; the DFS stack of left vertices
+#   (root + matched vertices; the right vertex between two stack entries is read back from
+#   the current arc) and the prune's queue (one matched left vertex per right vertex it
+#   reaches through a matched edge) also live in the gap, after the pending block.
+#   The minimum-competition greedy start keeps its per-right counters in R[j].lev.
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
 cdef enum:
@@ -83,10 +86,9 @@ cdef struct HKState:
     LinkV* P                # NULL until some capacity is >= 2
     int32_t* head
     uint8_t* status
-    int32_t* free_l         # pending at the front, dead at the back
+    int32_t* free_l         # pending at the front, dead at the back, search scratch between
     intp_t n_pending
     intp_t n_dead
-    int32_t* queue          # also the DFS stack, the prune's queue and the starts' counters
     # transpose, allocated on first need by hk_build_csc (PyMem_RawMalloc, so that
     # tracemalloc counts it)
     const int32_t* cptr     # int32[n_right + 1] (built only when nnz <= INT32_MAX)

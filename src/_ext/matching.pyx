@@ -17,8 +17,9 @@ and none will while capacities only shrink (Hopcroft-Karp's "no augmenting path 
 w.r.t. M implies none w.r.t. M xor P"): they are parked as DEAD and not searched again
 until capacity grows (:c:func:`hk_revive`).
 
-Memory: 12 bytes per vertex of records, 13 more per left vertex (status, free list, queue)
-and, when pruning or b-matching, the transpose (4 bytes per edge and per right vertex). The
+Memory: 12 bytes per vertex of records, 5 more per left vertex (status, free list; the
+searches' queues and stacks live in the free list's unused middle) and, when pruning, the
+transpose (4 bytes per edge and per right vertex); b-matching adds partner lists. The
 graph is the caller's (int32 or int64 indices: every function reading it is fused over
 both), so a one-shot solve adds no copy of it.
 """
@@ -140,16 +141,19 @@ cdef void hk_shed(HKState* s, int32_t j, int64_t n) noexcept nogil:
 cdef void hk_greedy(HKState* s, const idx_t* ix) noexcept nogil:
     """Match each PENDING left vertex to its first neighbour with spare capacity (O(|E|)).
 
-    The scan tests a one-byte "full" flag per right vertex (kept in the idle queue) instead
-    of the records: the flags of 600k right vertices fit in L2, the records do not, and the
-    test of each neighbour was a cache miss (perf: 68 % of greedy time on that compare).
+    The scan tests a one-byte "full" flag per right vertex instead of the records: the
+    flags of 600k right vertices fit in L2, the records do not, and the test of each
+    neighbour was a cache miss (perf: 68 % of greedy time on that compare). Skipped if the
+    n_right bytes cannot be allocated (the start is only an optimisation).
     """
     cdef intp_t k, kept = 0, j0
     cdef int64_t e, end
     cdef int32_t u, j
     cdef const int64_t* indptr = s.indptr
     cdef const uint8_t* off = s.edge_off
-    cdef uint8_t* full = <uint8_t*>s.queue      # n_right + 1 <= 4 (max(n_left, n_right) + 1) bytes
+    cdef uint8_t* full = <uint8_t*>PyMem_RawMalloc(s.n_right + 1)
+    if full == NULL:
+        return
     for j0 in range(s.n_right):
         full[j0] = s.R[j0].spare <= 0
     cdef intp_t n = s.n_pending
@@ -181,6 +185,7 @@ cdef void hk_greedy(HKState* s, const idx_t* ix) noexcept nogil:
             s.free_l[kept] = u
             kept += 1
     s.n_pending = kept
+    PyMem_RawFree(full)
 
 
 cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noexcept nogil:
@@ -191,29 +196,31 @@ cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noe
     vertex can take is taken now. The counts are kept exact: a processed left vertex stops
     competing for all its neighbours. ``cptr``: the transpose's offsets when every left
     vertex is PENDING and no edge is disabled (the counts are then the column degrees),
-    else NULL (one counting pass). The counters live in the idle queue.
+    else NULL (one counting pass). The counters live in the right records' level field,
+    next to the spare count the choice also reads (reset to 0, "not reached", afterwards).
     """
     cdef intp_t k, kept = 0, j0
     cdef int64_t e, b, end
     cdef int32_t u, j, best, bd, d
     cdef const int64_t* indptr = s.indptr
     cdef const uint8_t* off = s.edge_off
-    # competitors of each right vertex; INT32_MAX once it is full (never chosen)
-    cdef int32_t* key = s.queue
+    # R[j].lev: competitors of right vertex j; INT32_MAX once it is full (never chosen)
+    cdef RightV* R = s.R
     if cptr != NULL:
         for j0 in range(s.n_right):
-            key[j0] = <int32_t>(cptr[j0 + 1] - cptr[j0])
+            R[j0].lev = <int32_t>(cptr[j0 + 1] - cptr[j0])
     else:
-        memset(key, 0, (s.n_right + 1) * sizeof(int32_t))
+        for j0 in range(s.n_right):
+            R[j0].lev = 0
         for k in range(s.n_pending):
             u = s.free_l[k]
             s.work += indptr[u + 1] - indptr[u]
             for e in range(indptr[u], indptr[u + 1]):
                 if off == NULL or not off[e]:
-                    key[ix[e]] += 1
+                    R[ix[e]].lev += 1
     for j0 in range(s.n_right):
-        if s.R[j0].spare <= 0:
-            key[j0] = INT32_MAX
+        if R[j0].spare <= 0:
+            R[j0].lev = INT32_MAX
     cdef intp_t n = s.n_pending
     cdef int32_t u2
     for k in range(n):
@@ -224,8 +231,7 @@ cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noe
         if k + AHEAD < n:
             u2 = s.free_l[k + AHEAD]
             for e in range(indptr[u2], indptr[u2 + 1]):
-                __builtin_prefetch(&key[ix[e]], 1, 3)
-                __builtin_prefetch(&s.R[ix[e]], 1, 3)
+                __builtin_prefetch(&R[ix[e]], 1, 3)
         u = s.free_l[k]
         b = indptr[u]
         end = indptr[u + 1]
@@ -234,24 +240,26 @@ cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noe
         bd = INT32_MAX
         for e in range(b, end):
             j = <int32_t>ix[e]
-            d = key[j]
+            d = R[j].lev
             if d < bd and (off == NULL or not off[e]):
                 bd = d
                 best = j
         for e in range(b, end):
             j = <int32_t>ix[e]
-            if key[j] != INT32_MAX and (off == NULL or not off[e]):
-                key[j] -= 1
+            if R[j].lev != INT32_MAX and (off == NULL or not off[e]):
+                R[j].lev -= 1
         if best >= 0:
             hk_link(s, u, best)
-            if s.R[best].spare <= 0:
-                key[best] = INT32_MAX
+            if R[best].spare <= 0:
+                R[best].lev = INT32_MAX
             s.status[u] = MATCHED
             s.size += 1
         else:
             s.free_l[kept] = u
             kept += 1
     s.n_pending = kept
+    for j0 in range(s.n_right):
+        R[j0].lev = 0
 
 
 cdef void hk_degree_order(HKState* s) noexcept nogil:
@@ -260,8 +268,8 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
     Degree-1 vertices first: their only choice is safe, so the greedy start makes fewer
     choices that Hopcroft-Karp must undo. Isolated vertices go straight to DEAD (no
     augmenting path can ever start there), so no later pass over the pending list sees
-    them ((c) at 1e6 edges: 19 % of the left side). The sorted list is built in the idle
-    queue. Skipped if the bucket array cannot be allocated.
+    them ((c) at 1e6 edges: 19 % of the left side). Skipped if its scratch cannot be
+    allocated.
     """
     cdef intp_t k, n = s.n_pending
     cdef int64_t d, maxd = 0, acc = 0, c
@@ -272,8 +280,10 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
         if d > maxd:
             maxd = d
     cdef int64_t* cnt = <int64_t*>PyMem_RawCalloc(maxd + 2, sizeof(int64_t))
-    cdef int32_t* tmp = s.queue            # n_left + 1 entries at least
-    if cnt == NULL:
+    cdef int32_t* tmp = <int32_t*>PyMem_RawMalloc((n + 1) * sizeof(int32_t))
+    if cnt == NULL or tmp == NULL:
+        PyMem_RawFree(cnt)
+        PyMem_RawFree(tmp)
         return
     for k in range(n):
         u = s.free_l[k]
@@ -290,6 +300,7 @@ cdef void hk_degree_order(HKState* s) noexcept nogil:
         cnt[d] += 1
     memmove(s.free_l, tmp, n * sizeof(int32_t))
     PyMem_RawFree(cnt)
+    PyMem_RawFree(tmp)
     _park_pending(s, n - n_isolated)
 
 
@@ -311,7 +322,7 @@ cdef bint _slots_at_most(HKState* s, int64_t bound) noexcept nogil:
 cdef void hk_revive(HKState* s) noexcept nogil:
     """Capacity grew somewhere: every DEAD left vertex may have a path again."""
     cdef intp_t k
-    cdef int32_t* dead = s.free_l + s.n_left - s.n_dead
+    cdef int32_t* dead = s.free_l + s.n_left + 1 - s.n_dead
     for k in range(s.n_dead):
         s.status[dead[k]] = PENDING
     # the two blocks may overlap when almost every left vertex is free
@@ -325,8 +336,8 @@ cdef void _park_pending(HKState* s, intp_t first) noexcept nogil:
     cdef intp_t k, m = s.n_pending - first
     for k in range(first, s.n_pending):
         s.status[s.free_l[k]] = DEAD
-    # dead block grows downwards from n_left; memmove: the blocks may overlap
-    memmove(s.free_l + s.n_left - s.n_dead - m, s.free_l + first, m * sizeof(int32_t))
+    # dead block grows downwards from n_left + 1; memmove: the blocks may overlap
+    memmove(s.free_l + s.n_left + 1 - s.n_dead - m, s.free_l + first, m * sizeof(int32_t))
     s.n_dead += m
     s.n_pending = first
 
@@ -342,16 +353,16 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
     cdef RightV* R = s.R
     cdef const int64_t* indptr = s.indptr
     cdef const LinkV* P = s.P
-    cdef int32_t* queue = s.queue
-    cdef const int32_t* pending = s.free_l
+    # the queue is the free list: the roots are its pending block already, and the matched
+    # vertices the search reaches (at most the matched count) fill the gap before the dead block
+    cdef int32_t* queue = s.free_l
     cdef const uint8_t* off = s.edge_off
     cdef int32_t base = _new_base(s)
     for k in range(s.n_pending):
-        u = pending[k]
+        u = queue[k]
         L[u].lev = base
         L[u].it = 0
-        queue[qt] = u
-        qt += 1
+    qt = s.n_pending
     cdef int32_t vv
     cdef int64_t ee
     while qh < qt:
@@ -411,8 +422,10 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
 cdef bint _dfs(HKState* s, const idx_t* ix, int32_t root, int32_t limit) noexcept nogil:
     """Find one shortest augmenting path from ``root`` in the layered graph and flip it.
 
-    The stack of left vertices lives in s.queue; the right vertex taken from stack entry i
-    is the one its current arc points at (L[v].it is left on that edge when descending).
+    The stack of left vertices lives in the free list's gap after the pending block (the
+    root and at most every vertex matched when the phase began: it fits); the right vertex
+    taken from stack entry i is the one its current arc points at (L[v].it is left on that
+    edge when descending).
     """
     cdef intp_t top = 0, i
     cdef int32_t v, j, w, d, a, base = s.base
@@ -421,7 +434,7 @@ cdef bint _dfs(HKState* s, const idx_t* ix, int32_t root, int32_t limit) noexcep
     cdef LeftV* L = s.L
     cdef RightV* R = s.R
     cdef const LinkV* P = s.P
-    cdef int32_t* stack = s.queue
+    cdef int32_t* stack = s.free_l + s.n_pending
     stack[0] = root
     while top >= 0:
         v = stack[top]
@@ -727,6 +740,27 @@ cdef void hk_free_csc(HKState* s) noexcept nogil:
     s.cidx = NULL
 
 
+cdef inline intp_t _prune_column(HKState* s, const idx_t* ix, int32_t j, int32_t* queue, intp_t qt) noexcept nogil:
+    """hk_prune's step from live right ``j``: its left neighbours (not matched to it) are
+    live, and the right vertex each is matched to becomes live and is queued. Returns the new
+    queue length."""
+    cdef int64_t e
+    cdef int32_t w, j2
+    cdef LeftV* L = s.L
+    s.work += s.cptr[j + 1] - s.cptr[j]
+    for e in range(s.cptr[j], s.cptr[j + 1]):
+        w = s.cidx[e]
+        if L[w].lev != LEV_OUT or L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, ix, w, j)]):
+            continue
+        L[w].lev = 0
+        j2 = L[w].match
+        if j2 >= 0 and s.R[j2].lev == LEV_OUT:
+            s.R[j2].lev = 0
+            queue[qt] = j2
+            qt += 1
+    return qt
+
+
 cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     """Mark the vertices that can still reach spare capacity by an alternating path.
 
@@ -737,53 +771,54 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     changes), until capacity grows: its level becomes LEV_OUT, which no search enters, and
     PENDING left vertices outside it become DEAD at once. This removes the Hungarian forests
     of unmatchable left vertices that textbook Hopcroft-Karp searches again in every phase.
-    O(|E| + |V|).
+    O(|E| + |V|). The queue holds the right vertices reached through a matched edge, each
+    through a different partner: at most the matched count, so it fits in the free list's gap.
     """
-    cdef intp_t qh = 0, qt = 0, k, kept = 0
-    cdef int64_t e
-    cdef int32_t j, w, j2
+    cdef intp_t qh, qt, k, kept = 0
+    cdef int32_t j, w
     cdef const int32_t* cptr = s.cptr
     cdef const int32_t* cidx = s.cidx
-    cdef int32_t* queue_r = s.queue          # no search is running: its queue is free
+    cdef int32_t* queue = s.free_l + s.n_pending
     cdef LeftV* L = s.L
     cdef RightV* R = s.R
     cdef int64_t w0 = s.work, n_pending0 = s.n_pending
     for k in range(s.n_left):
         L[k].lev = LEV_OUT
-    # right vertices without edges are free for ever and reach nothing: never seeds
     for j in range(s.n_right):
-        if R[j].spare > 0 and cptr[j + 1] > cptr[j]:
-            R[j].lev = 0
-            queue_r[qt] = j
-            qt += 1
-        else:
-            R[j].lev = LEV_OUT
+        R[j].lev = LEV_OUT
     s.work += (s.n_left + s.n_right) // 5        # cache lines of 12-byte records
     s.live_on = 1
     cdef int32_t jj
     cdef int64_t ee
-    while qh < qt:
-        # the queue is known a few entries ahead: fetch their columns, then their left records
-        if qh + 2 * AHEAD < qt:
-            jj = queue_r[qh + 2 * AHEAD]
-            __builtin_prefetch(&cptr[jj], 0, 3)
-        if qh + AHEAD < qt:
-            jj = queue_r[qh + AHEAD]
+    # right vertices without edges are free for ever and reach nothing: never seeds. The
+    # seeds' columns are scanned as the pass meets them (the left records of a seed a few
+    # records ahead are fetched first); the right vertices they lead to queue up for afterwards.
+    qt = 0
+    for j in range(s.n_right):
+        jj = j + AHEAD
+        if jj < s.n_right and R[jj].spare > 0:
             for ee in range(cptr[jj], cptr[jj + 1]):
                 __builtin_prefetch(&L[cidx[ee]], 0, 3)
-        j = queue_r[qh]
+        if R[j].spare <= 0 or cptr[j + 1] == cptr[j] or R[j].lev != LEV_OUT:
+            continue
+        R[j].lev = 0
+        qt = _prune_column(s, ix, j, queue, qt)
+    qh = 0
+    while qh < qt:
+        # the queue is known a few entries ahead: fetch their column offsets, then the
+        # columns, then the left records there (each stage reads what the previous fetched)
+        if qh + 3 * AHEAD < qt:
+            __builtin_prefetch(&cptr[queue[qh + 3 * AHEAD]], 0, 3)
+        if qh + 2 * AHEAD < qt:
+            __builtin_prefetch(&cidx[cptr[queue[qh + 2 * AHEAD]]], 0, 3)
+        if qh + AHEAD < qt:
+            jj = queue[qh + AHEAD]
+            for ee in range(cptr[jj], cptr[jj + 1]):
+                __builtin_prefetch(&L[cidx[ee]], 0, 3)
+        j = queue[qh]
         qh += 1
-        s.work += cptr[j + 1] - cptr[j]
-        for e in range(cptr[j], cptr[j + 1]):
-            w = cidx[e]
-            if L[w].lev != LEV_OUT or L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, ix, w, j)]):
-                continue
-            L[w].lev = 0
-            j2 = L[w].match
-            if j2 >= 0 and R[j2].lev == LEV_OUT:
-                R[j2].lev = 0
-                queue_r[qt] = j2
-                qt += 1
+        qt = _prune_column(s, ix, j, queue, qt)
+    s.work += s.n_right // 5        # the seeds' pass over the records
     # partition the pending block: live ones stay in front (in order), the rest go DEAD
     for k in range(s.n_pending):
         w = s.free_l[k]
@@ -794,7 +829,7 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     _park_pending(s, kept)
     s.prunes += 1
     # what the next prune will cost at most: the same reverse search (the live region only
-    # shrinks while capacities do), the pass over the records and the one over the pending list
+    # shrinks while capacities do), the passes over the records and the one over the pending list
     s.prune_cost = s.work - w0 + n_pending0
 
 
@@ -932,9 +967,9 @@ cdef class HKKernel:
         self._L = np.empty(nl, LEFT_DTYPE)
         self._R = np.empty(nr, RIGHT_DTYPE)
         self._status = np.empty(nl, np.uint8)
-        # free_l (pending in front, dead at the back), then the queue that the BFS, the
-        # DFS stack, the prune and the greedy starts share
-        self._i32 = np.empty(nl + max(nl, nr) + 1, np.int32)
+        # free_l: pending in front, dead at the back; the searches' queues and stacks use the
+        # gap between (matched count + 1 entries: see _bfs, _dfs, hk_prune)
+        self._i32 = np.empty(nl + 1, np.int32)
         self.cap1 = NULL
         if not unit:
             self.cap1 = <const int64_t*>_data(cap, b'i', 8, False)
@@ -965,7 +1000,6 @@ cdef class HKKernel:
         self.s.R = R
         self.s.status = st
         self.s.free_l = blk
-        self.s.queue = blk + nl
         self.s.n_left = nl
         self.s.n_right = nr
         self.s.indptr = <const int64_t*>_data(self.indptr, b'i', 8, False)
@@ -1044,7 +1078,6 @@ cdef class HKKernel:
             hk_free_csc(&self.s)
             self.s.status = NULL
             self.s.free_l = NULL
-            self.s.queue = NULL
             self._status = None
             self._i32 = None
         ml_a = np.empty(nl, np.int64)
@@ -1329,7 +1362,7 @@ cdef class HKKernel:
         cdef intp_t np_ = self.s.n_pending, nd = self.s.n_dead, nl = self.n_left
         out = np.empty(np_ + nd, np.int64)
         out[:np_] = self._i32[:np_]
-        out[np_:] = self._i32[nl - nd:nl]
+        out[np_:] = self._i32[nl + 1 - nd:nl + 1]
         return out
 
 
