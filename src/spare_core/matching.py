@@ -44,6 +44,7 @@ _START = 1
 
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
+_ONE = np.int64(1).tobytes()
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -442,8 +443,9 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     match_left, load = k.result(True)
     del k
     if cap is None:
-        # read-only and stride 0: no n_right int64 ones in memory
-        cap = np.broadcast_to(np.int64(1), (n_right,))
+        # read-only (a bytes buffer) and stride 0: no n_right int64 ones in memory, and a
+        # microsecond instead of np.broadcast_to's ten
+        cap = np.ndarray((n_right,), np.int64, _ONE, strides=(0,))
     return Matching._own(match_left, load, cap, indptr, indices, fp, phases=phases, warm_kept=kept, size=size)
 
 
