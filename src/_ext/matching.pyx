@@ -394,25 +394,20 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
             if R[j].spare > 0:
                 limit = d
             elif d < limit:
+                # its partners: the one in the record (unit mode), else its list
                 a = R[j].aux
-                if a >= 0:
-                    work += 1
-                    if L[a].lev < base:
-                        L[a].lev = base + d + 1
-                        L[a].it = 0
-                        queue[qt] = a
-                        qt += 1
-                elif a <= -2:
+                w = a
+                if a <= -2:
                     w = s.head[j]
                     R[j].aux = -3 - w            # the DFS cursor starts at the list's head
-                    while w != -1:
-                        work += 1
-                        if L[w].lev < base:
-                            L[w].lev = base + d + 1
-                            L[w].it = 0
-                            queue[qt] = w
-                            qt += 1
-                        w = P[w].nxt
+                while w != -1:
+                    work += 1
+                    if L[w].lev < base:
+                        L[w].lev = base + d + 1
+                        L[w].it = 0
+                        queue[qt] = w
+                        qt += 1
+                    w = P[w].nxt if a <= -2 else -1
     if qt > 0:
         s.top = L[queue[qt - 1]].lev      # the deepest layer is the last one queued
     s.work += work
