@@ -24,12 +24,13 @@
 #   R[j].spare   capacity in force (clamped to n_left) minus partners now; 0 = saturated or
 #                disabled. The capacity itself is the caller's (IncrementalMatching keeps it).
 #   R[j].aux     unit mode (capacity in force <= 1): the partner, -1 = none.
-#                several-slot mode (capacity >= 2): <= -2, and -3 - aux is the phase's DFS
-#                cursor, the next partner to try (-1: none left)
-#   head int32[n_right], P LinkV[n_left]   several-slot mode only (NULL until a capacity of
+#                several-slot mode (capacity >= 2): <= -2, and -3 - aux is the head of its
+#                partner list (-1: empty), doubly linked through P so that a partner
+#                leaves in O(1)
+#   P LinkV[n_left], cur int32[n_right]   several-slot mode only (NULL until a capacity of
 #                2 or more appears: a unit-capacity graph never pays their 12 bytes per
-#                vertex): j's partners as a doubly linked list from head[j], so that a
-#                partner leaves in O(1)
+#                vertex): the partner-list links, and each right vertex's DFS cursor (the
+#                next partner to try this phase, -1 = none left)
 #   status     uint8[n_left]   MATCHED, PENDING (free, to be searched), DEAD (free, proven
 #                              to have no augmenting path; revived when capacity grows)
 #   free_l     int32[n_left + 1]  the PENDING left vertices in free_l[:n_pending], the DEAD
@@ -84,7 +85,7 @@ cdef struct HKState:
     LeftV* L
     RightV* R
     LinkV* P                # NULL until some capacity is >= 2
-    int32_t* head
+    int32_t* cur
     uint8_t* status
     int32_t* free_l         # pending at the front, dead at the back, search scratch between
     intp_t n_pending

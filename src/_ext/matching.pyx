@@ -90,12 +90,12 @@ cdef inline void hk_link(HKState* s, int32_t v, int32_t j) noexcept nogil:
     if s.R[j].aux >= -1:        # unit mode: v is its one partner
         s.R[j].aux = v
     else:                       # several-slot mode: v joins the front of j's partner list
-        h = s.head[j]
+        h = -3 - s.R[j].aux
         s.P[v].nxt = h
         s.P[v].prv = -1
         if h != -1:
             s.P[h].prv = v
-        s.head[j] = v
+        s.R[j].aux = -3 - v
 
 
 cdef inline void hk_unlink(HKState* s, int32_t v) noexcept nogil:
@@ -111,7 +111,7 @@ cdef inline void hk_unlink(HKState* s, int32_t v) noexcept nogil:
         if p != -1:
             s.P[p].nxt = n
         else:
-            s.head[j] = n
+            s.R[j].aux = -3 - n
         if n != -1:
             s.P[n].prv = p
 
@@ -131,8 +131,8 @@ cdef void hk_shed(HKState* s, int32_t j, int64_t n) noexcept nogil:
     while n > 0:
         if s.R[j].aux >= 0:
             hk_free_left(s, s.R[j].aux)
-        elif s.R[j].aux <= -2 and s.head[j] != -1:
-            hk_free_left(s, s.head[j])
+        elif s.R[j].aux <= -3:                  # several-slot mode, list not empty
+            hk_free_left(s, -3 - s.R[j].aux)
         else:
             return
         n -= 1
@@ -398,8 +398,8 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
                 a = R[j].aux
                 w = a
                 if a <= -2:
-                    w = s.head[j]
-                    R[j].aux = -3 - w            # the DFS cursor starts at the list's head
+                    w = -3 - a
+                    s.cur[j] = w                 # the DFS cursor starts at the list's head
                 while w != -1:
                     work += 1
                     if L[w].lev < base:
@@ -472,12 +472,12 @@ cdef bint _dfs(HKState* s, const idx_t* ix, int32_t root, int32_t limit) noexcep
                 if L[a].lev == base + d + 1:
                     w = a            # tried once: if it dead-ends its level drops below base
             elif a <= -2:
-                w = -3 - a                    # the cursor: next partner to try
+                w = s.cur[j]                  # the next partner to try
                 while w != -1 and L[w].lev != base + d + 1:
                     s.work += 1
                     w = P[w].nxt
                 if w != -1:
-                    R[j].aux = -3 - P[w].nxt  # w is tried at most once per phase
+                    s.cur[j] = P[w].nxt       # w is tried at most once per phase
             if w == -1:
                 R[j].lev = base - 1        # every partner is a dead end: so is j, for this phase
                 e += 1
@@ -790,26 +790,37 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     # records ahead are fetched first); the right vertices they lead to queue up for afterwards.
     qt = 0
     for j in range(s.n_right):
-        jj = j + AHEAD
+        jj = j + 2 * AHEAD
         if jj < s.n_right and R[jj].spare > 0:
             for ee in range(cptr[jj], cptr[jj + 1]):
                 __builtin_prefetch(&L[cidx[ee]], 0, 3)
+        jj = j + AHEAD       # then the records of the right vertices those are matched to
+        if jj < s.n_right and R[jj].spare > 0:
+            for ee in range(cptr[jj], cptr[jj + 1]):
+                if L[cidx[ee]].match >= 0:
+                    __builtin_prefetch(&R[L[cidx[ee]].match], 0, 3)
         if R[j].spare <= 0 or cptr[j + 1] == cptr[j] or R[j].lev != LEV_OUT:
             continue
         R[j].lev = 0
         qt = _prune_column(s, ix, j, queue, qt)
     qh = 0
     while qh < qt:
-        # the queue is known a few entries ahead: fetch their column offsets, then the
-        # columns, then the left records there (each stage reads what the previous fetched)
+        # the queue is known a few entries ahead: fetch their column offsets, the columns,
+        # the left records there, then the right records those are matched to (each stage
+        # reads what the previous one fetched)
+        if qh + 4 * AHEAD < qt:
+            __builtin_prefetch(&cptr[queue[qh + 4 * AHEAD]], 0, 3)
         if qh + 3 * AHEAD < qt:
-            __builtin_prefetch(&cptr[queue[qh + 3 * AHEAD]], 0, 3)
+            __builtin_prefetch(&cidx[cptr[queue[qh + 3 * AHEAD]]], 0, 3)
         if qh + 2 * AHEAD < qt:
-            __builtin_prefetch(&cidx[cptr[queue[qh + 2 * AHEAD]]], 0, 3)
+            jj = queue[qh + 2 * AHEAD]
+            for ee in range(cptr[jj], cptr[jj + 1]):
+                __builtin_prefetch(&L[cidx[ee]], 0, 3)
         if qh + AHEAD < qt:
             jj = queue[qh + AHEAD]
             for ee in range(cptr[jj], cptr[jj + 1]):
-                __builtin_prefetch(&L[cidx[ee]], 0, 3)
+                if L[cidx[ee]].match >= 0:
+                    __builtin_prefetch(&R[L[cidx[ee]].match], 0, 3)
         j = queue[qh]
         qh += 1
         qt = _prune_column(s, ix, j, queue, qt)
@@ -929,7 +940,7 @@ cdef class HKKernel:
     """
     cdef HKState s
     cdef readonly object indptr, indices, edge_off, user_cap, enabled, cap_in_force
-    cdef object _L, _R, _status, _i32, _cap, _P, _head
+    cdef object _L, _R, _status, _i32, _cap, _P, _cur
     cdef readonly intp_t n_left, n_right
     cdef uint8_t* en
     cdef int64_t* ucap
@@ -1006,7 +1017,7 @@ cdef class HKKernel:
         self.s.cptr = NULL
         self.s.cidx = NULL
         self.s.P = NULL
-        self.s.head = NULL
+        self.s.cur = NULL
         self.s.live_on = 0
         self.s.can_prune = 1
         self.s.prune_budget = -1
@@ -1027,9 +1038,9 @@ cdef class HKKernel:
         if self.s.P != NULL:
             return
         self._P = np.empty(max(self.n_left, 1), LINK_DTYPE)
-        self._head = np.full(max(self.n_right, 1), -1, np.int32)
+        self._cur = np.empty(max(self.n_right, 1), np.int32)
         self.s.P = <LinkV*>_data(self._P, b'V', sizeof(LinkV), True)
-        self.s.head = <int32_t*>_data(self._head, b'i', 4, True)
+        self.s.cur = <int32_t*>_data(self._cur, b'i', 4, True)
 
     cdef _alive(self):
         if self.released:
@@ -1217,14 +1228,12 @@ cdef class HKKernel:
         cdef HKState* s = &self.s
         if c > 1:
             if r.aux >= -1:               # unit -> several-slot: its partner (if any) is the list
-                s.head[j] = r.aux
                 if r.aux >= 0:
                     s.P[r.aux].nxt = -1
                     s.P[r.aux].prv = -1
-                r.aux = -2
+                r.aux = -3 - r.aux
         elif r.aux <= -2:                 # several-slot -> unit: at most one partner is left
-            r.aux = s.head[j]
-            s.head[j] = -1
+            r.aux = -3 - r.aux
 
     def disable_right(self, intp_t j):
         self._alive()
