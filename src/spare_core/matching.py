@@ -279,6 +279,12 @@ class Matching:
             Every edge ``(i, j)`` has ``left_mask[i] or right_mask[j]`` (edges to disabled
             right vertices included: those have capacity 0 and sit in the cover for free).
 
+        Raises
+        ------
+        ValueError
+            The caller's graph arrays this matching refers to were modified in place after
+            the solve.
+
         Notes
         -----
         Z is the set of vertices reachable from the unmatched left vertices by alternating
@@ -288,12 +294,6 @@ class Matching:
         not maximum (an :class:`IncrementalMatching` before :meth:`~IncrementalMatching.augment`)
         the cover is still a cover but heavier than ``size``. O(|E| + |V|)
         (a re-validation of the caller's index arrays included).
-
-        Raises
-        ------
-        ValueError
-            The caller's graph arrays this matching refers to were modified in place after
-            the solve.
 
         References
         ----------
