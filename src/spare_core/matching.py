@@ -489,9 +489,7 @@ class IncrementalMatching:
 
     Notes
     -----
-    Cost per call: ``disable_right(j)`` and ``set_capacity`` O(1) for a right vertex of
-    capacity at most 1, else O(degree of j) (its partners are found in its column of the
-    transpose);
+    Cost per call: ``disable_right(j)`` O(load of j); ``set_capacity`` O(1 + unmatched);
     ``disable_edge(i, j)`` O(deg i); ``augment()`` the work of its augmenting searches,
     never a pass over the graph: scratch arrays are validated by epoch stamps rather than
     cleared. A left vertex whose search finds nothing is parked and not searched again
@@ -589,9 +587,7 @@ class IncrementalMatching:
         return as_int(i, "i", min_value=0, max_value=self._nl - 1) if self._nl else _no_vertex("left", i)
 
     def disable_right(self, j) -> None:
-        """Right vertex ``j`` fails: its partners become unmatched and queued.
-
-        O(1) at capacity <= 1, else O(degree of j).
+        """Right vertex ``j`` fails: its partners become unmatched and queued. O(load of j).
 
         Idempotent. Its capacity setting is remembered for :meth:`enable_right`.
         """
@@ -604,8 +600,7 @@ class IncrementalMatching:
     def set_capacity(self, j, c) -> None:
         """Set right vertex ``j``'s capacity to ``c >= 0`` (kept while ``j`` is disabled).
 
-        Lowering it below the current load unmatches partners in the order of j's column
-        (the order of the graph's rows).
+        Lowering it below the current load unmatches the most recently matched partners.
         """
         j = self._right(j)
         c = c if type(c) is int and 0 <= c < 2**62 else as_int(c, "c", min_value=0, max_value=2**62)
