@@ -382,10 +382,11 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory, and no
     copy of a CSR graph with int32 or int64 index arrays (the kernel reads the caller's
     arrays; an int32 indptr is widened to int64): per-vertex state (12-byte int32 records,
-    plus a status byte, a free-list and a queue entry per left vertex: 12 bytes per right and
-    about 25 per left vertex) and, when the solve prunes or a capacity is 2 or more, the
-    transpose (4 bytes per edge and per right vertex). The int64 result arrays are made as
-    that state is freed. On the benchmark's hard and uniform families (600k x 600k, 1.1M
+    plus a status byte and a free-list entry per left vertex, whose unused part holds the
+    searches' queues: 12 bytes per right and 17 per left vertex), when the solve prunes, the
+    transpose (4 bytes per edge and per right vertex), and for capacities of 2 or more the
+    partner lists (8 bytes per left and 4 per right vertex). The int64 result arrays are made
+    as that state is freed. On the benchmark's hard and uniform families (600k x 600k, 1.1M
     and 1M edges, int64 indices) the peak is about twice the caller's indptr + indices.
     The GIL is released throughout; the caller's graph must not be modified by another
     thread meanwhile.
