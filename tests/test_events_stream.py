@@ -283,3 +283,74 @@ def test_victim_order_is_a_uniform_permutation(model):
             counts[row, units[j]] += 1
     for row in counts:
         assert stats.chisquare(row).pvalue > 1e-3
+
+
+# -- victims drawn lazily: consumers that need only the times ---------------------------------
+_LAZY_CASES = [
+    ("per-unit", Weibull(0.78, 50.0)),
+    ("per-unit", LogNormal(20.0, 1.5)),
+    ("per-unit", Deterministic(7.0)),  # no hazard: units come with the sorted lifetimes
+    ("system", Weibull(0.78, 5.0)),
+]
+
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("times"), st.integers(0, 70)),
+        st.tuples(st.just("units"), st.integers(0, 70)),
+        st.tuples(st.sampled_from(["owed", "next", "peek", "alive"]), st.just(0)),
+        st.tuples(st.just("restart"), st.integers(0, 5)),
+    ),
+    max_size=40,
+)
+
+
+@given(case=st.sampled_from(_LAZY_CASES), n=st.integers(1, 80), seed=st.integers(0, 2**32), ops=_ops)
+def test_times_only_consumption_draws_the_same_numbers(case, n, seed, ops):
+    """A stream consumed for its times only in places (its units owed, drawn later or never)
+    gives exactly the times, units and state of a stream consumed with units throughout."""
+    model, life = case
+    lazy = FailureStream(n, life, model=model, seed=seed)
+    full = FailureStream(n, life, model=model, seed=seed)
+    owed = []  # units the lazy stream has consumed without handing out
+    for op, m in ops:
+        if op == "times":
+            times, none = lazy._take(m, False)
+            t, u = full.next_failures(m)
+            assert none is None and times == t.tolist()
+            owed += u.tolist()
+        elif op == "units":
+            times, units = lazy._take(m, True)
+            t, u = full.next_failures(m)
+            assert (times, units) == (t.tolist(), u.tolist())
+            owed = []  # applied to the alive flags on the way
+        elif op == "owed":
+            assert lazy._take_units() == owed
+            owed = []
+        elif op == "next":
+            assert lazy.next_failure() == full.next_failure()
+            owed = []
+        elif op == "peek":
+            assert lazy.peek() == full.peek()
+        elif op == "alive":
+            assert np.array_equal(lazy.alive, full.alive)
+            owed = []
+        else:
+            lazy.restart(lazy.now + m)
+            full.restart(full.now + m)
+            owed = []
+        assert (lazy.n_alive, lazy.now, lazy.failures, lazy.epoch) == (full.n_alive, full.now, full.failures, full.epoch)
+    assert np.array_equal(lazy.alive, full.alive)
+    assert drain(lazy) == drain(full)
+
+
+def test_times_only_consumption_never_draws_the_victims_of_an_abandoned_chunk():
+    # the chunk's victims are drawn only when asked for (or before the next chunk)
+    s = FailureStream(600, Weibull(0.78, 1e5), seed=4)
+    for _ in range(50):
+        (t,), _ = s._take(1, False)
+        assert s._units is None  # pending: nobody asked
+        s.restart(t + 1.0)
+    assert s.alive.all() and s.n_alive == 600
+    s._take(40, False)  # crosses into the second chunk: the first chunk's victims are drawn
+    assert len(s._owed) == 32 and s._units is None
+    assert len(s._take_units()) == 40 and s.n_alive == 560 == int(s.alive.sum())

@@ -96,7 +96,12 @@ class FailureStream:
     skipping those already taken, while at most half are taken. So a restart draws nothing
     (it only resets the ``n`` alive flags) and an epoch with ``f`` failures draws O(f) numbers
     whatever ``n`` is — a simulation that restarts after a handful of failures of 10^5 units
-    does not pay for 10^5 lifetimes or a 10^5-permutation per epoch. Other lifetime laws (a :class:`~spare_core.distributions.
+    does not pay for 10^5 lifetimes or a 10^5-permutation per epoch. A chunk's victims are
+    drawn when one of its units is first asked for, or before the next chunk's draws,
+    whichever comes first: every number comes out of the generators in the same order as
+    if they were drawn with the times, and an epoch that restarts before its units are
+    needed never draws them (the simulator's checkpoint-only runs ask for times only;
+    :attr:`alive` and the public methods always see the units applied). Other lifetime laws (a :class:`~spare_core.distributions.
     Distribution` without ``inverse_cumulative_hazard``, e.g. ``Deterministic``) draw all
     ``n`` lifetimes from stream ``("per-unit-lifetimes", k)`` at the restart and select
     sorted chunks with ``numpy.partition`` (O(n) per restart; ties broken by unit index).
@@ -121,6 +126,7 @@ class FailureStream:
         "n_units", "lifetime", "model", "epoch", "_root", "_now", "_start", "_alive", "_alive_view",
         "_n_alive", "_times", "_units", "_pos", "_chunk", "_rest_t", "_rest_u", "_victim_rng",
         "_n_hit", "_ia_rng", "_last", "_failures", "_by_hazard", "_hazard", "_taken", "_streams",
+        "_vhit", "_synced", "_owed", "_clean", "_div0",
     )
 
     def __init__(self, n_units, lifetime, *, model="per-unit", seed, start=0.0):
@@ -137,6 +143,9 @@ class FailureStream:
         self._alive = np.ones(self.n_units, dtype=bool)
         self._alive_view = self._alive.view()
         self._alive_view.flags.writeable = False
+        self._clean = True
+        # divisors of the first chunk's spacings, the same every epoch
+        self._div0 = np.arange(self.n_units, self.n_units - min(_FIRST_CHUNK, self.n_units), -1, dtype=np.float64)
         self._failures = 0
         self.epoch = 0
         self._begin_epoch(start)
@@ -201,6 +210,8 @@ class FailureStream:
     @property
     def alive(self) -> np.ndarray:
         """Read-only boolean view of the units' state (``True`` = alive); updated in place."""
+        if self._owed or self._synced < self._pos:
+            self._take_units()
         return self._alive_view
 
     @property
@@ -213,10 +224,14 @@ class FailureStream:
         n = self.n_units
         self._start = self._now = start
         self._n_alive = n
-        self._alive[:] = True
+        if not self._clean:  # an epoch that marked no unit dead leaves nothing to reset
+            self._alive[:] = True
+            self._clean = True
         self._times = []
         self._units = []
         self._pos = 0
+        self._synced = 0
+        self._owed = []
         self._chunk = _FIRST_CHUNK
         k = self.epoch
         if self.model == "per-unit" and not self._by_hazard:
@@ -252,8 +267,24 @@ class FailureStream:
         self.epoch += 1
         self._begin_epoch(time)
 
+    def _restart(self, time: float) -> None:
+        """:meth:`restart` for internal drivers whose ``time`` is a float >= :attr:`now`."""
+        self.epoch += 1
+        self._begin_epoch(time)
+
     def _refill(self) -> bool:
-        """Materialise the next sorted chunk of failures; False when the epoch has no more."""
+        """Materialise the next sorted chunk of failures; False when the epoch has no more.
+
+        Victims of a chunk are drawn lazily (:meth:`_chunk_units`), but always before the
+        next chunk: in the per-unit model the next spacings come from the same generator,
+        and in both models the next victims follow these in their stream, so every number
+        is drawn in the same order whether or not anyone asked for the units.
+        """
+        if self._synced < self._pos:  # consumed for their times only: units still owed
+            self._owed.extend(self._chunk_units()[self._synced : self._pos])
+            self._synced = self._pos
+        elif self._units is None:
+            self._chunk_units()
         if self.model == "per-unit" and not self._by_hazard:
             rest_t, rest_u = self._rest_t, self._rest_u
             m = rest_t.shape[0]
@@ -278,20 +309,22 @@ class FailureStream:
                 return False
             rng = self._ia_rng
             if self.model == "per-unit":
-                self._times, self._units = self._order_statistics(rng, n, hit, k)
+                self._times = self._order_statistics(rng, n, hit, k)
             else:
                 times = np.cumsum(self.lifetime.sample(rng, k))
                 times += self._last
                 self._last = float(times[-1])
                 self._times = times.tolist()
-                self._units = self._draw_victims(self._victim_rng, n, hit, k)
+            self._units = None  # drawn on demand by _chunk_units
+            self._vhit = hit
             self._n_hit = hit + k
-        self._pos = 0
+        self._pos = self._synced = 0
         self._chunk = min(2 * self._chunk, _MAX_CHUNK)
         return True
 
-    def _order_statistics(self, rng, n: int, hit: int, k: int) -> tuple[list, list]:
-        """Failures ``hit .. hit+k-1`` of a per-unit epoch, drawn without the other lifetimes.
+    def _order_statistics(self, rng, n: int, hit: int, k: int) -> list:
+        """Times of failures ``hit .. hit+k-1`` of a per-unit epoch, drawn without the other
+        lifetimes (their units are drawn next from the same generator: :meth:`_chunk_units`).
 
         Renyi: for i.i.d. lifetimes with cumulative hazard ``H``, the sorted lifetimes
         satisfy ``H(T_(j)) = sum_{i <= j} E_i / (n - i + 1)`` with ``E_i`` i.i.d. Exp(1);
@@ -299,14 +332,26 @@ class FailureStream:
         still alive (exchangeability), i.e. the j-th entry of a uniform permutation.
         """
         spacings = rng.standard_exponential(k)
-        spacings /= np.arange(n - hit, n - hit - k, -1, dtype=np.float64)
+        if hit == 0:
+            spacings /= self._div0  # k == min(_FIRST_CHUNK, n) for the first chunk
+        else:
+            spacings /= np.arange(n - hit, n - hit - k, -1, dtype=np.float64)
         h = np.cumsum(spacings)
         h += self._hazard
         self._hazard = float(h[-1])
         times = self.lifetime.inverse_cumulative_hazard(h)
         np.maximum(times, _TINY, out=times)  # as Distribution.sample
         times += self._start
-        return times.tolist(), self._draw_victims(rng, n, hit, k)
+        return times.tolist()
+
+    def _chunk_units(self) -> list:
+        """The current chunk's victims, drawn now if they have not been yet."""
+        units = self._units
+        if units is None:
+            rng = self._ia_rng if self.model == "per-unit" else self._victim_rng
+            k = len(self._times)
+            units = self._units = self._draw_victims(rng, self.n_units, self._vhit, k)
+        return units
 
     def _draw_victims(self, rng, n: int, hit: int, k: int) -> list:
         """The next ``k`` entries of the epoch's uniform permutation of the units.
@@ -357,15 +402,18 @@ class FailureStream:
         (float, int)
             The failure time and the failed unit, or ``(inf, -1)`` when every unit is dead.
         """
+        if self._owed or self._synced < self._pos:
+            self._take_units()
         pos = self._pos
         if pos >= len(self._times):
             if not self._refill():
                 return (math.inf, -1)
             pos = 0
         t = self._times[pos]
-        u = self._units[pos]
-        self._pos = pos + 1
+        u = self._units[pos] if self._units is not None else self._chunk_units()[pos]
+        self._pos = self._synced = pos + 1
         self._alive[u] = False
+        self._clean = False
         self._n_alive -= 1
         self._failures += 1
         self._now = t
@@ -380,22 +428,54 @@ class FailureStream:
             The same failures, in the same order, as ``k`` calls of :meth:`next_failure`.
         """
         k = as_int(k, "k", min_value=0)
-        times, units = [], []
-        while len(times) < k:
-            if self._pos >= len(self._times) and not self._refill():
-                break
-            take = min(k - len(times), len(self._times) - self._pos)
-            times.extend(self._times[self._pos : self._pos + take])
-            units.extend(self._units[self._pos : self._pos + take])
-            self._pos += take
-        t = np.array(times, dtype=np.float64)
-        u = np.array(units, dtype=np.int64)
-        if u.size:
-            self._alive[u] = False
-            self._n_alive -= u.size
-            self._failures += u.size
+        times, units = self._take(k, True)
+        return np.array(times, dtype=np.float64), np.array(units, dtype=np.int64)
+
+    def _take(self, k: int, with_units: bool) -> tuple[list, list | None]:
+        """Consume up to ``k`` failures: ``(times, units)``, or ``(times, None)`` when the
+        caller needs no units. Those are then owed: drawn (in stream order) and applied to
+        the alive flags when anyone asks for them (:meth:`_take_units`) or when the next
+        chunk needs the generator. ``k`` must be an int >= 0 (internal drivers)."""
+        if with_units and (self._owed or self._synced < self._pos):
+            self._take_units()
+        times = []
+        units = [] if with_units else None
+        got = 0
+        while got < k:
+            pos = self._pos
+            if pos >= len(self._times):
+                if not self._refill():
+                    break
+                pos = 0
+            stop = min(pos + k - got, len(self._times))
+            times.extend(self._times[pos:stop])
+            if with_units:
+                chunk = self._chunk_units()[pos:stop]
+                units.extend(chunk)
+                self._alive[chunk] = False
+                self._synced = stop
+            self._pos = stop
+            got += stop - pos
+        if got:
+            if with_units:
+                self._clean = False
+            self._n_alive -= got
+            self._failures += got
             self._now = times[-1]
-        return t, u
+        return times, units
+
+    def _take_units(self) -> list:
+        """Units of the failures consumed without them (:meth:`_take`), in order, now
+        applied to the alive flags."""
+        owed = self._owed
+        if self._synced < self._pos:
+            owed.extend(self._chunk_units()[self._synced : self._pos])
+            self._synced = self._pos
+        if owed:
+            self._alive[owed] = False
+            self._clean = False
+            self._owed = []
+        return owed
 
     def failures_until(self, time) -> list[tuple[float, int]]:
         """Consume and return every failure with ``t <= time`` (in order)."""

@@ -99,6 +99,9 @@ class FailureHandler:
 
     #: failures to pull from the engine per batch at the start of an epoch (a hint)
     batch_hint = 16
+    #: False if the handler never reads the group ids, only how many failures it is given:
+    #: the simulator may then pass placeholders (-1) and skip drawing which group failed
+    needs_groups = True
 
     def on_failure(self, group: int) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -216,6 +219,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 # -- checkpoint-only -----------------------------------------------------------------------
 class _RestartEveryFailure(FailureHandler):
     batch_hint = 1
+    needs_groups = False  # every failure restarts, whichever group it hits
     # the simulator only reads outcomes, so one constant answer serves every failure
     _ONE = Outcomes(_ro(np.ones(1, dtype=np.int8)), _ro(np.ones(1)), _ro(np.zeros(1)))
     _NONE = Outcomes(_ro(np.zeros(0, dtype=np.int8)), _ro(np.zeros(0)), _ro(np.zeros(0)))

@@ -343,12 +343,23 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     ep_start, ep_end, ep_fail = [0.0], [], []
     hint = max(1, int(getattr(handler, "batch_hint", 16)))
     batch = hint
+    # a handler that never reads the group ids gets placeholders, and the stream then draws
+    # no victims for epochs nobody else needs (the times, and every later draw, are unchanged)
+    blind = not timeline and not getattr(handler, "needs_groups", True)
+    if blind:
+        placeholder = np.full(max(hint, _MAX_BATCH), -1, dtype=np.int64)
+        placeholder.flags.writeable = False
     epoch, start, pos = 0, 0.0, 0  # epoch index, its start time, failures consumed in it
     status = None
     while True:
-        rel, units = source.get(epoch, pos + 1, pos + batch)
-        stop = min(pos + batch, rel.shape[0])
-        fgroup = units[pos:stop]
+        if blind:
+            rel = source.times(epoch, pos + 1, pos + batch)
+            stop = min(pos + batch, rel.shape[0])
+            fgroup = placeholder[: stop - pos]
+        else:
+            rel, units = source.get(epoch, pos + 1, pos + batch)
+            stop = min(pos + batch, rel.shape[0])
+            fgroup = units[pos:stop]
         out = handler.on_failures(fgroup)
         if not trusted:
             out = _check_outcomes(out, fgroup.shape[0])
