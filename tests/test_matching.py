@@ -264,3 +264,35 @@ def test_kernel_checks_its_arrays():
     with pytest.raises(ValueError):
         _kern.HKKernel(indptr, indices, None, True, n_right)               # unit capacity: one-shot only
     assert _kern.HKKernel(indptr, indices, None, False, n_right).solve(1, True) == 2
+
+
+def test_level_reset_while_a_prune_verdict_is_in_force():
+    """The int32 level reset (forced by starting just below its threshold) may fall between a
+    prune and the phases that rely on it: with a prune after every phase and the reset placed
+    at each of the level steps of a solve, every solve stays maximum and certified."""
+    from spare_core.matching import _graph_csr, _kern
+
+    rng = np.random.default_rng(11)
+    n = 1500
+    rows = np.repeat(np.arange(n), 2)
+    cols = rng.integers(0, n, 2 * n)
+    keep = (rng.random(n) >= 0.2)[cols]           # tight right side: prunes matter
+    g = sp.csr_array((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+    edges = set(zip(rows[keep].tolist(), cols[keep].tolist()))
+    expected = int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
+    indptr, indices, _, n_right = _graph_csr(g)
+    cap = np.ones(n_right, np.int64)
+    free = _kern.HKKernel(indptr, indices, cap.copy(), False)
+    free.prune_budget = 0
+    free.solve(0, True)
+    climb = free.level_top             # levels one solve uses: each step gets the reset once
+    assert climb >= 4
+    for m in range(climb):
+        k = _kern.HKKernel(indptr, indices, cap.copy(), False)
+        k.prune_budget = 0
+        k.level_top = 2**31 - 1 - n - 4 - m
+        assert k.solve(0, True) == expected
+        assert k.prunes >= 2 and k.level_top < 2**30      # pruned, and the reset happened
+        m_ = Matching(k.match_left, k.load, cap, indptr, indices)
+        check_valid(m_, edges, cap)
+        check_certificate(m_, edges, cap)

@@ -44,15 +44,17 @@
 #                        anything below base is "not reached this phase" (and a DFS marks a
 #                        dead end by writing base - 1). Each phase's base lies above every
 #                        level the previous phase wrote, so nothing is ever cleared (a full
-#                        reset only when the levels approach INT32_MAX). LEV_OUT (INT32_MAX,
-#                        above every base) marks a vertex the last prune proved can never lie
-#                        on an augmenting path: no search enters it (no separate flags).
+#                        reset only when the levels approach INT32_MAX). The last prune
+#                        marks the vertices that can still reach spare capacity with its own
+#                        level pb (above all earlier ones); while pb > 0 a search enters only
+#                        levels in [pb, base), so everything else stays out without a flag
+#                        array or a pass over the records, and resetting pb to 0 lets it back.
 #   L[i].it (current arc, offset in row i); R[j].aux in several-slot mode (above);
 #   the BFS queue is free_l itself: its roots are the pending block and the matched vertices
 #   it reaches (at most the matched count) go into the gap; the DFS stack of left vertices
 #   (root + matched vertices; the right vertex between two stack entries is read back from
-#   the current arc) and the prune's queue (one matched left vertex per right vertex it
-#   reaches through a matched edge) also live in the gap, after the pending block.
+#   the current arc) and the prune's queue (the right vertices it reaches through a matched
+#   edge, one per partner) also live in the gap, after the pending block.
 #   The minimum-competition greedy start keeps its per-right counters in R[j].lev.
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
@@ -94,7 +96,7 @@ cdef struct HKState:
     # tracemalloc counts it)
     const int32_t* cptr     # int32[n_right + 1] (built only when nnz <= INT32_MAX)
     const int32_t* cidx     # int32[nnz]: left vertex of each edge, by right vertex
-    bint live_on            # LEV_OUT marks of the last prune are in the records
+    int32_t pb              # level the last prune marked its live set with; 0 = no prune in force
     bint can_prune          # allow hk_augment to prune (ski-rental rule)
     int64_t prunes
     int64_t prune_budget    # -1: |E| + |V|, then prune_cost; otherwise this (tests force pruning with 0)

@@ -24,7 +24,7 @@ graph is the caller's (int32 or int64 indices: every function reading it is fuse
 both), so a one-shot solve adds no copy of it.
 """
 from libc.stdint cimport INT32_MAX
-from _types cimport intp_t, int32_t, int64_t, uint8_t, uint64_t
+from _types cimport intp_t, int32_t, uint32_t, int64_t, uint8_t, uint64_t
 from matching cimport HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD
 from libc.string cimport memset, memmove
 
@@ -42,7 +42,6 @@ cdef extern from *:
 
 cdef enum:
     AHEAD = 8       # iterations: enough to cover a memory latency, little enough to stay cached
-    LEV_OUT = 2147483647   # INT32_MAX: a level above every phase's base (pruned vertex)
 
 ctypedef fused idx_t:
     int32_t
@@ -66,17 +65,18 @@ cdef inline int32_t _new_base(HKState* s) noexcept nogil:
 
     A phase writes levels base .. base + (deepest layer) <= base + n_left, so the levels
     are cleared (O(V), once in about 2**31 / (layers per phase) phases) only when the next
-    phase could overflow int32. Prune marks (LEV_OUT) survive the clearing.
+    phase could overflow int32. The prune's partition survives the clearing (live -> 1,
+    the rest -> 0, prune level 1).
     """
     cdef intp_t i
-    if <int64_t>s.top + s.n_left + 4 >= LEV_OUT:
+    cdef bint keep = s.pb > 0
+    if <int64_t>s.top + s.n_left + 4 >= INT32_MAX:
         for i in range(s.n_left):
-            if s.L[i].lev != LEV_OUT:
-                s.L[i].lev = 0
+            s.L[i].lev = 1 if keep and s.L[i].lev >= s.pb else 0
         for i in range(s.n_right):
-            if s.R[i].lev != LEV_OUT:
-                s.R[i].lev = 0
-        s.top = 0
+            s.R[i].lev = 1 if keep and s.R[i].lev >= s.pb else 0
+        s.pb = 1 if keep else 0
+        s.top = s.pb
     s.base = s.top + 1
     s.top = s.base
     return s.base
@@ -357,7 +357,10 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
     # vertices the search reaches (at most the matched count) fill the gap before the dead block
     cdef int32_t* queue = s.free_l
     cdef const uint8_t* off = s.edge_off
-    cdef int32_t base = _new_base(s)
+    cdef int32_t base = _new_base(s), pb = s.pb
+    # a vertex can be entered iff pb <= level < base: not reached this phase, and not below
+    # the last prune's level (proven unable to reach spare capacity); one unsigned compare
+    cdef uint32_t span = <uint32_t>(base - pb)
     for k in range(s.n_pending):
         u = queue[k]
         L[u].lev = base
@@ -385,8 +388,7 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
         while e < end:
             j = <int32_t>ix[e]
             e += 1
-            # LEV_OUT (pruned) is >= base too: never entered
-            if R[j].lev >= base or mv == j:
+            if <uint32_t>(R[j].lev - pb) >= span or mv == j:
                 continue
             if off != NULL and off[e - 1]:
                 continue
@@ -402,7 +404,7 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
                     s.cur[j] = w                 # the DFS cursor starts at the list's head
                 while w != -1:
                     work += 1
-                    if L[w].lev < base:
+                    if <uint32_t>(L[w].lev - pb) < span:
                         L[w].lev = base + d + 1
                         L[w].it = 0
                         queue[qt] = w
@@ -496,19 +498,6 @@ cdef bint _dfs(HKState* s, const idx_t* ix, int32_t root, int32_t limit) noexcep
     return False
 
 
-cdef void _clear_prune_marks(HKState* s) noexcept nogil:
-    """Drop the LEV_OUT marks of the last prune (capacities may grow before the next search)."""
-    cdef intp_t i
-    for i in range(s.n_left):
-        if s.L[i].lev == LEV_OUT:
-            s.L[i].lev = 0
-    for i in range(s.n_right):
-        if s.R[i].lev == LEV_OUT:
-            s.R[i].lev = 0
-    s.work += (s.n_left + s.n_right) // 5       # cache lines of 12-byte records
-    s.live_on = 0
-
-
 cdef int64_t hk_augment(HKState* s, const idx_t* ix) noexcept nogil:
     """Run Hopcroft-Karp phases from the PENDING vertices until none can be matched.
 
@@ -521,8 +510,8 @@ cdef int64_t hk_augment(HKState* s, const idx_t* ix) noexcept nogil:
     cost of the previous prune (its reverse search covers only what can still reach spare
     capacity, which shrinks as the matching grows). Its total cost is then at most the
     search work it follows, and it can only save work: the worst case stays Hopcroft-Karp's
-    O(sqrt(V) E) and small repairs never pay for it. Its marks are dropped on return
-    (capacities may grow before the next call).
+    O(sqrt(V) E) and small repairs never pay for it. Its verdict is dropped on return
+    (capacities may grow before the next call): one store, the prune level goes back to 0.
     """
     cdef int64_t gained = 0, since = s.work
     cdef int64_t budget = s.indptr[s.n_left] + s.n_left + s.n_right
@@ -530,7 +519,7 @@ cdef int64_t hk_augment(HKState* s, const idx_t* ix) noexcept nogil:
     cdef intp_t k, kept, n
     cdef int64_t e
     cdef bint searched = False
-    if s.live_on:
+    if s.pb > 0:
         budget = s.prune_cost          # a prune just ran (solve's cold start)
     if s.prune_budget >= 0:
         budget = s.prune_budget          # tests force pruning with 0
@@ -569,8 +558,7 @@ cdef int64_t hk_augment(HKState* s, const idx_t* ix) noexcept nogil:
                 s.free_l[kept] = u
                 kept += 1
         s.n_pending = kept
-    if s.live_on:
-        _clear_prune_marks(s)
+    s.pb = 0        # the prune's verdict holds while capacities only shrink: drop it (O(1))
     return gained
 
 
@@ -740,17 +728,17 @@ cdef inline intp_t _prune_column(HKState* s, const idx_t* ix, int32_t j, int32_t
     live, and the right vertex each is matched to becomes live and is queued. Returns the new
     queue length."""
     cdef int64_t e
-    cdef int32_t w, j2
+    cdef int32_t w, j2, pb = s.pb
     cdef LeftV* L = s.L
     s.work += s.cptr[j + 1] - s.cptr[j]
     for e in range(s.cptr[j], s.cptr[j + 1]):
         w = s.cidx[e]
-        if L[w].lev != LEV_OUT or L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, ix, w, j)]):
+        if L[w].lev == pb or L[w].match == j or (s.edge_off != NULL and s.edge_off[_edge_of(s, ix, w, j)]):
             continue
-        L[w].lev = 0
+        L[w].lev = pb
         j2 = L[w].match
-        if j2 >= 0 and s.R[j2].lev == LEV_OUT:
-            s.R[j2].lev = 0
+        if j2 >= 0 and s.R[j2].lev != pb:
+            s.R[j2].lev = pb
             queue[qt] = j2
             qt += 1
     return qt
@@ -763,8 +751,10 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     capacity: a left neighbour ``w`` (not matched to it) is live, and so is the right vertex
     ``w`` is matched to. Whatever is not reached can never lie on an augmenting path, now or
     after any augmentation (augmenting paths stay inside the live set, so nothing outside it
-    changes), until capacity grows: its level becomes LEV_OUT, which no search enters, and
-    PENDING left vertices outside it become DEAD at once. This removes the Hungarian forests
+    changes), until capacity grows. The live set is marked with a new level ``pb`` above every
+    level written so far (no pass over the records): the phases enter only vertices at pb or
+    above (hk_augment resets pb to 0 on return), and PENDING left vertices outside it become
+    DEAD at once. This removes the Hungarian forests
     of unmatchable left vertices that textbook Hopcroft-Karp searches again in every phase.
     O(|E| + |V|). The queue holds the right vertices reached through a matched edge, each
     through a different partner: at most the matched count, so it fits in the free list's gap.
@@ -777,12 +767,8 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     cdef LeftV* L = s.L
     cdef RightV* R = s.R
     cdef int64_t w0 = s.work, n_pending0 = s.n_pending
-    for k in range(s.n_left):
-        L[k].lev = LEV_OUT
-    for j in range(s.n_right):
-        R[j].lev = LEV_OUT
-    s.work += (s.n_left + s.n_right) // 5        # cache lines of 12-byte records
-    s.live_on = 1
+    s.pb = _new_base(s)         # above every level written so far: nothing is marked yet
+    cdef int32_t pb = s.pb
     cdef int32_t jj
     cdef int64_t ee
     # right vertices without edges are free for ever and reach nothing: never seeds. The
@@ -799,9 +785,9 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
             for ee in range(cptr[jj], cptr[jj + 1]):
                 if L[cidx[ee]].match >= 0:
                     __builtin_prefetch(&R[L[cidx[ee]].match], 0, 3)
-        if R[j].spare <= 0 or cptr[j + 1] == cptr[j] or R[j].lev != LEV_OUT:
+        if R[j].spare <= 0 or cptr[j + 1] == cptr[j] or R[j].lev == pb:
             continue
-        R[j].lev = 0
+        R[j].lev = pb
         qt = _prune_column(s, ix, j, queue, qt)
     qh = 0
     while qh < qt:
@@ -828,7 +814,7 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
     # partition the pending block: live ones stay in front (in order), the rest go DEAD
     for k in range(s.n_pending):
         w = s.free_l[k]
-        if L[w].lev != LEV_OUT:
+        if L[w].lev == pb:
             s.free_l[k] = s.free_l[kept]
             s.free_l[kept] = w
             kept += 1
@@ -1018,7 +1004,7 @@ cdef class HKKernel:
         self.s.cidx = NULL
         self.s.P = NULL
         self.s.cur = NULL
-        self.s.live_on = 0
+        self.s.pb = 0
         self.s.can_prune = 1
         self.s.prune_budget = -1
         self.s.prunes = 0
