@@ -336,8 +336,9 @@ class FailureStream:
             spacings /= self._div0  # k == min(_FIRST_CHUNK, n) for the first chunk
         else:
             spacings /= np.arange(n - hit, n - hit - k, -1, dtype=np.float64)
-        h = np.cumsum(spacings)
-        h += self._hazard
+        h = spacings.cumsum()
+        if self._hazard:  # adding the first chunk's 0.0 would change no bit
+            h += self._hazard
         self._hazard = float(h[-1])
         times = self.lifetime.inverse_cumulative_hazard(h)
         np.maximum(times, _TINY, out=times)  # as Distribution.sample

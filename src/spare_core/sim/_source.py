@@ -92,7 +92,8 @@ class EpochFailures:
 
     def times(self, k: int, need: int, want: int = 0) -> np.ndarray:
         """The relative times of :meth:`get`, without drawing units the epoch has not needed."""
-        want = max(want, need)
+        if want < need:
+            want = need
         if not self._cached(k, need, want):
             self._pull(k, want, False)
         return self._times[k]
@@ -133,8 +134,9 @@ class EpochFailures:
         done = got < want - have or d.n_alive == 0
         self._pulled = have + got
         if got:
-            t_arr = np.array(t_new, dtype=np.float64)
-            t_arr -= start
+            # the same IEEE subtraction either way; a list comprehension is cheaper for the
+            # one or two failures of a typical checkpoint-only pull
+            t_arr = np.array([t - start for t in t_new]) if got <= 8 else np.array(t_new) - start
             if have:
                 t_arr = np.concatenate((t_old, t_arr))
             t_arr.flags.writeable = False
