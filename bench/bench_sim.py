@@ -9,7 +9,9 @@ Ratio script (``python bench/bench_sim.py [--quick]``): on the same runs in one 
 the median CPU time of :func:`spare_core.sim.simulate`, of the straightforward step-by-step
 simulator (:mod:`spare_core.sim._reference`: live failure stream, one policy call per
 failure, a Python loop over steps) and of the same model as a SimPy discrete-event simulation
-(:func:`simpy_simulate`, the DES a user would pick), with the ratios; then the whole ``spare compare``
+(:func:`simpy_simulate`, the DES a user would pick), with the ratios; the per-epoch cost of a
+checkpoint-only run (restart + first failure: the epoch cache asking for times only, against a
+live :class:`~spare_core.events.FailureStream`); then the whole ``spare compare``
 sweep's wall and CPU time (target: under 60 s wall on 2 cores). The machine is shared:
 read ratios and CPU seconds, not absolute wall times.
 """
@@ -142,6 +144,35 @@ def simpy_simulate(scenario, policy, *, seed) -> dict:
                 restarts=st["restarts"], checkpoints=st["ckpt"], committed=st["committed"])
 
 
+# -- epoch turnover: what a checkpoint-only run pays per restart ---------------------------
+_TURNOVER_EPOCHS = 1000
+
+
+def _epoch_turnover(how):
+    """A function running ``_TURNOVER_EPOCHS`` epochs of one failure each on the paper's N=600
+    failure stream: through the epoch cache asking for times only (checkpoint-only runs),
+    through the cache with units, or on a live stream (``restart`` + ``next_failure``, as the
+    step-by-step reference does)."""
+    from spare_core.sim._source import EpochFailures
+    from spare_core.sim.run import _seed_children
+
+    s = Scenario.paper_600k(600)
+    seed = _seed_children(0)[0]
+
+    def cache(times_only):
+        src = EpochFailures(s, seed)
+        for k in range(_TURNOVER_EPOCHS):
+            src.times(k, 1, 1) if times_only else src.get(k, 1, 1)
+
+    def live():
+        st = s.failure_stream(seed)
+        for _ in range(_TURNOVER_EPOCHS):
+            t, _u = st.next_failure()
+            st.restart(t)
+
+    return {"cache-times-only": lambda: cache(True), "cache-with-units": lambda: cache(False), "live-stream": live}[how]
+
+
 # -- pytest-benchmark ---------------------------------------------------------------------
 try:
     import pytest
@@ -173,6 +204,12 @@ if pytest is not None:
 
         status, j = benchmark(go)
         assert j == n
+
+    @pytest.mark.parametrize("how", ["cache-times-only", "cache-with-units", "live-stream"])
+    @pytest.mark.benchmark(group="sim-micro")
+    def test_epoch_turnover(benchmark, how):
+        benchmark.extra_info["workload"] = f"{_TURNOVER_EPOCHS} restarts + first failure, N=600 ({how})"
+        benchmark(_epoch_turnover(how))
 
     @pytest.mark.parametrize("i", range(3))
     @pytest.mark.benchmark(group="sim-run")
@@ -237,6 +274,11 @@ def main(argv) -> int:
         else:
             peer = f"{'-':>10} {'-':>7}"
         print(f"{name:<28} {ours:9.4f} {ref:14.4f} {ref / ours:6.1f}x {peer}  {'same run' if ok else 'MISMATCH'}")
+    # the per-epoch cost a checkpoint-only run pays: restart + first failure
+    turn = {h: _median_time(_epoch_turnover(h), repeats) for h in ("cache-times-only", "cache-with-units", "live-stream")}
+    print(f"{'epoch turnover x' + str(_TURNOVER_EPOCHS):<28} {turn['cache-times-only']:9.4f} {turn['live-stream']:14.4f} "
+          f"{turn['live-stream'] / turn['cache-times-only']:6.1f}x  (cache with units {turn['cache-with-units']:.4f} s; "
+          f"reference column: live stream)")
     # a slice of the compare sweep: ours (shared epochs, batch decisions, kernel) against the
     # reference simulating the same runs one by one
     sub = Scenario.paper_600k(600, n_steps=2000 if quick else 10_000)

@@ -126,7 +126,7 @@ class FailureStream:
         "n_units", "lifetime", "model", "epoch", "_root", "_now", "_start", "_alive", "_alive_view",
         "_n_alive", "_times", "_units", "_pos", "_chunk", "_rest_t", "_rest_u", "_victim_rng",
         "_n_hit", "_ia_rng", "_last", "_failures", "_by_hazard", "_hazard", "_taken", "_streams",
-        "_vhit", "_synced", "_owed", "_clean", "_div0",
+        "_vhit", "_synced", "_owed", "_unapplied", "_clean", "_div0",
     )
 
     def __init__(self, n_units, lifetime, *, model="per-unit", seed, start=0.0):
@@ -212,6 +212,10 @@ class FailureStream:
         """Read-only boolean view of the units' state (``True`` = alive); updated in place."""
         if self._owed or self._synced < self._pos:
             self._take_units()
+        if self._unapplied:  # units handed out in batches are marked dead when someone looks
+            self._alive[self._unapplied] = False
+            self._clean = False
+            self._unapplied = []
         return self._alive_view
 
     @property
@@ -232,6 +236,7 @@ class FailureStream:
         self._pos = 0
         self._synced = 0
         self._owed = []
+        self._unapplied = []
         self._chunk = _FIRST_CHUNK
         k = self.epoch
         if self.model == "per-unit" and not self._by_hazard:
@@ -451,30 +456,27 @@ class FailureStream:
             stop = min(pos + k - got, len(self._times))
             times.extend(self._times[pos:stop])
             if with_units:
-                chunk = self._chunk_units()[pos:stop]
-                units.extend(chunk)
-                self._alive[chunk] = False
+                units.extend(self._chunk_units()[pos:stop])
                 self._synced = stop
             self._pos = stop
             got += stop - pos
         if got:
             if with_units:
-                self._clean = False
+                self._unapplied += units
             self._n_alive -= got
             self._failures += got
             self._now = times[-1]
         return times, units
 
     def _take_units(self) -> list:
-        """Units of the failures consumed without them (:meth:`_take`), in order, now
-        applied to the alive flags."""
+        """Units of the failures consumed without them (:meth:`_take`), in order; from now
+        on they count as handed out (marked dead in :attr:`alive`)."""
         owed = self._owed
         if self._synced < self._pos:
             owed.extend(self._chunk_units()[self._synced : self._pos])
             self._synced = self._pos
         if owed:
-            self._alive[owed] = False
-            self._clean = False
+            self._unapplied += owed
             self._owed = []
         return owed
 
