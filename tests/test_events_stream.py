@@ -354,3 +354,10 @@ def test_times_only_consumption_never_draws_the_victims_of_an_abandoned_chunk():
     s._take(40, False)  # crosses into the second chunk: the first chunk's victims are drawn
     assert len(s._owed) == 32 and s._units is None
     assert len(s._take_units()) == 40 and s.n_alive == 560 == int(s.alive.sum())
+
+
+def test_a_held_alive_view_sees_batch_consumption():
+    s = FailureStream(50, Weibull(0.78, 10.0), seed=8)
+    alive = s.alive
+    _, u = s.next_failures(40)
+    assert not alive[u].any() and int(alive.sum()) == 10

@@ -212,11 +212,15 @@ class FailureStream:
         """Read-only boolean view of the units' state (``True`` = alive); updated in place."""
         if self._owed or self._synced < self._pos:
             self._take_units()
-        if self._unapplied:  # units handed out in batches are marked dead when someone looks
+        self._mark_dead()
+        return self._alive_view
+
+    def _mark_dead(self) -> None:
+        # units handed out by the internal _take are marked dead only when someone looks
+        if self._unapplied:
             self._alive[self._unapplied] = False
             self._clean = False
             self._unapplied = []
-        return self._alive_view
 
     @property
     def failures(self) -> int:
@@ -435,6 +439,7 @@ class FailureStream:
         """
         k = as_int(k, "k", min_value=0)
         times, units = self._take(k, True)
+        self._mark_dead()  # the public view is live: a caller may hold it
         return np.array(times, dtype=np.float64), np.array(units, dtype=np.int64)
 
     def _take(self, k: int, with_units: bool) -> tuple[list, list | None]:

@@ -16,7 +16,10 @@ A policy is an object (subclass :class:`Policy`) that :func:`spare_core.sim.simu
 A :class:`FailureHandler` sees the failed groups in order. Subclasses implement
 ``on_failure(group) -> Outcome``; built-in handlers override the batch method
 ``on_failures(groups) -> Outcomes`` to avoid a Python call per failure. Both stop at the
-first failure that forces a global restart. ``restart()`` brings every group back.
+first failure that forces a global restart. ``restart()`` brings every group back. A
+handler whose answers depend only on how many failures it is given, not on which groups
+failed (checkpoint-only), sets ``needs_groups = False``: it then receives placeholders
+(-1) and the failure stream skips drawing the victims.
 
 Time is charged by the simulator, not the policy: a step at depth S costs
 ``S * t_compute + t_allreduce`` (times the step's jitter multiplier); a masked failure
