@@ -82,12 +82,24 @@ class EpochStream:
        numbers: as easy as 1, 2, 3", SC 2011 (Philox, counter-based streams).
     """
 
-    __slots__ = ("_bitgen", "_gen", "_key")
+    __slots__ = ("_bitgen", "_gen", "_key", "_state", "_counter", "_buffer")
 
     def __init__(self, root: np.random.SeedSequence, name: str):
         self._key = child_seed(root, name).generate_state(2, np.uint64)
         self._bitgen = np.random.Philox(key=self._key)
         self._gen = np.random.Generator(self._bitgen)
+        # one state dict, re-filled per epoch: the setter copies it into the bit generator,
+        # and building a new dict and two arrays per call was half the cost of ``at``
+        self._counter = np.zeros(4, dtype=np.uint64)
+        self._buffer = np.zeros(4, dtype=np.uint64)
+        self._state = {
+            "bit_generator": "Philox",
+            "state": {"counter": self._counter, "key": self._key},
+            "buffer": self._buffer,
+            "buffer_pos": 4,
+            "has_uint32": 0,
+            "uinteger": 0,
+        }
 
     def at(self, epoch: int) -> np.random.Generator:
         """The generator positioned at the start of ``epoch``'s sub-stream.
@@ -95,12 +107,6 @@ class EpochStream:
         The same Generator object is returned (re-positioned) on every call, so a caller
         holds it only until its next call of ``at``.
         """
-        self._bitgen.state = {
-            "bit_generator": "Philox",
-            "state": {"counter": np.array([0, 0, epoch, 0], dtype=np.uint64), "key": self._key},
-            "buffer": np.zeros(4, dtype=np.uint64),
-            "buffer_pos": 4,
-            "has_uint32": 0,
-            "uinteger": 0,
-        }
+        self._counter[2] = epoch        # counter (0, 0, epoch, 0); the buffer is empty (pos 4)
+        self._bitgen.state = self._state
         return self._gen
