@@ -361,3 +361,18 @@ def test_a_held_alive_view_sees_batch_consumption():
     alive = s.alive
     _, u = s.next_failures(40)
     assert not alive[u].any() and int(alive.sum()) == 10
+
+
+def test_epoch_stream_is_philox_at_counter_block_k():
+    """EpochStream.at(k) is Philox with the stream's key and counter (0, 0, k, 0), an empty
+    buffer and no half-used 32-bit word, whatever was drawn from it before (the generator
+    object is reused)."""
+    es = EpochStream(np.random.SeedSequence(77), "x")
+    for k in (3, 0, 2**40, 3, 1):
+        g = es.at(k)
+        got = (g.standard_exponential(3), g.bit_generator.random_raw(2), g.integers(0, 9, 4))
+        g.integers(0, 2**31, dtype=np.int32)       # leaves a half-used 32-bit word behind
+        bg = np.random.Philox(key=es._key, counter=np.array([0, 0, k, 0], dtype=np.uint64))
+        ref = np.random.Generator(bg)
+        want = (ref.standard_exponential(3), ref.bit_generator.random_raw(2), ref.integers(0, 9, 4))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want)), k
