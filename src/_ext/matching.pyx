@@ -26,7 +26,7 @@ both), so a one-shot solve adds no copy of it.
 from libc.stdint cimport INT32_MAX
 from _types cimport intp_t, int32_t, uint32_t, int64_t, uint8_t, uint64_t
 from matching cimport HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD
-from libc.string cimport memset, memmove
+from libc.string cimport memmove
 
 cdef extern from "Python.h":
     # the raw allocator: callable without the GIL, and traced by tracemalloc, so the
@@ -116,6 +116,14 @@ cdef inline void hk_unlink(HKState* s, int32_t v) noexcept nogil:
             s.P[n].prv = p
 
 
+cdef inline void hk_match_free(HKState* s, int32_t u, int32_t j) noexcept nogil:
+    """A start's pair: free left ``u`` (still in the pending list) takes right ``j`` (spare
+    capacity checked by the caller)."""
+    hk_link(s, u, j)
+    s.status[u] = MATCHED
+    s.size += 1
+
+
 cdef void hk_free_left(HKState* s, int32_t v) noexcept nogil:
     """Unmatch left ``v`` and queue it for the next augment (its right lost it)."""
     hk_unlink(s, v)
@@ -177,10 +185,8 @@ cdef void hk_greedy(HKState* s, const idx_t* ix) noexcept nogil:
         s.work += e - indptr[u]
         if e < end:
             j = <int32_t>ix[e]
-            hk_link(s, u, j)
+            hk_match_free(s, u, j)
             full[j] = s.R[j].spare <= 0
-            s.status[u] = MATCHED
-            s.size += 1
         else:
             s.free_l[kept] = u
             kept += 1
@@ -249,11 +255,9 @@ cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noe
             if R[j].lev != INT32_MAX and (off == NULL or not off[e]):
                 R[j].lev -= 1
         if best >= 0:
-            hk_link(s, u, best)
+            hk_match_free(s, u, best)
             if R[best].spare <= 0:
                 R[best].lev = INT32_MAX
-            s.status[u] = MATCHED
-            s.size += 1
         else:
             s.free_l[kept] = u
             kept += 1
@@ -568,9 +572,7 @@ cdef inline void _ks_match(HKState* s, const idx_t* ix, const int32_t* cptr, con
     """Match u -> j and keep the residual degrees of the Karp-Sipser reduction exact."""
     cdef int64_t e
     cdef int32_t j2, w
-    hk_link(s, u, j)
-    s.status[u] = MATCHED
-    s.size += 1
+    hk_match_free(s, u, j)
     for e in range(s.indptr[u], s.indptr[u + 1]):
         j2 = <int32_t>ix[e]
         deg_r[j2] -= 1
@@ -855,9 +857,7 @@ cdef int64_t _seed(HKState* s, const idx_t* ix, const int64_t* warm) noexcept no
                 break
             e += 1
         if e < end:
-            hk_link(s, <int32_t>u, j)
-            s.status[u] = MATCHED
-            s.size += 1
+            hk_match_free(s, <int32_t>u, j)
             kept += 1
     for u in range(s.n_pending):
         if s.status[s.free_l[u]] == PENDING:
@@ -1195,10 +1195,6 @@ cdef class HKKernel:
                 _prune(s)
             _augment(s)
         return s.size
-
-    def free_scratch(self):
-        """Free the transpose now (rebuilt if a later call needs it)."""
-        hk_free_csc(&self.s)
 
     def augment(self):
         """Restore maximality; return the matching size."""
