@@ -90,7 +90,7 @@ def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     Every index is range-checked on the caller's own arrays before any conversion, so a
     malformed matrix raises ValueError instead of reaching scipy's or our C code.
     """
-    indptr, indices, n_left, n_right = _graph_csr_any(graph)
+    indptr, indices, n_left, n_right, _ = _graph_csr_any(graph, True)
     _check_rows(indptr, indices)
     return indptr, indices, n_left, n_right
 
@@ -104,20 +104,9 @@ def _graph_csr_shared(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | No
     :meth:`Matching.vertex_cover` can tell later whether the caller modified them. Other
     inputs are converted to private arrays (fingerprint None).
     """
-    if sp.issparse(graph) and graph.format == "csr" and len(graph.shape) == 2:
-        indptr, indices = graph.indptr, graph.indices
-        if (type(indptr) is np.ndarray and type(indices) is np.ndarray and indptr.dtype in _NATIVE
-                and indices.dtype in _NATIVE and indptr.ndim == 1 and indices.ndim == 1
-                and indptr.flags.c_contiguous and indices.flags.c_contiguous):
-            n_left, n_right = (int(x) for x in graph.shape)
-            if n_left > _MAX_VERTICES or n_right > _MAX_VERTICES:
-                raise ValueError(f"graph has too many vertices for int32 ids: shape {graph.shape}")
-            if indptr.shape[0] != n_left + 1:
-                raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
-            indptr, indices, fp = _kern.csr_checked(indptr, indices, n_right, False)
-            _check_rows(indptr, indices)
-            return indptr, indices, n_left, n_right, fp
-    return (*_graph_csr(graph), None)
+    out = _graph_csr_any(graph, False)
+    _check_rows(out[0], out[1])
+    return out
 
 
 def _check_rows(indptr, indices) -> None:
@@ -126,7 +115,9 @@ def _check_rows(indptr, indices) -> None:
         raise ValueError(f"graph has a row with more than {_MAX_ROW} stored entries")
 
 
-def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
+def _graph_csr_any(graph, copy: bool) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
+    """:func:`_graph_csr` (``copy``) or :func:`_graph_csr_shared` (not ``copy``), before the
+    row-length check."""
     if not sp.issparse(graph):
         raise TypeError(
             f"graph must be a scipy.sparse matrix or array (biadjacency, rows = left), "
@@ -144,10 +135,11 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
         if indptr.shape[0] != n_left + 1:
             raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
         if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
-            # one pass in C: checks and private int64/int32 copies together
-            indptr64, indices32, _ = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                                                       n_right, True)
-            return indptr64, indices32, n_left, n_right
+            # one pass in C: the checks, and private int64/int32 copies or the fingerprint of
+            # the arrays the kernel will read in place
+            indptr, indices, fp = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                                                    n_right, copy)
+            return indptr, indices, n_left, n_right, (None if copy else fp)
         indptr = _check_indptr(indptr, n_left, indices.shape[0])
         nnz = int(indptr[-1])
         _check_range(indices[:nnz], "column index", n_right)
@@ -156,6 +148,7 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
             np.array(indices[:nnz], dtype=np.int32, copy=True),
             n_left,
             n_right,
+            None,
         )
     if fmt == "csc":
         indices = _check_index_array(graph.indices, "indices")
@@ -180,7 +173,7 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
         rows = rows.astype(np.int64)
         cols = cols.astype(np.int64)
     indptr64, indices32 = _kern.csr_from_pairs(np.ascontiguousarray(rows), np.ascontiguousarray(cols), n_left)
-    return indptr64, indices32, n_left, n_right
+    return indptr64, indices32, n_left, n_right, None
 
 
 def _capacity(capacity, n_right: int) -> np.ndarray:
