@@ -16,7 +16,7 @@ Environment variables
     Debug build: bounds checking, wraparound and initialisation checks back on, C code
     compiled with ``-O0 -g``. Use it when a kernel misbehaves; the tests pass either way.
 ``SPARE_CORE_ONLY=name[,name...]``
-    Build only these kernels (development aid, e.g. ``SPARE_CORE_ONLY=matching``).
+    Build only these kernels (development aid, e.g. ``SPARE_CORE_ONLY=_hk``).
 ``SPARE_CORE_ANNOTATE=1``
     Also write ``cython -a`` HTML annotation next to each ``.pyx`` (profiling aid).
 

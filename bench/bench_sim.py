@@ -185,7 +185,7 @@ if pytest is not None:
     def test_kernel_advance_batch(benchmark):
         from spare_core._native import load
 
-        k = load("sim_timeline")
+        k = load("_timeline")
         S = k.SLOTS
         rng = np.random.default_rng(0)
         n = 1000

@@ -11,7 +11,7 @@ from spare_core._native import load
 from spare_core.pacing import (BaselinePacer, CollectiveModel, ComputeModel, FabricModel, NoPacing,
                                PacingScenario, SpreadPacer, simulate_iterations)
 
-kernel = load("pacing")
+kernel = load("_pacing_core")
 
 
 def reference(inp, z, picks, busy, it0, holds):

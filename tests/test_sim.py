@@ -379,7 +379,7 @@ def test_bad_policy_and_seed():
 def test_kernel_wrappers_bad_input():
     from spare_core._native import load
 
-    k = load("sim_timeline")
+    k = load("_timeline")
     S = k.SLOTS
     st_ = k.new_state(1.0)
     par = np.zeros(S["N_PARAMS"])

@@ -5,7 +5,7 @@ from spare_core._native import load
 
 
 def test_ctypedefs_match_numpy_dtypes():
-    sizes = load("types_check").ctype_sizes()
+    sizes = load("_types_check").ctype_sizes()
     assert sizes["intp_t"] == np.dtype(np.intp).itemsize
     assert sizes["float64_t"] == np.dtype(np.float64).itemsize
     assert sizes["int8_t"] == 1 and sizes["uint8_t"] == 1

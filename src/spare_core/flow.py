@@ -1,7 +1,7 @@
 """Min-cost flow with dual-potential certificates.
 
-Two entry points share two compiled kernels (:mod:`spare_core._ext.flow`: shortest paths,
-cost scaling, maximum flow; :mod:`spare_core._ext.netsimplex`: network simplex):
+Two entry points share two compiled kernels (:mod:`spare_core._ext._mcf`: shortest paths,
+cost scaling, maximum flow; :mod:`spare_core._ext._netsimplex`: network simplex):
 
 - :func:`min_cost_flow` routes given node supplies at least cost;
 - :func:`max_flow_min_cost` finds the maximum ``source``-``sink`` flow of least cost
@@ -67,8 +67,8 @@ from ._validate import as_int, as_int_array, check_choice
 
 __all__ = ["FlowResult", "CertificateCheck", "min_cost_flow", "max_flow_min_cost", "check_flow_certificate"]
 
-_kernel = load("flow")
-_simplex = load("netsimplex")
+_kernel = load("_mcf")
+_simplex = load("_netsimplex")
 
 # Node ids are int32 in the kernel and every arc owns two int32-indexed residual slots.
 _MAX_NODES = 2**31 - 3          # room for the two helper nodes of an infeasible instance

@@ -35,7 +35,7 @@ from spare_core._validate import as_int, as_int_array
 
 __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 
-_kern = load("matching")
+_kern = load("_hk")
 _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
 _MAX_ROW = 2**31 - 1       # and arc offsets within a row
 # Cold-start strategy of the kernel: 1 = greedy in increasing degree order (see

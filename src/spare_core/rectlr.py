@@ -262,7 +262,7 @@ class Rectlr:
         self.phase1 = check_choice(phase1, "phase1", {"kernel", "matching"})
         self.layout = layout
         hptr, hgrp, hcol = layout.holders()
-        self._core = load("rectlr").RectlrCore(layout.placement, hptr, hgrp, hcol)
+        self._core = load("_rectlr_core").RectlrCore(layout.placement, hptr, hgrp, hcol)
         self._im = None
         self._failed = []
         if self.phase1 == "matching":

@@ -15,14 +15,14 @@ from .._seeding import as_seed_sequence, child_rng
 
 __all__ = ["Engine", "Event", "EngineStats", "RenewalCounts", "simulate_renewals", "load_trace_csv", "KINDS"]
 
-_K = load("events")
+_K = load("_calendar")
 
 #: event kinds, indexed by the kernel's EV_* codes
 KINDS = ("failure", "repair", "system-failure", "trace-failure", "timer")
 _KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}
 _ALL = (1 << len(KINDS)) - 1
 
-# kernel status codes (src/_ext/events.pxd)
+# kernel status codes (src/_ext/_calendar.pxd)
 _ST_STOP, _ST_UNTIL, _ST_EMPTY, _ST_MAX = 1, 2, 3, 4
 _ST_NEED_LIFE, _ST_NEED_REPAIR, _ST_NEED_SYS, _ST_NEED_VICTIM = 10, 11, 12, 13
 _ST_STALL = -1

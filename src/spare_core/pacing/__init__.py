@@ -3,7 +3,7 @@
 - :mod:`.model` - compute, fabric and collective parameters; analytic all-reduce cost;
 - :mod:`.controllers` - the pacing protocol, :class:`NoPacing`, :class:`SpreadPacer`,
   :class:`BaselinePacer`;
-- :mod:`.simulate` - :func:`simulate_iterations` (Cython kernel ``spare_core._ext.pacing``);
+- :mod:`.simulate` - :func:`simulate_iterations` (Cython kernel ``spare_core._ext._pacing_core``);
 - :mod:`.sweep` - node-count sweep with and without pacing, scaling efficiency;
 - :mod:`.steptime` - :class:`StragglerStepTime`, the hook into time-to-train.
 

@@ -320,7 +320,7 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         raise ValueError(f"record_ranks needs n_iterations * ranks <= {_MAX_RECORD_CELLS}, got {n_iter * p}")
     fast = _kernel_mode(controller) if use_kernel_controller else None
 
-    kernel = load("pacing")
+    kernel = load("_pacing_core")
     st = _Statics(scenario, Realisation.draw(scenario, n_iter, root))
     f = scenario.fabric
     g, n_flows = f.gpus_per_node, st.flow_src.size

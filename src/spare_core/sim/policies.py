@@ -265,7 +265,7 @@ class CheckpointOnly(Policy):
 # -- replication -----------------------------------------------------------------------------
 class _CyclicHandler(FailureHandler):
     def __init__(self, n, r):
-        self._k = load("sim_timeline")
+        self._k = load("_timeline")
         self._dead = np.zeros(n, dtype=np.int8)
         self._r = r
         # about half the failures an epoch endures (mu ~ N^(1 - 1/r)); 1 when each failure wipes out

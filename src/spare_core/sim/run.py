@@ -279,7 +279,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
 
     *Speed.* Python loops over batches of failures only: the engine's failures are pulled in
     batches, the policy decides a batch at once, and the compiled kernel
-    ``spare_core._ext.sim_timeline`` walks the steps, saves and restarts between them in C
+    ``spare_core._ext._timeline`` walks the steps, saves and restarts between them in C
     with the GIL released. Step multipliers are exact per attempt (no CLT approximation).
 
     References
@@ -310,7 +310,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     fsec = as_float(policy.failure_seconds(scenario), "policy failure seconds", min_value=0.0)
     patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
 
-    kern = load("sim_timeline")
+    kern = load("_timeline")
     K = kern.SLOTS
     params = np.zeros(K["N_PARAMS"])
     params[K["P_T_COMP"]] = scenario.t_compute

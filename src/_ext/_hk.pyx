@@ -3,7 +3,7 @@
 
 No policy and no validation here: :mod:`spare_core.matching` checks and coerces every
 argument (index ranges, dtypes, capacities) before anything reaches this module. The
-buffer layout and invariants are documented in ``matching.pxd``.
+buffer layout and invariants are documented in ``_hk.pxd``.
 
 Algorithm (Hopcroft & Karp 1973, generalised to right capacities without expanding the
 graph): each phase runs a BFS from the PENDING free left vertices over alternating paths
@@ -25,7 +25,7 @@ both), so a one-shot solve adds no copy of it.
 """
 from libc.stdint cimport INT32_MAX
 from _types cimport intp_t, int32_t, uint32_t, int64_t, uint8_t, uint64_t
-from matching cimport HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD
+from _hk cimport HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD
 from libc.string cimport memmove
 
 cdef extern from "Python.h":
@@ -52,7 +52,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-# numpy twins of LeftV / RightV (matching.pxd)
+# numpy twins of LeftV / RightV (_hk.pxd)
 LEFT_DTYPE = np.dtype([("match", np.int32), ("it", np.int32), ("lev", np.int32)], align=True)
 RIGHT_DTYPE = np.dtype([("spare", np.int32), ("lev", np.int32), ("aux", np.int32)], align=True)
 LINK_DTYPE = np.dtype([("nxt", np.int32), ("prv", np.int32)], align=True)
@@ -916,7 +916,7 @@ cdef inline void _greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
 
 
 cdef class HKKernel:
-    """Owns a (b-)matching on a CSR graph and all scratch; see ``matching.pxd``.
+    """Owns a (b-)matching on a CSR graph and all scratch; see ``_hk.pxd``.
 
     Constructed only by :mod:`spare_core.matching` with validated arrays: ``indptr``
     int64[n_left + 1], ``indices`` int32 or int64[nnz] in range (read, never written: a

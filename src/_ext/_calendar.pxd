@@ -1,8 +1,8 @@
 # Failure event engine kernel: the types other Cython code may cimport.
 #
-# Only types and enums live here. setup.py names the module spare_core._ext.events, under
+# Only types and enums live here. setup.py names the module spare_core._ext._calendar, under
 # which Cython does not find this file as the module's own .pxd, so the calendar functions
-# (cal_bucket, cal_insert, cal_min, cal_unlink, cal_remove in events.pyx) are not a shared
+# (cal_bucket, cal_insert, cal_min, cal_unlink, cal_remove in _calendar.pyx) are not a shared
 # C-API; Python callers use spare_core.events.
 #
 # The engine keeps one *slot* per entity that can have a pending event: slots 0..n-1 are

@@ -1,8 +1,8 @@
-# RECTLR kernel (rectlr.pyx): what other Cython code may cimport.
+# RECTLR kernel (_rectlr_core.pyx): what other Cython code may cimport.
 #
-# setup.py names the module spare_core._ext.rectlr, under which Cython does not find this
+# setup.py names the module spare_core._ext._rectlr_core, under which Cython does not find this
 # file as the module's own .pxd, so the RectlrCore class (state layout documented in
-# rectlr.pyx) cannot be cimported; Cython callers drive it through its Python methods.
+# _rectlr_core.pyx) cannot be cimported; Cython callers drive it through its Python methods.
 # The decision kinds written to out[0] by the kernel are shared here.
 
 cdef enum:

@@ -34,7 +34,7 @@ from libc.string cimport memcpy
 import numpy as np
 
 from _types cimport float64_t, int32_t, int64_t, uint8_t, intp_t
-from events cimport (
+from _calendar cimport (
     Entry, Block, Calendar, SLOT_BITS, SEQ_SHIFT, BLOCK_ENTRIES, EV_FAILURE, EV_REPAIR, EV_SYSTEM, EV_TRACE,
     EV_TIMER, ST_STOP, ST_UNTIL, ST_EMPTY, ST_MAX, ST_NEED_LIFE, ST_NEED_REPAIR, ST_NEED_SYS,
     ST_NEED_VICTIM, ST_STALL, ST_NOMEM, ST_SEQ,

@@ -28,7 +28,7 @@ which may queue more types, undoes from an O(N) snapshot instead).
 import numpy as np
 
 from _types cimport int32_t, int64_t, uint8_t, intp_t
-from rectlr cimport K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING
+from _rectlr_core cimport K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING
 
 cdef int64_t INF = 1 << 62
 

@@ -15,7 +15,7 @@ cdef struct Graph:
     int64_t* rc         # [slots] residual capacity (IN-OUT)
     int64_t* cst        # [slots] arc cost (forward) or its negation (backward)
 
-# Per-node record of the successive-shortest-path search (fields documented in flow.pyx).
+# Per-node record of the successive-shortest-path search (fields documented in _mcf.pyx).
 cdef struct NodeState:
     int64_t pi
     int64_t dist
@@ -49,7 +49,7 @@ cdef enum:
     FLOW_STUCK = 1      # some excess cannot reach any deficit: supplies infeasible
 
 # Only types live here. The kernel functions (ssp_run, dinic_run, build_graph) stay
-# module-private: the build names the extension ``spare_core._ext.flow`` while Cython finds
+# module-private: the build names the extension ``spare_core._ext._mcf`` while Cython finds
 # this file as ``flow``, so a cimported cdef function would be looked up at run time in a
-# module ``flow`` that does not exist. flow.pyx cimports these types explicitly for the
+# module ``_mcf`` that does not exist. _mcf.pyx cimports these types explicitly for the
 # same reason (Cython does not pair it with this file automatically).

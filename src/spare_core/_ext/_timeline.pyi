@@ -1,4 +1,4 @@
-"""Type stub of the compiled time-to-train kernel (src/_ext/sim_timeline.pyx)."""
+"""Type stub of the compiled time-to-train kernel (src/_ext/_timeline.pyx)."""
 import numpy as np
 import numpy.typing as npt
 

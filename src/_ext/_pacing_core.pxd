@@ -1,9 +1,9 @@
-# Pacing iteration kernel (src/_ext/pacing.pyx): what other Cython code may rely on.
+# Pacing iteration kernel (src/_ext/_pacing_core.pyx): what other Cython code may rely on.
 #
 # Only types live here (cimporting them creates no runtime import). setup.py names the
-# module spare_core._ext.pacing, under which Cython does not find this file as the
+# module spare_core._ext._pacing_core, under which Cython does not find this file as the
 # module's own .pxd, so the cdef kernel (_run) and incast_penalty are not exported as a
-# C-API; Cython and Python callers go through spare_core._ext.pacing.simulate_chunk, whose
+# C-API; Cython and Python callers go through spare_core._ext._pacing_core.simulate_chunk, whose
 # buffers are documented in the module docstring:
 #
 #   base        float64[p]       IN      nominal compute per rank (s), > 0

@@ -39,7 +39,7 @@ once per call; the whole search runs without the GIL.
 from libc.stdlib cimport calloc, free
 from libc.stdint cimport uint64_t
 from _types cimport intp_t, int32_t, int64_t
-from flow cimport Graph, Work, NodeState, FLOW_OK, FLOW_STUCK
+from _mcf cimport Graph, Work, NodeState, FLOW_OK, FLOW_STUCK
 
 import numpy as np
 

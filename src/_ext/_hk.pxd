@@ -1,11 +1,11 @@
 # Hopcroft-Karp (b-)matching kernel: the types other Cython code may cimport.
 #
 # Only types live here (cimporting them creates no runtime import). The kernel functions
-# (hk_link, hk_unlink, hk_free_left, hk_greedy, hk_revive, hk_augment in matching.pyx) are
-# not exported: setup.py names the module spare_core._ext.matching, under which Cython does
+# (hk_link, hk_unlink, hk_free_left, hk_greedy, hk_revive, hk_augment in _hk.pyx) are
+# not exported: setup.py names the module spare_core._ext._hk, under which Cython does
 # not find this file as the module's own .pxd, so a cdef-function C-API cannot be shared.
 # Python callers use spare_core.matching; Cython callers can cimport HKState and drive the
-# kernel through spare_core._ext.matching.HKKernel.
+# kernel through spare_core._ext._hk.HKKernel.
 #
 # Graph: CSR biadjacency, rows = left vertices, columns = right vertices. A one-shot solve
 # reads the caller's own arrays (validated, never written): no private copy.
@@ -63,7 +63,7 @@ cdef enum:
     PENDING = 1
     DEAD = 2
 
-cdef struct LeftV:            # per left vertex; numpy twin LEFT_DTYPE in matching.pyx
+cdef struct LeftV:            # per left vertex; numpy twin LEFT_DTYPE in _hk.pyx
     int32_t match            # right vertex, -1 = unmatched
     int32_t it               # current arc of the phase's DFS (offset from indptr[i])
     int32_t lev              # base + BFS layer; < base: not reached / used this phase
