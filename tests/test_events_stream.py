@@ -314,17 +314,17 @@ def test_times_only_consumption_draws_the_same_numbers(case, n, seed, ops):
     owed = []  # units the lazy stream has consumed without handing out
     for op, m in ops:
         if op == "times":
-            times, none = lazy._take(m, False)
+            times, none = lazy.take(m, False)
             t, u = full.next_failures(m)
             assert none is None and times == t.tolist()
             owed += u.tolist()
         elif op == "units":
-            times, units = lazy._take(m, True)
+            times, units = lazy.take(m, True)
             t, u = full.next_failures(m)
             assert (times, units) == (t.tolist(), u.tolist())
             owed = []  # applied to the alive flags on the way
         elif op == "owed":
-            assert lazy._take_units() == owed
+            assert lazy.take_units() == owed
             owed = []
         elif op == "next":
             assert lazy.next_failure() == full.next_failure()
@@ -347,13 +347,13 @@ def test_times_only_consumption_never_draws_the_victims_of_an_abandoned_chunk():
     # the chunk's victims are drawn only when asked for (or before the next chunk)
     s = FailureStream(600, Weibull(0.78, 1e5), seed=4)
     for _ in range(50):
-        (t,), _ = s._take(1, False)
+        (t,), _ = s.take(1, False)
         assert s._units is None  # pending: nobody asked
         s.restart(t + 1.0)
     assert s.alive.all() and s.n_alive == 600
-    s._take(40, False)  # crosses into the second chunk: the first chunk's victims are drawn
+    s.take(40, False)  # crosses into the second chunk: the first chunk's victims are drawn
     assert len(s._owed) == 32 and s._units is None
-    assert len(s._take_units()) == 40 and s.n_alive == 560 == int(s.alive.sum())
+    assert len(s.take_units()) == 40 and s.n_alive == 560 == int(s.alive.sum())
 
 
 def test_a_held_alive_view_sees_batch_consumption():

@@ -23,6 +23,8 @@ from spare_core.sim import (
 def small(n=8, **kw):
     base = dict(n_steps=50, t_compute=10.0, t_allreduce=1.0, system_mtbf=200.0, restart_time=30.0,
                 checkpoint_time=5.0, max_wall_factor=200.0, name="small")
+    if "lifetime" in kw:  # the rate is given once: by the lifetime
+        del base["system_mtbf"]
     base.update(kw)
     return Scenario(n, **base)
 
@@ -76,7 +78,7 @@ def test_checkpoint_only_matches_expected_waste(model):
     rate = n / mean_life if model == "per-unit" else 1.0 / mean_life
     life = Exponential(mean_life) if model == "per-unit" else Exponential(mean_life)
     d, k, n_seg, ts, tr = 100.0, 3, 5, 50.0, 200.0
-    s = Scenario(n, n_steps=k * n_seg, t_compute=d, t_allreduce=0.0, system_mtbf=1.0, lifetime=life,
+    s = Scenario(n, n_steps=k * n_seg, t_compute=d, t_allreduce=0.0, lifetime=life,
                  failure_model=model, restart_time=tr, checkpoint_time=ts, jitter=0.0, max_wall_factor=1e4)
     # interval (k - 0.5) d: a save after exactly k steps, without float ties
     pol = CheckpointOnly(interval=(k - 0.5) * d)

@@ -25,15 +25,17 @@ def cases(draw):
         pol = SpareCheckpoint(r, interval=interval)
     else:
         pol = ReplicationCheckpoint(r, variant="disjoint" if kind == "rep-disjoint" else "cyclic", interval=interval)
+    life = draw(lifetimes)
+    # the rate is given once: a lifetime law, or a system MTBF and a Weibull shape
+    rate = dict(lifetime=life) if life is not None else dict(
+        system_mtbf=draw(st.floats(20.0, 400.0)), weibull_shape=draw(st.floats(0.5, 2.0)))
     sc = Scenario(
         n,
         n_steps=draw(st.integers(1, 80)),
         t_compute=draw(st.floats(1.0, 20.0)),
         t_allreduce=draw(st.floats(0.0, 3.0)),
-        system_mtbf=draw(st.floats(20.0, 400.0)),
-        weibull_shape=draw(st.floats(0.5, 2.0)),
         failure_model=draw(st.sampled_from(["per-unit", "system"])),
-        lifetime=draw(lifetimes),
+        **rate,
         restart_time=draw(st.floats(0.0, 100.0)),
         checkpoint_time=draw(st.floats(0.5, 20.0)),
         jitter=draw(st.sampled_from([0.0, 0.05, 0.3])),

@@ -28,7 +28,10 @@ import numpy as np
 
 from ._validate import as_float, as_generator, as_int
 
-__all__ = ["Distribution", "Weibull", "Exponential", "LogNormal", "Deterministic", "as_distribution"]
+__all__ = [
+    "Distribution", "Weibull", "Exponential", "LogNormal", "Deterministic", "as_distribution",
+    "distribution_from_dict",
+]
 
 
 def _as_size(size) -> int | tuple[int, ...]:
@@ -115,6 +118,14 @@ class Distribution:
     def _params(self) -> tuple:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    #: constructor keywords, in the order of :meth:`_params` (for :meth:`to_dict`)
+    _fields: tuple = ()
+
+    def to_dict(self) -> dict:
+        """``{"kind": ..., <constructor keywords>}``; :func:`distribution_from_dict` inverts it
+        exactly (the parameters are the stored floats, not recomputed from a mean)."""
+        return {"kind": self.kind, **dict(zip(self._fields, self._params()))}
+
 
 class Weibull(Distribution):
     """Weibull lifetime ``F(t) = 1 - exp(-(t/scale)**shape)``.
@@ -152,6 +163,7 @@ class Weibull(Distribution):
 
     __slots__ = ("shape", "scale")
     kind = "weibull"
+    _fields = ("shape", "scale")
 
     def __init__(self, shape, scale):
         self.shape = as_float(shape, "weibull shape", min_value=0.0, strict_min=True)
@@ -232,6 +244,7 @@ class Exponential(Distribution):
 
     __slots__ = ("_mean",)
     kind = "exponential"
+    _fields = ("mean",)
 
     def __init__(self, mean):
         self._mean = as_float(mean, "exponential mean", min_value=0.0, strict_min=True)
@@ -302,6 +315,7 @@ class LogNormal(Distribution):
 
     __slots__ = ("_mean", "sigma")
     kind = "lognormal"
+    _fields = ("mean", "sigma")
 
     def __init__(self, mean, sigma):
         self._mean = as_float(mean, "lognormal mean", min_value=0.0, strict_min=True)
@@ -399,6 +413,7 @@ class Deterministic(Distribution):
 
     __slots__ = ("value",)
     kind = "deterministic"
+    _fields = ("value",)
 
     def __init__(self, value):
         self.value = as_float(value, "deterministic value", min_value=0.0, strict_min=True)
@@ -439,3 +454,44 @@ def as_distribution(value, name: str) -> Distribution:
         f"{name} must be a distribution (Weibull, Exponential, LogNormal, Deterministic) "
         f"or a positive number, got {type(value).__name__} {value!r}"
     )
+
+
+_KINDS = {c.kind: c for c in (Weibull, Exponential, LogNormal, Deterministic)}
+
+
+def distribution_from_dict(data, name: str = "distribution") -> Distribution:
+    """The distribution described by ``data`` (the output of :meth:`Distribution.to_dict`).
+
+    Parameters
+    ----------
+    data : dict
+        ``{"kind": "weibull" | "exponential" | "lognormal" | "deterministic", <parameters>}``.
+    name : str
+        What the caller calls it, used in error messages.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not a dict, unknown kind, missing or unknown parameter, or a bad value.
+
+    Examples
+    --------
+    >>> Exponential(600.0).to_dict()
+    {'kind': 'exponential', 'mean': 600.0}
+    >>> distribution_from_dict({'kind': 'exponential', 'mean': 600.0})
+    Exponential(mean=600)
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"{name} must be a dict with a 'kind', got {type(data).__name__} {data!r}")
+    kind = data.get("kind")
+    if kind not in _KINDS:
+        raise ValueError(f"{name}.kind must be one of {sorted(_KINDS)}, got {kind!r}")
+    cls = _KINDS[kind]
+    given = set(data) - {"kind"}
+    unknown = sorted(given - set(cls._fields))
+    if unknown:
+        raise ValueError(f"{name} has unknown key {unknown[0]!r} (a {kind} takes {list(cls._fields)})")
+    missing = [f for f in cls._fields if f not in given]
+    if missing:
+        raise ValueError(f"{name} lacks key {missing[0]!r} (a {kind} takes {list(cls._fields)})")
+    return cls(*(data[f] for f in cls._fields))

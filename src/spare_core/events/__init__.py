@@ -2,6 +2,11 @@
 
 Public API
 ----------
+- :class:`FailureModel` - a frozen value (law, rate, structure) that builds the failures a
+  simulation consumes, behind the :class:`FailureProcess` protocol; the built-in models
+  :class:`GroupLifetimes` (the SPARe paper's, ``"per-unit"``) and :class:`SystemRenewals`
+  (``"system"``). New models register by kind in their own module (see
+  :mod:`spare_core.events.models`).
 - :class:`FailureStream` - per-unit or system-level failures consumed one at a time, with
   restarts and common random numbers (what :mod:`spare_core.sim` uses).
 - :class:`Engine` - the general engine: per-unit renewals, a system-level source, trace
@@ -20,8 +25,12 @@ from __future__ import annotations
 from ..distributions import Deterministic, Exponential, LogNormal, Weibull
 from ._engine import KINDS, Engine, EngineStats, Event, RenewalCounts, load_trace_csv, simulate_renewals
 from ._stream import MODELS, FailureStream
+from .models import (
+    DEFAULT_WEIBULL_SHAPE, FailureModel, FailureProcess, GroupLifetimes, SystemRenewals, failure_model_kinds,
+)
 
 __all__ = [
-    "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
+    "FailureModel", "FailureProcess", "GroupLifetimes", "SystemRenewals", "failure_model_kinds",
+    "DEFAULT_WEIBULL_SHAPE", "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
     "simulate_renewals", "load_trace_csv", "Weibull", "Exponential", "LogNormal", "Deterministic",
 ]

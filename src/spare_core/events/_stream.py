@@ -211,12 +211,12 @@ class FailureStream:
     def alive(self) -> np.ndarray:
         """Read-only boolean view of the units' state (``True`` = alive); updated in place."""
         if self._owed or self._synced < self._pos:
-            self._take_units()
+            self.take_units()
         self._mark_dead()
         return self._alive_view
 
     def _mark_dead(self) -> None:
-        # units handed out by the internal _take are marked dead only when someone looks
+        # units handed out by take are marked dead only when someone looks
         if self._unapplied:
             self._alive[self._unapplied] = False
             self._clean = False
@@ -270,14 +270,10 @@ class FailureStream:
         ValueError
             If ``time`` is not finite or earlier than :attr:`now`.
         """
-        time = as_float(time, "restart time")
+        if type(time) is not float or not time < math.inf:  # the epoch cache's calls skip the coercion
+            time = as_float(time, "restart time")
         if time < self._now:
             raise ValueError(f"restart time must be >= now ({self._now}), got {time}")
-        self.epoch += 1
-        self._begin_epoch(time)
-
-    def _restart(self, time: float) -> None:
-        """:meth:`restart` for internal drivers whose ``time`` is a float >= :attr:`now`."""
         self.epoch += 1
         self._begin_epoch(time)
 
@@ -413,7 +409,7 @@ class FailureStream:
             The failure time and the failed unit, or ``(inf, -1)`` when every unit is dead.
         """
         if self._owed or self._synced < self._pos:
-            self._take_units()
+            self.take_units()
         pos = self._pos
         if pos >= len(self._times):
             if not self._refill():
@@ -438,17 +434,20 @@ class FailureStream:
             The same failures, in the same order, as ``k`` calls of :meth:`next_failure`.
         """
         k = as_int(k, "k", min_value=0)
-        times, units = self._take(k, True)
+        times, units = self.take(k, True)
         self._mark_dead()  # the public view is live: a caller may hold it
         return np.array(times, dtype=np.float64), np.array(units, dtype=np.int64)
 
-    def _take(self, k: int, with_units: bool) -> tuple[list, list | None]:
-        """Consume up to ``k`` failures: ``(times, units)``, or ``(times, None)`` when the
-        caller needs no units. Those are then owed: drawn (in stream order) and applied to
-        the alive flags when anyone asks for them (:meth:`_take_units`) or when the next
-        chunk needs the generator. ``k`` must be an int >= 0 (internal drivers)."""
+    def take(self, k: int, with_units: bool = True) -> tuple[list, list | None]:
+        """Consume up to ``k`` failures as lists: ``(times, units)``, or ``(times, None)``
+        when the caller needs no units (the :class:`~spare_core.events.FailureProcess`
+        contract). Units not taken are owed: drawn (in stream order) and applied to the
+        alive flags when anyone asks for them (:meth:`take_units`) or when the next chunk
+        needs the generator. Fewer than ``k`` failures means every unit is dead."""
+        if type(k) is not int or k < 0:
+            k = as_int(k, "k", min_value=0)
         if with_units and (self._owed or self._synced < self._pos):
-            self._take_units()
+            self.take_units()
         times = []
         units = [] if with_units else None
         got = 0
@@ -473,8 +472,8 @@ class FailureStream:
             self._now = times[-1]
         return times, units
 
-    def _take_units(self) -> list:
-        """Units of the failures consumed without them (:meth:`_take`), in order; from now
+    def take_units(self) -> list:
+        """Units of the failures consumed without them (:meth:`take`), in order; from now
         on they count as handed out (marked dead in :attr:`alive`)."""
         owed = self._owed
         if self._synced < self._pos:

@@ -54,7 +54,7 @@ class EpochFailures:
     """
 
     __slots__ = ("_scenario", "_seed", "_driver", "_pulled", "_synced", "_times", "_units", "_done", "_side",
-                 "_side_pulled", "rebuilds")
+                 "_side_pulled", "rebuilds", "_gives_units")
 
     def __init__(self, scenario, seed):
         self._scenario = scenario
@@ -68,6 +68,8 @@ class EpochFailures:
         self._side = None  # stream that redraws units of epochs the driver has left
         self._side_pulled = 0
         self.rebuilds = 0
+        # whether the process returns units even when asked for times only (then none are owed)
+        self._gives_units = False
 
     def _goto(self, k: int) -> None:
         d = self._driver
@@ -76,7 +78,7 @@ class EpochFailures:
             d = self._driver = self._scenario.failure_stream(self._seed)
             self._pulled = self._synced = 0
         while d.epoch < k:
-            d._restart(d.now)
+            d.restart(d.now)
             self._pulled = self._synced = 0
             if d.epoch >= len(self._times):
                 self._times.append(_EMPTY_T)
@@ -120,16 +122,23 @@ class EpochFailures:
         t_old, u_old = self._times[k], self._units[k]
         have = t_old.shape[0]
         start = d.epoch_start
+        with_units = with_units or self._gives_units
         if have > self._pulled:  # a rebuilt driver replays the cached prefix
-            _, u_re = d._take(have - self._pulled, with_units)
+            _, u_re = d.take(have - self._pulled, with_units)
+            if u_re is not None and not with_units:  # the process hands its units out anyway
+                self._gives_units = with_units = True
             self._pulled = have
             if with_units:
                 self._synced = have
                 if u_old.shape[0] < have:  # pulled was 0: u_re is the whole prefix
                     u_old = np.array(u_re, dtype=np.int64)
         if with_units and self._synced < self._pulled:
-            u_old = self._merge_units(u_old, d._take_units())
-        t_new, u_new = d._take(want - have, with_units)
+            u_old = self._merge_units(u_old, d.take_units())
+        t_new, u_new = d.take(want - have, with_units)
+        if u_new is not None and not with_units:  # the process hands its units out anyway
+            self._gives_units = with_units = True
+            if self._synced < have:
+                u_old = self._merge_units(u_old, d.take_units())
         got = len(t_new)
         done = got < want - have or d.n_alive == 0
         self._pulled = have + got
@@ -163,19 +172,19 @@ class EpochFailures:
         have = self._times[k].shape[0]
         d = self._driver
         if d.epoch == k and self._pulled == have:
-            self._set_units(k, self._merge_units(self._units[k], d._take_units()))
+            self._set_units(k, self._merge_units(self._units[k], d.take_units()))
             return
         side = self._side
         if side is None or side.epoch > k:
             side = self._side = self._scenario.failure_stream(self._seed)
             self._side_pulled = 0
         while side.epoch < k:
-            side._restart(side.now)
+            side.restart(side.now)
             self._side_pulled = 0
         # units do not depend on when the epoch started, so the side stream's times are
         # unused; what it consumed of epoch k before ([0, side_pulled)) is already cached
         cached, pulled = self._units[k], self._side_pulled
-        _, units = side._take(have - pulled, True)
+        _, units = side.take(have - pulled, True)
         self._side_pulled = have
         extra = np.array(units[cached.shape[0] - pulled :], dtype=np.int64)
         self._set_units(k, np.concatenate((cached, extra)) if cached.shape[0] else extra)

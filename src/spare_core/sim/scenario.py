@@ -5,12 +5,17 @@ import math
 
 import numpy as np
 
-from .._validate import as_float, as_int, check_choice
-from ..distributions import as_distribution
+from .._validate import as_float, as_int
+from ..events.models import FailureModel, failure_model_kinds
 
 __all__ = ["Scenario", "FAILURE_MODELS", "paper_allreduce_time"]
 
+#: the built-in failure models by name (any registered kind is accepted, see
+#: :func:`spare_core.events.failure_model_kinds`)
 FAILURE_MODELS = ("per-unit", "system")
+
+# keywords that describe the failure rate; they go into the failure model
+_RATE_KEYS = {"system_mtbf": "system_mtbf", "weibull_shape": "shape", "lifetime": "lifetime"}
 
 _PAPER_GPUS = 600_000
 _LLAMA3_GPUS = 16_384
@@ -44,6 +49,54 @@ def paper_allreduce_time(n_groups) -> float:
     return max(1.0, 2.0 + 0.01 * (n - 200))
 
 
+def _failure_model(failure_model, *, system_mtbf, weibull_shape, lifetime) -> FailureModel:
+    """The scenario's failure model from its keywords (see :class:`Scenario`)."""
+    if system_mtbf is not None:
+        system_mtbf = as_float(system_mtbf, "system_mtbf", min_value=0.0, strict_min=True)
+    if weibull_shape is not None:
+        weibull_shape = as_float(weibull_shape, "weibull_shape", min_value=0.0, strict_min=True)
+    given = {"system_mtbf": system_mtbf, "shape": weibull_shape, "lifetime": lifetime}
+    given = {k: v for k, v in given.items() if v is not None}
+    if isinstance(failure_model, FailureModel):
+        fill = {}
+        for k, v in given.items():
+            if not hasattr(failure_model, k):
+                raise ValueError(
+                    f"failure model {failure_model.kind!r} has no field {k!r}; give its rate in the model, "
+                    f"got {'weibull_shape' if k == 'shape' else k}={v!r}"
+                )
+            have = getattr(failure_model, k)
+            if have is None:
+                fill[k] = v
+            elif have != v:
+                raise ValueError(
+                    f"the rate is given twice and disagrees: {'weibull_shape' if k == 'shape' else k}={v!r} "
+                    f"but the failure model has {k}={have!r}"
+                )
+        return failure_model.replace(**fill) if fill else failure_model
+    if not isinstance(failure_model, str):
+        raise TypeError(
+            f"failure_model must be a name {failure_model_kinds()} or a FailureModel, "
+            f"got {type(failure_model).__name__} {failure_model!r}"
+        )
+    return FailureModel.by_kind(failure_model)(**given)
+
+
+def _preset_rate(kw: dict, overrides: dict) -> None:
+    """Drop a preset's rate keywords when the caller gives the rate another way (a lifetime,
+    or a failure model carrying its own), so that the rate is given once."""
+    fm = overrides.get("failure_model")
+    own = "lifetime" in overrides or (
+        isinstance(fm, FailureModel)
+        and (getattr(fm, "system_mtbf", None) is not None or getattr(fm, "lifetime", None) is not None)
+    )
+    if own:
+        if "system_mtbf" not in overrides:
+            kw.pop("system_mtbf", None)
+        if "weibull_shape" not in overrides:
+            kw.pop("weibull_shape", None)
+
+
 class Scenario:
     """A training job under failures: what :func:`spare_core.sim.simulate` runs a policy on.
 
@@ -57,18 +110,24 @@ class Scenario:
         Seconds to compute one stack layer (one data shard) in a step, > 0.
     t_allreduce : float
         Seconds of the gradient all-reduce ending each step, >= 0.
-    system_mtbf : float
-        Mean time between failures of the whole system, seconds, > 0.
-    weibull_shape : float, default 0.78
-        Shape of the Weibull lifetimes built from ``system_mtbf``, > 0.
-    failure_model : {"per-unit", "system"}, default "per-unit"
-        "per-unit": every group has its own Weibull lifetime with mean ``N * system_mtbf``,
-        redrawn at each restart (failures burst after a restart). "system": one renewal
-        process with mean ``system_mtbf`` whose failures hit a uniformly random alive group.
-        See :meth:`spare_core.events.FailureStream.with_system_mtbf`.
+    system_mtbf : float, optional
+        Long-run mean time between failures of the whole system, seconds, > 0. Goes into the
+        failure model (required unless ``lifetime`` or a model carrying its rate is given).
+    weibull_shape : float, optional
+        Shape of the Weibull law built from ``system_mtbf``, > 0 (default 0.78).
+    failure_model : str or FailureModel, default "per-unit"
+        A :class:`spare_core.events.FailureModel` value, or the name of one
+        (:func:`spare_core.events.failure_model_kinds`) built from ``system_mtbf``,
+        ``weibull_shape`` and ``lifetime``. "per-unit" (:class:`~spare_core.events.GroupLifetimes`,
+        the paper's): every group has a lifetime with mean ``N * system_mtbf``, all redrawn
+        at each restart (failures burst after a restart). "system"
+        (:class:`~spare_core.events.SystemRenewals`): one renewal process with mean
+        ``system_mtbf`` whose failures hit a uniformly random alive group. Rate keywords given
+        next to a model fill the fields it leaves unset; a rate given twice must agree.
     lifetime : Distribution, optional
-        Overrides the Weibull law: the per-group lifetime ("per-unit") or the time between
-        system failures ("system"). ``system_mtbf`` is then ignored by the failure stream.
+        The law itself instead of ``system_mtbf``: the per-group lifetime ("per-unit") or the
+        time between system failures ("system"). Given with ``system_mtbf``, the two must
+        describe the same rate (ValueError otherwise).
     restart_time : float, default 3600
         Seconds of a global restart (reload from the checkpoint and resume), >= 0. No
         failure occurs during a restart: the stream restarts when the restart ends.
@@ -97,6 +156,14 @@ class Scenario:
 
     Attributes
     ----------
+    failures : FailureModel
+        The failure model simulated; the single source of the failure rate.
+    system_mtbf : float
+        ``failures.mtbf(n_groups)``: the rate the checkpoint rules read.
+    failure_model : str
+        ``failures.kind``.
+    weibull_shape, lifetime
+        The model's fields of those names (None when it has none).
     t0 : float
         Failure-free time-to-train ``n_steps * (t_compute + t_allreduce)``: no redundancy,
         no checkpoints, nominal (jitter-free) steps. TTT/T0 is reported against it.
@@ -112,8 +179,7 @@ class Scenario:
     """
 
     __slots__ = (
-        "n_groups", "n_steps", "t_compute", "t_allreduce", "system_mtbf", "weibull_shape",
-        "failure_model", "lifetime", "restart_time", "checkpoint_time", "jitter",
+        "n_groups", "n_steps", "t_compute", "t_allreduce", "failures", "restart_time", "checkpoint_time", "jitter",
         "step_time_model", "shrink_time", "controller_time", "charge_patch", "max_wall_factor",
         "gpus_per_group", "name",
     )
@@ -125,8 +191,8 @@ class Scenario:
         n_steps,
         t_compute,
         t_allreduce,
-        system_mtbf,
-        weibull_shape=0.78,
+        system_mtbf=None,
+        weibull_shape=None,
         failure_model="per-unit",
         lifetime=None,
         restart_time=3600.0,
@@ -144,10 +210,9 @@ class Scenario:
         self.n_steps = as_int(n_steps, "n_steps", min_value=1)
         self.t_compute = as_float(t_compute, "t_compute", min_value=0.0, strict_min=True)
         self.t_allreduce = as_float(t_allreduce, "t_allreduce", min_value=0.0)
-        self.system_mtbf = as_float(system_mtbf, "system_mtbf", min_value=0.0, strict_min=True)
-        self.weibull_shape = as_float(weibull_shape, "weibull_shape", min_value=0.0, strict_min=True)
-        self.failure_model = check_choice(failure_model, "failure_model", FAILURE_MODELS)
-        self.lifetime = None if lifetime is None else as_distribution(lifetime, "lifetime")
+        self.failures = _failure_model(failure_model, system_mtbf=system_mtbf, weibull_shape=weibull_shape,
+                                       lifetime=lifetime)
+        self.failures.check(self.n_groups)  # a lifetime and a rate that disagree fail here
         self.restart_time = as_float(restart_time, "restart_time", min_value=0.0)
         self.checkpoint_time = as_float(checkpoint_time, "checkpoint_time", min_value=0.0, strict_min=True)
         self.jitter = as_float(jitter, "jitter", min_value=0.0)
@@ -182,35 +247,136 @@ class Scenario:
         return self.t_compute + self.t_allreduce
 
     @property
+    def system_mtbf(self) -> float:
+        """Long-run system MTBF of the failure model simulated (what the checkpoint rules read)."""
+        return self.failures.mtbf(self.n_groups)
+
+    @property
+    def failure_model(self) -> str:
+        """Name of the failure model (``failures.kind``)."""
+        return self.failures.kind
+
+    @property
+    def weibull_shape(self):
+        """The failure model's Weibull shape: its ``shape`` field, or the default 0.78 for a
+        law built from ``system_mtbf``; None for a model given a ``lifetime`` or without one."""
+        if getattr(self.failures, "lifetime", None) is not None or not hasattr(self.failures, "shape"):
+            return None
+        from ..events.models import DEFAULT_WEIBULL_SHAPE
+
+        return DEFAULT_WEIBULL_SHAPE if self.failures.shape is None else self.failures.shape
+
+    @property
+    def lifetime(self):
+        """The failure model's ``lifetime`` field (None when the law comes from the rate)."""
+        return getattr(self.failures, "lifetime", None)
+
+    @property
     def failure_description(self) -> str:
         """The failure model in words, as reported in results."""
-        if self.lifetime is not None:
-            law = repr(self.lifetime)
-        elif self.failure_model == "per-unit":
-            law = (
-                f"Weibull(shape={self.weibull_shape:g}) per group, mean N x {self.system_mtbf:g} s "
-                "(system MTBF at the long-run rate)"
-            )
-        else:
-            law = f"Weibull(shape={self.weibull_shape:g}) between system failures, mean {self.system_mtbf:g} s"
-        return f"{self.failure_model}: {law}"
+        return self.failures.describe(self.n_groups)
 
     def failure_stream(self, seed):
-        """The :class:`spare_core.events.FailureStream` of this scenario under ``seed``."""
-        from ..events import FailureStream
-
-        if self.lifetime is not None:
-            return FailureStream(self.n_groups, self.lifetime, model=self.failure_model, seed=seed)
-        return FailureStream.with_system_mtbf(
-            self.n_groups, self.system_mtbf, self.weibull_shape, model=self.failure_model, seed=seed
-        )
+        """The failure process of this scenario under ``seed``
+        (:meth:`spare_core.events.FailureModel.process`)."""
+        return self.failures.process(self.n_groups, seed)
 
     def replace(self, **changes) -> "Scenario":
-        """A copy with some parameters changed (validated again)."""
-        kw = {k: getattr(self, k) for k in self.__slots__}
+        """A copy with some parameters changed (validated again).
+
+        Rate keywords (``system_mtbf``, ``weibull_shape``, ``lifetime``) replace the failure
+        model's fields of those names; ``failure_model`` given as a name keeps the rate fields
+        of the current model.
+        """
+        kw = self._params()
+        model = kw["failure_model"]
+        fm = changes.pop("failure_model", model)
+        rate = {_RATE_KEYS[k]: changes.pop(k) for k in list(changes) if k in _RATE_KEYS}
+        if isinstance(fm, str):
+            fields = {f: getattr(model, f) for f in _RATE_KEYS.values() if hasattr(model, f)}
+            fields.update(rate)
+            fm = FailureModel.by_kind(fm)(**fields)
+        elif rate:
+            fm = fm.replace(**rate)
+        kw["failure_model"] = fm
         kw.update(changes)
         n = kw.pop("n_groups")
         return Scenario(n, **kw)
+
+    def _params(self) -> dict:
+        """The constructor's keywords of this scenario (the failure model as one value)."""
+        kw = {k: getattr(self, k) for k in self.__slots__}
+        kw["failure_model"] = kw.pop("failures")
+        return kw
+
+    def to_dict(self) -> dict:
+        """Every parameter as a JSON-friendly dict; :meth:`from_dict` rebuilds an equal scenario.
+
+        The failure model becomes its own dict (:meth:`spare_core.events.FailureModel.to_dict`).
+        Floats are kept as they are (``json`` writes them exactly), so the dict is fit for a
+        content hash.
+
+        Raises
+        ------
+        TypeError
+            A ``step_time_model`` without ``to_dict`` (it cannot be written down).
+        """
+        kw = self._params()
+        out = {k: v for k, v in kw.items() if k not in ("failure_model", "step_time_model")}
+        out["failure_model"] = kw["failure_model"].to_dict()
+        stm = kw["step_time_model"]
+        if stm is not None:
+            if not callable(getattr(stm, "to_dict", None)):
+                raise TypeError(
+                    f"step_time_model {type(stm).__name__} has no to_dict(): this scenario cannot be "
+                    "written to a dict (give the model a to_dict/from_dict pair)"
+                )
+            out["step_time_model"] = {"type": f"{type(stm).__module__}.{type(stm).__qualname__}", **stm.to_dict()}
+        else:
+            out["step_time_model"] = None
+        return out
+
+    @classmethod
+    def from_dict(cls, data, *, step_time_model=None) -> "Scenario":
+        """The scenario written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data : dict
+            Keys as the constructor's keywords (``n_groups`` included); ``failure_model`` a
+            failure model's dict or name.
+        step_time_model : object, optional
+            The step-time model to attach (a dict's ``step_time_model`` entry is only
+            checked against it: a step-time model is code, not data).
+
+        Raises
+        ------
+        TypeError, ValueError
+            Not a dict, an unknown or missing key, or a bad value; the message names the key,
+            the rule and the value.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"scenario must be a dict, got {type(data).__name__}")
+        allowed = set(cls.__slots__) - {"failures"} | {"failure_model"}
+        for k in data:
+            if k not in allowed:
+                raise ValueError(f"scenario has unknown key {k!r} (allowed: {sorted(allowed)})")
+        if "n_groups" not in data:
+            raise ValueError("scenario lacks the key 'n_groups'")
+        kw = dict(data)
+        fm = kw.get("failure_model", "per-unit")
+        if isinstance(fm, dict):
+            kw["failure_model"] = FailureModel.from_dict(fm)
+        stm = kw.pop("step_time_model", None)
+        if stm is not None and step_time_model is None:
+            raise ValueError(
+                f"scenario key 'step_time_model' holds {stm.get('type', stm) if isinstance(stm, dict) else stm!r}: "
+                "pass the object as from_dict(data, step_time_model=...)"
+            )
+        if step_time_model is not None:
+            kw["step_time_model"] = step_time_model
+        n = kw.pop("n_groups")
+        return cls(n, **kw)
 
     def __eq__(self, other):
         if not isinstance(other, Scenario):
@@ -283,6 +449,7 @@ class Scenario:
             gpus_per_group=max(1, _PAPER_GPUS // n),
             name=f"paper-600k-N{n}",
         )
+        _preset_rate(kw, overrides)
         kw.update(overrides)
         return cls(n, **kw)
 
@@ -324,6 +491,7 @@ class Scenario:
             gpus_per_group=_LLAMA3_GPUS // 128,
             name="llama3-16k",
         )
+        _preset_rate(kw, overrides)
         kw.update(overrides)
         n = kw.pop("n_groups", 128)
         return cls(n, **kw)
