@@ -1,9 +1,7 @@
 """Engine: the general failure event engine (renewals, repairs, system source, trace, timers)."""
 from __future__ import annotations
 
-import csv
 import math
-import os
 from typing import NamedTuple
 
 import numpy as np
@@ -12,6 +10,7 @@ from .._native import load
 from .._validate import as_float, as_float_array, as_int, as_int_array, check_choice
 from ..distributions import Deterministic, as_distribution
 from .._seeding import as_seed_sequence, child_rng
+from .trace import read_trace
 
 __all__ = ["Engine", "Event", "EngineStats", "RenewalCounts", "simulate_renewals", "load_trace_csv", "KINDS"]
 
@@ -213,29 +212,17 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
 def load_trace_csv(path) -> tuple[np.ndarray, np.ndarray]:
     """Read a failure trace: a CSV with columns ``time, unit`` (an optional header row).
 
+    The one parser is :func:`spare_core.events.trace.read_trace` (seconds and integer unit
+    ids by position; a header row only if its cells are names); malformed rows raise its
+    error naming the file, line and rule.
+
     Returns
     -------
     (times, units) : (float64 array, int64 array)
-        Unvalidated; :meth:`Engine.add_trace` checks them.
+        Sorted, >= 0; :meth:`Engine.add_trace` checks them against the engine.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"trace path must be a str or os.PathLike, got {type(path).__name__}")
-    times, units = [], []
-    with open(path, newline="") as fh:
-        for lineno, row in enumerate(csv.reader(fh), start=1):
-            if not row or all(not c.strip() for c in row) or row[0].lstrip().startswith("#"):
-                continue
-            if len(row) < 2:
-                raise ValueError(f"trace csv line {lineno} must have two columns (time, unit), got {row!r}")
-            try:
-                t, u = float(row[0]), int(row[1])
-            except ValueError:
-                if lineno == 1:
-                    continue  # header
-                raise ValueError(f"trace csv line {lineno} is not (time, unit): {row!r}") from None
-            times.append(t)
-            units.append(u)
-    return np.asarray(times, dtype=np.float64), np.asarray(units, dtype=np.int64)
+    tr = read_trace(path, time_column=0, unit_column=1, time_format="seconds", units="ids")
+    return np.array(tr.times), np.array(tr.units)
 
 
 class Engine:
