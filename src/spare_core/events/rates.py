@@ -48,6 +48,8 @@ def _exact(value, name, *, positive=True) -> Fraction:
     """A finite real (> 0) as an exact Fraction (a float's binary value, exactly)."""
     if isinstance(value, Fraction):
         out = value
+        if positive and not out > 0:
+            raise ValueError(f"{name} must be > 0, got {value}")
     else:
         f = as_float(value, name, min_value=0.0, strict_min=positive)
         out = Fraction(value) if isinstance(value, numbers.Integral) else Fraction(f)
@@ -274,8 +276,9 @@ class FailureRate:
 
     # -- value semantics -----------------------------------------------------------------
     def to_dict(self) -> dict:
-        """``{"rate": failures per unit-second (float), "unit": ..., "gpus_per_node": ...}``."""
-        return {"rate": float(self._rate), "unit": self.unit, "gpus_per_node": self.gpus_per_node}
+        """``{"rate": "p/q", "unit": ..., "gpus_per_node": ...}``: the rate in failures per
+        unit-second as an exact fraction string, so :meth:`from_dict` round-trips exactly."""
+        return {"rate": str(self._rate), "unit": self.unit, "gpus_per_node": self.gpus_per_node}
 
     @classmethod
     def from_dict(cls, d) -> "FailureRate":
@@ -287,7 +290,13 @@ class FailureRate:
             raise ValueError(f"failure rate has unknown key(s) {sorted(extra)}")
         if "rate" not in d:
             raise ValueError("failure rate needs key 'rate' (failures per unit-second)")
-        return cls(d["rate"], d.get("unit", "gpu"), gpus_per_node=d.get("gpus_per_node"))
+        rate = d["rate"]
+        if isinstance(rate, str):
+            try:
+                rate = Fraction(rate)
+            except (ValueError, ZeroDivisionError):
+                raise ValueError(f"failure rate 'rate' must be a number or a fraction 'p/q', got {rate!r}") from None
+        return cls(rate, d.get("unit", "gpu"), gpus_per_node=d.get("gpus_per_node"))
 
     def __eq__(self, other):
         if not isinstance(other, FailureRate):
