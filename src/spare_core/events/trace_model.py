@@ -1,0 +1,323 @@
+"""Trace replay: a recorded failure log drives the simulation (``failure_model="trace"``).
+
+:class:`TraceReplay` is a :class:`~spare_core.events.models.FailureModel` whose failures are
+the rows of a :class:`~spare_core.events.trace.Trace`, mapped from the log's units (nodes,
+hosts) to the job's data-parallel groups. What happens once the simulated job outlives the
+log is a required, explicit choice (``after``): stop failing, loop the log, or continue with
+a law fitted to it.
+
+References
+----------
+.. [1] A. Grattafiori et al., "The Llama 3 Herd of Models", arXiv:2407.21783 (2024).
+.. [2] A. Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research
+   Clusters", HPCA 2025.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._seeding import as_seed_sequence, child_rng
+from .._validate import as_float, as_int, check_choice
+from .fit import LAWS, fit
+from .models import FailureModel
+from .trace import Trace, read_trace
+
+__all__ = ["TraceReplay", "AFTER"]
+
+#: what a replay does past the trace's end
+AFTER = ("stop", "loop", "fit")
+
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceReplay(FailureModel, kind="trace"):
+    """Replay a recorded failure log; the log's units map to the job's groups.
+
+    Parameters
+    ----------
+    trace : Trace
+        The log (:func:`~spare_core.events.trace.read_trace`). Its time 0 is the job's start.
+    after : {"stop", "loop", "fit"}
+        Past the trace's ``end`` (required: a replay never guesses). ``"stop"``: no more
+        failures. ``"loop"``: the log repeats with period ``trace.end`` (copy ``c`` at
+        ``c * end + t``). ``"fit"``: a renewal process whose times between failures follow
+        ``law`` fitted to the log's system-level inter-failure times (censored at the end,
+        :func:`spare_core.events.fit.fit`), starting at the trace's end; each of its
+        failures hits a uniformly random group still in the job.
+    nodes_per_group : int, optional
+        Unit ``u`` of the log belongs to group ``u // nodes_per_group`` (the log's units are
+        nodes, numbered group by group: use ``read_trace(unit_map=...)`` to number hosts so).
+        Default: unit ``u`` is group ``u``.
+    law : {"exponential", "weibull", "lognormal"}
+        The law fitted with ``after="fit"`` (default Weibull).
+
+    Notes
+    -----
+    *When it fits.* You have a failure log of the cluster (or of a comparable one) and want
+    the simulation to see exactly those failures, bursts and multi-node events included,
+    instead of a law's idealisation.
+
+    *Semantics.* A failure of a unit takes its group out of the job until the next restart;
+    a failure of a unit whose group is already out is absorbed (the job does not see it).
+    Simultaneous failures (one switch downing several nodes) come out as consecutive
+    failures with the same time, in log order. A restart at ``t`` brings every group back
+    and resumes the log at its first row at or after ``t`` (rows already consumed are never
+    replayed): failures logged while the job was down for the restart are skipped (a real restart would have met the repaired
+    cluster). The failures therefore depend on when the restarts happen
+    (``renews_all_at_restart = False``).
+
+    *Rate.* :meth:`mtbf` is the log's system MTBF: ``end`` over the number of distinct
+    failure instants (the maximum-likelihood mean of an exponential fitted to the
+    system-level gaps, the last one censored).
+
+    Examples
+    --------
+    >>> tr = Trace([5.0, 5.0, 9.0, 30.0], [0, 1, 0, 3], n_units=4, end=40.0)
+    >>> p = TraceReplay(tr, after="stop").process(4, seed=0)
+    >>> p.take(10)
+    ([5.0, 5.0, 30.0], [0, 1, 3])
+    >>> p.restart(31.0); p.take(10)
+    ([], [])
+    >>> p = TraceReplay(tr, after="loop").process(4, seed=0)
+    >>> p.take(2); p.restart(20.0); p.take(3)
+    ([5.0, 5.0], [0, 1])
+    ([30.0, 45.0, 45.0], [3, 0, 1])
+    """
+
+    trace: Trace
+    after: str
+    nodes_per_group: int | None = None
+    law: str = "weibull"
+
+    renews_all_at_restart = False
+
+    def __post_init__(self):
+        if not isinstance(self.trace, Trace):
+            raise TypeError(f"trace must be a Trace (see read_trace), got {type(self.trace).__name__}")
+        if self.trace.n_events == 0:
+            raise ValueError("trace must hold at least one failure to be replayed")
+        check_choice(self.after, "after", AFTER)
+        check_choice(self.law, "law", LAWS)
+        if self.nodes_per_group is not None:
+            object.__setattr__(self, "nodes_per_group", as_int(self.nodes_per_group, "nodes_per_group", min_value=1))
+        if self.after == "loop" and not self.trace.end > 0:
+            raise ValueError("after='loop' needs a trace with end > 0 (the loop's period)")
+        if self.after == "fit":
+            self.fitted()  # fails now, not mid-simulation, if the log cannot be fitted
+
+    # -- the model contract ------------------------------------------------------------------
+    def groups(self, n_groups: int) -> np.ndarray:
+        """The group of each trace failure for a job of ``n_groups`` groups (int64 array).
+
+        Raises
+        ------
+        ValueError
+            A unit maps to a group >= ``n_groups``.
+        """
+        n_groups = as_int(n_groups, "n_groups", min_value=1)
+        per = self.nodes_per_group or 1
+        need = -(-self.trace.n_units // per)
+        if need > n_groups:
+            raise ValueError(
+                f"the trace's {self.trace.n_units} units map to {need} groups "
+                f"({'1 unit' if per == 1 else f'{per} units'} per group) but the job has n_groups={n_groups}; "
+                "set nodes_per_group or renumber hosts with read_trace(unit_map=...)"
+            )
+        return self.trace.units // per
+
+    def check(self, n_groups: int) -> None:
+        self.groups(n_groups)
+
+    def mtbf(self, n_groups: int) -> float:
+        """The log's system MTBF: ``trace.end`` / distinct failure instants, seconds."""
+        return self.trace.end / np.unique(self.trace.times).size
+
+    def fitted(self):
+        """The :class:`~spare_core.events.fit.LifetimeFit` used past the end (``after="fit"``)."""
+        return fit(self.trace, self.law, level="system")
+
+    def process(self, n_groups, seed, *, start=0.0):
+        return TraceProcess(self, n_groups, seed, start=start)
+
+    def describe(self, n_groups: int) -> str:
+        src = "" if self.trace.source is None else f" from {self.trace.source}"
+        past = {"stop": "no failures past its end", "loop": f"looped every {self.trace.end:g} s",
+                "fit": f"then {self.fitted().distribution!r} between system failures"}[self.after]
+        return (f"trace: {self.trace.n_events} recorded failures over {self.trace.end:g} s{src} "
+                f"(system MTBF {self.mtbf(n_groups):g} s), {past}")
+
+    # -- values ------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """JSON-friendly and exact: the trace's times, units, ``n_units``, ``end`` inline."""
+        tr = self.trace
+        return {"kind": self.kind,
+                "trace": {"times": tr.times.tolist(), "units": tr.units.tolist(), "n_units": tr.n_units,
+                          "end": tr.end},
+                "after": self.after, "nodes_per_group": self.nodes_per_group, "law": self.law}
+
+    @classmethod
+    def _from_fields(cls, fields: dict) -> "TraceReplay":
+        names = [f.name for f in dataclasses.fields(cls)]
+        for k in fields:
+            if k not in names:
+                raise ValueError(f"failure_model has unknown key {k!r} (a {cls.kind} model takes {names})")
+        kw = dict(fields)
+        t = kw.get("trace")
+        if isinstance(t, str):
+            kw["trace"] = read_trace(t)
+        elif isinstance(t, dict):
+            if "path" in t:
+                opts = {k: v for k, v in t.items() if k != "path"}
+                kw["trace"] = read_trace(t["path"], **opts)
+            else:
+                extra = set(t) - {"times", "units", "n_units", "end"}
+                if extra or not {"times", "units"} <= set(t):
+                    raise ValueError("failure_model.trace must be a path, {'path': ..., <read_trace options>} or "
+                                     f"{{'times', 'units', 'n_units', 'end'}}, got keys {sorted(t)}")
+                kw["trace"] = Trace(t["times"], t["units"], n_units=t.get("n_units"), end=t.get("end"))
+        return cls(**kw)
+
+
+class TraceProcess:
+    """The replay of one run (built by :meth:`TraceReplay.process`; the
+    :class:`~spare_core.events.models.FailureProcess` contract).
+
+    Notes
+    -----
+    A group is out from its first row in the epoch on, so the failures an epoch hands out
+    are the rows ``j`` (from the epoch's first row ``p`` on) whose previous row of the same
+    group lies before ``p``. The previous-row index of every row is computed once (a stable
+    sort by group); :meth:`take` then scans windows of the log with one comparison
+    ``prev[j] < p`` per row, so a long log replays at numpy speed whatever the restarts.
+    When looping, the previous row of a group's first row in a copy is its last row in the
+    copy before.
+    """
+
+    def __init__(self, model: TraceReplay, n_groups, seed, *, start=0.0):
+        self.n_units = as_int(n_groups, "n_groups", min_value=1)
+        self._groups = model.groups(self.n_units)
+        self._root = as_seed_sequence(seed)
+        self._start = as_float(start, "start", min_value=0.0)
+        self._times = model.trace.times  # relative to the job's start
+        n = self._n = self._times.shape[0]
+        self._after = model.after
+        self._period = model.trace.end
+        self._end = model.trace.end
+        self._law = model.fitted().distribution if model.after == "fit" else None
+        order = np.argsort(self._groups, kind="stable")
+        g_sorted = self._groups[order]
+        same = g_sorted[1:] == g_sorted[:-1]
+        prev = np.full(n, -1, dtype=np.int64)
+        prev[order[1:][same]] = order[:-1][same]
+        self._prev = prev
+        if self._after == "loop":
+            last = np.zeros(self.n_units, dtype=np.int64)
+            last[self._groups] = np.arange(n)  # later rows overwrite: the last row of each group
+            wrap = prev.copy()
+            firsts = prev < 0
+            wrap[firsts] = last[self._groups[firsts]] - n
+            self._prev_wrap = wrap
+        self._n_in_trace = int(np.unique(self._groups).size)
+        self.epoch = 0
+        self._epoch_start = self._now = self._start
+        self._epoch_pos = 0      # first row of the epoch (loop: virtual index over copies)
+        self._pos = 0            # next row to scan
+        self._handed = 0         # failures handed out in this epoch
+        self._cont = None        # continuation state past the end (after="fit")
+
+    @property
+    def epoch_start(self) -> float:
+        return self._epoch_start
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    @property
+    def n_alive(self) -> int:
+        return self.n_units - self._handed
+
+    def restart(self, time) -> None:
+        """Next epoch at ``time``: every group back, the log resumes at its first row at or
+        after ``time`` not yet consumed."""
+        if not (type(time) is float and time >= self._now):  # the simulator's fast path
+            time = as_float(time, "time", min_value=self._now)
+        self.epoch += 1
+        self._epoch_start = self._now = time
+        rel = time - self._start
+        if self._after == "loop":
+            c = math.floor(rel / self._period)
+            pos = c * self._n + int(np.searchsorted(self._times, rel - c * self._period, side="left"))
+        else:
+            pos = int(np.searchsorted(self._times, rel, side="left"))
+        # never back: rows at exactly ``time`` already handed out are not replayed again
+        self._pos = self._epoch_pos = max(self._pos, pos)
+        self._handed = 0
+        self._cont = None
+
+    def take(self, k, with_units=True):
+        """Up to ``k`` next failures of the epoch: ``(times, groups)`` lists, in log order."""
+        if type(k) is not int or k < 0:
+            k = as_int(k, "k", min_value=0)
+        times, groups = [], []
+        need = min(k, self.n_units - self._handed)
+        if self._after == "loop":  # a looped log only ever takes out the groups it names
+            need = min(need, self._n_in_trace - self._handed)
+        n, p0 = self._n, self._epoch_pos
+        while need > 0:
+            pos = self._pos
+            if self._after == "loop":
+                c, i = divmod(pos, n)
+                j = min(n, i + max(64, 2 * need))
+                pv = self._prev[i:j] if c == 0 else self._prev_wrap[i:j] + c * n
+                base = self._start + c * self._period
+            else:
+                if pos >= n:
+                    if self._after == "fit":
+                        self._continue(need, times, groups)
+                    break
+                i, j = pos, min(n, pos + max(64, 2 * need))
+                pv = self._prev[i:j]
+                base = self._start
+            hits = (pv < p0).nonzero()[0][:need]
+            if hits.size:
+                rows = hits + i
+                times.extend((self._times[rows] + base).tolist())
+                groups.extend(self._groups[rows].tolist())
+                need -= hits.size
+                self._handed += hits.size
+            self._pos = pos + (int(hits[-1]) + 1 if need == 0 else j - i)
+        if times:
+            self._now = times[-1]
+        return times, groups
+
+    def take_units(self) -> list:
+        """Nothing is ever owed: :meth:`take` always returns the groups."""
+        return []
+
+    # -- past the end (after="fit") ----------------------------------------------------------
+    def _continue(self, need, times, groups):
+        """A renewal process of the fitted law from ``max(end, epoch start)``; each failure
+        hits a uniformly random live group (swap-removal list, like the system model)."""
+        if self._cont is None:
+            rng = child_rng(self._root, "trace-continuation", self.epoch)
+            anchor = max(self._start + self._end, self._epoch_start)
+            dead = np.zeros(self.n_units, dtype=bool)
+            dead[self._groups[min(self._epoch_pos, self._n):]] = True  # out in this epoch already
+            self._cont = [rng, anchor, np.flatnonzero(~dead).tolist()]
+        rng, t, alive = self._cont
+        for _ in range(need):
+            if not alive:
+                break
+            t += float(self._law.sample(rng, 1)[0])
+            j = int(rng.integers(len(alive)))
+            g = alive[j]
+            alive[j] = alive[-1]
+            alive.pop()
+            self._handed += 1
+            times.append(t)
+            groups.append(g)
+        self._cont[1] = t
