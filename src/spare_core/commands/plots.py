@@ -82,10 +82,13 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
         ax_t.set_title(f"{sc.name}: N = {sc.n_groups} groups — TTT/T0 (★ best r)", fontsize=10)
         ax_t.set_xlabel("redundancy r")
         ax_t.set_ylabel("time-to-train / failure-free T0")
-        finite = [s.ratio_max for s in result.summaries if s.scenario == sc.name and math.isfinite(s.ratio_max)]
-        if finite:
-            top = min(max(finite), 4 * min(finite))
-            ax_t.set_ylim(max(0.95, 0.97 * min(finite)), 1.05 * top)
+        ours = [s for s in result.summaries if s.scenario == sc.name]
+        lows = [s.ratio_min for s in ours if math.isfinite(s.ratio_min)]
+        highs = [s.ratio_max for s in ours if math.isfinite(s.ratio_max)]
+        if lows and highs:
+            # keep the interesting range: runaway cells (e.g. replication at large r) are clipped
+            top = min(max(highs), 4 * min(lows))
+            ax_t.set_ylim(0.95 * min(lows), 1.05 * top)
         ax_t.legend(fontsize=8, loc="upper right")
         ax_a.set_title(f"availability (useful / wall time), band: min-max over {seeds} seeds", fontsize=10)
         ax_a.set_xlabel("redundancy r")
@@ -119,6 +122,11 @@ def plot_interval(points: Sequence[tuple[float, list[float]]], *, young: float, 
     if chosen > 0:
         ax.axvline(chosen / 60.0, color="#2ca02c", lw=1.6, label=f"chosen: {chosen / 60:.1f} min")
     ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(sorted({round(x, 1) for x in xs[:: max(1, len(xs) // 6)]} | {round(xs[-1], 1)}))
     ax.set_xlabel("checkpoint interval (compute minutes between saves, log scale)")
     ax.set_ylabel("ETTR (useful time / wall time)")
     ax.set_title(f"ETTR vs checkpoint interval — chosen by: {chosen_rule}", fontsize=9)

@@ -7,6 +7,7 @@ overhead, wipe-outs, the checkpoint interval and the rule that chose it.
 """
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -105,9 +106,20 @@ def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]]) -
         print("no policy finished on every seed: no interval or timeline plot")
         return
     top = min(done, key=lambda r: r["summary"].ratio_mean)["summary"]
-    name = {"CKPT-only": "ckpt", "SPARe+CKPT": "spare"}.get(top.policy)
-    if name is None:
-        name = "rep" if "rep" in sf.policies else "rep-disjoint"
-    pts = interval_points(sf, name, top.redundancy)
+    pts = interval_points(sf, _name(sf, top.policy), top.redundancy)
     print(f"wrote {plot_interval(pts['points'], young=pts['young'], daly=pts['daly'], chosen=pts['chosen'], chosen_rule=pts['rule'], label=f'{top.policy} r={top.redundancy}', directory=directory)}")
-    print(f"wrote {plot_timeline(timeline_run(sf, name, top.redundancy), directory=directory)}")
+    # the timeline of a redundancy policy shows masked failures and the stack depth; CKPT-only's
+    # (every failure a restart) only when nothing else ran
+    redundant = [s for s in res.summaries if s.redundancy > 1 and math.isfinite(s.ratio_mean)]
+    shown = min(redundant, key=lambda s: s.ratio_mean) if redundant and top.redundancy == 1 else top
+    print(f"wrote {plot_timeline(timeline_run(sf, _name(sf, shown.policy), shown.redundancy), directory=directory)}")
+
+
+def _name(sf: Any, label: str) -> str:
+    """The policy name of ``label`` among the file's policies."""
+    from ..sim import make_policy
+
+    for name in sf.policies:
+        if make_policy(name, None if name == "ckpt" else 2).name == label:
+            return name
+    raise KeyError(label)
