@@ -94,6 +94,25 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 _SUBTABLES = ("cluster", "job", "failures", "costs", "compare")
 
 _FAILURE_MODELS = ("per-unit", "system")
+
+
+def _alternatives() -> dict[str, tuple[str, ...]]:
+    groups = [("job", ("steps", "tokens")), ("job", ("step_time", "tokens_per_second")),
+              ("cluster", ("gpus", "nodes")), ("cluster", ("gpus_per_group", "tp", "pp")),
+              ("compare", ("redundancies", "r_max")),
+              ("failures", FAILURE_RATE_KEYS + ("period", "measured_on_gpus"))]
+    out: dict[str, tuple[str, ...]] = {}
+    for section, names in groups:
+        for n in names:
+            keep = {n} | ({"tp", "pp"} if n in ("tp", "pp") else set())
+            keep |= {"interruptions", "period", "measured_on_gpus"} if n in ("interruptions", "period",
+                                                                             "measured_on_gpus") else set()
+            out[f"{section}.{n}"] = tuple(x for x in names if x not in keep)
+    return out
+
+
+# an override of one form of a quantity drops the file's other forms of it
+_ALTERNATIVES = _alternatives()
 _DEFAULT_POLICIES = ("ckpt", "rep", "spare")
 
 
@@ -294,7 +313,9 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
     """A copy of ``data`` with ``KEY=VALUE`` overrides applied (``KEY`` dotted, ``VALUE`` TOML).
 
     A value that is not valid TOML is taken as a string, so ``failures.mtbf=2h`` and
-    ``failures.mtbf="2 h"`` both work.
+    ``failures.mtbf="2 h"`` both work. An override replaces the file's other forms of the same
+    quantity (``job.steps`` drops ``job.tokens``, ``failures.mtbf`` another rate form,
+    ``compare.r_max`` the list of redundancies, ...).
 
     Examples
     --------
@@ -322,6 +343,8 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
                 section = out[parts[0]] = {}
             elif not isinstance(section, dict):
                 raise ScenarioFileError(f"{source} {key}: [{parts[0]}] is not a table, got {section!r}")
+            for other in _ALTERNATIVES.get(key, ()):
+                section.pop(other, None)
             section[parts[1]] = value
     return out
 

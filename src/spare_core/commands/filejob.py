@@ -52,38 +52,11 @@ def load_job(args: Any) -> ScenarioFile:
     if args.processes is not None:
         sets.append(f"compare.processes={args.processes}")
     try:
-        sf = _load(args.file, sets, drop_r=args.r_max is not None, drop_tokens=args.steps is not None)
+        sf = load_scenario_file(args.file, sets)
     except ScenarioFileError as exc:
         raise UsageError(str(exc)) from None
     check_outputs(args)
     return sf
-
-
-def _load(path: str, sets: list[str], *, drop_r: bool, drop_tokens: bool) -> ScenarioFile:
-    # a flag replaces the file's key *and* its alternative forms (--r-max wins over
-    # compare.redundancies, --steps over job.tokens)
-    if not (drop_r or drop_tokens):
-        return load_scenario_file(path, sets)
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    from ..scenario_file import apply_overrides, parse_scenario
-
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ScenarioFileError(f"cannot read scenario file {path!r}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioFileError(f"{path}: not valid TOML: {exc}") from None
-    if drop_r and isinstance(data.get("compare"), dict):
-        data["compare"].pop("redundancies", None)
-    if drop_tokens and isinstance(data.get("job"), dict):
-        data["job"].pop("tokens", None)
-    return parse_scenario(apply_overrides(data, sets, source=f"{path}: --set"), source=path)
 
 
 def describe_job(sf: ScenarioFile) -> list[str]:
