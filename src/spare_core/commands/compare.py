@@ -147,7 +147,7 @@ def run(args) -> int:
           f"patch work {'charged' if sc0.charge_patch else 'not charged'}; "
           f"r = 1..{args.r_max}, seeds 0..{args.seeds - 1}, horizon {args.horizon:g} T0")
     print("TTT/T0: mean ± std [min-max] over seeds at the best r (least mean TTT); ckpt every: compute time "
-          f"between checkpoints at that r (its rule below each N)")
+          "between checkpoints at that r (its rule below each N)")
     print()
     header = (f"{'N':>5}  {'policy':<11} {'best r':>6} {'TTT/T0':<34} {'avail':>6} {'overhead':>8} {'masked':>8} "
               f"{'wipe-outs':>9}  {'ckpt every':>10}  vs Rep+CKPT")

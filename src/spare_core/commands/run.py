@@ -27,12 +27,17 @@ def add_arguments(parser: Any) -> None:
 def best_rows(res: Any, sf: Any) -> list[dict[str, Any]]:
     """Per policy: its best cell (or its furthest-progressing one if none finished), with the
     interval, its rule and a 95 % CI of TTT/T0 over seeds."""
-    n = sf.scenario.n_groups
     rows = []
     labels = list(dict.fromkeys(s.policy for s in res.summaries))
+    ckpt = "ckpt" in sf.policies
     for label in labels:
-        b = res.best(n, label)
+        # with CKPT-only compared, the redundancy policies at r = 1 are CKPT-only itself:
+        # their best r is sought among r >= 2 (unless r = 1 is all they ran)
         cells = [s for s in res.summaries if s.policy == label]
+        if ckpt and label != "CKPT-only" and any(s.redundancy > 1 for s in cells):
+            cells = [s for s in cells if s.redundancy > 1]
+        done = [s for s in cells if math.isfinite(s.ratio_mean)]
+        b = min(done, key=lambda s: (s.ratio_mean, s.redundancy)) if done else None
         cell = b if b is not None else max(cells, key=lambda s: s.progress)
         every, rule = cell_interval(res, cell)
         ratios = [r.ratio for r in cell_runs(res, cell)]
