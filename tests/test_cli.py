@@ -57,7 +57,7 @@ def test_no_command_prints_help_and_exits_2():
     (["run", "{tmp}/missing.toml"], ["cannot read scenario file", "missing.toml"]),
     (["run", "{tmp}/bad.toml"], ["bad.toml", "not valid TOML"]),
     (["run", "{tmp}/typo.toml"], ["cluster.gpu", "unknown", "16384"]),
-    (["run", str(EXAMPLES / "llama3_16k.toml"), "--set", "failures.mtbf=-2h"], ["exactly one rate form"]),
+    (["run", str(EXAMPLES / "llama3_16k.toml"), "--set", "failures.mtbf=-2h"], ["failures.mtbf", "duration > 0", "'-2h'"]),
     (["run", str(EXAMPLES / "llama3_16k.toml"), "--set", "job.steps=0"], ["job.steps", ">= 1", "0"]),
     (["run", str(EXAMPLES / "llama3_16k.toml"), "--set", "costs.restart=soon"], ["costs.restart", "'soon'"]),
     (["run", str(EXAMPLES / "llama3_16k.toml"), "--seeds", "0"], ["--seeds", ">= 1"]),
@@ -134,7 +134,7 @@ def test_flags_override_file_values(tmp_path):
     assert p.returncode == 0, p.stderr
     sc = json.loads(out.read_text())["provenance"]["scenario"]
     assert sc["policies"] == ["spare"] and sc["seeds"] == [0, 1] and sc["scenario"]["n_steps"] == 400
-    assert sc["scenario"]["system_mtbf"] == pytest.approx(27 * 86400 / 419)
+    assert sc["scenario"]["failure_model"]["system_mtbf"] == pytest.approx(27 * 86400 / 419)
 
 
 def test_plots_written(tmp_path):

@@ -93,7 +93,13 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 }
 _SUBTABLES = ("cluster", "job", "failures", "costs", "compare")
 
-_FAILURE_MODELS = ("per-unit", "system")
+
+
+def _rate_models() -> tuple[str, ...]:
+    """Registered failure models a rate and a Weibull shape define (the file's ``failures.model``)."""
+    from .events import failure_model_kinds
+
+    return tuple(k for k in failure_model_kinds() if k in ("per-unit", "system", "node-renewals"))
 
 
 def _alternatives() -> dict[str, tuple[str, ...]]:
@@ -500,7 +506,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
 
     # failures: one rate form -> the job's system MTBF
     fl = tables["failures"]
-    model = rd.choice("failures.model", fl.get("model", "per-unit"), _FAILURE_MODELS)
+    model = rd.choice("failures.model", fl.get("model", "per-unit"), _rate_models())
     shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", 0.78))
     mtbf, rate_note = _system_mtbf(rd, fl, gpus=gpus, nodes=nodes)
 
