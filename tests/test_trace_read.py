@@ -241,7 +241,7 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
         return real(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", no_arrow)
-    with pytest.raises(ImportError, match=re.escape("pip install 'spare_core[trace]'")):
+    with pytest.raises(ImportError, match=re.escape("pip install 'spare_core[parquet]'")):
         read_trace(tmp_path / "x.parquet")
 
 

@@ -1,39 +1,89 @@
 """The ``spare`` command: one sub-command per module in :mod:`spare_core.commands`.
 
 Each command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``; this file only wires them to argparse.
+``run(args) -> int``; this file wires them to argparse and owns what every command shares:
+
+- bad arguments and bad input (:class:`spare_core.commands.UsageError`) print one line on
+  stderr, ``spare <command>: error: ...``, and exit with status 2, no traceback;
+- Ctrl-C prints one line and exits with status 130 (a command that runs a grid writes the
+  runs finished so far first);
+- any other error prints one line and exits with status 1 (``SPARE_DEBUG=1`` shows the
+  traceback);
+- ``spare --version``.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from typing import NoReturn, Sequence
 
-# each name is a module under spare_core.commands
-COMMANDS = ("compare", "pacing", "demo")
+from . import __version__
+from .commands import EXIT_INTERRUPTED, UsageError
+
+# each name is a module under spare_core.commands (sub-command "x-y" -> module x_y)
+COMMANDS = ("compare", "run", "advise", "pacing", "demo", "sweep")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``prog: error: message``) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The ``spare`` parser with every available sub-command."""
+    parser = _Parser(
         prog="spare",
-        description="Fault-tolerance planning for LLM pretraining at 10^4-10^6 GPUs (spare_core).",
+        description="Fault-tolerance planning for LLM pretraining at 10^4-10^6 GPUs (spare_core). "
+                    "Main command: 'spare compare'; your own cluster: 'spare run FILE.toml' and "
+                    "'spare advise FILE.toml'.",
     )
+    parser.add_argument("--version", action="version", version=f"spare {__version__} (spare_core)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        mod = importlib.import_module(f"spare_core.commands.{name}")
+        try:
+            mod = importlib.import_module(f"spare_core.commands.{name.replace('-', '_')}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"spare_core.commands.{name.replace('-', '_')}":
+                continue  # a command not in this version
+            raise
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``spare`` with ``argv`` (default: the process's arguments); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "_run"):
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
-    return int(args._run(args) or 0)
+    prog = f"spare {args.command}"
+    try:
+        return int(args._run(args) or 0)
+    except UsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `spare ... | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # a bug or an environment problem: one line, traceback on request
+        if os.environ.get("SPARE_DEBUG"):
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"{prog}: error: {type(exc).__name__}: {msg} (SPARE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

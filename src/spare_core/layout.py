@@ -236,7 +236,7 @@ class StackedLayout:
     StackedLayout(n_groups=5, redundancy=3, kind='consecutive', max_shared_holders=2)
     """
 
-    def __init__(self, n_groups, redundancy, offsets=None):
+    def __init__(self, n_groups: int, redundancy: int, offsets: object = None) -> None:
         n, r = _check_sizes(n_groups, redundancy)
         if offsets is None:
             off = np.arange(r, dtype=np.int64)

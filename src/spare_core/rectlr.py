@@ -256,7 +256,7 @@ class Rectlr:
     1
     """
 
-    def __init__(self, layout, *, phase1="kernel"):
+    def __init__(self, layout: StackedLayout, *, phase1: str = "kernel") -> None:
         if not isinstance(layout, StackedLayout):
             raise TypeError(f"layout must be a StackedLayout, got {type(layout).__name__}")
         self.phase1 = check_choice(phase1, "phase1", {"kernel", "matching"})

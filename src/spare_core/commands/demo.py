@@ -17,17 +17,20 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core._validate import as_int, as_generator
 from spare_core.matching import IncrementalMatching
+
+from . import UsageError, bounded, nonneg_int, positive_int
 
 HELP = "matching demo: fail SPARe groups one by one and repair the shard assignment incrementally"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--types", type=int, default=1000, help="number of shard types = groups N (default 1000)")
-    parser.add_argument("--redundancy", type=int, default=4, help="stack height r: holders per type (default 4)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the failure order (default 0)")
-    parser.add_argument("--every", type=int, default=20, help="print every k-th failure (default 20)")
+    parser.add_argument("--types", type=bounded(int, 2, "an integer"), default=1000,
+                        help="number of shard types = groups N, >= 2 (default 1000)")
+    parser.add_argument("--redundancy", type=positive_int, default=4,
+                        help="stack height r: holders per type, 1..N (default 4)")
+    parser.add_argument("--seed", type=nonneg_int, default=0, help="seed of the failure order (default 0)")
+    parser.add_argument("--every", type=positive_int, default=20, help="print every k-th failure (default 20)")
 
 
 def _cyclic(n: int, r: int) -> sp.csr_array:
@@ -59,10 +62,10 @@ def _certified(im: IncrementalMatching, rows: np.ndarray, cols: np.ndarray) -> b
 
 
 def run(args) -> int:
-    n = as_int(args.types, "--types", min_value=2)
-    r = as_int(args.redundancy, "--redundancy", min_value=1, max_value=n)
-    every = as_int(args.every, "--every", min_value=1)
-    rng = as_generator(as_int(args.seed, "--seed", min_value=0))
+    n, r, every = args.types, args.redundancy, args.every
+    if r > n:
+        raise UsageError(f"--redundancy must be <= --types ({n}), got {r}")
+    rng = np.random.default_rng(args.seed)
 
     graph = _cyclic(n, r)
     coo = graph.tocoo()

@@ -10,11 +10,13 @@ and throughput per node against node count when matplotlib is installed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import replace
 
-from . import bounded, nonneg_int, positive_int
+from . import bounded, distinct, nonneg_int, positive_int
+from .outputs import check_output_path, check_plot_dir
 
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
 
@@ -58,8 +60,8 @@ def add_arguments(parser) -> None:
                              "running baseline, default) or SpreadPacer (absolute arrival-spread threshold)")
     parser.add_argument("--json", metavar="FILE", default=None,
                         help="write per node count and pacing on/off: mean, p99, CV, throughput, fraction paced")
-    parser.add_argument("--plot", metavar="FILE", default=None,
-                        help="save a plot (PNG/PDF) when matplotlib is installed")
+    parser.add_argument("--plot", metavar="FILE|DIR", default=None,
+                        help="save a plot (PNG/PDF; DIR/pacing.png for a directory); needs matplotlib")
 
 
 def _scenario(args):
@@ -107,6 +109,13 @@ def run(args) -> int:
     """Run the sweep and print the table; 0 on success."""
     from ..pacing import BaselinePacer, SpreadPacer, node_sweep
 
+    # every argument and output path checked before any work
+    distinct(args.nodes, "--nodes")
+    check_output_path(args.json, "--json")
+    if args.plot is not None and (os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]):
+        check_plot_dir(args.plot)
+        args.plot = os.path.join(args.plot, "pacing.png")
+    check_output_path(args.plot, "--plot")
     t0 = time.perf_counter()
     try:
         base = _scenario(args)
@@ -124,5 +133,6 @@ def run(args) -> int:
         result.to_json(args.json)
         print(f"results written to {args.json}")
     if args.plot:
+        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         print(_plot(result, args.plot))
     return 0

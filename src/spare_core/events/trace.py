@@ -203,7 +203,7 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     Parameters
     ----------
     path : str or os.PathLike
-        A ``.parquet`` / ``.pq`` file (needs pyarrow: ``pip install spare_core[trace]``) or
+        A ``.parquet`` / ``.pq`` file (needs pyarrow: ``pip install spare_core[parquet]``) or
         any other file as CSV (``#`` comment lines and blank lines are skipped).
     time_column, unit_column : str or int, keyword-only
         The columns of the failure time and of the failed unit, by header name (CSV: the
@@ -447,7 +447,7 @@ def _read_parquet(path, opts):
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError(
-            f"reading the Parquet trace {path!r} needs pyarrow: pip install 'spare_core[trace]' "
+            f"reading the Parquet trace {path!r} needs pyarrow: pip install 'spare_core[parquet]' "
             "(or save the log as CSV)"
         ) from None
     try:

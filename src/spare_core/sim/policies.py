@@ -156,7 +156,7 @@ class Policy:
     #: whether a restart of this policy is a wipe-out of its redundancy (for the counters)
     restart_is_wipeout = True
 
-    def __init__(self, interval="auto"):
+    def __init__(self, interval: str | float = "auto") -> None:
         self.interval = _interval_arg(interval)
 
     # -- protocol ------------------------------------------------------------------------
@@ -338,7 +338,7 @@ class ReplicationCheckpoint(Policy):
 
     name = "Rep+CKPT"
 
-    def __init__(self, r, variant="cyclic", interval="auto"):
+    def __init__(self, r: int, variant: str = "cyclic", interval: str | float = "auto") -> None:
         super().__init__(interval)
         self.redundancy = as_int(r, "r", min_value=1)
         self.variant = check_choice(variant, "variant", ("cyclic", "disjoint"))
@@ -425,7 +425,7 @@ class SpareCheckpoint(Policy):
 
     name = "SPARe+CKPT"
 
-    def __init__(self, r, interval="auto", offsets=None):
+    def __init__(self, r: int, interval: str | float = "auto", offsets: object = None) -> None:
         super().__init__(interval)
         self.redundancy = as_int(r, "r", min_value=1)
         if offsets is None or (isinstance(offsets, str) and offsets == "sidon"):

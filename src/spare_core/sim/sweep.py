@@ -13,7 +13,7 @@ from ._source import EpochFailures
 from .run import POLICY_NAMES, RunResult, _seed_children, make_policy, simulate
 from .scenario import Scenario
 
-__all__ = ["sweep", "SweepResult", "Summary", "optimal_redundancy", "closed_form_redundancy", "RedundancyChoice",
+__all__ = ["sweep", "SweepResult", "Summary", "summarise", "optimal_redundancy", "closed_form_redundancy", "RedundancyChoice",
            "optimal_interval", "IntervalOptimum"]
 
 # gamma / ln 2: the paper's r* = floor(log2 N + 0.833) comes from mu ~ N/2
@@ -73,6 +73,14 @@ def _summarise(runs: list[RunResult], n_groups: int) -> Summary:
     )
 
 
+def summarise(runs: list[RunResult], n_groups: int) -> Summary:
+    """The :class:`Summary` of one cell's runs (one per seed, in seed order), as :func:`sweep`
+    reports it; for callers that run a sweep's cells piecewise (the ``spare`` commands)."""
+    if not runs:
+        raise ValueError("runs must not be empty")
+    return _summarise(list(runs), n_groups)
+
+
 @dataclass
 class SweepResult:
     """All runs of a :func:`sweep` and their per-cell summaries.
@@ -102,6 +110,18 @@ class SweepResult:
         if not done:
             return None
         return min(done, key=lambda s: (s.ratio_mean, s.redundancy))
+
+    def to_dict(self) -> dict:
+        """Runs and summaries as JSON-friendly dicts (``inf`` becomes None)."""
+        return {"runs": [r.to_dict() for r in self.runs], "summaries": [s.to_dict() for s in self.summaries]}
+
+    def to_frame(self):
+        """The runs as a pandas DataFrame, one row per run (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("SweepResult.to_frame needs pandas: pip install pandas") from None
+        return pd.DataFrame([r.to_dict() for r in self.runs])
 
     def __repr__(self) -> str:
         return f"SweepResult({len(self.runs)} runs, {len(self.summaries)} cells)"

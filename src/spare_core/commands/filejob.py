@@ -1,0 +1,126 @@
+"""What ``spare run`` and ``spare advise`` share: the scenario-file argument and the flags that
+override its values, the job's description in the report, the grid of runs, the extra
+simulations behind the plots."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import UsageError, nonneg_int, positive_int
+from .grid import GridRun, progress_bar, run_grid
+from .outputs import add_output_arguments, check_outputs
+from .report import fmt_duration
+from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
+from ..sim import POLICY_NAMES, Scenario, make_policy, simulate
+
+__all__ = ["add_file_arguments", "load_job", "describe_job", "run_job", "interval_points", "timeline_run"]
+
+
+def add_file_arguments(parser: Any) -> None:
+    """FILE and the flags that override its values (flags win over the file)."""
+    parser.add_argument("file", metavar="FILE.toml", help="scenario file (see docs/cli.md and examples/)")
+    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                        help="override a file value, e.g. --set failures.mtbf='2 h' (repeatable)")
+    parser.add_argument("--policies", nargs="+", choices=POLICY_NAMES, default=None,
+                        help="policies to compare (file: compare.policies)")
+    parser.add_argument("--r-max", type=positive_int, default=None,
+                        help="try r = 1..R (file: compare.r_max / compare.redundancies)")
+    parser.add_argument("--seeds", type=positive_int, default=None, help="seeds per cell (file: compare.seeds)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (file: job.steps)")
+    parser.add_argument("--horizon", type=float, default=None,
+                        help="stop a run at this many T0 (file: compare.horizon)")
+    parser.add_argument("--processes", type=nonneg_int, default=None,
+                        help="worker processes, 0 = one per CPU (file: compare.processes)")
+    add_output_arguments(parser)
+
+
+def load_job(args: Any) -> ScenarioFile:
+    """The scenario file with the flags applied; every error a :class:`UsageError`."""
+    sets = list(args.set)
+    if args.policies is not None:
+        sets.append("compare.policies=" + repr(list(args.policies)).replace("'", '"'))
+    if args.r_max is not None:
+        sets += [f"compare.r_max={args.r_max}"]
+    if args.seeds is not None:
+        sets.append(f"compare.seeds={args.seeds}")
+    if args.steps is not None:
+        sets += [f"job.steps={args.steps}"]
+    if args.horizon is not None:
+        if not (math.isfinite(args.horizon) and args.horizon > 1):
+            raise UsageError(f"--horizon must be a finite number > 1, got {args.horizon}")
+        sets.append(f"compare.horizon={args.horizon!r}")
+    if args.processes is not None:
+        sets.append(f"compare.processes={args.processes}")
+    try:
+        sf = load_scenario_file(args.file, sets)
+    except ScenarioFileError as exc:
+        raise UsageError(str(exc)) from None
+    check_outputs(args)
+    return sf
+
+
+def describe_job(sf: ScenarioFile) -> list[str]:
+    """The job in the user's units and in the simulator's, a few lines."""
+    sc = sf.scenario
+    return [
+        f"{sf.name}: {sf.gpus:,} GPUs = {sf.nodes:,} nodes x {sf.gpus_per_node}, {sc.n_groups} data-parallel groups "
+        f"of {sf.gpus_per_group} GPUs; {sc.n_steps:,} steps of {sc.step_time:g} s (all-reduce {sc.t_allreduce:g} s), "
+        f"T0 = {fmt_duration(sc.t0)} failure-free",
+        f"failures: {sc.failure_description}; rate: {sf.rate_note}",
+        f"restart {fmt_duration(sc.restart_time)}, checkpoint save {fmt_duration(sc.checkpoint_time)}; "
+        f"policies {', '.join(sf.policies)}; r in {_span(sf.redundancies)}; seeds 0..{len(sf.seeds) - 1}; "
+        f"horizon {sc.max_wall_factor:g} T0",
+    ]
+
+
+def _span(rs: tuple[int, ...]) -> str:
+    if list(rs) == list(range(rs[0], rs[-1] + 1)):
+        return f"{rs[0]}..{rs[-1]}"
+    return "{" + ", ".join(map(str, rs)) + "}"
+
+
+def run_job(sf: ScenarioFile, scenario: Scenario | None = None, *, desc: str) -> GridRun:
+    """The file's grid (policies x r x seeds) on its scenario (or on ``scenario``)."""
+    return run_grid([scenario or sf.scenario], sf.policies, sf.redundancies, sf.seeds, processes=sf.processes,
+                    policy_kwargs=sf.policy_kwargs() or None, desc=desc)
+
+
+def _policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> Any:
+    kw = dict(sf.policy_kwargs().get(name, {}))
+    if interval is not None:
+        kw["interval"] = interval
+    return make_policy(name, None if name == "ckpt" else r, **kw)
+
+
+def interval_points(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, ...] = (
+        0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)) -> dict[str, Any]:
+    """ETTR (availability) over seeds at checkpoint intervals around the chosen one.
+
+    The candidates are ``factors`` times the policy's interval (Young's where the rule
+    checkpoints every step) plus Young's and Daly's; each runs on the file's seeds (the
+    runs of a seed see the same failures).
+    """
+    sc = sf.scenario
+    chosen = _policy(sf, name, r).checkpoint_interval(sc)
+    young = _policy(sf, name, r, "young").checkpoint_interval(sc).seconds
+    daly = _policy(sf, name, r, "daly").checkpoint_interval(sc).seconds
+    unit = chosen.seconds if chosen.seconds > 0 else young
+    candidates = sorted({f * unit for f in factors} | {young, daly} - {0.0})
+    bar = progress_bar(len(candidates) * len(sf.seeds), "ETTR vs interval")
+    points = []
+    try:
+        for c in candidates:
+            pol = _policy(sf, name, r, c)
+            vals = []
+            for s in sf.seeds:
+                vals.append(simulate(sc, pol, seed=s).availability)
+                bar.update(1)
+            points.append((c, vals))
+    finally:
+        bar.close()
+    return {"points": points, "young": young, "daly": daly, "chosen": chosen.seconds, "rule": chosen.rule}
+
+
+def timeline_run(sf: ScenarioFile, name: str, r: int) -> Any:
+    """The file's policy ``name`` at ``r`` on its first seed, with its timeline."""
+    return simulate(sf.scenario, _policy(sf, name, r), seed=sf.seeds[0], timeline=True)

@@ -1,0 +1,213 @@
+"""Output files of the ``spare`` commands: checked before any work, written atomically, each
+carrying its provenance (library version, the whole resolved scenario, seeds, timings).
+
+- ``--json FILE``: one document (provenance, summaries, best cells, every run);
+- ``--csv FILE``: one row per run, the provenance as ``# ``-prefixed JSON lines on top
+  (``pandas.read_csv(FILE, comment="#")`` reads the rows);
+- ``--parquet FILE``: one row per run, the provenance as JSON in the schema's metadata
+  under ``spare_core`` (pyarrow, the ``parquet`` extra).
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+from typing import Any, Mapping, Sequence
+
+from . import UsageError
+
+__all__ = ["check_output_path", "check_plot_dir", "provenance", "write_json", "write_csv", "write_parquet",
+           "RUN_COLUMNS", "run_rows", "write_outputs", "check_parquet", "check_outputs", "add_output_arguments"]
+
+#: the per-run columns of the CSV and Parquet outputs (a RunResult's fields, its scenario's N)
+RUN_COLUMNS = ("scenario", "n_groups", "policy", "redundancy", "seed", "finished", "ratio", "time_to_train", "t0",
+               "availability", "overhead", "progress", "failures_seen", "failures_masked", "failures_restart",
+               "wipeouts", "restarts", "checkpoints", "checkpoint_interval", "interval_rule", "lost_time",
+               "save_time", "restart_time", "failure_model")
+
+
+def check_output_path(path: str | None, flag: str) -> None:
+    """Raise :class:`UsageError` unless ``path`` can be written (checked before any work).
+
+    The file is not created: a run that fails or is stopped leaves no partial file.
+    """
+    if path is None:
+        return
+    if not path or not path.strip():
+        raise UsageError(f"{flag} must be a file path, got {path!r}")
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} must be a file path, not a directory: {path!r}")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{flag}: the directory {parent!r} does not exist (for {path!r})")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag}: the directory {parent!r} is not writable (for {path!r})")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise UsageError(f"{flag}: the file {path!r} exists and is not writable")
+
+
+def check_plot_dir(path: str | None, flag: str = "--plot") -> None:
+    """Raise :class:`UsageError` unless ``path`` is (or can be made) a writable directory, and
+    matplotlib is importable; both before any work."""
+    if path is None:
+        return
+    if not path or not path.strip():
+        raise UsageError(f"{flag} must be a directory path, got {path!r}")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{flag} must be a directory, but {path!r} is a file")
+    probe = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(probe):
+        raise UsageError(f"{flag}: the directory {probe!r} does not exist (for {path!r})")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag}: the directory {probe!r} is not writable")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{flag} needs matplotlib: pip install 'spare_core[plot]'") from None
+
+
+def provenance(command: str, argv: Sequence[str] | None, *, scenario: Mapping[str, Any], seeds: Sequence[int],
+               timings: Mapping[str, Any], interrupted: bool = False) -> dict[str, Any]:
+    """Who made a result and from what: enough to run it again and get the same numbers."""
+    import numpy
+    import scipy
+
+    from .. import __version__
+
+    return {
+        "tool": "spare_core",
+        "version": __version__,
+        "command": command,
+        "argv": list(argv) if argv is not None else sys.argv[1:],
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "platform": platform.platform(),
+        "scenario": dict(scenario),
+        "seeds": list(seeds),
+        "timings": dict(timings),
+        "interrupted": interrupted,
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _json_safe(value.item())
+    return value
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (no torn file)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".spare-", dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json(path: str, doc: Mapping[str, Any]) -> None:
+    """``doc`` as indented JSON (non-finite floats become null), written atomically."""
+    _atomic_write(path, (json.dumps(_json_safe(doc), indent=1, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def run_rows(runs: Sequence[Any], n_groups: Mapping[str, int]) -> list[dict[str, Any]]:
+    """One dict per run with :data:`RUN_COLUMNS` (``n_groups`` maps scenario name -> N)."""
+    rows = []
+    for r in runs:
+        d = r.to_dict()
+        d["n_groups"] = n_groups.get(r.scenario)
+        rows.append({k: d.get(k) for k in RUN_COLUMNS})
+    return rows
+
+
+def write_csv(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any]) -> None:
+    """Rows under a header, the provenance as ``# `` comment lines on top; atomic."""
+    buf = io.StringIO()
+    for line in json.dumps(_json_safe(prov), indent=None, allow_nan=False).splitlines():
+        buf.write(f"# provenance: {line}\n")
+    w = csv.DictWriter(buf, fieldnames=list(RUN_COLUMNS), lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    _atomic_write(path, buf.getvalue().encode("utf-8"))
+
+
+def write_parquet(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any]) -> None:
+    """Rows as a Parquet table, the provenance as JSON in the schema metadata; atomic."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = {k: [row[k] for row in rows] for k in RUN_COLUMNS}
+    table = pa.table(cols).replace_schema_metadata(
+        {"spare_core": json.dumps(_json_safe(prov), allow_nan=False)})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    _atomic_write(path, sink.getvalue().to_pybytes())
+
+
+def check_parquet(path: str | None) -> None:
+    """--parquet needs pyarrow: say so before any work."""
+    if path is None:
+        return
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise UsageError("--parquet needs pyarrow: pip install 'spare_core[parquet]'") from None
+
+
+def write_outputs(args: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                  prov: Mapping[str, Any]) -> list[str]:
+    """Write every output the user asked for (``args.json``, ``args.csv``, ``args.parquet``);
+    return the paths written."""
+    written = []
+    if getattr(args, "json", None):
+        write_json(args.json, doc)
+        written.append(args.json)
+    if getattr(args, "csv", None):
+        write_csv(args.csv, rows, prov)
+        written.append(args.csv)
+    if getattr(args, "parquet", None):
+        write_parquet(args.parquet, rows, prov)
+        written.append(args.parquet)
+    return written
+
+
+def add_output_arguments(parser: Any) -> None:
+    """``--json``, ``--csv``, ``--parquet`` (and ``--plot DIR``) on a command's parser."""
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="write the results as JSON, with provenance (version, scenario, seeds, timings)")
+    parser.add_argument("--csv", metavar="FILE", default=None,
+                        help="write one row per run as CSV (provenance in '# ' lines on top)")
+    parser.add_argument("--parquet", metavar="FILE", default=None,
+                        help="write one row per run as Parquet (provenance in the schema metadata; needs pyarrow)")
+    parser.add_argument("--plot", metavar="DIR", default=None,
+                        help="write PNG plots into DIR (created if missing; needs matplotlib)")
+
+
+def check_outputs(args: Any) -> None:
+    """Check every output option of ``args`` before any work."""
+    for flag in ("json", "csv", "parquet"):
+        check_output_path(getattr(args, flag, None), f"--{flag}")
+    check_parquet(getattr(args, "parquet", None))
+    check_plot_dir(getattr(args, "plot", None))

@@ -1,0 +1,174 @@
+"""The ``--plot DIR`` pictures of the commands (matplotlib, the ``plot`` extra; imported lazily).
+
+- ``ttt_vs_r.png``: TTT/T0 and availability against r per policy, mean and the spread over
+  seeds (min-max band);
+- ``ettr_vs_interval.png``: effective training time ratio against the checkpoint interval,
+  Young's and Daly's intervals and the chosen one marked;
+- ``timeline.png``: one run's failures over wall time, masked ones and restarts apart, with
+  the stack depth the policy ran at.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Sequence
+
+__all__ = ["plot_vs_r", "plot_interval", "plot_timeline"]
+
+# one colour per policy label across every picture
+_COLOURS = {"CKPT-only": "#7f7f7f", "Rep+CKPT": "#1f77b4", "SPARe+CKPT": "#d62728"}
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        from . import UsageError
+
+        raise UsageError("--plot needs matplotlib: pip install 'spare_core[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
+                         "axes.spines.right": False})
+    return plt
+
+
+def _colour(label: str, i: int) -> str:
+    return _COLOURS.get(label, f"C{i + 3}")
+
+
+def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: str) -> list[str]:
+    """TTT/T0 and availability vs r per policy (one row of panels per scenario); returns paths."""
+    import numpy as np
+
+    plt = _pyplot()
+    os.makedirs(directory, exist_ok=True)
+    shown = [sc for sc in scenarios if any(s.scenario == sc.name for s in result.summaries)]
+    fig, axes = plt.subplots(len(shown), 2, figsize=(11, 3.6 * len(shown)), squeeze=False)
+    for row, sc in zip(axes, shown):
+        ax_t, ax_a = row
+        labels = list(dict.fromkeys(s.policy for s in result.summaries if s.scenario == sc.name))
+        for i, label in enumerate(labels):
+            cells = sorted((s for s in result.summaries if s.scenario == sc.name and s.policy == label),
+                           key=lambda s: s.redundancy)
+            r = np.array([s.redundancy for s in cells])
+            runs = [[x for x in result.runs if x.scenario == sc.name and x.policy == label and x.redundancy == s.redundancy]
+                    for s in cells]
+            ratio = [np.array([x.ratio for x in rs]) for rs in runs]
+            fin = np.array([np.isfinite(x).all() for x in ratio])
+            colour = _colour(label, i)
+            if len(cells) == 1:  # CKPT-only has no r: a horizontal reference line
+                if fin[0]:
+                    ax_t.axhline(ratio[0].mean(), color=colour, ls="--", lw=1.2,
+                                 label=f"{label} ({ratio[0].mean():.2f})")
+                else:
+                    ax_t.plot([], [], color=colour, ls="--", label=f"{label}: unfinished at the horizon")
+                ax_a.axhline(cells[0].availability, color=colour, ls="--", lw=1.2, label=label)
+                continue
+            mean = np.array([x.mean() if ok else np.nan for x, ok in zip(ratio, fin)])
+            lo = np.array([x.min() if ok else np.nan for x, ok in zip(ratio, fin)])
+            hi = np.array([x.max() if ok else np.nan for x, ok in zip(ratio, fin)])
+            ax_t.plot(r, mean, marker="o", ms=3.5, color=colour, label=label)
+            ax_t.fill_between(r, lo, hi, color=colour, alpha=0.18, lw=0)
+            best = result.best(sc.n_groups, label)
+            if best is not None:
+                ax_t.plot([best.redundancy], [best.ratio_mean], marker="*", ms=13, color=colour, mec="black",
+                          mew=0.6, zorder=5)
+            av = [np.array([x.availability for x in rs]) for rs in runs]
+            ax_a.plot(r, [a.mean() for a in av], marker="o", ms=3.5, color=colour, label=label)
+            ax_a.fill_between(r, [a.min() for a in av], [a.max() for a in av], color=colour, alpha=0.18, lw=0)
+        seeds = max((s.seeds for s in result.summaries if s.scenario == sc.name), default=0)
+        ax_t.set_title(f"{sc.name}: N = {sc.n_groups} groups — TTT/T0 (★ best r)", fontsize=10)
+        ax_t.set_xlabel("redundancy r")
+        ax_t.set_ylabel("time-to-train / failure-free T0")
+        ours = [s for s in result.summaries if s.scenario == sc.name]
+        lows = [s.ratio_min for s in ours if math.isfinite(s.ratio_min)]
+        highs = [s.ratio_max for s in ours if math.isfinite(s.ratio_max)]
+        if lows and highs:
+            # keep the interesting range: runaway cells (e.g. replication at large r) are clipped
+            top = min(max(highs), 4 * min(lows))
+            ax_t.set_ylim(0.95 * min(lows), 1.05 * top)
+        ax_t.legend(fontsize=8, loc="upper right")
+        ax_a.set_title(f"availability (useful / wall time), band: min-max over {seeds} seeds", fontsize=10)
+        ax_a.set_xlabel("redundancy r")
+        ax_a.set_ylabel("availability")
+        ax_a.set_ylim(0, 1.02)
+        ax_a.legend(fontsize=8, loc="lower right")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    path = os.path.join(directory, "ttt_vs_r.png")
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def plot_interval(points: Sequence[tuple[float, list[float]]], *, young: float, daly: float, chosen: float,
+                  chosen_rule: str, label: str, directory: str) -> str:
+    """ETTR (mean and min-max over seeds) against the checkpoint interval; returns the path."""
+    import numpy as np
+
+    plt = _pyplot()
+    os.makedirs(directory, exist_ok=True)
+    xs = np.array([p[0] for p in points]) / 60.0
+    ys = [np.array(p[1]) for p in points]
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    ax.plot(xs, [y.mean() for y in ys], marker="o", ms=4, color="#d62728", label=f"{label}: simulated ETTR")
+    ax.fill_between(xs, [y.min() for y in ys], [y.max() for y in ys], color="#d62728", alpha=0.15, lw=0,
+                    label="min-max over seeds")
+    for x, name, style in ((young, "Young", ":"), (daly, "Daly", "--")):
+        if x > 0:
+            ax.axvline(x / 60.0, color="black", ls=style, lw=1, label=f"{name}: {x / 60:.1f} min")
+    if chosen > 0:
+        ax.axvline(chosen / 60.0, color="#2ca02c", lw=1.6, label=f"chosen: {chosen / 60:.1f} min")
+    ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(sorted({round(x, 1) for x in xs[:: max(1, len(xs) // 6)]} | {round(xs[-1], 1)}))
+    ax.set_xlabel("checkpoint interval (compute minutes between saves, log scale)")
+    ax.set_ylabel("ETTR (useful time / wall time)")
+    ax.set_title(f"ETTR vs checkpoint interval — chosen by: {chosen_rule}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(directory, "ettr_vs_interval.png")
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None) -> str:
+    """One run's failures, restarts and stack depth over wall time; returns the path."""
+    import numpy as np
+
+    plt = _pyplot()
+    os.makedirs(directory, exist_ok=True)
+    tl = run.timeline
+    t = np.asarray(tl.failure_time) / 3600.0
+    restart = np.asarray(tl.failure_restart, dtype=bool)
+    depth = np.asarray(tl.depth_after)
+    fig, (ax_c, ax_d) = plt.subplots(2, 1, figsize=(10, 5), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    ax_c.step(t, np.arange(1, t.size + 1), where="post", color="#444444", lw=1, label="failures (cumulative)")
+    if (~restart).any():
+        ax_c.plot(t[~restart], np.arange(1, t.size + 1)[~restart], "o", ms=2.5, color="#1f77b4",
+                  label=f"masked by redundancy ({int((~restart).sum())})")
+    if restart.any():
+        for x in t[restart]:
+            ax_c.axvline(x, color="#d62728", lw=0.6, alpha=0.5)
+        ax_c.plot([], [], color="#d62728", lw=0.8, label=f"global restart ({int(restart.sum())})")
+    ax_c.set_ylabel("failures so far")
+    end = run.wall_time / 3600.0
+    status = f"finished at {run.ratio:.3f} T0" if run.finished else f"unfinished, {100 * run.progress:.0f} % done"
+    ax_c.set_title(f"{run.scenario}: {run.policy} r={run.redundancy}, seed {run.seed} — {status}", fontsize=10)
+    ax_c.legend(fontsize=8, loc="upper left")
+    ax_d.step(np.concatenate([[0.0], t, [end]]), np.concatenate([[1.0], depth, depth[-1:] if depth.size else [1.0]]),
+              where="post", color="#2ca02c", lw=1)
+    ax_d.set_ylabel("stack depth S")
+    ax_d.set_xlabel("wall time (hours)")
+    ax_d.set_xlim(0, hours_shown if hours_shown else end)
+    fig.tight_layout()
+    path = os.path.join(directory, "timeline.png")
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,130 @@
+"""``spare run FILE.toml``: compare the file's policies on its cluster and job.
+
+Every policy runs at every r of the file on every seed (common random numbers: the
+policies see the same failures); for each policy the table gives the best r (least mean
+TTT/T0), TTT/T0 with its spread and a 95 % confidence interval over seeds, availability,
+overhead, wipe-outs, the checkpoint interval and the rule that chose it.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+from . import EXIT_INTERRUPTED
+from .filejob import add_file_arguments, describe_job, interval_points, load_job, run_job, timeline_run
+from .outputs import provenance, run_rows, write_outputs
+from .report import cell_interval, cell_runs, fmt_duration, fmt_ratio, mean_ci
+
+HELP = "compare the policies of a scenario file (FILE.toml): best r and checkpoint interval per policy"
+
+
+def add_arguments(parser: Any) -> None:
+    """Options of ``spare run``."""
+    add_file_arguments(parser)
+
+
+def best_rows(res: Any, sf: Any) -> list[dict[str, Any]]:
+    """Per policy: its best cell (or its furthest-progressing one if none finished), with the
+    interval, its rule and a 95 % CI of TTT/T0 over seeds."""
+    rows = []
+    labels = list(dict.fromkeys(s.policy for s in res.summaries))
+    ckpt = "ckpt" in sf.policies
+    for label in labels:
+        # with CKPT-only compared, the redundancy policies at r = 1 are CKPT-only itself:
+        # their best r is sought among r >= 2 (unless r = 1 is all they ran)
+        cells = [s for s in res.summaries if s.policy == label]
+        if ckpt and label != "CKPT-only" and any(s.redundancy > 1 for s in cells):
+            cells = [s for s in cells if s.redundancy > 1]
+        done = [s for s in cells if math.isfinite(s.ratio_mean)]
+        b = min(done, key=lambda s: (s.ratio_mean, s.redundancy)) if done else None
+        cell = b if b is not None else max(cells, key=lambda s: s.progress)
+        every, rule = cell_interval(res, cell)
+        ratios = [r.ratio for r in cell_runs(res, cell)]
+        m, lo, hi = mean_ci(ratios)
+        rows.append({"policy": label, "finished": b is not None, "summary": cell, "interval": every, "rule": rule,
+                     "ratio_ci": (lo, hi)})
+    return rows
+
+
+def run(args: Any) -> int:
+    """Run the file's grid, print the table, write the outputs; return the exit status."""
+    sf = load_job(args)
+    grid = run_job(sf, desc="spare run")
+    res = grid.result
+    rows = best_rows(res, sf) if res.summaries else []
+    prov = provenance("spare run", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
+                      timings={"elapsed_seconds": grid.elapsed, "processes": grid.processes,
+                               "tasks": grid.task_seconds}, interrupted=grid.interrupted)
+    doc = {
+        "command": "spare run",
+        "provenance": prov,
+        "best": {r["policy"]: {**r["summary"].to_dict(), "finished_all_seeds": r["finished"],
+                               "checkpoint_interval": r["interval"], "interval_rule": r["rule"],
+                               "ratio_ci95": list(r["ratio_ci"])} for r in rows},
+        "cells": [s.to_dict() for s in res.summaries],
+        "runs": [r.to_dict() for r in res.runs],
+    }
+    table = run_rows(res.runs, {sf.scenario.name: sf.scenario.n_groups})
+    if grid.interrupted:
+        written = write_outputs(args, doc, table, prov)
+        where = f"; wrote {', '.join(written)}" if written else ""
+        print(f"spare run: interrupted after {grid.tasks_done}/{grid.tasks_total} seeds, {len(res.runs)} runs "
+              f"finished{where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    for line in describe_job(sf):
+        print(line)
+    print("TTT/T0: mean ± std [min-max] over seeds at the best r; CI: 95 % Student-t interval of the mean; "
+          "ckpt every: compute time between checkpoints")
+    print()
+    header = (f"{'policy':<11} {'best r':>6} {'TTT/T0':<34} {'95 % CI':<15} {'avail':>6} {'overhead':>8} "
+              f"{'wipe-outs':>9} {'ckpt every':>10}  rule")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        s = r["summary"]
+        rshow = "-" if s.policy == "CKPT-only" else str(s.redundancy)
+        if r["finished"]:
+            ttt, ci = fmt_ratio(s), f"[{r['ratio_ci'][0]:.3f}, {r['ratio_ci'][1]:.3f}]"
+        else:
+            ttt, ci, rshow = f"> {sf.scenario.max_wall_factor:g} ({100 * s.progress:.1f} % done at r={s.redundancy})", "-", "-"
+        print(f"{s.policy:<11} {rshow:>6} {ttt:<34} {ci:<15} {s.availability:6.3f} {s.overhead:8.2f} "
+              f"{s.wipeouts:9.1f} {fmt_duration(r['interval']):>10}  {r['rule']}")
+    print()
+    print(f"{len(res.runs)} runs in {grid.elapsed:.1f} s on {grid.processes} process(es)")
+    for path in write_outputs(args, doc, table, prov):
+        print(f"wrote {path}")
+    if args.plot:
+        write_plots(args.plot, sf, res, rows)
+    return 0
+
+
+def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]]) -> None:
+    """TTT/T0 and availability vs r; for the best policy at its best r, ETTR vs the checkpoint
+    interval and a failure timeline of one run."""
+    from .plots import plot_interval, plot_timeline, plot_vs_r
+
+    for path in plot_vs_r(res, [sf.scenario], directory, title=f"{sf.name}: {sf.gpus:,} GPUs"):
+        print(f"wrote {path}")
+    done = [r for r in rows if r["finished"]]
+    if not done:
+        print("no policy finished on every seed: no interval or timeline plot")
+        return
+    top = min(done, key=lambda r: r["summary"].ratio_mean)["summary"]
+    pts = interval_points(sf, _name(sf, top.policy), top.redundancy)
+    print(f"wrote {plot_interval(pts['points'], young=pts['young'], daly=pts['daly'], chosen=pts['chosen'], chosen_rule=pts['rule'], label=f'{top.policy} r={top.redundancy}', directory=directory)}")
+    # the timeline of a redundancy policy shows masked failures and the stack depth; CKPT-only's
+    # (every failure a restart) only when nothing else ran
+    redundant = [s for s in res.summaries if s.redundancy > 1 and math.isfinite(s.ratio_mean)]
+    shown = min(redundant, key=lambda s: s.ratio_mean) if redundant and top.redundancy == 1 else top
+    print(f"wrote {plot_timeline(timeline_run(sf, _name(sf, shown.policy), shown.redundancy), directory=directory)}")
+
+
+def _name(sf: Any, label: str) -> str:
+    """The policy name of ``label`` among the file's policies."""
+    from ..sim import make_policy
+
+    for name in sf.policies:
+        if make_policy(name, None if name == "ckpt" else 2).name == label:
+            return name
+    raise KeyError(label)

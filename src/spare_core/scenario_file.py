@@ -1,0 +1,632 @@
+"""Scenario files: a cluster and a training job described in TOML, in the units people use.
+
+A scenario file says how many GPUs the job has and how they are grouped, how long a step
+takes (or how many tokens per second the job trains), how long the job is (steps or
+tokens), how often things fail (in any of the forms failure rates are published in), what a
+restart and a checkpoint cost, and which policies and redundancies to compare.
+:func:`load_scenario_file` checks every key and value and resolves the file into a
+:class:`ScenarioFile`: a :class:`spare_core.sim.Scenario` plus the comparison to run.
+
+Layout of a file (docs/cli.md lists every key)::
+
+    name = "my-job"
+
+    [cluster]
+    gpus = 16384
+    gpus_per_node = 8
+    gpus_per_group = 128          # or tp = 8 and pp = 16
+
+    [job]
+    step_time = "6 s"             # or tokens_per_second (with tokens_per_step)
+    allreduce_time = "0.5 s"      # the part of a step spent in the gradient all-reduce
+    steps = 200_000               # or tokens (with tokens_per_step)
+
+    [failures]
+    model = "per-unit"
+    interruptions = 419           # one rate form: interruptions + period, per_node_day,
+    period = "54 d"               # per_1000_node_days, per_gpu_year, mtbf, node_mtbf
+    weibull_shape = 0.78
+
+    [costs]
+    restart = "30 min"
+    checkpoint_save = "60 s"
+
+    [compare]
+    policies = ["ckpt", "rep", "spare"]
+    r_max = 12
+    seeds = 5
+
+Durations are a number of seconds or a string with a unit (``"90 s"``, ``"30 min"``,
+``"3.1 h"``, ``"54 d"``). Every error names the key, the rule and the bad value, and is
+raised before anything runs (:class:`ScenarioFileError`, a ValueError).
+
+References
+----------
+.. [1] A. Grattafiori et al., "The Llama 3 Herd of Models", arXiv:2407.21783, 2024
+   (419 unexpected interruptions in 54 days on 16,384 GPUs).
+.. [2] A. Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research
+   Clusters", HPCA 2025 (6.50 failures per 1,000 node-days on Meta's RSC-1).
+.. [3] SPARe, arXiv:2603.00357 (the paper's 600k-GPU preset).
+"""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .sim import POLICY_NAMES, Scenario, make_policy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["ScenarioFile", "ScenarioFileError", "load_scenario_file", "parse_scenario", "parse_duration",
+           "apply_overrides", "FAILURE_RATE_KEYS"]
+
+_DAY = 86_400.0
+_YEAR = 365.25 * _DAY
+_UNITS = {
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "ms": 1e-3,
+    "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "d": _DAY, "day": _DAY, "days": _DAY,
+    "w": 7 * _DAY, "week": 7 * _DAY, "weeks": 7 * _DAY,
+}
+_DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]+)\s*$")
+
+#: the forms a failure rate can be given in, under ``[failures]`` (exactly one of them)
+FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
+
+_SECTIONS: dict[str, tuple[str, ...]] = {
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare"),
+    "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
+    "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
+    "failures": ("model", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS),
+    "costs": ("restart", "checkpoint_save", "shrink", "controller"),
+    "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "layout",
+                "charge_patch"),
+}
+_SUBTABLES = ("cluster", "job", "failures", "costs", "compare")
+
+
+
+def _rate_models() -> tuple[str, ...]:
+    """Registered failure models a rate and a Weibull shape define (the file's ``failures.model``)."""
+    from .events import failure_model_kinds
+
+    return tuple(k for k in failure_model_kinds() if k in ("per-unit", "system", "node-renewals"))
+
+
+def _alternatives() -> dict[str, tuple[str, ...]]:
+    groups = [("job", ("steps", "tokens")), ("job", ("step_time", "tokens_per_second")),
+              ("cluster", ("gpus", "nodes")), ("cluster", ("gpus_per_group", "tp", "pp")),
+              ("compare", ("redundancies", "r_max")),
+              ("failures", FAILURE_RATE_KEYS + ("period", "measured_on_gpus"))]
+    out: dict[str, tuple[str, ...]] = {}
+    for section, names in groups:
+        for n in names:
+            keep = {n} | ({"tp", "pp"} if n in ("tp", "pp") else set())
+            keep |= {"interruptions", "period", "measured_on_gpus"} if n in ("interruptions", "period",
+                                                                             "measured_on_gpus") else set()
+            out[f"{section}.{n}"] = tuple(x for x in names if x not in keep)
+    return out
+
+
+# an override of one form of a quantity drops the file's other forms of it
+_ALTERNATIVES = _alternatives()
+_DEFAULT_POLICIES = ("ckpt", "rep", "spare")
+
+
+class ScenarioFileError(ValueError):
+    """A scenario file (or an override of one of its keys) that cannot be used.
+
+    The message is one line naming the file, the key, the rule and the bad value.
+    """
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    """A scenario file resolved into what the ``spare`` commands run.
+
+    Attributes
+    ----------
+    path : str
+        The file read (``"<dict>"`` for :func:`parse_scenario` on a dict).
+    name : str
+        The job's name.
+    scenario : Scenario
+        The job in the simulator's terms: N = GPUs / GPUs per group data-parallel groups,
+        the step split into one stack layer of compute and the all-reduce, the failure rate
+        as the job's system MTBF.
+    gpus, gpus_per_node, gpus_per_group, nodes : int
+        The cluster as the file described it.
+    policies : tuple of str
+        Policy names compared (:func:`spare_core.sim.make_policy`).
+    redundancies : tuple of int
+        Values of r tried (those <= N).
+    seeds : tuple of int
+        Seeds of every cell (common random numbers across policies).
+    interval : str or float
+        Checkpoint-interval rule of every policy: "auto", "young", "daly" or seconds.
+    processes : int
+        Worker processes (0: one per CPU).
+    spare_layout : str
+        SPARe stack offsets: "consecutive" or "sidon".
+    rate_note : str
+        How the failure rate was converted to the system MTBF, in words.
+    data : dict
+        The file's table after overrides (what was asked, in the user's units).
+    """
+
+    path: str
+    name: str
+    scenario: Scenario
+    gpus: int
+    gpus_per_node: int
+    gpus_per_group: int
+    nodes: int
+    policies: tuple[str, ...]
+    redundancies: tuple[int, ...]
+    seeds: tuple[int, ...]
+    interval: str | float
+    processes: int
+    spare_layout: str
+    rate_note: str
+    data: dict[str, Any] = field(repr=False)
+
+    def policy_kwargs(self) -> dict[str, dict[str, Any]]:
+        """Keyword arguments per policy name for :func:`spare_core.sim.make_policy`."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in self.policies:
+            kw: dict[str, Any] = {}
+            if self.interval != "auto":
+                kw["interval"] = self.interval
+            if name == "spare" and self.spare_layout == "sidon":
+                kw["offsets"] = "sidon"
+            if kw:
+                out[name] = kw
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved file as JSON-friendly values: the user's table and the simulator's scenario."""
+        return {
+            "path": self.path,
+            "name": self.name,
+            "file": self.data,
+            "cluster": {"gpus": self.gpus, "nodes": self.nodes, "gpus_per_node": self.gpus_per_node,
+                        "gpus_per_group": self.gpus_per_group, "groups": self.scenario.n_groups},
+            "failure_rate": self.rate_note,
+            "scenario": scenario_to_dict(self.scenario),
+            "policies": list(self.policies),
+            "redundancies": list(self.redundancies),
+            "seeds": list(self.seeds),
+            "interval": self.interval,
+            "processes": self.processes,
+            "spare_layout": self.spare_layout,
+        }
+
+
+def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
+    """Every parameter of ``scenario`` as JSON-friendly values (its ``to_dict`` when it has one)."""
+    to_dict = getattr(scenario, "to_dict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    out: dict[str, Any] = {}
+    for k in Scenario.__slots__:
+        v = getattr(scenario, k)
+        out[k] = v if v is None or isinstance(v, (bool, int, float, str)) else repr(v)
+    return out
+
+
+# -- values -------------------------------------------------------------------------------
+class _Reader:
+    """Checks values of one file, naming the file and the key in every error."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, rule: str, value: Any) -> ScenarioFileError:
+        return ScenarioFileError(f"{self.source}: {key} {rule}, got {value!r}")
+
+    def integer(self, key: str, value: Any, *, low: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+                value = int(value)
+            else:
+                raise self.fail(key, f"must be an integer >= {low}", value)
+        if value < low:
+            raise self.fail(key, f"must be an integer >= {low}", value)
+        return int(value)
+
+    def number(self, key: str, value: Any, *, low: float = 0.0, strict: bool = True, high: float | None = None,
+               high_strict: bool = False) -> float:
+        bound = f"> {low:g}" if strict else f">= {low:g}"
+        if high is not None:
+            bound += f" and {'<' if high_strict else '<='} {high:g}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"must be a number {bound}", value)
+        x = float(value)
+        ok = math.isfinite(x) and (x > low if strict else x >= low)
+        if ok and high is not None:
+            ok = x < high if high_strict else x <= high
+        if not ok:
+            raise self.fail(key, f"must be a finite number {bound}", value)
+        return x
+
+    def duration(self, key: str, value: Any, *, strict: bool = True) -> float:
+        rule = (f"must be a duration {'> 0' if strict else '>= 0'} (seconds, or a string such as "
+                "'90 s', '30 min', '3.1 h', '54 d')")
+        if isinstance(value, str):
+            try:
+                x = parse_duration(value)
+            except ValueError:
+                raise self.fail(key, rule, value) from None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, rule, value)
+        else:
+            x = float(value)
+        if not (math.isfinite(x) and (x > 0 if strict else x >= 0)):
+            raise self.fail(key, rule, value)
+        return x
+
+    def text(self, key: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(key, "must be a string", value)
+        return value
+
+    def choice(self, key: str, value: Any, choices: Sequence[str]) -> str:
+        if not isinstance(value, str) or value not in choices:
+            raise self.fail(key, f"must be one of {list(choices)}", value)
+        return value
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration written with a unit.
+
+    Parameters
+    ----------
+    text : str
+        A number and a unit: s, ms, min, h, d, w (and their long forms), e.g. ``"30 min"``.
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Raises
+    ------
+    ValueError
+        Not a number followed by a known unit.
+
+    Examples
+    --------
+    >>> parse_duration("30 min"), parse_duration("1.5 h"), parse_duration("54 d")
+    (1800.0, 5400.0, 4665600.0)
+    """
+    m = _DURATION.match(text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"duration must be a number and a unit ({', '.join(sorted(set(_UNITS)))}), got {text!r}")
+    return float(m.group(1).replace("_", "")) * _UNITS[m.group(2).lower()]
+
+
+# -- overrides ------------------------------------------------------------------------------
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source: str = "--set") -> dict[str, Any]:
+    """A copy of ``data`` with ``KEY=VALUE`` overrides applied (``KEY`` dotted, ``VALUE`` TOML).
+
+    A value that is not valid TOML is taken as a string, so ``failures.mtbf=2h`` and
+    ``failures.mtbf="2 h"`` both work. An override replaces the file's other forms of the same
+    quantity (``job.steps`` drops ``job.tokens``, ``failures.mtbf`` another rate form,
+    ``compare.r_max`` the list of redundancies, ...).
+
+    Examples
+    --------
+    >>> apply_overrides({"job": {"steps": 10}}, ["job.steps=20", "compare.seeds=3"])
+    {'job': {'steps': 20}, 'compare': {'seeds': 3}}
+    """
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for item in overrides:
+        if "=" not in item:
+            raise ScenarioFileError(f"{source} must be KEY=VALUE (e.g. failures.mtbf='2 h'), got {item!r}")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        parts = key.split(".")
+        if not key or len(parts) > 2 or not all(parts):
+            raise ScenarioFileError(f"{source} key must be NAME or SECTION.NAME, got {key!r}")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        if len(parts) == 1:
+            out[parts[0]] = value
+        else:
+            section = out.get(parts[0])
+            if section is None:
+                section = out[parts[0]] = {}
+            elif not isinstance(section, dict):
+                raise ScenarioFileError(f"{source} {key}: [{parts[0]}] is not a table, got {section!r}")
+            for other in _ALTERNATIVES.get(key, ()):
+                section.pop(other, None)
+            section[parts[1]] = value
+    return out
+
+
+# -- the file ---------------------------------------------------------------------------------
+def load_scenario_file(path: str | Path, overrides: Sequence[str] = ()) -> ScenarioFile:
+    """Read, check and resolve a scenario file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A TOML file (layout in the module docstring and docs/cli.md).
+    overrides : sequence of str
+        ``KEY=VALUE`` items applied on top of the file (:func:`apply_overrides`).
+
+    Returns
+    -------
+    ScenarioFile
+
+    Raises
+    ------
+    ScenarioFileError
+        Unreadable file, invalid TOML, an unknown key, a wrong type or an out-of-range value;
+        one line naming the file, the key, the rule and the value.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read scenario file {str(p)!r}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ScenarioFileError(f"{p}: not a text (UTF-8) file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioFileError(f"{p}: not valid TOML: {exc}") from None
+    if overrides:
+        data = apply_overrides(data, overrides, source=f"{p}: --set")
+    return parse_scenario(data, source=str(p))
+
+
+def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> ScenarioFile:
+    """Check and resolve a scenario file's table (what :func:`load_scenario_file` reads).
+
+    Parameters
+    ----------
+    data : mapping
+        The file's top-level table.
+    source : str
+        Named in error messages.
+
+    Returns
+    -------
+    ScenarioFile
+
+    Raises
+    ------
+    ScenarioFileError
+        As :func:`load_scenario_file`.
+
+    Examples
+    --------
+    >>> sf = parse_scenario({
+    ...     "cluster": {"gpus": 1024, "gpus_per_node": 8, "tp": 8, "pp": 4},
+    ...     "job": {"step_time": "10 s", "steps": 1000},
+    ...     "failures": {"model": "system", "per_1000_node_days": 6.5},
+    ... })
+    >>> sf.scenario.n_groups, sf.nodes, round(sf.scenario.system_mtbf / 3600, 1)
+    (32, 128, 28.8)
+    """
+    rd = _Reader(source)
+    if not isinstance(data, Mapping):
+        raise ScenarioFileError(f"{source}: the scenario must be a table, got {type(data).__name__}")
+    tables: dict[str, dict[str, Any]] = {}
+    for key, value in data.items():
+        if key not in _SECTIONS[""]:
+            raise rd.fail(f"key {key!r}", f"is unknown (allowed at the top: {list(_SECTIONS[''])})", value)
+        if key in _SUBTABLES:
+            if not isinstance(value, dict):
+                raise rd.fail(f"[{key}]", "must be a table", value)
+            for k, v in value.items():
+                if k not in _SECTIONS[key]:
+                    raise rd.fail(f"key '{key}.{k}'", f"is unknown (allowed in [{key}]: {list(_SECTIONS[key])})", v)
+            tables[key] = dict(value)
+    for needed in ("cluster", "job", "failures"):
+        if needed not in tables:
+            raise ScenarioFileError(f"{source}: the table [{needed}] is missing")
+    name = rd.text("name", data.get("name", Path(source).stem if source != "<dict>" else "custom"))
+    if "description" in data:
+        rd.text("description", data["description"])
+
+    # cluster: GPUs -> nodes and data-parallel groups
+    cl = tables["cluster"]
+    gpn = rd.integer("cluster.gpus_per_node", cl.get("gpus_per_node", 8))
+    if "gpus" in cl and "nodes" in cl:
+        raise rd.fail("cluster.gpus and cluster.nodes", "must not both be given (one sets the other)",
+                      (cl["gpus"], cl["nodes"]))
+    if "gpus" in cl:
+        gpus = rd.integer("cluster.gpus", cl["gpus"])
+        if gpus % gpn:
+            raise rd.fail("cluster.gpus", f"must be a multiple of cluster.gpus_per_node ({gpn})", gpus)
+        nodes = gpus // gpn
+    elif "nodes" in cl:
+        nodes = rd.integer("cluster.nodes", cl["nodes"])
+        gpus = nodes * gpn
+    else:
+        raise ScenarioFileError(f"{source}: [cluster] needs gpus or nodes")
+    if "gpus_per_group" in cl and ("tp" in cl or "pp" in cl):
+        raise rd.fail("cluster.gpus_per_group and cluster.tp/pp", "must not both be given",
+                      (cl.get("gpus_per_group"), cl.get("tp"), cl.get("pp")))
+    if "gpus_per_group" in cl:
+        gpg = rd.integer("cluster.gpus_per_group", cl["gpus_per_group"])
+    elif "tp" in cl or "pp" in cl:
+        gpg = rd.integer("cluster.tp", cl.get("tp", 1)) * rd.integer("cluster.pp", cl.get("pp", 1))
+    else:
+        raise ScenarioFileError(f"{source}: [cluster] needs gpus_per_group (or tp and pp): the GPUs of one "
+                                "data-parallel replica")
+    if gpus % gpg:
+        raise rd.fail("cluster.gpus_per_group", f"must divide the job's GPUs ({gpus})", gpg)
+    n_groups = gpus // gpg
+    if n_groups < 2:
+        raise rd.fail("cluster.gpus_per_group", f"must leave at least 2 data-parallel groups in {gpus} GPUs", gpg)
+
+    # job: step time and length
+    jb = tables["job"]
+    tokens_per_step = rd.number("job.tokens_per_step", jb["tokens_per_step"]) if "tokens_per_step" in jb else None
+    if "step_time" in jb and "tokens_per_second" in jb:
+        raise rd.fail("job.step_time and job.tokens_per_second", "must not both be given",
+                      (jb["step_time"], jb["tokens_per_second"]))
+    if "step_time" in jb:
+        step = rd.duration("job.step_time", jb["step_time"])
+    elif "tokens_per_second" in jb:
+        if tokens_per_step is None:
+            raise ScenarioFileError(f"{source}: job.tokens_per_second needs job.tokens_per_step (the global batch "
+                                    "in tokens) to give a step time")
+        step = tokens_per_step / rd.number("job.tokens_per_second", jb["tokens_per_second"])
+    else:
+        raise ScenarioFileError(f"{source}: [job] needs step_time (or tokens_per_second and tokens_per_step)")
+    allreduce = rd.duration("job.allreduce_time", jb.get("allreduce_time", 0.0), strict=False)
+    if not allreduce < step:
+        raise rd.fail("job.allreduce_time", f"must be shorter than the step ({step:g} s)", jb.get("allreduce_time"))
+    if "steps" in jb and "tokens" in jb:
+        raise rd.fail("job.steps and job.tokens", "must not both be given", (jb["steps"], jb["tokens"]))
+    if "steps" in jb:
+        steps = rd.integer("job.steps", jb["steps"])
+    elif "tokens" in jb:
+        if tokens_per_step is None:
+            raise ScenarioFileError(f"{source}: job.tokens needs job.tokens_per_step (the global batch in tokens)")
+        steps = max(1, math.ceil(rd.number("job.tokens", jb["tokens"]) / tokens_per_step))
+    else:
+        raise ScenarioFileError(f"{source}: [job] needs steps (or tokens and tokens_per_step)")
+    jitter = rd.number("job.jitter", jb.get("jitter", 0.05), low=0.0, strict=False, high=1.0, high_strict=True)
+
+    # failures: one rate form -> the job's system MTBF
+    fl = tables["failures"]
+    model = rd.choice("failures.model", fl.get("model", "per-unit"), _rate_models())
+    shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", 0.78))
+    mtbf, rate_note = _system_mtbf(rd, fl, gpus=gpus, nodes=nodes)
+
+    # costs
+    co = tables.get("costs", {})
+    restart = rd.duration("costs.restart", co.get("restart", 1800.0), strict=False)
+    save = rd.duration("costs.checkpoint_save", co.get("checkpoint_save", 60.0))
+    shrink = rd.duration("costs.shrink", co.get("shrink", 0.1), strict=False)
+    controller = rd.duration("costs.controller", co.get("controller", 0.1), strict=False)
+
+    # compare
+    cp = tables.get("compare", {})
+    pol = cp.get("policies", list(_DEFAULT_POLICIES))
+    if not isinstance(pol, list) or not pol:
+        raise rd.fail("compare.policies", f"must be a non-empty list of {list(POLICY_NAMES)}", pol)
+    policies = tuple(rd.choice("compare.policies", p, POLICY_NAMES) for p in pol)
+    if len(set(policies)) != len(policies):
+        raise rd.fail("compare.policies", "must not repeat a policy", pol)
+    if "redundancies" in cp and "r_max" in cp:
+        raise rd.fail("compare.redundancies and compare.r_max", "must not both be given",
+                      (cp["redundancies"], cp["r_max"]))
+    if "redundancies" in cp:
+        rr = cp["redundancies"]
+        if not isinstance(rr, list) or not rr:
+            raise rd.fail("compare.redundancies", "must be a non-empty list of integers >= 1", rr)
+        reds = tuple(sorted({rd.integer("compare.redundancies", r) for r in rr}))
+    else:
+        reds = tuple(range(1, rd.integer("compare.r_max", cp.get("r_max", min(12, n_groups))) + 1))
+    usable = tuple(r for r in reds if r <= n_groups)
+    if not usable:
+        raise rd.fail("compare.redundancies", f"must include an r <= the number of groups ({n_groups})", list(reds))
+    seeds = tuple(range(rd.integer("compare.seeds", cp.get("seeds", 5))))
+    interval: str | float
+    iv = cp.get("interval", "auto")
+    if isinstance(iv, str) and iv in ("auto", "young", "daly"):
+        interval = iv
+    elif isinstance(iv, str):
+        try:
+            interval = parse_duration(iv)
+        except ValueError:
+            raise rd.fail("compare.interval", "must be 'auto', 'young', 'daly' or a duration > 0", iv) from None
+    else:
+        interval = rd.duration("compare.interval", iv)
+    horizon = rd.number("compare.horizon", cp.get("horizon", 20.0), low=1.0)
+    processes = rd.integer("compare.processes", cp.get("processes", 0), low=0)
+    layout = rd.choice("compare.layout", cp.get("layout", "consecutive"), ("consecutive", "sidon"))
+    charge_patch = cp.get("charge_patch", True)
+    if not isinstance(charge_patch, bool):
+        raise rd.fail("compare.charge_patch", "must be true or false", charge_patch)
+
+    try:
+        scenario = Scenario(
+            n_groups, n_steps=steps, t_compute=step - allreduce, t_allreduce=allreduce, system_mtbf=mtbf,
+            weibull_shape=shape, failure_model=model, restart_time=restart, checkpoint_time=save, jitter=jitter,
+            shrink_time=shrink, controller_time=controller, charge_patch=charge_patch, max_wall_factor=horizon,
+            gpus_per_group=gpg, name=name,
+        )
+        for p in policies:  # an interval or layout a policy refuses fails here, before any run
+            make_policy(p, max(usable) if p != "ckpt" else None,
+                        **({"interval": interval} if interval != "auto" else {}))
+    except (TypeError, ValueError) as exc:
+        raise ScenarioFileError(f"{source}: {exc}") from None
+    return ScenarioFile(
+        path=source, name=name, scenario=scenario, gpus=gpus, gpus_per_node=gpn, gpus_per_group=gpg, nodes=nodes,
+        policies=policies, redundancies=usable, seeds=seeds, interval=interval, processes=processes,
+        spare_layout=layout, rate_note=rate_note, data=_plain(data),
+    )
+
+
+def _system_mtbf(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int) -> tuple[float, str]:
+    """The job's system MTBF (seconds) from the one rate form given, and the conversion in words."""
+    given = [k for k in FAILURE_RATE_KEYS if k in fl]
+    if len(given) != 1:
+        raise ScenarioFileError(
+            f"{rd.source}: [failures] needs exactly one rate form of {list(FAILURE_RATE_KEYS)}, got "
+            f"{given or 'none'}"
+        )
+    form = given[0]
+    if form != "interruptions":
+        for extra in ("period", "measured_on_gpus"):
+            if extra in fl:
+                raise rd.fail(f"failures.{extra}", "only goes with failures.interruptions", fl[extra])
+    if form == "per_node_day":
+        rate = rd.number("failures.per_node_day", fl[form])
+        mtbf = _DAY / (rate * nodes)
+        note = f"{rate:g} failures per node-day x {nodes} nodes"
+    elif form == "per_1000_node_days":
+        rate = rd.number("failures.per_1000_node_days", fl[form])
+        mtbf = 1000 * _DAY / (rate * nodes)
+        note = f"{rate:g} failures per 1,000 node-days x {nodes} nodes"
+    elif form == "per_gpu_year":
+        rate = rd.number("failures.per_gpu_year", fl[form])
+        mtbf = _YEAR / (rate * gpus)
+        note = f"{rate:g} failures per GPU-year x {gpus} GPUs"
+    elif form == "interruptions":
+        count = rd.integer("failures.interruptions", fl[form])
+        if "period" not in fl:
+            raise ScenarioFileError(f"{rd.source}: failures.interruptions needs failures.period (e.g. '54 d')")
+        period = rd.duration("failures.period", fl["period"])
+        on = rd.integer("failures.measured_on_gpus", fl.get("measured_on_gpus", gpus))
+        mtbf = period / count * on / gpus
+        note = f"{count} interruptions in {period / _DAY:g} days on {on} GPUs, scaled to {gpus} GPUs"
+    elif form == "mtbf":
+        mtbf = rd.duration("failures.mtbf", fl[form])
+        note = "system MTBF given"
+    else:
+        node_mtbf = rd.duration("failures.node_mtbf", fl[form])
+        mtbf = node_mtbf / nodes
+        note = f"node MTBF {node_mtbf / 3600:g} h / {nodes} nodes"
+    return mtbf, f"{note}: system MTBF {mtbf / 3600:.3g} h"
+
+
+def _plain(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The table with TOML dates and times as ISO strings (JSON-friendly)."""
+    def conv(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        return v.isoformat() if hasattr(v, "isoformat") else str(v)
+    return {k: conv(v) for k, v in data.items()}
