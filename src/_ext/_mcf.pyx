@@ -24,7 +24,7 @@ Algorithm (Ahuja, Magnanti & Orlin 1993, "Network Flows", ch. 9.7 and 9.8)
   types; Jonker & Volgenant 1987): after the greedy start the source's excess moves to
   the heads of its tight slots and each waiting unit gets its own Dijkstra, stopped at
   the first deficit, so a search scans the unit's neighbourhood only instead of the
-  ball around every pending unit (1e6-arc reassign: 76k settled nodes instead of 247k).
+  ball around every pending unit (docs/flow.md has the measured effect).
 * Cost scaling (Goldberg & Tarjan 1990; Goldberg 1997): costs times n + 1, eps divided
   by alpha per refine, FIFO push-relabel with global price updates (a Dijkstra on
   eps-rounded reduced costs backwards from the deficits at each refine and every 2n

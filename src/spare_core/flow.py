@@ -31,10 +31,7 @@ every arc is bounded, so a negative cycle is just a pivot cycle that ends with o
 its arcs at capacity. A self-loop carries its full capacity if its
 cost is negative and nothing otherwise; it never affects conservation.
 
-Speed (``python bench/ratios_flow.py``, median of 3 runs of CPU-time ratios measured in
-one process; peer time / ours): RECTLR reassign networks 19x OR-Tools at 1e5 arcs and
-32x at 1e6 (the unit-path SSP stage); NETGEN-like networks 5.5x OR-Tools at 1e5 arcs
-and 2x at 1e6 (network simplex); 157x to 2400x networkx wherever it finishes.
+Speed against OR-Tools and networkx (``python bench/ratios_flow.py``): see docs/flow.md.
 
 References
 ----------
@@ -314,17 +311,13 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     polynomial bound on the pivots for this rule, but far below the cap used (64 (n + m)
     + 1e6, a guard that raises RuntimeError instead of running on).
 
-    Measured (``python bench/ratios_flow.py --methods``: median CPU milliseconds, one
-    run on a shared machine; SSP / cost scaling / network simplex): NETGEN-like family
-    (costs up to 1e4) at 1e4 arcs 31.4 / 13.1 / 2.6, at 1e5 arcs 11004 / 626 / 100; with
-    costs up to 10 at 1e5 arcs 1949 / 253 / 55. SSP needs one phase per distinct
-    distance and cost scaling pays for every refine, while the simplex needs about a
-    quarter pivot per arc, mostly degenerate and cheap. Hence ``"auto"`` is the simplex
-    here for every cost range. SSP stays best on assignment-shaped networks whose greedy
-    zero-cost start routes nearly everything (RECTLR's reassign network at 1e5 arcs as a
-    maximum flow: 10.6 / 541 / 125; as a supply problem SSP 11 ms, simplex 250 ms);
-    :func:`max_flow_min_cost` detects that shape, for :func:`min_cost_flow` pass
-    ``method="ssp"``. An infeasible instance
+    On generic networks SSP needs one phase per distinct distance and cost scaling pays
+    for every refine, while the simplex needs about a quarter pivot per arc, mostly
+    degenerate and cheap; hence ``"auto"`` is the simplex here for every cost range
+    (``python bench/ratios_flow.py --methods``; the figures are in docs/flow.md). SSP
+    stays best on assignment-shaped networks whose greedy zero-cost start routes nearly
+    everything (RECTLR's reassign network): :func:`max_flow_min_cost` detects that
+    shape, for :func:`min_cost_flow` pass ``method="ssp"``. An infeasible instance
     (remaining excess reaches no deficit, or artificial flow left) is re-solved on the
     network extended by a super source and super sink, which routes the most that can be
     delivered at least cost (for the simplex: that amount is fixed by a maximum flow
@@ -501,10 +494,10 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     capacity <= 1 (and SSP is used without negative costs), the units left after the
     greedy start wait at the heads of the source arcs and each gets its own Dijkstra,
     stopped at the first free slot, with potentials updated on the scanned nodes only
-    (shortest augmenting paths for assignment, Jonker and Volgenant [5]_). Measured
-    (kernel CPU time, one run): 0.26 s -> 0.13 s on the 1e6-arc reassign instance of
-    ``bench/bench_flow.py`` (settled nodes 247k -> 76k); the network simplex needs 3.7 s
-    there (114k pivots, kernel only), hence the ``"auto"`` rule. With ``method="network_simplex"``
+    (shortest augmenting paths for assignment, Jonker and Volgenant [5]_); this stage
+    halves the SSP time on the 1e6-arc reassign instance of ``bench/bench_flow.py`` and
+    the network simplex is an order of magnitude slower there (docs/flow.md), hence the
+    ``"auto"`` rule. With ``method="network_simplex"``
     the value is fixed by Dinic's algorithm and then routed at least cost by the simplex.
 
     Examples
