@@ -1,8 +1,10 @@
 """Build script: compiles the Cython kernels of spare_core.
 
 Every ``src/_ext/<name>.pyx`` becomes the extension module ``spare_core._ext.<name>``
-(there is no top-level ``_ext`` package in site-packages). Shared ctypedefs live in
-``src/_ext/_types.pxd``; each kernel's ``.pxd`` declares what other Cython code may cimport.
+(there is no top-level ``_ext`` package in site-packages). Code shared by several kernels
+lives in ``.pxd`` files without a ``.pyx`` (``_types.pxd`` ctypedefs, ``_heap.pxd`` and
+``_prefetch.pxd`` ``cdef inline`` helpers), compiled into each kernel that cimports them;
+each kernel's own ``.pxd`` declares the types and enums other Cython code may cimport.
 
 Compiler directives
 -------------------

@@ -401,3 +401,28 @@ def test_max_flow_terminal_capacity_bounds_and_unit_detection():
     # Self-loops at the source are ignored, as in the flow itself.
     net = (3, [0, 0, 1], [0, 1, 2], [2**62, 1, 1], [0, 0, 0])
     assert max_flow_min_cost(*net, 0, 2).value == 1
+
+
+# ----------------------------------------------------------------------------- option order
+def _broken_network(m):
+    """m arcs, every array wrong: node ids out of range, negative capacities, length mismatch."""
+    tail = np.full(m, 5, dtype=np.int64)
+    return tail, -tail, -tail, np.zeros(m + 1, dtype=np.int64)
+
+
+@pytest.mark.parametrize("method", ["simplex", "SSP", None, 3])
+def test_an_unknown_method_is_refused_before_the_arrays_are_scanned(method):
+    # With the check after the scans, the tail / length errors would be raised instead.
+    tail, head, cap, cost = _broken_network(10**5)
+    with pytest.raises(ValueError, match=r"method must be one of \['auto', 'cost_scaling', 'network_simplex', 'ssp'\]"):
+        min_cost_flow(3, tail, head, cap, cost, [0, 0, 0], method=method)
+    with pytest.raises(ValueError, match="method must be one of"):
+        max_flow_min_cost(3, tail, head, cap, cost, 0, 2, method=method)
+
+
+def test_with_a_valid_method_the_array_errors_still_come():
+    tail, head, cap, cost = _broken_network(10)
+    with pytest.raises(ValueError, match="head must have length 10"):
+        min_cost_flow(3, tail, head[:9], cap, cost[:10], [0, 0, 0], method="ssp")
+    with pytest.raises(ValueError, match="cost must have length 10"):
+        max_flow_min_cost(3, tail, head, cap, cost, 0, 2, method="network_simplex")

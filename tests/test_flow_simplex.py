@@ -12,6 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spare_core.flow import (
+    _SIMPLEX,
+    _SSP,
     FlowResult,
     _method_code,
     _simplex,
@@ -23,16 +25,18 @@ from test_flow import certified, networks, supplies
 
 nx = pytest.importorskip("networkx")
 
-OK, INFEASIBLE, PIVOT_LIMIT = 0, 1, 2
+_C = _simplex.CONSTANTS
+OK, INFEASIBLE, PIVOT_LIMIT = _C["NS_OK"], _C["NS_INFEASIBLE"], _C["NS_PIVOT_LIMIT"]
+STAR, SHORTEST_PATHS = _C["START_STAR"], _C["START_SHORTEST_PATHS"]
 
 
 def simplex(n, tail, head, cap, cost, supply, **kw):
-    flow, pi, status, total, stats = _simplex.solve(n, tail, head, cap, cost, np.asarray(supply, np.int64), **kw)
-    assert total == (int(flow @ cost) if flow.size else 0)
-    res = FlowResult(flow=flow, cost=total,
-                     value=int(np.asarray(supply)[np.asarray(supply) > 0].sum()), potential=pi,
+    sol = _simplex.solve(n, tail, head, cap, cost, np.asarray(supply, np.int64), **kw)
+    assert sol.cost == (int(sol.flow @ cost) if sol.flow.size else 0)
+    res = FlowResult(flow=sol.flow, cost=sol.cost,
+                     value=int(np.asarray(supply)[np.asarray(supply) > 0].sum()), potential=sol.potential,
                      status="optimal")
-    return res, status, stats
+    return res, sol.status, sol.stats
 
 
 @st.composite
@@ -42,10 +46,10 @@ def degenerate_networks(draw):
     return n, tail, head, cap, cost
 
 
-@pytest.mark.parametrize("start", [0, 1])
+@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS])
 @given(data=st.data(), net=st.one_of(networks(), degenerate_networks()))
 def test_tree_stays_strongly_feasible_and_answer_is_certified(start, data, net):
-    # start 0: the star of artificial arcs; 1: zero-supply nodes hung on shortest paths
+    # STAR: the star of artificial arcs; SHORTEST_PATHS: zero-supply nodes hung on shortest paths
     # to the demands. check=True also verifies the initial tree.
     n, tail, head, cap, cost = net
     supply = data.draw(supplies(n, max_abs=4))
@@ -59,7 +63,7 @@ def test_tree_stays_strongly_feasible_and_answer_is_certified(start, data, net):
     assert stats["pivots"] >= stats["degenerate"] >= 0
 
 
-@pytest.mark.parametrize("start", [0, 1])
+@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS])
 @pytest.mark.parametrize("k", [12, 40])
 def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k, start):
     # Complete bipartite k x k, unit capacities, all costs 0 except a few: nearly every
@@ -80,7 +84,7 @@ def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k, start):
     assert res.cost == 0  # a perfect matching avoiding the few cost-1 arcs exists w.h.p.
 
 
-@pytest.mark.parametrize("start", [0, 1])
+@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS])
 def test_zero_cost_layers_with_parallel_arcs(start):
     # Layered network, every arc cost 0 and capacity 1, doubled: the optimum is any
     # feasible flow, so every pivot with delta = 0 is a tie the rule must break safely.
@@ -98,13 +102,13 @@ def test_zero_cost_layers_with_parallel_arcs(start):
     supply[-width:] = -3
     net = (n, tail, head, np.ones(tail.size, np.int64), np.zeros(tail.size, np.int64))
     res, status, stats = simplex(*net, supply, max_pivots=50 * (n + tail.size), check=True, start=start)
-    assert status == OK and (start == 1 or stats["degenerate"] > 0)
+    assert status == OK and (start == SHORTEST_PATHS or stats["degenerate"] > 0)
     certified(net, res, supply=supply)
 
 
 def test_pivot_limit_is_reported_not_hung():
     net = (4, np.array([0, 0, 1, 2]), np.array([1, 2, 3, 3]), np.ones(4, np.int64), np.array([1, 2, 1, 1]))
-    _, status, stats = simplex(*net, [2, 0, 0, -2], max_pivots=1, start=0)
+    _, status, stats = simplex(*net, [2, 0, 0, -2], max_pivots=1, start=STAR)
     assert status == PIVOT_LIMIT and stats["pivots"] == 1
     res, status, _ = simplex(*net, [2, 0, 0, -2])
     assert status == OK and res.cost == 5
@@ -140,12 +144,12 @@ def test_infeasible_supplies_fall_back_to_the_most_deliverable():
 
 
 def test_auto_picks_ssp_for_unit_source_max_flows_and_the_simplex_otherwise():
-    assert _method_code("auto", 10, 30, 64, unit_max_flow=True) == 0
-    assert _method_code("auto", 10, 30, 65, unit_max_flow=True) == 3
-    assert _method_code("auto", 10, 30, 64) == 3
-    assert _method_code("network_simplex", 10, 30, 64, unit_max_flow=True) == 3
+    assert _method_code("auto", 10, 30, 64, unit_max_flow=True) == _SSP
+    assert _method_code("auto", 10, 30, 65, unit_max_flow=True) == _SIMPLEX
+    assert _method_code("auto", 10, 30, 64) == _SIMPLEX
+    assert _method_code("network_simplex", 10, 30, 64, unit_max_flow=True) == _SIMPLEX
     # Too many ids for the simplex's int32 numbering: auto falls back, explicit refuses.
-    assert _method_code("auto", 2**30, 2**30, 10**4) == 0
+    assert _method_code("auto", 2**30, 2**30, 10**4) == _SSP
     with pytest.raises(ValueError, match="method='network_simplex' needs arcs"):
         _method_code("network_simplex", 2**30, 2**30, 10)
     # Max flow with wide source arcs goes to the simplex and agrees with SSP.

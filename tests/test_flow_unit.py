@@ -18,11 +18,13 @@ nx = pytest.importorskip("networkx")
 def kernel_max_flow(n, tail, head, cap, cost, s, t, unit_paths):
     """The kernel's SSP maximum flow with the unit-path stage on or off, as a FlowResult."""
     bound = int(cap[(tail == s) & (tail != head)].sum())
-    flow, pi, value, stats = _kernel.solve(n, tail, head, cap, cost, np.zeros(n, np.int64), s, t, bound,
-                                           method=0, unit_paths=unit_paths)
-    res = FlowResult(flow=flow, cost=int(flow @ cost) if flow.size else 0, value=value, potential=pi,
-                     status="optimal")
-    return res, stats
+    sol = _kernel.solve(n, tail, head, cap, cost, np.zeros(n, np.int64), s, t, bound,
+                        method=_kernel.CONSTANTS["M_SSP"], unit_paths=unit_paths)
+    assert sol.leftover == 0
+    flow = sol.flow
+    res = FlowResult(flow=flow, cost=int(flow @ cost) if flow.size else 0, value=sol.value,
+                     potential=sol.potential, status="optimal")
+    return res, sol.stats
 
 
 @st.composite

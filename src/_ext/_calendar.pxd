@@ -19,6 +19,12 @@ cdef enum:
     EV_TRACE = 3       # trace replay failure of unit `unit` (no effect if already down)
     EV_TIMER = 4       # timer `unit` fired (periodic or one-shot)
 
+# Repair modes of EventCore.configure / run_renewals.
+cdef enum:
+    REPAIR_NONE = 0     # failed units stay down
+    REPAIR_FIXED = 1    # one fixed delay: repairs complete in scheduling order (a FIFO)
+    REPAIR_SAMPLED = 2  # delays drawn from the repair buffer, queued in the calendar
+
 # Return codes of EventCore.run (>0) and errors (<0).
 cdef enum:
     ST_STOP = 1        # processed an event whose kind is in the stop mask

@@ -34,11 +34,23 @@ from libc.string cimport memcpy
 import numpy as np
 
 from _types cimport float64_t, int32_t, int64_t, uint8_t, intp_t
+from _prefetch cimport prefetch_write_once
 from _calendar cimport (
     Entry, Block, Calendar, SLOT_BITS, SEQ_SHIFT, BLOCK_ENTRIES, EV_FAILURE, EV_REPAIR, EV_SYSTEM, EV_TRACE,
     EV_TIMER, ST_STOP, ST_UNTIL, ST_EMPTY, ST_MAX, ST_NEED_LIFE, ST_NEED_REPAIR, ST_NEED_SYS,
-    ST_NEED_VICTIM, ST_STALL, ST_NOMEM, ST_SEQ,
+    ST_NEED_VICTIM, ST_STALL, ST_NOMEM, ST_SEQ, REPAIR_NONE, REPAIR_FIXED, REPAIR_SAMPLED,
 )
+
+# The enums of _calendar.pxd for Python callers (spare_core.events reads them from here).
+CONSTANTS = {
+    "EV_FAILURE": EV_FAILURE, "EV_REPAIR": EV_REPAIR, "EV_SYSTEM": EV_SYSTEM,
+    "EV_TRACE": EV_TRACE, "EV_TIMER": EV_TIMER,
+    "ST_STOP": ST_STOP, "ST_UNTIL": ST_UNTIL, "ST_EMPTY": ST_EMPTY, "ST_MAX": ST_MAX,
+    "ST_NEED_LIFE": ST_NEED_LIFE, "ST_NEED_REPAIR": ST_NEED_REPAIR, "ST_NEED_SYS": ST_NEED_SYS,
+    "ST_NEED_VICTIM": ST_NEED_VICTIM, "ST_STALL": ST_STALL, "ST_NOMEM": ST_NOMEM, "ST_SEQ": ST_SEQ,
+    "REPAIR_NONE": REPAIR_NONE, "REPAIR_FIXED": REPAIR_FIXED, "REPAIR_SAMPLED": REPAIR_SAMPLED,
+    "SLOT_BITS": SLOT_BITS,
+}
 
 cdef float64_t BK_MAX = 4.0e18
 cdef float64_t INF = float("inf")
@@ -50,16 +62,6 @@ cdef intp_t PREFETCH = 12
 # Depth of the insert pipeline (must match the pend_* array sizes in EventCore).
 cdef enum:
     PIPE = 8
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define SPARE_PREFETCH_W(p) __builtin_prefetch((p), 1, 1)
-    #else
-    #define SPARE_PREFETCH_W(p) ((void)(p))
-    #endif
-    """
-    void SPARE_PREFETCH_W(const void* p) noexcept nogil
 
 cdef extern from *:
     """
@@ -349,7 +351,7 @@ cdef class EventCore:
     cdef bint pipe
     # configuration
     cdef readonly bint renewals, system
-    cdef readonly int repair_mode          # 0 none, 1 fixed (FIFO), 2 sampled (calendar)
+    cdef readonly int repair_mode          # REPAIR_NONE, REPAIR_FIXED (FIFO), REPAIR_SAMPLED (calendar)
     cdef float64_t repair_value
     cdef float64_t* timer_period           # > 0 periodic, 0 one-shot
     # pre-sampled buffers (numpy arrays kept alive by the object references)
@@ -422,7 +424,7 @@ cdef class EventCore:
         self.system = system
         # FIFO repairs already prefetch the one random insert per cycle (see _revive);
         # otherwise pipeline the inserts (lazy removal in track mode rules that out)
-        self.pipe = (not self.track) and repair_mode != 1
+        self.pipe = (not self.track) and repair_mode != REPAIR_FIXED
 
     def set_buffer(self, str which, object arr):
         """Replace one pre-sampled buffer (float64, C-contiguous, positive finite)."""
@@ -505,7 +507,7 @@ cdef class EventCore:
         self.pend_n += 1
         if t < self.pend_min:
             self.pend_min = t
-        SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, t) & self.cal.mask])
+        prefetch_write_once(&self.cal.pool[cal_bucket(&self.cal, t) & self.cal.mask])
         return 0
 
     cdef int _flush(self) noexcept nogil:
@@ -525,7 +527,7 @@ cdef class EventCore:
         cdef int st
         for u in range(self.n):
             if u + PREFETCH < self.n:
-                SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, t + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
+                prefetch_write_once(&self.cal.pool[cal_bucket(&self.cal, t + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
             st = self._push(u, t + self.life.p[self.life.pos])
             if st != 0:
                 return st
@@ -571,7 +573,7 @@ cdef class EventCore:
         down = self.n - self.n_alive
         if down > self.peak_down:
             self.peak_down = down
-        if self.repair_mode == 1:
+        if self.repair_mode == REPAIR_FIXED:
             seq = self.seq
             if seq >= SEQ_MAX:
                 return ST_SEQ
@@ -582,7 +584,7 @@ cdef class EventCore:
             self.fq_t[k] = t + self.repair_value
             self.fq_key[k] = (seq << SEQ_SHIFT) | REPAIR_FLAG | u
             self.fq_size += 1
-        elif self.repair_mode == 2:
+        elif self.repair_mode == REPAIR_SAMPLED:
             self.rep.pos += 1
             return self._push(u, t + self.rep.p[self.rep.pos - 1], REPAIR_FLAG)
         return 0
@@ -599,16 +601,16 @@ cdef class EventCore:
         if not self.renewals:
             return 0
         self.life.pos += 1
-        if self.repair_mode == 1 and self.fq_size > PREFETCH and self.life.pos + PREFETCH < self.life.len:
+        if self.repair_mode == REPAIR_FIXED and self.fq_size > PREFETCH and self.life.pos + PREFETCH < self.life.len:
             # With FIFO repairs, lifetimes are consumed by repairs in FIFO order, so the
             # repair PREFETCH entries ahead will insert at fq_t + life[life_pos + PREFETCH]:
             # start loading that bucket's block now (the insert is the one random access).
             k = self.fq_head + PREFETCH
             if k >= self.n:
                 k -= self.n
-            SPARE_PREFETCH_W(&self.cal.pool[cal_bucket(&self.cal, self.fq_t[k] + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
+            prefetch_write_once(&self.cal.pool[cal_bucket(&self.cal, self.fq_t[k] + self.life.p[self.life.pos + PREFETCH]) & self.cal.mask])
             if self.keep_alive:
-                SPARE_PREFETCH_W(&self.alive[self.fq_key[k] & SLOT_MASK])
+                prefetch_write_once(&self.alive[self.fq_key[k] & SLOT_MASK])
         return self._push(u, t + self.life.p[self.life.pos - 1])
 
     cdef int _run(self, float64_t until, int stop_mask, int64_t max_events) noexcept nogil:
@@ -626,7 +628,7 @@ cdef class EventCore:
             # every event draws at most one number from each buffer: refill before, never mid-event
             if self.renewals and self.life.pos >= self.life.len:
                 return ST_NEED_LIFE
-            if self.repair_mode == 2 and self.rep.pos >= self.rep.len:
+            if self.repair_mode == REPAIR_SAMPLED and self.rep.pos >= self.rep.len:
                 return ST_NEED_REPAIR
             if self.system:
                 if self.sysb.pos >= self.sysb.len:
@@ -838,7 +840,7 @@ def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repa
     core.keep_alive = False  # only counts are returned: skip a random store per event
     core.set_buffer("life", life_sampler(n))
     core.start_units()
-    if repair_mode == 2:
+    if repair_mode == REPAIR_SAMPLED:
         core.set_buffer("repair", repair_sampler(rep_batch))
     while True:
         with nogil:

@@ -58,10 +58,16 @@
 #   The minimum-competition greedy start keeps its per-right counters in R[j].lev.
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 
-cdef enum:
+cdef enum:                    # status[i] of a left vertex
     MATCHED = 0
     PENDING = 1
     DEAD = 2
+
+cdef enum:                    # cold-start strategies of HKKernel.solve(start=...)
+    START_GREEDY = 0          # greedy in vertex order (also the warm-start repair)
+    START_DEGREE_ORDER = 1    # greedy in increasing degree order; fewest competitors when tight
+    START_KARP_SIPSER = 2     # Karp-Sipser degree rules
+    START_MIN_COMPETITION = 3 # as START_DEGREE_ORDER with the fewest-competitors choice always
 
 cdef struct LeftV:            # per left vertex; numpy twin LEFT_DTYPE in _hk.pyx
     int32_t match            # right vertex, -1 = unmatched

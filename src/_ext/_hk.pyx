@@ -25,8 +25,12 @@ both), so a one-shot solve adds no copy of it.
 """
 from libc.stdint cimport INT32_MAX
 from _types cimport intp_t, int32_t, uint32_t, int64_t, uint8_t, uint64_t
-from _hk cimport HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD
+from _hk cimport (
+    HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD, START_GREEDY, START_DEGREE_ORDER,
+    START_KARP_SIPSER, START_MIN_COMPETITION,
+)
 from libc.string cimport memmove
+from _prefetch cimport prefetch_read, prefetch_write
 
 cdef extern from "Python.h":
     # the raw allocator: callable without the GIL, and traced by tracemalloc, so the
@@ -35,10 +39,6 @@ cdef extern from "Python.h":
     void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
     void PyMem_RawFree(void* p) nogil
 
-cdef extern from *:
-    # hint only (no fault on any address): issue the cache misses of vertices a few
-    # iterations ahead, so that a loop over random vertices overlaps them
-    void __builtin_prefetch(const void* addr, int rw, int locality) nogil
 
 cdef enum:
     AHEAD = 8       # iterations: enough to cover a memory latency, little enough to stay cached
@@ -48,6 +48,13 @@ ctypedef fused idx_t:
     int64_t
 
 import numpy as np
+
+# The enums of _hk.pxd for Python callers (spare_core.matching reads them from here).
+CONSTANTS = {
+    "MATCHED": MATCHED, "PENDING": PENDING, "DEAD": DEAD,
+    "START_GREEDY": START_GREEDY, "START_DEGREE_ORDER": START_DEGREE_ORDER,
+    "START_KARP_SIPSER": START_KARP_SIPSER, "START_MIN_COMPETITION": START_MIN_COMPETITION,
+}
 cimport numpy as cnp
 
 cnp.import_array()
@@ -169,12 +176,12 @@ cdef void hk_greedy(HKState* s, const idx_t* ix) noexcept nogil:
     for k in range(n):
         if k + 2 * AHEAD < n:
             u2 = s.free_l[k + 2 * AHEAD]
-            __builtin_prefetch(&indptr[u2], 0, 3)
-            __builtin_prefetch(&s.L[u2], 1, 3)
+            prefetch_read(&indptr[u2])
+            prefetch_write(&s.L[u2])
         if k + AHEAD < n:
             u2 = s.free_l[k + AHEAD]     # its first neighbour is the usual choice
             if indptr[u2] < indptr[u2 + 1]:
-                __builtin_prefetch(&s.R[ix[indptr[u2]]], 1, 3)
+                prefetch_write(&s.R[ix[indptr[u2]]])
         u = s.free_l[k]
         e = indptr[u]
         end = indptr[u + 1]
@@ -232,12 +239,12 @@ cdef void hk_greedy_mindeg(HKState* s, const idx_t* ix, const int32_t* cptr) noe
     for k in range(n):
         if k + 2 * AHEAD < n:
             u2 = s.free_l[k + 2 * AHEAD]
-            __builtin_prefetch(&indptr[u2], 0, 3)
-            __builtin_prefetch(&s.L[u2], 1, 3)
+            prefetch_read(&indptr[u2])
+            prefetch_write(&s.L[u2])
         if k + AHEAD < n:
             u2 = s.free_l[k + AHEAD]
             for e in range(indptr[u2], indptr[u2 + 1]):
-                __builtin_prefetch(&R[ix[e]], 1, 3)
+                prefetch_write(&R[ix[e]])
         u = s.free_l[k]
         b = indptr[u]
         end = indptr[u + 1]
@@ -375,11 +382,11 @@ cdef int32_t _bfs(HKState* s, const idx_t* ix) noexcept nogil:
     while qh < qt:
         # the queue is known a few entries ahead: fetch their rows, then their neighbours
         if qh + 2 * AHEAD < qt:
-            __builtin_prefetch(&indptr[queue[qh + 2 * AHEAD]], 0, 3)
+            prefetch_read(&indptr[queue[qh + 2 * AHEAD]])
         if qh + AHEAD < qt:
             vv = queue[qh + AHEAD]
             for ee in range(indptr[vv], indptr[vv + 1]):
-                __builtin_prefetch(&R[ix[ee]], 1, 3)
+                prefetch_write(&R[ix[ee]])
         v = queue[qh]
         qh += 1
         d = L[v].lev - base
@@ -545,12 +552,12 @@ cdef int64_t hk_augment(HKState* s, const idx_t* ix) noexcept nogil:
         for k in range(n):
             if k + 2 * AHEAD < n:
                 u = s.free_l[k + 2 * AHEAD]
-                __builtin_prefetch(&s.indptr[u], 0, 3)
-                __builtin_prefetch(&s.L[u], 1, 3)
+                prefetch_read(&s.indptr[u])
+                prefetch_write(&s.L[u])
             if k + AHEAD < n:
                 u = s.free_l[k + AHEAD]
                 for e in range(s.indptr[u], s.indptr[u + 1]):
-                    __builtin_prefetch(&s.R[ix[e]], 0, 3)
+                    prefetch_read(&s.R[ix[e]])
             u = s.free_l[k]
             if s.status[u] == PENDING and s.L[u].lev == s.base:
                 if _dfs(s, ix, u, limit):
@@ -693,7 +700,7 @@ cdef int hk_build_csc(HKState* s, const idx_t* ix) noexcept nogil:
     cdef const int64_t* indptr = s.indptr
     for e in range(nnz):
         if e + 4 * AHEAD < nnz:
-            __builtin_prefetch(&cptr[ix[e + 4 * AHEAD] + 1], 1, 3)
+            prefetch_write(&cptr[ix[e + 4 * AHEAD] + 1])
         cptr[ix[e] + 1] += 1
     for j in range(s.n_right):
         cptr[j + 1] += cptr[j]
@@ -702,9 +709,9 @@ cdef int hk_build_csc(HKState* s, const idx_t* ix) noexcept nogil:
     u = 0
     for e in range(nnz):
         if e + 4 * AHEAD < nnz:
-            __builtin_prefetch(&cptr[ix[e + 4 * AHEAD]], 1, 3)
+            prefetch_write(&cptr[ix[e + 4 * AHEAD]])
         if e + 2 * AHEAD < nnz:
-            __builtin_prefetch(&cidx[cptr[ix[e + 2 * AHEAD]]], 1, 3)
+            prefetch_write(&cidx[cptr[ix[e + 2 * AHEAD]]])
         while indptr[u + 1] <= e:
             u += 1
         j = <intp_t>ix[e]
@@ -781,12 +788,12 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
         jj = j + 2 * AHEAD
         if jj < s.n_right and R[jj].spare > 0:
             for ee in range(cptr[jj], cptr[jj + 1]):
-                __builtin_prefetch(&L[cidx[ee]], 0, 3)
+                prefetch_read(&L[cidx[ee]])
         jj = j + AHEAD       # then the records of the right vertices those are matched to
         if jj < s.n_right and R[jj].spare > 0:
             for ee in range(cptr[jj], cptr[jj + 1]):
                 if L[cidx[ee]].match >= 0:
-                    __builtin_prefetch(&R[L[cidx[ee]].match], 0, 3)
+                    prefetch_read(&R[L[cidx[ee]].match])
         if R[j].spare <= 0 or cptr[j + 1] == cptr[j] or R[j].lev == pb:
             continue
         R[j].lev = pb
@@ -797,18 +804,18 @@ cdef void hk_prune(HKState* s, const idx_t* ix) noexcept nogil:
         # the left records there, then the right records those are matched to (each stage
         # reads what the previous one fetched)
         if qh + 4 * AHEAD < qt:
-            __builtin_prefetch(&cptr[queue[qh + 4 * AHEAD]], 0, 3)
+            prefetch_read(&cptr[queue[qh + 4 * AHEAD]])
         if qh + 3 * AHEAD < qt:
-            __builtin_prefetch(&cidx[cptr[queue[qh + 3 * AHEAD]]], 0, 3)
+            prefetch_read(&cidx[cptr[queue[qh + 3 * AHEAD]]])
         if qh + 2 * AHEAD < qt:
             jj = queue[qh + 2 * AHEAD]
             for ee in range(cptr[jj], cptr[jj + 1]):
-                __builtin_prefetch(&L[cidx[ee]], 0, 3)
+                prefetch_read(&L[cidx[ee]])
         if qh + AHEAD < qt:
             jj = queue[qh + AHEAD]
             for ee in range(cptr[jj], cptr[jj + 1]):
                 if L[cidx[ee]].match >= 0:
-                    __builtin_prefetch(&R[L[cidx[ee]].match], 0, 3)
+                    prefetch_read(&R[L[cidx[ee]].match])
         j = queue[qh]
         qh += 1
         qt = _prune_column(s, ix, j, queue, qt)
@@ -1130,14 +1137,16 @@ cdef class HKKernel:
         with nogil:
             _greedy(&self.s)
 
-    def solve(self, int start=1, bint prune=True):
+    def solve(self, int start=START_DEGREE_ORDER, bint prune=True):
         """Maximum matching from the current state.
 
-        ``start``: 0 = greedy in vertex order, 1 = greedy in increasing degree order (degree-1
-        vertices first, which is where greedy choices are safe), taking the neighbour with the
-        fewest competitors (hk_greedy_mindeg) when the right side is tight, else the first
-        free one; 2 = Karp-Sipser degree rules; 3 = as 1 with the fewest-competitors choice
-        always. ``prune``: prune once after a greedy start (start 1, 2 or 3) when the right
+        ``start`` (``CONSTANTS``): START_GREEDY = greedy in vertex order;
+        START_DEGREE_ORDER = greedy in increasing degree order (degree-1 vertices first,
+        which is where greedy choices are safe), taking the neighbour with the fewest
+        competitors (hk_greedy_mindeg) when the right side is tight, else the first free
+        one; START_KARP_SIPSER = Karp-Sipser degree rules; START_MIN_COMPETITION = as
+        START_DEGREE_ORDER with the fewest-competitors choice always. ``prune``: prune once
+        after a start other than START_GREEDY when the right
         side is tight, then let the phases prune by the
         ski-rental rule (see hk_augment). A cold solve scans the whole graph anyway, so the
         first prune (about one pass) keeps the O(sqrt(V) E) bound.
@@ -1152,11 +1161,11 @@ cdef class HKKernel:
         cdef bint cold = s.n_pending == nl and s.size == 0, early, started = False
         # decided before the degree order sets the isolated left vertices aside: the test
         # compares the two sides' totals, isolated vertices and edgeless slots included
-        early = prune and start != 0 and s.n_pending > 0 and _slots_at_most(s, s.n_pending)
-        if start in (1, 3) and cold and nl > 1:
+        early = prune and start != START_GREEDY and s.n_pending > 0 and _slots_at_most(s, s.n_pending)
+        if (start == START_DEGREE_ORDER or start == START_MIN_COMPETITION) and cold and nl > 1:
             with nogil:
                 hk_degree_order(s)
-        if start == 2:
+        if start == START_KARP_SIPSER:
             if _build_csc(s) != 0:
                 raise MemoryError("no transpose of the graph for Karp-Sipser (out of memory, or more "
                                   "than 2**31 - 1 edges)")
@@ -1184,7 +1193,7 @@ cdef class HKKernel:
             # the minimum-competition choice pays where right vertices are contended (the
             # tight case); with slack the phases repair the few conflicts of a plain greedy
             # for less than its counting (family (a): 4.7 -> 7.1 ms at n = 100k)
-            if start == 3 or (start == 1 and early):
+            if start == START_MIN_COMPETITION or (start == START_DEGREE_ORDER and early):
                 _greedy_mindeg(s, s.cptr if early and cold and s.edge_off == NULL else NULL)
                 started = True
             if not started:

@@ -48,6 +48,12 @@ cdef enum:
     FLOW_OK = 0
     FLOW_STUCK = 1      # some excess cannot reach any deficit: supplies infeasible
 
+# Methods of solve(method=...).
+cdef enum:
+    M_SSP = 0           # successive shortest paths (primal-dual)
+    M_COST_SCALING = 1  # Goldberg-Tarjan cost scaling, then exact potentials
+    M_MAX_FLOW = 2      # maximum flow only (Dinic), costs ignored
+
 # Only types live here. The kernel functions (ssp_run, dinic_run, build_graph) stay
 # module-private: the build names the extension ``spare_core._ext._mcf`` while Cython finds
 # this file as ``flow``, so a cimported cdef function would be looked up at run time in a

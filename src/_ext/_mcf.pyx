@@ -24,7 +24,7 @@ Algorithm (Ahuja, Magnanti & Orlin 1993, "Network Flows", ch. 9.7 and 9.8)
   types; Jonker & Volgenant 1987): after the greedy start the source's excess moves to
   the heads of its tight slots and each waiting unit gets its own Dijkstra, stopped at
   the first deficit, so a search scans the unit's neighbourhood only instead of the
-  ball around every pending unit (1e6-arc reassign: 76k settled nodes instead of 247k).
+  ball around every pending unit (docs/flow.md has the measured effect).
 * Cost scaling (Goldberg & Tarjan 1990; Goldberg 1997): costs times n + 1, eps divided
   by alpha per refine, FIFO push-relabel with global price updates (a Dijkstra on
   eps-rounded reduced costs backwards from the deficits at each refine and every 2n
@@ -39,11 +39,18 @@ once per call; the whole search runs without the GIL.
 from libc.stdlib cimport calloc, free
 from libc.stdint cimport uint64_t
 from _types cimport intp_t, int32_t, int64_t
-from _mcf cimport Graph, Work, NodeState, FLOW_OK, FLOW_STUCK
+from _mcf cimport Graph, Work, NodeState, FLOW_OK, FLOW_STUCK, M_SSP, M_COST_SCALING, M_MAX_FLOW
+from _heap cimport heap_sift_up, heap_push, heap_pop
 
 import numpy as np
 
 cdef int64_t INF64 = 0x3FFFFFFFFFFFFFFF
+
+# The enums of _mcf.pxd for Python callers (spare_core.flow reads them from here).
+CONSTANTS = {
+    "FLOW_OK": FLOW_OK, "FLOW_STUCK": FLOW_STUCK,
+    "M_SSP": M_SSP, "M_COST_SCALING": M_COST_SCALING, "M_MAX_FLOW": M_MAX_FLOW,
+}
 
 
 # ---------------------------------------------------------------------------- graph
@@ -110,46 +117,17 @@ cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* 
 cdef int32_t STAMP_LIMIT = 1 << 29
 
 
+# The heap of a search is the shared indexed heap (_heap.pxd) keyed by NodeState.dist,
+# with the positions in NodeState.hpos: key and position of a node share its record.
 cdef inline void ns_up(int32_t* heap, NodeState* ns, intp_t i) noexcept nogil:
-    cdef int32_t v = heap[i]
-    cdef int64_t k = ns[v].dist
-    cdef intp_t parent
-    while i > 0:
-        parent = (i - 1) >> 1
-        if ns[heap[parent]].dist <= k:
-            break
-        heap[i] = heap[parent]
-        ns[heap[i]].hpos = <int32_t>i
-        i = parent
-    heap[i] = v
-    ns[v].hpos = <int32_t>i
+    heap_sift_up(heap, i, <const char*>&ns[0].dist, sizeof(NodeState), <char*>&ns[0].hpos,
+                 sizeof(NodeState))
 
 
 cdef inline int32_t ns_pop(int32_t* heap, NodeState* ns, intp_t* size) noexcept nogil:
-    cdef int32_t top = heap[0]
-    cdef int32_t v
-    cdef int64_t k
-    cdef intp_t i = 0, c, n
-    size[0] -= 1
-    n = size[0]
-    if n == 0:
-        return top
-    v = heap[n]
-    k = ns[v].dist
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and ns[heap[c + 1]].dist < ns[heap[c]].dist:
-            c += 1
-        if ns[heap[c]].dist >= k:
-            break
-        heap[i] = heap[c]
-        ns[heap[i]].hpos = <int32_t>i
-        i = c
-    heap[i] = v
-    ns[v].hpos = <int32_t>i
-    return top
+    # hpos of a popped node is never read (ns.mark tells whether a node is in the heap)
+    return heap_pop(heap, size, <const char*>&ns[0].dist, sizeof(NodeState), <char*>&ns[0].hpos,
+                    sizeof(NodeState), -1)
 
 
 cdef inline void ns_relax(int32_t* heap, NodeState* ns, intp_t* hsize, int32_t v,
@@ -159,9 +137,8 @@ cdef inline void ns_relax(int32_t* heap, NodeState* ns, intp_t* hsize, int32_t v
         ns[v].mark = seen
         ns[v].dist = nd
         ns[v].pred = via
-        heap[hsize[0]] = v
-        hsize[0] += 1
-        ns_up(heap, ns, hsize[0] - 1)
+        heap_push(heap, hsize, v, <const char*>&ns[0].dist, sizeof(NodeState),
+                  <char*>&ns[0].hpos, sizeof(NodeState))
     elif nd < ns[v].dist:
         ns[v].dist = nd
         ns[v].pred = via
@@ -856,6 +833,30 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.settled); free(w.cur); free(w.onpath)
     free(w.path); free(w.parc); free(w.srcs); free(w.level); free(w.queue)
 
+cdef class Solution:
+    """What :func:`solve` found, in every mode.
+
+    Attributes
+    ----------
+    flow : int64 array (m,)
+        Flow on each input arc.
+    potential : int64 array (n,)
+        Node potentials (all 0 for ``M_MAX_FLOW``).
+    value : int
+        Units delivered from the sources to the sinks (a maximum flow: the flow value).
+    leftover : int
+        Positive supply that reached no deficit (routing ``supply``; 0 when feasible and
+        always 0 for a maximum flow).
+    stats : dict
+        Counters: phases, settled nodes, augmenting paths, relabels.
+    """
+    cdef readonly object flow, potential, stats
+    cdef readonly int64_t value, leftover
+
+    def __repr__(self):
+        return (f"Solution(value={self.value}, leftover={self.leftover}, m={self.flow.shape[0]}, "
+                f"n={self.potential.shape[0]})")
+
 
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
@@ -865,20 +866,22 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
 
     Modes
     -----
-    ``source < 0``: route ``supply`` (sums to zero). Returns ``(flow, potential,
-    leftover, stats)``, leftover the positive excess that reached no deficit (0 if
-    feasible), stats a dict of counters (phases, settled nodes, augmenting paths...).
+    ``source < 0``: route ``supply`` (sums to zero); ``leftover`` is the positive
+    excess that reached no deficit (0 if feasible), ``value`` the supply delivered.
     ``source >= 0``: maximum ``source``-``sink`` flow of least cost; ``supply`` ignored.
-    With negative-cost arcs (or ``method=1``) the value is fixed first by Dinic;
-    otherwise ``source`` starts with ``open_bound`` excess (>= the max-flow value) and
-    the search stops when no augmenting path is left. Returns ``(flow, potential,
-    value, stats)``.
+    With negative-cost arcs (or ``method=M_COST_SCALING``) the value is fixed first by
+    Dinic; otherwise ``source`` starts with ``open_bound`` excess (>= the max-flow value)
+    and the search stops when no augmenting path is left. ``value`` is the flow value,
+    ``leftover`` 0.
     ``unit_paths`` (maximum flow by SSP only): after the greedy start, push the source's
     excess along its tight slots and give every waiting unit its own Dijkstra stopped at
     the first deficit (``unit_path_run``); meant for a few units per source slot.
-    ``method``: 0 successive shortest paths, 1 cost scaling (supply must be feasible;
-    the potentials are then made exact by label correction), 2 maximum flow only
-    (Dinic; costs ignored, the flow and value returned, the potential left at 0).
+    ``method`` (``CONSTANTS``): M_SSP successive shortest paths, M_COST_SCALING cost
+    scaling (supply must be feasible; the potentials are then made exact by label
+    correction), M_MAX_FLOW maximum flow only (Dinic, with ``source >= 0``; costs
+    ignored, the flow and value returned, the potential left at 0).
+
+    Returns a :class:`Solution`.
 
     Potentials satisfy ``cost[a] + potential[tail[a]] - potential[head[a]] >= 0`` on
     every arc with flow < capacity and ``<= 0`` on every arc with flow > 0.
@@ -887,9 +890,9 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef intp_t i
     cdef bint max_mode = source >= 0
     cdef bint has_negative = False
-    cdef bint scaling = method == 1
+    cdef bint scaling = method == M_COST_SCALING
     cdef int status = FLOW_OK
-    cdef int64_t value = 0, leftover = 0, q
+    cdef int64_t value = 0, leftover = 0, offered = 0, q
     cdef Graph g
     cdef Work w
 
@@ -922,6 +925,8 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     if not max_mode:
         for i in range(n):
             excess_v[i] = supply[i]
+            if supply[i] > 0:
+                offered += supply[i]
     g.first = &first_v[0]
     g.to = &to_v[0]
     g.rev = &rev_v[0]
@@ -943,7 +948,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
                         &cap[0] if m else NULL, &cost[0] if m else NULL, True,
                         &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0] if m else NULL)
-            if method == 2:
+            if method == M_MAX_FLOW:
                 # Capacity on the original arcs is already in g.rc when nothing was
                 # saturated, and the caller passes zero costs for this mode.
                 value = dinic_run(&g, g.rc, source, sink, &w)
@@ -959,7 +964,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             elif max_mode:
                 excess_v[source] += open_bound
                 excess_v[sink] -= open_bound
-            if method == 2:
+            if method == M_MAX_FLOW:
                 pass
             elif scaling:
                 status = cost_scale_run(&g, &excess_v[0], &pi_v[0], scale, alpha, &w)
@@ -973,7 +978,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
                     status = exact_potentials(&g, &pi_v[0], 64 * (n + 1) * (g.slots + 1), &w)
             else:
                 status = ssp_run(&g, &excess_v[0], &pi_v[0], &w, source if (unit_paths and max_mode and not has_negative) else -1)
-            if max_mode and not has_negative and method == 0:
+            if max_mode and not has_negative and method == M_SSP:
                 value = open_bound - excess_v[source]
                 status = FLOW_OK
                 # Guard: a unit stranded at an interior node would break conservation.
@@ -981,7 +986,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
                     if excess_v[i] != 0 and i != source and i != sink:
                         status = FLOW_STUCK
                         break
-            if not max_mode and method == 0:
+            if not max_mode and method == M_SSP:
                 for i in range(n):
                     if excess_v[i] > 0:
                         leftover += excess_v[i]
@@ -993,30 +998,85 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         work_free(&w)
     if status != FLOW_OK and (max_mode or scaling):
         raise RuntimeError("internal error: a feasible flow could not be routed (status %d)" % status)
-    return flow, (pi if n else pi[:0].copy()), (value if max_mode else leftover), stats
+    cdef Solution res = Solution.__new__(Solution)
+    res.flow = flow
+    res.potential = pi if n else pi[:0].copy()
+    res.value = value if max_mode else offered - leftover
+    res.leftover = 0 if max_mode else leftover
+    res.stats = stats
+    return res
 
 
 # ---------------------------------------------------------------------------- input scans
 # One pass over the arrays replaces a dozen numpy reductions in the Python validation,
 # which dominated a 1e3-arc call (the wrapper keeps every rule and message).
+cdef class NetworkScan:
+    """What :func:`scan_network` learned about the arcs (all zero, ``out_max`` -1, for m = 0).
+
+    Attributes
+    ----------
+    tail_min, tail_max, head_min, head_max, cap_min, cost_min, cost_max : int
+        Ranges of the arc arrays.
+    neg_cap_approx, neg_cap : float, int
+        Total capacity of the non-loop arcs with negative cost.
+    out_approx, out_cap : float, int
+        Total capacity of the non-loop arcs leaving ``source`` (0 without a source).
+    in_approx, in_cap : float, int
+        Total capacity of the non-loop arcs entering ``sink`` (0 without a sink).
+    out_max : int
+        Largest capacity of a non-loop arc leaving ``source`` (-1 if none).
+
+    Each total is given as a float and as an int64 sum that is exact only when the float
+    is small (accumulated modulo 2**64, never undefined behaviour): the caller checks the
+    float against its bounds before trusting the integer.
+    """
+    cdef readonly int64_t tail_min, tail_max, head_min, head_max, cap_min, cost_min, cost_max
+    cdef readonly double neg_cap_approx, out_approx, in_approx
+    cdef readonly int64_t neg_cap, out_cap, in_cap, out_max
+
+    def __repr__(self):
+        return (f"NetworkScan(tail=[{self.tail_min}, {self.tail_max}], head=[{self.head_min}, "
+                f"{self.head_max}], cap_min={self.cap_min}, cost=[{self.cost_min}, {self.cost_max}], "
+                f"neg_cap={self.neg_cap_approx:.6g}, out_cap={self.out_approx:.6g}, "
+                f"in_cap={self.in_approx:.6g}, out_max={self.out_max})")
+
+
+cdef class SupplyScan:
+    """What :func:`scan_supply` learned about a supply vector (all zero for n = 0).
+
+    Attributes
+    ----------
+    supply_min, supply_max : int
+    positive_approx, positive : float, int
+        Sum of the positive entries.
+    negative_approx, negative : float, int
+        Sum of the negated negative entries.
+
+    The int64 sums are exact only when the floats are small (see :class:`NetworkScan`).
+    """
+    cdef readonly int64_t supply_min, supply_max, positive, negative
+    cdef readonly double positive_approx, negative_approx
+
+    def __repr__(self):
+        return (f"SupplyScan(supply=[{self.supply_min}, {self.supply_max}], "
+                f"positive={self.positive_approx:.6g}, negative={self.negative_approx:.6g})")
+
+
 def scan_network(const int64_t[::1] tail, const int64_t[::1] head,
                  const int64_t[::1] cap, const int64_t[::1] cost,
                  int64_t source=-1, int64_t sink=-1):
     """Ranges of the four arc arrays (same length m) and capacity sums, in one pass.
 
-    Returns ``(tail_min, tail_max, head_min, head_max, cap_min, cost_min, cost_max,
-    neg_cap_approx, neg_cap, out_approx, out_s, in_approx, in_t, out_max)``: the total
-    capacity of non-loop arcs with negative cost, leaving ``source`` and entering
-    ``sink`` (each as a float and as an int64 sum, exact only when the float is small:
-    accumulated modulo 2**64, never undefined behaviour) and the largest capacity of a
-    non-loop arc leaving ``source`` (-1 if none). All zero for m = 0.
+    Returns a :class:`NetworkScan`; ``source`` / ``sink`` -1: no such terminal.
     """
     cdef intp_t m = tail.shape[0], i
     cdef int64_t tmin, tmax, hmin, hmax, cmin, kmin, kmax, u, h, c, out_max = -1
     cdef double neg_f = 0.0, out_f = 0.0, in_f = 0.0
     cdef uint64_t neg_i = 0, out_i = 0, in_i = 0
+    cdef NetworkScan res = NetworkScan.__new__(NetworkScan)
     if m == 0:
-        return 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0.0, 0, 0.0, 0, -1
+        res.out_max = -1
+        return res
     tmin = tmax = tail[0]
     hmin = hmax = head[0]
     cmin = cap[0]
@@ -1055,20 +1115,24 @@ def scan_network(const int64_t[::1] tail, const int64_t[::1] head,
                 if h == sink:
                     in_f += <double>c
                     in_i += <uint64_t>c
-    return (tmin, tmax, hmin, hmax, cmin, kmin, kmax, neg_f, <int64_t>neg_i,
-            out_f, <int64_t>out_i, in_f, <int64_t>in_i, out_max)
+    res.tail_min, res.tail_max, res.head_min, res.head_max = tmin, tmax, hmin, hmax
+    res.cap_min, res.cost_min, res.cost_max = cmin, kmin, kmax
+    res.neg_cap_approx, res.neg_cap = neg_f, <int64_t>neg_i
+    res.out_approx, res.out_cap = out_f, <int64_t>out_i
+    res.in_approx, res.in_cap = in_f, <int64_t>in_i
+    res.out_max = out_max
+    return res
 
 
 def scan_supply(const int64_t[::1] supply):
-    """``(min, max, positive_approx, negative_approx, positive, negative)`` of a supply
-    vector (length >= 1): the float sums of the positive entries and of the negated
-    negative ones, and the same sums in int64, exact only when the floats are small."""
+    """Range and sums of a supply vector in one pass; returns a :class:`SupplyScan`."""
     cdef intp_t n = supply.shape[0], i
     cdef int64_t lo, hi, v
     cdef double pos_f = 0.0, neg_f = 0.0
     cdef uint64_t pos_i = 0, neg_i = 0
+    cdef SupplyScan res = SupplyScan.__new__(SupplyScan)
     if n == 0:
-        return 0, 0, 0.0, 0.0, 0, 0
+        return res
     lo = hi = supply[0]
     with nogil:
         for i in range(n):
@@ -1083,5 +1147,8 @@ def scan_supply(const int64_t[::1] supply):
             elif v < 0:
                 neg_f -= <double>v
                 neg_i -= <uint64_t>v
-    return lo, hi, pos_f, neg_f, <int64_t>pos_i, <int64_t>neg_i
+    res.supply_min, res.supply_max = lo, hi
+    res.positive_approx, res.positive = pos_f, <int64_t>pos_i
+    res.negative_approx, res.negative = neg_f, <int64_t>neg_i
+    return res
 

@@ -48,6 +48,7 @@ index (about 37 m + 86 n bytes); the whole solve runs without the GIL.
 from libc.math cimport sqrt
 from libc.stdlib cimport malloc, free
 from _types cimport intp_t, int32_t, int64_t
+from _heap cimport heap_sift_up, heap_push, heap_pop
 
 import numpy as np
 
@@ -64,6 +65,17 @@ cdef enum:
     NS_INFEASIBLE = 1   # flow left on an artificial arc: supplies cannot all be routed
     NS_PIVOT_LIMIT = 2  # max_pivots reached (never observed; a guard, not a policy)
     NS_BAD_TREE = 3     # check_tree found a broken invariant (a bug)
+
+# Initial bases of solve(start=...).
+cdef enum:
+    START_STAR = 0             # the star of artificial arcs only
+    START_SHORTEST_PATHS = 1   # zero-supply nodes hung on shortest paths to the demands
+
+# The enums above for Python callers (spare_core.flow reads them from here).
+CONSTANTS = {
+    "NS_OK": NS_OK, "NS_INFEASIBLE": NS_INFEASIBLE, "NS_PIVOT_LIMIT": NS_PIVOT_LIMIT,
+    "NS_BAD_TREE": NS_BAD_TREE, "START_STAR": START_STAR, "START_SHORTEST_PATHS": START_SHORTEST_PATHS,
+}
 
 cdef int64_t INF_CAP = 0x3FFFFFFFFFFFFFFF
 cdef int64_t PI_DRIFT = 1 << 60
@@ -327,45 +339,6 @@ cdef int pivot(Tree* t, int32_t e_in, intp_t* counters) noexcept nogil:
     return 0
 
 
-cdef inline void heap_up(int32_t* heap, int32_t* pos, const int64_t* key, intp_t i) noexcept nogil:
-    cdef int32_t v = heap[i]
-    cdef intp_t parent
-    while i > 0:
-        parent = (i - 1) >> 1
-        if key[heap[parent]] <= key[v]:
-            break
-        heap[i] = heap[parent]
-        pos[heap[i]] = <int32_t>i
-        i = parent
-    heap[i] = v
-    pos[v] = <int32_t>i
-
-
-cdef inline int32_t heap_pop(int32_t* heap, int32_t* pos, const int64_t* key, intp_t* size) noexcept nogil:
-    cdef int32_t top = heap[0], v
-    cdef intp_t i = 0, c, n
-    size[0] -= 1
-    n = size[0]
-    pos[top] = -2
-    if n == 0:
-        return top
-    v = heap[n]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and key[heap[c + 1]] < key[heap[c]]:
-            c += 1
-        if key[heap[c]] >= key[v]:
-            break
-        heap[i] = heap[c]
-        pos[heap[i]] = <int32_t>i
-        i = c
-    heap[i] = v
-    pos[v] = <int32_t>i
-    return top
-
-
 cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t big_m,
                               int32_t* in_first, int32_t* in_arc) noexcept nogil:
     """Hang every zero-supply node that can reach a demand on its shortest path to one.
@@ -416,7 +389,8 @@ cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t 
             pos[i] = <int32_t>hsize
             hsize += 1
     while hsize > 0:
-        w = heap_pop(heap, pos, dist, &hsize)
+        # popped nodes get position -2, so they are never pushed again
+        w = heap_pop(heap, &hsize, <const char*>dist, sizeof(int64_t), <char*>pos, sizeof(int32_t), -2)
         for k in range(in_first[w], in_first[w + 1]):
             a = in_arc[k]
             u = t.src[a]
@@ -426,10 +400,9 @@ cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t 
                 t.parent[u] = w
                 t.pred[u] = a
                 if pos[u] == -1:
-                    heap[hsize] = u
-                    pos[u] = <int32_t>hsize
-                    hsize += 1
-                heap_up(heap, pos, dist, pos[u])
+                    heap_push(heap, &hsize, u, <const char*>dist, sizeof(int64_t), <char*>pos, sizeof(int32_t))
+                else:
+                    heap_sift_up(heap, pos[u], <const char*>dist, sizeof(int64_t), <char*>pos, sizeof(int32_t))
     for i in range(n):
         if supply[i] < 0:
             dist[i] = big_m
@@ -545,30 +518,54 @@ cdef int check_tree(Tree* t, int32_t* seen) noexcept nogil:
     return 0
 
 
+cdef class Solution:
+    """What :func:`solve` found.
+
+    Attributes
+    ----------
+    flow : int64 array (m,)
+        Flow per input arc (a self-loop carries its capacity iff its cost is negative).
+    potential : int64 array (n,)
+        Tree potentials: reduced cost ``cost + potential[tail] - potential[head]`` >= 0
+        where flow < cap and <= 0 where flow > 0 (status NS_OK).
+    status : int
+        ``CONSTANTS``: NS_OK; NS_INFEASIBLE when flow is left on an artificial arc (the
+        supplies cannot all be routed; the flow is then not a valid answer);
+        NS_PIVOT_LIMIT; NS_BAD_TREE (``check`` found a broken invariant, a bug).
+    cost : int
+        ``sum(cost * flow)``.
+    stats : dict
+        Counters: pivots, degenerate pivots, arcs priced, cycle steps, potentials moved,
+        ancestor steps.
+    """
+    cdef readonly object flow, potential, stats
+    cdef readonly int status
+    cdef readonly int64_t cost
+
+    def __repr__(self):
+        return f"Solution(status={self.status}, cost={self.cost}, pivots={self.stats['pivots']})"
+
+
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
           int64_t max_pivots=-1, bint check=False, intp_t block=0, double block_factor=1.0,
-          int start=1):
+          int start=START_SHORTEST_PATHS):
     """Network simplex on validated arrays (see ``spare_core.flow`` for the public API).
 
     Parameters (IN unless said)
     ---------------------------
     n : nodes; tail, head, cap, cost : the m arcs; supply : [n], sums to zero.
-    max_pivots : stop with status 2 after this many pivots (-1: 64 (n + m) + 10**6).
+    max_pivots : stop with status NS_PIVOT_LIMIT after this many pivots (-1: 64 (n + m)
+        + 10**6).
     check : verify the tree invariants and strong feasibility after the start and after
-        every pivot (O(n) each; tests only); status 3 if one fails.
+        every pivot (O(n) each; tests only); status NS_BAD_TREE if one fails.
     block : pricing block size (0: max(block_factor * sqrt(m), 10); LEMON's default
         factor 1 measured within 10 % of 2 and 4 on the 1e5 and 1e6 generic instances).
-    start : 0 the star of artificial arcs; 1 (default) also hang every zero-supply node
-        on a shortest path to a demand (``shortest_path_start``). On the 1e3-arc generic
-        bench instance 1 pivot instead of 90; at 1e5 arcs 26k pivots instead of 36k.
+    start : START_STAR the star of artificial arcs; START_SHORTEST_PATHS (default) also
+        hang every zero-supply node on a shortest path to a demand
+        (``shortest_path_start``), which saves most of the first degenerate pivots.
 
-    Returns ``(flow, potential, status, cost, stats)``: flow per input arc (a self-loop carries
-    its capacity iff its cost is negative), potentials with reduced cost ``cost +
-    potential[tail] - potential[head]`` >= 0 where flow < cap and <= 0 where flow > 0
-    (status 0), status 1 when flow is left on an artificial arc (supplies infeasible;
-    the flow is then not a valid answer), cost = sum(cost * flow), stats a dict of counters (pivots, degenerate
-    pivots, arcs priced, cycle steps, potentials moved, ancestor steps).
+    Returns a :class:`Solution`.
     """
     cdef intp_t m = tail.shape[0]
     cdef intp_t n_all = n + 1, m_all = m + n
@@ -672,7 +669,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             t.rev_thread[i] = <int32_t>(i - 1) if i > 0 else root
             t.succ_num[i] = 1
             t.last_succ[i] = <int32_t>i
-        if start == 1 and n > 0:
+        if start == START_SHORTEST_PATHS and n > 0:
             shortest_path_start(&t, &supply[0], n, big_m, in_first, in_arc)
         if check and check_tree(&t, t.path) != 0:
             status = NS_BAD_TREE
@@ -705,4 +702,6 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     free(mem)
     stats = {"pivots": pivots, "degenerate": counters[0], "scanned": scanned, "cycle": counters[1],
              "moved": counters[2], "climbed": counters[3]}
-    return flow_out, pi_out, status, total, stats
+    cdef Solution res = Solution.__new__(Solution)
+    res.flow, res.potential, res.status, res.cost, res.stats = flow_out, pi_out, status, total, stats
+    return res

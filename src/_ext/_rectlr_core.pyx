@@ -28,9 +28,20 @@ which may queue more types, undoes from an O(N) snapshot instead).
 import numpy as np
 
 from _types cimport int32_t, int64_t, uint8_t, intp_t
-from _rectlr_core cimport K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING
+from _rectlr_core cimport (
+    K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING, OUT_KIND, OUT_S_OLD, OUT_MOVES, OUT_COST,
+    OUT_N_PATCH, OUT_LAYERS, OUT_S_AFTER, N_OUT,
+)
+from _heap cimport heap_sift_up, heap_push, heap_pop
 
 cdef int64_t INF = 1 << 62
+
+# The enums of _rectlr_core.pxd for Python callers (spare_core.rectlr reads them from here).
+CONSTANTS = {
+    "K_FIXED": K_FIXED, "K_REORDERED": K_REORDERED, "K_WIPEOUT": K_WIPEOUT, "K_PENDING": K_PENDING,
+    "OUT_KIND": OUT_KIND, "OUT_S_OLD": OUT_S_OLD, "OUT_MOVES": OUT_MOVES, "OUT_COST": OUT_COST,
+    "OUT_N_PATCH": OUT_N_PATCH, "OUT_LAYERS": OUT_LAYERS, "OUT_S_AFTER": OUT_S_AFTER, "N_OUT": N_OUT,
+}
 
 
 cdef class RectlrCore:
@@ -121,7 +132,7 @@ cdef class RectlrCore:
 
     def fail(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px, int64_t[::1] out):
         """Fail alive group g (caller-validated). OUT: patch rows in pg/pt/px (length >= r),
-        out = [kind, S_old, moves, cost, n_patch, patch_layers]."""
+        out[:N_OUT - 1] (slots OUT_* of _rectlr_core.pxd)."""
         cdef int rc
         self._check_call(g, pg, pt, px, out.shape[0], 1)
         with nogil:
@@ -130,7 +141,7 @@ cdef class RectlrCore:
             raise RuntimeError(f"rectlr kernel: internal error {rc} failing group {g}")
 
     def phase0(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px, int64_t[::1] out):
-        """First half of fail(): Phase 0 only. out[0] == K_PENDING (3) means the uncovered
+        """First half of fail(): Phase 0 only. out[OUT_KIND] == K_PENDING means the uncovered
         types wait for finish(S*) with the same buffers (Phase 1 decided by the caller)."""
         cdef int rc
         self._check_call(g, pg, pt, px, out.shape[0], 1)
@@ -143,9 +154,9 @@ cdef class RectlrCore:
         """Second half of fail() after phase0() returned K_PENDING: Phase 2 at exactly S*
         (the caller's Phase 1 result); raises RuntimeError if S* is infeasible."""
         cdef int rc
-        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or out.shape[0] < 7:
-            raise ValueError("rectlr kernel: patch buffers need r entries and out 7")
-        if out[0] != K_PENDING or not (self.S <= s_star <= self.r):
+        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or out.shape[0] < N_OUT:
+            raise ValueError(f"rectlr kernel: patch buffers need r entries and out {N_OUT}")
+        if out[OUT_KIND] != K_PENDING or not (self.S <= s_star <= self.r):
             raise RuntimeError(f"rectlr kernel: finish({s_star}) without a pending phase0 at S={self.S}")
         with nogil:
             rc = self._finish(&pg[0], &pt[0], &px[0], &out[0], s_star, s_star)
@@ -156,7 +167,7 @@ cdef class RectlrCore:
                   int64_t[:, ::1] out, int64_t[::1] pptr):
         """Fail groups in order, stopping after a wipe-out; returns the number failed.
 
-        OUT: out[i] = [kind, S_old, moves, cost, n_patch, patch_layers, S_after] and the
+        OUT: out[i, :N_OUT] (slots OUT_* of _rectlr_core.pxd) and the
         patch rows of failure i at pptr[i]..pptr[i+1] of pg/pt/px (caller sizes them
         len(groups) * r)."""
         cdef intp_t i, m = groups.shape[0], done_n = 0
@@ -164,7 +175,7 @@ cdef class RectlrCore:
         if m == 0:
             return 0
         if (pg.shape[0] < m * self.r or pt.shape[0] < m * self.r or px.shape[0] < m * self.r
-                or out.shape[0] < m or out.shape[1] < 7 or pptr.shape[0] < m + 1):
+                or out.shape[0] < m or out.shape[1] < N_OUT or pptr.shape[0] < m + 1):
             raise ValueError("rectlr kernel: buffers must hold len(groups) * r patch rows")
         pptr[0] = 0
         with nogil:
@@ -176,10 +187,10 @@ cdef class RectlrCore:
                 rc = self.fail_one(groups[i], &pg[pptr[i]], &pt[pptr[i]], &px[pptr[i]], &out[i, 0])
                 if rc < 0:
                     break
-                out[i, 6] = self.S
-                pptr[i + 1] = pptr[i] + out[i, 4]
+                out[i, OUT_S_AFTER] = self.S
+                pptr[i + 1] = pptr[i] + out[i, OUT_N_PATCH]
                 done_n = i + 1
-                if out[i, 0] == K_WIPEOUT:
+                if out[i, OUT_KIND] == K_WIPEOUT:
                     break
         if rc == -4:
             raise ValueError(f"rectlr kernel: group {groups[done_n]} is out of range or dead "
@@ -193,8 +204,8 @@ cdef class RectlrCore:
         """Safety net for direct callers of the kernel (spare_core.rectlr validates first)."""
         if not (0 <= g < self.n) or (alive_needed and not self.alive[g]):
             raise ValueError(f"rectlr kernel: group {g} is out of range or dead")
-        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or n_out < 7:
-            raise ValueError("rectlr kernel: patch buffers need r entries and out 7")
+        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or n_out < N_OUT:
+            raise ValueError(f"rectlr kernel: patch buffers need r entries and out {N_OUT}")
 
     # ----------------------------------------------------------------- state updates
     cdef int reset_state(self) noexcept nogil:
@@ -232,13 +243,13 @@ cdef class RectlrCore:
 
     cdef int fail_one(self, intp_t g, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out) noexcept nogil:
         cdef int rc = self._phase0(g, pg, pt, px, out)
-        if rc < 0 or out[0] != K_PENDING:
+        if rc < 0 or out[OUT_KIND] != K_PENDING:
             return rc
         return self._finish(pg, pt, px, out, self.S, self.r)
 
     cdef int _phase0(self, intp_t g, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out) noexcept nogil:
         """Kill g; hand its contributions to survivors that already compute them. OUT: the
-        patch rows (uncovered ones flagged px = 1, queued in lost[0..n_lost)), out[0..5]."""
+        patch rows (uncovered ones flagged px = 1, queued in lost[0..n_lost)), out[:N_OUT - 1]."""
         cdef intp_t j, d, t, i, k, r = self.r, S = self.S, npatch = 0, nunc = 0
         cdef int32_t h
         cdef bint wiped = False
@@ -257,18 +268,18 @@ cdef class RectlrCore:
                 pt[npatch] = <int32_t>t
                 npatch += 1
         self.load[g] = 0
-        out[1] = S
-        out[2] = 0
-        out[3] = 0
-        out[4] = npatch
-        out[5] = 0
+        out[OUT_S_OLD] = S
+        out[OUT_MOVES] = 0
+        out[OUT_COST] = 0
+        out[OUT_N_PATCH] = npatch
+        out[OUT_LAYERS] = 0
         self.n_lost = 0
         if wiped:
             for i in range(npatch):
                 self.assign[pt[i]] = -1
                 pg[i] = -1
                 px[i] = 0
-            out[0] = K_WIPEOUT
+            out[OUT_KIND] = K_WIPEOUT
             return 0
         for i in range(npatch):
             t = pt[i]
@@ -292,21 +303,21 @@ cdef class RectlrCore:
                 nunc += 1
                 px[i] = 1
         self.n_lost = nunc
-        out[0] = K_PENDING if nunc else K_FIXED
+        out[OUT_KIND] = K_PENDING if nunc else K_FIXED
         return 0
 
     cdef int _finish(self, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* out,
                      intp_t s_from, intp_t s_stop) noexcept nogil:
         """Phases 1 + 2 for the queued lost types, S* scanned in [s_from, s_stop]."""
-        cdef intp_t i, i2, cnt, best = 0, npatch = out[4]
+        cdef intp_t i, i2, cnt, best = 0, npatch = out[OUT_N_PATCH]
         cdef int64_t mc[2]
         cdef int rc = self._repair(self.n_lost, mc, s_from, s_stop)
         if rc < 0:
             return rc
         self.n_lost = 0
-        out[0] = K_REORDERED
-        out[2] = mc[0]
-        out[3] = mc[1]
+        out[OUT_KIND] = K_REORDERED
+        out[OUT_MOVES] = mc[0]
+        out[OUT_COST] = mc[1]
         # new contributors of the uncovered types compute them as extra work this step
         for i in range(npatch):
             if px[i]:
@@ -320,7 +331,7 @@ cdef class RectlrCore:
                     cnt += 1
             if cnt > best:
                 best = cnt
-        out[5] = best
+        out[OUT_LAYERS] = best
         return 0
 
     # ----------------------------------------------------------------- phases 1 and 2
@@ -384,54 +395,19 @@ cdef class RectlrCore:
         self.n_pi = 0
         self.mark_stamp += 1
 
-    # indexed binary min-heap on dist[], nodes 0..2N-1 ------------------------------
-    cdef inline void _sift_up(self, intp_t i) noexcept nogil:
-        cdef int32_t v = self.heap[i], u
-        cdef int64_t key = self.dist[v]
-        cdef intp_t p
-        while i > 0:
-            p = (i - 1) >> 1
-            u = self.heap[p]
-            if self.dist[u] <= key:
-                break
-            self.heap[i] = u
-            self.hpos[u] = <int32_t>i
-            i = p
-        self.heap[i] = v
-        self.hpos[v] = <int32_t>i
-
+    # the shared indexed min-heap (_heap.pxd) on dist[], positions in hpos[] (-1: not in
+    # the heap), nodes 0..2N-1
     cdef inline void _push_or_decrease(self, int32_t v) noexcept nogil:
         if self.hpos[v] < 0:
-            self.heap[self.heap_n] = v
-            self.hpos[v] = <int32_t>self.heap_n
-            self.heap_n += 1
-        self._sift_up(self.hpos[v])
+            heap_push(&self.heap[0], &self.heap_n, v, <const char*>&self.dist[0], sizeof(int64_t),
+                      <char*>&self.hpos[0], sizeof(int32_t))
+        else:
+            heap_sift_up(&self.heap[0], self.hpos[v], <const char*>&self.dist[0], sizeof(int64_t),
+                         <char*>&self.hpos[0], sizeof(int32_t))
 
     cdef inline int32_t _pop(self) noexcept nogil:
-        cdef int32_t top = self.heap[0], v, u
-        cdef intp_t i = 0, c, n
-        self.hpos[top] = -1
-        self.heap_n -= 1
-        n = self.heap_n
-        if n == 0:
-            return top
-        v = self.heap[n]
-        cdef int64_t key = self.dist[v]
-        while True:
-            c = 2 * i + 1
-            if c >= n:
-                break
-            if c + 1 < n and self.dist[self.heap[c + 1]] < self.dist[self.heap[c]]:
-                c += 1
-            u = self.heap[c]
-            if self.dist[u] >= key:
-                break
-            self.heap[i] = u
-            self.hpos[u] = <int32_t>i
-            i = c
-        self.heap[i] = v
-        self.hpos[v] = <int32_t>i
-        return top
+        return heap_pop(&self.heap[0], &self.heap_n, <const char*>&self.dist[0], sizeof(int64_t),
+                        <char*>&self.hpos[0], sizeof(int32_t), -1)
 
     cdef int _ssp(self, int32_t t0, intp_t S, intp_t* nlog, intp_t* nends, bint logging) noexcept nogil:
         """One shortest augmenting path from unassigned type t0 (Dijkstra); 0 if none exists."""

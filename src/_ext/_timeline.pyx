@@ -122,6 +122,10 @@ SLOTS = {
 }
 
 
+# Every enum of this kernel (the SLOTS above plus the activity kinds), under the name all
+# kernels use.
+CONSTANTS = dict(SLOTS, K_STEP=K_STEP, K_SAVE=K_SAVE, K_PENDING=K_PENDING)
+
 cdef inline void _commit(float64_t* st) noexcept nogil:
     # the steps since the last checkpoint become part of the trained model
     st[ST_COMMITTED] += st[ST_DONE_UNC]

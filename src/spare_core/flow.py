@@ -31,10 +31,7 @@ every arc is bounded, so a negative cycle is just a pivot cycle that ends with o
 its arcs at capacity. A self-loop carries its full capacity if its
 cost is negative and nothing otherwise; it never affects conservation.
 
-Speed (``python bench/ratios_flow.py``, median of 3 runs of CPU-time ratios measured in
-one process; peer time / ours): RECTLR reassign networks 19x OR-Tools at 1e5 arcs and
-32x at 1e6 (the unit-path SSP stage); NETGEN-like networks 5.5x OR-Tools at 1e5 arcs
-and 2x at 1e6 (network simplex); 157x to 2400x networkx wherever it finishes.
+Speed against OR-Tools and networkx (``python bench/ratios_flow.py``): see docs/flow.md.
 
 References
 ----------
@@ -171,13 +168,13 @@ class _NetworkScan:
     A plain slotted class: a frozen dataclass costs more to build than the whole scan of
     a 1e3-arc network."""
 
-    __slots__ = ("cost_min", "cost_max", "negative_cap", "terminals")
+    __slots__ = ("cost_min", "cost_max", "negative_cap", "arcs")
 
-    def __init__(self, cost_min: int, cost_max: int, negative_cap: int, terminals: tuple):
+    def __init__(self, cost_min: int, cost_max: int, negative_cap: int, arcs):
         self.cost_min = cost_min            # smallest and largest arc cost
         self.cost_max = cost_max
         self.negative_cap = negative_cap    # capacity of non-loop negative-cost arcs (< 2**61)
-        self.terminals = terminals          # capacity out of source / into sink, if given (unchecked)
+        self.arcs = arcs                    # the kernel's NetworkScan (terminal sums unchecked)
 
     @property
     def max_cost(self) -> int:
@@ -193,17 +190,16 @@ def _validate_network(n_nodes, tail, head, capacity, cost, source=-1, sink=-1):
     head = _int_array(head, "head", length=m, nonneg=True)
     capacity = _int_array(capacity, "capacity", length=m, nonneg=True)
     cost = _int_array(cost, "cost", length=m)
-    (t_lo, t_hi, h_lo, h_hi, c_lo, k_lo, k_hi, neg_approx, neg_exact, *terminals) = _kernel.scan_network(
-        tail, head, capacity, cost, source, sink)
-    for name, lo in (("tail", t_lo), ("head", h_lo), ("capacity", c_lo)):
+    arcs = _kernel.scan_network(tail, head, capacity, cost, source, sink)
+    for name, lo in (("tail", arcs.tail_min), ("head", arcs.head_min), ("capacity", arcs.cap_min)):
         if lo < 0:
             raise ValueError(f"{name} must be >= 0, got {lo}")
     if m:
-        for name, hi in (("tail", t_hi), ("head", h_hi)):
+        for name, hi in (("tail", arcs.tail_max), ("head", arcs.head_max)):
             if hi >= n:
                 raise ValueError(f"{name} holds node id {hi}, out of range for n_nodes={n}")
-    negative_cap = _checked_total(neg_approx, neg_exact, "capacity of negative-cost arcs")
-    return n, tail, head, capacity, cost, _NetworkScan(k_lo, k_hi, negative_cap, tuple(terminals))
+    negative_cap = _checked_total(arcs.neg_cap_approx, arcs.neg_cap, "capacity of negative-cost arcs")
+    return n, tail, head, capacity, cost, _NetworkScan(arcs.cost_min, arcs.cost_max, negative_cap, arcs)
 
 
 def _check_magnitudes(n, capacity, cost, routed, scan):
@@ -315,17 +311,13 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     polynomial bound on the pivots for this rule, but far below the cap used (64 (n + m)
     + 1e6, a guard that raises RuntimeError instead of running on).
 
-    Measured (``python bench/ratios_flow.py --methods``: median CPU milliseconds, one
-    run on a shared machine; SSP / cost scaling / network simplex): NETGEN-like family
-    (costs up to 1e4) at 1e4 arcs 31.4 / 13.1 / 2.6, at 1e5 arcs 11004 / 626 / 100; with
-    costs up to 10 at 1e5 arcs 1949 / 253 / 55. SSP needs one phase per distinct
-    distance and cost scaling pays for every refine, while the simplex needs about a
-    quarter pivot per arc, mostly degenerate and cheap. Hence ``"auto"`` is the simplex
-    here for every cost range. SSP stays best on assignment-shaped networks whose greedy
-    zero-cost start routes nearly everything (RECTLR's reassign network at 1e5 arcs as a
-    maximum flow: 10.6 / 541 / 125; as a supply problem SSP 11 ms, simplex 250 ms);
-    :func:`max_flow_min_cost` detects that shape, for :func:`min_cost_flow` pass
-    ``method="ssp"``. An infeasible instance
+    On generic networks SSP needs one phase per distinct distance and cost scaling pays
+    for every refine, while the simplex needs about a quarter pivot per arc, mostly
+    degenerate and cheap; hence ``"auto"`` is the simplex here for every cost range
+    (``python bench/ratios_flow.py --methods``; the figures are in docs/flow.md). SSP
+    stays best on assignment-shaped networks whose greedy zero-cost start routes nearly
+    everything (RECTLR's reassign network): :func:`max_flow_min_cost` detects that
+    shape, for :func:`min_cost_flow` pass ``method="ssp"``. An infeasible instance
     (remaining excess reaches no deficit, or artificial flow left) is re-solved on the
     network extended by a super source and super sink, which routes the most that can be
     delivered at least cost (for the simplex: that amount is fixed by a maximum flow
@@ -337,13 +329,15 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     >>> r.flow.tolist(), r.cost, r.status
     ([2, 0, 2], 4, 'optimal')
     """
+    # every option before the O(m) scans of the arrays
+    check_choice(method, "method", _METHODS)
     n, tail, head, capacity, cost, scan = _validate_network(n_nodes, tail, head, capacity, cost)
     supply = _int_array(supply, "supply", length=n)
-    s_lo, s_hi, pos_approx, neg_approx, pos_exact, neg_exact = _kernel.scan_supply(supply)
-    if max(-float(s_lo), float(s_hi)) > _MAX_TOTAL / 2:
+    sup = _kernel.scan_supply(supply)
+    if max(-float(sup.supply_min), float(sup.supply_max)) > _MAX_TOTAL / 2:
         raise ValueError("supply values must be at most 2**61 in absolute value")
-    positive = _checked_total(pos_approx, pos_exact, "positive supply")
-    negative = _checked_total(neg_approx, neg_exact, "negative supply")
+    positive = _checked_total(sup.positive_approx, sup.positive, "positive supply")
+    negative = _checked_total(sup.negative_approx, sup.negative, "negative supply")
     if positive != negative:
         raise ValueError(f"supplies must sum to zero, got {positive - negative}")
     _check_magnitudes(n, capacity, cost, positive, scan)
@@ -357,9 +351,10 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     else:
         leftover = positive - _deliverable(n, tail, head, capacity, supply) if code == _SCALING else 0
     if leftover == 0:
-        flow, potential, leftover, _ = _kernel.solve(n, tail, head, capacity, cost, supply, method=code)
+        sol = _kernel.solve(n, tail, head, capacity, cost, supply, method=code)
+        leftover = sol.leftover
         if leftover == 0:
-            return _result(flow, potential, positive, 0, cost=cost)
+            return _result(sol.flow, sol.potential, positive, 0, cost=cost)
     # Infeasible: deliver the most, at least cost, through a super source and sink whose
     # arcs are capped by the supplies; the potentials restricted to the real nodes still
     # certify the flow on the real arcs.
@@ -372,11 +367,11 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         a_supply[big_s], a_supply[big_t] = value, -value
         flow, potential, _ = _simplex_solve(n + 2, a_tail, a_head, a_cap, a_cost, a_supply)
         return _result(flow[:m].copy(), potential[:n].copy(), value, positive - value, cost=cost)
-    flow, potential, value, _ = _kernel.solve(
+    sol = _kernel.solve(
         n + 2, a_tail, a_head, a_cap, a_cost, np.zeros(n + 2, dtype=np.int64), big_s, big_t, positive,
         method=code,
     )
-    return _result(flow[:m].copy(), potential[:n].copy(), value, positive - value, cost=cost)
+    return _result(sol.flow[:m].copy(), sol.potential[:n].copy(), sol.value, positive - sol.value, cost=cost)
 
 
 def _with_super_terminals(n, tail, head, capacity, cost, supply):
@@ -399,7 +394,14 @@ def _deliverable(n, tail, head, capacity, supply) -> int:
 # Cost scaling multiplies costs by n + 1 and its prices reach a few times
 # alpha * n * (n + 1) * max|cost| (alpha = 16); past this bound SSP is used instead.
 _SCALING_LIMIT = 2**56
-_SSP, _SCALING, _MAXFLOW, _SIMPLEX = 0, 1, 2, 3
+# Kernel method codes (the _mcf kernel's own numbers); _SIMPLEX is the wrapper's code for
+# the separate network simplex kernel and matches none of them.
+_SSP = _kernel.CONSTANTS["M_SSP"]
+_SCALING = _kernel.CONSTANTS["M_COST_SCALING"]
+_MAXFLOW = _kernel.CONSTANTS["M_MAX_FLOW"]
+_SIMPLEX = -1
+_NS_OK = _simplex.CONSTANTS["NS_OK"]
+_NS_INFEASIBLE = _simplex.CONSTANTS["NS_INFEASIBLE"]
 _SIMPLEX_MAX_ITEMS = 2**31 - 8
 _METHODS = {"auto", "ssp", "cost_scaling", "network_simplex"}
 
@@ -407,13 +409,15 @@ _METHODS = {"auto", "ssp", "cost_scaling", "network_simplex"}
 def _method_code(method, n, m, max_cost, *, unit_max_flow=False) -> int:
     """Kernel code of ``method`` (see :func:`min_cost_flow`); ``"auto"`` is resolved here.
 
+    ``method`` is one of ``_METHODS`` (the public functions check it before any scan);
+    the rules checked here depend on the network's size and costs.
+
     ``unit_max_flow``: a maximum flow whose source arcs all have capacity <= 1 and whose
     costs are >= 0 (RECTLR's reassignment network), where SSP's unit-path stage wins.
     """
     # The simplex numbers arcs (plus one artificial arc per node, plus the super
     # terminals' arcs of an infeasible instance) with int32.
     simplex_fits = m + 2 * n + 4 <= _SIMPLEX_MAX_ITEMS
-    check_choice(method, "method", _METHODS)
     if method == "cost_scaling":
         if max_cost * (n + 3) * (n + 3) > _SCALING_LIMIT:
             raise ValueError(
@@ -437,19 +441,19 @@ def _method_code(method, n, m, max_cost, *, unit_max_flow=False) -> int:
 
 def _simplex_solve(n, tail, head, capacity, cost, supply):
     """Network simplex kernel: (flow, potential, total cost), None if the supplies are infeasible."""
-    flow, potential, status, total, _ = _simplex.solve(n, tail, head, capacity, cost, supply)
-    if status == 1:
+    sol = _simplex.solve(n, tail, head, capacity, cost, supply)
+    if sol.status == _NS_INFEASIBLE:
         return None
-    if status != 0:
-        raise RuntimeError(f"internal error: network simplex stopped with status {status}")
-    return flow, potential, total
+    if sol.status != _NS_OK:
+        raise RuntimeError(f"internal error: network simplex stopped with status {sol.status}")
+    return sol.flow, sol.potential, sol.cost
 
 
 def _max_flow_value(n, tail, head, capacity, source, sink) -> int:
     """Maximum source-sink flow value (Dinic; costs ignored)."""
     zero = np.zeros(tail.shape[0], dtype=np.int64)
     return int(_kernel.solve(n, tail, head, capacity, zero, np.zeros(n, dtype=np.int64), source, sink,
-                             method=_MAXFLOW)[2])
+                             method=_MAXFLOW).value)
 
 
 def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, method="auto") -> FlowResult:
@@ -490,10 +494,10 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     capacity <= 1 (and SSP is used without negative costs), the units left after the
     greedy start wait at the heads of the source arcs and each gets its own Dijkstra,
     stopped at the first free slot, with potentials updated on the scanned nodes only
-    (shortest augmenting paths for assignment, Jonker and Volgenant [5]_). Measured
-    (kernel CPU time, one run): 0.26 s -> 0.13 s on the 1e6-arc reassign instance of
-    ``bench/bench_flow.py`` (settled nodes 247k -> 76k); the network simplex needs 3.7 s
-    there (114k pivots, kernel only), hence the ``"auto"`` rule. With ``method="network_simplex"``
+    (shortest augmenting paths for assignment, Jonker and Volgenant [5]_); this stage
+    halves the SSP time on the 1e6-arc reassign instance of ``bench/bench_flow.py`` and
+    the network simplex is an order of magnitude slower there (docs/flow.md), hence the
+    ``"auto"`` rule. With ``method="network_simplex"``
     the value is fixed by Dinic's algorithm and then routed at least cost by the simplex.
 
     Examples
@@ -504,6 +508,7 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     """
     # The terminals are range-checked after the network (n_nodes first), but summed in
     # the same scan: out-of-range ids match no arc and are refused just below.
+    check_choice(method, "method", _METHODS)
     s = as_int(source, "source")
     t = as_int(sink, "sink")
     n, tail, head, capacity, cost, scan = _validate_network(
@@ -514,13 +519,13 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     t = as_int(t, "sink", min_value=0, max_value=n - 1)
     if s == t:
         raise ValueError(f"source and sink must differ, got {s} for both")
-    out_approx, out_exact, in_approx, in_exact, out_max = scan.terminals
-    out_s = _checked_total(out_approx, out_exact, "capacity out of source")
-    in_t = _checked_total(in_approx, in_exact, "capacity into sink")
+    arcs = scan.arcs
+    out_s = _checked_total(arcs.out_approx, arcs.out_cap, "capacity out of source")
+    in_t = _checked_total(arcs.in_approx, arcs.in_cap, "capacity into sink")
     bound = min(out_s, in_t)
     _check_magnitudes(n, capacity, cost, bound, scan)
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
-    unit_sources = out_max <= 1
+    unit_sources = arcs.out_max <= 1
     code = _method_code(method, n, tail.shape[0], scan.max_cost,
                         unit_max_flow=unit_sources and scan.cost_min >= 0)
     if code == _SIMPLEX:
@@ -531,11 +536,11 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
         flow, potential, total = _simplex_solve(n, tail, head, capacity, cost, supply)
         return _result(flow, potential, value, 0, total=total)
     unit = code == _SSP and unit_sources
-    flow, potential, value, _ = _kernel.solve(
+    sol = _kernel.solve(
         n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound, method=code,
         unit_paths=unit,
     )
-    return _result(flow, potential, value, 0, cost=cost)
+    return _result(sol.flow, sol.potential, sol.value, 0, cost=cost)
 
 
 # ----------------------------------------------------------------------------- certificate

@@ -38,9 +38,11 @@ __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 _kern = load("_hk")
 _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
 _MAX_ROW = 2**31 - 1       # and arc offsets within a row
-# Cold-start strategy of the kernel: 1 = greedy in increasing degree order (see
-# bench/ratios_matching.py --ideas for what each start and the pruning buy).
-_START = 1
+# Cold-start strategy of the kernel: greedy in increasing degree order (see
+# bench/ratios_matching.py --ideas for what each start and the pruning buy); a warm start
+# is repaired from the plain greedy.
+_START = _kern.CONSTANTS["START_DEGREE_ORDER"]
+_START_WARM = _kern.CONSTANTS["START_GREEDY"]
 
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
@@ -431,7 +433,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     else:
         # repair: only the vertices the warm start left free are searched
         kept = int(k.seed(warm))
-        k.solve(0, True)
+        k.solve(_START_WARM, True)
     phases, size = k.phases, k.size
     # int64 copies of the records, each made as the kernel frees what it no longer needs
     match_left, load = k.result(True)

@@ -60,9 +60,15 @@ from .layout import StackedLayout
 
 __all__ = ["Rectlr", "Decision", "DecisionArrays", "PatchPlan", "KINDS"]
 
+_core_module = load("_rectlr_core")
+_C = _core_module.CONSTANTS
+#: decision kinds, indexed by the kernel's K_* codes
 KINDS = ("fixed", "reordered", "wipeout")
-_WIPEOUT = 2
-_PENDING = 3  # kernel: Phase 0 left uncovered types, Phase 1 decided by the caller
+_WIPEOUT = _C["K_WIPEOUT"]
+_PENDING = _C["K_PENDING"]  # kernel: Phase 0 left uncovered types, Phase 1 decided by the caller
+# slots of the kernel's decision row
+_KIND, _S_OLD, _MOVES, _COST = _C["OUT_KIND"], _C["OUT_S_OLD"], _C["OUT_MOVES"], _C["OUT_COST"]
+_N_PATCH, _LAYERS, _S_AFTER, _N_OUT = _C["OUT_N_PATCH"], _C["OUT_LAYERS"], _C["OUT_S_AFTER"], _C["N_OUT"]
 
 
 class PatchPlan:
@@ -262,7 +268,7 @@ class Rectlr:
         self.phase1 = check_choice(phase1, "phase1", {"kernel", "matching"})
         self.layout = layout
         hptr, hgrp, hcol = layout.holders()
-        self._core = load("_rectlr_core").RectlrCore(layout.placement, hptr, hgrp, hcol)
+        self._core = _core_module.RectlrCore(layout.placement, hptr, hgrp, hcol)
         self._im = None
         self._failed = []
         if self.phase1 == "matching":
@@ -278,7 +284,7 @@ class Rectlr:
         self._pg = np.empty(r, dtype=np.int32)
         self._pt = np.empty(r, dtype=np.int32)
         self._px = np.empty(r, dtype=np.uint8)
-        self._out = np.empty(7, dtype=np.int64)
+        self._out = np.empty(_N_OUT, dtype=np.int64)
         self.restart()
 
     # ------------------------------------------------------------------ state
@@ -365,8 +371,8 @@ class Rectlr:
             self._core.fail(g, self._pg, self._pt, self._px, out)
         else:
             self._fail_matching(g)
-        out[6] = self._core.S
-        k = int(out[4])
+        out[_S_AFTER] = self._core.S
+        k = int(out[_N_PATCH])
         return self._decision(g, out.tolist(), (self._pg[:k].copy(), self._pt[:k].copy(), self._px[:k].copy()), 0, k)
 
     def _fail_matching(self, g):
@@ -381,7 +387,7 @@ class Rectlr:
         core, im, out = self._core, self._im, self._out
         core.phase0(g, self._pg, self._pt, self._px, out)
         self._failed.append(g)
-        if out[0] != _PENDING:
+        if out[_KIND] != _PENDING:
             return
         for h in self._failed[self._n_synced :]:
             im.disable_right(h)
@@ -393,12 +399,12 @@ class Rectlr:
         core.finish(s, self._pg, self._pt, self._px, out)
 
     def _decision(self, g, out, bufs, a, b):
-        kind = KINDS[out[0]]
+        kind = KINDS[out[_KIND]]
         self._n_failed += 1
         if kind == "wipeout":
             self._wiped = True
-        s_after = out[1] if kind == "wipeout" else out[6]
-        return Decision(g, kind, s_after, out[1], out[2], out[3], out[5], bufs, a, b)
+        s_after = out[_S_OLD] if kind == "wipeout" else out[_S_AFTER]
+        return Decision(g, kind, s_after, out[_S_OLD], out[_MOVES], out[_COST], out[_LAYERS], bufs, a, b)
 
     def fail_many(self, groups) -> list:
         """Fail groups in order; stop at a wipe-out.
@@ -435,8 +441,10 @@ class Rectlr:
         if done == 0:
             return []
         # one Decision per row without a method call per row (this loop is the Python cost
-        # of a sequence); columns of out: kind, S_old, moves, cost, n_patch, layers, S_after
-        kind, s_old, moves, cost, _, layers, s_after = out[:done].T.tolist()
+        # of a sequence)
+        cols = out[:done].T.tolist()
+        kind, s_old, moves, cost = cols[_KIND], cols[_S_OLD], cols[_MOVES], cols[_COST]
+        layers, s_after = cols[_LAYERS], cols[_S_AFTER]
         bounds = ptr[: done + 1].tolist()
         return [
             Decision(g, KINDS[k], so if k == _WIPEOUT else sa, so, mv, c, pl, bufs, a, b)
@@ -469,18 +477,18 @@ class Rectlr:
         """
         arr = self._check_groups(groups)
         if arr.size == 0:
-            rows = np.zeros((0, 7), dtype=np.int64)
+            rows = np.zeros((0, _N_OUT), dtype=np.int64)
         elif self._im is not None:
             return DecisionArrays.from_decisions(self._fail_each(arr))
         else:
             done, out, _, _ = self._run_many(arr)
             rows = out[:done]
         done = rows.shape[0]
-        kind = rows[:, 0].astype(np.int8)
-        s_old = rows[:, 1].copy()
-        s_new = np.where(kind == _WIPEOUT, s_old, rows[:, 6])
-        return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, 2].copy(),
-                              rows[:, 3].copy(), rows[:, 5].copy())
+        kind = rows[:, _KIND].astype(np.int8)
+        s_old = rows[:, _S_OLD].copy()
+        s_new = np.where(kind == _WIPEOUT, s_old, rows[:, _S_AFTER])
+        return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, _MOVES].copy(),
+                              rows[:, _COST].copy(), rows[:, _LAYERS].copy())
 
     def _check_groups(self, groups) -> np.ndarray:
         n = self.layout.n_groups
@@ -511,12 +519,12 @@ class Rectlr:
         pg = np.empty(m * r, dtype=np.int32)
         pt = np.empty(m * r, dtype=np.int32)
         px = np.empty(m * r, dtype=np.uint8)
-        out = np.empty((m, 7), dtype=np.int64)
+        out = np.empty((m, _N_OUT), dtype=np.int64)
         ptr = np.empty(m + 1, dtype=np.int64)
         done = self._core.fail_many(arr, pg, pt, px, out, ptr)
         if done:
             self._n_failed += done
-            self._wiped = bool(out[done - 1, 0] == _WIPEOUT)
+            self._wiped = bool(out[done - 1, _KIND] == _WIPEOUT)
         return done, out, ptr, (pg, pt, px)
 
     def __repr__(self):

@@ -3,6 +3,9 @@ from typing import Callable
 
 import numpy as np
 
+#: the kernel's enums (status codes, kinds, modes, slots) by name
+CONSTANTS: dict[str, int]
+
 class EventCore:
     n: int
     n_slots: int

@@ -2,6 +2,9 @@
 import numpy as np
 from numpy.typing import NDArray
 
+#: the kernel's enums (status codes, kinds, modes, slots) by name
+CONSTANTS: dict[str, int]
+
 class HKKernel:
     indptr: NDArray[np.int64]
     indices: NDArray[np.int32] | NDArray[np.int64]

@@ -1,5 +1,40 @@
+"""Stub of the compiled min-cost flow kernel (src/_ext/_mcf.pyx); use spare_core.flow."""
 import numpy as np
 from numpy.typing import NDArray
+
+#: the kernel's enums (status codes, method codes) by name
+CONSTANTS: dict[str, int]
+
+class Solution:
+    flow: NDArray[np.int64]
+    potential: NDArray[np.int64]
+    value: int
+    leftover: int
+    stats: dict[str, int]
+
+class NetworkScan:
+    tail_min: int
+    tail_max: int
+    head_min: int
+    head_max: int
+    cap_min: int
+    cost_min: int
+    cost_max: int
+    neg_cap_approx: float
+    neg_cap: int
+    out_approx: float
+    out_cap: int
+    in_approx: float
+    in_cap: int
+    out_max: int
+
+class SupplyScan:
+    supply_min: int
+    supply_max: int
+    positive_approx: float
+    positive: int
+    negative_approx: float
+    negative: int
 
 def solve(
     n: int,
@@ -15,7 +50,7 @@ def solve(
     alpha: int = ...,
     exact: bool = ...,
     unit_paths: bool = ...,
-) -> tuple[NDArray[np.int64], NDArray[np.int64], int, dict[str, int]]: ...
+) -> Solution: ...
 
 def scan_network(
     tail: NDArray[np.int64],
@@ -24,6 +59,6 @@ def scan_network(
     cost: NDArray[np.int64],
     source: int = ...,
     sink: int = ...,
-) -> tuple[int, int, int, int, int, int, int, float, int, float, int, float, int, int]: ...
+) -> NetworkScan: ...
 
-def scan_supply(supply: NDArray[np.int64]) -> tuple[int, int, float, float, int, int]: ...
+def scan_supply(supply: NDArray[np.int64]) -> SupplyScan: ...

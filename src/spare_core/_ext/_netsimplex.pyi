@@ -1,5 +1,16 @@
+"""Stub of the compiled network simplex kernel (src/_ext/_netsimplex.pyx); use spare_core.flow."""
 import numpy as np
 from numpy.typing import NDArray
+
+#: the kernel's enums (status codes, start modes) by name
+CONSTANTS: dict[str, int]
+
+class Solution:
+    flow: NDArray[np.int64]
+    potential: NDArray[np.int64]
+    status: int
+    cost: int
+    stats: dict[str, int]
 
 def solve(
     n: int,
@@ -13,4 +24,4 @@ def solve(
     block: int = ...,
     block_factor: float = ...,
     start: int = ...,
-) -> tuple[NDArray[np.int64], NDArray[np.int64], int, int, dict[str, int]]: ...
+) -> Solution: ...

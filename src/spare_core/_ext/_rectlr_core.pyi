@@ -2,6 +2,9 @@
 import numpy as np
 import numpy.typing as npt
 
+#: the kernel's enums (status codes, kinds, modes, slots) by name
+CONSTANTS: dict[str, int]
+
 class RectlrCore:
     n: int
     r: int

@@ -2,6 +2,9 @@
 import numpy as np
 import numpy.typing as npt
 
+#: the kernel's enums (status codes, kinds, modes, slots) by name
+CONSTANTS: dict[str, int]
+
 SLOTS: dict[str, int]
 
 def new_state(initial_depth: float, start_time: float = ...) -> npt.NDArray[np.float64]: ...

@@ -21,12 +21,17 @@ KINDS = ("failure", "repair", "system-failure", "trace-failure", "timer")
 _KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}
 _ALL = (1 << len(KINDS)) - 1
 
-# kernel status codes (src/_ext/_calendar.pxd)
-_ST_STOP, _ST_UNTIL, _ST_EMPTY, _ST_MAX = 1, 2, 3, 4
-_ST_NEED_LIFE, _ST_NEED_REPAIR, _ST_NEED_SYS, _ST_NEED_VICTIM = 10, 11, 12, 13
-_ST_STALL = -1
+# kernel status codes and repair modes, as the kernel defines them
+_C = _K.CONSTANTS
+_ST_STOP, _ST_UNTIL, _ST_EMPTY, _ST_MAX = _C["ST_STOP"], _C["ST_UNTIL"], _C["ST_EMPTY"], _C["ST_MAX"]
+_ST_NEED_LIFE, _ST_NEED_REPAIR = _C["ST_NEED_LIFE"], _C["ST_NEED_REPAIR"]
+_ST_NEED_SYS, _ST_NEED_VICTIM = _C["ST_NEED_SYS"], _C["ST_NEED_VICTIM"]
+_ST_STALL = _C["ST_STALL"]
+_REPAIR_NONE, _REPAIR_FIXED, _REPAIR_SAMPLED = _C["REPAIR_NONE"], _C["REPAIR_FIXED"], _C["REPAIR_SAMPLED"]
 
-_MAX_UNITS = 2**24 - 2 - 1024  # slot ids are packed in 24 bits of the queue keys
+# slot ids are packed in SLOT_BITS bits of the queue keys (n units, the system source,
+# the trace and up to 1024 timers)
+_MAX_UNITS = 2 ** _C["SLOT_BITS"] - 2 - 1024
 _BIG = 1 << 62
 
 
@@ -196,12 +201,12 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
     root = as_seed_sequence(seed)
     batch = as_int(batch, "batch", min_value=1)
     rl = child_rng(root, "unit-lifetimes", 0)
-    mode, value, rsampler = 0, 0.0, None
+    mode, value, rsampler = _REPAIR_NONE, 0.0, None
     if isinstance(rep, Deterministic):
-        mode, value = 1, rep.value
+        mode, value = _REPAIR_FIXED, rep.value
     elif rep is not None:
         rr = child_rng(root, "unit-repairs", 0)
-        mode, rsampler = 2, (lambda k: rep.sample(rr, k))
+        mode, rsampler = _REPAIR_SAMPLED, (lambda k: rep.sample(rr, k))
     f, r, e, peak, _ = _K.run_renewals(
         n, lambda k: life.sample(rl, k), mode, value, rsampler, horizon,
         _bucket_width(_calendar_rate(n, life, rep)), _n_buckets(n), batch,
@@ -483,11 +488,11 @@ class Engine:
         core = _K.EventCore(
             self.n_units, self._max_timers, width, _n_buckets(self.n_units + self._max_timers + 2), self._start, track
         )
-        mode, value = 0, 0.0
+        mode, value = _REPAIR_NONE, 0.0
         if isinstance(self._repair, Deterministic):
-            mode, value = 1, self._repair.value
+            mode, value = _REPAIR_FIXED, self._repair.value
         elif self._repair is not None:
-            mode = 2
+            mode = _REPAIR_SAMPLED
         core.configure(self._life is not None, mode, value, self._system is not None)
         self._core = core
         self._new_epoch_streams()

@@ -1,0 +1,119 @@
+"""A/B timing of the compiled kernels: two builds of spare_core, same workloads, same run.
+
+For changes that must not slow anything (e.g. moving shared Cython code into a ``.pxd``):
+each build runs in its own process (the extension modules of both cannot share one), the
+processes alternate A, B, A, B, ..., and every workload is timed several times per process.
+The table gives per build the median CPU time (``time.process_time``: what the process
+consumed, so other jobs on a shared machine matter less) over all its timings, and B / A.
+
+Usage::
+
+    python bench/ab_kernels.py A_SRC B_SRC [--rounds 3] [--repeats 5]
+
+where ``A_SRC`` and ``B_SRC`` are ``src`` directories holding a built ``spare_core`` (e.g. a
+checkout of main with its kernels built in place, and this tree's ``src``). Workloads: the
+flow kernels (SSP with unit paths, SSP, cost scaling, network simplex), a RECTLR failure
+sequence, Hopcroft-Karp solves and renewal simulations, at sizes where one call takes
+tens to hundreds of milliseconds.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _workloads():
+    """name -> zero-argument callable (instances built once, outside the timing)."""
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+
+    from bench_flow import make_generic, make_reassign, solve_ours
+    from ratios_matching import SEED, redundancy_graph, uniform_graph
+    from spare_core.distributions import Deterministic, LogNormal, Weibull
+    from spare_core.events import simulate_renewals
+    from spare_core.layout import StackedLayout
+    from spare_core.matching import hopcroft_karp
+    from spare_core.rectlr import Rectlr
+
+    re5, re6 = make_reassign(10**5, seed=1), make_reassign(10**6, seed=1)
+    ge4, ge5 = make_generic(10**4, seed=1), make_generic(10**5, seed=1)
+    ctl = Rectlr(StackedLayout(10_000, 14))
+    order = np.random.default_rng(4005).permutation(10_000)
+    g_uni = uniform_graph(100_000, np.random.default_rng([SEED, 11]))
+    g_red, cap_red = redundancy_graph(50_000, 5, np.random.default_rng([SEED, 11]))
+    life = Weibull(0.78, 100.0)
+
+    def rectlr_sequence():
+        ctl.restart()
+        return ctl.fail_many_arrays(order)
+
+    return {
+        "flow reassign 1e5 (ssp, unit paths)": lambda: solve_ours(re5),
+        "flow reassign 1e6 (ssp, unit paths)": lambda: solve_ours(re6),
+        "flow generic 1e4 ssp": lambda: solve_ours(ge4, "ssp"),
+        "flow generic 1e4 cost_scaling": lambda: solve_ours(ge4, "cost_scaling"),
+        "flow generic 1e5 network_simplex": lambda: solve_ours(ge5, "network_simplex"),
+        "rectlr sequence N=1e4 r=14": rectlr_sequence,
+        "matching uniform 1e5": lambda: hopcroft_karp(g_uni),
+        "matching redundancy 5e4 r=5": lambda: hopcroft_karp(g_red, capacity=cap_red),
+        "events renewals 6e4 fixed repair": lambda: simulate_renewals(
+            60_000, life, Deterministic(10.0), 500.0, seed=0),
+        "events renewals 6e4 lognormal repair": lambda: simulate_renewals(
+            60_000, life, LogNormal(10.0, 1.0), 500.0, seed=0),
+    }
+
+
+def _child(repeats: int) -> None:
+    """Time every workload ``repeats`` times (after one warm-up call); print JSON."""
+    out = {}
+    for name, fn in _workloads().items():
+        fn()
+        times = []
+        for _ in range(repeats):
+            c0 = time.process_time()
+            fn()
+            times.append(time.process_time() - c0)
+        out[name] = times
+    print(json.dumps(out))
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--child":
+        _child(int(argv[1]))
+        return 0
+    import argparse
+
+    ap = argparse.ArgumentParser(description="A/B timing of two spare_core builds")
+    ap.add_argument("a_src")
+    ap.add_argument("b_src")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
+    ns = ap.parse_args(argv)
+    rounds, repeats = ns.rounds, ns.repeats
+    a_src, b_src = str(Path(ns.a_src).resolve()), str(Path(ns.b_src).resolve())
+    times = {"A": {}, "B": {}}
+    for k in range(rounds):
+        for label, src in (("A", a_src), ("B", b_src)):
+            env = dict(os.environ, PYTHONPATH=src)
+            res = subprocess.run([sys.executable, __file__, "--child", str(repeats)], env=env,
+                                 capture_output=True, text=True, check=True)
+            for name, ts in json.loads(res.stdout.strip().splitlines()[-1]).items():
+                times[label].setdefault(name, []).extend(ts)
+            print(f"round {k + 1}/{rounds} {label} done", file=sys.stderr, flush=True)
+    print(f"median CPU seconds over {rounds} processes x {repeats} calls; A = {a_src}, B = {b_src}")
+    print(f"{'workload':40s} {'A':>10s} {'B':>10s} {'B / A':>7s}")
+    for name in times["A"]:
+        a, b = statistics.median(times["A"][name]), statistics.median(times["B"][name])
+        print(f"{name:40s} {a:10.4g} {b:10.4g} {b / a:7.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
