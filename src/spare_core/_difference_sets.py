@@ -129,32 +129,37 @@ def _sidon_rows(w: np.ndarray, n: int) -> np.ndarray:
     return ~np.any(d[:, 1:] == d[:, :-1], axis=1)
 
 
-def sidon_windows(n: int, r: int, *, max_q: int | None = None, limit: int = 64) -> np.ndarray:
+def sidon_windows(n: int, r: int, *, max_q: int | None = None, limit: int = 64, max_span: int | None = None) -> np.ndarray:
     """Offsets of r residues, Sidon modulo n, cut from Singer and Bose sets.
 
     For each prime q (smallest first) whose set has at least r elements and each
     multiplier t coprime to its modulus m, the r-element windows of consecutive elements of
-    sorted(t*B mod m) that fit below n and are Sidon mod n are collected, until ``limit``
-    are found in one construction.
+    sorted(t*B mod m) that span at most ``max_span`` and are Sidon mod n are collected,
+    until ``limit`` are found in one construction.
 
     Parameters
     ----------
     n, r : int
         Modulus (number of groups) and size (redundancy); 3 <= r and r(r-1) <= n-1.
     max_q : int, optional
-        Largest q tried (default ``min(2 n // r, r + 8)``, at least r: a window of r
-        elements of a set of density about 1/q spans about r q, which must stay below n,
-        and larger q cost more than a local search).
+        Largest q tried (default ``min(2 w // r, r + 8)`` with w = max_span + 1, at least
+        r: a window of r elements of a set of density about 1/q spans about r q, which must
+        stay below w, and larger q cost more than a local search).
     limit : int
         Stop after this many windows.
+    max_span : int, optional
+        Largest allowed last element of a window (default n - 1: any window below n).
+        Rack-aware stacks need offsets inside a short span
+        (:meth:`spare_core.layout.StackedLayout.rack_aware`).
 
     Returns
     -------
     ndarray of int64, shape (k, r)
         Each row sorted, starting at 0; k = 0 when no window was found.
     """
+    span = n - 1 if max_span is None else min(int(max_span), n - 1)
     if max_q is None:
-        max_q = max(r, min(2 * n // r, r + 8))
+        max_q = max(r, min(2 * (span + 1) // r, r + 8))
     found = []
     for q in range(max(2, r - 1), max_q + 1):
         if not _is_prime(q):
@@ -170,7 +175,7 @@ def sidon_windows(n: int, r: int, *, max_q: int | None = None, limit: int = 64) 
                 ext = np.concatenate([s, s + m])
                 starts = np.arange(s.size)
                 w = ext[starts[:, None] + np.arange(r)[None, :]] - ext[starts, None]
-                w = w[w[:, -1] < n]
+                w = w[w[:, -1] <= span]
                 if w.shape[0]:
                     found.extend(w[_sidon_rows(w, n)])
                 if len(found) >= limit:

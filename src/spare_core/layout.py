@@ -9,9 +9,15 @@ the top of the stack, computed first). Three families are provided:
   with *Sidon-type* offsets (pairwise-distinct differences mod N, see
   :func:`sidon_offsets`) two shard types share at most one holder group, which is the
   independence the closed form for the endurable failures assumes;
-- any custom (N, r) placement array (rack-aware, random), validated.
+- *rack-aware* stacks (:meth:`StackedLayout.rack_aware`): the same cyclic stacks laid
+  along an order of the groups that interleaves the failure domains (racks, leaf switches,
+  power domains), so that a shard type's r holders sit in r distinct domains whenever the
+  domain sizes allow it;
+- any custom (N, r) placement array (random, hand-made), validated.
 
-Shard types are numbered 0..N-1, as many types as groups.
+Shard types are numbered 0..N-1, as many types as groups. In every family except custom
+placements each stack depth is a permutation of the types (each type has exactly r
+holders, one per depth), the invariant RECTLR's Phase 0 starts from.
 
 References
 ----------
@@ -25,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._difference_sets import sidon_windows
-from ._validate import as_generator, as_int, as_int_array
+from ._validate import as_generator, as_int, as_int_array, check_choice
+from .topology import FailureDomains
 
 __all__ = ["StackedLayout", "sidon_offsets", "difference_multiplicity"]
 
@@ -104,7 +111,7 @@ def _collision_increase(cands: np.ndarray, others: np.ndarray, counts: np.ndarra
     return cross + internal.astype(np.int64)
 
 
-def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.ndarray:
+def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_span=None) -> np.ndarray:
     """Offsets whose pairwise differences mod N are as distinct as possible (Sidon-type).
 
     A Sidon set modulo N (all r(r-1) ordered differences distinct) exists only when
@@ -122,6 +129,10 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
     found within ``max_iter`` moves) it returns the best set seen; check the result with
     :func:`difference_multiplicity`.
 
+    With ``max_span`` every offset lies in [0, max_span] (windows and search alike): the
+    rack-aware stacks need their offsets in a short span
+    (:meth:`StackedLayout.rack_aware`); a Sidon set in a span w needs r(r-1)/2 <= w.
+
     Parameters
     ----------
     n_groups : int
@@ -133,11 +144,13 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
         (reproducible).
     max_iter : int
         Maximum number of local-search moves.
+    max_span : int, optional
+        Largest allowed offset, r - 1 <= max_span <= N - 1 (default N - 1: no limit).
 
     Returns
     -------
     ndarray of int64, shape (r,)
-        Sorted distinct offsets in [0, N) with offsets[0] == 0.
+        Sorted distinct offsets in [0, max_span] with offsets[0] == 0.
 
     Notes
     -----
@@ -156,20 +169,21 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
     """
     n, r = _check_sizes(n_groups, redundancy)
     max_iter = as_int(max_iter, "max_iter", min_value=0)
+    span = n - 1 if max_span is None else as_int(max_span, "max_span", min_value=r - 1, max_value=n - 1)
     rng = as_generator(seed)
     if r <= 2 or r == n:
         return np.arange(r, dtype=np.int64)  # already Sidon-type when r <= 2 < N
-    if r * (r - 1) <= n - 1:
-        windows = sidon_windows(n, r)
+    if r * (r - 1) <= n - 1 and r * (r - 1) // 2 <= span:
+        windows = sidon_windows(n, r, max_span=span)
         if windows.shape[0]:
             return windows[int(rng.integers(windows.shape[0]))].copy()
-    all_res = np.arange(n, dtype=np.int64)
+    all_res = np.arange(span + 1, dtype=np.int64)  # candidate offsets (all residues without max_span)
 
     def score(off):
         c = _difference_counts(off, n)
         return int(c.max()), int((c * (c - 1)).sum())
 
-    off = rng.choice(n, size=r, replace=False).astype(np.int64)
+    off = rng.choice(span + 1, size=r, replace=False).astype(np.int64)
     best, best_score = off.copy(), score(off)
     for _ in range(max_iter):
         if best_score[0] <= 1:
@@ -180,7 +194,7 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
         bad = (counts[diff] > 1).sum(axis=1) - (counts[0] > 1)
         i = int(rng.choice(np.flatnonzero(bad > 0)))
         others = np.delete(off, i)
-        in_set = np.zeros(n, dtype=bool)
+        in_set = np.zeros(span + 1, dtype=bool)
         in_set[others] = True
         cands = all_res[~in_set]
         inc = _collision_increase(cands, others, _difference_counts(others, n), n)
@@ -190,6 +204,17 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000) -> np.n
             best, best_score = off.copy(), sc
     best = np.sort((best - best.min()) % n)
     return best
+
+
+def _rank_in_parent(parent_labels: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """For each domain d of ``labels``: its rank (by label) among the domains with its parent."""
+    first = np.unique(labels, return_index=True)[1]
+    parent = parent_labels[first]
+    order = np.lexsort((np.arange(first.size), parent))
+    srt = parent[order]
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[order] = np.arange(first.size) - np.searchsorted(srt, srt, side="left")
+    return rank
 
 
 class StackedLayout:
@@ -210,10 +235,19 @@ class StackedLayout:
     n_groups, redundancy : int
     offsets : ndarray or None
         The cyclic offsets; None for a custom placement.
+    group_order : ndarray of int64 or None
+        The cyclic order the offsets apply along: the group at position p holds the types
+        (p + o_i) mod N. ``arange(N)`` for the offset layouts, the domain-interleaving order
+        for rack-aware ones, None for a custom placement.
     placement : ndarray of int64, shape (N, r), read-only
         ``placement[g, i]`` is the shard type at initial depth i of group g.
     kind : str
-        "consecutive", "offsets" or "custom".
+        "consecutive", "offsets", "rack-aware" or "custom".
+    domains : FailureDomains or None
+        The failure domains a rack-aware layout was built for (else None).
+    domain_level : int or None
+        The level of ``domains`` whose domains the holders of a type avoid sharing (see
+        :meth:`rack_aware`).
 
     Raises
     ------
@@ -245,16 +279,20 @@ class StackedLayout:
             off = _check_offsets(offsets, n, r)
             kind = "consecutive" if np.array_equal(off, np.arange(r)) else "offsets"
         placement = (np.arange(n, dtype=np.int64)[:, None] + off[None, :]) % n
-        self._init(placement, off, kind)
+        self._init(placement, off, kind, np.arange(n, dtype=np.int64))
 
-    def _init(self, placement, offsets, kind):
+    def _init(self, placement, offsets, kind, order=None, domains=None, level=None):
         self._placement = placement
         self._placement.flags.writeable = False
         self._offsets = offsets
-        if offsets is not None:
-            self._offsets.flags.writeable = False
+        self._order = order
+        for a in (offsets, order):
+            if a is not None:
+                a.flags.writeable = False
         self.n_groups, self.redundancy = placement.shape
         self.kind = kind
+        self.domains = domains
+        self.domain_level = level
         self._holders = None
         self._max_shared = None
 
@@ -311,9 +349,132 @@ class StackedLayout:
         """Cyclic stacks with Sidon-type offsets from :func:`sidon_offsets` (same parameters)."""
         return cls(n_groups, redundancy, sidon_offsets(n_groups, redundancy, seed=seed, max_iter=max_iter))
 
+    @classmethod
+    def rack_aware(cls, domains, redundancy, *, offsets="consecutive", seed=0, max_iter: int = 1000) -> "StackedLayout":
+        """Cyclic stacks whose holders of each shard type sit in distinct failure domains.
+
+        The stacks are cyclic (consecutive or Sidon-type offsets) along an order of the
+        groups that interleaves the domains, so every stack depth stays a permutation of
+        the types and RECTLR runs unchanged; only which physical group sits where in the
+        cycle changes.
+
+        **When distinct domains are possible.** Each group holds r types and a domain of
+        c groups holds c r type slots, so giving every type at most one holder in that
+        domain needs c r <= N. Hence a placement with the r holders of every type in r
+        distinct domains exists if and only if every domain has at most floor(N / r)
+        groups (which implies at least r domains); this method finds one whenever it
+        exists. With nested levels (``domains`` coarsest first) it uses the *coarsest* level
+        where it exists (distinct power domains imply distinct racks); coarser levels that
+        are too unbalanced are spread by interleaving (best effort, not guaranteed).
+
+        **When they are not** (r above the number of domains, or one domain larger than
+        floor(N / r)): the finest level is used and each type gets at most
+        m = ceil(r / floor(N / c_max)) holders in any one domain (c_max the largest domain
+        size), against the lower bound ceil(c_max r / N) every placement obeys.
+
+        Construction. Let Q = c_max and b = floor(N / Q). The cycle is cut into Q blocks of
+        b or b + 1 positions; the groups, domain by domain (largest domains first, then
+        round-robin over the coarser levels), fill the blocks column by column (position j
+        of every block, then position j + 1, ...). A domain then has at most one group per
+        block and any two of its groups are at least b positions apart along the cycle, so
+        any r positions within a span of m b hold at most m groups of one domain. The
+        offsets are kept inside that span: 0..r-1 for ``"consecutive"``, or
+        :func:`sidon_offsets` with ``max_span = m b - 1`` for ``"sidon"`` (strict Sidon where
+        a Sidon set fits in the span, r(r-1)/2 <= m b - 1, else the fewest repeated
+        differences found).
+
+        Parameters
+        ----------
+        domains : FailureDomains or array_like of int
+            The group -> domain map (array_like: one level, or levels coarsest first, as
+            :class:`~spare_core.topology.FailureDomains` takes).
+        redundancy : int
+            r, 1 <= r <= N.
+        offsets : {"consecutive", "sidon"}
+            The cyclic offsets along the interleaved order.
+        seed, max_iter
+            As :func:`sidon_offsets` (used only for ``"sidon"``).
+
+        Returns
+        -------
+        StackedLayout
+            ``kind == "rack-aware"``; ``group_order`` is the interleaved order,
+            ``domain_level`` the level whose domains the holders avoid sharing.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Bad domains (see :class:`~spare_core.topology.FailureDomains`), r out of range,
+            or an unknown ``offsets``.
+
+        Notes
+        -----
+        Under independent group failures a rack-aware layout is the consecutive (or Sidon)
+        layout with the groups renamed, so its endurance is the same
+        (:func:`spare_core.analytic.endurable_failures_consecutive` still holds exactly for
+        consecutive offsets); what changes is what a whole-domain failure does
+        (:mod:`spare_core.domain_endurance`). O(N log N) plus the offset search.
+
+        Examples
+        --------
+        >>> from spare_core.topology import FailureDomains
+        >>> fd = FailureDomains.contiguous(12, 4)            # 3 racks of 4 groups
+        >>> lay = StackedLayout.rack_aware(fd, 3)
+        >>> racks = fd.labels[0][lay.holders()[1].reshape(12, 3)]
+        >>> bool((np.sort(racks, axis=1) == [0, 1, 2]).all())   # every type on 3 racks
+        True
+        >>> StackedLayout(12, 3).placement[0].tolist()        # consecutive: all in rack 0
+        [0, 1, 2]
+        """
+        if not isinstance(domains, FailureDomains):
+            domains = FailureDomains(domains)
+        n, r = _check_sizes(domains.n_groups, redundancy)
+        check_choice(offsets, "offsets", {"consecutive", "sidon"})
+        lab = domains.labels
+        level = next((i for i in range(domains.n_levels) if domains.sizes(i).max() * r <= n), domains.n_levels - 1)
+        colour = lab[level]
+        sizes = np.bincount(colour)
+        q = int(sizes.max())
+        b = n // q
+        m = -(-r // b)
+        span = min(m * b - 1, n - 1)
+        # Colours ordered by size (largest first: a domain of exactly q groups then fills whole
+        # columns, which keeps its groups b apart across the column change), then round-robin
+        # over the coarser levels: next the colour's rank within its parent, then the parent's
+        # rank within its own parent, ..., then the coarsest label, so that neighbouring
+        # colours differ at the coarsest level and, within it, at the next one.
+        first = np.unique(colour, return_index=True)[1]
+        keys = [np.arange(sizes.size), lab[0][first]]  # np.lexsort: the last key is the primary one
+        for i in range(1, level + 1):
+            keys.append(_rank_in_parent(lab[i - 1], lab[i])[lab[i][first]])
+        keys.append(-sizes)
+        colour_rank = np.empty(sizes.size, dtype=np.int64)
+        colour_rank[np.lexsort(keys)] = np.arange(sizes.size)
+        groups_in_order = np.lexsort((np.arange(n), colour_rank[colour]))
+        # column-major fill of Q blocks; the first e blocks have b + 1 positions
+        e = n - q * b
+        k = np.arange(n, dtype=np.int64)
+        col, blk = k // q, k % q
+        pos = blk * b + np.minimum(blk, e) + col
+        order = np.empty(n, dtype=np.int64)
+        order[pos] = groups_in_order
+        if offsets == "consecutive":
+            off = np.arange(r, dtype=np.int64)
+        else:
+            off = sidon_offsets(n, r, seed=seed, max_iter=max_iter, max_span=span)
+        placement = np.empty((n, r), dtype=np.int64)
+        placement[order] = (np.arange(n, dtype=np.int64)[:, None] + off[None, :]) % n
+        self = cls.__new__(cls)
+        self._init(placement, off, "rack-aware", order, domains, level)
+        return self
+
     @property
     def placement(self) -> np.ndarray:
         return self._placement
+
+    @property
+    def group_order(self):
+        return self._order
 
     @property
     def offsets(self):
@@ -321,7 +482,8 @@ class StackedLayout:
 
     @property
     def is_cyclic(self) -> bool:
-        """True for offset (cyclic rotation) layouts, False for custom placements."""
+        """True for offset (cyclic rotation) layouts, rack-aware ones included (cyclic along
+        ``group_order``), False for custom placements."""
         return self._offsets is not None
 
     def holders(self):
