@@ -64,8 +64,12 @@ def test_rack_aware_invariants(fd, data):
         m = -(-r // (n // cmax))
         worst = holder_domain_counts(p, fd.labels[-1]).max()
         assert math.ceil(cmax * r / n) <= worst <= m  # the necessary bound, the promised bound
-    b = n // fd.sizes(lay.domain_level).max()  # the offsets stay in the span m b - 1
-    assert lay.offsets.max() <= min(-(-r // b) * b - 1, n - 1)
+    sizes = fd.sizes(lay.domain_level)
+    b = n // sizes.max()
+    if kind == "sidon" and r <= b and np.all(sizes == sizes.max()) and n % b == 0:
+        assert np.unique(lay.offsets % b).size == r  # equal domains: distinct classes mod b
+    else:
+        assert lay.offsets.max() <= min(-(-r // b) * b - 1, n - 1)  # the span m b - 1
     assert lay.max_shared_holders == difference_multiplicity(lay.offsets, n)
 
 
@@ -127,14 +131,21 @@ def test_nested_levels_use_the_coarsest_feasible_and_spread_the_rest():
     assert holder_domain_counts(StackedLayout(1000, 10).placement, fd.labels[0]).max() == 10
 
 
-@pytest.mark.parametrize("n,size,r", [(1000, 8, 10), (600, 6, 8), (1000, 20, 6)])
-def test_rack_aware_sidon_is_sidon_when_it_fits_in_the_span(n, size, r):
+@pytest.mark.parametrize("n,size,r", [(1000, 8, 10), (600, 6, 8), (1000, 20, 6), (1000, 50, 10), (600, 30, 14)])
+def test_rack_aware_sidon_on_equal_racks_is_sidon(n, size, r):
     fd = FailureDomains.contiguous(n, size)
     lay = StackedLayout.rack_aware(fd, r, offsets="sidon")
-    span = n // size - 1
-    assert r * (r - 1) // 2 <= span and lay.offsets.max() <= span
+    assert np.unique(lay.offsets % (n // size)).size == r
     assert lay.max_shared_holders == 1
     assert holder_domain_counts(lay.placement, fd.labels[0]).max() == 1
+
+
+def test_rack_aware_sidon_in_a_span_on_unequal_racks():
+    labels = np.repeat(np.arange(9), [12] * 8 + [4])  # 100 groups: 8 racks of 12, one of 4
+    lay = StackedLayout.rack_aware(labels, 5, offsets="sidon")
+    assert lay.offsets.max() <= 100 // 12 - 1  # span b - 1 = 7: 5 marks need length >= 11
+    assert holder_domain_counts(lay.placement, labels).max() == 1
+    assert lay.max_shared_holders == 2  # best effort: a Sidon set does not fit in the span
 
 
 def test_sidon_offsets_max_span():
@@ -148,6 +159,15 @@ def test_sidon_offsets_max_span():
     assert off.max() <= 30 and np.unique(off).size == 10 and difference_multiplicity(off, 1000) >= 2
     with pytest.raises(ValueError, match="max_span must be >= 9"):
         sidon_offsets(100, 10, max_span=8)
+    # distinct classes modulo b: from the windows, and from the search when no window fits
+    for n, r, b, it in [(1000, 10, 20, 1000), (200, 14, 20, 200)]:
+        off = sidon_offsets(n, r, seed=1, distinct_mod=b, max_iter=it)
+        assert np.unique(off % b).size == r
+    assert difference_multiplicity(sidon_offsets(1000, 10, seed=1, distinct_mod=20), 1000) == 1
+    with pytest.raises(ValueError, match="distinct_mod must divide n_groups=100, got 30"):
+        sidon_offsets(100, 5, distinct_mod=30)
+    with pytest.raises(ValueError, match="distinct_mod must be >= 5"):
+        sidon_offsets(100, 5, distinct_mod=4)
 
 
 def test_default_layouts_unchanged_by_rack_awareness():

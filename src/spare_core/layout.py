@@ -111,7 +111,7 @@ def _collision_increase(cands: np.ndarray, others: np.ndarray, counts: np.ndarra
     return cross + internal.astype(np.int64)
 
 
-def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_span=None) -> np.ndarray:
+def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_span=None, distinct_mod=None) -> np.ndarray:
     """Offsets whose pairwise differences mod N are as distinct as possible (Sidon-type).
 
     A Sidon set modulo N (all r(r-1) ordered differences distinct) exists only when
@@ -131,7 +131,10 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_spa
 
     With ``max_span`` every offset lies in [0, max_span] (windows and search alike): the
     rack-aware stacks need their offsets in a short span
-    (:meth:`StackedLayout.rack_aware`); a Sidon set in a span w needs r(r-1)/2 <= w.
+    (:meth:`StackedLayout.rack_aware`); a Sidon set in a span w needs r(r-1)/2 <= w. With
+    ``distinct_mod`` = b the offsets also lie in r distinct classes modulo b (rack-aware
+    stacks on equal domains): constructed windows are kept only if they do, and the search
+    moves an offset only to a free class.
 
     Parameters
     ----------
@@ -146,6 +149,8 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_spa
         Maximum number of local-search moves.
     max_span : int, optional
         Largest allowed offset, r - 1 <= max_span <= N - 1 (default N - 1: no limit).
+    distinct_mod : int, optional
+        b with r <= b <= N and b dividing N: no two offsets congruent modulo b.
 
     Returns
     -------
@@ -170,20 +175,40 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_spa
     n, r = _check_sizes(n_groups, redundancy)
     max_iter = as_int(max_iter, "max_iter", min_value=0)
     span = n - 1 if max_span is None else as_int(max_span, "max_span", min_value=r - 1, max_value=n - 1)
+    mod = None
+    if distinct_mod is not None:
+        mod = as_int(distinct_mod, "distinct_mod", min_value=r, max_value=n)
+        if n % mod:
+            raise ValueError(f"distinct_mod must divide n_groups={n}, got {mod}")
     rng = as_generator(seed)
     if r <= 2 or r == n:
-        return np.arange(r, dtype=np.int64)  # already Sidon-type when r <= 2 < N
+        return np.arange(r, dtype=np.int64)  # already Sidon-type when r <= 2 < N (and r <= b classes)
     if r * (r - 1) <= n - 1 and r * (r - 1) // 2 <= span:
         windows = sidon_windows(n, r, max_span=span)
+        if mod is not None and windows.shape[0]:
+            windows = windows[np.array([np.unique(w % mod).size == r for w in windows])]
         if windows.shape[0]:
             return windows[int(rng.integers(windows.shape[0]))].copy()
     all_res = np.arange(span + 1, dtype=np.int64)  # candidate offsets (all residues without max_span)
+
+    def allowed(others):
+        """Candidates for one more offset: not taken, and in a free class modulo ``mod``."""
+        free = np.ones(span + 1, dtype=bool)
+        free[others] = False
+        if mod is not None:
+            free &= ~np.isin(all_res % mod, others % mod)
+        return all_res[free]
 
     def score(off):
         c = _difference_counts(off, n)
         return int(c.max()), int((c * (c - 1)).sum())
 
-    off = rng.choice(span + 1, size=r, replace=False).astype(np.int64)
+    if mod is None:
+        off = rng.choice(span + 1, size=r, replace=False).astype(np.int64)
+    else:
+        off = np.zeros(0, dtype=np.int64)
+        for _ in range(r):
+            off = np.append(off, rng.choice(allowed(off)))
     best, best_score = off.copy(), score(off)
     for _ in range(max_iter):
         if best_score[0] <= 1:
@@ -194,9 +219,7 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_spa
         bad = (counts[diff] > 1).sum(axis=1) - (counts[0] > 1)
         i = int(rng.choice(np.flatnonzero(bad > 0)))
         others = np.delete(off, i)
-        in_set = np.zeros(span + 1, dtype=bool)
-        in_set[others] = True
-        cands = all_res[~in_set]
+        cands = allowed(others)
         inc = _collision_increase(cands, others, _difference_counts(others, n), n)
         off = np.append(others, rng.choice(cands[inc == inc.min()]))
         sc = score(off)
@@ -381,7 +404,9 @@ class StackedLayout:
         offsets are kept inside that span: 0..r-1 for ``"consecutive"``, or
         :func:`sidon_offsets` with ``max_span = m b - 1`` for ``"sidon"`` (strict Sidon where
         a Sidon set fits in the span, r(r-1)/2 <= m b - 1, else the fewest repeated
-        differences found).
+        differences found). When the domains are equal (N = Q b, every domain of Q groups)
+        domain k is exactly the positions congruent to k modulo b, and Sidon offsets need only
+        lie in distinct classes modulo b (``distinct_mod=b``), at any span.
 
         Parameters
         ----------
@@ -460,6 +485,10 @@ class StackedLayout:
         order[pos] = groups_in_order
         if offsets == "consecutive":
             off = np.arange(r, dtype=np.int64)
+        elif m == 1 and e == 0 and np.all(sizes == q):
+            # equal domains, N = Q b: domain k is column k, i.e. the positions = k (mod b), so
+            # offsets in distinct classes mod b suffice at any span (room for a Sidon set)
+            off = sidon_offsets(n, r, seed=seed, max_iter=max_iter, distinct_mod=b)
         else:
             off = sidon_offsets(n, r, seed=seed, max_iter=max_iter, max_span=span)
         placement = np.empty((n, r), dtype=np.int64)
