@@ -6,6 +6,7 @@ versions of both (:meth:`StackedLayout.rack_aware`) -- it prints:
 
 - *wiping racks*: how many of the D racks wipe the layout out on their own;
 - *max/rack*: the largest number of holders one shard type has in one rack;
+- *copysets*: distinct sets of racks holding a type (fewer overlapping sets: fewer ways to lose one);
 - *racks endured*: the mean number of whole-rack failures endured in a random order before
   the wipe-out (exact by subset counting when D <= 24, else Monte-Carlo with its 95 % interval);
 - *mixed*: Monte-Carlo failure events endured when a share ``--domain-share`` of the events
@@ -52,9 +53,9 @@ def fmt(est):
 
 
 def run(cells, trials, share, seed):
-    print(f"| N | groups/rack | D | r | layout | shared | wiping racks | max/rack | racks endured | "
+    print(f"| N | groups/rack | D | r | layout | shared | wiping racks | max/rack | copysets | racks endured | "
           f"mixed ({share:.3f}): events endured | groups lost | wiped by a rack | s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, size, r in cells:
         fd = FailureDomains.contiguous(n, size, names=("rack",))
         d = fd.n_domains[0]
@@ -69,7 +70,7 @@ def run(cells, trials, share, seed):
                 racks = fmt(domain_endurance_mc(lay, fd, trials, seed=ss.spawn(1)[0], domain_share=1.0).events)
             mixed = domain_endurance_mc(lay, fd, trials, seed=ss.spawn(2)[1], domain_share=share)
             print(f"| {n} | {size} | {d} | {r} | {kind} | {lay.max_shared_holders} | {ex.wiping_domains} | "
-                  f"{ex.max_holders_in_domain} | {racks} | {fmt(mixed.events)} | {fmt(mixed.groups)} | "
+                  f"{ex.max_holders_in_domain} | {ex.n_copysets} | {racks} | {fmt(mixed.events)} | {fmt(mixed.groups)} | "
                   f"{mixed.wiped_by_domain.mean:.2f} | {time.perf_counter() - t0:.1f} |", flush=True)
 
 

@@ -5,6 +5,8 @@ Submodules (imported on first use so ``import spare_core`` stays cheap):
 - :mod:`spare_core.matching` - Hopcroft-Karp (b-)matching with König certificates, incremental repair
 - :mod:`spare_core.flow` - min-cost flow with dual-potential certificates
 - :mod:`spare_core.layout`, :mod:`spare_core.rectlr`, :mod:`spare_core.analytic` - the SPARe model
+- :mod:`spare_core.topology`, :mod:`spare_core.domain_endurance` - failure domains (racks, switches,
+  power) and what whole-domain failures do to a layout
 - :mod:`spare_core.events`, :mod:`spare_core.sim` - failure event engine and time-to-train simulation
 - :mod:`spare_core.pacing` - stragglers, fabric contention and the pacing controller
 
@@ -21,7 +23,8 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"matching", "flow", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint"}
+_SUBMODULES = {"matching", "flow", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint",
+               "topology", "domain_endurance"}
 
 
 def __getattr__(name):

@@ -4,7 +4,8 @@ The closed forms of the SPARe paper [1]_ are approximations (they treat the loss
 each shard type as independent); :func:`endurable_failures_mc` and :func:`overhead_mc`
 measure the truth by driving a real :class:`~spare_core.rectlr.Rectlr` along seeded
 random failure orders. ``bench/closed_form_table.py`` tabulates both; the measured
-biases are in ``docs/closed_form.md``.
+biases are in ``docs/closed_form.md``. Failures of whole racks or switches (several groups
+at once) are analysed in :mod:`spare_core.domain_endurance`.
 
 References
 ----------
