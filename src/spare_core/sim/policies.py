@@ -375,14 +375,14 @@ def _sidon(n: int, r: int) -> tuple:
 
 # -- SPARe -----------------------------------------------------------------------------------
 class _RectlrHandler(FailureHandler):
-    def __init__(self, n, r, offsets):
+    def __init__(self, n, r, offsets, layout=None):
         from ..layout import StackedLayout
         from ..rectlr import KINDS, Rectlr
 
         self._wipeout = KINDS.index("wipeout")
 
         self.batch_hint = 1 if r == 1 else int(min(32, max(2, 0.5 * n ** (1.0 - 1.0 / r))))
-        self._ctl = Rectlr(StackedLayout(n, r, offsets=offsets))
+        self._ctl = Rectlr(StackedLayout(n, r, offsets=offsets) if layout is None else layout)
 
     def on_failures(self, groups):
         d = self._ctl.fail_many_arrays(groups)  # stops at a wipe-out
@@ -417,6 +417,9 @@ class SpareCheckpoint(Policy):
         consecutive 0..r-1, the paper's cyclic stacks; "sidon" the Sidon-type offsets of
         :func:`spare_core.layout.sidon_offsets` for the scenario's N (seed 0: any two shard
         types share at most one holder where N allows); or explicit offsets (length r).
+    layout : StackedLayout, optional
+        A whole layout instead of offsets (e.g. ``StackedLayout.rack_aware(domains, r)``); its
+        redundancy must be r and its n_groups the scenario's.
 
     References
     ----------
@@ -425,9 +428,19 @@ class SpareCheckpoint(Policy):
 
     name = "SPARe+CKPT"
 
-    def __init__(self, r: int, interval: str | float = "auto", offsets: object = None) -> None:
+    def __init__(self, r: int, interval: str | float = "auto", offsets: object = None, layout: object = None) -> None:
         super().__init__(interval)
         self.redundancy = as_int(r, "r", min_value=1)
+        if layout is not None:  # an attribute only when given: repr/eq/hash of offset policies unchanged
+            from ..layout import StackedLayout
+
+            if not isinstance(layout, StackedLayout):
+                raise TypeError(f"layout must be a StackedLayout, got {type(layout).__name__}")
+            if offsets is not None:
+                raise ValueError("give offsets or layout, not both")
+            if layout.redundancy != self.redundancy:
+                raise ValueError(f"layout must have redundancy r = {self.redundancy}, got {layout.redundancy}")
+            self.layout = layout
         if offsets is None or (isinstance(offsets, str) and offsets == "sidon"):
             self.offsets = offsets
         elif isinstance(offsets, str):
@@ -440,6 +453,9 @@ class SpareCheckpoint(Policy):
 
     def check(self, scenario):
         self._check_r(scenario)
+        layout = getattr(self, "layout", None)
+        if layout is not None and layout.n_groups != scenario.n_groups:
+            raise ValueError(f"layout must have n_groups = {scenario.n_groups}, got {layout.n_groups}")
         if isinstance(self.offsets, tuple) and max(self.offsets) >= scenario.n_groups:
             raise ValueError(f"offsets must be < n_groups ({scenario.n_groups}), got {max(self.offsets)}")
 
@@ -457,5 +473,5 @@ class SpareCheckpoint(Policy):
         return float(endurable_failures(scenario.n_groups, self.redundancy))
 
     def handler(self, scenario):
-        return _RectlrHandler(scenario.n_groups, self.redundancy, self._offsets(scenario))
+        return _RectlrHandler(scenario.n_groups, self.redundancy, self._offsets(scenario), getattr(self, "layout", None))
 
