@@ -373,7 +373,8 @@ class StackedLayout:
         return cls(n_groups, redundancy, sidon_offsets(n_groups, redundancy, seed=seed, max_iter=max_iter))
 
     @classmethod
-    def rack_aware(cls, domains, redundancy, *, offsets="consecutive", seed=0, max_iter: int = 1000) -> "StackedLayout":
+    def rack_aware(cls, domains: object, redundancy: int, *, offsets: str = "consecutive", seed: object = 0,
+                   max_iter: int = 1000) -> "StackedLayout":
         """Cyclic stacks whose holders of each shard type sit in distinct failure domains.
 
         The stacks are cyclic (consecutive or Sidon-type offsets) along an order of the

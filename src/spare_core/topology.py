@@ -66,7 +66,7 @@ class FailureDomains:
     FailureDomains(n_groups=8, power=2, rack=4)
     """
 
-    def __init__(self, levels, names=None):
+    def __init__(self, levels: object, names: object = None) -> None:
         arr = np.asarray(levels)
         if arr.ndim == 1:
             arr = arr[None, :]
@@ -106,7 +106,7 @@ class FailureDomains:
         self.n_domains = tuple(int(dense[i].max()) + 1 for i in range(n_levels))
 
     @classmethod
-    def contiguous(cls, n_groups, groups_per_domain, names=None) -> "FailureDomains":
+    def contiguous(cls, n_groups: int, groups_per_domain: object, names: object = None) -> "FailureDomains":
         """Domains of consecutive groups: group g is in domain ``g // size`` at each level.
 
         The usual physical mapping when groups are numbered along the racks.
