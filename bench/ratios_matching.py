@@ -28,6 +28,7 @@ Usage: ``python bench/ratios_matching.py [--quick] [--ideas] [families]``.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import tracemalloc
 
@@ -37,7 +38,10 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from spare_core.matching import IncrementalMatching, hopcroft_karp
 
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+
 SEED = 20260
+METHODS = ("auto", "hopcroft_karp", "pothen_fan", "push_relabel")
 
 
 # -- workloads (shared with bench_matching.py) ------------------------------------------------
@@ -297,15 +301,53 @@ def ideas(quick):
                 f"work {stats['work'] / g.nnz:.1f}|E|")
 
 
+def catalogue(quick, names=None, methods=("auto",)):
+    """bench/families.py: every family at 1e3 ... full size, each method against scipy.
+
+    One row per (family, size, method): medians of paired alternating runs from the caller's
+    graph to the result (validation and the wrapper's fixed cost included); matching sizes
+    checked equal to scipy's in every round.
+    """
+    import families as fam
+
+    print(f"\ncatalogue (bench/families.py): ratio = scipy / ours, wrapper included")
+    print(f"{'family':<11} {'method':<14} {'edges':>10} {'ours ms':>11} {'scipy ms':>11} {'ratio':>9}")
+    for name in names or fam.FAMILIES:
+        _, full, _ = fam.FAMILIES[name]
+        for nnz in fam.sizes(full, quick):
+            g, cap = fam.make(name, nnz)
+            ge = g if cap is None else expand_slots(g, cap)
+            ref = scipy_size(ge)
+            for method in methods:
+                if cap is not None and method in ("pothen_fan", "push_relabel"):
+                    continue
+                to, tp, size = paired(lambda: hopcroft_karp(g, capacity=cap, method=method).size,
+                                      lambda: scipy_size(ge), 3 if g.nnz >= 500_000 else 5)
+                assert size == ref
+                print(f"{name:<11} {method:<14} {g.nnz:>10,} {to * 1e3:>11.3f} {tp * 1e3:>11.3f} "
+                      f"{tp / to:>8.1f}x", flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p.add_argument("--ideas", action="store_true", help="also time the kernel variants on (b), (c)")
-    p.add_argument("families", nargs="*", default=list("abcde"), help="subset of a b c d e")
+    p.add_argument("--methods", default="auto",
+                   help="comma-separated methods for the catalogue (default auto; 'all' for every one)")
+    p.add_argument("--catalogue", default="",
+                   help="comma-separated bench/families.py names ('all'); with no families given, "
+                        "only the catalogue runs")
+    p.add_argument("families", nargs="*", default=None, help="subset of a b c d e")
     args = p.parse_args(argv)
-    header()
-    for f in args.families:
+    fams = args.families if args.families else ([] if args.catalogue else list("abcde"))
+    if fams:
+        header()
+    for f in fams:
         globals()[f"family_{f}"](args.quick)
+    if args.catalogue or not args.families:
+        methods = METHODS if args.methods == "all" else tuple(args.methods.split(","))
+        names = None if args.catalogue in ("", "all") else args.catalogue.split(",")
+        catalogue(args.quick, names, methods)
     if args.ideas:
         ideas(args.quick)
     return 0

