@@ -52,9 +52,12 @@ _T_METHOD = {"pothen_fan": _tkern.CONSTANTS["METHOD_POTHEN_FAN"],
              "push_relabel": _tkern.CONSTANTS["METHOD_PUSH_RELABEL"]}
 # starts of the depth-first and push-relabel searches (measured in bench/ratios_matching.py
 # --catalogue --methods all; docs/matching.md): PF+'s own first phase is a greedy pass,
-# push-relabel starts from Karp-Sipser
+# push-relabel starts from a greedy pass (Karp-Sipser measured slower on most families)
 _T_START = {"pothen_fan": _tkern.CONSTANTS["START_NONE"],
-            "push_relabel": _tkern.CONSTANTS["START_KARP_SIPSER"]}
+            "push_relabel": _tkern.CONSTANTS["START_GREEDY"]}
+
+# method="auto": PF+ below this many edges, push-relabel from it (see _auto_method)
+_PF_MAX_EDGES = 30_000
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
 _ONE = np.int64(1).tobytes()
@@ -216,6 +219,10 @@ class Matching:
         Hopcroft-Karp phases (BFS + DFS rounds) the solve took.
     warm_kept : int or None
         Pairs adopted from ``warm_start`` (``None`` without a warm start).
+    method : str
+        The algorithm that ran: ``"hopcroft_karp"``, ``"pothen_fan"`` or ``"push_relabel"``
+        (what ``method="auto"`` chose). ``phases`` counts its phases (PF+: depth-first
+        phases; push-relabel: global relabels).
 
     Notes
     -----
@@ -226,7 +233,7 @@ class Matching:
     modified in place since.
     """
 
-    __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept",
+    __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method",
                  "_indptr", "_indices", "_edge_off", "_fp")
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
@@ -238,13 +245,15 @@ class Matching:
         self.size = int(np.count_nonzero(self.match_left >= 0)) if size is None else int(size)
         self.phases = int(phases)
         self.warm_kept = warm_kept
+        self.method = "hopcroft_karp"
         self._indptr = indptr
         self._indices = indices
         self._edge_off = edge_off
         self._fp = None
 
     @classmethod
-    def _own(cls, match_left, right_load, capacity, indptr, indices, fingerprint, *, phases, warm_kept, size):
+    def _own(cls, match_left, right_load, capacity, indptr, indices, fingerprint, *, phases, warm_kept, size,
+             method="hopcroft_karp"):
         """Wrap fresh int64 arrays without copying or viewing them (the fixed cost of a solve
         on 1e3 edges is a few microseconds). ``fingerprint``: that of ``indptr``/``indices``
         when they are the caller's arrays, None when private."""
@@ -252,7 +261,7 @@ class Matching:
         for arr in (match_left, right_load, capacity):
             arr.flags.writeable = False
         m.match_left, m.right_load, m.capacity = match_left, right_load, capacity
-        m.size, m.phases, m.warm_kept = size, phases, warm_kept
+        m.size, m.phases, m.warm_kept, m.method = size, phases, warm_kept, method
         m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, None, fingerprint
         return m
 
@@ -364,6 +373,15 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         has spare capacity; pairs whose edge or capacity has gone (a removed column, a lowered
         capacity) are silently dropped and those left vertices re-matched by augmenting paths.
         Values must lie in ``[-1, n_right)``.
+    method : {"auto", "hopcroft_karp", "pothen_fan", "push_relabel"}, default "auto"
+        The algorithm (all return a maximum matching with its certificate; which maximum
+        matching may differ). ``"pothen_fan"`` (PF+, depth-first with lookahead and fairness
+        [4]_) and ``"push_relabel"`` (FIFO push-relabel with global relabels [4]_ [5]_) solve
+        ordinary matchings (every capacity 1) from scratch; ``"hopcroft_karp"`` also
+        b-matchings and warm starts. ``"auto"``: Hopcroft-Karp for capacities other than 1
+        or a warm start, else PF+ below 30,000 edges and push-relabel above (measured on
+        every family of the benchmark catalogue; docs/matching.md). The choice is in
+        :attr:`Matching.method`.
 
     Returns
     -------
@@ -377,7 +395,9 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         ``graph`` not scipy.sparse; non-integer indices, capacities or warm start.
     ValueError
         Malformed graph (indices out of range, bad indptr, not 2-D), capacity of the wrong
-        length or negative, warm start of the wrong length or out of range.
+        length or negative, warm start of the wrong length or out of range; an unknown
+        ``method`` (before the graph is read), ``"pothen_fan"``/``"push_relabel"`` with a
+        capacity other than 1 or with a warm start.
 
     Notes
     -----
@@ -422,6 +442,10 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
        bipartite graphs", SIAM J. Computing 2(4):225-231, 1973.
     .. [3] SPARe, arXiv:2603.00357: RECTLR phase 0 (HK-Fixed) and phase 1 (HK-Free).
+    .. [4] I. S. Duff, K. Kaya and B. Uçar, "Design, implementation, and analysis of maximum
+       transversal algorithms", ACM Trans. Math. Software 38(2), 2011.
+    .. [5] K. Kaya, J. Langguth, F. Manne and B. Uçar, "Push-relabel based algorithms for the
+       maximum transversal problem", Computers & Operations Research 40(5), 2013.
 
     Examples
     --------
@@ -449,7 +473,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         match_left, load, size, phases, _ = _tkern.solve(indptr, indices, n_right, _T_METHOD[method],
                                                          _T_START[method])
         return Matching._own(match_left, load, np.ndarray((n_right,), np.int64, _ONE, strides=(0,)),
-                             indptr, indices, fp, phases=phases, warm_kept=None, size=size)
+                             indptr, indices, fp, phases=phases, warm_kept=None, size=size, method=method)
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
     k = _kern.HKKernel(indptr, indices, cap, False, n_right)
@@ -472,9 +496,19 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
 
 
 def _auto_method(indptr, n_left: int, n_right: int, unit: bool) -> str:
-    """The method ``method="auto"`` runs: read off the shape only (O(1)), measured rules in
-    docs/matching.md."""
-    return "hopcroft_karp"
+    """The method ``method="auto"`` runs, from the size alone (O(1)).
+
+    Rules measured on every family of bench/families.py (``python bench/ratios_matching.py
+    --catalogue all --methods all``; the table is in docs/matching.md): b-matchings and warm
+    starts are Hopcroft-Karp's (the other kernels solve ordinary matchings from scratch);
+    below ``_PF_MAX_EDGES`` edges PF+ (its first phase is the greedy pass, and one or two more
+    phases finish small graphs: no transpose to build); above it push-relabel, whose global
+    relabels keep long augmenting searches short on the large graphs where PF+'s phases and
+    Hopcroft-Karp's layered searches both grow.
+    """
+    if not unit:
+        return "hopcroft_karp"
+    return "pothen_fan" if int(indptr[n_left]) < _PF_MAX_EDGES else "push_relabel"
 
 
 class IncrementalMatching:

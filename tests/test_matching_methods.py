@@ -1,0 +1,172 @@
+"""hopcroft_karp(method=...): every method against scipy and networkx on every family of
+bench/families.py (small instances), certificates on every result, the `auto` rules pinned."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from spare_core.matching import METHODS, hopcroft_karp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import families  # noqa: E402
+
+UNIT_METHODS = [m for m in METHODS if m != "auto"]
+
+
+def scipy_size(g) -> int:
+    if g.shape[0] == 0 or g.shape[1] == 0:
+        return 0
+    return int(np.count_nonzero(maximum_bipartite_matching(sp.csr_array(g), perm_type="column") >= 0))
+
+
+def networkx_size(g) -> int:
+    coo = sp.coo_array(g)
+    h = nx.Graph()
+    left = [("L", i) for i in range(g.shape[0])]
+    h.add_nodes_from(left)
+    h.add_nodes_from(("R", j) for j in range(g.shape[1]))
+    h.add_edges_from((("L", int(i)), ("R", int(j))) for i, j in zip(coo.row, coo.col))
+    return len(nx.bipartite.hopcroft_karp_matching(h, top_nodes=left)) // 2
+
+
+def check(m, g, cap=None) -> None:
+    """A valid matching of g (pairs are edges, loads within capacity) and König's cover of
+    the same weight: a proof of maximality independent of the method."""
+    g = sp.csr_array(g)
+    cap = np.ones(g.shape[1], dtype=np.int64) if cap is None else np.asarray(cap)
+    ml = m.match_left
+    rows = np.flatnonzero(ml >= 0)
+    for i in rows:
+        assert ml[i] in g.indices[g.indptr[i]:g.indptr[i + 1]]
+    load = np.bincount(ml[rows], minlength=g.shape[1])
+    assert np.array_equal(load, m.right_load) and np.all(load <= cap)
+    left, right = m.vertex_cover()
+    coo = g.tocoo()
+    assert np.all(left[coo.row] | right[coo.col])
+    assert int(left.sum()) + int(cap[right].sum()) == m.size == rows.size
+
+
+@pytest.mark.parametrize("name", sorted(families.FAMILIES))
+@pytest.mark.parametrize("nnz", [300, 3000])
+def test_every_method_on_every_family(name, nnz):
+    g, cap = families.make(name, nnz, seed=3)
+    ref = scipy_size(g if cap is None else _expand(g, cap))
+    for method in METHODS:
+        if cap is not None and method in ("pothen_fan", "push_relabel"):
+            with pytest.raises(ValueError, match="capacities other than 1"):
+                hopcroft_karp(g, capacity=cap, method=method)
+            continue
+        m = hopcroft_karp(g, capacity=cap, method=method)
+        assert m.size == ref, method
+        check(m, g, cap)
+    if cap is None and nnz <= 300:
+        assert networkx_size(g) == ref
+
+
+def _expand(g, cap):
+    coo = sp.coo_array(g)
+    start = np.concatenate([[0], np.cumsum(cap)])
+    rows, cols = [], []
+    for i, j in zip(coo.row, coo.col):
+        for s in range(start[j], start[j + 1]):
+            rows.append(i)
+            cols.append(s)
+    return sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(g.shape[0], int(start[-1])))
+
+
+@st.composite
+def graphs(draw):
+    n_left = draw(st.integers(0, 14))
+    n_right = draw(st.integers(0, 14))
+    k = draw(st.integers(0, 50)) if n_left and n_right else 0
+    rows = draw(st.lists(st.integers(0, max(n_left - 1, 0)), min_size=k, max_size=k))
+    cols = draw(st.lists(st.integers(0, max(n_right - 1, 0)), min_size=k, max_size=k))
+    idx = draw(st.sampled_from([np.int32, np.int64]))
+    g = sp.csr_array((np.ones(k), (rows, cols)), shape=(n_left, n_right))
+    g.indices = g.indices.astype(idx)
+    g.indptr = g.indptr.astype(idx)
+    return g
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from(UNIT_METHODS + ["auto"]))
+def test_methods_differential(g, method):
+    m = hopcroft_karp(g, method=method)
+    assert m.size == scipy_size(g)
+    check(m, g)
+
+
+@settings(max_examples=100, deadline=None)
+@given(graphs())
+def test_unit_capacity_array_accepted(g):
+    ones = np.ones(g.shape[1], dtype=np.int64)
+    for method in ("pothen_fan", "push_relabel"):
+        assert hopcroft_karp(g, capacity=ones, method=method).size == scipy_size(g)
+
+
+def test_long_chain_and_callers_arrays_unchanged():
+    g, _ = families.chain(20_000, np.random.default_rng(5))
+    before = (g.indptr.copy(), g.indices.copy())
+    ref = scipy_size(g)
+    assert ref == g.shape[0]
+    for method in METHODS:
+        m = hopcroft_karp(g, method=method)
+        assert m.size == ref
+        check(m, g)
+    assert np.array_equal(g.indptr, before[0]) and np.array_equal(g.indices, before[1])
+
+
+def test_bad_method_refused_before_the_graph_is_read():
+    with pytest.raises(ValueError, match="method must be one of"):
+        hopcroft_karp("not a graph", method="dfs")
+    g = sp.csr_array(np.eye(3))
+    with pytest.raises(ValueError, match="warm_start needs method"):
+        hopcroft_karp(g, warm_start=[-1, -1, -1], method="pothen_fan")
+    with pytest.raises(ValueError, match="capacities other than 1"):
+        hopcroft_karp(g, capacity=[2, 1, 1], method="push_relabel")
+
+
+def test_modified_graph_refused_by_every_method():
+    g = sp.csr_array(np.eye(4))
+    for method in UNIT_METHODS:
+        m = hopcroft_karp(g, method=method)
+        g.indices[0] = 1
+        with pytest.raises(ValueError, match="modified"):
+            m.vertex_cover()
+        g.indices[0] = 0
+
+
+# -- the auto rules: one family per rule; a changed rule changes a method here ------------------
+
+@pytest.mark.parametrize("name, nnz, expected", [
+    ("uniform5", 1_000, "pothen_fan"),
+    ("zipf", 10_000, "pothen_fan"),
+    ("hard", 1_000, "pothen_fan"),
+    ("uniform5", 100_000, "push_relabel"),
+    ("chain", 100_000, "push_relabel"),
+    ("planted", 40_000, "push_relabel"),
+])
+def test_auto_rule_per_family(name, nnz, expected):
+    g, _ = families.make(name, nnz)
+    m = hopcroft_karp(g)
+    assert m.method == expected
+    assert m.size == scipy_size(g)
+    for method in UNIT_METHODS:
+        assert hopcroft_karp(g, method=method).method == method
+
+
+def test_auto_keeps_hopcroft_karp_for_b_matchings_and_warm_starts():
+    g, cap = families.make("redundancy", 3_000)
+    m = hopcroft_karp(g, capacity=cap)
+    assert m.method == "hopcroft_karp" and m.size == scipy_size(_expand(g, cap))
+    g, _ = families.make("uniform5", 100_000)
+    cold = hopcroft_karp(g)
+    warm = hopcroft_karp(g, warm_start=cold)
+    assert cold.method == "push_relabel" and warm.method == "hopcroft_karp" and warm.size == cold.size
