@@ -155,3 +155,49 @@ def make(name: str, nnz: int, seed: int = 15):
     """Build family ``name`` at about ``nnz`` edges from a seeded generator."""
     fn = FAMILIES[name][0]
     return fn(nnz, np.random.default_rng([seed, nnz, sorted(FAMILIES).index(name)]))
+
+
+# -- flow: the reassignment network the way a user writes it (issue 15) ---------------------------
+
+def user_reassign(arcs: int, seed: int = 0, max_transfer: int = 3, slots: int = 4,
+                  candidates: int = 4, formulation: str = "st"):
+    """Shard reassignment as another simulator writes it, about ``arcs`` arcs.
+
+    Nodes: source 0, sink 1, one node per missing shard, one per stack slot. Arcs: source ->
+    shard (capacity 1); shard -> every slot of ``candidates`` random groups (``slots`` slots
+    each; capacity 1, cost 4 * |slot position - the shard's old position| + a random transfer
+    cost in [0, max_transfer]); shard -> sink ("leave unplaced", capacity 1, cost 1000); slot
+    -> sink (capacity 1, cost 0). Groups: half as many as shards, so most shards find a slot.
+
+    Returns a bench_flow.Instance: ``formulation="st"`` for max_flow_min_cost (source, sink),
+    ``"supply"`` for min_cost_flow (the source supplies every shard's unit, the sink takes it:
+    always feasible through the penalty arcs).
+    """
+    from bench_flow import Instance
+
+    rng = np.random.default_rng([seed, arcs, max_transfer])
+    per_shard = 2 + candidates * slots + slots // 2
+    n_shards = max(arcs // per_shard, 2)
+    n_groups = max(n_shards // 2, candidates)
+    shard = 2 + np.arange(n_shards)
+    slot0 = 2 + n_shards
+    n = slot0 + n_groups * slots
+    grp = np.argsort(rng.random((n_shards, n_groups)), axis=1)[:, :candidates] if n_groups <= 64 else \
+        rng.integers(0, n_groups, (n_shards, candidates))
+    pos = np.tile(np.arange(slots), candidates)
+    t_sl = np.repeat(shard, candidates * slots)
+    h_sl = slot0 + (np.repeat(grp, slots, axis=1) * slots + pos).ravel()
+    old = rng.integers(0, slots, n_shards)
+    c_sl = 4 * np.abs(np.tile(pos, n_shards) - np.repeat(old, candidates * slots)) \
+        + rng.integers(0, max_transfer + 1, t_sl.size)
+    slots_all = slot0 + np.arange(n_groups * slots)
+    tail = np.concatenate([np.zeros(n_shards, np.int64), t_sl, shard, slots_all])
+    head = np.concatenate([shard, h_sl, np.ones(n_shards, np.int64), np.ones(slots_all.size, np.int64)])
+    cap = np.ones(tail.size, np.int64)
+    cost = np.concatenate([np.zeros(n_shards, np.int64), c_sl, np.full(n_shards, 1000, np.int64),
+                           np.zeros(slots_all.size, np.int64)]).astype(np.int64)
+    if formulation == "st":
+        return Instance(n, tail.astype(np.int64), head.astype(np.int64), cap, cost, source=0, sink=1)
+    supply = np.zeros(n, np.int64)
+    supply[0], supply[1] = n_shards, -n_shards
+    return Instance(n, tail.astype(np.int64), head.astype(np.int64), cap, cost, supply=supply)
