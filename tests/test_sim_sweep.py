@@ -150,7 +150,7 @@ def test_sweep_bad_input():
         sweep([], ("rep",))
     with pytest.raises(ValueError, match="seed must be >= 0"):
         sweep(s, ("rep",), [2], [-1])
-    with pytest.raises(ValueError, match="policy must be one of"):
+    with pytest.raises(ValueError, match="has no redundancy"):
         optimal_redundancy(s, policy="ckpt")
     with pytest.raises(ValueError, match="policy_kwargs"):
         sweep(s, ("rep",), [2], policy_kwargs={"spare": {}})

@@ -6,10 +6,12 @@ Public API
 - :class:`Scenario` with the presets :meth:`Scenario.paper_600k` and :meth:`Scenario.llama3_16k`
 - policies :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`
   behind one protocol (:class:`Policy`, :class:`FailureHandler`; see
-  :mod:`spare_core.sim.policies`), and :func:`make_policy` by name
-- :func:`sweep` over policies, redundancies and seeds (optionally in processes),
-  :func:`optimal_redundancy` and :func:`optimal_interval` (closed forms next to the
-  simulated argmin)
+  :mod:`spare_core.sim.policies`), the registry :data:`POLICY_REGISTRY` with
+  :func:`make_policy` and :func:`register_policy`
+- :func:`sweep` over policies, redundancies and seeds in memory (optionally in processes;
+  :mod:`spare_core.sim.grid`), :func:`optimal_redundancy` and :func:`optimal_interval`
+  (closed forms next to the simulated argmin; :mod:`spare_core.sim.optimum`). Durable,
+  resumable, distributed sweeps: :mod:`spare_core.sweeps`.
 
 References
 ----------
@@ -18,10 +20,11 @@ References
 """
 from __future__ import annotations
 
-from . import policies, run, scenario, sweep as _sweep_mod
+from . import grid, optimum, policies, run, scenario
+from .grid import *  # noqa: F401,F403
+from .optimum import *  # noqa: F401,F403
 from .policies import *  # noqa: F401,F403
 from .run import *  # noqa: F401,F403
 from .scenario import *  # noqa: F401,F403
-from .sweep import *  # noqa: F401,F403
 
-__all__ = policies.__all__ + run.__all__ + scenario.__all__ + _sweep_mod.__all__
+__all__ = policies.__all__ + run.__all__ + scenario.__all__ + grid.__all__ + optimum.__all__

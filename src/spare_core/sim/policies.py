@@ -13,6 +13,15 @@ A policy is an object (subclass :class:`Policy`) that :func:`spare_core.sim.simu
 * ``checkpoint_interval(scenario) -> IntervalChoice``: compute seconds between checkpoints;
 * ``handler(scenario) -> FailureHandler``: a fresh per-run state machine.
 
+The registry
+------------
+:data:`POLICY_REGISTRY` maps a short name (``"spare"``) to a :class:`RegisteredPolicy`:
+the factory that builds the policy at a redundancy r, the label results carry and whether
+it uses r. :func:`make_policy`, :func:`spare_core.sim.sweep`, the optima and the CLI all
+read it; :func:`register_policy` adds a user's policy under a name of its own. Wherever a
+name is accepted, a :class:`Policy` object (one fixed policy) or a factory of r (a callable
+``f(r) -> Policy``, e.g. a Policy subclass) is accepted too (:func:`policy_at`).
+
 A :class:`FailureHandler` sees the failed groups in order. Subclasses implement
 ``on_failure(group) -> Outcome``; built-in handlers override the batch method
 ``on_failures(groups) -> Outcomes`` to avoid a Python call per failure. Both stop at the
@@ -34,8 +43,10 @@ References
 """
 from __future__ import annotations
 
+import copy
 import functools
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -54,6 +65,15 @@ __all__ = [
     "ReplicationCheckpoint",
     "SpareCheckpoint",
     "INTERVAL_RULES",
+    "POLICY_NAMES",
+    "POLICY_REGISTRY",
+    "RegisteredPolicy",
+    "register_policy",
+    "make_policy",
+    "policy_at",
+    "uses_redundancy",
+    "is_policy",
+    "PolicyFactory",
 ]
 
 INTERVAL_RULES = ("auto", "young", "daly")
@@ -197,6 +217,29 @@ class Policy:
     def handler(self, scenario: Scenario) -> FailureHandler:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def with_interval(self, interval) -> "Policy":
+        """A copy of this policy with another checkpoint ``interval`` (seconds or a rule)."""
+        out = copy.copy(self)
+        out.interval = _interval_arg(interval)
+        return out
+
+    def to_dict(self) -> dict:
+        """What identifies this policy: its class, label and parameters (JSON values).
+
+        A sweep hashes it into the run key (:mod:`spare_core.sweeps`), so two policies with
+        the same dict must behave the same. Subclasses whose parameters are not JSON values
+        (numbers, strings, booleans, None, lists) override this.
+
+        Raises
+        ------
+        TypeError
+            A parameter is not a JSON value.
+        """
+        params = {}
+        for k, v in sorted(vars(self).items()):
+            params[k] = _json_value(v, f"{type(self).__name__}.{k}")
+        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "label": str(self.name), "params": params}
+
     def _check_r(self, scenario: Scenario) -> None:
         if self.redundancy > scenario.n_groups:
             raise ValueError(
@@ -212,6 +255,21 @@ class Policy:
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({args})"
+
+
+def _json_value(v, what):
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, (tuple, list)):
+        return [_json_value(x, what) for x in v]
+    raise TypeError(
+        f"{what} must be a JSON value (number, string, bool, None or a list of them) for the policy's "
+        f"to_dict, got {type(v).__name__}; override to_dict() on the policy class"
+    )
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -475,3 +533,202 @@ class SpareCheckpoint(Policy):
     def handler(self, scenario):
         return _RectlrHandler(scenario.n_groups, self.redundancy, self._offsets(scenario), getattr(self, "layout", None))
 
+
+
+# -- the registry -----------------------------------------------------------------------------
+#: a callable building the policy at redundancy r
+PolicyFactory = Callable[[int], Policy]
+
+
+@dataclass(frozen=True)
+class RegisteredPolicy:
+    """One entry of :data:`POLICY_REGISTRY`.
+
+    Attributes
+    ----------
+    name : str
+        Short name used in code, scenario files and the CLI (``"spare"``).
+    factory : callable
+        ``factory(r, **kwargs) -> Policy``; ``r`` is ignored when ``uses_redundancy`` is False.
+    label : str
+        The label its results carry (``Policy.name``, e.g. ``"SPARe+CKPT"``).
+    uses_redundancy : bool
+        False for a policy without redundancy (checkpoint-only): a sweep runs it once, at r = 1.
+    """
+
+    name: str
+    factory: Callable
+    label: str
+    uses_redundancy: bool = True
+
+    def build(self, r=None, **kwargs) -> Policy:
+        """The policy at redundancy ``r`` (ignored without redundancy)."""
+        if not self.uses_redundancy:
+            return self.factory(None, **kwargs)
+        if r is None:
+            raise ValueError(f"policy {self.name!r} needs a redundancy r")
+        return self.factory(r, **kwargs)
+
+
+#: name -> :class:`RegisteredPolicy`; extend with :func:`register_policy`
+POLICY_REGISTRY: dict[str, RegisteredPolicy] = {}
+
+
+def register_policy(name, factory, *, label, uses_redundancy=True, replace=False) -> RegisteredPolicy:
+    """Make a policy available by name to :func:`make_policy`, sweeps, the optima and the CLI.
+
+    Parameters
+    ----------
+    name : str
+        Short name (letters, digits, ``-`` and ``_``).
+    factory : callable
+        ``factory(r, **kwargs) -> Policy`` (a Policy subclass taking r first qualifies);
+        with ``uses_redundancy=False`` it is called as ``factory(None, **kwargs)``.
+    label : str
+        The label its results carry.
+    uses_redundancy : bool, default True
+    replace : bool, default False
+        Allow replacing an existing entry (the built-ins included).
+
+    Returns
+    -------
+    RegisteredPolicy
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad name, label or factory; the name is taken and ``replace`` is False.
+
+    Examples
+    --------
+    >>> entry = register_policy("spare-sidon", lambda r, **kw: SpareCheckpoint(r, offsets="sidon", **kw),
+    ...                         label="SPARe+CKPT (Sidon)")
+    >>> make_policy("spare-sidon", 4).offsets
+    'sidon'
+    >>> del POLICY_REGISTRY["spare-sidon"]
+    """
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ValueError(f"policy name must be a non-empty string of letters, digits, '-' and '_', got {name!r}")
+    if not isinstance(label, str) or not label:
+        raise ValueError(f"policy label must be a non-empty string, got {label!r}")
+    if not callable(factory):
+        raise TypeError(f"policy factory must be callable, got {type(factory).__name__}")
+    if name in POLICY_REGISTRY and not replace:
+        raise ValueError(f"policy name {name!r} is already registered (pass replace=True to replace it)")
+    entry = RegisteredPolicy(name, factory, label, bool(uses_redundancy))
+    POLICY_REGISTRY[name] = entry
+    return entry
+
+
+register_policy("ckpt", lambda r, **kw: CheckpointOnly(**kw), label=CheckpointOnly.name, uses_redundancy=False)
+register_policy("rep", lambda r, **kw: ReplicationCheckpoint(r, variant="cyclic", **kw), label=ReplicationCheckpoint.name)
+register_policy("rep-disjoint", lambda r, **kw: ReplicationCheckpoint(r, variant="disjoint", **kw),
+                label=ReplicationCheckpoint.name)
+register_policy("spare", SpareCheckpoint, label=SpareCheckpoint.name)
+
+#: the built-in names (the registry may hold more)
+POLICY_NAMES = tuple(POLICY_REGISTRY)
+
+
+def make_policy(name, r=None, **kwargs) -> Policy:
+    """Build a registered policy by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`POLICY_REGISTRY`: built in, "ckpt" (checkpoint-only), "rep"
+        (Rep+CKPT on cyclic stacks), "rep-disjoint" (Rep+CKPT with disjoint replica sets),
+        "spare" (SPARe+CKPT).
+    r : int, optional
+        Redundancy (ignored by policies without one, required by the others).
+    **kwargs
+        Passed to the policy (e.g. ``interval``).
+
+    Returns
+    -------
+    Policy
+
+    Raises
+    ------
+    ValueError
+        Unknown name or missing ``r``.
+
+    Examples
+    --------
+    >>> make_policy("spare", 8)
+    SpareCheckpoint(interval='auto', redundancy=8, offsets=None)
+    """
+    check_choice(name, "policy", tuple(POLICY_REGISTRY))
+    return POLICY_REGISTRY[name].build(r, **kwargs)
+
+
+def is_policy(obj) -> bool:
+    """Whether ``obj`` is a policy object (follows the protocol; not a class)."""
+    needed = ("check", "initial_depth", "failure_seconds", "checkpoint_interval", "handler")
+    return not isinstance(obj, type) and all(callable(getattr(obj, m, None)) for m in needed)
+
+
+def _check_source(policy, what):
+    if isinstance(policy, str):
+        check_choice(policy, what, tuple(POLICY_REGISTRY))
+    elif not (is_policy(policy) or callable(policy)):
+        raise TypeError(
+            f"{what} must be a registered name ({sorted(POLICY_REGISTRY)}), a Policy object or a factory of r, "
+            f"got {type(policy).__name__}"
+        )
+
+
+def uses_redundancy(policy, what="policy") -> bool:
+    """Whether a sweep should vary r for ``policy`` (a name, a Policy object or a factory).
+
+    A registered name answers from its entry; a Policy object is one fixed policy (False: it
+    runs at its own r); any other callable is a factory of r (True).
+    """
+    _check_source(policy, what)
+    if isinstance(policy, str):
+        return POLICY_REGISTRY[policy].uses_redundancy
+    return not is_policy(policy)
+
+
+def policy_at(policy, r=None, *, interval=None, what="policy", **kwargs) -> Policy:
+    """The policy object for a name, a Policy object or a factory, at redundancy ``r``.
+
+    Parameters
+    ----------
+    policy : str, Policy or callable
+        A :data:`POLICY_REGISTRY` name (built with ``r`` and ``kwargs``), a Policy object
+        (returned as it is; ``r`` and ``kwargs`` must not ask for something else) or a
+        factory ``f(r, **kwargs) -> Policy``.
+    r : int, optional
+    interval : float or str, optional
+        Replaces the policy's checkpoint interval (:meth:`Policy.with_interval`).
+    what : str
+        The argument's name for error messages.
+    **kwargs
+        Options of a named policy or a factory.
+
+    Returns
+    -------
+    Policy
+
+    Raises
+    ------
+    TypeError, ValueError
+        Unknown name, a factory that does not return a policy, options for a Policy object.
+    """
+    _check_source(policy, what)
+    if isinstance(policy, str):
+        out = make_policy(policy, r, **kwargs)
+    elif is_policy(policy):
+        if kwargs:
+            raise ValueError(f"{what}: a Policy object takes no options, got {sorted(kwargs)}")
+        out = policy
+    else:
+        out = policy(r, **kwargs)
+        if not is_policy(out):
+            raise TypeError(f"{what}: the factory must return a Policy, got {type(out).__name__}")
+    if interval is not None:
+        if not callable(getattr(out, "with_interval", None)):
+            raise TypeError(f"{what}: {type(out).__name__} has no with_interval(), so its interval cannot be swept")
+        out = out.with_interval(interval)
+    return out

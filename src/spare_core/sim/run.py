@@ -9,63 +9,24 @@ import numpy as np
 from .._native import load
 from .._seeding import as_seed_sequence, child_seed
 from .._validate import as_float, check_choice
-from .policies import (
-    CheckpointOnly,
+from .policies import (  # make_policy and POLICY_NAMES live with the registry
+    POLICY_NAMES,
     FailureHandler,
     IntervalChoice,
     Outcomes,
     Policy,
-    ReplicationCheckpoint,
     SpareCheckpoint,
+    make_policy,
 )
 from ._source import EpochFailures
 from .scenario import Scenario
 
-__all__ = ["simulate", "RunResult", "Timeline", "make_policy", "POLICY_NAMES"]
-
-POLICY_NAMES = ("ckpt", "rep", "rep-disjoint", "spare")
+__all__ = ["simulate", "RunResult", "Timeline"]
 
 # multipliers are drawn in chunks of this many step attempts (a run of 10,000 steps with
 # rework needs a few chunks; drawing them costs ~0.1 ms each)
 _MULT_CHUNK = 16_384
 _MAX_BATCH = 256
-
-
-def make_policy(name, r=None, **kwargs) -> Policy:
-    """Build a built-in policy by name.
-
-    Parameters
-    ----------
-    name : {"ckpt", "rep", "rep-disjoint", "spare"}
-        Checkpoint-only, Rep+CKPT on cyclic stacks, Rep+CKPT with disjoint replica sets,
-        SPARe+CKPT.
-    r : int, optional
-        Redundancy (ignored by "ckpt", required by the others).
-    **kwargs
-        Passed to the policy (e.g. ``interval``).
-
-    Returns
-    -------
-    Policy
-
-    Raises
-    ------
-    ValueError
-        Unknown name or missing ``r``.
-
-    Examples
-    --------
-    >>> make_policy("spare", 8)
-    SpareCheckpoint(interval='auto', redundancy=8, offsets=None)
-    """
-    check_choice(name, "policy", POLICY_NAMES)
-    if name == "ckpt":
-        return CheckpointOnly(**kwargs)
-    if r is None:
-        raise ValueError(f"policy {name!r} needs a redundancy r")
-    if name == "spare":
-        return SpareCheckpoint(r, **kwargs)
-    return ReplicationCheckpoint(r, variant="disjoint" if name == "rep-disjoint" else "cyclic", **kwargs)
 
 
 @dataclass

@@ -1,0 +1,338 @@
+"""A sweep specification: scenarios x policies x redundancies x intervals x seeds, every run
+with a stable key.
+
+The key of a run is the SHA-256 of the canonical JSON (sorted keys, no spaces, floats written
+exactly) of its resolved scenario (:meth:`spare_core.sim.Scenario.to_dict`), its policy
+(:meth:`spare_core.sim.Policy.to_dict`: class, label and parameters, the interval setting
+and r included) and its seed. The random streams of a run derive from the key's scenario
+and seed alone (the *group key*): every policy, redundancy and interval on one scenario and
+seed sees the same failures (common random numbers), and nothing about where, when or with
+which other runs it is computed enters its numbers.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import as_float, as_int
+from ..sim import Scenario
+from ..sim.grid import expand_policies
+from ..sim.policies import INTERVAL_RULES, POLICY_REGISTRY, uses_redundancy
+
+__all__ = ["SweepSpec", "Run", "Group", "canonical_json", "content_key", "load_spec"]
+
+#: bumped when what a key covers changes (old stores then simply hold other keys)
+KEY_VERSION = 1
+
+_PRESETS = {"paper_600k": Scenario.paper_600k, "llama3_16k": Scenario.llama3_16k}
+_TOP_KEYS = {"name", "seeds", "policies", "redundancies", "intervals", "policy_options", "scenario", "scenarios"}
+
+
+def canonical_json(obj) -> str:
+    """JSON with sorted keys and no spaces; floats exact (``repr``), inf/nan as JSON extensions."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def content_key(obj) -> str:
+    """SHA-256 (hex) of :func:`canonical_json` ``(obj)``."""
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a sweep: what to simulate and the labels it is stored under."""
+
+    key: str
+    group_key: str
+    scenario_key: str
+    policy: object
+    policy_source: str
+    policy_json: str
+    interval_setting: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class Group:
+    """All runs of one scenario on one seed: the unit of work (they share the failures).
+
+    ``stream_seed`` is the root of the group's random streams, derived from ``key`` alone.
+    """
+
+    key: str
+    scenario: Scenario
+    scenario_json: str
+    seed: int
+    runs: tuple
+
+    @property
+    def stream_seed(self) -> np.random.SeedSequence:
+        # 128 bits of the group key: the same key gives the same streams everywhere
+        return np.random.SeedSequence(int(self.key[:32], 16))
+
+
+def _scenario_dict(sc):
+    # TEMPORARY until Scenario.to_dict lands on main (failures helper); then sc.to_dict()
+    if callable(getattr(sc, "to_dict", None)):
+        return sc.to_dict()
+    if sc.lifetime is not None or sc.step_time_model is not None:
+        raise TypeError("this scenario cannot be written as a dict yet (custom lifetime or step-time model)")
+    return {k: getattr(sc, k) for k in Scenario.__slots__}
+
+
+def _scenario_from_dict(d):
+    # TEMPORARY until Scenario.from_dict lands on main
+    if callable(getattr(Scenario, "from_dict", None)):
+        return Scenario.from_dict(d)
+    kw = dict(d)
+    if "n_groups" not in kw:
+        raise ValueError("scenario lacks the key 'n_groups'")
+    return Scenario(kw.pop("n_groups"), **kw)
+
+
+def _source_name(src) -> str:
+    if isinstance(src, str):
+        return src
+    return f"{getattr(src, '__module__', '?')}.{getattr(src, '__qualname__', type(src).__qualname__)}"
+
+
+def _interval_arg(v):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        if v not in INTERVAL_RULES:
+            raise ValueError(f"intervals must hold seconds >= 0 or one of {list(INTERVAL_RULES)}, got {v!r}")
+        return v
+    return as_float(v, "interval", min_value=0.0, allow_inf=True)
+
+
+class SweepSpec:
+    """Scenarios x policies x redundancies x intervals x seeds.
+
+    Parameters
+    ----------
+    scenarios : Scenario or sequence of Scenario
+        Each must be writable as a dict (:meth:`Scenario.to_dict`): the dict enters the keys.
+    policies : sequence, default ("ckpt", "rep", "spare")
+        Registered names, Policy objects or factories of r (as :func:`spare_core.sim.sweep`).
+    redundancies : iterable of int, default 1..20
+        r values; those above a scenario's N are skipped there (an error if none is left).
+    intervals : sequence, default (None,)
+        Checkpoint interval settings: seconds, "auto", "young", "daly", or None (the policy's
+        own setting).
+    seeds : int or iterable of int, default 5
+        An int n means 0..n-1.
+    policy_options : dict, optional
+        Per policy name, keyword arguments for its factory (e.g. ``{"spare": {"offsets":
+        "sidon"}}``).
+    name : str, default "sweep"
+
+    Raises
+    ------
+    TypeError, ValueError
+        Any bad or empty axis, an impossible (scenario, policy) pair, a scenario or policy that
+        cannot be written down; all before any simulation.
+
+    Examples
+    --------
+    >>> spec = SweepSpec(Scenario.paper_600k(40, n_steps=50), ("ckpt", "spare"), [2, 3], seeds=2)
+    >>> len(spec.runs()), len(spec.groups())
+    (6, 2)
+    """
+
+    def __init__(self, scenarios, policies=("ckpt", "rep", "spare"), redundancies=range(1, 21), intervals=(None,),
+                 seeds=5, *, policy_options=None, name="sweep"):
+        if isinstance(scenarios, Scenario):
+            scenarios = [scenarios]
+        self.scenarios = list(scenarios) if isinstance(scenarios, (list, tuple)) else None
+        if not self.scenarios or not all(isinstance(s, Scenario) for s in self.scenarios):
+            raise TypeError("scenarios must be a Scenario or a non-empty list of Scenario")
+        self.policies = [policies] if isinstance(policies, str) or callable(policies) else list(policies)
+        for p in self.policies:
+            uses_redundancy(p, "policies")
+        self.redundancies = sorted({as_int(r, "redundancies", min_value=1) for r in redundancies})
+        self.intervals = list(dict.fromkeys(_interval_arg(v) for v in intervals))
+        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+            seeds = range(as_int(seeds, "seeds", min_value=1))
+        self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0) for s in seeds))
+        for what, grid in (("scenarios", self.scenarios), ("policies", self.policies),
+                           ("redundancies", self.redundancies), ("intervals", self.intervals), ("seeds", self.seeds)):
+            if not grid:
+                raise ValueError(f"{what} must not be empty: the sweep would have no run")
+        self.policy_options = dict(policy_options or {})
+        named = {p for p in self.policies if isinstance(p, str)}
+        unknown = set(self.policy_options) - named
+        if unknown:
+            raise ValueError(f"policy_options names policies not in the sweep: {sorted(unknown)}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        self.name = name
+        self._groups = None
+        self.groups()  # every check now, before anyone runs anything
+
+    def groups(self) -> list:
+        """Every (scenario, seed) group with its runs, in a fixed order (biggest N first)."""
+        if self._groups is not None:
+            return self._groups
+        groups = []
+        for sc in self.scenarios:
+            sd = _scenario_dict(sc)
+            sjson = canonical_json(sd)
+            skey = content_key({"v": KEY_VERSION, "scenario": sd})
+            where = f" (sweep {self.name!r})"
+            built = []
+            for iv in self.intervals:
+                for pi, p in expand_policies(sc, self.policies, self.redundancies,
+                                             policy_kwargs=self.policy_options, interval=iv, where=where):
+                    pd = p.to_dict()
+                    built.append((_source_name(self.policies[pi]), pd, "" if iv is None else str(iv), p))
+            seen = {}
+            for src, pd, ivs, _ in built:
+                k = canonical_json(pd)
+                if k in seen:
+                    raise ValueError(f"policies {seen[k]!r} and {src!r} build the same policy {k} on scenario "
+                                     f"{sc.name!r}: each run would appear twice")
+                seen[k] = src
+            for seed in self.seeds:
+                gkey = content_key({"v": KEY_VERSION, "scenario": sd, "seed": seed})
+                runs = tuple(
+                    Run(content_key({"v": KEY_VERSION, "scenario": sd, "policy": pd, "seed": seed}), gkey, skey, p, src,
+                        canonical_json(pd), ivs, seed)
+                    for src, pd, ivs, p in built
+                )
+                groups.append(Group(gkey, sc, sjson, seed, runs))
+        keys = [g.key for g in groups]
+        if len(set(keys)) != len(keys):
+            raise ValueError("two scenarios of the sweep are the same scenario (same to_dict()): runs would repeat")
+        # the biggest scenarios first, so a pool's last tasks are short (stable otherwise)
+        groups.sort(key=lambda g: -g.scenario.n_groups * max(1, len(g.runs)))
+        self._groups = groups
+        return groups
+
+    def runs(self) -> list:
+        """Every run of the sweep."""
+        return [r for g in self.groups() for r in g.runs]
+
+    def __len__(self) -> int:
+        return sum(len(g.runs) for g in self.groups())
+
+    def __repr__(self) -> str:
+        return (f"SweepSpec({self.name!r}: {len(self.scenarios)} scenarios x {len(self.policies)} policies x "
+                f"{len(self.redundancies)} r x {len(self.intervals)} intervals x {len(self.seeds)} seeds = {len(self)} runs)")
+
+    # -- files ------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data, *, source="spec") -> "SweepSpec":
+        """The spec of a TOML file's table (see :func:`load_spec` for the format)."""
+        if not isinstance(data, dict):
+            raise TypeError(f"{source}: must be a table, got {type(data).__name__}")
+        unknown = set(data) - _TOP_KEYS
+        if unknown:
+            raise ValueError(f"{source}: unknown key {sorted(unknown)[0]!r} (allowed: {sorted(_TOP_KEYS)})")
+        if ("scenario" in data) == ("scenarios" in data):
+            raise ValueError(f"{source}: give exactly one of [scenario] or [[scenarios]]")
+        tables = [data["scenario"]] if "scenario" in data else data["scenarios"]
+        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+            raise TypeError(f"{source}: scenarios must be tables")
+        scenarios = []
+        for i, t in enumerate(tables):
+            scenarios.extend(_scenarios_of(t, f"{source}: scenario {i + 1}"))
+        red = data.get("redundancies", list(range(1, 21)))
+        if isinstance(red, dict):
+            extra = set(red) - {"from", "to"}
+            if extra or not {"from", "to"} <= set(red):
+                raise ValueError(f"{source}: redundancies must be a list of ints or {{from = A, to = B}}, got {red!r}")
+            red = range(as_int(red["from"], "redundancies.from", min_value=1), as_int(red["to"], "redundancies.to", min_value=1) + 1)
+        elif not isinstance(red, list):
+            raise TypeError(f"{source}: redundancies must be a list of ints or {{from = A, to = B}}, got {red!r}")
+        pol = data.get("policies", ["ckpt", "rep", "spare"])
+        if not isinstance(pol, list) or not all(isinstance(p, str) for p in pol):
+            raise TypeError(f"{source}: policies must be a list of names from {sorted(POLICY_REGISTRY)}, got {pol!r}")
+        opts = data.get("policy_options", {})
+        if not isinstance(opts, dict) or not all(isinstance(v, dict) for v in opts.values()):
+            raise TypeError(f"{source}: policy_options must be a table of tables, got {opts!r}")
+        iv = data.get("intervals", [None])
+        if not isinstance(iv, list):
+            raise TypeError(f"{source}: intervals must be a list, got {iv!r}")
+        seeds = data.get("seeds", 5)
+        if not isinstance(seeds, (int, list)) or isinstance(seeds, bool):
+            raise TypeError(f"{source}: seeds must be an int (0..n-1) or a list of ints, got {seeds!r}")
+        return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"))
+
+
+def _scenarios_of(table, where):
+    """Scenarios of one [[scenarios]] table: a preset and/or keys, and a grid of lists."""
+    t = dict(table)
+    grid = t.pop("grid", {})
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise ValueError(f"{where}: grid must map keys to non-empty lists, got {grid!r}")
+    preset = t.pop("preset", None)
+    if preset is not None and preset not in _PRESETS:
+        raise ValueError(f"{where}: preset must be one of {sorted(_PRESETS)}, got {preset!r}")
+    both = set(grid) & set(t)
+    if both:
+        raise ValueError(f"{where}: key {sorted(both)[0]!r} is both fixed and in the grid")
+    out = []
+    for values in itertools.product(*grid.values()):
+        kw = dict(t, **dict(zip(grid, values)))
+        try:
+            if preset is None:
+                sc = _scenario_from_dict(kw)
+            elif preset == "paper_600k":
+                sc = Scenario.paper_600k(kw.pop("n_groups", 600), **kw)
+            else:
+                sc = _PRESETS[preset](**kw)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{where}: {e}") from None
+        if grid and "name" not in kw:
+            sc = sc.replace(name=f"{sc.name} [{', '.join(f'{k}={_short(v)}' for k, v in zip(grid, values))}]")
+        out.append(sc)
+    return out
+
+
+def _short(v):
+    return f"{v:g}" if isinstance(v, float) and math.isfinite(v) else str(v)
+
+
+def load_spec(path) -> SweepSpec:
+    """Read a sweep specification from a TOML file.
+
+    The file::
+
+        name = "rsc-like"
+        seeds = 20                          # 0..19, or a list
+        policies = ["ckpt", "rep", "spare"] # registered names
+        redundancies = {from = 1, to = 12}  # or a list
+        intervals = ["auto", 1800.0]        # optional: seconds or "auto"/"young"/"daly"
+
+        [policy_options.spare]              # optional: options of a policy's factory
+        offsets = "sidon"
+
+        [[scenarios]]                       # one or more; or a single [scenario]
+        preset = "paper_600k"               # optional; otherwise Scenario.from_dict keys
+        n_steps = 500
+        grid = {n_groups = [200, 600], system_mtbf = [300.0, 600.0]}  # every combination
+
+    Raises
+    ------
+    FileNotFoundError, ValueError, TypeError
+        A missing file, bad TOML (with its line) or a bad entry; the message names the file
+        and the key.
+    """
+    import tomllib
+
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"sweep spec {str(p)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{p}: not valid TOML: {e}") from None
+    return SweepSpec.from_dict(data, source=str(p))
