@@ -279,7 +279,8 @@ def _scenarios_of(table, where):
     if both:
         raise ValueError(f"{where}: key {sorted(both)[0]!r} is both fixed and in the grid")
     out = []
-    for values in itertools.product(*grid.values()):
+    combos = list(itertools.product(*grid.values()))
+    for values in combos:
         kw = dict(t, **dict(zip(grid, values)))
         try:
             if preset is None:
@@ -290,10 +291,13 @@ def _scenarios_of(table, where):
                 sc = _PRESETS[preset](**kw)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{where}: {e}") from None
-        if grid and "name" not in kw:
-            sc = sc.replace(name=f"{sc.name} [{', '.join(f'{k}={_short(v)}' for k, v in zip(grid, values))}]")
-        out.append(sc)
-    return out
+        out.append((sc, values))
+    names = [sc.name for sc, _ in out]
+    if len(set(names)) == len(names):
+        return [sc for sc, _ in out]
+    # the grid varies something the name does not show: say it in the name
+    return [sc.replace(name=f"{sc.name} [{', '.join(f'{k}={_short(v)}' for k, v in zip(grid, values))}]")
+            for sc, values in out]
 
 
 def _short(v):
@@ -325,7 +329,10 @@ def load_spec(path) -> SweepSpec:
         A missing file, bad TOML (with its line) or a bad entry; the message names the file
         and the key.
     """
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11: the sweep extra installs tomli, the same API
+        import tomli as tomllib
 
     p = Path(path)
     try:

@@ -1,0 +1,131 @@
+"""``spare sweep``: run a sweep specification (TOML) into a durable, resumable result store,
+and report what a store holds.
+
+``spare sweep SPEC.toml --store DIR`` runs the spec's runs that DIR does not hold yet
+(interrupt it any time; the same command resumes) and prints the best redundancy per
+scenario and policy; ``spare sweep --report --store DIR`` prints the report of the store
+alone (also while a sweep writes it). Errors in the spec or the store end the command with
+one line and exit status 2 before any simulation; Ctrl-C stops it with exit status 130,
+every finished batch stored.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from . import nonneg_int, positive_int
+
+HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
+
+
+def add_arguments(parser) -> None:
+    """Options of ``spare sweep``."""
+    parser.add_argument("spec", nargs="?", metavar="SPEC.toml", help="the sweep specification (omit with --report)")
+    parser.add_argument("--store", required=True, metavar="DIR", help="result store directory (created if missing)")
+    parser.add_argument("--executor", choices=("local", "dask"), default="local",
+                        help="local processes (default) or a Dask cluster")
+    parser.add_argument("--scheduler", metavar="ADDR", default=None,
+                        help="Dask scheduler address (default: a LocalCluster started for the sweep)")
+    parser.add_argument("--workers", type=nonneg_int, default=1,
+                        help="worker processes, local or in the LocalCluster (default 1; 0: one per CPU)")
+    parser.add_argument("--batch-runs", type=positive_int, default=None, metavar="N",
+                        help="runs per task (default: sized from the sweep and the workers)")
+    parser.add_argument("--report", action="store_true", help="only report the store; run nothing")
+    parser.add_argument("--json", metavar="FILE", default=None, help="also write the report (cells and best r) as JSON")
+
+
+def _fail(msg) -> int:
+    print(f"spare sweep: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _num(v, fmt="{:.3f}"):
+    return "inf" if v is None or (isinstance(v, float) and math.isinf(v)) else ("nan" if v != v else fmt.format(v))
+
+
+def _report(store, json_path) -> int:
+    from ..sweeps import best_redundancy, summarise
+
+    summary = summarise(store)
+    if summary.num_rows == 0:
+        print(f"store {store} holds no runs")
+        return 0
+    best = best_redundancy(summary)
+    runs = sum(summary.column("runs").to_pylist())
+    print(f"store {store}: {runs} runs in {summary.num_rows} cells (TTT/T0: mean [95 % CI] over seeds)")
+    header = f"{'scenario':<36} {'policy':<12} {'interval':>9} {'best r':>6} {'TTT/T0':>8} {'95 % CI':>17} {'seeds':>5} {'avail':>6}  runner-up"
+    print(header)
+    print("-" * len(header))
+    for b in best.to_pylist():
+        ru = "-" if b["runner_up_r"] is None else f"r={b['runner_up_r']} ({_num(b['runner_up_ratio'])})"
+        ci = f"[{_num(b['ratio_ci_low'])}, {_num(b['ratio_ci_high'])}]"
+        print(f"{b['scenario'][:36]:<36} {b['policy'][:12]:<12} {b['interval_setting'] or 'policy':>9} {b['redundancy']:>6} "
+              f"{_num(b['ratio_mean']):>8} {ci:>17} {b['runs']:>5} {_num(b['availability_mean']):>6}  {ru}")
+    if json_path:
+        doc = {"store": str(store), "cells": summary.to_pylist(), "best": best.to_pylist()}
+        with open(json_path, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1, default=lambda v: None)
+        print(f"wrote {json_path}")
+    return 0
+
+
+def _check_json_path(path):
+    import os
+
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d) or not os.access(d, os.W_OK):
+        raise ValueError(f"--json {path!r}: directory {d!r} does not exist or is not writable")
+
+
+def run(args) -> int:
+    """Run (or only report) the sweep; return the exit status."""
+    try:
+        from ..sweeps import ResultStore, StoreError, load_spec, run_sweep
+    except ImportError as e:
+        return _fail(str(e))
+    try:
+        if args.json:
+            _check_json_path(args.json)
+        if args.report:
+            if args.spec:
+                raise ValueError("--report takes no SPEC.toml")
+            return _report(args.store, args.json)
+        if not args.spec:
+            raise ValueError("give SPEC.toml (or --report)")
+        if args.scheduler and args.executor != "dask":
+            raise ValueError("--scheduler needs --executor dask")
+        spec = load_spec(args.spec)
+    except (OSError, ValueError, TypeError) as e:
+        return _fail(e)
+    store = ResultStore(args.store)
+    tty = sys.stderr.isatty()
+
+    def progress(p):
+        if tty:
+            print(f"\r{p.stored_before + p.computed}/{p.total} runs stored ({p.runs_per_second:.0f} runs/s)",
+                  end="", file=sys.stderr, flush=True)
+
+    print(f"spare sweep: {spec!r}", flush=True)
+    try:
+        done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
+                         batch_runs=args.batch_runs, on_batch=progress)
+    except KeyboardInterrupt:
+        if tty:
+            print(file=sys.stderr)
+        print(f"spare sweep: interrupted; {len(store.keys())} runs are stored in {args.store} "
+              "(run the same command to resume)", file=sys.stderr)
+        return 130
+    except StoreError as e:
+        return _fail(e)
+    if tty:
+        print(file=sys.stderr)
+    print(f"{done.computed} runs simulated in {done.seconds:.1f} s ({done.runs_per_second:.0f} runs/s, "
+          f"{done.batches} batches); {done.stored_before} were stored already; store {args.store}: "
+          f"{store.size_bytes() / 1e6:.2f} MB")
+    return _report(args.store, args.json)
+
+
+# argparse's own errors (a bad flag) already exit 2 with one line
+_ = argparse

@@ -1,0 +1,153 @@
+"""The Parquet result store, resumption, the executors (local processes, Dask) and the
+aggregation read from the store."""
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+from scipy import stats
+
+pa = pytest.importorskip("pyarrow")
+
+from spare_core.sim import Scenario  # noqa: E402
+from spare_core.sweeps import (  # noqa: E402
+    ResultStore,
+    StoreError,
+    SweepSpec,
+    best_redundancy,
+    run_sweep,
+    summarise,
+)
+
+
+def spec(**kw):
+    args = dict(scenarios=[Scenario.paper_600k(30, n_steps=100), Scenario.paper_600k(12, n_steps=100, failure_model="system")],
+                policies=("ckpt", "rep", "spare"), redundancies=[1, 2, 3], seeds=range(4))
+    args.update(kw)
+    return SweepSpec(**args)
+
+
+def content(path):
+    """The stored table, rows in key order: what must be equal bit for bit."""
+    return ResultStore(path).read().sort_by("key")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ref")
+    done = run_sweep(spec(), d, workers=1)
+    assert done.computed == done.total == 2 * 4 * 7 and done.stored_before == 0
+    return d
+
+
+def test_workers_and_batch_sizes_do_not_change_a_bit(reference, tmp_path):
+    ref = content(reference)
+    for i, (workers, batch) in enumerate(((2, 7), (2, None), (1, 1))):
+        d = tmp_path / str(i)
+        run_sweep(spec(), d, workers=workers, batch_runs=batch)
+        assert content(d).equals(ref)
+    assert len(set(ref.column("key").to_pylist())) == ref.num_rows == 56
+
+
+def test_dask_local_cluster_gives_the_same_bits(reference, tmp_path):
+    pytest.importorskip("distributed")
+    done = run_sweep(spec(), tmp_path, executor="dask", workers=2, batch_runs=10)
+    assert done.computed == 56 and done.batches == 4  # 8 groups of 7 runs, two per batch
+    assert content(tmp_path).equals(content(reference))
+
+
+def test_interrupted_and_resumed_equals_uninterrupted(reference, tmp_path):
+    calls = []
+
+    def stop(progress):
+        calls.append(progress)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec(), tmp_path, workers=1, batch_runs=10, on_batch=stop)
+    store = ResultStore(tmp_path)
+    assert len(store.parts()) == 2 and len(store.keys()) == calls[-1].computed
+    again = run_sweep(spec(), tmp_path, workers=2, batch_runs=5)
+    assert again.stored_before == calls[-1].computed and again.computed == 56 - calls[-1].computed
+    assert content(tmp_path).equals(content(reference))
+    assert store.read().num_rows == 56 and store.duplicates == 0
+    assert run_sweep(spec(), tmp_path).computed == 0  # nothing left
+
+
+def test_a_grown_spec_runs_only_the_new_runs_with_the_grown_spec_numbers(reference, tmp_path):
+    shutil.copytree(reference, tmp_path / "s")
+    grown = spec(redundancies=[1, 2, 3, 4])
+    done = run_sweep(grown, tmp_path / "s", workers=1)
+    assert done.stored_before == 56 and done.computed == 2 * 4 * 2
+    run_sweep(grown, tmp_path / "fresh", workers=1)
+    got, want = content(tmp_path / "s"), content(tmp_path / "fresh")
+    assert got.column("key").equals(want.column("key"))
+    # the old runs were computed in smaller groups: counts identical, times to the last bits
+    for c in ("failures_seen", "restarts", "checkpoints", "finished"):
+        assert got.column(c).equals(want.column(c))
+    np.testing.assert_allclose(got.column("wall_time").to_numpy(), want.column("wall_time").to_numpy(), rtol=1e-12)
+
+
+def test_summary_statistics_and_best_r(reference):
+    table = ResultStore(reference).read()
+    summ = summarise(reference, confidence=0.9, quantiles=(0.25, 0.5))
+    assert summ.num_rows == 2 * 7 and sum(summ.column("runs").to_pylist()) == 56
+    rows = table.to_pylist()
+    for cell in summ.to_pylist():
+        mine = [r for r in rows if r["scenario_key"] == cell["scenario_key"] and r["policy"] == cell["policy"]
+                and r["redundancy"] == cell["redundancy"]]
+        x = np.array([r["ratio"] for r in mine])
+        assert cell["runs"] == len(mine) == 4 and cell["finished"] == sum(r["finished"] for r in mine)
+        if cell["finished"] == 4:
+            lo, hi = stats.t.interval(0.9, 3, loc=x.mean(), scale=stats.sem(x))
+            assert cell["ratio_mean"] == pytest.approx(x.mean(), rel=1e-12)
+            assert (cell["ratio_ci_low"], cell["ratio_ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
+            assert cell["ratio_q25"] == pytest.approx(np.quantile(x, 0.25), rel=1e-12)
+        else:
+            assert math.isinf(cell["ratio_mean"])
+        assert cell["availability_mean"] == pytest.approx(np.mean([r["availability"] for r in mine]), rel=1e-12)
+    best = best_redundancy(summ).to_pylist()
+    for b in best:
+        same = [c for c in summ.to_pylist() if c["scenario_key"] == b["scenario_key"] and c["policy"] == b["policy"]]
+        assert b["ratio_mean"] == min(c["ratio_mean"] for c in same)
+        assert b["runner_up_r"] != b["redundancy"]
+
+
+def test_store_refuses_what_it_cannot_use_before_any_work(tmp_path, monkeypatch):
+    f = tmp_path / "file"
+    f.write_text("x")
+    for bad, match in ((f, "is not a directory"), (f / "sub", "cannot be created")):
+        with pytest.raises(StoreError, match=match):
+            run_sweep(spec(), bad)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="not a sweep store"):
+        run_sweep(spec(), other)
+    held = ResultStore(tmp_path / "held")
+    held.open_for_writing()
+    try:
+        with pytest.raises(StoreError, match="in use by another sweep"):
+            run_sweep(spec(), tmp_path / "held")
+    finally:
+        held.close()
+    import spare_core.sweeps.store as store_mod
+
+    monkeypatch.setattr(store_mod.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(1 << 30, 1 << 30, 1 << 20))
+    with pytest.raises(StoreError, match=r"has 1\.0 MB free, the sweep needs about"):
+        run_sweep(spec(), tmp_path / "full")
+    assert not list((tmp_path / "full" / "runs").glob("part-*"))
+
+
+def test_torn_temporary_parts_are_never_read_and_are_cleaned(reference, tmp_path):
+    shutil.copytree(reference, tmp_path / "s")
+    runs = tmp_path / "s" / "runs"
+    (runs / ".part-deadbeef-0000.tmp").write_bytes(b"PAR1 half a part")
+    store = ResultStore(tmp_path / "s")
+    assert store.read().num_rows == 56
+    assert run_sweep(spec(), tmp_path / "s").computed == 0
+    assert not list(runs.glob(".part-*"))
+    manifest = json.loads((tmp_path / "s" / "store.json").read_text())
+    assert manifest["format"] == "spare_core sweep store"
