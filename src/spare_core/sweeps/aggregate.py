@@ -10,7 +10,6 @@ import json
 import math
 
 import numpy as np
-from scipy import stats
 
 from .store import ResultStore, _pa
 
@@ -59,6 +58,8 @@ def summarise(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
     qs = [float(q) for q in quantiles]
     if not all(0 <= q <= 1 for q in qs):
         raise ValueError(f"quantiles must be in [0, 1], got {list(quantiles)}")
+    from scipy.special import stdtrit  # Student-t quantile; scipy.stats takes seconds to import
+
     t = _table(source)
     if t.num_rows == 0:
         return pa.table({})
@@ -82,7 +83,7 @@ def summarise(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
         else:
             mean = float(ratio.mean())
             if n > 1:
-                half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * ratio.std(ddof=1) / math.sqrt(n))
+                half = float(stdtrit(n - 1, 0.5 + confidence / 2) * ratio.std(ddof=1) / math.sqrt(n))
                 lo, hi = mean - half, mean + half
             else:
                 lo = hi = math.nan
