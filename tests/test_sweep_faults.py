@@ -58,16 +58,17 @@ def test_driver_killed_mid_write_then_resumed(tmp_path):
     store = tmp_path / "store"
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import pyarrow.parquet as pq
         from spare_core.cli import main
-        real, calls = pq.write_table, []
-        def dying(table, where, **kw):
-            calls.append(1)
-            if len(calls) == 3:  # half of the third part on disk, then SIGKILL
-                where.write(b"PAR1" + bytes(4096)); where.flush(); os.fsync(where.fileno())
-                os.kill(os.getpid(), signal.SIGKILL)
-            return real(table, where, **kw)
-        pq.write_table = dying
+        real, parts = os.fsync, []
+        def dying(fd):
+            if ".part-" in os.readlink(f"/proc/self/fd/{{fd}}"):
+                parts.append(fd)
+                if len(parts) == 3:  # the third part half on disk, under its temporary name
+                    os.ftruncate(fd, os.fstat(fd).st_size // 2)
+                    real(fd)
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return real(fd)
+        os.fsync = dying
         sys.exit(main(["sweep", {str(f)!r}, "--store", {str(store)!r}, "--batch-runs", "7"]))
     """)
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env(), timeout=120)

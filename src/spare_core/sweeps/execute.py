@@ -3,8 +3,10 @@ a Dask cluster; resumable, with the same numbers bit for bit whichever runs it.
 
 The unit of work is a *group*, all runs of one scenario on one seed (they share the seed's
 failures, :func:`spare_core.sim.run_group`); groups are packed into *batches*, one task
-each, so that a task's fixed cost (pickling, scheduling, one Parquet part) stays small
-against its simulations. Workers return a batch's rows to the driver, which writes them as
+each, sized from the measured seconds per run so that a task lasts about
+``target_seconds`` and its fixed cost (pickling, scheduling, one Parquet part and its
+fsync: ~15-30 ms) stays around 1 % of it. A few tasks per worker are in flight at a time,
+so a sweep of 10^6 runs holds a few batches in memory, not all of them. Workers return a batch's rows to the driver, which writes them as
 one part of the :class:`~spare_core.sweeps.store.ResultStore` as soon as the batch is done.
 A resumed sweep skips every group whose runs are all stored; a group with some runs missing
 (the spec grew) is run whole again, and only its missing runs are written, so a stored run
@@ -19,10 +21,11 @@ import multiprocessing
 import os
 import signal
 import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from .._validate import as_int, check_choice
+from .._validate import as_float, as_int, check_choice
 from ..sim import RunResult
 from ..sim.grid import run_group
 from .spec import SweepSpec
@@ -36,9 +39,10 @@ _META = ("key", "group_key", "scenario_key", "scenario_json", "policy_source", "
 _RESULT = tuple(f.name for f in dataclasses.fields(RunResult) if f.name not in ("timeline", "seed"))
 #: the columns of a stored run: what identifies it, then the fields of its RunResult
 COLUMNS = _META + _RESULT
-# batch size bounds in runs: above ~2000 a killed batch loses too much; the per-batch
-# overhead (a task, a Parquet part: ~5-20 ms) needs ~50+ runs of a few ms to stay < 5 %
-_MIN_BATCH, _MAX_BATCH = 64, 2000
+# the first batches, before any run has been timed; and the most runs in one batch
+_FIRST_BATCH, _MAX_BATCH = 32, 20_000
+# tasks in flight per worker: one running, one queued so a worker never waits for the driver
+_IN_FLIGHT = 2
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,12 @@ def run_batch(groups) -> dict:
     return cols
 
 
+def _timed_batch(groups):
+    t = time.perf_counter()
+    cols = run_batch(groups)
+    return cols, time.perf_counter() - t
+
+
 def _keep(cols: dict, keys: set) -> dict:
     idx = [i for i, k in enumerate(cols["key"]) if k not in keys]
     if len(idx) == len(cols["key"]):
@@ -98,17 +108,42 @@ def _keep(cols: dict, keys: set) -> dict:
     return {c: [v[i] for i in idx] for c, v in cols.items()}
 
 
-def _batches(groups, batch_runs):
-    out, cur, n = [], [], 0
-    for g in groups:
-        cur.append(g)
-        n += len(g.runs)
-        if n >= batch_runs:
-            out.append(cur)
-            cur, n = [], 0
-    if cur:
-        out.append(cur)
-    return out
+class _Planner:
+    """Packs whole groups into batches of about ``target_seconds`` of measured work (or of
+    ``batch_runs`` runs), smaller near the end so the workers finish together."""
+
+    def __init__(self, groups, workers, batch_runs, target_seconds):
+        self._queue = deque(groups)
+        self._left = sum(len(g.runs) for g in groups)
+        self._workers = workers
+        self._fixed = batch_runs
+        self._target = target_seconds
+        self._runs = 0
+        self._seconds = 0.0
+
+    def record(self, runs: int, seconds: float) -> None:
+        self._runs += runs
+        self._seconds += seconds
+
+    def next(self):
+        if not self._queue:
+            return None
+        if self._fixed:
+            size = self._fixed
+        elif self._runs == 0 or self._seconds <= 0:
+            size = _FIRST_BATCH
+        else:
+            per_run = self._seconds / self._runs
+            size = min(_MAX_BATCH, self._target / per_run)
+            if self._workers > 1:  # near the end, smaller batches keep every worker busy
+                size = min(size, math.ceil(self._left / (_IN_FLIGHT * self._workers)))
+        batch, n = [], 0
+        while self._queue and (n < size or not batch):
+            g = self._queue.popleft()
+            batch.append(g)
+            n += len(g.runs)
+        self._left -= n
+        return batch
 
 
 def _batch_key(batch) -> str:
@@ -122,7 +157,7 @@ def _ignore_sigint():
 
 
 def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch_runs=None,
-              on_batch=None) -> SweepProgress:
+              target_seconds=2.0, on_batch=None) -> SweepProgress:
     """Run every run of ``spec`` that ``store`` does not hold yet, and store it.
 
     Parameters
@@ -140,7 +175,10 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
         With "dask": the address of a running scheduler (``"tcp://host:8786"``) or a Client.
     batch_runs : int, optional
         Runs per task (whole groups are packed until a batch holds at least this many).
-        Default: the runs to do / (8 x workers), within [64, 2000].
+        Default: sized from the measured time per run to last ``target_seconds``.
+    target_seconds : float, default 2.0
+        Wall seconds of work per task when ``batch_runs`` is not given: also the work a
+        killed worker or driver loses at most per task.
     on_batch : callable, optional
         Called as ``on_batch(progress)`` (a :class:`SweepProgress` so far) after each stored
         batch, in the driver.
@@ -172,6 +210,7 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
         raise ValueError("scheduler is for executor='dask'")
     if batch_runs is not None:
         batch_runs = as_int(batch_runs, "batch_runs", min_value=1)
+    target_seconds = as_float(target_seconds, "target_seconds", min_value=0.0, strict_min=True)
     if on_batch is not None and not callable(on_batch):
         raise TypeError(f"on_batch must be callable, got {type(on_batch).__name__}")
     if not isinstance(store, ResultStore):
@@ -184,16 +223,19 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
         stored = store.keys()
         before = sum(1 for g in groups for r in g.runs if r.key in stored)
         todo = [g for g in groups if any(r.key not in stored for r in g.runs)]
-        n_todo = sum(len(g.runs) for g in todo)
-        size = batch_runs or min(_MAX_BATCH, max(_MIN_BATCH, math.ceil(n_todo / (8 * workers))))
-        batches = _batches(todo, size)
         state = {"computed": 0, "batches": 0, "parts": 0}
+        if executor == "dask" and todo:
+            client, close = _dask_client(workers, scheduler)
+            workers = max(1, len(client.scheduler_info().get("workers", {})))
+        plan = _Planner(todo, workers, batch_runs, target_seconds)
 
         def progress():
             return SweepProgress(total, before, state["computed"], state["batches"], state["parts"],
                                  time.perf_counter() - t0)
 
-        def done(cols):
+        def done(result):
+            cols, seconds = result
+            plan.record(len(cols["key"]), seconds)
             cols = _keep(cols, stored)
             state["batches"] += 1
             if cols["key"]:
@@ -204,28 +246,35 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
             if on_batch is not None:
                 on_batch(progress())
 
-        if not batches:
+        if not todo:
             pass
         elif executor == "dask":
-            _run_dask(batches, done, workers, scheduler)
-        elif workers == 1 or len(batches) == 1:
-            for b in batches:
-                done(run_batch(b))
+            try:
+                _run_dask(plan, done, client)
+            finally:
+                close()
+        elif workers == 1:
+            while (batch := plan.next()) is not None:
+                done(_timed_batch(batch))
         else:
-            _run_pool(batches, done, workers)
+            _run_pool(plan, done, workers)
         return progress()
     finally:
         store.close()
 
 
-def _run_pool(batches, done, workers):
+def _run_pool(plan, done, workers):
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     before = set(multiprocessing.active_children())
-    ex = ProcessPoolExecutor(max_workers=min(workers, len(batches)), mp_context=ctx, initializer=_ignore_sigint)
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
     ok = False
     try:
-        pending = {ex.submit(run_batch, b) for b in batches}
-        while pending:
+        pending = set()
+        while True:
+            while len(pending) < _IN_FLIGHT * workers and (batch := plan.next()) is not None:
+                pending.add(ex.submit(_timed_batch, batch))
+            if not pending:
+                break
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
                 done(f.result())
@@ -239,37 +288,56 @@ def _run_pool(batches, done, workers):
                 proc.terminate()
 
 
-def _run_dask(batches, done, workers, scheduler):
+def _dask_client(workers, scheduler):
+    """``(client, close)`` for the Dask executor: the given Client, one on the given address,
+    or one on a LocalCluster of ``workers`` single-threaded processes started here."""
     try:
         import logging
 
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover - the sweep extra is installed by the tests
         raise ImportError("executor='dask' needs dask.distributed: pip install 'spare_core[sweep]'") from None
-    cluster = client = None
-    own = False
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
-        client, own = Client(cluster), True
-    elif isinstance(scheduler, str):
-        client, own = Client(scheduler), True
-    elif isinstance(scheduler, Client):
-        client = scheduler
-    else:
+    if isinstance(scheduler, Client):
+        return scheduler, lambda: None
+    if scheduler is not None and not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be an address or a distributed.Client, got {type(scheduler).__name__}")
-    futures = []
-    try:
+    if scheduler is not None:
+        client = Client(scheduler)
+        return client, client.close
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+
+    def close():
+        client.close()
+        cluster.close()
+
+    return client, close
+
+
+def _run_dask(plan, done, client):
+    from distributed import as_completed
+
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+
+    def submit():
+        batch = plan.next()
+        if batch is None:
+            return None
         # a worker lost mid-task is not the task's fault: the scheduler reruns it elsewhere
         # (its allowed-failures); retries cover an exception inside the task itself
-        futures = [client.submit(run_batch, b, key=f"spare-batch-{_batch_key(b)}", retries=2) for b in batches]
-        for fut in as_completed(futures):
-            done(fut.result())
+        return client.submit(_timed_batch, batch, key=f"spare-batch-{_batch_key(batch)}", retries=2)
+
+    futures = [f for f in (submit() for _ in range(_IN_FLIGHT * n_workers)) if f is not None]
+    queue = as_completed(futures)
+    try:
+        for fut in queue:
+            result = fut.result()
             fut.release()
+            done(result)
+            nxt = submit()
+            if nxt is not None:
+                queue.add(nxt)
+                futures.append(nxt)
     finally:
-        if futures:
-            client.cancel([f for f in futures if not f.done()])
-        if own:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        client.cancel([f for f in futures if not f.done()])

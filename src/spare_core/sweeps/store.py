@@ -195,8 +195,12 @@ class ResultStore:
         final = self.runs_dir / f"part-{digest}.parquet"
         tmp = self.runs_dir / f".part-{digest}-{uuid.uuid4().hex[:8]}.tmp"
         try:
+            # encoded in memory and written in one call (pyarrow's many small writes to a
+            # file cost ~10 ms a part); no column statistics: keys and JSON are long strings
+            buf = pa.BufferOutputStream()
+            pq.write_table(table, buf, compression="zstd", write_statistics=False)
             with open(tmp, "wb") as fh:
-                pq.write_table(table, fh, compression="zstd")
+                fh.write(buf.getvalue().to_pybytes())
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, final)
