@@ -1,9 +1,11 @@
 """The policy registry, policies as objects in sweeps and optima, and sweep specs with stable keys."""
 import math
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,3 +204,29 @@ def test_toml_spec(tmp_path):
             load_spec(f)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_spec(tmp_path / "nope.toml")
+
+
+def test_toml_spec_over_a_scenario_file(tmp_path):
+    from spare_core.scenario_file import load_scenario_file
+
+    example = Path(__file__).parent.parent / "examples" / "rsc1_2000_nodes.toml"
+    shutil.copy(example, tmp_path / "cluster.toml")
+    f = tmp_path / "s.toml"
+    f.write_text(textwrap.dedent("""
+        seeds = 2
+        policies = ["spare"]
+        redundancies = [2, 3]
+        [[scenarios]]
+        file = "cluster.toml"
+        set = {"job.tokens" = 1.0e10}
+        grid = {"failures.per_1000_node_days" = [3.0, 6.5, 13.0]}
+    """))
+    spec = load_spec(f)
+    assert len(spec.scenarios) == 3 and len(spec) == 3 * 2 * 2
+    mtbf = [s.system_mtbf for s in spec.scenarios]
+    assert mtbf[0] * 3.0 == pytest.approx(mtbf[1] * 6.5, rel=1e-12) == pytest.approx(mtbf[2] * 13.0, rel=1e-12)
+    direct = load_scenario_file(tmp_path / "cluster.toml", ["job.tokens=1.0e10"]).scenario
+    assert spec.scenarios[1].to_dict() == direct.to_dict() | {"name": spec.scenarios[1].name}
+    f.write_text('seeds = 2\n[[scenarios]]\nfile = "cluster.toml"\nn_groups = 3\n')
+    with pytest.raises(ValueError, match="takes only 'file', 'set' and 'grid'"):
+        load_spec(f)

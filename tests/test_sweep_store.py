@@ -151,3 +151,28 @@ def test_torn_temporary_parts_are_never_read_and_are_cleaned(reference, tmp_path
     assert not list(runs.glob(".part-*"))
     manifest = json.loads((tmp_path / "s" / "store.json").read_text())
     assert manifest["format"] == "spare_core sweep store"
+
+
+def test_sweep_command_runs_resumes_and_reports(tmp_path, capsys):
+    from spare_core.cli import main
+
+    f = tmp_path / "s.toml"
+    f.write_text('seeds = 3\npolicies = ["ckpt", "spare"]\nredundancies = [2, 3]\n'
+                 '[scenario]\npreset = "paper_600k"\nn_groups = 30\nn_steps = 100\n')
+    store = tmp_path / "store"
+    assert main(["sweep", str(f), "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "9 runs simulated" in out and "SPARe+CKPT" in out
+    assert main(["sweep", str(f), "--store", str(store)]) == 0
+    assert "0 runs simulated" in capsys.readouterr().out
+    js = tmp_path / "r.json"
+    assert main(["sweep", "--report", "--store", str(store), "--json", str(js)]) == 0
+    doc = json.loads(js.read_text())
+    assert sum(c["runs"] for c in doc["cells"]) == 9 and doc["best"][0]["policy"] == "SPARe+CKPT"
+    for argv, msg in ((["sweep", "--store", str(store)], "give SPEC.toml"),
+                      (["sweep", str(f), "--report", "--store", str(store)], "--report takes no SPEC"),
+                      (["sweep", str(f), "--store", str(store), "--scheduler", "tcp://x:1"], "--scheduler needs"),
+                      (["sweep", "--report", "--store", str(tmp_path / "none")], "does not exist")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("spare sweep: error:") and msg in err and "\n" not in err

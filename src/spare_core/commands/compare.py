@@ -17,11 +17,10 @@ from .grid import run_grid
 from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
 from .report import cell_interval, fmt_duration, fmt_ratio
 from ..scenario_file import scenario_to_dict
-from ..sim import Scenario, closed_form_redundancy
+from ..sim import POLICY_REGISTRY, Scenario, closed_form_redundancy
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"
 
-_LABELS = {"ckpt": "CKPT-only", "rep": "Rep+CKPT", "rep-disjoint": "Rep+CKPT", "spare": "SPARe+CKPT"}
 
 
 def add_arguments(parser) -> None:
@@ -77,7 +76,7 @@ def run(args) -> int:
         best_json[str(n)] = {}
         rules = []
         for name in policies:
-            label = _LABELS[name]
+            label = POLICY_REGISTRY[name].label
             b = res.best(n, label)
             if b is None:
                 cells = [s for s in res.summaries if s.n_groups == n and s.policy == label]

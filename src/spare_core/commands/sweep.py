@@ -10,12 +10,11 @@ every finished batch stored.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 
-from . import nonneg_int, positive_int
+from . import EXIT_INTERRUPTED, UsageError, nonneg_int, positive_int
 
 HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
 
@@ -34,11 +33,6 @@ def add_arguments(parser) -> None:
                         help="runs per task (default: sized from the sweep and the workers)")
     parser.add_argument("--report", action="store_true", help="only report the store; run nothing")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the report (cells and best r) as JSON")
-
-
-def _fail(msg) -> int:
-    print(f"spare sweep: error: {msg}", file=sys.stderr)
-    return 2
 
 
 def _num(v, fmt="{:.3f}"):
@@ -84,7 +78,7 @@ def run(args) -> int:
     try:
         from ..sweeps import ResultStore, StoreError, load_spec, run_sweep
     except ImportError as e:
-        return _fail(str(e))
+        raise UsageError(str(e)) from None
     try:
         if args.json:
             _check_json_path(args.json)
@@ -98,7 +92,7 @@ def run(args) -> int:
             raise ValueError("--scheduler needs --executor dask")
         spec = load_spec(args.spec)
     except (OSError, ValueError, TypeError) as e:
-        return _fail(e)
+        raise UsageError(str(e)) from None
     store = ResultStore(args.store)
     tty = sys.stderr.isatty()
 
@@ -116,9 +110,9 @@ def run(args) -> int:
             print(file=sys.stderr)
         print(f"spare sweep: interrupted; {len(store.keys())} runs are stored in {args.store} "
               "(run the same command to resume)", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except StoreError as e:
-        return _fail(e)
+        raise UsageError(str(e)) from None
     if tty:
         print(file=sys.stderr)
     print(f"{done.computed} runs simulated in {done.seconds:.1f} s ({done.runs_per_second:.0f} runs/s, "
@@ -126,6 +120,3 @@ def run(args) -> int:
           f"{store.size_bytes() / 1e6:.2f} MB")
     return _report(args.store, args.json)
 
-
-# argparse's own errors (a bad flag) already exit 2 with one line
-_ = argparse

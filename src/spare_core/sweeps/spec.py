@@ -77,25 +77,6 @@ class Group:
         return np.random.SeedSequence(int(self.key[:32], 16))
 
 
-def _scenario_dict(sc):
-    # TEMPORARY until Scenario.to_dict lands on main (failures helper); then sc.to_dict()
-    if callable(getattr(sc, "to_dict", None)):
-        return sc.to_dict()
-    if sc.lifetime is not None or sc.step_time_model is not None:
-        raise TypeError("this scenario cannot be written as a dict yet (custom lifetime or step-time model)")
-    return {k: getattr(sc, k) for k in Scenario.__slots__}
-
-
-def _scenario_from_dict(d):
-    # TEMPORARY until Scenario.from_dict lands on main
-    if callable(getattr(Scenario, "from_dict", None)):
-        return Scenario.from_dict(d)
-    kw = dict(d)
-    if "n_groups" not in kw:
-        raise ValueError("scenario lacks the key 'n_groups'")
-    return Scenario(kw.pop("n_groups"), **kw)
-
-
 def _source_name(src) -> str:
     if isinstance(src, str):
         return src
@@ -182,7 +163,7 @@ class SweepSpec:
             return self._groups
         groups = []
         for sc in self.scenarios:
-            sd = _scenario_dict(sc)
+            sd = sc.to_dict()
             sjson = canonical_json(sd)
             skey = content_key({"v": KEY_VERSION, "scenario": sd})
             where = f" (sweep {self.name!r})"
@@ -228,8 +209,9 @@ class SweepSpec:
 
     # -- files ------------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data, *, source="spec") -> "SweepSpec":
-        """The spec of a TOML file's table (see :func:`load_spec` for the format)."""
+    def from_dict(cls, data, *, source="spec", base_dir=".") -> "SweepSpec":
+        """The spec of a TOML file's table (see :func:`load_spec` for the format); scenario
+        files it names are read relative to ``base_dir``."""
         if not isinstance(data, dict):
             raise TypeError(f"{source}: must be a table, got {type(data).__name__}")
         unknown = set(data) - _TOP_KEYS
@@ -242,7 +224,7 @@ class SweepSpec:
             raise TypeError(f"{source}: scenarios must be tables")
         scenarios = []
         for i, t in enumerate(tables):
-            scenarios.extend(_scenarios_of(t, f"{source}: scenario {i + 1}"))
+            scenarios.extend(_scenarios_of(t, f"{source}: scenario {i + 1}", Path(base_dir)))
         red = data.get("redundancies", list(range(1, 21)))
         if isinstance(red, dict):
             extra = set(red) - {"from", "to"}
@@ -266,12 +248,19 @@ class SweepSpec:
         return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"))
 
 
-def _scenarios_of(table, where):
-    """Scenarios of one [[scenarios]] table: a preset and/or keys, and a grid of lists."""
+def _toml_value(v) -> str:
+    return json.dumps(v) if isinstance(v, str) else ("true" if v is True else "false" if v is False else repr(v))
+
+
+def _scenarios_of(table, where, base_dir):
+    """Scenarios of one [[scenarios]] table: a scenario file, a preset and/or keys, and a grid
+    of lists."""
     t = dict(table)
     grid = t.pop("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ValueError(f"{where}: grid must map keys to non-empty lists, got {grid!r}")
+    if "file" in t:
+        return _file_scenarios(t, grid, where, base_dir)
     preset = t.pop("preset", None)
     if preset is not None and preset not in _PRESETS:
         raise ValueError(f"{where}: preset must be one of {sorted(_PRESETS)}, got {preset!r}")
@@ -284,7 +273,7 @@ def _scenarios_of(table, where):
         kw = dict(t, **dict(zip(grid, values)))
         try:
             if preset is None:
-                sc = _scenario_from_dict(kw)
+                sc = _plain_scenario(kw)
             elif preset == "paper_600k":
                 sc = Scenario.paper_600k(kw.pop("n_groups", 600), **kw)
             else:
@@ -292,6 +281,41 @@ def _scenarios_of(table, where):
         except (TypeError, ValueError) as e:
             raise type(e)(f"{where}: {e}") from None
         out.append((sc, values))
+    return _named(out, grid)
+
+
+def _plain_scenario(kw):
+    """A scenario from keys: :meth:`Scenario.from_dict`'s exact form (a failure model table)
+    or the constructor's keywords (``system_mtbf``, ``weibull_shape``, a model's name)."""
+    if isinstance(kw.get("failure_model"), dict):
+        return Scenario.from_dict(kw)
+    kw = dict(kw)
+    if "n_groups" not in kw:
+        raise ValueError("scenario lacks the key 'n_groups'")
+    return Scenario(kw.pop("n_groups"), **kw)
+
+
+def _file_scenarios(t, grid, where, base_dir):
+    """A scenario file (the ``spare run`` format, in the user's units) and a grid over its
+    dotted keys (``"failures.per_1000_node_days" = [3.0, 6.5]``); ``set`` fixes keys."""
+    from ..scenario_file import load_scenario_file
+
+    extra = set(t) - {"file", "set"}
+    if extra:
+        raise ValueError(f"{where}: a table with 'file' takes only 'file', 'set' and 'grid', got {sorted(extra)[0]!r}")
+    fixed = t.get("set", {})
+    if not isinstance(fixed, dict):
+        raise ValueError(f"{where}: set must be a table of KEY = value, got {fixed!r}")
+    path = Path(t["file"]) if Path(t["file"]).is_absolute() else base_dir / t["file"]
+    out = []
+    for values in itertools.product(*grid.values()):
+        items = {**fixed, **dict(zip(grid, values))}
+        sf = load_scenario_file(path, [f"{k}={_toml_value(v)}" for k, v in items.items()])
+        out.append((sf.scenario, values))
+    return _named(out, grid)
+
+
+def _named(out, grid):
     names = [sc.name for sc, _ in out]
     if len(set(names)) == len(names):
         return [sc for sc, _ in out]
@@ -323,6 +347,11 @@ def load_spec(path) -> SweepSpec:
         n_steps = 500
         grid = {n_groups = [200, 600], system_mtbf = [300.0, 600.0]}  # every combination
 
+        [[scenarios]]                       # a scenario file (``spare run``'s format, relative
+        file = "cluster.toml"               # to this file); its [compare] table is not used
+        set = {"job.steps" = 20000}         # fixed overrides of its dotted keys
+        grid = {"failures.per_1000_node_days" = [3.0, 6.5, 13.0], "cluster.gpus" = [8192, 16384]}
+
     Raises
     ------
     FileNotFoundError, ValueError, TypeError
@@ -342,4 +371,4 @@ def load_spec(path) -> SweepSpec:
         raise FileNotFoundError(f"sweep spec {str(p)!r} does not exist") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: not valid TOML: {e}") from None
-    return SweepSpec.from_dict(data, source=str(p))
+    return SweepSpec.from_dict(data, source=str(p), base_dir=p.parent)
