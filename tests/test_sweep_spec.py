@@ -25,6 +25,7 @@ from spare_core.sim import (
     sweep,
 )
 from spare_core.sweeps import SweepSpec, load_spec, run_batch
+from spare_core.sweeps.spec import content_key
 
 
 def tiny(n=30, **kw):
@@ -132,6 +133,12 @@ def test_keys_cover_scenario_policy_interval_and_seed():
     other = {r.key for r in _spec(scenarios=[tiny(30, restart_time=3601.0), tiny(12, failure_model="system")],
                                   intervals=[None, "young", 900.0]).runs()}
     assert len(other & again) == len(again) // 2  # only the unchanged scenario's runs keep their keys
+    # the documented content: SHA-256 of the canonical JSON of scenario dict, policy dict, seed
+    for r in runs[:: 7]:
+        sc = next(g.scenario for g in spec.groups() if g.key == r.group_key)
+        doc = {"v": 1, "scenario": sc.to_dict(), "policy": r.policy.to_dict(), "seed": r.seed}
+        assert r.key == content_key(doc)
+        assert r.group_key == content_key({"v": 1, "scenario": sc.to_dict(), "seed": r.seed})
     groups = spec.groups()
     assert len({g.key for g in groups}) == len(groups) == 4
     for g in groups:

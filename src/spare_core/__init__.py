@@ -24,7 +24,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"matching", "flow", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint",
-               "topology", "domain_endurance"}
+               "topology", "domain_endurance", "sweeps"}
 
 
 def __getattr__(name):

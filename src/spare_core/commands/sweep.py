@@ -31,6 +31,9 @@ def add_arguments(parser) -> None:
                         help="worker processes, local or in the LocalCluster (default 1; 0: one per CPU)")
     parser.add_argument("--batch-runs", type=positive_int, default=None, metavar="N",
                         help="runs per task (default: sized from the sweep and the workers)")
+    parser.add_argument("--task-seconds", type=float, default=2.0, metavar="S",
+                        help="seconds of work per task when --batch-runs is not given (default 2; "
+                             "longer on a large cluster, see docs/sweeps.md)")
     parser.add_argument("--report", action="store_true", help="only report the store; run nothing")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the report (cells and best r) as JSON")
 
@@ -88,6 +91,8 @@ def run(args) -> int:
             return _report(args.store, args.json)
         if not args.spec:
             raise ValueError("give SPEC.toml (or --report)")
+        if not (math.isfinite(args.task_seconds) and args.task_seconds > 0):
+            raise ValueError(f"--task-seconds must be a finite number > 0, got {args.task_seconds}")
         if args.scheduler and args.executor != "dask":
             raise ValueError("--scheduler needs --executor dask")
         spec = load_spec(args.spec)
@@ -104,7 +109,7 @@ def run(args) -> int:
     print(f"spare sweep: {spec!r}", flush=True)
     try:
         done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
-                         batch_runs=args.batch_runs, on_batch=progress)
+                         batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
     except KeyboardInterrupt:
         if tty:
             print(file=sys.stderr)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .store import ResultStore, _pa
+from .store import ResultStore, require_pyarrow
 
 __all__ = ["summarise", "best_redundancy"]
 
@@ -20,7 +20,7 @@ _MEANS = ("availability", "overhead", "checkpoint_interval", "failures_masked", 
 
 
 def _table(source):
-    pa, _ = _pa()
+    pa, _ = require_pyarrow()
     if isinstance(source, pa.Table):
         return source
     if not isinstance(source, ResultStore):
@@ -52,7 +52,7 @@ def summarise(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
         hit its horizon: its TTT is only bounded below); with one seed the interval is NaN.
         Sorted by scenario, policy, interval setting and r.
     """
-    pa, _ = _pa()
+    pa, _ = require_pyarrow()
     if not (0 < confidence < 1):
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     qs = [float(q) for q in quantiles]
@@ -117,7 +117,7 @@ def best_redundancy(summary):
         ``runner_up_ratio`` (the next best r; null if none). Combinations where no r
         finished on every seed are left out.
     """
-    pa, _ = _pa()
+    pa, _ = require_pyarrow()
     if summary.num_rows == 0:
         return summary
     rows = summary.to_pylist()

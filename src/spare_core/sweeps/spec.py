@@ -44,6 +44,15 @@ def content_key(obj) -> str:
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
 
 
+def _key_of(**parts) -> str:
+    """:func:`content_key` of ``{name: value, ..., "v": KEY_VERSION}`` from values already in
+    canonical JSON: the same bytes (keys sorted, no spaces) without re-encoding the scenario
+    for each of a sweep's runs."""
+    parts["v"] = str(KEY_VERSION)
+    text = "{" + ",".join(f"{json.dumps(k)}:{parts[k]}" for k in sorted(parts)) + "}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class Run:
     """One run of a sweep: what to simulate and the labels it is stored under."""
@@ -165,28 +174,25 @@ class SweepSpec:
         for sc in self.scenarios:
             sd = sc.to_dict()
             sjson = canonical_json(sd)
-            skey = content_key({"v": KEY_VERSION, "scenario": sd})
+            skey = _key_of(scenario=sjson)
             where = f" (sweep {self.name!r})"
             built = []
             for iv in self.intervals:
                 for pi, p in expand_policies(sc, self.policies, self.redundancies,
                                              policy_kwargs=self.policy_options, interval=iv, where=where):
-                    pd = p.to_dict()
-                    built.append((_source_name(self.policies[pi]), pd, "" if iv is None else str(iv), p))
+                    built.append((_source_name(self.policies[pi]), canonical_json(p.to_dict()),
+                                  "" if iv is None else str(iv), p))
             seen = {}
-            for src, pd, ivs, _ in built:
-                k = canonical_json(pd)
-                if k in seen:
-                    raise ValueError(f"policies {seen[k]!r} and {src!r} build the same policy {k} on scenario "
+            for src, pjson, _, _ in built:
+                if pjson in seen:
+                    raise ValueError(f"policies {seen[pjson]!r} and {src!r} build the same policy {pjson} on scenario "
                                      f"{sc.name!r}: each run would appear twice")
-                seen[k] = src
+                seen[pjson] = src
             for seed in self.seeds:
-                gkey = content_key({"v": KEY_VERSION, "scenario": sd, "seed": seed})
-                runs = tuple(
-                    Run(content_key({"v": KEY_VERSION, "scenario": sd, "policy": pd, "seed": seed}), gkey, skey, p, src,
-                        canonical_json(pd), ivs, seed)
-                    for src, pd, ivs, p in built
-                )
+                sjs = str(seed)
+                gkey = _key_of(scenario=sjson, seed=sjs)
+                runs = tuple(Run(_key_of(policy=pjson, scenario=sjson, seed=sjs), gkey, skey, p, src, pjson, ivs, seed)
+                             for src, pjson, ivs, p in built)
                 groups.append(Group(gkey, sc, sjson, seed, runs))
         keys = [g.key for g in groups]
         if len(set(keys)) != len(keys):

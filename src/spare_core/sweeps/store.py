@@ -45,7 +45,8 @@ class StoreError(OSError):
     """The store cannot be used (not writable, full, in use, not a store)."""
 
 
-def _pa():
+def require_pyarrow():
+    """``(pyarrow, pyarrow.parquet)``, or an ImportError saying which extra installs them."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -189,7 +190,7 @@ class ResultStore:
         as one part, atomically. Returns the part's path."""
         if self._lock_fd is None:
             raise StoreError("open_for_writing() the store before writing to it")
-        pa, pq = _pa()
+        pa, pq = require_pyarrow()
         table = pa.table(columns)
         digest = hashlib.sha256("\n".join(sorted(columns["key"])).encode()).hexdigest()[:32]
         final = self.runs_dir / f"part-{digest}.parquet"
@@ -222,7 +223,7 @@ class ResultStore:
 
     def keys(self) -> set:
         """The run keys stored so far."""
-        _, pq = _pa()
+        _, pq = require_pyarrow()
         out: set = set()
         for part in self.parts():
             out.update(pq.read_table(part, columns=["key"]).column("key").to_pylist())
@@ -236,7 +237,7 @@ class ResultStore:
         columns : list of str, optional
             Only these columns (``key`` is always read).
         """
-        pa, pq = _pa()
+        pa, pq = require_pyarrow()
         cols = None if columns is None else list(dict.fromkeys(["key", *columns]))
         tables = [pq.read_table(p, columns=cols) for p in self.parts()]
         if not tables:
