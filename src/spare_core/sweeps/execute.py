@@ -61,6 +61,9 @@ class SweepProgress:
         Tasks run and Parquet parts written by this call.
     seconds : float
         Wall time of this call.
+    compute_seconds : float
+        Wall seconds the workers spent simulating (summed over tasks): ``compute_seconds /
+        (seconds x workers)`` is the sweep's efficiency, the rest its overhead.
     """
 
     total: int
@@ -69,6 +72,7 @@ class SweepProgress:
     batches: int
     parts: int
     seconds: float
+    compute_seconds: float = 0.0
 
     @property
     def runs_per_second(self) -> float:
@@ -223,7 +227,7 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
         stored = store.keys()
         before = sum(1 for g in groups for r in g.runs if r.key in stored)
         todo = [g for g in groups if any(r.key not in stored for r in g.runs)]
-        state = {"computed": 0, "batches": 0, "parts": 0}
+        state = {"computed": 0, "batches": 0, "parts": 0, "compute": 0.0}
         if executor == "dask" and todo:
             client, close = _dask_client(workers, scheduler)
             workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -231,11 +235,12 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
 
         def progress():
             return SweepProgress(total, before, state["computed"], state["batches"], state["parts"],
-                                 time.perf_counter() - t0)
+                                 time.perf_counter() - t0, state["compute"])
 
         def done(result):
             cols, seconds = result
             plan.record(len(cols["key"]), seconds)
+            state["compute"] += seconds
             cols = _keep(cols, stored)
             state["batches"] += 1
             if cols["key"]:

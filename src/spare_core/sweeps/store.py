@@ -83,6 +83,13 @@ class ResultStore:
         self.path = Path(path)
         self._lock_fd = None
 
+    @staticmethod
+    def warm_up() -> None:
+        """Import pyarrow and build one array: its first array imports pandas when installed
+        (a one-off ~0.3-1 s a process) so that the first part written does not pay it."""
+        pa, _ = require_pyarrow()
+        pa.array([0])
+
     @property
     def runs_dir(self) -> Path:
         return self.path / "runs"
