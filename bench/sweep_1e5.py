@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from spare_core.sim import Scenario
-from spare_core.sweeps import ResultStore, SweepSpec, best_redundancy, run_sweep, summarise
+from spare_core.sweeps import ResultStore, SweepSpec, best_redundancy, run_sweep, summarise_store
 
 
 def spec(seeds):
@@ -48,14 +48,14 @@ def main(argv=None) -> int:
         store = ResultStore(d)
         size = store.size_bytes()
         t = time.perf_counter()
-        summ = summarise(store)
+        summ = summarise_store(store)
         best = best_redundancy(summ)
         t_sum = time.perf_counter() - t
         print(f"{s!r}")
         print(f"{done.computed} runs in {wall:.1f} s wall with {args.workers} local workers: "
               f"{done.computed / wall:.0f} runs/s; {done.batches} batches")
         print(f"store: {len(store.parts())} parts, {size / 1e6:.2f} MB ({size / max(1, done.computed + done.stored_before):.0f} B a run)")
-        print(f"summarise + best r over the store: {t_sum:.1f} s ({summ.num_rows} cells, {best.num_rows} best rows)")
+        print(f"summarise_store + best r over the store: {t_sum:.1f} s ({summ.num_rows} cells, {best.num_rows} best rows)")
     finally:
         if args.store is None:
             shutil.rmtree(d)

@@ -17,7 +17,7 @@ from spare_core.sweeps import (  # noqa: E402
     SweepSpec,
     best_redundancy,
     run_sweep,
-    summarise,
+    summarise_store,
 )
 
 
@@ -92,7 +92,7 @@ def test_a_grown_spec_runs_only_the_new_runs_with_the_grown_spec_numbers(referen
 
 def test_summary_statistics_and_best_r(reference):
     table = ResultStore(reference).read()
-    summ = summarise(reference, confidence=0.9, quantiles=(0.25, 0.5))
+    summ = summarise_store(reference, confidence=0.9, quantiles=(0.25, 0.5))
     assert summ.num_rows == 2 * 7 and sum(summ.column("runs").to_pylist()) == 56
     rows = table.to_pylist()
     for cell in summ.to_pylist():

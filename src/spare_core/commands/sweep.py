@@ -15,6 +15,7 @@ import math
 import sys
 
 from . import EXIT_INTERRUPTED, UsageError, nonneg_int, positive_int
+from .grid import progress_bar
 
 HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
 
@@ -43,9 +44,9 @@ def _num(v, fmt="{:.3f}"):
 
 
 def _report(store, json_path) -> int:
-    from ..sweeps import best_redundancy, summarise
+    from ..sweeps import best_redundancy, summarise_store
 
-    summary = summarise(store)
+    summary = summarise_store(store)
     if summary.num_rows == 0:
         print(f"store {store} holds no runs")
         return 0
@@ -99,27 +100,27 @@ def run(args) -> int:
     except (OSError, ValueError, TypeError) as e:
         raise UsageError(str(e)) from None
     store = ResultStore(args.store)
-    tty = sys.stderr.isatty()
+    bar = progress_bar(len(spec), "spare sweep (runs)")
+    shown = [0]
 
     def progress(p):
-        if tty:
-            print(f"\r{p.stored_before + p.computed}/{p.total} runs stored ({p.runs_per_second:.0f} runs/s)",
-                  end="", file=sys.stderr, flush=True)
+        n = p.stored_before + p.computed
+        bar.update(n - shown[0])
+        shown[0] = n
 
     print(f"spare sweep: {spec!r}", flush=True)
     try:
         done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
                          batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
     except KeyboardInterrupt:
-        if tty:
-            print(file=sys.stderr)
+        bar.close()
         print(f"spare sweep: interrupted; {len(store.keys())} runs are stored in {args.store} "
               "(run the same command to resume)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StoreError as e:
+        bar.close()
         raise UsageError(str(e)) from None
-    if tty:
-        print(file=sys.stderr)
+    bar.close()
     print(f"{done.computed} runs simulated in {done.seconds:.1f} s ({done.runs_per_second:.0f} runs/s, "
           f"{done.batches} batches); {done.stored_before} were stored already; store {args.store}: "
           f"{store.size_bytes() / 1e6:.2f} MB")

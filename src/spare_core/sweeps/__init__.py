@@ -4,7 +4,7 @@ A :class:`SweepSpec` (Python, or a TOML file read by :func:`load_spec`) lists sc
 policies x redundancies x intervals x seeds; every run has a stable key and random streams
 derived from it. :func:`run_sweep` runs what a :class:`ResultStore` (a Parquet dataset)
 does not hold yet, in this process, local processes or on Dask, and stores each batch as it
-finishes; :func:`summarise` and :func:`best_redundancy` read the store, during or after a
+finishes; :func:`summarise_store` and :func:`best_redundancy` read the store, during or after a
 sweep. ``spare sweep FILE.toml --store DIR`` is the command line. Needs the ``sweep``
 extra (pyarrow; dask[distributed] for the Dask executor).
 
@@ -12,10 +12,10 @@ See docs/sweeps.md for the design, the measured speed and how a spec runs on a c
 """
 from __future__ import annotations
 
-from .aggregate import best_redundancy, summarise
+from .aggregate import best_redundancy, summarise_store
 from .execute import EXECUTORS, SweepProgress, run_batch, run_sweep
 from .spec import Group, Run, SweepSpec, load_spec
 from .store import ResultStore, StoreError
 
 __all__ = ["SweepSpec", "load_spec", "Run", "Group", "run_sweep", "run_batch", "SweepProgress", "EXECUTORS",
-           "ResultStore", "StoreError", "summarise", "best_redundancy"]
+           "ResultStore", "StoreError", "summarise_store", "best_redundancy"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .store import ResultStore, require_pyarrow
 
-__all__ = ["summarise", "best_redundancy"]
+__all__ = ["summarise_store", "best_redundancy"]
 
 _CELL = ("scenario_key", "policy", "redundancy", "interval_setting")
 _MEANS = ("availability", "overhead", "checkpoint_interval", "failures_masked", "wipeouts", "restarts", "progress")
@@ -30,7 +30,7 @@ def _table(source):
     return source.read()
 
 
-def summarise(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
+def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
     """One row per cell of the stored runs.
 
     Parameters
@@ -108,7 +108,7 @@ def best_redundancy(summary):
     Parameters
     ----------
     summary : pyarrow.Table
-        From :func:`summarise`.
+        From :func:`summarise_store`.
 
     Returns
     -------

@@ -25,6 +25,7 @@ from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
+from .. import __version__
 from .._validate import as_float, as_int, check_choice
 from ..sim import RunResult
 from ..sim.grid import run_group
@@ -244,6 +245,7 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
             cols = _keep(cols, stored)
             state["batches"] += 1
             if cols["key"]:
+                cols["spare_core_version"] = [__version__] * len(cols["key"])  # provenance
                 store.write(cols)
                 stored.update(cols["key"])
                 state["parts"] += 1
