@@ -145,6 +145,18 @@ def test_keys_cover_scenario_policy_interval_and_seed():
         assert {r.group_key for r in g.runs} == {g.key}
 
 
+def test_a_layout_enters_the_key_by_its_placement():
+    from spare_core.layout import StackedLayout
+
+    sc = tiny(12)
+    a = SpareCheckpoint(3, layout=StackedLayout(12, 3, offsets=[0, 1, 2]))
+    b = SpareCheckpoint(3, layout=StackedLayout(12, 3, offsets=[0, 1, 2]))
+    c = SpareCheckpoint(3, layout=StackedLayout(12, 3, offsets=[0, 1, 3]))
+    keys = [SweepSpec(sc, (p,), [3], seeds=1).runs()[0].key for p in (a, b, c, SpareCheckpoint(3))]
+    assert keys[0] == keys[1] and len(set(keys)) == 3
+    assert a.to_dict()["params"]["layout"]["n_groups"] == 12
+
+
 def test_keys_and_streams_are_the_same_in_another_interpreter():
     spec = _spec()
     code = textwrap.dedent("""

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -524,6 +525,20 @@ class SpareCheckpoint(Policy):
 
     def failure_seconds(self, scenario):
         return scenario.shrink_time + scenario.controller_time
+
+    def to_dict(self) -> dict:
+        """As :meth:`Policy.to_dict`; a given ``layout`` enters as its size and the SHA-256 of
+        its placement (layouts are equal exactly when their placements are)."""
+        layout = getattr(self, "layout", None)
+        if layout is None:
+            return super().to_dict()
+        plain = copy.copy(self)
+        del plain.layout
+        out = Policy.to_dict(plain)
+        placement = np.ascontiguousarray(layout.placement, dtype="<i8")
+        out["params"]["layout"] = {"n_groups": int(placement.shape[0]), "redundancy": int(placement.shape[1]),
+                                   "placement_sha256": hashlib.sha256(placement.tobytes()).hexdigest()}
+        return out
 
     def endurable_failures(self, scenario):
         from ..analytic import endurable_failures
