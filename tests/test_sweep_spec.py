@@ -1,5 +1,4 @@
 """The policy registry, policies as objects in sweeps and optima, and sweep specs with stable keys."""
-import math
 import os
 import shutil
 import subprocess
@@ -7,7 +6,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from spare_core.sim import (

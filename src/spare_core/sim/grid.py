@@ -233,8 +233,9 @@ def expand_policies(scenario, policies, redundancies, *, policy_kwargs=None, int
 
 
 def _show(src):
-    return repr(src) if isinstance(src, str) else type(src).__name__ if not callable(src) or hasattr(src, "check") \
-        else getattr(src, "__qualname__", type(src).__name__)
+    if isinstance(src, str):
+        return repr(src)
+    return getattr(src, "__qualname__", None) or type(src).__name__
 
 
 def sweep(
