@@ -5,7 +5,7 @@ The unit of work is a *group*, all runs of one scenario on one seed (they share 
 failures, :func:`spare_core.sim.run_group`); groups are packed into *batches*, one task
 each, sized from the measured seconds per run so that a task lasts about
 ``target_seconds`` and its fixed cost (pickling, scheduling, one Parquet part and its
-fsync: ~15-30 ms) stays around 1 % of it. A few tasks per worker are in flight at a time,
+fsync; docs/sweeps.md has the measured figures) stays small against it. A few tasks per worker are in flight at a time,
 so a sweep of 10^6 runs holds a few batches in memory, not all of them. Workers return a batch's rows to the driver, which writes them as
 one part of the :class:`~spare_core.sweeps.store.ResultStore` as soon as the batch is done.
 A resumed sweep skips every group whose runs are all stored; a group with some runs missing

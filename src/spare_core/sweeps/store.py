@@ -18,8 +18,7 @@ Why Parquet rather than SQLite or DuckDB: the store must be readable while a swe
 (aggregation reads finished parts, no lock needed), live on the shared filesystems clusters
 have (SQLite's locking is unreliable on NFS; an atomic rename is not), and be what the
 analysis tools of a parameter study read directly (pandas, polars, DuckDB, Spark read a
-directory of Parquet files). One file per batch, not per run, keeps the file count small
-(10^5 runs are ~100 parts at the default batch size).
+directory of Parquet files). One file per batch, not per run, keeps the file count small.
 """
 from __future__ import annotations
 
@@ -35,8 +34,8 @@ __all__ = ["ResultStore", "StoreError"]
 
 _FORMAT = "spare_core sweep store"
 _VERSION = 1
-# Parquet bytes per stored run, measured on the 10^5-run sweep of docs/sweeps.md (~40-60 B),
-# times a margin: what the free-space check before a sweep asks for
+# bytes asked for per stored run by the free-space check before a sweep: about twice the
+# ~94 B a run measured on the 10^5-run sweep of docs/sweeps.md (small parts compress less)
 _BYTES_PER_RUN = 200
 _MIN_FREE = 16 << 20
 
@@ -86,7 +85,7 @@ class ResultStore:
     @staticmethod
     def warm_up() -> None:
         """Import pyarrow and build one array: its first array imports pandas when installed
-        (a one-off ~0.3-1 s a process) so that the first part written does not pay it."""
+        (a one-off cost per process), so that the first part written does not pay it."""
         pa, _ = require_pyarrow()
         pa.array([0])
 
@@ -204,7 +203,8 @@ class ResultStore:
         tmp = self.runs_dir / f".part-{digest}-{uuid.uuid4().hex[:8]}.tmp"
         try:
             # encoded in memory and written in one call (pyarrow's many small writes to a
-            # file cost ~10 ms a part); no column statistics: keys and JSON are long strings
+            # file cost several times the encoding); no column statistics: keys and JSON are
+            # long strings nobody filters on by range
             buf = pa.BufferOutputStream()
             pq.write_table(table, buf, compression="zstd", write_statistics=False)
             with open(tmp, "wb") as fh:
