@@ -64,6 +64,30 @@ def test_stored_keys_100_parts(benchmark, tmp_path):
 
 
 # -- ratio script --------------------------------------------------------------------------
+def _burn(_=None) -> float:
+    t = time.perf_counter()
+    x = 0
+    for i in range(3_000_000):
+        x += i
+    return time.perf_counter() - t
+
+
+def machine_parallelism() -> float:
+    """Control: a pure-Python loop twice in a row vs in 2 processes at once. Near 2 on an
+    idle 2-core machine; what the sweep's 1 -> 2 worker speed-up can be read against."""
+    import multiprocessing
+
+    t = time.perf_counter()
+    _burn()
+    _burn()
+    seq = time.perf_counter() - t
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        t = time.perf_counter()
+        pool.map(_burn, [0, 1])
+        par = time.perf_counter() - t
+    return seq / par
+
+
 def _timed_sweep(spec, **kw):
     d = tempfile.mkdtemp(prefix="bench_sweep_")
     try:
@@ -94,6 +118,7 @@ def main(argv=None) -> int:
     m1, m2 = statistics.median(t1), statistics.median(t2)
     print(f"   1 local worker : {m1:7.2f} s  {n / m1:7.1f} runs/s")
     print(f"   2 local workers: {m2:7.2f} s  {n / m2:7.1f} runs/s   speed-up {m1 / m2:.2f}x")
+    print(f"   control: the machine gives 2 busy processes {machine_parallelism():.2f}x one (2.0 when idle)")
 
     try:
         from distributed import Client, LocalCluster
