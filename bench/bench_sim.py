@@ -51,12 +51,12 @@ def simpy_simulate(scenario, policy, *, seed) -> dict:
     """
     import simpy
 
-    from spare_core.sim.run import _Multipliers, _seed_children
+    from spare_core._seeding import run_seed
+    from spare_core.sim.run import StepMultipliers
 
-    fail_seed, mult_seed = _seed_children(seed)
-    stream = scenario.failure_stream(fail_seed)
+    stream = scenario.failure_stream(seed)
     handler = policy.handler(scenario)
-    mults = _Multipliers(scenario, mult_seed)
+    mults = StepMultipliers(scenario, run_seed(seed, "step-multipliers"))
     interval = policy.checkpoint_interval(scenario).seconds
     init_depth = float(policy.initial_depth(scenario))
     fsec = float(policy.failure_seconds(scenario))
@@ -153,19 +153,15 @@ def _epoch_turnover(how):
     failure stream: through the epoch cache asking for times only (checkpoint-only runs),
     through the cache with units, or on a live stream (``restart`` + ``next_failure``, as the
     step-by-step reference does)."""
-    from spare_core.sim._source import EpochFailures
-    from spare_core.sim.run import _seed_children
-
     s = Scenario.paper_600k(600)
-    seed = _seed_children(0)[0]
 
     def cache(times_only):
-        src = EpochFailures(s, seed)
+        src = s.epoch_failures(0)
         for k in range(_TURNOVER_EPOCHS):
             src.times(k, 1, 1) if times_only else src.get(k, 1, 1)
 
     def live():
-        st = s.failure_stream(seed)
+        st = s.failure_stream(0)
         for _ in range(_TURNOVER_EPOCHS):
             t, _u = st.next_failure()
             st.restart(t)

@@ -371,7 +371,7 @@ def test_bad_policy_and_seed():
         simulate(s, CheckpointOnly(), seed=-1)
     with pytest.raises(TypeError, match="seed"):
         simulate(s, CheckpointOnly(), seed=None)
-    with pytest.raises(TypeError, match="failures must be an EpochFailures"):
+    with pytest.raises(TypeError, match="failures must be an EpochSource"):
         simulate(s, CheckpointOnly(), seed=0, failures=[1.0, 2.0])
     with pytest.raises(TypeError, match="timeline must be a bool"):
         simulate(s, CheckpointOnly(), seed=0, timeline="yes")

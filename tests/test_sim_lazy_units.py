@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spare_core.sim import CheckpointOnly, ReplicationCheckpoint, Scenario, SpareCheckpoint, simulate
-from spare_core.sim._source import EpochFailures
+from spare_core._seeding import run_seed
+from spare_core.events import EpochFailures
 from spare_core.sim.policies import FailureHandler, Outcomes, Policy
-from spare_core.sim.run import _seed_children
 
 SCENARIOS = [
     Scenario.paper_600k(40, n_steps=300, max_wall_factor=4.0),
@@ -31,8 +31,8 @@ def test_cache_times_only_calls_leave_the_driver_as_full_calls_would(si, seed, c
     """Mixed times()/get() on one cache vs get() only on another, same calls: the times are
     bit-identical (the driver pulls and restarts exactly alike) and so are the units."""
     sc = SCENARIOS[si]
-    lazy = EpochFailures(sc, np.random.SeedSequence(seed))
-    full = EpochFailures(sc, np.random.SeedSequence(seed))
+    lazy = EpochFailures(sc.failures, sc.n_groups, np.random.SeedSequence(seed))
+    full = EpochFailures(sc.failures, sc.n_groups, np.random.SeedSequence(seed))
     for times_only, k, need, extra in calls:
         want = need + extra
         t_ref, u_ref = full.get(k, need, want)
@@ -53,7 +53,7 @@ def test_cache_times_only_calls_leave_the_driver_as_full_calls_would(si, seed, c
 @pytest.mark.parametrize("sc", SCENARIOS, ids=["per-unit", "system"])
 def test_cache_rebuild_replays_a_times_only_prefix_with_units(sc):
     seed = np.random.SeedSequence(11)
-    lazy, full = EpochFailures(sc, seed), EpochFailures(sc, seed)
+    lazy, full = EpochFailures(sc.failures, sc.n_groups, seed), EpochFailures(sc.failures, sc.n_groups, seed)
     for c in (lazy, full):
         c.times(0, 6, 6) if c is lazy else c.get(0, 6, 6)
         c.times(2, 3, 3) if c is lazy else c.get(2, 3, 3)
@@ -66,14 +66,14 @@ def test_cache_rebuild_replays_a_times_only_prefix_with_units(sc):
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=["per-unit", "system"])
 def test_checkpoint_only_draws_no_victims_and_later_runs_get_their_own_result(sc):
-    fail_seed = _seed_children(7)[0]
-    lazy = EpochFailures(sc, fail_seed)
+    fail_seed = run_seed(7, "failures")
+    lazy = EpochFailures(sc.failures, sc.n_groups, fail_seed)
     ckpt = simulate(sc, CheckpointOnly(), seed=7, failures=lazy)
     assert ckpt.epochs > 20
     # checkpoint-only never asked which group failed: no epoch holds units
     assert all(lazy._units[k].shape[0] == 0 for k in range(lazy.epochs_materialised))
     # Rep r = 1 restarts at every failure too, but reads the groups: same pulls, with units
-    full = EpochFailures(sc, fail_seed)
+    full = EpochFailures(sc.failures, sc.n_groups, fail_seed)
     rep1 = simulate(sc, ReplicationCheckpoint(1), seed=7, failures=full)
     assert _exact(rep1) == _exact(ckpt)
     assert all(full._units[k].shape == full._times[k].shape for k in range(full.epochs_materialised))

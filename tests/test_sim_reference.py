@@ -34,7 +34,8 @@ def cases(draw):
         n_steps=draw(st.integers(1, 80)),
         t_compute=draw(st.floats(1.0, 20.0)),
         t_allreduce=draw(st.floats(0.0, 3.0)),
-        failure_model=draw(st.sampled_from(["per-unit", "system"])),
+        failure_model=draw(st.sampled_from(["per-unit", "system", "node"])),
+        gpus_per_group=draw(st.sampled_from([8, 16, 24])),  # 1 to 3 nodes per group for "node"
         **rate,
         restart_time=draw(st.floats(0.0, 100.0)),
         checkpoint_time=draw(st.floats(0.5, 20.0)),

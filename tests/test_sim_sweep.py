@@ -16,9 +16,9 @@ from spare_core.sim import (
     simulate,
     sweep,
 )
-from spare_core.sim._source import EpochFailures
+from spare_core._seeding import run_seed
+from spare_core.events import EpochFailures
 from spare_core.sim import policies as policies_mod
-from spare_core.sim.run import _seed_children
 
 
 def tiny(n=30, **kw):
@@ -93,14 +93,14 @@ def _patched_init(orig, hint):
 
 def test_epoch_cache_rebuild_replays_the_same_failures():
     s = tiny(25, failure_model="per-unit")
-    seed, _ = _seed_children(9)
-    a = EpochFailures(s, seed)
+    seed = run_seed(9, "failures")
+    a = EpochFailures(s.failures, s.n_groups, seed)
     t0, u0 = a.get(0, 3)
     t5, _ = a.get(5, 2)
     t0b, u0b = a.get(0, 20)  # the driver has moved on: rebuilt
     assert a.rebuilds == 1
     assert np.array_equal(u0b[:3], u0[:3]) and np.array_equal(t0b[:3], t0[:3])
-    b = EpochFailures(s, seed)
+    b = EpochFailures(s.failures, s.n_groups, seed)
     tb, ub = b.get(0, 20)
     assert np.array_equal(ub, u0b) and np.allclose(tb, t0b)
     assert np.allclose(b.get(5, 2)[0][:2], t5[:2])

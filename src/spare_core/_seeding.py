@@ -54,6 +54,22 @@ def child_seed(root: np.random.SeedSequence, *key) -> np.random.SeedSequence:
     )
 
 
+#: children of a run's root seed, addressed by position (the layout every simulated number so
+#: far was drawn with): the failure process and the per-step duration multipliers
+RUN_CHILDREN = {"failures": 0, "step-multipliers": 1}
+
+
+def run_seed(seed, name: str) -> np.random.SeedSequence:
+    """The SeedSequence of the run-level stream ``name`` (:data:`RUN_CHILDREN`) of ``seed``.
+
+    Built without mutating ``seed`` (:func:`child_seed`), so the same seed always gives the
+    same streams and every policy run on it sees the same failures.
+    """
+    if name not in RUN_CHILDREN:
+        raise ValueError(f"run stream must be one of {list(RUN_CHILDREN)}, got {name!r}")
+    return child_seed(as_seed_sequence(seed), RUN_CHILDREN[name])
+
+
 def child_rng(root: np.random.SeedSequence, *key) -> np.random.Generator:
     """A fresh PCG64 Generator on :func:`child_seed` ``(root, *key)``."""
     return np.random.Generator(np.random.PCG64(child_seed(root, *key)))

@@ -4,9 +4,13 @@ Public API
 ----------
 - :class:`FailureModel` - a frozen value (law, rate, structure) that builds the failures a
   simulation consumes, behind the :class:`FailureProcess` protocol; the built-in models
-  :class:`GroupLifetimes` (the SPARe paper's, ``"per-unit"``) and :class:`SystemRenewals`
-  (``"system"``). New models register by kind in their own module (see
-  :mod:`spare_core.events.models`).
+  :class:`GroupLifetimes` (the SPARe paper's, ``"per-unit"``), :class:`NodeRenewals`
+  (``"node"``: nodes with their own lifetimes, only the failed node replaced) and
+  :class:`SystemRenewals` (``"system"``). New models register by kind in their own module
+  (see :mod:`spare_core.events.models`).
+- :class:`EpochSource` - what the simulator reads: epoch k's failures relative to its start;
+  :class:`EpochFailures` (epochs shared by all runs on a seed), :class:`RunFailures` (each run
+  follows its own restarts), :class:`NodeEpochs` (one wall-clock node failure log per seed).
 - :class:`FailureStream` - per-unit or system-level failures consumed one at a time, with
   restarts and common random numbers (what :mod:`spare_core.sim` uses).
 - :class:`Engine` - the general engine: per-unit renewals, a system-level source, trace
@@ -28,9 +32,12 @@ from ._stream import MODELS, FailureStream
 from .models import (
     DEFAULT_WEIBULL_SHAPE, FailureModel, FailureProcess, GroupLifetimes, SystemRenewals, failure_model_kinds,
 )
+from .epochs import EpochFailures, EpochSource, RunFailures
+from .nodes import INITIAL_AGES, NodeEpochs, NodeFailureLog, NodeRenewalProcess, NodeRenewals
 
 __all__ = [
     "FailureModel", "FailureProcess", "GroupLifetimes", "SystemRenewals", "failure_model_kinds",
-    "DEFAULT_WEIBULL_SHAPE", "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
+    "DEFAULT_WEIBULL_SHAPE", "NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess",
+    "INITIAL_AGES", "EpochSource", "EpochFailures", "RunFailures", "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
     "simulate_renewals", "load_trace_csv", "Weibull", "Exponential", "LogNormal", "Deterministic",
 ]

@@ -13,7 +13,7 @@ Subclass :class:`FailureModel` as a frozen dataclass in its own module under
 ``spare_core/events/``, give the class a ``kind=`` keyword (the name it registers under,
 used by :meth:`FailureModel.from_dict` and by ``Scenario(failure_model=<kind>)``), and
 implement :meth:`~FailureModel.mtbf`, :meth:`~FailureModel.process` and
-:meth:`~FailureModel.describe`. Set :attr:`~FailureModel.renews_all_at_restart` to False if an
+:meth:`~FailureModel.describe` (optionally :meth:`~FailureModel.epoch_source`, for speed). Set :attr:`~FailureModel.renews_all_at_restart` to False if an
 epoch's failures depend on when it starts (ages that survive a restart, recorded times).
 Nothing in the simulator changes: it only calls these methods.
 
@@ -152,6 +152,15 @@ class FailureModel:
     def describe(self, n_groups: int) -> str:
         """The model in words, as reported in results."""
         raise NotImplementedError
+
+    def epoch_source(self, n_groups: int, seed):
+        """The :class:`spare_core.events.EpochSource` the simulator reads, shareable by the
+        runs on one ``seed``: :class:`~spare_core.events.EpochFailures` (epochs shared) when a
+        restart renews every clock, else :class:`~spare_core.events.RunFailures` (each run
+        follows its own restarts). A model may return a faster source of its own."""
+        from .epochs import EpochFailures, RunFailures
+
+        return (EpochFailures if self.renews_all_at_restart else RunFailures)(self, n_groups, seed)
 
     def check(self, n_groups: int) -> None:
         """Raise ValueError if the model cannot drive a job of ``n_groups`` groups."""

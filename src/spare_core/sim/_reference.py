@@ -1,8 +1,8 @@
 """A slow, step-by-step pure-Python simulator of the same run model (test oracle and peer).
 
 It shares nothing with the fast path but the model's definition: it drives a *live*
-:class:`spare_core.events.FailureStream` (restarted at each resume time, one ``peek`` /
-``next_failure`` at a time, never the epoch cache), asks the policy one failure at a time
+failure process (:meth:`spare_core.events.FailureModel.process`, restarted at each resume
+time, one failure at a time, never an epoch source), asks the policy one failure at a time
 (``FailureHandler.on_failure``), and walks every step and save in Python. The tests require
 it to reproduce :func:`spare_core.sim.simulate` exactly; the benchmarks time it as the
 straightforward implementation a user would otherwise write.
@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 from .policies import Outcome
-from .run import _Multipliers, _seed_children
+from .._seeding import run_seed
+from .run import StepMultipliers
 
 __all__ = ["reference_simulate"]
 
@@ -23,10 +24,9 @@ def reference_simulate(scenario, policy, *, seed) -> dict:
     Keys: ``finished``, ``wall``, ``committed``, ``checkpoints``, ``failures_seen``,
     ``restarts``, ``useful``, ``layers_useful``, ``steps_executed``.
     """
-    fail_seed, mult_seed = _seed_children(seed)
-    stream = scenario.failure_stream(fail_seed)
+    stream = _Lookahead(scenario.failure_stream(seed))
     handler = policy.handler(scenario)
-    mults = _Multipliers(scenario, mult_seed)
+    mults = StepMultipliers(scenario, run_seed(seed, "step-multipliers"))
     buf, bi = mults.chunk(), 0
     interval = policy.checkpoint_interval(scenario).seconds
     init_depth = float(policy.initial_depth(scenario))
@@ -113,3 +113,26 @@ def _out(finished, wall, committed, checkpoints, seen, restarts, useful, layers_
         layers_useful=layers_useful,
         steps_executed=executed,
     )
+
+
+class _Lookahead:
+    """``peek`` / ``next_failure`` over a :class:`spare_core.events.FailureProcess`."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.buf = None
+
+    def peek(self) -> float:
+        if self.buf is None:
+            t, u = self.proc.take(1, True)
+            self.buf = (t[0], u[0]) if t else (math.inf, -1)
+        return self.buf[0]
+
+    def next_failure(self):
+        self.peek()
+        out, self.buf = self.buf, None
+        return out
+
+    def restart(self, time) -> None:
+        self.buf = None  # a restart follows a consumed failure: nothing is pending
+        self.proc.restart(time)

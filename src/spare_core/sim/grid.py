@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._validate import as_int
-from ._source import EpochFailures
 from .policies import (
     CheckpointOnly,
     ReplicationCheckpoint,
@@ -23,7 +22,7 @@ from .policies import (
     policy_at,
     uses_redundancy,
 )
-from .run import RunResult, _seed_children, simulate
+from .run import RunResult, simulate
 from .scenario import Scenario
 
 __all__ = ["sweep", "SweepResult", "Summary", "summarise", "run_group"]
@@ -160,7 +159,7 @@ def run_group(scenario, seed, policies) -> list:
     Notes
     -----
     The runs share one cache of the seed's per-epoch failures
-    (:class:`spare_core.sim._source.EpochFailures`; common random numbers) and are simulated
+    (:meth:`Scenario.epoch_failures`; common random numbers) and are simulated
     by decreasing r, so that the deepest epoch prefixes are drawn first. The cache keeps
     failure times relative to each epoch's start, so which other runs share it can change a
     time in its last bits, never a count: a group is therefore always run whole, in this
@@ -169,8 +168,7 @@ def run_group(scenario, seed, policies) -> list:
     interval rule are one run, simulated once and relabelled (tests/test_sim_sweep.py
     checks the equivalence).
     """
-    fail_seed, _ = _seed_children(seed)
-    source = EpochFailures(scenario, fail_seed)
+    source = scenario.epoch_failures(seed)
     out = [None] * len(policies)
     r1 = {}
     order = sorted(range(len(policies)), key=lambda i: -policies[i].redundancy)

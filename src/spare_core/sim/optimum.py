@@ -7,10 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import as_int
-from ._source import EpochFailures
 from .grid import sweep
 from .policies import policy_at, uses_redundancy
-from .run import _seed_children, simulate
+from .run import simulate
 from .scenario import Scenario
 
 __all__ = ["optimal_redundancy", "closed_form_redundancy", "RedundancyChoice", "optimal_interval", "IntervalOptimum"]
@@ -210,7 +209,7 @@ def optimal_interval(scenario, policy="spare", r=None, *, factors=(0.25, 0.5, 1.
     candidates = sorted({f * unit for f in fac} | {young, daly})
     runs = {c: [] for c in candidates}
     for seed in seeds:
-        source = EpochFailures(scenario, _seed_children(seed)[0])
+        source = scenario.epoch_failures(seed)
         for c in candidates:
             runs[c].append(simulate(scenario, policy_at(base, interval=c), seed=seed, failures=source))
     table = {}

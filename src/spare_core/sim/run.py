@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._native import load
-from .._seeding import as_seed_sequence, child_seed
+from ..events import EpochSource
+from .._seeding import run_seed
 from .._validate import as_float, check_choice
 from .policies import (  # make_policy and POLICY_NAMES live with the registry
     POLICY_NAMES,
@@ -18,7 +19,6 @@ from .policies import (  # make_policy and POLICY_NAMES live with the registry
     SpareCheckpoint,
     make_policy,
 )
-from ._source import EpochFailures
 from .scenario import Scenario
 
 __all__ = ["simulate", "RunResult", "Timeline"]
@@ -151,18 +151,7 @@ class RunResult:
         return out
 
 
-def _seed_children(seed):
-    """Independent named children of the run's seed: the failure stream and the step jitter.
-
-    Built from the root's entropy and an extended spawn key (like ``SeedSequence.spawn``,
-    but without mutating the caller's SeedSequence), so the same seed always gives the same
-    streams and every policy run on that seed sees the same failures.
-    """
-    root = as_seed_sequence(seed)
-    return child_seed(root, 0), child_seed(root, 1)
-
-
-class _Multipliers:
+class StepMultipliers:
     """Per-attempt step-duration multipliers, drawn in chunks from one seeded stream."""
 
     def __init__(self, scenario: Scenario, seed_seq):
@@ -210,10 +199,10 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         within their k-th epoch (common random numbers, :class:`spare_core.events.FailureStream`).
     timeline : bool, default False
         Record every failure and epoch (:class:`Timeline`).
-    failures : EpochFailures, optional
-        Internal (used by :func:`sweep`): a cache of the seed's per-epoch failures shared by
-        several runs on the same scenario and seed. Must have been built for the same
-        scenario failure process and ``seed``.
+    failures : spare_core.events.EpochSource, optional
+        The seed's failures, shared by several runs on the same scenario and seed (what
+        :func:`sweep` passes): ``scenario.epoch_failures(seed)``, built for the same failure
+        model and ``seed``.
 
     Returns
     -------
@@ -257,12 +246,11 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
     _check_policy(policy)
-    if failures is not None and not isinstance(failures, EpochFailures):
-        raise TypeError(f"failures must be an EpochFailures cache, got {type(failures).__name__}")
+    if failures is not None and not isinstance(failures, EpochSource):
+        raise TypeError(f"failures must be an EpochSource (scenario.epoch_failures(seed)), got {type(failures).__name__}")
     if not isinstance(timeline, (bool, np.bool_)):
         raise TypeError(f"timeline must be a bool, got {type(timeline).__name__}")
     policy.check(scenario)
-    fail_seed, mult_seed = _seed_children(seed)
     interval = policy.checkpoint_interval(scenario)
     if not isinstance(interval, IntervalChoice):
         raise TypeError(f"policy.checkpoint_interval must return an IntervalChoice, got {type(interval).__name__}")
@@ -286,13 +274,13 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     params[K["P_PATCH_SECONDS"]] = patch_cost
     params[K["P_PATCH_LAYERS"]] = 1.0 if scenario.charge_patch else 0.0
 
-    source = failures if failures is not None else EpochFailures(scenario, fail_seed)
+    source = failures if failures is not None else scenario.epoch_failures(seed)
     handler = policy.handler(scenario)
     if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):
         raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
     # the built-in handlers' answers are well-formed by construction; a user's are checked
     trusted = type(handler).__module__ == __name__.rsplit(".", 1)[0] + ".policies"
-    mults = _Multipliers(scenario, mult_seed)
+    mults = StepMultipliers(scenario, run_seed(seed, "step-multipliers"))
     mult = mults.chunk()
     state = kern.new_state(init_depth, 0.0)
     MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
@@ -314,11 +302,11 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     status = None
     while True:
         if blind:
-            rel = source.times(epoch, pos + 1, pos + batch)
+            rel = source.times(epoch, pos + 1, pos + batch, start=start)
             stop = min(pos + batch, rel.shape[0])
             fgroup = placeholder[: stop - pos]
         else:
-            rel, units = source.get(epoch, pos + 1, pos + batch)
+            rel, units = source.get(epoch, pos + 1, pos + batch, start=start)
             stop = min(pos + batch, rel.shape[0])
             fgroup = units[pos:stop]
         out = handler.on_failures(fgroup)
@@ -329,7 +317,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         if n > 0 and out.restart[n - 1] != 0:
             t_next = math.inf  # the batch ends with a restart: nothing after it matters
         else:
-            t_next = start + source.next_time(epoch, pos + n)
+            t_next = start + source.next_time(epoch, pos + n, start=start)
         j = 0
         while True:
             status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult)

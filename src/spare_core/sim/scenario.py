@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .._seeding import run_seed
 from .._validate import as_float, as_int
 from ..events.models import FailureModel, failure_model_kinds
 
@@ -49,8 +50,21 @@ def paper_allreduce_time(n_groups) -> float:
     return max(1.0, 2.0 + 0.01 * (n - 200))
 
 
-def _failure_model(failure_model, *, system_mtbf, weibull_shape, lifetime) -> FailureModel:
+def _failure_model(failure_model, *, system_mtbf, weibull_shape, lifetime, gpus_per_group) -> FailureModel:
     """The scenario's failure model from its keywords (see :class:`Scenario`)."""
+    model = _rate_model(failure_model, system_mtbf=system_mtbf, weibull_shape=weibull_shape, lifetime=lifetime)
+    # a model that maps nodes to groups takes the scenario's GPUs per group unless it has its own
+    have = getattr(model, "gpus_per_group", 0)
+    if gpus_per_group is not None and have is None and getattr(model, "nodes_per_group", None) is None:
+        model = model.replace(gpus_per_group=gpus_per_group)
+    elif gpus_per_group is not None and have and have != gpus_per_group:
+        raise ValueError(
+            f"gpus_per_group is given twice and disagrees: {gpus_per_group} but the failure model has {have}"
+        )
+    return model
+
+
+def _rate_model(failure_model, *, system_mtbf, weibull_shape, lifetime) -> FailureModel:
     if system_mtbf is not None:
         system_mtbf = as_float(system_mtbf, "system_mtbf", min_value=0.0, strict_min=True)
     if weibull_shape is not None:
@@ -150,7 +164,8 @@ class Scenario:
         ``max_wall_factor * T0``, > 1. Regimes that never finish (checkpoint-only at 5-min
         MTBF) need a horizon.
     gpus_per_group : int, optional
-        M, GPUs per group (informational).
+        M, GPUs per group: maps nodes to groups for a node failure model that gives neither
+        ``nodes_per_group`` nor ``gpus_per_group`` itself; otherwise informational.
     name : str, optional
         Label used in reports.
 
@@ -210,8 +225,9 @@ class Scenario:
         self.n_steps = as_int(n_steps, "n_steps", min_value=1)
         self.t_compute = as_float(t_compute, "t_compute", min_value=0.0, strict_min=True)
         self.t_allreduce = as_float(t_allreduce, "t_allreduce", min_value=0.0)
+        self.gpus_per_group = None if gpus_per_group is None else as_int(gpus_per_group, "gpus_per_group", min_value=1)
         self.failures = _failure_model(failure_model, system_mtbf=system_mtbf, weibull_shape=weibull_shape,
-                                       lifetime=lifetime)
+                                       lifetime=lifetime, gpus_per_group=self.gpus_per_group)
         self.failures.check(self.n_groups)  # a lifetime and a rate that disagree fail here
         self.restart_time = as_float(restart_time, "restart_time", min_value=0.0)
         self.checkpoint_time = as_float(checkpoint_time, "checkpoint_time", min_value=0.0, strict_min=True)
@@ -230,7 +246,6 @@ class Scenario:
             raise TypeError(f"charge_patch must be a bool, got {type(charge_patch).__name__}")
         self.charge_patch = bool(charge_patch)
         self.max_wall_factor = as_float(max_wall_factor, "max_wall_factor", min_value=1.0, strict_min=True)
-        self.gpus_per_group = None if gpus_per_group is None else as_int(gpus_per_group, "gpus_per_group", min_value=1)
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__}")
         self.name = name
@@ -276,10 +291,19 @@ class Scenario:
         """The failure model in words, as reported in results."""
         return self.failures.describe(self.n_groups)
 
+    def epoch_failures(self, seed):
+        """The failures :func:`spare_core.sim.simulate` reads for a run on ``seed``, shareable by
+        every run of this scenario on that seed (``simulate(..., seed=seed, failures=...)``).
+
+        ``seed`` is the run's seed (an int or SeedSequence); the failures come from its
+        ``"failures"`` child (:meth:`spare_core.events.FailureModel.epoch_source`).
+        """
+        return self.failures.epoch_source(self.n_groups, run_seed(seed, "failures"))
+
     def failure_stream(self, seed):
-        """The failure process of this scenario under ``seed``
-        (:meth:`spare_core.events.FailureModel.process`)."""
-        return self.failures.process(self.n_groups, seed)
+        """The live failure process of a run on ``seed`` (the run's seed, as for
+        :meth:`epoch_failures`; :meth:`spare_core.events.FailureModel.process`)."""
+        return self.failures.process(self.n_groups, run_seed(seed, "failures"))
 
     def replace(self, **changes) -> "Scenario":
         """A copy with some parameters changed (validated again).
@@ -298,6 +322,8 @@ class Scenario:
             fm = FailureModel.by_kind(fm)(**fields)
         elif rate:
             fm = fm.replace(**rate)
+        if "gpus_per_group" in changes and getattr(fm, "gpus_per_group", None) == self.gpus_per_group:
+            fm = fm.replace(gpus_per_group=changes["gpus_per_group"])  # it came from this scenario
         kw["failure_model"] = fm
         kw.update(changes)
         n = kw.pop("n_groups")

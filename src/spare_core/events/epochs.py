@@ -1,9 +1,15 @@
-"""Epoch-indexed failures of a scenario's failure stream, materialised once and replayed.
+"""Epoch sources: the failures of a run's epochs, as the simulator consumes them.
 
-:class:`spare_core.events.FailureStream` draws the failures of its k-th epoch from a child
-random stream indexed by k, relative to the epoch's start (common random numbers). So the
-k-th epoch of every run on one seed holds the same failures, shifted to the run's own
-restart time. :class:`EpochFailures` pulls each epoch's failures from one driving stream,
+An *epoch source* (:class:`EpochSource`) answers "the first failures of epoch k, which
+started at ``start``", as arrays of times relative to ``start`` and the groups hit. A
+failure model builds one per seed (:meth:`spare_core.events.FailureModel.epoch_source`) and
+several runs on that seed may share it (a sweep over policies and redundancies does).
+
+:class:`EpochFailures` serves the models that renew every failure clock at a restart
+(``renews_all_at_restart``): their processes draw the failures of the k-th epoch from a
+child random stream indexed by k, relative to the epoch's start (common random numbers), so
+the k-th epoch of every run on one seed holds the same failures, shifted to the run's own
+restart time. It pulls each epoch's failures from one driving stream,
 stores them as times relative to the epoch start, and hands them to any number of runs as
 read-only arrays: a sweep over policies and redundancies on one seed pays for each epoch's
 draws once, and the simulation loop slices arrays instead of making a Python call per
@@ -14,10 +20,11 @@ victims of an epoch that ends before anyone needs them.
 from __future__ import annotations
 
 import math
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["EpochFailures"]
+__all__ = ["EpochSource", "EpochFailures", "RunFailures"]
 
 _EMPTY_T = np.zeros(0)
 _EMPTY_U = np.zeros(0, dtype=np.int64)
@@ -25,15 +32,41 @@ _EMPTY_T.flags.writeable = False
 _EMPTY_U.flags.writeable = False
 
 
+@runtime_checkable
+class EpochSource(Protocol):
+    """What the simulator reads: the failures of epoch ``k`` of a run, relative to its start.
+
+    ``start`` is the wall time at which the run's epoch ``k`` started (0 for epoch 0; the end
+    of the previous restart otherwise). Sources of models that renew every clock at a
+    restart ignore it; the others use it (node ages and recorded times live in wall time).
+    The returned arrays are read-only and may hold more than asked; fewer than ``need``
+    means the epoch has no more failures.
+    """
+
+    def times(self, k: int, need: int, want: int = 0, *, start: float) -> np.ndarray:
+        """At least ``need`` relative failure times of epoch ``k`` (``want`` is a wish)."""
+
+    def get(self, k: int, need: int, want: int = 0, *, start: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(relative_times, groups)`` of equal length, at least ``need`` of them."""
+
+    def next_time(self, k: int, i: int, *, start: float) -> float:
+        """Relative time of failure ``i`` of epoch ``k`` (``inf`` if it has fewer)."""
+
+
 class EpochFailures:
-    """Failures of epoch k, relative to the epoch start, for a scenario and a seed.
+    """Failures of epoch k, relative to the epoch start, for a failure model and a seed.
+
+    For models whose restarts renew every clock (``renews_all_at_restart``); the ``start``
+    arguments of the :class:`EpochSource` methods are ignored.
 
     Parameters
     ----------
-    scenario : Scenario
-        Provides ``failure_stream(seed)``.
+    model : FailureModel
+        Builds the driving process (:meth:`FailureModel.process`).
+    n_groups : int
+        Groups of the job.
     seed : numpy.random.SeedSequence
-        The failure stream's seed.
+        The failure process's seed.
 
     Notes
     -----
@@ -53,13 +86,14 @@ class EpochFailures:
     time the cache will hold — exactly as if the units had been drawn all along.
     """
 
-    __slots__ = ("_scenario", "_seed", "_driver", "_pulled", "_synced", "_times", "_units", "_done", "_side",
+    __slots__ = ("_model", "_n", "_seed", "_driver", "_pulled", "_synced", "_times", "_units", "_done", "_side",
                  "_side_pulled", "rebuilds", "_gives_units")
 
-    def __init__(self, scenario, seed):
-        self._scenario = scenario
+    def __init__(self, model, n_groups, seed):
+        self._model = model
+        self._n = n_groups
         self._seed = seed
-        self._driver = scenario.failure_stream(seed)
+        self._driver = model.process(n_groups, seed)
         self._pulled = 0  # failures the driver has handed out in its current epoch
         self._synced = 0  # ... of which the units were taken
         self._times: list[np.ndarray] = [_EMPTY_T]
@@ -75,7 +109,7 @@ class EpochFailures:
         d = self._driver
         if d.epoch > k:
             self.rebuilds += 1
-            d = self._driver = self._scenario.failure_stream(self._seed)
+            d = self._driver = self._model.process(self._n, self._seed)
             self._pulled = self._synced = 0
         while d.epoch < k:
             d.restart(d.now)
@@ -92,7 +126,7 @@ class EpochFailures:
         have = self._times[k].shape[0]
         return have >= want or self._done[k] or (have >= need and self._driver.epoch > k)
 
-    def times(self, k: int, need: int, want: int = 0) -> np.ndarray:
+    def times(self, k: int, need: int, want: int = 0, *, start=None) -> np.ndarray:
         """The relative times of :meth:`get`, without drawing units the epoch has not needed."""
         if want < need:
             want = need
@@ -100,7 +134,7 @@ class EpochFailures:
             self._pull(k, want, False)
         return self._times[k]
 
-    def get(self, k: int, need: int, want: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    def get(self, k: int, need: int, want: int = 0, *, start=None) -> tuple[np.ndarray, np.ndarray]:
         """At least ``need`` failures of epoch ``k`` (all of them if the epoch has fewer).
 
         ``want`` (>= ``need``) is a wish: it is fetched when that is cheap (the driver is at or
@@ -176,7 +210,7 @@ class EpochFailures:
             return
         side = self._side
         if side is None or side.epoch > k:
-            side = self._side = self._scenario.failure_stream(self._seed)
+            side = self._side = self._model.process(self._n, self._seed)
             self._side_pulled = 0
         while side.epoch < k:
             side.restart(side.now)
@@ -193,7 +227,7 @@ class EpochFailures:
         units.flags.writeable = False
         self._units[k] = units
 
-    def next_time(self, k: int, i: int) -> float:
+    def next_time(self, k: int, i: int, *, start=None) -> float:
         """Relative time of failure ``i`` of epoch ``k`` (``inf`` if the epoch has fewer)."""
         t = self.times(k, i + 1)
         return float(t[i]) if i < t.shape[0] else math.inf
@@ -201,3 +235,70 @@ class EpochFailures:
     @property
     def epochs_materialised(self) -> int:
         return len(self._times)
+
+
+class RunFailures:
+    """Epoch source for models whose epochs depend on when they start (any such model).
+
+    One process follows the restart history of the run that reads it: epoch ``k + 1`` at
+    ``start`` restarts it at ``start``. Runs sharing the instance share epoch 0 (identical
+    for all of them); a run that starts over rebuilds the process. Only the failures asked
+    for are pulled (``want`` is not fetched), so the process never runs past a restart the
+    run has not made yet.
+
+    Parameters
+    ----------
+    model : FailureModel
+    n_groups : int
+    seed : numpy.random.SeedSequence
+    """
+
+    __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done")
+
+    def __init__(self, model, n_groups, seed):
+        self._model, self._n, self._seed = model, n_groups, seed
+        self._proc = None
+        self._key = None
+
+    def _at(self, k: int, start: float) -> None:
+        if self._key == (k, start):
+            return
+        if start is None:
+            raise TypeError("start must be given: this failure model's epochs depend on when they start")
+        if k == 0:
+            self._proc = self._model.process(self._n, self._seed, start=start)
+        elif self._key is not None and self._key[0] == k - 1:
+            self._proc.restart(start)
+        else:
+            raise ValueError(
+                f"epoch {k} asked at start {start} right after epoch {None if self._key is None else self._key[0]}: "
+                "a run reads its epochs in order"
+            )
+        self._key = (k, start)
+        self._times, self._units, self._done = _EMPTY_T, _EMPTY_U, False
+
+    def _fill(self, need: int) -> None:
+        have = self._times.shape[0]
+        if have >= need or self._done:
+            return
+        t, u = self._proc.take(need - have, True)
+        if len(t) < need - have:
+            self._done = True
+        if t:
+            start = self._key[1]
+            tt = np.concatenate((self._times, np.array(t) - start))
+            uu = np.concatenate((self._units, np.array(u, dtype=np.int64)))
+            tt.flags.writeable = uu.flags.writeable = False
+            self._times, self._units = tt, uu
+
+    def times(self, k: int, need: int, want: int = 0, *, start) -> np.ndarray:
+        return self.get(k, need, want, start=start)[0]
+
+    def get(self, k: int, need: int, want: int = 0, *, start) -> tuple[np.ndarray, np.ndarray]:
+        self._at(k, start)
+        self._fill(need)
+        return self._times, self._units
+
+    def next_time(self, k: int, i: int, *, start) -> float:
+        t = self.get(k, i + 1, start=start)[0]
+        return float(t[i]) if i < t.shape[0] else math.inf

@@ -1,0 +1,401 @@
+"""Node renewals: nodes with their own lifetimes, only the failed node replaced.
+
+The failure model of a cluster that swaps a failed node for a spare and keeps the others
+running: every node is a renewal process in wall time (its lifetime redrawn when it is
+replaced, the other nodes keep their age), nodes are mapped to the job's data-parallel
+groups in blocks, and the job sees a failure when a node of a group still in the job fails.
+
+Because a node's clock does not care what the job does, the wall-clock failure log of all
+nodes is a function of the seed alone: :class:`NodeFailureLog` draws it once (in chunks of
+wall time, batch-sampled with per-node next-failure arrays) and every run on the seed reads
+it through :class:`NodeEpochs`, which keeps only the failures a run can see (after its
+epoch's start, in a group not yet out).
+
+References
+----------
+.. [1] A. Grattafiori et al., "The Llama 3 Herd of Models", arXiv:2407.21783, 2024 (419
+   unexpected interruptions in 54 days on 16,384 GPUs; faulty hosts replaced).
+.. [2] D. R. Cox, *Renewal Theory*, Methuen, 1962 (superposition of renewal processes;
+   the stationary residual lifetime).
+"""
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from .._seeding import as_seed_sequence, child_rng
+from .._validate import as_int, check_choice
+from ..distributions import Distribution
+from .models import _RateLaw, _check_rate_fields
+
+__all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "INITIAL_AGES"]
+
+#: how node clocks start at time 0
+INITIAL_AGES = ("stationary", "new")
+
+# wall time drawn per chunk of the log, in system MTBFs: ~4096 failures per chunk
+_CHUNK_FAILURES = 4096
+
+_EMPTY_T = np.zeros(0)
+_EMPTY_U = np.zeros(0, dtype=np.int64)
+_EMPTY_T.flags.writeable = False
+_EMPTY_U.flags.writeable = False
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeRenewals(_RateLaw, kind="node"):
+    """Nodes with their own lifetimes; a failed node is replaced and only its clock restarts.
+
+    Parameters
+    ----------
+    system_mtbf : float, optional
+        Long-run system MTBF, seconds, > 0: each node's lifetime is
+        ``Weibull.from_mean(n_nodes * system_mtbf, shape)``, ``n_nodes = N * nodes_per_group``.
+    shape : float, optional
+        Weibull shape with ``system_mtbf`` (default 0.78).
+    lifetime : Distribution, optional
+        The per-node lifetime law instead (its mean is ``n_nodes`` times the system MTBF).
+    gpus_per_node : int, default 8
+    nodes_per_group : int, optional
+        Nodes per data-parallel group. Or give ``gpus_per_group`` (a multiple of
+        ``gpus_per_node``); a scenario fills it from its own ``gpus_per_group``.
+    gpus_per_group : int, optional
+    initial : {"stationary", "new"}, default "stationary"
+        Node ages at time 0: "stationary", nodes found in service at a random instant (each
+        clock starts from the residual lifetime, :meth:`Distribution.sample_residual`: the
+        failure rate is ``1 / system_mtbf`` from the first second); "new", all nodes installed
+        at time 0 (with shape < 1 the first hours see more failures).
+
+    Notes
+    -----
+    *Semantics.* Node ``i`` belongs to group ``i // nodes_per_group``. Each node fails after
+    its lifetime and is replaced at once by a fresh node (lifetime redrawn from the failure
+    time); the other nodes keep their age. A node failure takes its group out of the job
+    until the next global restart. A node failing in a group that is already out (an earlier
+    failure in the epoch) is replaced without any effect on the job. No failure hits the job
+    during a restart: nodes failing then are replaced before the job resumes.
+
+    *At a restart* (a checkpoint-only failure, a Rep+CKPT or SPARe wipe-out): every group
+    rejoins, with whatever nodes it has, of whatever age; nothing is redrawn. So unlike the
+    paper's model (:class:`GroupLifetimes`) a restart does not bring a burst of failures of
+    fresh hardware: the job sees a stationary superposition of node renewals, and the only
+    burst is a replaced node's own infant mortality (Weibull shape < 1).
+
+    *When it fits.* A cluster that replaces the failed host and keeps the rest, which is how
+    large training clusters are run; this is the model to describe a user's cluster with.
+
+    *Cost.* The wall-clock log is drawn in chunks of ``4096 * system_mtbf`` seconds: a pass over
+    the nodes whose next failure falls in the chunk, then repeated batch draws for nodes that
+    fail again within it, then one sort; O(n_nodes) per chunk plus O(f log f) for its f failures.
+    All runs on one seed share the log; a run filters it in one pass per epoch.
+
+    Examples
+    --------
+    >>> m = NodeRenewals(system_mtbf=300.0, gpus_per_node=8, gpus_per_group=1000)
+    >>> m.nodes_in_group(), round(m.law(600).mean / 300.0)
+    (125, 75000)
+    """
+
+    renews_all_at_restart: ClassVar[bool] = False
+
+    system_mtbf: float | None = None
+    shape: float | None = None
+    lifetime: Distribution | None = None
+    gpus_per_node: int = 8
+    nodes_per_group: int | None = None
+    gpus_per_group: int | None = None
+    initial: str = "stationary"
+
+    def __post_init__(self):
+        _check_rate_fields(self)
+        set_ = object.__setattr__
+        set_(self, "gpus_per_node", as_int(self.gpus_per_node, "gpus_per_node", min_value=1))
+        if self.nodes_per_group is not None:
+            set_(self, "nodes_per_group", as_int(self.nodes_per_group, "nodes_per_group", min_value=1))
+        if self.gpus_per_group is not None:
+            set_(self, "gpus_per_group", as_int(self.gpus_per_group, "gpus_per_group", min_value=1))
+            g = self.gpus_per_group
+            if g % self.gpus_per_node:
+                raise ValueError(
+                    f"gpus_per_group must be a multiple of gpus_per_node ({self.gpus_per_node}), got {g}"
+                )
+            if self.nodes_per_group is not None and self.nodes_per_group * self.gpus_per_node != g:
+                raise ValueError(
+                    f"nodes_per_group x gpus_per_node must equal gpus_per_group: {self.nodes_per_group} x "
+                    f"{self.gpus_per_node} != {g}"
+                )
+        check_choice(self.initial, "initial", INITIAL_AGES)
+
+    def nodes_in_group(self) -> int:
+        """Nodes per group (``nodes_per_group`` or ``gpus_per_group // gpus_per_node``)."""
+        if self.nodes_per_group is not None:
+            return self.nodes_per_group
+        if self.gpus_per_group is None:
+            raise ValueError(
+                "a 'node' failure model needs nodes_per_group or gpus_per_group (a scenario's gpus_per_group fills it)"
+            )
+        return self.gpus_per_group // self.gpus_per_node
+
+    def _entities(self, n_groups):
+        return n_groups * self.nodes_in_group()
+
+    def check(self, n_groups):
+        self.nodes_in_group()
+        super().check(n_groups)
+
+    def _entity_name(self):
+        return "nodes"
+
+    def _mean_words(self):
+        return f"N x {self.nodes_in_group()} x {self.system_mtbf:g} s"
+
+    def log(self, n_groups: int, seed) -> "NodeFailureLog":
+        """The wall-clock failure log of the job's nodes under ``seed``."""
+        return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
+                              chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups))
+
+    def process(self, n_groups, seed, *, start=0.0):
+        return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
+
+    def epoch_source(self, n_groups, seed):
+        return NodeEpochs(self.log(n_groups, seed))
+
+    def describe(self, n_groups):
+        npg = self.nodes_in_group()
+        return (
+            f"node: {self._law_words('per node')}; {npg} nodes of {self.gpus_per_node} GPUs per group, "
+            f"only the failed node replaced, {self.initial} ages at the start"
+        )
+
+
+class NodeFailureLog:
+    """Every node failure of a cluster in wall time, drawn chunk by chunk on demand.
+
+    Parameters
+    ----------
+    law : Distribution
+        Lifetime of one node.
+    n_groups, nodes_per_group : int
+        Node ``i`` belongs to group ``i // nodes_per_group``.
+    seed : int or numpy.random.SeedSequence
+        Lifetimes come from the named stream ``"node-lifetimes"`` of this seed.
+    initial : {"stationary", "new"}
+        Node ages at time 0 (see :class:`NodeRenewals`).
+    chunk_seconds : float
+        Wall time drawn per chunk (fixed, so the log does not depend on who reads it how far).
+
+    Attributes
+    ----------
+    times : list of float
+        Failure times, non-decreasing (ties ordered by node).
+    groups : list of int
+        The failed node's group, aligned with ``times``.
+    horizon : float
+        Every failure before it is in the log.
+    """
+
+    __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
+                 "_rng")
+
+    def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds):
+        self.law = law
+        self.n_groups = n_groups
+        self.nodes_per_group = nodes_per_group
+        self.chunk_seconds = float(chunk_seconds)
+        self._rng = child_rng(as_seed_sequence(seed), "node-lifetimes")
+        n = n_groups * nodes_per_group
+        first = law.sample_residual if initial == "stationary" else law.sample
+        self._next = first(self._rng, n)  # per-node next failure time
+        self.times: list = []
+        self.groups: list = []
+        self.horizon = 0.0
+
+    def draw_lifetimes(self, nodes: np.ndarray) -> np.ndarray:
+        """Fresh lifetimes of the replacements of ``nodes`` (in this order)."""
+        return self.law.sample(self._rng, nodes.shape[0])
+
+    def extend(self) -> None:
+        """Add the failures of the next ``chunk_seconds`` of wall time."""
+        end = self.horizon + self.chunk_seconds
+        nxt = self._next
+        active = np.flatnonzero(nxt < end)
+        ts, ns = [], []
+        while active.shape[0]:
+            t = nxt[active]
+            ts.append(t)
+            ns.append(active)
+            t = t + self.draw_lifetimes(active)
+            nxt[active] = t
+            active = active[t < end]
+        if ts:
+            t = np.concatenate(ts)
+            node = np.concatenate(ns)
+            order = np.lexsort((node, t))
+            self.times.extend(t[order].tolist())
+            self.groups.extend((node[order] // self.nodes_per_group).tolist())
+        self.horizon = end
+
+
+class _Scan:
+    """A run's view of one epoch: the log read from the epoch's start, groups out so far."""
+
+    __slots__ = ("key", "start", "ptr", "dead", "n_alive", "times", "units", "done")
+
+    def __init__(self, key, start, ptr, n_groups):
+        self.key = key
+        self.start = start
+        self.ptr = ptr
+        self.dead = bytearray(n_groups)
+        self.n_alive = n_groups
+        self.times = _EMPTY_T
+        self.units = _EMPTY_U
+        self.done = False
+
+
+class NodeEpochs:
+    """The :class:`spare_core.events.EpochSource` of a node failure log, shared by the runs
+    on one seed.
+
+    Epoch ``k`` of a run started at ``start`` sees the log's failures after ``start``, each
+    the first of its group in the epoch. The view of the epoch being read is kept (keyed by
+    ``(k, start)``), and so is epoch 0, the same for every run.
+    """
+
+    __slots__ = ("log", "_cur", "_zero")
+
+    def __init__(self, log: NodeFailureLog):
+        self.log = log
+        self._cur = None
+        self._zero = None
+
+    def _scan(self, k, start) -> _Scan:
+        cur = self._cur
+        if cur is not None and cur.key == (k, start):
+            return cur
+        if start is None:
+            raise TypeError("start must be given: node failures depend on when an epoch starts")
+        z = self._zero
+        if z is not None and z.key == (k, start):
+            self._cur = z
+            return z
+        log = self.log
+        while log.horizon <= start:
+            log.extend()
+        cur = self._cur = _Scan((k, start), start, bisect.bisect_right(log.times, start), log.n_groups)
+        if k == 0 and z is None:
+            self._zero = cur
+        return cur
+
+    def _fill(self, s: _Scan, want: int) -> None:
+        have = s.times.shape[0]
+        if have >= want or s.done:
+            return
+        log = self.log
+        T, G = log.times, log.groups
+        dead, ptr = s.dead, s.ptr
+        need = min(want - have, s.n_alive)
+        new_t, new_g = [], []
+        while need:
+            end = len(T)
+            if ptr >= end:
+                log.extend()
+                continue
+            for i in range(ptr, end):
+                g = G[i]
+                if not dead[g]:
+                    dead[g] = 1
+                    new_t.append(T[i])
+                    new_g.append(g)
+                    need -= 1
+                    if not need:
+                        break
+            else:
+                ptr = end
+                continue
+            ptr = i + 1
+        s.ptr = ptr
+        got = len(new_t)
+        s.n_alive -= got
+        s.done = s.n_alive == 0
+        if got:
+            start = s.start
+            # the same IEEE subtraction as the other sources: t - start
+            t = np.array([x - start for x in new_t]) if got <= 8 else np.array(new_t) - start
+            u = np.array(new_g, dtype=np.int64)
+            if have:
+                t = np.concatenate((s.times, t))
+                u = np.concatenate((s.units, u))
+            t.flags.writeable = False
+            u.flags.writeable = False
+            s.times, s.units = t, u
+
+    def get(self, k: int, need: int, want: int = 0, *, start) -> tuple[np.ndarray, np.ndarray]:
+        s = self._scan(k, start)
+        self._fill(s, max(need, want))
+        return s.times, s.units
+
+    def times(self, k: int, need: int, want: int = 0, *, start) -> np.ndarray:
+        return self.get(k, need, want, start=start)[0]
+
+    def next_time(self, k: int, i: int, *, start) -> float:
+        t = self.get(k, i + 1, start=start)[0]
+        return float(t[i]) if i < t.shape[0] else math.inf
+
+
+class NodeRenewalProcess:
+    """The :class:`spare_core.events.FailureProcess` of a node failure log (one run's view).
+
+    Parameters
+    ----------
+    epochs : NodeEpochs
+    start : float, default 0
+        Start of epoch 0.
+    """
+
+    __slots__ = ("_src", "n_units", "epoch", "_start", "_now", "_pos")
+
+    def __init__(self, epochs: NodeEpochs, *, start=0.0):
+        self._src = epochs
+        self.n_units = epochs.log.n_groups
+        self.epoch = 0
+        self._start = self._now = float(start)
+        self._pos = 0
+
+    @property
+    def epoch_start(self) -> float:
+        return self._start
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    @property
+    def n_alive(self) -> int:
+        return self.n_units - self._pos
+
+    def restart(self, time) -> None:
+        time = float(time)
+        if not time >= self._now or not math.isfinite(time):
+            raise ValueError(f"restart time must be finite and >= now ({self._now}), got {time}")
+        self.epoch += 1
+        self._start = self._now = time
+        self._pos = 0
+
+    def take(self, k: int, with_units: bool = True):
+        k = as_int(k, "k", min_value=0)
+        t, u = self._src.get(self.epoch, self._pos + k, start=self._start)
+        stop = min(self._pos + k, t.shape[0])
+        start = self._start
+        times = [start + x for x in t[self._pos:stop].tolist()]
+        units = u[self._pos:stop].tolist()
+        self._pos = stop
+        if times:
+            self._now = times[-1]
+        return times, units
+
+    def take_units(self) -> list:
+        return []
