@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from spare_core.distributions import Deterministic, Exponential, LogNormal, Weibull
 from spare_core.events import KINDS, Engine, Event, simulate_renewals
-from spare_core._seeding import as_seed_sequence, child_rng
+from spare_core._seeding import as_seed_sequence, epoch_stream, stream_rng
 
 FAILURE, REPAIR, SYSTEM, TRACE, TIMER = range(5)
 
@@ -59,13 +59,14 @@ class RefEngine:
     def _streams(self):
         k, b = self.epoch, self.batch
         if self.life is not None:
-            r = child_rng(self.root, "unit-lifetimes", k)
+            r = stream_rng(self.root, "unit-lifetimes", k)
             self.d_life = _Draws(lambda m, r=r: self.life.sample(r, m), self.n, b)
         if self.repair is not None:
-            r = child_rng(self.root, "unit-repairs", k)
+            r = stream_rng(self.root, "unit-repairs", k)
             self.d_rep = _Draws(lambda m, r=r: self.repair.sample(r, m), b, b)
         if self.system is not None:
-            r1, r2 = child_rng(self.root, "system-interarrivals", k), child_rng(self.root, "system-victims", k)
+            r1 = epoch_stream(self.root, "system-interarrivals").at(k)
+            r2 = epoch_stream(self.root, "system-victim-uniforms").at(k)
             self.d_sys = _Draws(lambda m, r=r1: self.system.sample(r, m), b, b)
             self.d_vic = _Draws(lambda m, r=r2: r.random(m), b, b)
 
@@ -540,3 +541,27 @@ def test_batch_layout_does_not_change_results(life):
     # the built-in distributions draw sequentially from the stream, so refill sizes are free
     rs = [simulate_renewals(50, life, LogNormal(3.0, 1.0), 400.0, seed=9, batch=b) for b in (1, 37, 4096)]
     assert rs[0] == rs[1] == rs[2]
+
+
+def test_engine_and_simulator_share_the_system_stream():
+    """One table of stream names: the engine's system source and the simulator's system
+    renewals draw their inter-failure times from the same stream, epoch by epoch."""
+    from spare_core.events import FailureStream
+
+    law = Weibull(0.78, 50.0)
+    for epoch_gap in (0.0, 123.0):
+        eng = Engine(40, seed=9)
+        eng.add_system_failures(law)
+        fs = FailureStream(40, law, model="system", seed=9)
+        for k in range(3):
+            times = []
+            while len(times) < 10:
+                ev = eng.run(stop_on="system-failure")
+                times.append(ev.time)
+            ref, _ = fs.next_failures(10)
+            assert np.allclose(np.array(times) - eng_start, ref - fs.epoch_start, rtol=0, atol=1e-9) if k else \
+                times == ref.tolist()
+            t = max(eng.now, fs.now) + epoch_gap
+            eng.restart(t)
+            fs.restart(t)
+            eng_start = t

@@ -8,6 +8,14 @@ far) rather than by the order in which streams happen to be requested. Two runs 
 same seed therefore draw identical numbers for the same (source, epoch) even when their
 policies restart at different times or ask for the sources in a different order: the
 common-random-numbers property that makes policy comparisons low-variance.
+
+:data:`STREAMS` is the one table of stream names: each name has one generator family, and
+every module draws through :func:`stream_rng` / :func:`epoch_stream`, which refuse a name
+that is not in the table or a family it does not have. So one name means the same numbers
+wherever it is used (the event engine's system source and the simulator's system renewal
+process draw their inter-failure times from the same stream, for instance). The pacing
+simulator still addresses its sources by fixed child numbers (:mod:`spare_core.pacing.
+simulate`); it may adopt the table later.
 """
 from __future__ import annotations
 
@@ -52,6 +60,46 @@ def child_seed(root: np.random.SeedSequence, *key) -> np.random.SeedSequence:
         spawn_key=tuple(root.spawn_key) + ext,
         pool_size=root.pool_size,
     )
+
+
+#: Every named random stream: name -> (generator family, what it draws). Families:
+#: ``"epoch"``: :class:`EpochStream` (one Philox key per name; epoch k is counter block k);
+#: ``"epoch-seeded"``: :func:`child_rng` ``(root, name, epoch)`` (a PCG64 per epoch);
+#: ``"seeded"``: :func:`child_rng` ``(root, name)`` (one PCG64 for the whole run).
+STREAMS = {
+    "per-unit-order": ("epoch", "GroupLifetimes: spacings of the sorted group lifetimes, then the victims"),
+    "per-unit-lifetimes": ("epoch-seeded", "GroupLifetimes, a law without a cumulative hazard: every lifetime"),
+    "system-interarrivals": ("epoch", "SystemRenewals and Engine's system source: times between failures"),
+    "system-victims": ("epoch", "SystemRenewals: the victim permutation (raw 64-bit words)"),
+    "system-victim-uniforms": ("epoch", "Engine's system source: one uniform per failure picks an alive unit"),
+    "unit-lifetimes": ("epoch-seeded", "Engine renewals (and simulate_renewals): lifetimes"),
+    "unit-repairs": ("epoch-seeded", "Engine renewals (and simulate_renewals): repair times"),
+    "node-lifetimes": ("seeded", "NodeRenewals: residual node ages at time 0, then replacement lifetimes"),
+}
+
+
+def _family(name: str, family: str) -> None:
+    got = STREAMS.get(name)
+    if got is None:
+        raise ValueError(f"random stream {name!r} is not in spare_core._seeding.STREAMS; add it there")
+    if got[0] != family:
+        raise ValueError(f"random stream {name!r} is of family {got[0]!r}, not {family!r}")
+
+
+def stream_rng(root: np.random.SeedSequence, name: str, epoch: int | None = None) -> np.random.Generator:
+    """The generator of the named stream ``name`` (family ``"seeded"``, or ``"epoch-seeded"``
+    with ``epoch``) under ``root``."""
+    if epoch is None:
+        _family(name, "seeded")
+        return child_rng(root, name)
+    _family(name, "epoch-seeded")
+    return child_rng(root, name, epoch)
+
+
+def epoch_stream(root: np.random.SeedSequence, name: str) -> "EpochStream":
+    """The :class:`EpochStream` of the named stream ``name`` (family ``"epoch"``) under ``root``."""
+    _family(name, "epoch")
+    return EpochStream(root, name)
 
 
 #: children of a run's root seed, addressed by position (the layout every simulated number so

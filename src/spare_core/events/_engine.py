@@ -9,7 +9,7 @@ import numpy as np
 from .._native import load
 from .._validate import as_float, as_float_array, as_int, as_int_array, check_choice
 from ..distributions import Deterministic, as_distribution
-from .._seeding import as_seed_sequence, child_rng
+from .._seeding import as_seed_sequence, epoch_stream, stream_rng
 from .trace import read_trace
 
 __all__ = ["Engine", "Event", "EngineStats", "RenewalCounts", "simulate_renewals", "load_trace_csv", "KINDS"]
@@ -200,12 +200,12 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
     horizon = as_float(horizon, "horizon", min_value=0.0, strict_min=True)
     root = as_seed_sequence(seed)
     batch = as_int(batch, "batch", min_value=1)
-    rl = child_rng(root, "unit-lifetimes", 0)
+    rl = stream_rng(root, "unit-lifetimes", 0)
     mode, value, rsampler = _REPAIR_NONE, 0.0, None
     if isinstance(rep, Deterministic):
         mode, value = _REPAIR_FIXED, rep.value
     elif rep is not None:
-        rr = child_rng(root, "unit-repairs", 0)
+        rr = stream_rng(root, "unit-repairs", 0)
         mode, rsampler = _REPAIR_SAMPLED, (lambda k: rep.sample(rr, k))
     f, r, e, peak, _ = _K.run_renewals(
         n, lambda k: life.sample(rl, k), mode, value, rsampler, horizon,
@@ -283,11 +283,14 @@ class Engine:
     skipped (counted in ``stats.trace_skipped``).
 
     *Common random numbers.* Each source draws from its own named stream of the root
-    SeedSequence, indexed by the epoch: ``("unit-lifetimes", k)`` (the first ``n_units``
+    SeedSequence, indexed by the epoch (names and families in
+    ``spare_core._seeding.STREAMS``): ``("unit-lifetimes", k)`` (the first ``n_units``
     draws are the units' initial lifetimes in unit order, then one per repair in event
-    order), ``("unit-repairs", k)``, ``("system-interarrivals", k)``,
-    ``("system-victims", k)``. Two engines with the same seed and sources see the same
-    failures in every epoch, whatever the restart times of their policies.
+    order), ``("unit-repairs", k)``, and for the system source epoch k of the streams
+    ``"system-interarrivals"`` (the very stream of
+    :class:`~spare_core.events.SystemRenewals`: the same seed gives the same inter-failure
+    times) and ``"system-victim-uniforms"``. Two engines with the same seed and sources see
+    the same failures in every epoch, whatever the restart times of their policies.
 
     References
     ----------
@@ -309,6 +312,7 @@ class Engine:
     def __init__(self, n_units, *, seed, start=0.0, max_timers=16, batch=4096, bucket_width=None):
         self.n_units = as_int(n_units, "n_units", min_value=1, max_value=_MAX_UNITS)
         self._root = as_seed_sequence(seed)
+        self._sys_streams = None
         self._start = as_float(start, "start", min_value=0.0)
         self._max_timers = as_int(max_timers, "max_timers", min_value=0, max_value=1024)
         self._batch = as_int(batch, "batch", min_value=1)
@@ -466,10 +470,15 @@ class Engine:
 
     def _new_epoch_streams(self):
         k = self.epoch
-        self._rng_life = child_rng(self._root, "unit-lifetimes", k)
-        self._rng_rep = child_rng(self._root, "unit-repairs", k)
-        self._rng_sys = child_rng(self._root, "system-interarrivals", k)
-        self._rng_vic = child_rng(self._root, "system-victims", k)
+        self._rng_life = stream_rng(self._root, "unit-lifetimes", k)
+        self._rng_rep = stream_rng(self._root, "unit-repairs", k)
+        if self._system is not None:
+            # the same stream as the simulator's system renewals: the same inter-failure times
+            if self._sys_streams is None:
+                self._sys_streams = (epoch_stream(self._root, "system-interarrivals"),
+                                     epoch_stream(self._root, "system-victim-uniforms"))
+            self._rng_sys = self._sys_streams[0].at(k)
+            self._rng_vic = self._sys_streams[1].at(k)
         core = self._core
         if self._life is not None:
             core.set_buffer("life", self._life.sample(self._rng_life, self.n_units))

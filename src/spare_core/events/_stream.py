@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validate import as_float, as_int, check_choice
 from ..distributions import Distribution, Weibull, as_distribution
-from .._seeding import EpochStream, as_seed_sequence, child_rng
+from .._seeding import as_seed_sequence, epoch_stream, stream_rng
 
 __all__ = ["FailureStream", "MODELS"]
 
@@ -136,9 +136,9 @@ class FailureStream:
         self._by_hazard = _has_inverse_hazard(self.lifetime)
         self._root = as_seed_sequence(seed)
         if self.model == "system":
-            self._streams = (EpochStream(self._root, "system-interarrivals"), EpochStream(self._root, "system-victims"))
+            self._streams = (epoch_stream(self._root, "system-interarrivals"), epoch_stream(self._root, "system-victims"))
         elif self._by_hazard:
-            self._streams = (EpochStream(self._root, "per-unit-order"),)
+            self._streams = (epoch_stream(self._root, "per-unit-order"),)
         start = as_float(start, "start")
         self._alive = np.ones(self.n_units, dtype=bool)
         self._alive_view = self._alive.view()
@@ -244,7 +244,7 @@ class FailureStream:
         self._chunk = _FIRST_CHUNK
         k = self.epoch
         if self.model == "per-unit" and not self._by_hazard:
-            life = self.lifetime.sample(child_rng(self._root, "per-unit-lifetimes", k), n)
+            life = self.lifetime.sample(stream_rng(self._root, "per-unit-lifetimes", k), n)
             self._rest_t = start + life
             self._rest_u = np.arange(n, dtype=np.int64)
             return

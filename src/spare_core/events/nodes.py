@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._seeding import as_seed_sequence, child_rng
+from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_int, check_choice
 from ..distributions import Distribution
 from .models import _RateLaw, _check_rate_fields
@@ -206,7 +206,7 @@ class NodeFailureLog:
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
         self.chunk_seconds = float(chunk_seconds)
-        self._rng = child_rng(as_seed_sequence(seed), "node-lifetimes")
+        self._rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
         n = n_groups * nodes_per_group
         first = law.sample_residual if initial == "stationary" else law.sample
         self._next = first(self._rng, n)  # per-node next failure time
