@@ -152,7 +152,18 @@ class RunResult:
 
 
 class StepMultipliers:
-    """Per-attempt step-duration multipliers, drawn in chunks from one seeded stream."""
+    """Per-attempt step-duration multipliers, drawn in chunks from one seeded stream.
+
+    Shared by :func:`simulate` and the step-by-step reference simulator so that both draw the
+    same multiplier for the same step attempt.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Its ``step_time_model`` (if any) or its ``jitter``.
+    seed_seq : numpy.random.SeedSequence
+        The run's ``"step-multipliers"`` stream (``spare_core._seeding.run_seed``).
+    """
 
     def __init__(self, scenario: Scenario, seed_seq):
         self._rng = np.random.default_rng(seed_seq)
@@ -251,36 +262,70 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if not isinstance(timeline, (bool, np.bool_)):
         raise TypeError(f"timeline must be a bool, got {type(timeline).__name__}")
     policy.check(scenario)
-    interval = policy.checkpoint_interval(scenario)
-    if not isinstance(interval, IntervalChoice):
-        raise TypeError(f"policy.checkpoint_interval must return an IntervalChoice, got {type(interval).__name__}")
-    as_float(interval.seconds, "checkpoint interval", min_value=0.0, allow_inf=True)
-    init_depth = as_float(policy.initial_depth(scenario), "policy initial depth", min_value=0.0, strict_min=True)
-    fsec = as_float(policy.failure_seconds(scenario), "policy failure seconds", min_value=0.0)
-    patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
-
-    kern = load("_timeline")
-    K = kern.SLOTS
-    params = np.zeros(K["N_PARAMS"])
-    params[K["P_T_COMP"]] = scenario.t_compute
-    params[K["P_T_AR"]] = scenario.t_allreduce
-    params[K["P_SAVE"]] = scenario.checkpoint_time
-    params[K["P_RESTART"]] = scenario.restart_time
-    params[K["P_INTERVAL"]] = interval.seconds
-    params[K["P_N_STEPS"]] = scenario.n_steps
-    params[K["P_INIT_DEPTH"]] = init_depth
-    params[K["P_MAX_WALL"]] = scenario.max_wall_factor * scenario.t0
-    params[K["P_FAIL_SECONDS"]] = fsec
-    params[K["P_PATCH_SECONDS"]] = patch_cost
-    params[K["P_PATCH_LAYERS"]] = 1.0 if scenario.charge_patch else 0.0
-
+    mult_seed = run_seed(seed, "step-multipliers")  # validates the seed before any work
+    plan = _RunPlan.pack(scenario, policy)
     source = failures if failures is not None else scenario.epoch_failures(seed)
-    handler = policy.handler(scenario)
-    if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):
-        raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
-    # the built-in handlers' answers are well-formed by construction; a user's are checked
-    trusted = type(handler).__module__ == __name__.rsplit(".", 1)[0] + ".policies"
-    mults = StepMultipliers(scenario, run_seed(seed, "step-multipliers"))
+    loop = _run_batches(plan, source, StepMultipliers(scenario, mult_seed), bool(timeline))
+    return _assemble(scenario, policy, seed, plan, loop)
+
+
+class _RunPlan:
+    """What a run needs before its first failure: the kernel's parameter vector, the policy's
+    interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
+
+    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "trusted")
+
+    @classmethod
+    def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
+        self = cls()
+        interval = policy.checkpoint_interval(scenario)
+        if not isinstance(interval, IntervalChoice):
+            raise TypeError(f"policy.checkpoint_interval must return an IntervalChoice, got {type(interval).__name__}")
+        as_float(interval.seconds, "checkpoint interval", min_value=0.0, allow_inf=True)
+        init_depth = as_float(policy.initial_depth(scenario), "policy initial depth", min_value=0.0, strict_min=True)
+        fsec = as_float(policy.failure_seconds(scenario), "policy failure seconds", min_value=0.0)
+        patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
+
+        kern = load("_timeline")
+        K = kern.SLOTS
+        params = np.zeros(K["N_PARAMS"])
+        params[K["P_T_COMP"]] = scenario.t_compute
+        params[K["P_T_AR"]] = scenario.t_allreduce
+        params[K["P_SAVE"]] = scenario.checkpoint_time
+        params[K["P_RESTART"]] = scenario.restart_time
+        params[K["P_INTERVAL"]] = interval.seconds
+        params[K["P_N_STEPS"]] = scenario.n_steps
+        params[K["P_INIT_DEPTH"]] = init_depth
+        params[K["P_MAX_WALL"]] = scenario.max_wall_factor * scenario.t0
+        params[K["P_FAIL_SECONDS"]] = fsec
+        params[K["P_PATCH_SECONDS"]] = patch_cost
+        params[K["P_PATCH_LAYERS"]] = 1.0 if scenario.charge_patch else 0.0
+
+        handler = policy.handler(scenario)
+        if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):
+            raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
+        self.kern, self.params, self.interval, self.init_depth, self.handler = kern, params, interval, init_depth, handler
+        # the built-in handlers' answers are well-formed by construction; a user's are checked
+        self.trusted = type(handler).__module__ == __name__.rsplit(".", 1)[0] + ".policies"
+        return self
+
+
+class _LoopOutcome:
+    """What the batch loop leaves: the kernel state, the last status, the counters and the
+    per-epoch / per-failure records."""
+
+    __slots__ = ("state", "status", "seen", "masked", "restarts", "ep_start", "ep_end", "ep_fail", "tl")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool) -> _LoopOutcome:
+    """The batch loop: failures pulled from ``source`` in batches, the handler decides a batch
+    at once, the compiled kernel walks the steps, saves and restarts between them."""
+    kern, params, handler, trusted, init_depth = plan.kern, plan.params, plan.handler, plan.trusted, plan.init_depth
+    K = kern.SLOTS
     mult = mults.chunk()
     state = kern.new_state(init_depth, 0.0)
     MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
@@ -350,26 +395,36 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         if status == DONE or status == TIMEOUT:
             break
         batch = min(2 * batch, _MAX_BATCH)
-
-    finished = status == DONE
-    wall = float(state[K["ST_FINISH"]]) if finished else float(params[K["P_MAX_WALL"]])
-    ep_end.append(wall)
     ep_fail.append(pos)
+    return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts,
+                        ep_start=ep_start, ep_end=ep_end, ep_fail=ep_fail,
+                        tl=(tl_t, tl_g, tl_r, tl_d) if timeline else None)
+
+
+def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutcome) -> RunResult:
+    """The :class:`RunResult` (and :class:`Timeline`) of a finished batch loop."""
+    K = plan.kern.SLOTS
+    state, params = loop.state, plan.params
+    finished = loop.status == K["DONE"]
+    wall = float(state[K["ST_FINISH"]]) if finished else float(params[K["P_MAX_WALL"]])
+    ep_end = loop.ep_end + [wall]
     committed = float(state[K["ST_COMMITTED"]])
     useful = float(state[K["ST_USEFUL"]])
     t0 = scenario.t0
     tl = None
-    if timeline:
+    if loop.tl is not None:
+        tl_t, tl_g, tl_r, tl_d = loop.tl
         tl = Timeline(
             failure_time=np.concatenate(tl_t) if tl_t else np.zeros(0),
             failure_group=np.concatenate(tl_g) if tl_g else np.zeros(0, dtype=np.int64),
             failure_restart=np.concatenate(tl_r) if tl_r else np.zeros(0, dtype=bool),
             depth_after=np.concatenate(tl_d) if tl_d else np.zeros(0),
-            epoch_start=np.array(ep_start),
+            epoch_start=np.array(loop.ep_start),
             epoch_end=np.array(ep_end),
-            epoch_failures=np.array(ep_fail, dtype=np.int64),
+            epoch_failures=np.array(loop.ep_fail, dtype=np.int64),
         )
     wipe = bool(getattr(policy, "restart_is_wipeout", True))
+    restarts = loop.restarts
     return RunResult(
         policy=str(getattr(policy, "name", type(policy).__name__)),
         redundancy=int(getattr(policy, "redundancy", 1)),
@@ -384,15 +439,15 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         progress=committed / scenario.n_steps,
         availability=useful / wall if wall > 0 else 0.0,
         overhead=float(state[K["ST_LAYERS_USEFUL"]]) / committed if committed > 0 else float("nan"),
-        failures_seen=seen,
-        failures_masked=masked,
+        failures_seen=loop.seen,
+        failures_masked=loop.masked,
         failures_restart=restarts,
         wipeouts=restarts if wipe else 0,
         restarts=restarts,
         checkpoints=int(state[K["ST_N_CKPT"]]),
-        epochs=len(ep_start),
-        checkpoint_interval=interval.seconds,
-        interval_rule=interval.rule,
+        epochs=len(loop.ep_start),
+        checkpoint_interval=plan.interval.seconds,
+        interval_rule=plan.interval.rule,
         lost_time=float(state[K["ST_LOST"]]),
         save_time=float(state[K["ST_SAVE_TOTAL"]]),
         restart_time=float(state[K["ST_RESTART_TOTAL"]]),
