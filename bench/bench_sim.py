@@ -5,6 +5,11 @@ micro (the compiled timeline kernel on a batch of failures), behaviour (one run 
 policy on the paper preset, ours and the step-by-step pure-Python reference on the same
 workload), whole (the ``spare compare`` sweep).
 
+Failure models (``python bench/bench_sim.py --failure-models [--quick]``): the ``spare compare``
+sweep (600k GPUs, N = 200 / 600 / 1000, r = 1..20, 5 seeds, one process) under each failure
+model, median CPU seconds of interleaved repeats and the ratio to the paper's per-group model
+(target for node renewals: <= 1.5x), then the Llama-3-rate 16k-GPU job under each model.
+
 Ratio script (``python bench/bench_sim.py [--quick]``): on the same runs in one process,
 the median CPU time of :func:`spare_core.sim.simulate`, of the straightforward step-by-step
 simulator (:mod:`spare_core.sim._reference`: live failure stream, one policy call per
@@ -229,9 +234,11 @@ if pytest is not None:
         benchmark.extra_info["workload"] = name + " (SimPy)"
         benchmark.pedantic(simpy_simulate, args=(s, pol), kwargs={"seed": 0}, rounds=3, iterations=1)
 
+    @pytest.mark.parametrize("model", ["per-unit", "node", "system"])
     @pytest.mark.benchmark(group="sim-whole")
-    def test_compare_sweep_small(benchmark):
-        scen = [Scenario.paper_600k(n, n_steps=2000) for n in (200, 600)]
+    def test_compare_sweep_small(benchmark, model):
+        scen = [Scenario.paper_600k(n, n_steps=2000, failure_model=model) for n in (200, 600)]
+        benchmark.extra_info["workload"] = f"compare sweep slice, {model} failures"
         benchmark.pedantic(sweep, args=(scen, ("ckpt", "rep", "spare"), range(1, 11), range(2)), rounds=1, iterations=1)
 
 
@@ -246,8 +253,52 @@ def _median_time(fn, repeats):
     return statistics.median(ts)
 
 
+def failure_models(quick: bool) -> int:
+    """The sweep's cost and the Llama-3 job's TTT/T0 under each failure model (module docstring)."""
+    models = ("per-unit", "node", "system")
+    groups, seeds, rmax, repeats = ([200, 600], 2, 10, 1) if quick else ([200, 600, 1000], 5, 20, 3)
+    cpu = {m: [] for m in models}
+    seen = {}
+    for _ in range(repeats):  # interleaved: a load change hits every model alike
+        for m in models:
+            scen = [Scenario.paper_600k(n, failure_model=m) for n in groups]
+            t = time.process_time()
+            res = sweep(scen, ("ckpt", "rep", "spare"), range(1, rmax + 1), range(seeds), processes=1)
+            cpu[m].append(time.process_time() - t)
+            seen[m] = sum(r.failures_seen for r in res.runs)
+    base = statistics.median(cpu["per-unit"])
+    print(f"compare sweep N={groups}, r=1..{rmax}, {seeds} seeds, one process; median CPU s of {repeats}")
+    print(f"{'failure model':<14} {'CPU (s)':>8} {'vs per-unit':>12} {'failures':>10} {'us/failure':>11}")
+    for m in models:
+        c = statistics.median(cpu[m])
+        print(f"{m:<14} {c:8.2f} {c / base:11.2f}x {seen[m]:10d} {c / seen[m] * 1e6:11.2f}")
+    print()
+    ll_seeds = range(2 if quick else 5)
+    steps = 50_000 if quick else 200_000
+    pols = [("CKPT-only", CheckpointOnly()), ("SPARe r=2", SpareCheckpoint(2)), ("SPARe r=3", SpareCheckpoint(3)),
+            ("Rep r=2", ReplicationCheckpoint(2))]
+    print(f"Llama-3 rate, 16,384 GPUs (128 groups of 128), {steps} steps, seeds {list(ll_seeds)}: "
+          "TTT/T0 mean, availability, restarts per run")
+    print(f"{'failure model':<22}" + "".join(f"{n:>26}" for n, _ in pols))
+    from spare_core.events import NodeRenewals
+
+    variants = [("per-unit", "per-unit"), ("system", "system"), ("node (stationary)", "node"),
+                ("node (new nodes)", NodeRenewals(initial="new"))]
+    for label, fm in variants:
+        s = Scenario.llama3_16k(failure_model=fm, n_steps=steps)
+        row = []
+        for _, pol in pols:
+            rs = [simulate(s, pol, seed=k) for k in ll_seeds]
+            row.append(f"{statistics.mean(r.ratio for r in rs):.2f}, {statistics.mean(r.availability for r in rs):.2f}, "
+                       f"{statistics.mean(r.restarts for r in rs):.0f}")
+        print(f"{label:<22}" + "".join(f"{c:>26}" for c in row))
+    return 0
+
+
 def main(argv) -> int:
     quick = "--quick" in argv
+    if "--failure-models" in argv:
+        return failure_models(quick)
     repeats = 3 if quick else 5
     try:
         import simpy  # noqa: F401

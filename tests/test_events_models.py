@@ -154,8 +154,11 @@ def test_scenario_lifetime_and_rate_once():
 
 
 def test_presets_give_the_rate_once():
-    ll = Scenario.llama3_16k(lifetime=Exponential(128 * 3600.0))
-    assert ll.system_mtbf == pytest.approx(3600.0) and ll.lifetime == Exponential(128 * 3600.0)
+    # the preset's default is node renewals: a lifetime is per node (2,048 nodes of 8 GPUs)
+    ll = Scenario.llama3_16k(lifetime=Exponential(2048 * 3600.0))
+    assert ll.system_mtbf == pytest.approx(3600.0) and ll.lifetime == Exponential(2048 * 3600.0)
+    ll = Scenario.llama3_16k(failure_model="per-unit", lifetime=Exponential(128 * 3600.0))
+    assert ll.system_mtbf == pytest.approx(3600.0)
     p = Scenario.paper_600k(200, failure_model=SystemRenewals(system_mtbf=60.0))
     assert p.system_mtbf == 60.0
     p = Scenario.paper_600k(200, failure_model=SystemRenewals())
@@ -271,3 +274,15 @@ def test_a_model_added_in_its_own_module_runs_without_touching_the_simulator():
     # three groups die at 25 s, 50 s, 75 s after each start; the third wipes out r = 3
     assert rs.timeline.failure_group[:3].tolist() == [0, 1, 2]
     assert np.allclose(np.diff(rs.timeline.failure_time[:3]), 25.0)
+
+
+def test_cluster_defaults_to_node_renewals():
+    s = Scenario.cluster(4096, gpus_per_group=256, n_steps=10, t_compute=1.0, t_allreduce=0.1,
+                         system_mtbf=600.0, gpus_per_node=4)
+    assert s.n_groups == 16 and s.failure_model == "node" and s.failures.nodes_in_group() == 64
+    assert Scenario.cluster(4096, gpus_per_group=256, n_steps=10, t_compute=1.0, t_allreduce=0.1,
+                            system_mtbf=600.0, failure_model="system").failure_model == "system"
+    with pytest.raises(ValueError, match="n_gpus must be a multiple of gpus_per_group \\(256\\), got 1000"):
+        Scenario.cluster(1000, gpus_per_group=256, n_steps=10, t_compute=1.0, t_allreduce=0.1, system_mtbf=1.0)
+    with pytest.raises(ValueError, match="gpus_per_group must be a multiple of gpus_per_node \\(8\\), got 100"):
+        Scenario.cluster(1000, gpus_per_group=100, n_steps=10, t_compute=1.0, t_allreduce=0.1, system_mtbf=1.0)

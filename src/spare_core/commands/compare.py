@@ -31,8 +31,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seeds", type=positive_int, default=5, help="seeds per cell, 0..S-1 (default 5)")
     parser.add_argument("--processes", type=int, default=0,
                         help="worker processes (default 0: one per CPU)")
-    parser.add_argument("--failure-model", choices=("per-unit", "system"), default="per-unit",
-                        help="per-group Weibull lifetimes (default) or one system renewal process")
+    parser.add_argument("--failure-model", choices=("per-unit", "system", "node"), default="per-unit",
+                        help="per-group Weibull lifetimes redrawn at restarts (default, the paper's), one system "
+                             "renewal process, or node renewals (8-GPU nodes, only the failed node replaced)")
     parser.add_argument("--rep-variant", choices=("cyclic", "disjoint"), default="cyclic",
                         help="Rep+CKPT on SPARe's cyclic stacks (default) or N/r disjoint replica sets")
     parser.add_argument("--horizon", type=float, default=20.0,

@@ -181,8 +181,8 @@ class FailureStream:
         ``scale * n**(-1/shape) * Gamma(1 + 1/shape) = system_mtbf * n**(1 - 1/shape)``,
         well below ``system_mtbf`` (for n = 1000, shape 0.78: about 0.14x), and the gaps
         then widen as units die. The system model keeps the MTBF between consecutive
-        failures whatever the number of failed units. This is the "failure model" choice
-        of DESIGN.md §3: report which one was used.
+        failures whatever the number of failed units. Results report which model they used
+        (docs/results.md compares them).
         """
         n_units = as_int(n_units, "n_units", min_value=1)
         system_mtbf = as_float(system_mtbf, "system_mtbf", min_value=0.0, strict_min=True)

@@ -158,7 +158,7 @@ class Scenario:
         controller (RECTLR) decision, >= 0.
     charge_patch : bool, default True
         Charge the patch plan's extra layers (``patch_layers * t_compute``) on a SPARe failure
-        step. DESIGN.md: charging the real patch work adds 4-15 % to time-to-train.
+        step (docs/results.md §3 measures what that changes).
     max_wall_factor : float, default 20
         The simulation stops (result marked unfinished) once wall time exceeds
         ``max_wall_factor * T0``, > 1. Regimes that never finish (checkpoint-only at 5-min
@@ -190,7 +190,7 @@ class Scenario:
 
     References
     ----------
-    .. [1] SPARe, arXiv:2603.00357, simulation setup (DESIGN.md section 3).
+    .. [1] SPARe, arXiv:2603.00357, simulation setup.
     """
 
     __slots__ = (
@@ -429,7 +429,7 @@ class Scenario:
     # -- presets -------------------------------------------------------------------------
     @classmethod
     def paper_600k(cls, n_groups=600, **overrides) -> "Scenario":
-        """The SPARe paper's simulation setup (DESIGN.md section 3).
+        """The SPARe paper's simulation setup.
 
         600k H100 GPUs split into ``n_groups`` groups; system MTBF 5 min with Weibull shape
         0.78; global restart 60 min; checkpoint save 60 s; 10,000 steps of 64 s compute per
@@ -480,15 +480,64 @@ class Scenario:
         return cls(n, **kw)
 
     @classmethod
+    def cluster(cls, n_gpus, *, gpus_per_group, n_steps, t_compute, t_allreduce, gpus_per_node=8,
+                failure_model=None, **kwargs) -> "Scenario":
+        """A job on a cluster the user describes by its GPUs; failures by node renewals by default.
+
+        Parameters
+        ----------
+        n_gpus : int
+            GPUs of the job, a multiple of ``gpus_per_group``.
+        gpus_per_group : int
+            GPUs per data-parallel group (one model replica: TP x PP), a multiple of
+            ``gpus_per_node``.
+        n_steps, t_compute, t_allreduce
+            As in :class:`Scenario`.
+        gpus_per_node : int, default 8
+            GPUs per node (the unit that fails and is replaced).
+        failure_model : str or FailureModel, optional
+            Default :class:`spare_core.events.NodeRenewals` (only the failed node replaced,
+            the others keep their age: how large clusters are run). A name or any other model
+            as in :class:`Scenario`.
+        **kwargs
+            Any other :class:`Scenario` keyword; the rate as ``system_mtbf`` (seconds, e.g. from
+            an interruption count over a period) or ``lifetime`` (per node).
+
+        Returns
+        -------
+        Scenario
+
+        Examples
+        --------
+        >>> s = Scenario.cluster(16_384, gpus_per_group=128, n_steps=1000, t_compute=5.5,
+        ...                      t_allreduce=0.5, system_mtbf=54 * 24 * 3600 / 419)
+        >>> s.n_groups, s.failure_model, s.failures.nodes_in_group()
+        (128, 'node', 16)
+        """
+        from ..events import NodeRenewals
+
+        n_gpus = as_int(n_gpus, "n_gpus", min_value=1)
+        gpus_per_group = as_int(gpus_per_group, "gpus_per_group", min_value=1)
+        gpus_per_node = as_int(gpus_per_node, "gpus_per_node", min_value=1)
+        if n_gpus % gpus_per_group:
+            raise ValueError(f"n_gpus must be a multiple of gpus_per_group ({gpus_per_group}), got {n_gpus}")
+        if failure_model is None or failure_model == "node":
+            failure_model = NodeRenewals(gpus_per_node=gpus_per_node)
+        return cls(n_gpus // gpus_per_group, n_steps=n_steps, t_compute=t_compute, t_allreduce=t_allreduce,
+                   gpus_per_group=gpus_per_group, failure_model=failure_model, **kwargs)
+
+    @classmethod
     def llama3_16k(cls, **overrides) -> "Scenario":
-        """A Llama-3-405B-like job: 16,384 H100 GPUs, one failure every ~3.1 h (DESIGN.md §5).
+        """A Llama-3-405B-like job: 16,384 H100 GPUs, one failure every ~3.1 h.
 
         From public data: 419 unexpected interruptions in 54 days on 16,384 GPUs (0.173
         failures per GPU-year, a system MTBF of 54 * 24 / 419 = 3.09 h). Assumptions, not
-        data: 128 data-parallel groups of 128 GPUs (TP 8 x PP 16), 200,000 steps of 5.5 s
-        compute plus 0.5 s all-reduce (about 14 days failure-free), restart 30 min,
-        checkpoint save 60 s, Weibull shape 0.78 as in the SPARe preset. Override any of
-        them by keyword.
+        data: 128 data-parallel groups of 128 GPUs (TP 8 x PP 16) on nodes of 8 GPUs,
+        200,000 steps of 5.5 s compute plus 0.5 s all-reduce (about 14 days failure-free),
+        restart 30 min, checkpoint save 60 s, Weibull shape 0.78 as in the SPARe preset.
+        Failures by node renewals (:class:`spare_core.events.NodeRenewals`, stationary
+        node ages): a cluster that replaces the failed host. Override any of them by keyword
+        (``failure_model="per-unit"`` for the paper's model).
 
         Returns
         -------
@@ -510,7 +559,7 @@ class Scenario:
             t_allreduce=0.5,
             system_mtbf=54 * 24 * 3600.0 / 419,
             weibull_shape=0.78,
-            failure_model="per-unit",
+            failure_model="node",
             restart_time=1800.0,
             checkpoint_time=60.0,
             jitter=0.05,
