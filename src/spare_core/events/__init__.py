@@ -30,13 +30,13 @@ from ..distributions import Deterministic, Exponential, LogNormal, Weibull
 from ._engine import KINDS, Engine, EngineStats, Event, RenewalCounts, load_trace_csv, simulate_renewals
 from ._stream import MODELS, FailureStream
 from .models import (
-    DEFAULT_WEIBULL_SHAPE, FailureModel, FailureProcess, GroupLifetimes, SystemRenewals, failure_model_kinds,
+    DEFAULT_WEIBULL_SHAPE, FailureModel, FailureProcess, GroupLifetimes, LifetimeLawModel, SystemRenewals, failure_model_kinds,
 )
 from .epochs import EpochFailures, EpochSource, RunFailures
 from .nodes import INITIAL_AGES, NodeEpochs, NodeFailureLog, NodeRenewalProcess, NodeRenewals
 
 __all__ = [
-    "FailureModel", "FailureProcess", "GroupLifetimes", "SystemRenewals", "failure_model_kinds",
+    "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "failure_model_kinds",
     "DEFAULT_WEIBULL_SHAPE", "NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess",
     "INITIAL_AGES", "EpochSource", "EpochFailures", "RunFailures", "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
     "simulate_renewals", "load_trace_csv", "Weibull", "Exponential", "LogNormal", "Deterministic",

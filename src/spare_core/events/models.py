@@ -48,7 +48,7 @@ from .._validate import as_float
 from ..distributions import Distribution, Weibull, as_distribution, distribution_from_dict
 
 __all__ = [
-    "FailureModel", "FailureProcess", "GroupLifetimes", "SystemRenewals", "DEFAULT_WEIBULL_SHAPE",
+    "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "DEFAULT_WEIBULL_SHAPE",
     "failure_model_kinds",
 ]
 
@@ -245,12 +245,21 @@ def _no_rate(obj):
     )
 
 
-class _RateLaw(FailureModel):
-    """Shared by the models whose failures come from one lifetime law over some entities
+class LifetimeLawModel(FailureModel):
+    """Base of the models whose failures come from one lifetime law over some entities
     (groups, nodes, the whole system): the law is given directly (``lifetime``) or as a
-    Weibull whose entities together fail once per ``system_mtbf`` in the long run."""
+    Weibull whose entities together fail once per ``system_mtbf`` in the long run.
 
-    def _entities(self, n_groups: int) -> int:  # how many renewal clocks share the rate
+    A subclass is a frozen dataclass with the fields ``system_mtbf``, ``shape`` and
+    ``lifetime`` (any others after them), calls ``super().__post_init__()`` if it defines its
+    own, and says how many entities share the rate (:meth:`entities`).
+    """
+
+    def __post_init__(self):
+        _check_rate_fields(self)
+
+    def entities(self, n_groups: int) -> int:
+        """How many renewal clocks share the system rate in a job of ``n_groups`` groups."""
         raise NotImplementedError
 
     def law(self, n_groups: int) -> Distribution:
@@ -264,7 +273,7 @@ class _RateLaw(FailureModel):
         ValueError
             Both ``lifetime`` and ``system_mtbf`` given and they disagree.
         """
-        e = self._entities(n_groups)
+        e = self.entities(n_groups)
         if self.lifetime is None:
             if self.system_mtbf is None:
                 raise _no_rate(self)
@@ -288,7 +297,7 @@ class _RateLaw(FailureModel):
             if self.system_mtbf is None:
                 raise _no_rate(self)
             return self.system_mtbf
-        return self.law(n_groups).mean / self._entities(n_groups)
+        return self.law(n_groups).mean / self.entities(n_groups)
 
     def _law_words(self, per: str) -> str:
         if self.lifetime is not None:
@@ -301,7 +310,7 @@ class _RateLaw(FailureModel):
 
 
 @dataclasses.dataclass(frozen=True)
-class GroupLifetimes(_RateLaw, kind="per-unit"):
+class GroupLifetimes(LifetimeLawModel, kind="per-unit"):
     """The SPARe paper's model: every group has a lifetime, and all are redrawn at each restart.
 
     Parameters
@@ -340,10 +349,7 @@ class GroupLifetimes(_RateLaw, kind="per-unit"):
     shape: float | None = None
     lifetime: Distribution | None = None
 
-    def __post_init__(self):
-        _check_rate_fields(self)
-
-    def _entities(self, n_groups):
+    def entities(self, n_groups):
         return n_groups
 
     def _entity_name(self):
@@ -362,7 +368,7 @@ class GroupLifetimes(_RateLaw, kind="per-unit"):
 
 
 @dataclasses.dataclass(frozen=True)
-class SystemRenewals(_RateLaw, kind="system"):
+class SystemRenewals(LifetimeLawModel, kind="system"):
     """One renewal process for the whole system; each failure hits a uniformly random live group.
 
     Parameters
@@ -391,10 +397,7 @@ class SystemRenewals(_RateLaw, kind="system"):
     shape: float | None = None
     lifetime: Distribution | None = None
 
-    def __post_init__(self):
-        _check_rate_fields(self)
-
-    def _entities(self, n_groups):
+    def entities(self, n_groups):
         return 1
 
     def _entity_name(self):

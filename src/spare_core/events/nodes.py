@@ -30,7 +30,7 @@ import numpy as np
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_int, check_choice
 from ..distributions import Distribution
-from .models import _RateLaw, _check_rate_fields
+from .models import LifetimeLawModel
 
 __all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "INITIAL_AGES"]
 
@@ -47,7 +47,7 @@ _EMPTY_U.flags.writeable = False
 
 
 @dataclasses.dataclass(frozen=True)
-class NodeRenewals(_RateLaw, kind="node"):
+class NodeRenewals(LifetimeLawModel, kind="node"):
     """Nodes with their own lifetimes; a failed node is replaced and only its clock restarts.
 
     Parameters
@@ -111,7 +111,7 @@ class NodeRenewals(_RateLaw, kind="node"):
     initial: str = "stationary"
 
     def __post_init__(self):
-        _check_rate_fields(self)
+        super().__post_init__()
         set_ = object.__setattr__
         set_(self, "gpus_per_node", as_int(self.gpus_per_node, "gpus_per_node", min_value=1))
         if self.nodes_per_group is not None:
@@ -140,7 +140,7 @@ class NodeRenewals(_RateLaw, kind="node"):
             )
         return self.gpus_per_group // self.gpus_per_node
 
-    def _entities(self, n_groups):
+    def entities(self, n_groups):
         return n_groups * self.nodes_in_group()
 
     def check(self, n_groups):
