@@ -190,3 +190,20 @@ def test_node_failures_do_not_burst_after_restarts_like_the_papers_model():
     # ~230 node failures: 5 sigma is about 33 %
     assert per_hour["node"] == pytest.approx(3600 / base.system_mtbf, rel=0.33)
     assert per_hour["per-unit"] > 2 * per_hour["node"]
+
+
+def test_correlated_domains_on_node_renewals_run_in_the_simulator():
+    """DomainFailures merges its domain clocks with a node-renewal base through the base's
+    peek(): the simulator and the step-by-step reference see the same run."""
+    from spare_core.events import DomainFailures
+    from spare_core.sim._reference import reference_simulate
+
+    base = Scenario.llama3_16k(n_steps=20_000)
+    fm = DomainFailures(base.failures, (Exponential(20 * 24 * 3600.0),), groups_per_domain=(8,))
+    s = base.replace(failure_model=fm)
+    for pol in (CheckpointOnly(), SpareCheckpoint(3)):
+        fast = simulate(s, pol, seed=1)
+        ref = reference_simulate(s, pol, seed=1)
+        assert (fast.failures_seen, fast.restarts, fast.checkpoints) == (
+            ref["failures_seen"], ref["restarts"], ref["checkpoints"])
+        assert fast.finished and fast.time_to_train == ref["wall"]

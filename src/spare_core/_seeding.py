@@ -75,6 +75,8 @@ STREAMS = {
     "unit-lifetimes": ("epoch-seeded", "Engine renewals (and simulate_renewals): lifetimes"),
     "unit-repairs": ("epoch-seeded", "Engine renewals (and simulate_renewals): repair times"),
     "node-lifetimes": ("seeded", "NodeRenewals: residual node ages at time 0, then replacement lifetimes"),
+    "domain-lifetime": ("epoch", "DomainFailures: the failure domains' lifetimes"),
+    "trace-continuation": ("epoch-seeded", "TraceReplay(after='fit'): the fitted law past the trace's end"),
 }
 
 

@@ -11,6 +11,10 @@ Public API
 - :class:`EpochSource` - what the simulator reads: epoch k's failures relative to its start;
   :class:`EpochFailures` (epochs shared by all runs on a seed), :class:`RunFailures` (each run
   follows its own restarts), :class:`NodeEpochs` (one wall-clock node failure log per seed).
+- Recorded logs: :class:`Trace` / :func:`read_trace` (CSV or Parquet), replayed by
+  :class:`TraceReplay`; :func:`fit` (Weibull / exponential / log-normal with confidence
+  intervals) and :class:`FailureRate` (conversions); correlated failure domains
+  :class:`DomainFailures`. (``spare_core.events.fit.compare`` compares fitted laws.)
 - :class:`FailureStream` - per-unit or system-level failures consumed one at a time, with
   restarts and common random numbers (what :mod:`spare_core.sim` uses).
 - :class:`Engine` - the general engine: per-unit renewals, a system-level source, trace
@@ -34,10 +38,23 @@ from .models import (
 )
 from .epochs import EpochFailures, EpochSource, RunFailures
 from .nodes import INITIAL_AGES, NodeEpochs, NodeFailureLog, NodeRenewalProcess, NodeRenewals
+from .trace import Trace, TraceFormatError, read_trace
+from .fit import Comparison, Durations, LifetimeFit, durations, fit
+from .rates import FailureRate
+from .trace_model import TraceReplay
+from .domains import DomainFailureProcess, DomainFailures
 
 __all__ = [
-    "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "failure_model_kinds",
-    "DEFAULT_WEIBULL_SHAPE", "NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess",
-    "INITIAL_AGES", "EpochSource", "EpochFailures", "RunFailures", "FailureStream", "MODELS", "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts",
-    "simulate_renewals", "load_trace_csv", "Weibull", "Exponential", "LogNormal", "Deterministic",
+    # failure models and what they build
+    "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "NodeRenewals",
+    "TraceReplay", "DomainFailures", "failure_model_kinds", "DEFAULT_WEIBULL_SHAPE", "INITIAL_AGES",
+    "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "DomainFailureProcess",
+    # what the simulator reads
+    "EpochSource", "EpochFailures", "RunFailures", "FailureStream", "MODELS",
+    # recorded logs, fits and rates
+    "Trace", "TraceFormatError", "read_trace", "fit", "LifetimeFit", "Durations", "durations", "Comparison",
+    "FailureRate",
+    # the general event engine
+    "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts", "simulate_renewals", "load_trace_csv",
+    "Weibull", "Exponential", "LogNormal", "Deterministic",
 ]

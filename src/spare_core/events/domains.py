@@ -26,7 +26,7 @@ from collections import deque
 
 import numpy as np
 
-from .._seeding import EpochStream, as_seed_sequence
+from .._seeding import as_seed_sequence, epoch_stream
 from .._validate import as_float, as_int
 from ..distributions import Distribution, as_distribution, distribution_from_dict
 from ..topology import FailureDomains
@@ -229,7 +229,7 @@ class DomainFailureProcess:
         self._indptr = np.array(ptrs, dtype=np.int64)
         self._members = np.concatenate(members)
         self._laws = laws
-        self._clocks = EpochStream(root, STREAM)
+        self._clocks = epoch_stream(root, STREAM)
         self._alive = np.ones(n, dtype=bool)
         self._begin(start)
 

@@ -385,6 +385,12 @@ class NodeRenewalProcess:
         self._start = self._now = time
         self._pos = 0
 
+    def peek(self) -> float:
+        """Time of the next failure without consuming it (``inf`` if every group is out);
+        lets a model built on this one merge its own failures without running ahead."""
+        t = self._src.get(self.epoch, self._pos + 1, start=self._start)[0]
+        return self._start + float(t[self._pos]) if self._pos < t.shape[0] else math.inf
+
     def take(self, k: int, with_units: bool = True):
         k = as_int(k, "k", min_value=0)
         t, u = self._src.get(self.epoch, self._pos + k, start=self._start)

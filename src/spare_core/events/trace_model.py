@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._seeding import as_seed_sequence, child_rng
+from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_float, as_int, check_choice
 from .fit import LAWS, fit
 from .models import FailureModel
@@ -303,7 +303,7 @@ class TraceProcess:
         """A renewal process of the fitted law from ``max(end, epoch start)``; each failure
         hits a uniformly random live group (swap-removal list, like the system model)."""
         if self._cont is None:
-            rng = child_rng(self._root, "trace-continuation", self.epoch)
+            rng = stream_rng(self._root, "trace-continuation", self.epoch)
             anchor = max(self._start + self._end, self._epoch_start)
             dead = np.zeros(self.n_units, dtype=bool)
             dead[self._groups[min(self._epoch_pos, self._n):]] = True  # out in this epoch already
