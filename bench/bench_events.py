@@ -38,6 +38,33 @@ def test_failure_stream_next_failure(benchmark, model):
 
 
 # -- targeted behaviours ---------------------------------------------------------------
+@pytest.mark.benchmark(group="behaviour: node renewals, 600k GPUs (75k nodes, N=600)")
+def test_node_log_chunk(benchmark):
+    """One chunk of the wall-clock node failure log (~4096 failures): batch draws + one sort."""
+    from spare_core.events import NodeRenewals
+
+    m = NodeRenewals(system_mtbf=300.0, gpus_per_group=1000)
+    log = m.log(600, 1)
+    benchmark.extra_info["workload"] = "NodeFailureLog.extend, 4096 MTBFs of wall time"
+    benchmark.pedantic(log.extend, rounds=5, iterations=1)
+
+
+@pytest.mark.benchmark(group="behaviour: node renewals, 600k GPUs (75k nodes, N=600)")
+def test_node_epoch_turnover(benchmark):
+    """A restart and its epoch's first 8 failures read from the shared log (what a run pays)."""
+    from spare_core.events import NodeRenewals
+
+    src = NodeRenewals(system_mtbf=300.0, gpus_per_group=1000).epoch_source(600, 1)
+    state = {"k": 0, "start": 0.0}
+
+    def epoch():
+        k, start = state["k"], state["start"]
+        t, _ = src.get(k, 8, start=start)
+        state["k"], state["start"] = k + 1, start + float(t[-1]) + 60.0
+
+    benchmark(epoch)
+
+
 @pytest.mark.benchmark(group="behaviour: restart 600k units")
 @pytest.mark.parametrize("model", ["per-unit", "system"])
 def test_failure_stream_restart(benchmark, model):

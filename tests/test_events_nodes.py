@@ -207,3 +207,28 @@ def test_correlated_domains_on_node_renewals_run_in_the_simulator():
         assert (fast.failures_seen, fast.restarts, fast.checkpoints) == (
             ref["failures_seen"], ref["restarts"], ref["checkpoints"])
         assert fast.finished and fast.time_to_train == ref["wall"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31), history=st.lists(st.tuples(st.integers(1, 12), st.floats(0.0, 500.0)),
+                                                    min_size=1, max_size=6))
+def test_generic_run_source_equals_the_shared_node_source(seed, history):
+    """Two implementations of the EpochSource contract on one node model: RunFailures (drives a
+    live process along the run's restarts) and NodeEpochs (filters the shared log)."""
+    from spare_core.events import RunFailures
+
+    m = NodeRenewals(system_mtbf=40.0, nodes_per_group=3)
+    fast = m.epoch_source(6, np.random.SeedSequence(seed))
+    generic = RunFailures(m, 6, np.random.SeedSequence(seed))
+    start = 0.0
+    for k, (need, gap) in enumerate(history):
+        a_t, a_u = fast.get(k, need, start=start)
+        b_t, b_u = generic.get(k, need, start=start)
+        n = min(need, b_t.shape[0])
+        assert a_t[:n].tolist() == b_t[:n].tolist() and a_u[:n].tolist() == b_u[:n].tolist()
+        nt = generic.next_time(k, n, start=start)
+        assert fast.next_time(k, n, start=start) == nt
+        # as in the simulator, a run restarts only after the failures it was handed
+        start += (nt if math.isfinite(nt) else float(b_t[n - 1])) + gap
+    with pytest.raises(ValueError, match="a run reads its epochs in order"):
+        generic.get(len(history) + 3, 1, start=start + 1.0)

@@ -244,7 +244,10 @@ class RunFailures:
     ``start`` restarts it at ``start``. Runs sharing the instance share epoch 0 (identical
     for all of them); a run that starts over rebuilds the process. Only the failures asked
     for are pulled (``want`` is not fetched), so the process never runs past a restart the
-    run has not made yet.
+    run has not made yet: the simulator asks for failure ``i`` only when it will consume
+    every failure before it, and it asks :meth:`next_time` only after a batch that ends
+    without a restart (that failure is then the next one it meets). The price is one
+    pull per failure: the handler sees batches of one.
 
     Parameters
     ----------

@@ -243,11 +243,11 @@ class Scenario:
         self.shrink_time = as_float(shrink_time, "shrink_time", min_value=0.0)
         self.controller_time = as_float(controller_time, "controller_time", min_value=0.0)
         if not isinstance(charge_patch, (bool, np.bool_)):
-            raise TypeError(f"charge_patch must be a bool, got {type(charge_patch).__name__}")
+            raise TypeError(f"charge_patch must be a bool, got {type(charge_patch).__name__} {charge_patch!r}")
         self.charge_patch = bool(charge_patch)
         self.max_wall_factor = as_float(max_wall_factor, "max_wall_factor", min_value=1.0, strict_min=True)
         if not isinstance(name, str):
-            raise TypeError(f"name must be a str, got {type(name).__name__}")
+            raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
         self.name = name
 
     # -- derived -------------------------------------------------------------------------
