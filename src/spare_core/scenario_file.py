@@ -99,7 +99,7 @@ def _rate_models() -> tuple[str, ...]:
     """Registered failure models a rate and a Weibull shape define (the file's ``failures.model``)."""
     from .events import failure_model_kinds
 
-    return tuple(k for k in failure_model_kinds() if k in ("per-unit", "system", "node-renewals"))
+    return tuple(k for k in failure_model_kinds() if k in ("per-unit", "system", "node"))
 
 
 def _alternatives() -> dict[str, tuple[str, ...]]:
@@ -506,7 +506,8 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
 
     # failures: one rate form -> the job's system MTBF
     fl = tables["failures"]
-    model = rd.choice("failures.model", fl.get("model", "per-unit"), _rate_models())
+    # a user's cluster replaces the failed node: node renewals unless the file says otherwise
+    model = rd.choice("failures.model", fl.get("model", "node"), _rate_models())
     shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", 0.78))
     mtbf, rate_note = _system_mtbf(rd, fl, gpus=gpus, nodes=nodes)
 
@@ -557,6 +558,10 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
     if not isinstance(charge_patch, bool):
         raise rd.fail("compare.charge_patch", "must be true or false", charge_patch)
 
+    if model == "node":
+        from .events import NodeRenewals
+
+        model = NodeRenewals(gpus_per_node=gpn)  # the rate, shape and groups come from the file
     try:
         scenario = Scenario(
             n_groups, n_steps=steps, t_compute=step - allreduce, t_allreduce=allreduce, system_mtbf=mtbf,
