@@ -105,6 +105,10 @@ class FailureProcess(Protocol):
     def take_units(self) -> list:
         """Groups of the failures handed out without them, in order (``[]`` if none owed)."""
 
+    # optional: ``peek() -> float``, the next failure's time without consuming it (``inf`` if
+    # none); a model that merges its own failures with a base process uses it so as not to run
+    # the base ahead of a restart (FailureStream and NodeRenewalProcess have it)
+
 
 class FailureModel:
     """Base of the failure models: a frozen value that builds a :class:`FailureProcess`.
