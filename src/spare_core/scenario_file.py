@@ -50,6 +50,7 @@ References
 """
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import sys
@@ -57,6 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .events import DEFAULT_WEIBULL_SHAPE, FailureModel, failure_model_kinds
+from .events.fit import LifetimeFit, fit
+from .events.rates import FailureRate
+from .events.trace import Trace, TraceFormatError, read_trace
+from .events.trace_model import AFTER, TraceReplay
 from .sim import POLICY_NAMES, Scenario, make_policy
 
 if sys.version_info >= (3, 11):
@@ -65,10 +71,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "load_scenario_file", "parse_scenario", "parse_duration",
-           "apply_overrides", "FAILURE_RATE_KEYS"]
+           "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "TRACE_OPTIONS"]
 
 _DAY = 86_400.0
-_YEAR = 365.25 * _DAY
 _UNITS = {
     "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
     "ms": 1e-3,
@@ -81,12 +86,17 @@ _DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-z
 
 #: the forms a failure rate can be given in, under ``[failures]`` (exactly one of them)
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
+#: ``failures.law``: a Weibull of ``weibull_shape`` at the given rate, or one fitted to ``failures.trace``
+FAILURE_LAWS = ("weibull", "fit")
+#: keys of a ``[failures.trace]`` table besides ``path``: the options of :func:`~spare_core.events.trace.read_trace`
+TRACE_OPTIONS = tuple(p for p in inspect.signature(read_trace).parameters if p != "path")
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "cluster", "job", "failures", "costs", "compare"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
-    "failures": ("model", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS),
+    "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
+                 "nodes_per_group"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller"),
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "layout",
                 "charge_patch"),
@@ -95,11 +105,26 @@ _SUBTABLES = ("cluster", "job", "failures", "costs", "compare")
 
 
 
-def _rate_models() -> tuple[str, ...]:
-    """Registered failure models a rate and a Weibull shape define (the file's ``failures.model``)."""
-    from .events import failure_model_kinds
+#: failure models a rate and a Weibull shape define (``failures.model`` besides "trace")
+_RATE_MODELS = ("per-unit", "system", "node")
 
-    return tuple(k for k in failure_model_kinds() if k in ("per-unit", "system", "node"))
+
+def _failure_kinds() -> tuple[str, ...]:
+    """The file's ``failures.model`` values: the registered rate models, and "trace"."""
+    return tuple(k for k in failure_model_kinds() if k in _RATE_MODELS) + ("trace",)
+
+
+@dataclass(frozen=True)
+class _Failures:
+    """``[failures]`` resolved: a model (or a kind with its rate and shape) and the rate in words."""
+
+    model: FailureModel | str
+    system_mtbf: float | None
+    shape: float | None
+    rate: FailureRate | None
+    note: str
+    trace: Trace | None = None
+    fit: LifetimeFit | None = None
 
 
 def _alternatives() -> dict[str, tuple[str, ...]]:
@@ -114,6 +139,11 @@ def _alternatives() -> dict[str, tuple[str, ...]]:
             keep |= {"interruptions", "period", "measured_on_gpus"} if n in ("interruptions", "period",
                                                                              "measured_on_gpus") else set()
             out[f"{section}.{n}"] = tuple(x for x in names if x not in keep)
+    # a rate form replaces a fitted law; a law (fitted or not) replaces the rate forms and the shape
+    rates = FAILURE_RATE_KEYS + ("period", "measured_on_gpus")
+    for n in rates:
+        out[f"failures.{n}"] += ("law", "trace")
+    out["failures.law"] = rates + ("weibull_shape",)
     return out
 
 
@@ -161,6 +191,11 @@ class ScenarioFile:
         How the failure rate was converted to the system MTBF, in words.
     data : dict
         The file's table after overrides (what was asked, in the user's units).
+    failure_rate : FailureRate or None
+        The rate the file gave (or the fitted law's, ``law = "fit"``), exact; None for a
+        trace replay (the log is the rate).
+    trace : Trace or None
+        The log read from ``failures.trace`` (replayed or fitted), else None.
     """
 
     path: str
@@ -178,6 +213,8 @@ class ScenarioFile:
     spare_layout: str
     rate_note: str
     data: dict[str, Any] = field(repr=False)
+    failure_rate: FailureRate | None = None
+    trace: Trace | None = field(default=None, repr=False)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Keyword arguments per policy name for :func:`spare_core.sim.make_policy`."""
@@ -191,6 +228,36 @@ class ScenarioFile:
             if kw:
                 out[name] = kw
         return out
+
+    def at_rate(self, factor: float) -> Scenario:
+        """The scenario with failures ``factor`` times as frequent (the sensitivity of an answer).
+
+        A rate-law model gets the system MTBF divided by ``factor``; a trace replay gets the
+        log's time axis divided by ``factor`` (the same failures, in the same order and
+        groups, ``factor`` times as often).
+
+        Parameters
+        ----------
+        factor : float
+            Multiplier of the failure rate, > 0.
+
+        Examples
+        --------
+        >>> sf = parse_scenario({"cluster": {"gpus": 64, "gpus_per_group": 8},
+        ...                      "job": {"step_time": 1, "steps": 10}, "failures": {"mtbf": "2 h"}})
+        >>> sf.at_rate(2.0).system_mtbf
+        3600.0
+        """
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor)
+                                                                                    and factor > 0):
+            raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
+        fm = self.scenario.failures
+        if isinstance(fm, TraceReplay):
+            tr = fm.trace
+            faster = Trace(tr.times / factor, tr.units, n_units=tr.n_units, end=tr.end / factor,
+                           unit_names=tr.unit_names, reasons=tr.reasons, start=tr.start, source=tr.source)
+            return self.scenario.replace(failure_model=fm.replace(trace=faster))
+        return self.scenario.replace(system_mtbf=self.scenario.system_mtbf / factor)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved file as JSON-friendly values: the user's table and the simulator's scenario."""
@@ -389,10 +456,11 @@ def load_scenario_file(path: str | Path, overrides: Sequence[str] = ()) -> Scena
         raise ScenarioFileError(f"{p}: not valid TOML: {exc}") from None
     if overrides:
         data = apply_overrides(data, overrides, source=f"{p}: --set")
-    return parse_scenario(data, source=str(p))
+    return parse_scenario(data, source=str(p), base_dir=p.parent)
 
 
-def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> ScenarioFile:
+def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
+                   base_dir: str | Path | None = None) -> ScenarioFile:
     """Check and resolve a scenario file's table (what :func:`load_scenario_file` reads).
 
     Parameters
@@ -401,6 +469,9 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
         The file's top-level table.
     source : str
         Named in error messages.
+    base_dir : str or Path, optional
+        Where a relative ``failures.trace`` path starts (default: the current directory;
+        :func:`load_scenario_file` passes the file's directory).
 
     Returns
     -------
@@ -505,11 +576,8 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
     jitter = rd.number("job.jitter", jb.get("jitter", 0.05), low=0.0, strict=False, high=1.0, high_strict=True)
 
     # failures: one rate form -> the job's system MTBF
-    fl = tables["failures"]
-    # a user's cluster replaces the failed node: node renewals unless the file says otherwise
-    model = rd.choice("failures.model", fl.get("model", "node"), _rate_models())
-    shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", 0.78))
-    mtbf, rate_note = _system_mtbf(rd, fl, gpus=gpus, nodes=nodes)
+    fails = _failures(rd, tables["failures"], gpus=gpus, nodes=nodes, gpus_per_node=gpn, gpus_per_group=gpg,
+                      base_dir=Path(base_dir) if base_dir is not None else Path.cwd())
 
     # costs
     co = tables.get("costs", {})
@@ -564,8 +632,8 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
         model = NodeRenewals(gpus_per_node=gpn)  # the rate, shape and groups come from the file
     try:
         scenario = Scenario(
-            n_groups, n_steps=steps, t_compute=step - allreduce, t_allreduce=allreduce, system_mtbf=mtbf,
-            weibull_shape=shape, failure_model=model, restart_time=restart, checkpoint_time=save, jitter=jitter,
+            n_groups, n_steps=steps, t_compute=step - allreduce, t_allreduce=allreduce, system_mtbf=fails.system_mtbf,
+            weibull_shape=fails.shape, failure_model=fails.model, restart_time=restart, checkpoint_time=save, jitter=jitter,
             shrink_time=shrink, controller_time=controller, charge_patch=charge_patch, max_wall_factor=horizon,
             gpus_per_group=gpg, name=name,
         )
@@ -577,51 +645,161 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenar
     return ScenarioFile(
         path=source, name=name, scenario=scenario, gpus=gpus, gpus_per_node=gpn, gpus_per_group=gpg, nodes=nodes,
         policies=policies, redundancies=usable, seeds=seeds, interval=interval, processes=processes,
-        spare_layout=layout, rate_note=rate_note, data=_plain(data),
+        spare_layout=layout, rate_note=fails.note, data=_plain(data),
+        failure_rate=fails.rate, trace=fails.trace,
     )
 
 
-def _system_mtbf(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int) -> tuple[float, str]:
-    """The job's system MTBF (seconds) from the one rate form given, and the conversion in words."""
+def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_node: int,
+              gpus_per_group: int, base_dir: Path) -> _Failures:
+    """The ``[failures]`` table resolved: a failure model (or its kind and rate) and the rate in words."""
+    kinds = _failure_kinds()
+    model = rd.choice("failures.model", fl.get("model", "per-unit"), kinds)
+    law = rd.choice("failures.law", fl.get("law", "weibull"), FAILURE_LAWS)
+    if model == "trace":
+        for key in ("law", "weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus"):
+            if key in fl:
+                raise rd.fail(f"failures.{key}", "does not go with model = 'trace' (the log is the rate and the law)",
+                              fl[key])
+        if "after" not in fl:
+            raise ScenarioFileError(f"{rd.source}: model = 'trace' needs failures.after: what happens past the "
+                                    f"log's end, one of {list(AFTER)} (a replay never guesses)")
+        if "trace" not in fl:
+            raise ScenarioFileError(f"{rd.source}: model = 'trace' needs failures.trace (the log's path)")
+        after = rd.choice("failures.after", fl["after"], AFTER)
+        if "nodes_per_group" in fl:
+            npg = rd.integer("failures.nodes_per_group", fl["nodes_per_group"])
+        elif gpus_per_group % gpus_per_node == 0:
+            npg = gpus_per_group // gpus_per_node
+        else:
+            raise rd.fail("failures.nodes_per_group", f"is needed: a group of {gpus_per_group} GPUs is not a whole "
+                          f"number of {gpus_per_node}-GPU nodes (give the log's units per group)", None)
+        trace = _read_trace(rd, fl["trace"], base_dir)
+        try:
+            replay = TraceReplay(trace, after=after, nodes_per_group=npg)
+        except (TypeError, ValueError) as exc:
+            raise rd.fail("failures.trace", f"cannot be replayed ({exc})", fl["trace"]) from None
+        instants = len(set(trace.times.tolist()))
+        note = (f"the log's: {instants} failure instants in {trace.end / _DAY:.3g} days: system MTBF "
+                f"{replay.mtbf(1) / 3600:.3g} h")
+        return _Failures(model=replay, system_mtbf=None, shape=None, rate=None, note=note, trace=trace)
+    for key in ("after", "nodes_per_group"):
+        if key in fl:
+            raise rd.fail(f"failures.{key}", "only goes with model = 'trace'", fl[key])
+    if law == "fit":
+        for key in ("weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus"):
+            if key in fl:
+                raise rd.fail(f"failures.{key}", "does not go with law = 'fit' (the fitted law gives the rate "
+                              "and the shape)", fl[key])
+        if "trace" not in fl:
+            raise ScenarioFileError(f"{rd.source}: law = 'fit' needs failures.trace (the log to fit)")
+        trace = _read_trace(rd, fl["trace"], base_dir)
+        try:
+            lf = fit(trace, "weibull", level="unit")
+        except ValueError as exc:
+            raise rd.fail("failures.trace", f"cannot be fitted ({exc})", fl["trace"]) from None
+        rate = FailureRate.from_mtbf(lf.mean, unit="node", gpus_per_node=gpus_per_node)
+        mtbf = rate.system_mtbf(nodes)
+        shape = float(lf.params["shape"])
+        (m_lo, m_hi), (k_lo, k_hi) = lf.interval("mean"), lf.interval("shape")
+        note = (f"Weibull fitted to {lf.n_failures} failures of {trace.n_units} logged nodes over "
+                f"{trace.end / _DAY:.3g} days ({lf.n_censored} censored): node MTBF {lf.mean / _DAY:.3g} d "
+                f"(95 % CI {m_lo / _DAY:.3g}-{m_hi / _DAY:.3g}), shape {shape:.3g} ({k_lo:.3g}-{k_hi:.3g}), "
+                f"x {nodes} nodes")
+        return _Failures(model=model, system_mtbf=mtbf, shape=shape, rate=rate,
+                         note=f"{note}: system MTBF {mtbf / 3600:.3g} h", trace=trace, fit=lf)
+    if "trace" in fl:
+        raise rd.fail("failures.trace", "only goes with model = 'trace' or law = 'fit'", fl["trace"])
+    shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", DEFAULT_WEIBULL_SHAPE))
+    rate, note = _rate(rd, fl, gpus=gpus, nodes=nodes, gpus_per_node=gpus_per_node)
+    mtbf = rate.system_mtbf(gpus, unit="gpu") if rate.unit == "gpu" else rate.system_mtbf(nodes, unit="node")
+    return _Failures(model=model, system_mtbf=mtbf, shape=shape, rate=rate, note=f"{note}: system MTBF {mtbf / 3600:.3g} h")
+
+
+def _rate(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_node: int) -> tuple[FailureRate, str]:
+    """The one rate form given, as a :class:`FailureRate` (exact conversions), and the form in words."""
     given = [k for k in FAILURE_RATE_KEYS if k in fl]
     if len(given) != 1:
         raise ScenarioFileError(
             f"{rd.source}: [failures] needs exactly one rate form of {list(FAILURE_RATE_KEYS)}, got "
-            f"{given or 'none'}"
+            f"{given or 'none'} (or a log: law = 'fit' or model = 'trace' with failures.trace)"
         )
     form = given[0]
     if form != "interruptions":
         for extra in ("period", "measured_on_gpus"):
             if extra in fl:
                 raise rd.fail(f"failures.{extra}", "only goes with failures.interruptions", fl[extra])
+    g = gpus_per_node
     if form == "per_node_day":
-        rate = rd.number("failures.per_node_day", fl[form])
-        mtbf = _DAY / (rate * nodes)
-        note = f"{rate:g} failures per node-day x {nodes} nodes"
-    elif form == "per_1000_node_days":
-        rate = rd.number("failures.per_1000_node_days", fl[form])
-        mtbf = 1000 * _DAY / (rate * nodes)
-        note = f"{rate:g} failures per 1,000 node-days x {nodes} nodes"
-    elif form == "per_gpu_year":
-        rate = rd.number("failures.per_gpu_year", fl[form])
-        mtbf = _YEAR / (rate * gpus)
-        note = f"{rate:g} failures per GPU-year x {gpus} GPUs"
-    elif form == "interruptions":
+        r = rd.number("failures.per_node_day", fl[form])
+        return FailureRate.from_node_days(r, gpus_per_node=g), f"{r:g} failures per node-day x {nodes} nodes"
+    if form == "per_1000_node_days":
+        r = rd.number("failures.per_1000_node_days", fl[form])
+        return (FailureRate.from_node_days(r, 1000, gpus_per_node=g),
+                f"{r:g} failures per 1,000 node-days x {nodes} nodes")
+    if form == "per_gpu_year":
+        r = rd.number("failures.per_gpu_year", fl[form])
+        return FailureRate.from_gpu_years(r, gpus_per_node=g), f"{r:g} failures per GPU-year x {gpus} GPUs"
+    if form == "interruptions":
         count = rd.integer("failures.interruptions", fl[form])
         if "period" not in fl:
             raise ScenarioFileError(f"{rd.source}: failures.interruptions needs failures.period (e.g. '54 d')")
         period = rd.duration("failures.period", fl["period"])
         on = rd.integer("failures.measured_on_gpus", fl.get("measured_on_gpus", gpus))
-        mtbf = period / count * on / gpus
-        note = f"{count} interruptions in {period / _DAY:g} days on {on} GPUs, scaled to {gpus} GPUs"
-    elif form == "mtbf":
-        mtbf = rd.duration("failures.mtbf", fl[form])
-        note = "system MTBF given"
+        return (FailureRate.from_count(count, period, units=on, unit="gpu", gpus_per_node=g),
+                f"{count} interruptions in {period / _DAY:g} days on {on} GPUs, scaled to {gpus} GPUs")
+    if form == "mtbf":
+        m = rd.duration("failures.mtbf", fl[form])
+        return FailureRate.from_mtbf(m, units=gpus, unit="gpu", gpus_per_node=g), "system MTBF given"
+    m = rd.duration("failures.node_mtbf", fl[form])
+    return FailureRate.from_mtbf(m, unit="node", gpus_per_node=g), f"node MTBF {m / 3600:g} h / {nodes} nodes"
+
+
+def _read_trace(rd: _Reader, spec: Any, base_dir: Path) -> Trace:
+    """``failures.trace`` (a path, or a table with ``path`` and read_trace's options) read from disk;
+    a relative path is taken from the scenario file's directory."""
+    if isinstance(spec, str):
+        path, opts = spec, {}
+    elif isinstance(spec, dict):
+        unknown = sorted(set(spec) - {"path", *TRACE_OPTIONS})
+        if unknown:
+            raise rd.fail(f"key 'failures.trace.{unknown[0]}'",
+                          f"is unknown (allowed in [failures.trace]: {['path', *TRACE_OPTIONS]})", spec[unknown[0]])
+        if "path" not in spec:
+            raise ScenarioFileError(f"{rd.source}: [failures.trace] needs path (the log file)")
+        path = rd.text("failures.trace.path", spec["path"])
+        opts = {k: v for k, v in spec.items() if k != "path"}
+        if isinstance(opts.get("unit_map"), str):
+            opts["unit_map"] = _hostfile(rd, opts["unit_map"], base_dir)
     else:
-        node_mtbf = rd.duration("failures.node_mtbf", fl[form])
-        mtbf = node_mtbf / nodes
-        note = f"node MTBF {node_mtbf / 3600:g} h / {nodes} nodes"
-    return mtbf, f"{note}: system MTBF {mtbf / 3600:.3g} h"
+        raise rd.fail("failures.trace", "must be a path (string) or a table with path and read options", spec)
+    full = Path(path).expanduser()
+    if not full.is_absolute():
+        full = base_dir / full
+    if not full.is_file():
+        raise rd.fail("failures.trace", f"must name a readable file (looked for {str(full)!r})", path)
+    try:
+        return read_trace(full, **opts)
+    except TraceFormatError as exc:
+        raise ScenarioFileError(f"{rd.source}: failures.trace: {exc}") from None
+    except (TypeError, ValueError, ImportError) as exc:
+        raise ScenarioFileError(f"{rd.source}: failures.trace: {exc}") from None
+
+
+def _hostfile(rd: _Reader, path: str, base_dir: Path) -> list[str]:
+    """Host names in rank order from a hostfile (``failures.trace.unit_map = "hosts.txt"``): the
+    first word of each line (so MPI's ``host slots=8`` works), blank and ``#`` lines skipped."""
+    full = Path(path).expanduser()
+    if not full.is_absolute():
+        full = base_dir / full
+    try:
+        text = full.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc})", path) from None
+    hosts = [line.split()[0] for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if not hosts:
+        raise rd.fail("failures.trace.unit_map", "must name a hostfile listing at least one host", path)
+    return hosts
 
 
 def _plain(data: Mapping[str, Any]) -> dict[str, Any]:

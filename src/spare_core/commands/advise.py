@@ -88,7 +88,7 @@ def run(args: Any) -> int:
     grids = {1.0: run_job(sf, desc="spare advise")}
     if not args.no_sensitivity and not grids[1.0].interrupted:
         for f in RATE_FACTORS:
-            sc = sf.scenario.replace(system_mtbf=sf.scenario.system_mtbf / f)
+            sc = sf.at_rate(f)
             grids[f] = run_job(sf, sc, desc=f"failure rate x{f:g}")
             if grids[f].interrupted:
                 break
@@ -99,7 +99,7 @@ def run(args: Any) -> int:
     for f, g in grids.items():
         if f == 1.0 or g.interrupted or not g.result.summaries:
             continue
-        sc = sf.scenario.replace(system_mtbf=sf.scenario.system_mtbf / f)
+        sc = sf.at_rate(f)
         ranked = _ranking(g.result, sf)
         sens[f] = None if not ranked else {
             "policy": ranked[0]["summary"].policy, "redundancy": ranked[0]["summary"].redundancy,

@@ -66,7 +66,9 @@ def describe_job(sf: ScenarioFile) -> list[str]:
         f"{sf.name}: {sf.gpus:,} GPUs = {sf.nodes:,} nodes x {sf.gpus_per_node}, {sc.n_groups} data-parallel groups "
         f"of {sf.gpus_per_group} GPUs; {sc.n_steps:,} steps of {sc.step_time:g} s (all-reduce {sc.t_allreduce:g} s), "
         f"T0 = {fmt_duration(sc.t0)} failure-free",
-        f"failures: {sc.failure_description}; rate: {sf.rate_note}",
+        f"failures: {sc.failure_description}; rate: {sf.rate_note}"
+        + ("; a replay: the seeds vary the step-time noise (and the fitted law past the log's end), not the "
+           "logged failures" if sf.scenario.failure_model == "trace" else ""),
         f"restart {fmt_duration(sc.restart_time)}, checkpoint save {fmt_duration(sc.checkpoint_time)}; "
         f"policies {', '.join(sf.policies)}; r in {_span(sf.redundancies)}; seeds 0..{len(sf.seeds) - 1}; "
         f"horizon {sc.max_wall_factor:g} T0",
