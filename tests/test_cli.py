@@ -1,6 +1,10 @@
-"""The ``spare`` command end to end, in subprocesses: every command, outputs with provenance,
-every bad-input case (exit 2, one line, no traceback, no file), Ctrl-C (exit 130, finished
-runs written)."""
+"""The ``spare`` command end to end: every command, outputs with provenance, every bad-input
+case (exit 2, one line, no traceback, no file), Ctrl-C (exit 130, finished runs written).
+
+What needs a real process runs in one (``python -m spare_core``: the entry point, exit codes
+as the shell sees them, no traceback on stderr, worker pools, Ctrl-C); the rest goes through
+:func:`spare_core.cli.main` in this process, which is what that entry point calls, so each
+case costs its work rather than an interpreter start."""
 from __future__ import annotations
 
 import csv
@@ -15,28 +19,61 @@ from pathlib import Path
 import pytest
 
 from spare_core import __version__
+from spare_core.cli import main
 from spare_core.sim import Scenario, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-# fast settings for every example: short jobs, few seeds, small r
+# fast settings for every example: short jobs, few seeds, small r, no worker pool
 FAST = ["--steps", "400", "--seeds", "2", "--r-max", "3", "--processes", "1"]
 
 
 def spare(*argv, timeout=120, **kw):
+    """``spare ARGV`` in a new process."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("SPARE_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "spare_core", *map(str, argv)], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=kw.get("cwd"))
 
 
-def test_version():
+class Done:
+    """What a command left: exit status, stdout, stderr (the subprocess result's shape)."""
+
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def spare_here(capsys, monkeypatch):
+    """``spare ARGV`` through :func:`spare_core.cli.main` in this process."""
+    monkeypatch.delenv("SPARE_DEBUG", raising=False)
+
+    def call(*argv):
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse: --help, --version, usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+
+    return call
+
+
+def test_version_and_errors_in_a_real_process(tmp_path):
     p = spare("--version")
     assert p.returncode == 0 and p.stdout.strip() == f"spare {__version__} (spare_core)"
+    # a bad scenario file: main's status 2 is the process's, one line, no traceback (argparse's own
+    # errors exit through SystemExit(2), the same in and out of a process)
+    (tmp_path / "typo.toml").write_text((EXAMPLES / "llama3_16k.toml").read_text().replace("gpus = 16_384",
+                                                                                            "gpu = 16_384"))
+    p = spare("run", tmp_path / "typo.toml")
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "cluster.gpu" in p.stderr and "Traceback" not in p.stderr
 
 
-def test_no_command_prints_help_and_exits_2():
-    p = spare()
+def test_no_command_prints_help_and_exits_2(spare_here):
+    p = spare_here()
     assert p.returncode == 2 and "compare" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -62,15 +99,17 @@ def test_no_command_prints_help_and_exits_2():
     (["run", str(EXAMPLES / "llama3_16k.toml"), "--set", "costs.restart=soon"], ["costs.restart", "'soon'"]),
     (["run", str(EXAMPLES / "llama3_16k.toml"), "--seeds", "0"], ["--seeds", ">= 1"]),
     (["run", str(EXAMPLES / "llama3_16k.toml"), "--horizon", "0.5"], ["--horizon", "> 1"]),
+    (["run", str(EXAMPLES / "trace_job.toml"), "--set", "failures.after=never"], ["failures.after", "'never'"]),
+    (["run", str(EXAMPLES / "trace_job.toml"), "--set", "failures.mtbf=2h"], ["failures.mtbf", "model = 'trace'"]),
     (["advise", str(EXAMPLES / "llama3_16k.toml"), "--json", "/no/such/dir/a.json"], ["--json", "does not exist"]),
     (["advise", str(EXAMPLES / "llama3_16k.toml"), "--policies", "magic"], ["--policies", "invalid choice"]),
 ])
-def test_bad_input_one_line_exit_2_nothing_written(tmp_path, argv, words):
+def test_bad_input_one_line_exit_2_nothing_written(spare_here, tmp_path, argv, words):
     (tmp_path / "afile").write_text("x")
     (tmp_path / "bad.toml").write_text("[cluster\n")
     (tmp_path / "typo.toml").write_text((EXAMPLES / "llama3_16k.toml").read_text().replace("gpus = 16_384", "gpu = 16_384"))
     before = sorted(os.listdir(tmp_path))
-    p = spare(*[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    p = spare_here(*[a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in p.stderr and lines[0].startswith("spare"), p.stderr
@@ -105,9 +144,9 @@ def test_compare_outputs_carry_provenance_and_match_sweep(tmp_path):
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.toml")))
-def test_every_example_runs(example, tmp_path):
+def test_every_example_runs(spare_here, example, tmp_path):
     out = tmp_path / "run.json"
-    p = spare("run", EXAMPLES / example, *FAST, "--json", out)
+    p = spare_here("run", EXAMPLES / example, *FAST, "--json", out)
     assert p.returncode == 0, p.stderr
     assert "best r" in p.stdout and "ckpt every" in p.stdout and "rule" in p.stdout
     doc = json.loads(out.read_text())
@@ -115,10 +154,10 @@ def test_every_example_runs(example, tmp_path):
     assert set(doc["best"]) <= {"CKPT-only", "Rep+CKPT", "SPARe+CKPT"} and doc["best"]
 
 
-def test_advise_recommends_with_cis_runner_up_and_sensitivity(tmp_path):
+def test_advise_recommends_with_cis_runner_up_and_sensitivity(spare_here, tmp_path):
     out = tmp_path / "a.json"
-    p = spare("advise", EXAMPLES / "rsc1_2000_nodes.toml", "--steps", "3000", "--seeds", "3", "--r-max", "3",
-              "--json", out)
+    p = spare_here("advise", EXAMPLES / "rsc1_2000_nodes.toml", "--steps", "3000", "--seeds", "3", "--r-max", "3",
+                   "--processes", "1", "--json", out)
     assert p.returncode == 0, p.stderr
     assert "recommendation:" in p.stdout and "95 % CI" in p.stdout and "runner-up:" in p.stdout
     assert "failure rate x0.5" in p.stdout and "failure rate x1.5" in p.stdout
@@ -127,31 +166,31 @@ def test_advise_recommends_with_cis_runner_up_and_sensitivity(tmp_path):
     assert lo <= m <= hi and adv["checkpoint_interval"] >= 0 and adv["interval_rule"]
 
 
-def test_flags_override_file_values(tmp_path):
+def test_flags_override_file_values(spare_here, tmp_path):
     out = tmp_path / "o.json"
-    p = spare("run", EXAMPLES / "llama3_16k.toml", *FAST, "--policies", "spare", "--set", "failures.period='27 d'",
-              "--json", out)
+    p = spare_here("run", EXAMPLES / "llama3_16k.toml", *FAST, "--policies", "spare", "--set",
+                   "failures.period='27 d'", "--json", out)
     assert p.returncode == 0, p.stderr
     sc = json.loads(out.read_text())["provenance"]["scenario"]
     assert sc["policies"] == ["spare"] and sc["seeds"] == [0, 1] and sc["scenario"]["n_steps"] == 400
     assert sc["scenario"]["failure_model"]["system_mtbf"] == pytest.approx(27 * 86400 / 419)
 
 
-def test_plots_written(tmp_path):
+def test_plots_written(spare_here, tmp_path):
     pytest.importorskip("matplotlib")
     d = tmp_path / "plots"
-    p = spare("run", EXAMPLES / "rsc1_2000_nodes.toml", *FAST, "--plot", d)
+    p = spare_here("run", EXAMPLES / "rsc1_2000_nodes.toml", *FAST, "--plot", d)
     assert p.returncode == 0, p.stderr
     for name in ("ttt_vs_r.png", "ettr_vs_interval.png", "timeline.png"):
         assert (d / name).stat().st_size > 10_000
-    p = spare("pacing", "--nodes", "4", "8", "--iterations", "50", "--replicas", "1", "--plot", d)
+    p = spare_here("pacing", "--nodes", "4", "8", "--iterations", "50", "--replicas", "1", "--plot", d)
     assert p.returncode == 0, p.stderr
     assert (d / "pacing.png").exists()
 
 
-def test_demo_and_pacing_still_run():
-    assert spare("demo", "--types", "60", "--redundancy", "3").returncode == 0
-    p = spare("pacing", "--nodes", "4", "8", "--iterations", "50", "--replicas", "1")
+def test_demo_and_pacing_still_run(spare_here):
+    assert spare_here("demo", "--types", "60", "--redundancy", "3").returncode == 0
+    p = spare_here("pacing", "--nodes", "4", "8", "--iterations", "50", "--replicas", "1")
     assert p.returncode == 0 and "pacing" in p.stdout.lower()
 
 
