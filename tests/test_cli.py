@@ -188,6 +188,22 @@ def test_plots_written(spare_here, tmp_path):
     assert (d / "pacing.png").exists()
 
 
+def test_pacing_json_carries_provenance(spare_here, tmp_path):
+    out = tmp_path / "p.json"
+    argv = ["pacing", "--nodes", "4", "8", "--iterations", "40", "--replicas", "1", "--seed", "3",
+            "--oversubscription", "3", "--json", str(out)]
+    p = spare_here(*argv)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    prov = doc["provenance"]
+    assert prov["version"] == __version__ and prov["command"] == "spare pacing" and prov["argv"] == argv
+    assert prov["seeds"] == [3] and prov["timings"]["elapsed_seconds"] > 0 and not prov["interrupted"]
+    sc = prov["scenario"]
+    assert sc["node_counts"] == [4, 8] and sc["n_iterations"] == 40 and sc["replicas"] == 1
+    assert sc["pacing_scenario"]["fabric"]["oversubscription"] == 3.0
+    assert len(doc["rows"]) == 4 and {r["n_nodes"] for r in doc["rows"]} == {4, 8}
+
+
 def test_demo_and_pacing_still_run(spare_here):
     assert spare_here("demo", "--types", "60", "--redundancy", "3").returncode == 0
     p = spare_here("pacing", "--nodes", "4", "8", "--iterations", "50", "--replicas", "1")

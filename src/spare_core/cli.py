@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``spare`` with ``argv`` (default: the process's arguments); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]  # the command line, for provenance
     if not hasattr(args, "_run"):
         parser.print_help(sys.stderr)
         return 2

@@ -4,19 +4,23 @@ Simulates the documented default scenario (docs/pacing.md) at each node count, u
 and with a pacing controller (:class:`~spare_core.pacing.BaselinePacer` by default,
 ``--pacer spread`` for :class:`~spare_core.pacing.SpreadPacer`), on common random numbers, and prints
 mean, p99, CV, weak-scaling efficiency, fraction of iterations paced, the throughput gain
-and the CV ratio of pacing. ``--json FILE`` writes every cell; ``--plot FILE`` draws CV
-and throughput per node against node count when matplotlib is installed.
+and the CV ratio of pacing. ``--json FILE`` writes every cell with its provenance (library
+version, command line, the whole resolved pacing scenario, node counts, seed, timings: the
+same block ``spare run`` writes); ``--plot FILE`` draws CV and throughput per node against
+node count when matplotlib is installed.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
 from dataclasses import replace
+from typing import Any
 
 from . import bounded, distinct, nonneg_int, positive_int
-from .outputs import check_output_path, check_plot_dir
+from .outputs import check_output_path, check_plot_dir, provenance, write_json
 
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
 
@@ -105,6 +109,17 @@ def _plot(result, path) -> str:
     return f"plot written to {path}"
 
 
+def _document(args: Any, base: Any, result: Any, elapsed: float) -> dict[str, Any]:
+    """``--json``: the sweep's cells under the provenance every ``spare`` output carries."""
+    # the sweep result's dict (to_dict; older pacing results name it as_dict)
+    cells = result.to_dict() if hasattr(result, "to_dict") else result.as_dict()
+    scenario = {"pacing_scenario": dataclasses.asdict(base), "node_counts": list(args.nodes),
+                "n_iterations": args.iterations, "replicas": args.replicas, "pacer": result.pacer}
+    prov = provenance("spare pacing", getattr(args, "argv", None), scenario=scenario, seeds=[args.seed],
+                      timings={"elapsed_seconds": elapsed})
+    return {"command": "spare pacing", "provenance": prov, **cells}
+
+
 def run(args) -> int:
     """Run the sweep and print the table; 0 on success."""
     from ..pacing import BaselinePacer, SpreadPacer, node_sweep
@@ -130,7 +145,8 @@ def run(args) -> int:
           f"{time.perf_counter() - t0:.1f} s. thr gain = paced/unpaced throughput - 1; "
           "eff = weak-scaling efficiency vs the smallest unpaced run.")
     if args.json:
-        result.to_json(args.json)
+        elapsed = time.perf_counter() - t0
+        write_json(args.json, _document(args, base, result, elapsed))
         print(f"results written to {args.json}")
     if args.plot:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
