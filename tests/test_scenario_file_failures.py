@@ -225,3 +225,31 @@ def test_simulate_replays_the_log_through_each_runs_restarts(policy, r):
         inside = rows < sf.trace.n_events
         assert np.array_equal(tl.failure_time[inside], sf.trace.times[rows[inside]])
         assert not math.isnan(tl.failure_time.sum())
+
+
+# -- node renewals on the file's layout -------------------------------------------------------------
+_HAS_NODE = "node" in __import__("spare_core.events", fromlist=["failure_model_kinds"]).failure_model_kinds()
+needs_node = pytest.mark.skipif(not _HAS_NODE, reason="node renewals (kind 'node') are not in this build")
+
+
+@needs_node
+def test_node_model_takes_nodes_and_groups_from_the_cluster():
+    sf = load_scenario_file(EXAMPLES / "rsc1_2000_nodes.toml", ["failures.model='node'"])
+    fm = sf.scenario.failures
+    assert sf.scenario.failure_model == "node" and fm.gpus_per_node == 8 and fm.nodes_in_group() == 8
+    assert fm.initial == "stationary" and fm.shape == 0.78
+    # one owner of the rate: the model's system MTBF is the file's, RSC-1's 6.5 per 1,000 node-days on 2,000 nodes
+    assert sf.scenario.system_mtbf == float(1 / (Fraction(6.5) / 1000 / DAY * 2000))
+    new = load_scenario_file(EXAMPLES / "rsc1_2000_nodes.toml", ["failures.model='node'", "failures.node_ages='new'"])
+    assert new.scenario.failures.initial == "new"
+
+
+@needs_node
+def test_node_model_needs_whole_nodes_per_group():
+    with pytest.raises(ScenarioFileError, match=r"cluster.gpus_per_group must be a multiple of cluster.gpus_per_node"):
+        parse_scenario(_base({"model": "node", "mtbf": "2 h"}, gpus=512, gpg=4))
+
+
+def test_node_ages_only_with_the_node_model():
+    with pytest.raises(ScenarioFileError, match="failures.node_ages only goes with model = 'node'"):
+        parse_scenario(_base({"model": "system", "mtbf": "2 h", "node_ages": "new"}))

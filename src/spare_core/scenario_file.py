@@ -96,7 +96,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
-                 "nodes_per_group"),
+                 "nodes_per_group", "node_ages"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller"),
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "layout",
                 "charge_patch"),
@@ -686,6 +686,17 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
     for key in ("after", "nodes_per_group"):
         if key in fl:
             raise rd.fail(f"failures.{key}", "only goes with model = 'trace'", fl[key])
+    if model != "node" and "node_ages" in fl:
+        raise rd.fail("failures.node_ages", "only goes with model = 'node'", fl["node_ages"])
+    kind: FailureModel | str = model
+    if model == "node":
+        # node renewals on the file's layout: a node failure downs the one group holding it
+        if gpus_per_group % gpus_per_node:
+            raise rd.fail("cluster.gpus_per_group", f"must be a multiple of cluster.gpus_per_node ({gpus_per_node}) "
+                          "with model = 'node' (a failed node downs one data-parallel group)", gpus_per_group)
+        ages = rd.choice("failures.node_ages", fl.get("node_ages", "stationary"), ("stationary", "new"))
+        kind = FailureModel.by_kind("node")(gpus_per_node=gpus_per_node, gpus_per_group=gpus_per_group,
+                                            initial=ages)
     if law == "fit":
         for key in ("weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus"):
             if key in fl:
@@ -706,14 +717,15 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
                 f"{trace.end / _DAY:.3g} days ({lf.n_censored} censored): node MTBF {lf.mean / _DAY:.3g} d "
                 f"(95 % CI {m_lo / _DAY:.3g}-{m_hi / _DAY:.3g}), shape {shape:.3g} ({k_lo:.3g}-{k_hi:.3g}), "
                 f"x {nodes} nodes")
-        return _Failures(model=model, system_mtbf=mtbf, shape=shape, rate=rate,
+        return _Failures(model=kind, system_mtbf=mtbf, shape=shape, rate=rate,
                          note=f"{note}: system MTBF {mtbf / 3600:.3g} h", trace=trace, fit=lf)
     if "trace" in fl:
         raise rd.fail("failures.trace", "only goes with model = 'trace' or law = 'fit'", fl["trace"])
     shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", DEFAULT_WEIBULL_SHAPE))
     rate, note = _rate(rd, fl, gpus=gpus, nodes=nodes, gpus_per_node=gpus_per_node)
     mtbf = rate.system_mtbf(gpus, unit="gpu") if rate.unit == "gpu" else rate.system_mtbf(nodes, unit="node")
-    return _Failures(model=model, system_mtbf=mtbf, shape=shape, rate=rate, note=f"{note}: system MTBF {mtbf / 3600:.3g} h")
+    return _Failures(model=kind, system_mtbf=mtbf, shape=shape, rate=rate,
+                     note=f"{note}: system MTBF {mtbf / 3600:.3g} h")
 
 
 def _rate(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_node: int) -> tuple[FailureRate, str]:
