@@ -67,6 +67,23 @@ def test_trace_example_resolves_to_a_replay_of_the_log():
     assert "79 failure instants" in sf.rate_note
 
 
+def test_provenance_names_the_log_and_rebuilds_the_replay():
+    import hashlib
+    import json
+
+    from spare_core.events import FailureModel
+
+    sf = load_scenario_file(TRACE_JOB)
+    d = json.loads(json.dumps(sf.to_dict()))
+    assert d["trace"]["sha256"] == hashlib.sha256(LOG.read_bytes()).hexdigest()
+    assert d["trace"]["path"] == str(LOG.resolve()) and d["trace"]["rows"] == 82 and d["trace"]["units"] == 64
+    assert d["trace"]["start"] == "2025-03-03T00:00:00+00:00"
+    # the log by reference, not row by row; the model rebuilds from it, equal to the file's
+    fm = d["scenario"]["failure_model"]
+    assert "times" not in fm["trace"] and len(json.dumps(d)) < 20_000
+    assert FailureModel.from_dict(fm) == sf.scenario.failures
+
+
 def test_trace_path_is_relative_to_the_file_not_the_working_directory(tmp_path, monkeypatch):
     d = tmp_path / "job"
     d.mkdir()

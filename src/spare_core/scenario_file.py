@@ -50,6 +50,7 @@ References
 """
 from __future__ import annotations
 
+import hashlib
 import inspect
 import math
 import re
@@ -125,6 +126,7 @@ class _Failures:
     note: str
     trace: Trace | None = None
     fit: LifetimeFit | None = None
+    trace_read: dict[str, Any] | None = None
 
 
 def _alternatives() -> dict[str, tuple[str, ...]]:
@@ -196,6 +198,9 @@ class ScenarioFile:
         trace replay (the log is the rate).
     trace : Trace or None
         The log read from ``failures.trace`` (replayed or fitted), else None.
+    trace_read : dict or None
+        How that log was read: absolute ``path``, the file's ``sha256`` and the
+        :func:`~spare_core.events.trace.read_trace` options.
     """
 
     path: str
@@ -215,6 +220,7 @@ class ScenarioFile:
     data: dict[str, Any] = field(repr=False)
     failure_rate: FailureRate | None = None
     trace: Trace | None = field(default=None, repr=False)
+    trace_read: dict[str, Any] | None = field(default=None, repr=False)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Keyword arguments per policy name for :func:`spare_core.sim.make_policy`."""
@@ -260,15 +266,22 @@ class ScenarioFile:
         return self.scenario.replace(system_mtbf=self.scenario.system_mtbf / factor)
 
     def to_dict(self) -> dict[str, Any]:
-        """The resolved file as JSON-friendly values: the user's table and the simulator's scenario."""
-        return {
+        """The resolved file as JSON-friendly values: the user's table and the simulator's scenario.
+
+        A log (``failures.trace``) appears as how it was read — path, sha256, read options,
+        rows, units, end — not row by row: the provenance of a job replaying a million-row log
+        stays small, and the scenario's failure model still rebuilds from it
+        (:meth:`spare_core.events.FailureModel.from_dict` reads the path with those options).
+        """
+        scenario = scenario_to_dict(self.scenario)
+        out: dict[str, Any] = {
             "path": self.path,
             "name": self.name,
             "file": self.data,
             "cluster": {"gpus": self.gpus, "nodes": self.nodes, "gpus_per_node": self.gpus_per_node,
                         "gpus_per_group": self.gpus_per_group, "groups": self.scenario.n_groups},
             "failure_rate": self.rate_note,
-            "scenario": scenario_to_dict(self.scenario),
+            "scenario": scenario,
             "policies": list(self.policies),
             "redundancies": list(self.redundancies),
             "seeds": list(self.seeds),
@@ -276,6 +289,13 @@ class ScenarioFile:
             "processes": self.processes,
             "spare_layout": self.spare_layout,
         }
+        if self.trace is not None and self.trace_read is not None:
+            out["trace"] = {**self.trace_read, "rows": self.trace.n_events, "units": self.trace.n_units,
+                            "end_seconds": self.trace.end}
+            fm = scenario.get("failure_model")
+            if isinstance(fm, dict) and fm.get("kind") == "trace":
+                fm["trace"] = {k: v for k, v in self.trace_read.items() if k != "sha256"}
+        return out
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
@@ -646,7 +666,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         path=source, name=name, scenario=scenario, gpus=gpus, gpus_per_node=gpn, gpus_per_group=gpg, nodes=nodes,
         policies=policies, redundancies=usable, seeds=seeds, interval=interval, processes=processes,
         spare_layout=layout, rate_note=fails.note, data=_plain(data),
-        failure_rate=fails.rate, trace=fails.trace,
+        failure_rate=fails.rate, trace=fails.trace, trace_read=fails.trace_read,
     )
 
 
@@ -674,7 +694,7 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
         else:
             raise rd.fail("failures.nodes_per_group", f"is needed: a group of {gpus_per_group} GPUs is not a whole "
                           f"number of {gpus_per_node}-GPU nodes (give the log's units per group)", None)
-        trace = _read_trace(rd, fl["trace"], base_dir)
+        trace, read = _read_trace(rd, fl["trace"], base_dir)
         try:
             replay = TraceReplay(trace, after=after, nodes_per_group=npg)
         except (TypeError, ValueError) as exc:
@@ -682,7 +702,8 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
         instants = len(set(trace.times.tolist()))
         note = (f"the log's: {instants} failure instants in {trace.end / _DAY:.3g} days: system MTBF "
                 f"{replay.mtbf(1) / 3600:.3g} h")
-        return _Failures(model=replay, system_mtbf=None, shape=None, rate=None, note=note, trace=trace)
+        return _Failures(model=replay, system_mtbf=None, shape=None, rate=None, note=note, trace=trace,
+                         trace_read=read)
     for key in ("after", "nodes_per_group"):
         if key in fl:
             raise rd.fail(f"failures.{key}", "only goes with model = 'trace'", fl[key])
@@ -704,7 +725,7 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
                               "and the shape)", fl[key])
         if "trace" not in fl:
             raise ScenarioFileError(f"{rd.source}: law = 'fit' needs failures.trace (the log to fit)")
-        trace = _read_trace(rd, fl["trace"], base_dir)
+        trace, read = _read_trace(rd, fl["trace"], base_dir)
         try:
             lf = fit(trace, "weibull", level="unit")
         except ValueError as exc:
@@ -718,7 +739,8 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
                 f"(95 % CI {m_lo / _DAY:.3g}-{m_hi / _DAY:.3g}), shape {shape:.3g} ({k_lo:.3g}-{k_hi:.3g}), "
                 f"x {nodes} nodes")
         return _Failures(model=kind, system_mtbf=mtbf, shape=shape, rate=rate,
-                         note=f"{note}: system MTBF {mtbf / 3600:.3g} h", trace=trace, fit=lf)
+                         note=f"{note}: system MTBF {mtbf / 3600:.3g} h", trace=trace, fit=lf,
+                         trace_read=read)
     if "trace" in fl:
         raise rd.fail("failures.trace", "only goes with model = 'trace' or law = 'fit'", fl["trace"])
     shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", DEFAULT_WEIBULL_SHAPE))
@@ -767,9 +789,10 @@ def _rate(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_no
     return FailureRate.from_mtbf(m, unit="node", gpus_per_node=g), f"node MTBF {m / 3600:g} h / {nodes} nodes"
 
 
-def _read_trace(rd: _Reader, spec: Any, base_dir: Path) -> Trace:
-    """``failures.trace`` (a path, or a table with ``path`` and read_trace's options) read from disk;
-    a relative path is taken from the scenario file's directory."""
+def _read_trace(rd: _Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[str, Any]]:
+    """``failures.trace`` (a path, or a table with ``path`` and read_trace's options) read from disk,
+    and how it was read (absolute path, sha256 of the file, the options); a relative path is
+    taken from the scenario file's directory."""
     if isinstance(spec, str):
         path, opts = spec, {}
     elif isinstance(spec, dict):
@@ -790,12 +813,15 @@ def _read_trace(rd: _Reader, spec: Any, base_dir: Path) -> Trace:
         full = base_dir / full
     if not full.is_file():
         raise rd.fail("failures.trace", f"must name a readable file (looked for {str(full)!r})", path)
+    full = full.resolve()  # the provenance names the file wherever the command ran
     try:
-        return read_trace(full, **opts)
+        trace = read_trace(full, **opts)
     except TraceFormatError as exc:
         raise ScenarioFileError(f"{rd.source}: failures.trace: {exc}") from None
     except (TypeError, ValueError, ImportError) as exc:
         raise ScenarioFileError(f"{rd.source}: failures.trace: {exc}") from None
+    digest = hashlib.sha256(full.read_bytes()).hexdigest()
+    return trace, {"path": str(full), "sha256": digest, **_plain(opts)}
 
 
 def _hostfile(rd: _Reader, path: str, base_dir: Path) -> list[str]:
