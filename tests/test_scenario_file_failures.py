@@ -145,6 +145,9 @@ def test_law_fit_takes_rate_and_shape_from_a_censored_node_fit(tmp_path):
     assert lo < 0.78 < hi
     lo, hi = lf.interval("mean")
     assert lo < 33 * DAY < hi
+    d = sf.to_dict()
+    assert d["fit"]["params"] == lf.params and d["fit"]["intervals"]["shape"] == list(lf.interval("shape"))
+    assert d["fit"]["failures"] == 82 and d["trace"]["rows"] == 82
 
 
 # -- errors: one line naming the key, the rule and the value ----------------------------------------

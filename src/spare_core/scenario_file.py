@@ -201,6 +201,8 @@ class ScenarioFile:
     trace_read : dict or None
         How that log was read: absolute ``path``, the file's ``sha256`` and the
         :func:`~spare_core.events.trace.read_trace` options.
+    fit : LifetimeFit or None
+        With ``law = "fit"``: the Weibull fitted to the log's per-node lifetimes.
     """
 
     path: str
@@ -221,6 +223,7 @@ class ScenarioFile:
     failure_rate: FailureRate | None = None
     trace: Trace | None = field(default=None, repr=False)
     trace_read: dict[str, Any] | None = field(default=None, repr=False)
+    fit: LifetimeFit | None = field(default=None, repr=False)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Keyword arguments per policy name for :func:`spare_core.sim.make_policy`."""
@@ -295,6 +298,11 @@ class ScenarioFile:
             fm = scenario.get("failure_model")
             if isinstance(fm, dict) and fm.get("kind") == "trace":
                 fm["trace"] = {k: v for k, v in self.trace_read.items() if k != "sha256"}
+        if self.fit is not None:
+            out["fit"] = {"law": self.fit.law, "level": "node lifetimes", "params": dict(self.fit.params),
+                          "mean": self.fit.mean, "confidence": self.fit.confidence,
+                          "intervals": {k: list(v) for k, v in self.fit.intervals.items()},
+                          "failures": self.fit.n_failures, "censored": self.fit.n_censored}
         return out
 
 
@@ -667,6 +675,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         policies=policies, redundancies=usable, seeds=seeds, interval=interval, processes=processes,
         spare_layout=layout, rate_note=fails.note, data=_plain(data),
         failure_rate=fails.rate, trace=fails.trace, trace_read=fails.trace_read,
+        fit=fails.fit,
     )
 
 
