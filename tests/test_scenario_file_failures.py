@@ -3,7 +3,6 @@ a recorded log replayed (``model = "trace"``) or fitted (``law = "fit"``), their
 failure-rate sensitivity, and the replay seen by the simulator."""
 from __future__ import annotations
 
-import importlib.util
 import math
 import shutil
 from fractions import Fraction
@@ -213,15 +212,6 @@ def test_overrides_switch_between_a_rate_and_a_fitted_law(tmp_path):
 
 
 # -- the replay the simulator sees ------------------------------------------------------------------
-# simulate() replays a log correctly once the epoch cache follows each run's own restarts for
-# models with renews_all_at_restart = False (events.epochs, from the node-renewals work); before
-# that its cached epochs restart the log at the wrong times.
-_REPLAY_FIXED = importlib.util.find_spec("spare_core.events.epochs") is not None
-
-
-@pytest.mark.xfail(not _REPLAY_FIXED, strict=True,
-                   reason="simulate() restarts a trace replay's epoch cache at the wrong times until "
-                          "the per-run epoch sources (spare_core.events.epochs) land")
 @pytest.mark.parametrize("policy, r", [("ckpt", None), ("spare", 2), ("rep", 2)])
 def test_simulate_replays_the_log_through_each_runs_restarts(policy, r):
     sf = load_scenario_file(TRACE_JOB, ["job.steps=60000"])
@@ -248,11 +238,13 @@ def test_simulate_replays_the_log_through_each_runs_restarts(policy, r):
 
 
 # -- node renewals on the file's layout -------------------------------------------------------------
-_HAS_NODE = "node" in __import__("spare_core.events", fromlist=["failure_model_kinds"]).failure_model_kinds()
-needs_node = pytest.mark.skipif(not _HAS_NODE, reason="node renewals (kind 'node') are not in this build")
+def test_node_model_is_the_default_for_a_user_cluster():
+    sf = parse_scenario(_base({"per_1000_node_days": 6.5}))
+    assert sf.scenario.failure_model == "node" and sf.scenario.failures.nodes_in_group() == 8
+    # the paper preset names the paper's model
+    assert load_scenario_file(EXAMPLES / "paper_600k.toml").scenario.failure_model == "per-unit"
 
 
-@needs_node
 def test_node_model_takes_nodes_and_groups_from_the_cluster():
     sf = load_scenario_file(EXAMPLES / "rsc1_2000_nodes.toml", ["failures.model='node'"])
     fm = sf.scenario.failures
@@ -264,7 +256,6 @@ def test_node_model_takes_nodes_and_groups_from_the_cluster():
     assert new.scenario.failures.initial == "new"
 
 
-@needs_node
 def test_node_model_needs_whole_nodes_per_group():
     with pytest.raises(ScenarioFileError, match=r"cluster.gpus_per_group must be a multiple of cluster.gpus_per_node"):
         parse_scenario(_base({"model": "node", "mtbf": "2 h"}, gpus=512, gpg=4))

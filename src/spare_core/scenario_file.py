@@ -654,10 +654,6 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     if not isinstance(charge_patch, bool):
         raise rd.fail("compare.charge_patch", "must be true or false", charge_patch)
 
-    if model == "node":
-        from .events import NodeRenewals
-
-        model = NodeRenewals(gpus_per_node=gpn)  # the rate, shape and groups come from the file
     try:
         scenario = Scenario(
             n_groups, n_steps=steps, t_compute=step - allreduce, t_allreduce=allreduce, system_mtbf=fails.system_mtbf,
@@ -683,7 +679,9 @@ def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_pe
               gpus_per_group: int, base_dir: Path) -> _Failures:
     """The ``[failures]`` table resolved: a failure model (or its kind and rate) and the rate in words."""
     kinds = _failure_kinds()
-    model = rd.choice("failures.model", fl.get("model", "per-unit"), kinds)
+    # a user's cluster replaces the failed node and keeps the others: node renewals unless the
+    # file names another model (the paper preset names "per-unit")
+    model = rd.choice("failures.model", fl.get("model", "node"), kinds)
     law = rd.choice("failures.law", fl.get("law", "weibull"), FAILURE_LAWS)
     if model == "trace":
         for key in ("law", "weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus"):
