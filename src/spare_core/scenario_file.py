@@ -22,10 +22,10 @@ Layout of a file (docs/cli.md lists every key)::
     steps = 200_000               # or tokens (with tokens_per_step)
 
     [failures]
-    model = "per-unit"
+    model = "node"                # node renewals (default); "per-unit", "system", or "trace"
     interruptions = 419           # one rate form: interruptions + period, per_node_day,
     period = "54 d"               # per_1000_node_days, per_gpu_year, mtbf, node_mtbf
-    weibull_shape = 0.78
+    weibull_shape = 0.78          # (or law = "fit" with failures.trace: a law fitted to a log)
 
     [costs]
     restart = "30 min"
@@ -35,6 +35,11 @@ Layout of a file (docs/cli.md lists every key)::
     policies = ["ckpt", "rep", "spare"]
     r_max = 12
     seeds = 5
+
+A recorded log replaces the rate with ``model = "trace"``, ``after = "stop" | "loop" | "fit"``
+and ``[failures.trace]`` (``path`` relative to the file plus the options of
+:func:`spare_core.events.trace.read_trace`; ``unit_map`` may name a hostfile). Rates are
+converted by :class:`spare_core.events.rates.FailureRate`, exactly.
 
 Durations are a number of seconds or a string with a unit (``"90 s"``, ``"30 min"``,
 ``"3.1 h"``, ``"54 d"``). Every error names the key, the rule and the bad value, and is
