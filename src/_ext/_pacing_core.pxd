@@ -15,7 +15,8 @@
 #                                        buffer (incast headroom buffer, else buffer_idle)
 #   links       LinkTable        IN      validated copy of the fabric's link incidence:
 #                 flow_src    intp[F]      source node of each flow
-#                 hops        intp[F, H]   start of hop h's n_paths candidates, or NO_LINK
+#                 hops        intp[g, F, H] start of hop h's n_paths candidates, or NO_LINK
+#                                          (a 2-d [F, H] input is stored once for every rail)
 #                 path_links  intp[M]      plane-local link per candidate, NO_LINK = path skips
 #                                          the hop (absent: identity, link = start + path)
 #                 rail_plane  intp[g]      plane of each rail (rails of a plane share links)

@@ -114,18 +114,19 @@ cdef inline intp_t _hop_link(const intp_t* hop, const intp_t[::1] path_links, bi
     return path_links[seg + s]
 
 
-cdef void _load_rail(float64_t[::1] links, const intp_t[:, ::1] hops,
+cdef void _load_rail(float64_t[::1] links, const intp_t[:, ::1] hops, intp_t first_row,
                      const intp_t[::1] path_links, bint identity,
                      const float64_t[::1] flow_pk, const uint32_t* row) noexcept nogil:
-    # every flow of one rail loads the links of the path ECMP picked for it
-    cdef intp_t n_flows = hops.shape[0]
+    # every flow of one rail (its hops in rows first_row .. first_row + F - 1) loads the
+    # links of the path ECMP picked for it
+    cdef intp_t n_flows = flow_pk.shape[0]
     cdef intp_t n_hops = hops.shape[1]
     cdef intp_t f, h, lnk
     cdef float64_t pk
     cdef const intp_t* hop
     for f in range(n_flows):
         pk = flow_pk[f]
-        hop = &hops[f, 0]
+        hop = &hops[first_row + f, 0]
         for h in range(n_hops):
             lnk = _hop_link(hop, path_links, identity, h, row[f])
             if lnk >= 0:
@@ -146,9 +147,10 @@ cdef class LinkTable:
         Job size the table was built for (checked against each call).
     flow_src : int array (F,)
         Node whose parked bytes each inter-node flow carries, in ``[0, n_nodes)``.
-    hops : int array (F, H)
-        Start, in the path table, of hop h's ``n_paths`` candidates for flow f, or
-        ``NO_LINK`` when the flow makes no hop h.
+    hops : int array (F, H) or (gpus_per_node, F, H)
+        Start, in the path table, of hop h's ``n_paths`` candidates for flow f (on rail
+        j: per-rail hops), or ``NO_LINK`` when the flow makes no hop h. A 2-d array is the
+        same for every rail (stored once, not copied g times).
     path_links : int array (M,) or None
         Plane-local link of each candidate (``NO_LINK``: that path skips the hop). None
         means the identity table: candidate s of a hop starting at ``seg`` is link
@@ -168,9 +170,10 @@ cdef class LinkTable:
 
     cdef readonly intp_t n_nodes, n_rails, n_planes, plane_links, n_paths, n_domains
     cdef readonly intp_t n_flows, n_hops
-    cdef readonly bint identity
+    cdef readonly bint identity, per_rail_hops
     cdef intp_t[::1] _flow_src
-    cdef intp_t[:, ::1] _hops
+    cdef intp_t[:, ::1] _hops         # [F, H] shared by the rails, or [g * F, H] per rail
+    cdef intp_t _hop_stride           # rows between consecutive rails' hops: 0 or F
     cdef intp_t[::1] _path_links
     cdef intp_t[::1] _link_domain
     cdef intp_t[::1] _plane_ptr       # [n_planes + 1] rails of plane q: _plane_rails[ptr[q]:ptr[q+1]]
@@ -185,10 +188,15 @@ cdef class LinkTable:
         plane_links = _count(plane_links, "plane_links", 0)
         n_domains = _count(n_domains, "n_domains", 1)
         fsrc = _index_array(flow_src, "flow_src", 1)
-        hp = _index_array(hops, "hops", 2)
-        if hp.shape[1] < 1:
+        hp = _index_array(hops, "hops", (2, 3))
+        if hp.ndim == 3 and hp.shape[0] != g:
+            raise ValueError(f"3-d hops must have one slice per rail (gpus_per_node={g}), got shape {hp.shape}")
+        # (no negative indices anywhere in this module: it is compiled with wraparound off,
+        # which applies to Python tuples too)
+        n_flows_h, n_hops_h = hp.shape[hp.ndim - 2], hp.shape[hp.ndim - 1]
+        if n_hops_h < 1:
             raise ValueError(f"hops must have at least one column (hop), got shape {hp.shape}")
-        if hp.shape[0] != fsrc.shape[0]:
+        if n_flows_h != fsrc.shape[0]:
             raise ValueError(f"hops must have one row per flow ({fsrc.shape[0]}), got shape {hp.shape}")
         rp = _index_array(rail_plane, "rail_plane", 1)
         if rp.shape[0] != g:
@@ -223,9 +231,12 @@ cdef class LinkTable:
         order = np.argsort(rp, kind="stable")
         self.n_nodes, self.n_rails, self.n_planes = n_nodes, g, n_planes
         self.plane_links, self.n_paths, self.n_domains = plane_links, n_paths, n_domains
-        self.n_flows, self.n_hops = hp.shape[0], hp.shape[1]
+        self.n_flows, self.n_hops = n_flows_h, n_hops_h
+        self.per_rail_hops = hp.ndim == 3
+        self._hop_stride = self.n_flows if self.per_rail_hops else 0
+        # memoryviews only from the contiguous intp copies made above (cannot fail)
         self._flow_src = fsrc
-        self._hops = hp
+        self._hops = hp.reshape(-1, self.n_hops)
         self._path_links = pl
         self._link_domain = ld
         self._plane_ptr = np.concatenate([[0], np.cumsum(np.bincount(rp, minlength=n_planes))]).astype(np.intp)
@@ -253,8 +264,10 @@ def _count(value, name, lo):
 def _index_array(arr, name, ndim):
     # a private C-contiguous intp copy: the caller's array is never kept nor modified
     a = np.asarray(arr)
-    if a.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-d integer array, got {a.ndim} dimension(s)")
+    dims = ndim if isinstance(ndim, tuple) else (ndim,)
+    if a.ndim not in dims:
+        want = " or ".join(f"{d}-d" for d in dims)
+        raise ValueError(f"{name} must be a {want} integer array, got {a.ndim} dimension(s)")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
     return np.array(a, dtype=np.intp, order="C", copy=True)
@@ -275,7 +288,8 @@ cdef void _run(
     const uint8_t[:, ::1] busy,         # [c, D] domain's shared buffer held by competing traffic
     # fabric (a LinkTable's arrays)
     const intp_t[::1] flow_src,         # [F] source node of each inter-node flow
-    const intp_t[:, ::1] hops,          # [F, H] start of each hop's candidates, or C_NO_LINK
+    const intp_t[:, ::1] hops,          # [F or g*F, H] start of each hop's candidates, or C_NO_LINK
+    intp_t hop_stride,                  # rows from rail j to rail j+1 in hops: 0 (shared) or F
     const intp_t[::1] path_links,       # [M] plane-local link per candidate (unused if identity)
     bint identity,
     const intp_t[::1] link_domain,      # [n_planes * plane_links] buffer domain of each link
@@ -433,7 +447,7 @@ cdef void _run(
             for i in range(r0, r1):
                 j = plane_rails[i]
                 row = &picks[k, j, 0] if n_flows > 0 else NULL
-                _load_rail(links, hops, path_links, identity, flow_pk, row)
+                _load_rail(links, hops, j * hop_stride, path_links, identity, flow_pk, row)
             if r1 - r0 == 1:
                 # a plane of its own: one sequential pass over its links reads contention
                 # and incast and re-zeroes them (about F links: no cheaper to track the
@@ -481,7 +495,7 @@ cdef void _run(
                     row = &picks[k, j, 0]
                     for f in range(n_flows):
                         for h in range(n_hops):
-                            lnk = _hop_link(&hops[f, 0], path_links, identity, h, row[f])
+                            lnk = _hop_link(&hops[j * hop_stride + f, 0], path_links, identity, h, row[f])
                             if lnk >= 0:
                                 if links[3 * lnk] > kk:
                                     kk = links[3 * lnk]
@@ -678,7 +692,8 @@ def simulate_chunk(
     cdef float64_t[:, ::1] v_ra = rec_arr, v_re = rec_ent
     with nogil:
         _run(base, g, sigma, z, picks, busy,
-             links._flow_src, links._hops, links._path_links, links.identity, links._link_domain,
+             links._flow_src, links._hops, links._hop_stride, links._path_links, links.identity,
+             links._link_domain,
              links._plane_ptr, links._plane_rails, links.plane_links,
              rail_a, rail_bw, rail_floor, t_intra, nic_bw, window,
              buffer, buffer_idle, rto, ctrl_latency, ep_rank, ep_start, ep_end, ep_factor, it0,

@@ -19,6 +19,7 @@ class LinkTable:
     n_flows: int
     n_hops: int
     identity: bool
+    per_rail_hops: bool
     def __init__(
         self, *, n_nodes: int, gpus_per_node: int, flow_src: NDArray[np.integer],
         hops: NDArray[np.integer], path_links: NDArray[np.integer] | None, n_paths: int,

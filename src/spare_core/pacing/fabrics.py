@@ -49,8 +49,11 @@ class LinkIncidence:
     """The link incidence of one job's ring flows on one fabric: what the kernel reads.
 
     Links are numbered per *plane*: rail ``j``'s flows cross links ``0 .. plane_links-1``
-    of plane ``rail_plane[j]``. Rails on one plane share its links (their flows are
-    counted together); rails on different planes never meet.
+    of plane ``rail_plane[j]``. Rails on one plane may share links (a link's flows are
+    counted over every rail that crosses it); rails on different planes never meet. Give
+    each rail its own plane when its links are its own (the kernel then counts a rail
+    with one scan of its plane); put rails on one plane when some links are shared (a
+    top-of-rack leaf's uplinks, a dragonfly's global links).
 
     Attributes
     ----------
@@ -59,10 +62,11 @@ class LinkIncidence:
         given, its source node (whose parked window the flow carries). Flows that cross
         no link (both ends on one switch) should be left out: each kept flow costs one
         ECMP draw per rail and iteration.
-    hops : int array (F, H), H >= 1
-        ``hops[f, h]``: where hop ``h``'s ``n_paths`` candidate links start in
-        ``path_links`` (or, with ``path_links=None``, the first candidate link itself), or
-        :data:`NO_LINK` when flow ``f`` makes no hop ``h``.
+    hops : int array (F, H) or (g, F, H), H >= 1
+        ``hops[f, h]`` (or ``hops[j, f, h]`` on rail ``j``): where hop ``h``'s ``n_paths``
+        candidate links start in ``path_links`` (or, with ``path_links=None``, the first
+        candidate link itself), or :data:`NO_LINK` when flow ``f`` makes no hop ``h``. A
+        2-d array applies to every rail (on its own plane's links).
     path_links : int array (M,) or None
         On ECMP path ``s``, hop ``h`` of flow ``f`` crosses plane-local link
         ``path_links[hops[f, h] + s]`` (:data:`NO_LINK`: that path skips the hop). None
@@ -118,7 +122,8 @@ class LinkIncidence:
         """Plane-local links flow ``flow`` crosses on rail ``rail`` along ECMP path ``path``,
         in hop order (a reading aid for tests and debugging; the kernel does the same)."""
         out = []
-        for seg in np.asarray(self.hops)[flow]:
+        hops = np.asarray(self.hops)
+        for seg in (hops[rail] if hops.ndim == 3 else hops)[flow]:
             if seg == NO_LINK:
                 continue
             lnk = int(seg) + path if self.path_links is None else int(np.asarray(self.path_links)[seg + path])
