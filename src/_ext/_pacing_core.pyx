@@ -121,16 +121,39 @@ cdef void _load_rail(float64_t[::1] links, const intp_t[:, ::1] hops, intp_t fir
     # links of the path ECMP picked for it
     cdef intp_t n_flows = flow_pk.shape[0]
     cdef intp_t n_hops = hops.shape[1]
-    cdef intp_t f, h, lnk
+    cdef intp_t f, h, seg, lnk
     cdef float64_t pk
     cdef const intp_t* hop
-    for f in range(n_flows):
-        pk = flow_pk[f]
-        hop = &hops[first_row + f, 0]
-        for h in range(n_hops):
-            lnk = _hop_link(hop, path_links, identity, h, row[f])
-            if lnk >= 0:
-                _load_link(&links[3 * lnk], pk)
+    if n_flows == 0:
+        return
+    hop = &hops[first_row, 0]
+    if identity and n_hops == 2:
+        # every built-in fabric: up to a spine and down to a leaf, consecutive candidates
+        for f in range(n_flows):
+            pk = flow_pk[f]
+            if hop[0] >= 0:
+                _load_link(&links[3 * (hop[0] + row[f])], pk)
+            if hop[1] >= 0:
+                _load_link(&links[3 * (hop[1] + row[f])], pk)
+            hop += 2
+    elif identity:
+        for f in range(n_flows):
+            pk = flow_pk[f]
+            for h in range(n_hops):
+                seg = hop[h]
+                if seg >= 0:
+                    _load_link(&links[3 * (seg + row[f])], pk)
+            hop += n_hops
+    else:
+        for f in range(n_flows):
+            pk = flow_pk[f]
+            for h in range(n_hops):
+                seg = hop[h]
+                if seg >= 0:
+                    lnk = path_links[seg + row[f]]
+                    if lnk >= 0:
+                        _load_link(&links[3 * lnk], pk)
+            hop += n_hops
 
 
 cdef class LinkTable:
