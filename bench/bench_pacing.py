@@ -44,9 +44,10 @@ def numpy_peer(scenario, n_iterations, seed, controller):
     P, F, D, PL = inc.n_paths, inc.n_flows, inc.n_domains, inc.plane_links
     n_planes = inc.n_planes
     own_plane = np.bincount(inc.rail_plane, minlength=n_planes).max() == 1
-    # per rail: each hop's first candidate (global link id offset) and whether it exists
+    # each rail's hops (g, F, H): a 2-d table serves every rail
     hops = np.broadcast_to(inc.hops, (g,) + inc.hops.shape[-2:]) if inc.hops.ndim == 2 else inc.hops
-    plane_off = (inc.rail_plane * PL)[:, None, None]                       # (g, 1, 1)
+    H = hops.shape[2]
+    simple = inc.path_links is None and bool((hops >= 0).all())
     sigma = scenario.compute.jitter
     rng_j, rng_e, rng_b = sim.stream(root, "jitter"), sim.stream(root, "ecmp"), sim.stream(root, "background")
     ep_rank, ep_start, ep_end, ep_fac = model.episodes
@@ -87,18 +88,26 @@ def numpy_peer(scenario, n_iterations, seed, controller):
         t0 = node_e.max(axis=1)
         parked = np.minimum(f.nic_bandwidth * (t0[:, None] - node_e), f.window)
         if F:
-            # link of every (iteration, rail, flow, hop); -1 where there is none
-            seg = hops[None]                                                  # (1, g, F, H)
-            cand = seg + picks[..., None]
-            if inc.path_links is not None:
-                cand = np.where(seg >= 0, inc.path_links[np.maximum(cand, 0)], -1)
-            ok = (seg >= 0) & (cand >= 0)
-            idx = np.where(ok, cand + plane_off[None] + (np.arange(c) * n_links)[:, None, None, None], -1)
-            w = np.broadcast_to(parked[:, None, inc.flow_src, None], idx.shape)
-            sel = idx.ravel() >= 0
-            flat, wf = idx.ravel()[sel], w.ravel()[sel]
+            offset = (np.arange(c)[:, None] * n_links + inc.rail_plane * PL)[:, :, None]     # (c, g, 1)
+            pk = np.broadcast_to(parked[:, None, inc.flow_src], (c, g, F))
+            if simple:
+                # every built-in fabric: consecutive candidates, every hop present (the
+                # cheapest numpy form: one (c, g, F) index array per hop)
+                idx = np.stack([offset + hops[:, :, h] + picks for h in range(H)])      # (H, c, g, F)
+                ok = None
+                flat, wf = idx.ravel(), np.concatenate([pk.ravel()] * H)
+            else:
+                # link of every (hop, iteration, rail, flow); -1 where there is none
+                seg = np.moveaxis(hops, 2, 0)[:, None]                                # (H, 1, g, F)
+                cand = seg + picks[None]
+                if inc.path_links is not None:
+                    cand = np.where(seg >= 0, inc.path_links[np.maximum(cand, 0)], -1)
+                ok = (seg >= 0) & (cand >= 0)
+                idx = np.where(ok, cand + offset[None], -1)
+                sel = idx.ravel() >= 0
+                flat, wf = idx.ravel()[sel], np.broadcast_to(pk, idx.shape).ravel()[sel]
             size = c * n_links
-            cnt = np.bincount(flat, minlength=size).astype(np.float64)
+            cnt = np.bincount(flat, minlength=size)
             vol = np.bincount(flat, weights=wf, minlength=size)
             big = np.zeros(size)
             np.maximum.at(big, flat, wf)
@@ -112,9 +121,9 @@ def numpy_peer(scenario, n_iterations, seed, controller):
                 pen = pen.reshape(c, n_planes, PL).max(axis=2)[:, inc.rail_plane]
             else:
                 # rails sharing a plane: maxima over the links each rail's flows crossed
-                at = np.where(ok, idx, 0)
-                kk = np.where(ok, cnt[at], 0.0).reshape(c, g, -1).max(axis=2)
-                pen = np.where(ok, pen[at], 0.0).reshape(c, g, -1).max(axis=2)
+                at = idx if ok is None else np.where(ok, idx, 0)
+                kk = (cnt[at] if ok is None else np.where(ok, cnt[at], 0.0)).max(axis=(0, 3))
+                pen = (pen[at] if ok is None else np.where(ok, pen[at], 0.0)).max(axis=(0, 3))
             kk = np.maximum(kk, 1.0)
         else:
             pen = np.zeros((c, g))
@@ -125,7 +134,7 @@ def numpy_peer(scenario, n_iterations, seed, controller):
     return np.concatenate(times)
 
 
-def _time(fn, repeats):
+def time_medians(fn, repeats):
     """Median wall and median CPU (process) time of ``repeats`` calls."""
     cpu = []
 
@@ -148,8 +157,8 @@ def ratios(repeats=5, peer_iterations=None, workloads=WORKLOADS, fabric=None):
             it_peer = it if peer_iterations is None or n < 1000 else min(it, peer_iterations)
             ours = simulate_iterations(sc, it_peer, controller=ctrl, seed=1).time
             np.testing.assert_allclose(numpy_peer(sc, it_peer, 1, ctrl), ours, rtol=1e-9)
-            w_ours, c_ours = _time(lambda: simulate_iterations(sc, it, controller=ctrl, seed=1), repeats)
-            w_peer, c_peer = (t * it / it_peer for t in _time(lambda: numpy_peer(sc, it_peer, 1, ctrl), repeats))
+            w_ours, c_ours = time_medians(lambda: simulate_iterations(sc, it, controller=ctrl, seed=1), repeats)
+            w_peer, c_peer = (t * it / it_peer for t in time_medians(lambda: numpy_peer(sc, it_peer, 1, ctrl), repeats))
             rows.append((name, type(ctrl).__name__, w_ours, w_peer, c_ours, c_peer))
     return rows
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pacing import QUICK, TOR, WORKLOADS, _time, ratios  # noqa: E402
+from bench_pacing import QUICK, TOR, WORKLOADS, ratios, time_medians  # noqa: E402
 
 from spare_core.pacing import BaselinePacer, PacingScenario, simulate_iterations  # noqa: E402
 
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     # vectorised form of it: compare it with the in-kernel SpreadPacer instead
     name, (n, it) = next(iter(work.items()))
     sc = PacingScenario(n_nodes=n)
-    w, c = _time(lambda: simulate_iterations(sc, it, controller=BaselinePacer(), seed=1), repeats)
+    w, c = time_medians(lambda: simulate_iterations(sc, it, controller=BaselinePacer(), seed=1), repeats)
     kern = next(r for r in rows if r[0] == name and r[1] == "SpreadPacer")
     print(f"{name:<28} {'BaselinePacer':<13} {c:>9.3f} {'':>9} {'':>6} {w:>9.3f}   ({c / kern[4]:.2f}x "
           "SpreadPacer's CPU time)")
