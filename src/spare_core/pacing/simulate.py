@@ -28,11 +28,13 @@ from .fabrics import LinkIncidence
 from .model import PacingScenario, RailTerms, rail_terms
 
 __all__ = ["simulate_iterations", "IterationResult", "IterationStats", "Realisation", "KernelModel",
-           "STREAMS", "stream", "CHUNK_CELLS", "draw_busy"]
+           "PACING_STREAMS", "stream", "CHUNK_CELLS", "draw_busy"]
 
-STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5,
-           "outlier": 6, "background": 7}
-"""Named random streams of a run and their fixed child numbers under the run's seed."""
+PACING_STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5,
+                  "outlier": 6, "background": 7}
+"""The pacing simulator's random sources and their fixed child numbers under the run's seed
+(not names of the failure simulator's stream table: these streams are addressed by
+number, as they always were, so every earlier result is reproduced)."""
 CHUNK_CELLS = 1 << 20
 """Rank-iterations of noise drawn per kernel call: bounds memory (~8 MB) at any scale."""
 # recording per-rank arrivals/entries is a test and debugging aid; refuse huge traces
@@ -42,9 +44,10 @@ _MAX_EPISODE_CELLS = 1 << 22
 
 
 def stream(root: np.random.SeedSequence, name: str) -> np.random.Generator:
-    """The generator of source ``name`` (a key of :data:`STREAMS`): a child of ``root`` at
-    its fixed stream number, so every source draws the same numbers whatever else runs."""
-    return child_rng(root, STREAMS[name])
+    """The generator of source ``name`` (a key of :data:`PACING_STREAMS`): a child of
+    ``root`` at its fixed stream number, so every source draws the same numbers whatever
+    else runs."""
+    return child_rng(root, PACING_STREAMS[name])
 
 
 @dataclass(frozen=True, eq=False)
