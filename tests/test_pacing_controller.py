@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from spare_core.pacing import (BarrierObservation, BaselinePacer, ComputeModel, FabricModel, NoPacing,
-                               PacingController, PacingScenario, SpreadPacer, simulate_iterations)
+from spare_core.pacing import (BarrierObservation, BaselineHysteresis, BaselinePacer, ComputeModel, FabricModel,
+                               NoHold, NoPacing, PacingController, PacingScenario, SpreadHysteresis, SpreadPacer,
+                               simulate_iterations)
 
 
 class ScheduledHolds:
@@ -245,3 +246,100 @@ def test_baseline_pacer_toggles_and_backs_off_identically_on_both_paths():
     np.testing.assert_array_equal(fast.paced, slow.paced)
     np.testing.assert_array_equal(fast.time, slow.time)
     assert (fast.paced[1:] != fast.paced[:-1]).sum() >= 6
+
+
+# ---- the recipe "adding a controller to the fast path" (docs/pacing.md) ----------------
+class BandPacer:
+    """A user controller written from scratch (not a SpreadPacer subclass): pace with a
+    fixed hold while the arrival spread is above `high`; leave after `calm` iterations in
+    a row below `low` (a negative `low` never leaves). Its rule is the kernel's spread
+    hysteresis, so it declares that form and runs in the kernel."""
+
+    def __init__(self, high, low, calm, hold_s):
+        self.high, self.low, self.calm, self.hold_s = high, low, calm, hold_s
+        self.calls = 0
+
+    def reset(self):
+        self.on, self.quiet = False, 0
+
+    def hold(self, last):
+        self.calls += 1
+        if last is not None:
+            if not self.on:
+                if last.spread > self.high:
+                    self.on, self.quiet = True, 0
+            elif last.spread < self.low:
+                self.quiet += 1
+                if self.quiet >= self.calm:
+                    self.on, self.quiet = False, 0
+            else:
+                self.quiet = 0
+        return self.hold_s if self.on else 0.0
+
+    def kernel_form(self):
+        return SpreadHysteresis(threshold_on=self.high, threshold_off=self.low, patience=self.calm,
+                                hold_max=self.hold_s)
+
+
+@pytest.mark.parametrize("low", [0.14, -1.0])
+def test_a_user_controller_with_a_kernel_form_runs_in_the_kernel_identically(low):
+    sc = PacingScenario(n_nodes=8, compute=ComputeModel(jitter=0.03, speed_spread=0.0, slow_fraction=0.0,
+                                                        episode_rate=0.0))
+    fast_ctrl, slow_ctrl = BandPacer(0.17, low, 2, 0.2), BandPacer(0.17, low, 2, 0.2)
+    fast = simulate_iterations(sc, 300, controller=fast_ctrl, seed=2)
+    slow = simulate_iterations(sc, 300, controller=slow_ctrl, seed=2, use_kernel_controller=False)
+    assert fast_ctrl.calls == 0 and slow_ctrl.calls == 300      # the kernel ran the rule, not hold()
+    for key in ("time", "hold", "held", "paced", "incast"):
+        np.testing.assert_array_equal(getattr(fast, key), getattr(slow, key), err_msg=key)
+    toggles = (fast.paced[1:] != fast.paced[:-1]).sum()
+    assert toggles >= 10 if low > 0 else toggles == 1     # a negative `low` never switches off
+
+
+def test_a_controller_without_a_kernel_form_runs_in_python():
+    class Plain(BandPacer):
+        kernel_form = None          # opted out
+
+    class Declines(BandPacer):
+        def kernel_form(self):
+            return None
+
+    sc = PacingScenario(n_nodes=4)
+    for cls in (Plain, Declines):
+        ctrl = cls(0.17, 0.14, 2, 0.2)
+        simulate_iterations(sc, 40, controller=ctrl, seed=1)
+        assert ctrl.calls == 40
+
+
+def test_a_subclass_that_changes_the_rule_loses_the_parents_kernel_form():
+    class Louder(SpreadPacer):
+        def hold(self, last):
+            return 2.0 * super().hold(last)
+
+    assert SpreadPacer().kernel_form() == SpreadHysteresis(0.2, 0.1, 10, 0.5)
+    assert NoPacing().kernel_form() == NoHold()
+    assert isinstance(BaselinePacer().kernel_form(), BaselineHysteresis)
+    assert Louder().kernel_form() is None
+    sc = PacingScenario(n_nodes=64)
+    r = simulate_iterations(sc, 200, controller=Louder(), seed=3)
+    assert r.paced.any() and (r.hold[r.paced] == 1.0).all()     # its own hold, on the Python path
+
+
+@pytest.mark.parametrize("make, exc, match", [
+    (lambda: SpreadHysteresis(0.2, 0.1, 0, 0.5), ValueError, "patience must be >= 1"),
+    (lambda: SpreadHysteresis(float("nan"), 0.1, 1, 0.5), ValueError, "threshold_on must be finite"),
+    (lambda: SpreadHysteresis(0.2, 0.1, 1, -0.5), ValueError, "hold_max must be >= 0"),
+    (lambda: BaselineHysteresis(0.1, 0.05, 4, 0.5, 0.0, 8), ValueError, "smoothing must be > 0"),
+    (lambda: BaselineHysteresis(0.1, 0.05, 4, 0.5, 0.1, 2), ValueError, "max_patience must be >= 4"),
+])
+def test_kernel_forms_reject_bad_parameters(make, exc, match):
+    with pytest.raises(exc, match=match):
+        make()
+
+
+def test_a_kernel_form_that_is_not_one_is_rejected():
+    class Confused(BandPacer):
+        def kernel_form(self):
+            return {"mode": 1}
+
+    with pytest.raises(TypeError, match="kernel_form\\(\\) must return one of"):
+        simulate_iterations(PacingScenario(n_nodes=2), 3, seed=0, controller=Confused(0.1, 0.0, 1, 0.1))

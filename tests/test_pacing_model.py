@@ -167,11 +167,11 @@ def test_persistent_outliers_set_the_pace():
 
 
 def test_background_runs_keep_the_duty_and_set_the_mean_busy_run():
-    from spare_core.pacing.simulate import _draw_busy
+    from spare_core.pacing.simulate import draw_busy
 
     duty, run, c, leaves = 0.1, 25.0, 20_000, 40
     rng = np.random.default_rng(7)
-    busy, _ = _draw_busy(rng, c, leaves, duty, run)
+    busy, _ = draw_busy(rng, c, leaves, duty, run)
     assert busy.mean() == pytest.approx(duty, rel=0.1)
     # mean length of the maximal busy runs, over all leaves
     edges = np.diff(np.vstack([np.zeros((1, leaves), np.int8), busy.astype(np.int8), np.zeros((1, leaves), np.int8)]), axis=0)
@@ -180,18 +180,18 @@ def test_background_runs_keep_the_duty_and_set_the_mean_busy_run():
     assert lengths.mean() == pytest.approx(run, rel=0.1)
     # i.i.d. (run=None): the old draws exactly, and its mean run is 1 / (1 - duty)
     u = np.random.default_rng(3).random((c, leaves))
-    iid, _ = _draw_busy(np.random.default_rng(3), c, leaves, duty)
+    iid, _ = draw_busy(np.random.default_rng(3), c, leaves, duty)
     assert np.array_equal(iid, (u < duty).astype(np.uint8))
 
 
 @pytest.mark.parametrize("run", [None, 5.0])
 def test_background_chain_continues_across_chunks(run):
-    from spare_core.pacing.simulate import _draw_busy
+    from spare_core.pacing.simulate import draw_busy
 
-    whole, _ = _draw_busy(np.random.default_rng(11), 300, 6, 0.2, run)
+    whole, _ = draw_busy(np.random.default_rng(11), 300, 6, 0.2, run)
     rng = np.random.default_rng(11)
-    a, state = _draw_busy(rng, 120, 6, 0.2, run)
-    b, _ = _draw_busy(rng, 180, 6, 0.2, run, state)
+    a, state = draw_busy(rng, 120, 6, 0.2, run)
+    b, _ = draw_busy(rng, 180, 6, 0.2, run, state)
     assert np.array_equal(whole, np.vstack([a, b]))
 
 

@@ -161,6 +161,14 @@ def test_cli_options_and_plot_message(tmp_path, capsys):
     capsys.readouterr()
     assert main(["pacing", "--nodes", "8", "--background-duty", "0.8", "--background-run", "2"]) == 2
     assert "background_run must be >= duty / (1 - duty)" in capsys.readouterr().err
+    # the fabric options: the topology carries the leaf size and oversubscription
+    assert main(["pacing", "--nodes", "4", "--iterations", "20", "--replicas", "1", "--fabric", "top-of-rack",
+                 "--nodes-per-leaf", "1", "--oversubscription", "4"]) == 0
+    assert "fabric: TopOfRackFabric(nodes_per_leaf=1, oversubscription=4.0)" in capsys.readouterr().out
+    assert main(["pacing", "--nodes", "4", "--iterations", "20", "--replicas", "1", "--nodes-per-leaf", "2"]) == 0
+    assert "fabric: RailOptimisedFabric(nodes_per_leaf=2, oversubscription=2.0)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["pacing", "--fabric", "dragonfly"])
 
 
 def test_step_time_hook():

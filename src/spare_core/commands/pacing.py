@@ -2,7 +2,8 @@
 
 Simulates the documented default scenario (docs/pacing.md) at each node count, unpaced
 and with a pacing controller (:class:`~spare_core.pacing.BaselinePacer` by default,
-``--pacer spread`` for :class:`~spare_core.pacing.SpreadPacer`), on common random numbers, and prints
+``--pacer spread`` for :class:`~spare_core.pacing.SpreadPacer`), on common random numbers,
+on a rail-optimised fabric (default) or a top-of-rack one (``--fabric top-of-rack``), and prints
 mean, p99, CV, weak-scaling efficiency, fraction of iterations paced, the throughput gain
 and the CV ratio of pacing. ``--json FILE`` writes every cell with its provenance (library
 version, command line, the whole resolved pacing scenario, node counts, seed, timings: the
@@ -47,6 +48,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--replicas", type=positive_int, default=3,
                         help="independent clusters averaged per cell (default 3)")
     parser.add_argument("--seed", type=nonneg_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--fabric", choices=("rail-optimised", "top-of-rack"), default="rail-optimised",
+                        help="switch topology: one leaf per rail per group of nodes (default), or every NIC "
+                             "of a node on one top-of-rack leaf (see docs/pacing.md)")
+    parser.add_argument("--nodes-per-leaf", type=positive_int, default=None, metavar="N",
+                        help="nodes under one leaf (default: 16 rail-optimised, 2 top-of-rack: equal switch ports "
+                             "at 8 GPUs per node)")
     parser.add_argument("--oversubscription", type=_at_least_one, default=None,
                         help="leaf oversubscription ratio (default: scenario's 2.0)")
     parser.add_argument("--ring-order", choices=("random", "topology"), default=None,
@@ -69,14 +76,19 @@ def add_arguments(parser) -> None:
 
 
 def _scenario(args):
-    from ..pacing import PacingScenario
+    from ..pacing import PacingScenario, TopOfRackFabric
 
     sc = PacingScenario(n_nodes=1)
-    changes = {name: value for name, value in (("oversubscription", args.oversubscription),
-                                               ("ring_order", args.ring_order),
+    topo = {name: value for name, value in (("nodes_per_leaf", args.nodes_per_leaf),
+                                            ("oversubscription", args.oversubscription)) if value is not None}
+    if args.fabric == "top-of-rack":
+        # the topology carries its own leaf size and oversubscription
+        topo = {"topology": TopOfRackFabric(**topo)}
+    changes = {name: value for name, value in (("ring_order", args.ring_order),
                                                ("background_duty", args.background_duty),
                                                ("background_run", args.background_run))
                if value is not None}
+    changes.update(topo)
     if changes:
         sc = replace(sc, fabric=replace(sc.fabric, **changes))
     if args.algorithm is not None:
@@ -141,6 +153,7 @@ def run(args) -> int:
                         seed=args.seed, base=base,
                         pacer=SpreadPacer() if args.pacer == "spread" else BaselinePacer())
     print(result.table())
+    print(f"fabric: {base.fabric.topology_in_use!r}")
     print(f"\n{args.iterations} iterations x {args.replicas} replicas per cell, seed {args.seed}, "
           f"{time.perf_counter() - t0:.1f} s. thr gain = paced/unpaced throughput - 1; "
           "eff = weak-scaling efficiency vs the smallest unpaced run.")

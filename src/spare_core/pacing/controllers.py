@@ -17,9 +17,22 @@ Any object with these two methods satisfies :class:`PacingController`::
 
 ``hold`` is called before every iteration with the previous iteration's observation
 (``None`` before the first) and returns the hold bound in seconds (``0`` = do not pace;
-finite, ``>= 0``). Custom controllers run through a Python loop (one kernel call per
-iteration); :class:`NoPacing` and :class:`SpreadPacer` also have an exactly equivalent
-in-kernel fast path.
+finite, ``>= 0``). Such a controller runs through a Python loop (one kernel call per
+iteration).
+
+Running in the kernel
+---------------------
+The kernel knows a few decision rules, its *kernel forms*: :class:`NoHold`,
+:class:`SpreadHysteresis` and :class:`BaselineHysteresis`. A controller whose ``hold``
+is exactly one of them (the same comparisons in the same order) declares it::
+
+    def kernel_form(self) -> NoHold | SpreadHysteresis | BaselineHysteresis | None: ...
+
+and the simulator runs it inside the kernel, without calling ``hold``, with identical
+results (the tests compare both paths, ``use_kernel_controller=False`` forcing the
+Python one). Returning None (or having no ``kernel_form``) keeps the Python path. The
+built-in controllers declare their forms; a subclass that overrides ``hold`` or
+``reset`` loses its parent's form (it returns None) unless it declares its own.
 
 References
 ----------
@@ -33,7 +46,8 @@ from typing import Protocol, runtime_checkable
 
 from .._validate import as_float, as_int
 
-__all__ = ["BarrierObservation", "PacingController", "NoPacing", "SpreadPacer", "BaselinePacer"]
+__all__ = ["BarrierObservation", "PacingController", "NoPacing", "SpreadPacer", "BaselinePacer",
+           "NoHold", "SpreadHysteresis", "BaselineHysteresis", "KERNEL_FORMS"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,88 @@ class PacingController(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class NoHold:
+    """Kernel form: never hold a rank (the kernel's ``MODE_NONE``)."""
+
+
+@dataclass(frozen=True)
+class SpreadHysteresis:
+    """Kernel form: hysteresis on the arrival spread (the kernel's ``MODE_SPREAD``).
+
+    Starts off. The hold of an iteration is ``hold_max`` while on, else 0. After an
+    iteration with arrival spread ``s`` (``(max - min) / mean`` of the arrivals):
+    off -> on when ``s > threshold_on`` (calm count reset); while on, ``s <
+    threshold_off`` adds a calm iteration and ``patience`` of them in a row switch it
+    off, any other ``s`` resets the count.
+
+    Parameters
+    ----------
+    threshold_on, threshold_off : float
+        Finite thresholds (any sign: a negative ``threshold_off`` never switches off).
+    patience : int
+        Calm iterations in a row to switch off (>= 1).
+    hold_max : float
+        Hold while on, s (finite, >= 0).
+    """
+
+    threshold_on: float
+    threshold_off: float
+    patience: int
+    hold_max: float
+
+    def __post_init__(self):
+        as_float(self.threshold_on, "threshold_on")
+        as_float(self.threshold_off, "threshold_off")
+        as_int(self.patience, "patience", min_value=1)
+        as_float(self.hold_max, "hold_max", min_value=0.0)
+
+
+@dataclass(frozen=True)
+class BaselineHysteresis:
+    """Kernel form: hysteresis on the collective phase against a clipped running baseline
+    with multiplicative back-off of the patience (the kernel's ``MODE_BASELINE``); the
+    rule of :class:`BaselinePacer`, whose docstring states it step by step.
+
+    Parameters
+    ----------
+    threshold_on, threshold_off : float
+        Finite thresholds of the relative excess ``x = d / B - 1``.
+    patience : int
+        Initial calm iterations to switch off (>= 1).
+    hold_max : float
+        Hold while on, s (finite, >= 0).
+    smoothing : float
+        Weight of a new phase in the baseline, in (0, 1].
+    max_patience : int
+        Cap of the backed-off patience (>= patience).
+    """
+
+    threshold_on: float
+    threshold_off: float
+    patience: int
+    hold_max: float
+    smoothing: float
+    max_patience: int
+
+    def __post_init__(self):
+        as_float(self.threshold_on, "threshold_on")
+        as_float(self.threshold_off, "threshold_off")
+        patience = as_int(self.patience, "patience", min_value=1)
+        as_float(self.hold_max, "hold_max", min_value=0.0)
+        as_float(self.smoothing, "smoothing", min_value=0.0, max_value=1.0, strict_min=True)
+        as_int(self.max_patience, "max_patience", min_value=patience)
+
+
+KERNEL_FORMS = (NoHold, SpreadHysteresis, BaselineHysteresis)
+"""The decision rules the kernel runs (what ``kernel_form()`` may return)."""
+
+
+def _keeps_methods(ctrl, cls) -> bool:
+    # a subclass that redefines the decision no longer matches its parent's kernel form
+    return type(ctrl).hold is cls.hold and type(ctrl).reset is cls.reset
+
+
 def _set_hysteresis(ctrl, threshold_on, threshold_off, patience, hold_max, *, on_strict):
     ctrl.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0, strict_min=on_strict)
     ctrl.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
@@ -96,6 +192,10 @@ class NoPacing:
 
     def hold(self, last: BarrierObservation | None) -> float:
         return 0.0
+
+    def kernel_form(self) -> NoHold | None:
+        """:class:`NoHold` (None for a subclass that redefines ``hold`` or ``reset``)."""
+        return NoHold() if _keeps_methods(self, NoPacing) else None
 
     def __repr__(self) -> str:
         return "NoPacing()"
@@ -144,7 +244,7 @@ class SpreadPacer:
         self._calm = 0
 
     def hold(self, last: BarrierObservation | None) -> float:
-        # same comparisons, in the same order, as the kernel's mode 1
+        # the SpreadHysteresis form: the same comparisons, in the same order, as the kernel
         if last is not None:
             if not self._on:
                 if last.spread > self.threshold_on:
@@ -156,6 +256,13 @@ class SpreadPacer:
             else:
                 self._calm = 0
         return self.hold_max if self._on else 0.0
+
+    def kernel_form(self) -> SpreadHysteresis | None:
+        """:class:`SpreadHysteresis` with this pacer's parameters (None for a subclass
+        that redefines ``hold`` or ``reset``)."""
+        if not _keeps_methods(self, SpreadPacer):
+            return None
+        return SpreadHysteresis(self.threshold_on, self.threshold_off, self.patience, self.hold_max)
 
     def __repr__(self) -> str:
         return (f"SpreadPacer(threshold_on={self.threshold_on}, threshold_off={self.threshold_off}, "
@@ -214,8 +321,8 @@ class BaselinePacer:
 
     Notes
     -----
-    Runs through the Python protocol path (one kernel call per iteration): O(1) per
-    iteration on top of the kernel's work.
+    Runs inside the kernel (:class:`BaselineHysteresis`); its Python ``hold`` is the
+    same rule, O(1) per iteration.
 
     Examples
     --------
@@ -277,6 +384,14 @@ class BaselinePacer:
             else:
                 self._calm = 0
         return self.hold_max if self._on else 0.0
+
+    def kernel_form(self) -> BaselineHysteresis | None:
+        """:class:`BaselineHysteresis` with this pacer's parameters (None for a subclass
+        that redefines ``hold`` or ``reset``)."""
+        if not _keeps_methods(self, BaselinePacer):
+            return None
+        return BaselineHysteresis(self.threshold_on, self.threshold_off, self.patience, self.hold_max,
+                                  self.smoothing, self.max_patience)
 
     def __repr__(self) -> str:
         return (f"BaselinePacer(threshold_on={self.threshold_on}, threshold_off={self.threshold_off}, "

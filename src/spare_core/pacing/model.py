@@ -7,10 +7,11 @@ topology-induced contention, locality-driven variance) with one mechanism per kn
   (lognormal spread plus a fraction of ~1.5x outliers), i.i.d. per-iteration lognormal
   jitter, and episodic slowdowns (Poisson onsets, lognormal durations from seconds to
   hours, a slowdown factor while active);
-- :class:`FabricModel` - ranks -> nodes -> rail-optimised two-tier leaf/spine fat-tree:
-  per rail plane, ``nodes_per_leaf`` nodes under a leaf with ``nodes_per_leaf /
-  oversubscription`` uplinks, one to each spine; ECMP picks a spine per cross-leaf flow;
-  the GPU-to-NIC locality class of each (node, rail) adds latency and a bandwidth derate;
+- :class:`FabricModel` - ranks -> nodes -> a switch topology (:mod:`.fabrics`; default a
+  rail-optimised two-tier leaf/spine fat-tree: per rail, ``nodes_per_leaf`` nodes under a
+  leaf with ``nodes_per_leaf / oversubscription`` uplinks, one to each spine; ECMP picks a
+  spine per cross-leaf flow); the GPU-to-NIC locality class of each (node, rail) adds
+  latency and a bandwidth derate;
   the switch buffer (its headroom depends on whether competing traffic holds the
   leaf's shared buffer), the collective library's eager window and a loss-recovery
   timeout set the incast cost of uneven arrival;
@@ -29,10 +30,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .._validate import as_float, as_float_array, as_int, check_choice
+from .fabrics import Fabric, RailOptimisedFabric
 
 __all__ = [
     "ComputeModel",
@@ -40,6 +43,8 @@ __all__ = [
     "CollectiveModel",
     "PacingScenario",
     "collective_time",
+    "RailTerms",
+    "rail_terms",
 ]
 
 _MIB = float(1 << 20)
@@ -113,17 +118,18 @@ class ComputeModel:
 
 @dataclass(frozen=True)
 class FabricModel:
-    """Nodes, rail-optimised leaf/spine fat-tree, GPU-to-NIC locality, incast physics.
+    """Nodes, switch topology, GPU-to-NIC locality, incast physics.
 
     Parameters
     ----------
     gpus_per_node : int
         Ranks per node; each has its own NIC (rail). Default 8.
     nodes_per_leaf : int
-        Nodes under one leaf switch of a rail plane. Default 16.
+        Nodes under one leaf switch of a rail plane of the default topology
+        (:class:`~spare_core.pacing.fabrics.RailOptimisedFabric`). Default 16.
     oversubscription : float
-        Leaf downlink : uplink bandwidth ratio (>= 1). A leaf has
-        ``max(1, round(nodes_per_leaf / oversubscription))`` uplinks, one per spine.
+        Leaf downlink : uplink bandwidth ratio of the default topology (>= 1). A leaf
+        has ``max(1, round(nodes_per_leaf / oversubscription))`` uplinks, one per spine.
         Default 2.0.
     ring_order : {"random", "topology"}
         Order of nodes in the ring. ``"topology"`` walks leaves in order (one cross-leaf
@@ -175,6 +181,13 @@ class FabricModel:
         exceeds ``buffer`` by ``X`` costs ``rto * ceil(X / (buffer + window)) + X /
         nic_bandwidth``: synchronized senders time out and resend together, so
         recovery repeats (incast collapse). See docs/pacing.md.
+    topology : Fabric, optional
+        The switch topology (any object satisfying
+        :class:`~spare_core.pacing.fabrics.Fabric`, e.g.
+        :class:`~spare_core.pacing.fabrics.TopOfRackFabric`). None (default):
+        ``RailOptimisedFabric(nodes_per_leaf, oversubscription)``. With a topology,
+        ``nodes_per_leaf`` and ``oversubscription`` must keep their defaults: the
+        topology carries its own.
     """
 
     gpus_per_node: int = 8
@@ -194,6 +207,7 @@ class FabricModel:
     background_duty: float = 0.1
     background_run: float | None = None
     rto: float = 4.096e-6 * 2**14
+    topology: Fabric | None = None
 
     def __post_init__(self):
         as_int(self.gpus_per_node, "gpus_per_node", min_value=1)
@@ -222,17 +236,38 @@ class FabricModel:
                 raise ValueError(f"background_run must be >= duty / (1 - duty) = {duty / (1.0 - duty):g} "
                                  f"for background_duty={duty:g}, got {run:g}")
         _nonneg(self.rto, "rto")
+        if self.topology is not None:
+            if not isinstance(self.topology, Fabric):
+                raise TypeError("topology must have an incidence(src, dst, *, n_nodes, gpus_per_node) "
+                                f"method (Fabric), got {type(self.topology).__name__}")
+            if (self.nodes_per_leaf, self.oversubscription) != (16, 2.0):
+                raise ValueError(
+                    "nodes_per_leaf and oversubscription configure the default topology; with "
+                    f"topology={self.topology!r} leave them at 16 and 2.0 (got {self.nodes_per_leaf} and "
+                    f"{self.oversubscription}) and set them on the topology")
+
+    @property
+    def topology_in_use(self) -> Fabric:
+        """The switch topology: ``topology``, or the rail-optimised fabric of
+        ``nodes_per_leaf`` and ``oversubscription`` when it is None."""
+        if self.topology is not None:
+            return self.topology
+        return RailOptimisedFabric(self.nodes_per_leaf, self.oversubscription)
 
     @property
     def n_spines(self) -> int:
-        """Spines per rail plane = uplinks per leaf."""
-        return max(1, int(round(self.nodes_per_leaf / float(self.oversubscription))))
+        """Spines per rail plane = uplinks per leaf of the default topology
+        (``nodes_per_leaf`` and ``oversubscription``)."""
+        return RailOptimisedFabric(self.nodes_per_leaf, self.oversubscription).n_spines
 
     @classmethod
     def uncontended(cls, **kw) -> "FabricModel":
-        """Topology-ordered ring, non-blocking, every GPU next to its NIC."""
+        """Topology-ordered ring, non-blocking, every GPU next to its NIC (with a
+        ``topology`` keyword, the topology's own oversubscription is kept)."""
         base = dict(oversubscription=1.0, ring_order="topology", locality_probs=(1.0,),
                     locality_latency=(0.0,), locality_derate=(1.0,))
+        if kw.get("topology") is not None:
+            del base["oversubscription"]
         base.update(kw)
         return cls(**base)
 
@@ -308,8 +343,38 @@ class PacingScenario:
         return self.compute.t_compute + collective_time(self.n_nodes, self.fabric, self.collective)
 
 
-def _rail_terms(n_nodes, fabric, collective, latency, derate):
-    """(t_intra, A, Bw, floor) for rails with extra latency/derate arrays (see kernel)."""
+class RailTerms(NamedTuple):
+    """Alpha-beta-gamma parts of one all-reduce, per rail (what the kernel adds up).
+
+    A rail's inter-node time at contention ``K`` is
+    ``latency[j] + max(bandwidth[j] * K, floor[j])``; the iteration adds ``t_intra`` once.
+    """
+
+    t_intra: float
+    latency: np.ndarray
+    bandwidth: np.ndarray
+    floor: np.ndarray
+
+
+def rail_terms(n_nodes, fabric, collective, latency, derate) -> RailTerms:
+    """Per-rail cost terms of the all-reduce for rails with extra latency and derate.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Nodes (>= 1).
+    fabric, collective : FabricModel, CollectiveModel
+    latency, derate : array_like of float, one entry per rail
+        Locality penalty of each rail's worst (node, rail) pair: extra latency per ring
+        step (s) and bandwidth derate (>= 1).
+
+    Returns
+    -------
+    RailTerms
+        ``t_intra`` (the intra-node NVLink phases), and per rail the latency-plus-
+        reduction part, the bandwidth part at contention 1 and its NVLink floor (all s);
+        see :func:`collective_time` for the formulas.
+    """
     g = fabric.gpus_per_node
     n = float(collective.message_bytes)
     gamma = 1.0 / collective.reduce_bandwidth
@@ -319,18 +384,18 @@ def _rail_terms(n_nodes, fabric, collective, latency, derate):
     intra_one = (g - 1) * fabric.nvlink_latency + (g - 1) / g * n / fabric.nvlink_bandwidth
     intra_gamma = (g - 1) / g * n * gamma
     if n_nodes == 1:
-        return 2.0 * intra_one + intra_gamma, zeros, zeros.copy(), zeros.copy()
+        return RailTerms(2.0 * intra_one + intra_gamma, zeros, zeros.copy(), zeros.copy())
     if collective.algorithm == "hierarchical":
         nn = n_nodes
         a = 2.0 * (nn - 1) * (fabric.net_latency + latency) + (nn - 1) / nn * (n / g) * gamma
         bw = 2.0 * (nn - 1) / nn * (n / g) * derate / fabric.nic_bandwidth
-        return 2.0 * intra_one + intra_gamma, a, bw, zeros.copy()
+        return RailTerms(2.0 * intra_one + intra_gamma, a, bw, zeros.copy())
     p = n_nodes * g
     # a flat ring step is as slow as its slowest hop: the inter-node one
     a = 2.0 * (p - 1) * (fabric.net_latency + latency) + (p - 1) / p * n * gamma
     bw = 2.0 * (p - 1) / p * (n / g) * derate / fabric.nic_bandwidth
     floor = np.full_like(latency, 2.0 * (p - 1) / p * n / fabric.nvlink_bandwidth)
-    return 0.0, a, bw, floor
+    return RailTerms(0.0, a, bw, floor)
 
 
 def collective_time(n_nodes, fabric: FabricModel | None = None,
@@ -380,5 +445,5 @@ def collective_time(n_nodes, fabric: FabricModel | None = None,
     contention = as_float(contention, "contention", min_value=1.0)
     extra_latency = as_float(extra_latency, "extra_latency", min_value=0.0)
     derate = as_float(derate, "derate", min_value=1.0)
-    t_intra, a, bw, floor = _rail_terms(n_nodes, fabric, collective, [extra_latency], [derate])
+    t_intra, a, bw, floor = rail_terms(n_nodes, fabric, collective, [extra_latency], [derate])
     return float(t_intra + a[0] + max(bw[0] * contention, floor[0]))

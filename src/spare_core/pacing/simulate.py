@@ -22,24 +22,32 @@ import numpy as np
 from .._native import load
 from .._seeding import as_seed_sequence, child_rng
 from .._validate import as_int
-from .controllers import BarrierObservation, BaselinePacer, NoPacing, PacingController, SpreadPacer
-from .model import PacingScenario, _rail_terms
+from .controllers import (KERNEL_FORMS, BarrierObservation, BaselineHysteresis, NoHold, NoPacing,
+                          PacingController, SpreadHysteresis)
+from .fabrics import LinkIncidence
+from .model import PacingScenario, RailTerms, rail_terms
 
-__all__ = ["simulate_iterations", "IterationResult", "IterationStats", "Realisation"]
+__all__ = ["simulate_iterations", "IterationResult", "IterationStats", "Realisation", "KernelModel",
+           "PACING_STREAMS", "stream", "CHUNK_CELLS", "draw_busy"]
 
-_STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5,
-            "outlier": 6, "background": 7}
-# rank-iterations of noise drawn per chunk: bounds memory (~8 MB) at any scale
-_CHUNK_CELLS = 1 << 20
+PACING_STREAMS = {"speed": 0, "locality": 1, "ring": 2, "episodes": 3, "jitter": 4, "ecmp": 5,
+                  "outlier": 6, "background": 7}
+"""The pacing simulator's random sources and their fixed child numbers under the run's seed
+(not names of the failure simulator's stream table: these streams are addressed by
+number, as they always were, so every earlier result is reproduced)."""
+CHUNK_CELLS = 1 << 20
+"""Rank-iterations of noise drawn per kernel call: bounds memory (~8 MB) at any scale."""
 # recording per-rank arrivals/entries is a test and debugging aid; refuse huge traces
 _MAX_RECORD_CELLS = 1 << 24
 # episodes are drawn up front (count ~ ranks x rate x simulated time): refuse absurd rates
 _MAX_EPISODE_CELLS = 1 << 22
 
 
-def _stream(root: np.random.SeedSequence, name: str) -> np.random.Generator:
-    """The generator of source ``name``: a child of ``root`` at its fixed stream number."""
-    return child_rng(root, _STREAMS[name])
+def stream(root: np.random.SeedSequence, name: str) -> np.random.Generator:
+    """The generator of source ``name`` (a key of :data:`PACING_STREAMS`): a child of
+    ``root`` at its fixed stream number, so every source draws the same numbers whatever
+    else runs."""
+    return child_rng(root, PACING_STREAMS[name])
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,16 +78,16 @@ class Realisation:
         p, n = scenario.n_ranks, scenario.n_nodes
         # one stream per quantity, consumed rank by rank: rank r gets the same GPU speed,
         # outlier status and NIC locality at every job size (nested clusters)
-        z = _stream(root, "speed").standard_normal(p)
+        z = stream(root, "speed").standard_normal(p)
         speed = np.exp(c.speed_spread * z - 0.5 * c.speed_spread ** 2)
-        slow = _stream(root, "outlier").random(p) < c.slow_fraction
+        slow = stream(root, "outlier").random(p) < c.slow_fraction
         base = c.t_compute * speed * np.where(slow, c.slow_factor, 1.0)
-        rng = _stream(root, "locality")
+        rng = stream(root, "locality")
         locality = rng.choice(len(f.locality_probs), size=(n, f.gpus_per_node),
                               p=np.asarray(f.locality_probs, dtype=np.float64))
-        rng = _stream(root, "ring")
+        rng = stream(root, "ring")
         order = rng.permutation(n) if f.ring_order == "random" else np.arange(n)
-        episodes = _draw_episodes(scenario, n_iterations, _stream(root, "episodes"))
+        episodes = _draw_episodes(scenario, n_iterations, stream(root, "episodes"))
         return cls(base, locality, order, episodes)
 
 
@@ -106,31 +114,48 @@ def _draw_episodes(scenario, n_iterations, rng):
             end[keep][idx].astype(np.int64), np.full(idx.size, c.episode_factor, dtype=np.float64))
 
 
-class _Statics:
-    """Kernel-ready arrays derived from a scenario and its realisation."""
+@dataclass(frozen=True, eq=False)
+class KernelModel:
+    """The kernel-ready static form of a scenario and its realisation.
 
-    def __init__(self, scenario: PacingScenario, real: Realisation):
+    Attributes
+    ----------
+    terms : RailTerms
+        Per-rail alpha-beta-gamma parts, at the worst (node, rail) locality of each rail.
+    incidence : LinkIncidence
+        The topology's link incidence of the ring flows (``scenario.fabric.topology_in_use``).
+    links : LinkTable
+        The kernel's validated copy of ``incidence``.
+    base : ndarray, float64 (p,)
+        Nominal compute of each rank (contiguous copy of the realisation's).
+    episodes : tuple of ndarrays
+        The realisation's episodes ``(rank, start, end, factor)``.
+    """
+
+    terms: RailTerms
+    incidence: LinkIncidence
+    links: object
+    base: np.ndarray
+    episodes: tuple
+
+    @classmethod
+    def build(cls, scenario: PacingScenario, real: Realisation) -> "KernelModel":
+        """Rail terms and link table of ``scenario`` with ``real``'s draws."""
         f = scenario.fabric
         n, g = scenario.n_nodes, f.gpus_per_node
         lat = np.asarray(f.locality_latency, dtype=np.float64)[real.locality]
         der = np.asarray(f.locality_derate, dtype=np.float64)[real.locality]
         # a ring runs at the pace of its worst hop: the worst (node, rail) per rail
-        self.t_intra, self.rail_a, self.rail_bw, self.rail_floor = _rail_terms(
-            n, f, scenario.collective, lat.max(axis=0), der.max(axis=0))
-        self.n_leaves = -(-n // f.nodes_per_leaf)
-        self.n_spines = f.n_spines
-        if n > 1:
-            src = real.order
-            dst = np.roll(real.order, -1)
-            leaf_s, leaf_d = src // f.nodes_per_leaf, dst // f.nodes_per_leaf
-            cross = leaf_s != leaf_d   # flows inside a leaf use its non-blocking crossbar
-            self.flow_src = np.ascontiguousarray(src[cross], dtype=np.intp)
-            self.flow_src_leaf = np.ascontiguousarray(leaf_s[cross], dtype=np.intp)
-            self.flow_dst_leaf = np.ascontiguousarray(leaf_d[cross], dtype=np.intp)
-        else:
-            self.flow_src = self.flow_src_leaf = self.flow_dst_leaf = np.zeros(0, dtype=np.intp)
-        self.base = np.ascontiguousarray(real.base, dtype=np.float64)
-        self.episodes = real.episodes
+        terms = rail_terms(n, f, scenario.collective, lat.max(axis=0), der.max(axis=0))
+        # every rail's ring visits the nodes in ring order; one node sends to no one
+        src = np.asarray(real.order, dtype=np.intp) if n > 1 else np.zeros(0, dtype=np.intp)
+        dst = np.roll(src, -1)
+        inc = f.topology_in_use.incidence(src, dst, n_nodes=n, gpus_per_node=g)
+        if not isinstance(inc, LinkIncidence):
+            raise TypeError(f"{type(f.topology_in_use).__name__}.incidence() must return a LinkIncidence, "
+                            f"got {type(inc).__name__}")
+        links = load("_pacing_core").LinkTable(n_nodes=n, gpus_per_node=g, **inc.kernel_fields())
+        return cls(terms, inc, links, np.ascontiguousarray(real.base, dtype=np.float64), real.episodes)
 
 
 @dataclass(frozen=True)
@@ -168,7 +193,8 @@ class IterationStats:
                 f"mean={self.mean:.4g}s, p50={self.p50:.4g}s, p99={self.p99:.4g}s, cv={self.cv:.3f}, "
                 f"throughput={self.throughput:.4g}/s, fraction_paced={self.fraction_paced:.3f})")
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -234,20 +260,6 @@ class IterationResult:
                 f"controller={self.controller}, mean={self.time.mean():.4g}s)")
 
 
-def _kernel_mode(controller):
-    """Kernel controller arguments for built-in controllers, else None."""
-    if type(controller) is NoPacing:
-        return dict(mode=0, theta_on=0.0, theta_off=0.0, patience=1, hold_max=0.0)
-    if type(controller) is SpreadPacer:
-        return dict(mode=1, theta_on=controller.threshold_on, theta_off=controller.threshold_off,
-                    patience=controller.patience, hold_max=controller.hold_max)
-    if type(controller) is BaselinePacer:
-        return dict(mode=3, theta_on=controller.threshold_on, theta_off=controller.threshold_off,
-                    patience=controller.patience, hold_max=controller.hold_max,
-                    smoothing=controller.smoothing, max_patience=controller.max_patience)
-    return None
-
-
 def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controller=None,
                         seed, record_ranks: bool = False,
                         use_kernel_controller: bool = True) -> IterationResult:
@@ -263,21 +275,20 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     Parameters
     ----------
     scenario : PacingScenario
-        Job size and models.
+        Job size and models (the fabric's topology included).
     n_iterations : int
         Iterations to simulate (>= 1).
     controller : PacingController, optional
-        Pacing policy; default :class:`NoPacing`. :class:`NoPacing` and
-        :class:`SpreadPacer` and :class:`BaselinePacer` run inside the kernel; any other
-        object satisfying the
-        protocol is called once per iteration from Python.
+        Pacing policy; default :class:`NoPacing`. A controller whose ``kernel_form()``
+        returns one of the kernel's forms (the built-ins do) runs inside the kernel; any
+        other object satisfying the protocol is called once per iteration from Python.
     seed : int or numpy.random.SeedSequence
         Root of the named random streams (required).
     record_ranks : bool
         Also return per-rank arrival and entry times (n_iterations x ranks <= 2**24).
     use_kernel_controller : bool
-        If False, built-in controllers also run through the Python protocol path (the
-        two paths give identical results; used by the tests).
+        If False, every controller runs through the Python protocol path (both paths
+        give identical results; used by the tests).
 
     Returns
     -------
@@ -286,16 +297,18 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     Raises
     ------
     TypeError
-        If ``scenario`` is not a PacingScenario, ``controller`` lacks the protocol, or
-        ``seed`` is missing.
+        If ``scenario`` is not a PacingScenario, ``controller`` lacks the protocol or
+        declares something that is not a kernel form, ``seed`` is missing, or the
+        topology returns something other than a LinkIncidence.
     ValueError
-        On ``n_iterations < 1``, a too large recording, or a controller returning a
-        negative or non-finite hold.
+        On ``n_iterations < 1``, a too large recording, a topology's invalid incidence,
+        or a controller returning a negative or non-finite hold.
 
     Notes
     -----
-    Cost O(n_iterations * (p + g * F)) with F the cross-leaf ring flows per rail
-    (<= n_nodes), memory O(p + chunk) whatever the number of iterations.
+    Cost O(n_iterations * (p + g * F * H + planes * plane_links)) with F the flows that
+    leave their first switch (<= n_nodes) and H their hops; memory O(p + chunk) whatever
+    the number of iterations.
 
     Examples
     --------
@@ -304,6 +317,16 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     >>> r.time.shape
     (200,)
     """
+    n_iter, controller, form, root = _check_call(scenario, n_iterations, controller, seed, record_ranks,
+                                                 use_kernel_controller)
+    kernel = load("_pacing_core")
+    model = KernelModel.build(scenario, Realisation.draw(scenario, n_iter, root))
+    parts = _run_chunks(kernel, scenario, model, n_iter, controller, form, root, bool(record_ranks))
+    return _assemble(scenario, controller, parts)
+
+
+def _check_call(scenario, n_iterations, controller, seed, record_ranks, use_kernel_controller):
+    """Validate every argument (before any O(p) work); resolve the controller's kernel form."""
     if not isinstance(scenario, PacingScenario):
         raise TypeError(f"scenario must be a PacingScenario, got {type(scenario).__name__}")
     n_iter = as_int(n_iterations, "n_iterations", min_value=1)
@@ -315,42 +338,61 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
     for name, flag in (("record_ranks", record_ranks), ("use_kernel_controller", use_kernel_controller)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
-    p = scenario.n_ranks
-    if record_ranks and n_iter * p > _MAX_RECORD_CELLS:
-        raise ValueError(f"record_ranks needs n_iterations * ranks <= {_MAX_RECORD_CELLS}, got {n_iter * p}")
-    fast = _kernel_mode(controller) if use_kernel_controller else None
+    if record_ranks and n_iter * scenario.n_ranks > _MAX_RECORD_CELLS:
+        raise ValueError(f"record_ranks needs n_iterations * ranks <= {_MAX_RECORD_CELLS}, "
+                         f"got {n_iter * scenario.n_ranks}")
+    form = None
+    declare = getattr(controller, "kernel_form", None)
+    if use_kernel_controller and callable(declare):
+        form = declare()
+        if form is not None and not isinstance(form, KERNEL_FORMS):
+            raise TypeError(f"{type(controller).__name__}.kernel_form() must return one of "
+                            f"{[c.__name__ for c in KERNEL_FORMS]} or None, got {type(form).__name__}")
+    return n_iter, controller, form, root
 
-    kernel = load("_pacing_core")
-    st = _Statics(scenario, Realisation.draw(scenario, n_iter, root))
+
+def _kernel_controller(kernel, form) -> dict:
+    """The kernel's controller arguments for a kernel form."""
+    if isinstance(form, NoHold):
+        return dict(mode=kernel.MODE_NONE, theta_on=0.0, theta_off=0.0, patience=1, hold_max=0.0)
+    args = dict(theta_on=form.threshold_on, theta_off=form.threshold_off, patience=form.patience,
+                hold_max=form.hold_max)
+    if isinstance(form, SpreadHysteresis):
+        return dict(mode=kernel.MODE_SPREAD, **args)
+    assert isinstance(form, BaselineHysteresis)
+    return dict(mode=kernel.MODE_BASELINE, smoothing=form.smoothing, max_patience=form.max_patience, **args)
+
+
+def _run_chunks(kernel, scenario, model, n_iter, controller, form, root, record):
+    """The batch loop: draw each chunk's noise, run it in the kernel (whole chunks for a
+    kernel form, one iteration per call for a Python controller); the kernel's outputs."""
     f = scenario.fabric
-    g, n_flows = f.gpus_per_node, st.flow_src.size
-    rng_jitter, rng_ecmp = _stream(root, "jitter"), _stream(root, "ecmp")
-    rng_bg = _stream(root, "background")
-    ep_until = np.zeros(p, dtype=np.int64)
-    ep_fac = np.ones(p, dtype=np.float64)
-    eff = st.base.copy()
-    active = np.empty(p, dtype=np.intp)
-    state = np.zeros(4, dtype=np.int64)
-    bstate = np.array([np.nan, getattr(controller, "patience", 1), -1.0], dtype=np.float64)
-    chunk = max(1, min(n_iter, _CHUNK_CELLS // max(p, g * n_flows, 1)))
-    common = dict(base=st.base, g=g, sigma=scenario.compute.jitter, flow_src=st.flow_src,
-                  flow_src_leaf=st.flow_src_leaf, flow_dst_leaf=st.flow_dst_leaf,
-                  n_leaves=st.n_leaves, n_spines=st.n_spines, rail_a=st.rail_a,
-                  rail_bw=st.rail_bw, rail_floor=st.rail_floor, t_intra=st.t_intra,
-                  nic_bw=f.nic_bandwidth, window=f.window, buffer=f.buffer, buffer_idle=f.buffer_idle, rto=f.rto,
-                  ctrl_latency=scenario.release_latency, ep_rank=st.episodes[0],
-                  ep_start=st.episodes[1], ep_end=st.episodes[2], ep_factor=st.episodes[3],
-                  ep_until=ep_until, ep_fac=ep_fac, eff=eff, active=active, state=state, bstate=bstate,
-                  record=bool(record_ranks))
+    g, p = f.gpus_per_node, scenario.n_ranks
+    links = model.links
+    n_flows = links.n_flows
+    rng_jitter, rng_ecmp, rng_bg = stream(root, "jitter"), stream(root, "ecmp"), stream(root, "background")
+    patience = form.patience if isinstance(form, BaselineHysteresis) else 1
+    state = dict(ep_until=np.zeros(p, dtype=np.int64), ep_fac=np.ones(p, dtype=np.float64),
+                 eff=model.base.copy(), active=np.empty(p, dtype=np.intp), state=np.zeros(4, dtype=np.int64),
+                 bstate=np.array([np.nan, patience, -1.0], dtype=np.float64))
+    t = model.terms
+    ep = model.episodes
+    common = dict(base=model.base, g=g, sigma=scenario.compute.jitter, links=links, rail_a=t.latency,
+                  rail_bw=t.bandwidth, rail_floor=t.floor, t_intra=t.t_intra, nic_bw=f.nic_bandwidth,
+                  window=f.window, buffer=f.buffer, buffer_idle=f.buffer_idle, rto=f.rto,
+                  ctrl_latency=scenario.release_latency, ep_rank=ep[0], ep_start=ep[1], ep_end=ep[2],
+                  ep_factor=ep[3], record=record, **state)
+    fast = None if form is None else _kernel_controller(kernel, form)
+    chunk = max(1, min(n_iter, CHUNK_CELLS // max(p, g * n_flows, 1)))
     parts = []
-    bg_state = None  # each leaf's competing-traffic state at the end of the last chunk
+    bg_state = None  # each domain's competing-traffic state at the end of the last chunk
     controller.reset()
     last = None
     for it0 in range(0, n_iter, chunk):
         c = min(chunk, n_iter - it0)
         z = rng_jitter.standard_normal((c, p), dtype=np.float32)
-        picks = rng_ecmp.integers(0, st.n_spines, size=(c, g, n_flows), dtype=np.uint32)
-        busy, bg_state = _draw_busy(rng_bg, c, st.n_leaves, f.background_duty, f.background_run, bg_state)
+        picks = rng_ecmp.integers(0, links.n_paths, size=(c, g, n_flows), dtype=np.uint32)
+        busy, bg_state = draw_busy(rng_bg, c, links.n_domains, f.background_duty, f.background_run, bg_state)
         if fast is not None:
             parts.append(kernel.simulate_chunk(z=z, picks=picks, busy=busy, it0=it0,
                                                holds=np.zeros(0), **fast, **common))
@@ -358,13 +400,18 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         for k in range(c):
             h = _checked_hold(controller.hold(last))
             out = kernel.simulate_chunk(z=z[k:k + 1], picks=picks[k:k + 1], busy=busy[k:k + 1],
-                                        it0=it0 + k, mode=2,
+                                        it0=it0 + k, mode=kernel.MODE_HOLDS,
                                         holds=np.array([h]), theta_on=0.0, theta_off=0.0,
                                         patience=1, hold_max=0.0, **common)
             parts.append(out)
             last = BarrierObservation(iteration=it0 + k, spread=float(out["spread"][0]),
                                       iteration_time=float(out["time"][0]),
                                       arrival_max=float(out["arrival_max"][0]), hold=h)
+    return parts
+
+
+def _assemble(scenario, controller, parts) -> IterationResult:
+    """One IterationResult from the kernel's per-chunk outputs."""
     cat = {key: np.concatenate([o[key] for o in parts]) for key in parts[0]}
     return IterationResult(
         scenario=scenario, controller=repr(controller), time=cat["time"],
@@ -373,23 +420,24 @@ def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controll
         nominal_step=scenario.nominal_step, arrivals=cat.get("arrivals"), entries=cat.get("entries"))
 
 
-def _draw_busy(rng, c, n_leaves, duty, run=None, state=None):
-    """(c, n_leaves) uint8: 1 where competing traffic holds the leaf's shared buffer; and the
-    leaves' last state (to continue the chain in the next chunk).
+def draw_busy(rng, c, n_domains, duty, run=None, state=None):
+    """(c, n_domains) uint8: 1 where competing traffic holds the domain's shared buffer;
+    and the domains' last state (to continue the chain in the next chunk).
 
-    One draw per (iteration, leaf), shared by the leaf's rail planes: a competing job's
-    collective loads all rails of its nodes at once, so the rails are not independent.
-    ``run=None``: independent per iteration. Otherwise each leaf is a two-state Markov
+    One draw per (iteration, buffer domain); a domain is a switch buffer that all links
+    of the domain draw on (for the built-in fabrics: the leaves of a group of nodes,
+    shared by its rails, because a competing job's collective loads all rails of its
+    nodes at once). ``run=None``: independent per iteration. Otherwise each domain is a two-state Markov
     chain with stationary probability ``duty`` and mean busy run ``run`` iterations (see
     :class:`FabricModel`); ``state=None`` starts it from the stationary law. The same
     uniforms are drawn either way.
     """
-    u = rng.random((c, n_leaves))
+    u = rng.random((c, n_domains))
     if run is None:
         return (u < duty).astype(np.uint8), state  # independent draws carry no state
     p_stay = 1.0 - 1.0 / run
     p_on = duty / ((1.0 - duty) * run) if duty < 1.0 else 1.0
-    busy = np.empty((c, n_leaves), dtype=np.uint8)
+    busy = np.empty((c, n_domains), dtype=np.uint8)
     prev = (u[0] < duty) if state is None else np.where(state, u[0] < p_stay, u[0] < p_on)
     busy[0] = prev
     for t in range(1, c):

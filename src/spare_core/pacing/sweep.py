@@ -11,7 +11,7 @@ from .controllers import BaselinePacer, NoPacing
 from .model import PacingScenario
 from .simulate import IterationStats, simulate_iterations
 
-__all__ = ["DEFAULT_NODE_COUNTS", "SweepRow", "SweepResult", "node_sweep", "scaling_efficiency"]
+__all__ = ["DEFAULT_NODE_COUNTS", "SweepRow", "PacingSweepResult", "node_sweep", "scaling_efficiency"]
 
 DEFAULT_NODE_COUNTS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -56,14 +56,15 @@ class SweepRow:
     stats: IterationStats
     efficiency: float
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
+        """The row as a JSON-serialisable dict (``pacing`` is the on/off flag)."""
         d = {"n_nodes": self.n_nodes, "pacing": self.paced, "efficiency": self.efficiency}
-        d.update(self.stats.as_dict())
+        d.update(self.stats.to_dict())
         return d
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class PacingSweepResult:
     """Rows of a :func:`node_sweep` with a text table and JSON export."""
 
     rows: tuple
@@ -95,18 +96,20 @@ class SweepResult:
         lines.append(f"pacer: {self.pacer}")
         return "\n".join(lines)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
+        """Settings and every row as a JSON-serialisable dict."""
         return {"n_iterations": self.n_iterations, "replicas": self.replicas, "seed": self.seed,
                 "pacer": self.pacer,
-                "rows": [r.as_dict() for r in self.rows]}
+                "rows": [r.to_dict() for r in self.rows]}
 
     def to_json(self, path) -> None:
+        """Write :meth:`to_dict` to ``path`` (indented JSON)."""
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.as_dict(), fh, indent=2)
+            json.dump(self.to_dict(), fh, indent=2)
 
     def __repr__(self) -> str:
         nodes = sorted({r.n_nodes for r in self.rows})
-        return f"SweepResult(node_counts={nodes}, n_iterations={self.n_iterations}, pacer={self.pacer})"
+        return f"PacingSweepResult(node_counts={nodes}, n_iterations={self.n_iterations}, pacer={self.pacer})"
 
 
 def _average(stats):
@@ -121,7 +124,7 @@ def _average(stats):
 
 
 def node_sweep(node_counts=DEFAULT_NODE_COUNTS, *, n_iterations: int = 1000, replicas: int = 3,
-               seed: int = 0, base: PacingScenario | None = None, pacer=None) -> SweepResult:
+               seed: int = 0, base: PacingScenario | None = None, pacer=None) -> PacingSweepResult:
     """Simulate the default scenario (or ``base``) at each node count, unpaced and paced.
 
     Both runs at a node count share the seed, so they see the same stragglers, episodes
@@ -151,7 +154,7 @@ def node_sweep(node_counts=DEFAULT_NODE_COUNTS, *, n_iterations: int = 1000, rep
 
     Returns
     -------
-    SweepResult
+    PacingSweepResult
         Efficiency is relative to the smallest node count without pacing.
 
     Examples
@@ -181,4 +184,4 @@ def node_sweep(node_counts=DEFAULT_NODE_COUNTS, *, n_iterations: int = 1000, rep
                 for i in range(n_rep)])
     ref = stats[int(nodes[0]), False].mean
     rows = tuple(SweepRow(n, paced, s, ref / s.mean) for (n, paced), s in stats.items())
-    return SweepResult(rows=rows, n_iterations=n_iter, replicas=n_rep, seed=seed, pacer=repr(pacer))
+    return PacingSweepResult(rows=rows, n_iterations=n_iter, replicas=n_rep, seed=seed, pacer=repr(pacer))
