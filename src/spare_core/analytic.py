@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ._validate import as_float, as_generator, as_int
-from .layout import StackedLayout, _check_sizes as _sizes
+from .layout import StackedLayout, check_sizes as _sizes
 
 __all__ = [
     "endurable_failures",

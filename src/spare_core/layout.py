@@ -37,7 +37,17 @@ from .topology import FailureDomains
 __all__ = ["StackedLayout", "sidon_offsets", "difference_multiplicity"]
 
 
-def _check_sizes(n_groups, redundancy):
+def check_sizes(n_groups, redundancy):
+    """Validate a layout's size: ``(n_groups, redundancy)`` as ints with 1 <= r <= N.
+
+    Shared by every constructor of a stacked layout and by the analytic models of one, so
+    that the same sizes give the same error everywhere.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not integers, N < 1, r < 1, or r > N (a stack holds distinct shard types).
+    """
     n = as_int(n_groups, "n_groups", min_value=1)
     r = as_int(redundancy, "redundancy", min_value=1)
     if r > n:
@@ -172,7 +182,7 @@ def sidon_offsets(n_groups, redundancy, *, seed=0, max_iter: int = 1000, max_spa
     >>> difference_multiplicity(off, 1000)
     1
     """
-    n, r = _check_sizes(n_groups, redundancy)
+    n, r = check_sizes(n_groups, redundancy)
     max_iter = as_int(max_iter, "max_iter", min_value=0)
     span = n - 1 if max_span is None else as_int(max_span, "max_span", min_value=r - 1, max_value=n - 1)
     mod = None
@@ -294,7 +304,7 @@ class StackedLayout:
     """
 
     def __init__(self, n_groups: int, redundancy: int, offsets: object = None) -> None:
-        n, r = _check_sizes(n_groups, redundancy)
+        n, r = check_sizes(n_groups, redundancy)
         if offsets is None:
             off = np.arange(r, dtype=np.int64)
             kind = "consecutive"
@@ -352,7 +362,7 @@ class StackedLayout:
         n, r = arr.shape
         if n < 1 or r < 1:
             raise ValueError(f"placement must have at least one group and one column, got shape {arr.shape}")
-        _check_sizes(n, r)
+        check_sizes(n, r)
         if arr.min() < 0 or arr.max() >= n:
             raise ValueError(f"placement entries must be shard types in [0, {n}), got range [{arr.min()}, {arr.max()}]")
         srt = np.sort(arr, axis=1)
@@ -454,7 +464,7 @@ class StackedLayout:
         """
         if not isinstance(domains, FailureDomains):
             domains = FailureDomains(domains)
-        n, r = _check_sizes(domains.n_groups, redundancy)
+        n, r = check_sizes(domains.n_groups, redundancy)
         check_choice(offsets, "offsets", {"consecutive", "sidon"})
         lab = domains.labels
         level = next((i for i in range(domains.n_levels) if domains.sizes(i).max() * r <= n), domains.n_levels - 1)
