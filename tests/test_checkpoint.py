@@ -39,7 +39,7 @@ def test_closed_form_period_is_the_numeric_argmax(ts, tr, tf):
 
 
 def test_paper_checkpoint_only_regime_is_flagged():
-    # DESIGN.md 3: T_s = 60 s, T_r = 60 min, failure every 5 min -> T_c* ~ 12 min > 5 min
+    # docs/model.md 5: T_s = 60 s, T_r = 60 min, failure every 5 min -> T_c* ~ 12 min > 5 min
     p = availability_optimal(60.0, 3600.0, 300.0)
     assert not p.meaningful
     assert 11 * 60 < p.period < 13 * 60

@@ -222,7 +222,7 @@ def test_spare_epoch_failures_against_closed_form_mu():
     mu = endurable_failures(n, r)
     se = per_epoch.std(ddof=1) / math.sqrt(per_epoch.size)
     # the closed form assumes independent shard losses; consecutive stacks share holders,
-    # so allow the documented bias (DESIGN.md: up to ~10 %) plus sampling noise
+    # so allow the documented bias (docs/closed_form.md: up to ~10 %) plus sampling noise
     assert abs(per_epoch.mean() - mu) < 0.12 * mu + 4 * se, (per_epoch.mean(), mu)
     # exact for consecutive stacks (inclusion-exclusion, spare_core.analytic): failures endured
     # before the wipe-out, plus the wiping one; iid lifetimes make the failure order uniform

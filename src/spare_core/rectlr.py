@@ -1,6 +1,6 @@
 """RECTLR: the SPARe controller that keeps every training step complete after failures.
 
-Model (SPARe [1]_, DESIGN.md section 3). N groups hold stacks of r shard types
+Model (SPARe [1]_; docs/model.md section 3). N groups hold stacks of r shard types
 (:class:`~spare_core.layout.StackedLayout`); every surviving group computes the top S
 entries of its stack; a step is complete when every shard type is contributed by one
 surviving group that has it within its top S. On each group failure RECTLR decides:
