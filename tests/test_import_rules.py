@@ -123,3 +123,14 @@ def test_imports_go_down_the_layers():
             bad.append(f"{path.relative_to(ROOT.parent)}:{line}: {mod} ({LAYERS[_layer(mod)][0]}) imports "
                        f"{target} ({LAYERS[_layer(target)][0]})")
     assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_the_lazy_top_level_reaches_every_public_module():
+    public = {p.stem if p.name != "__init__.py" else p.parent.name
+              for p in ROOT.glob("*.py") if not p.stem.startswith("_")}
+    public |= {p.parent.name for p in ROOT.glob("*/__init__.py") if not p.parent.name.startswith("_")}
+    public -= {"cli", "commands"}  # the command line, not a library module
+    missing = sorted(public - set(dir(spare_core)))
+    assert not missing, f"spare_core.__getattr__ does not reach {missing}"
+    for name in public:
+        assert getattr(spare_core, name).__name__ == f"spare_core.{name}"
