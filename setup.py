@@ -17,12 +17,26 @@ Environment variables
 ``SPARE_CORE_DEBUG=1``
     Debug build: bounds checking, wraparound and initialisation checks back on, C code
     compiled with ``-O0 -g``. Use it when a kernel misbehaves; the tests pass either way.
+``SPARE_CORE_SANITIZE=1``
+    AddressSanitizer + UndefinedBehaviorSanitizer build (``-fsanitize=address,undefined
+    -fno-sanitize-recover=undefined -O1 -g -fno-omit-frame-pointer``, Cython bounds checks
+    left off so that the sanitizers, not Cython, see any out-of-bounds access). The Python
+    interpreter itself is not instrumented, so the ASan runtime must be loaded first::
+
+        LD_PRELOAD=$(gcc -print-file-name=libasan.so) \
+        ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        python -m pytest tests/fuzz
+
+    (``detect_leaks=0``: CPython keeps its interned objects and arenas until exit by
+    design.) ``.ci/sanitize`` builds such a copy in a temporary directory, leaving this
+    tree's build untouched, and runs the fuzz suite's fast profile on it; see
+    docs/reliability.md. Combines with ``SPARE_CORE_DEBUG=1`` (then ``-O0``).
 ``SPARE_CORE_ONLY=name[,name...]``
     Build only these kernels (development aid, e.g. ``SPARE_CORE_ONLY=_hk``).
 ``SPARE_CORE_ANNOTATE=1``
     Also write ``cython -a`` HTML annotation next to each ``.pyx`` (profiling aid).
 
-A kernel last built with other flags (debug vs normal) is recompiled: the flags of each
+A kernel last built with other flags (debug, sanitizer or normal) is recompiled: the flags of each
 kernel's last build are kept in ``build/spare_core_build_flags.<name>`` and its generated
 ``.c`` is removed when they differ; otherwise setuptools would keep the ``-O0`` objects
 because no source changed. Per kernel, so that ``SPARE_CORE_ONLY`` builds of different
@@ -41,6 +55,7 @@ EXT_DIR = Path("src") / "_ext"
 DEBUG = os.environ.get("SPARE_CORE_DEBUG", "0") not in ("", "0", "false", "False")
 ONLY = {s.strip() for s in os.environ.get("SPARE_CORE_ONLY", "").split(",") if s.strip()}
 ANNOTATE = os.environ.get("SPARE_CORE_ANNOTATE", "0") not in ("", "0")
+SANITIZE = os.environ.get("SPARE_CORE_SANITIZE", "0") not in ("", "0", "false", "False")
 
 COMPILER_DIRECTIVES = {
     "language_level": 3,
@@ -55,13 +70,19 @@ if DEBUG:
     EXTRA_COMPILE_ARGS = ["-O0", "-g"]
 else:
     EXTRA_COMPILE_ARGS = ["-O3"]
+EXTRA_LINK_ARGS: list[str] = []
+if SANITIZE:
+    # -O1 keeps the reports' stacks readable at a tolerable speed; UB is fatal so a test fails
+    _SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
+    EXTRA_COMPILE_ARGS = (["-O0"] if DEBUG else ["-O1"]) + ["-g"] + _SAN
+    EXTRA_LINK_ARGS = list(_SAN)
 
 
 def _refresh_if_flags_changed(name: str) -> None:
     """Remove kernel ``name``'s generated C file when its last build used other flags (or
     is unknown), so cythonize and the compiler redo it with the current ones."""
     stamp = HERE / "build" / f"spare_core_build_flags.{name}"
-    flags = f"debug={DEBUG} args={' '.join(EXTRA_COMPILE_ARGS)}"
+    flags = f"debug={DEBUG} args={' '.join(EXTRA_COMPILE_ARGS)} link={' '.join(EXTRA_LINK_ARGS)}"
     old = stamp.read_text() if stamp.exists() else None
     if old != flags:
         (HERE / EXT_DIR / f"{name}.c").unlink(missing_ok=True)
@@ -83,6 +104,7 @@ def _extensions():
                 include_dirs=[np.get_include(), str(EXT_DIR)],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=EXTRA_COMPILE_ARGS,
+                extra_link_args=EXTRA_LINK_ARGS,
             )
         )
     return exts

@@ -1121,10 +1121,19 @@ cdef class HKKernel:
         self._alive()
         cdef HKState* s = &self.s
         cdef int64_t kept
+        cdef intp_t u
+        cdef int64_t lo = 0, hi = -1
         if warm.shape[0] != self.n_left:
             raise ValueError(f"warm must have length {self.n_left}, got {warm.shape[0]}")
         if self.n_left == 0:
             return 0
+        # never trust the caller's range check: _seed indexes R[warm[u]]
+        with nogil:
+            for u in range(self.n_left):
+                lo = warm[u] if warm[u] < lo else lo
+                hi = warm[u] if warm[u] > hi else hi
+        if lo < -1 or hi >= self.n_right:
+            raise ValueError(f"warm start entries must lie in [-1, {self.n_right}), got {lo if lo < -1 else hi}")
         with nogil:
             if s.idx64:
                 kept = _seed(s, <const int64_t*>s.indices, &warm[0])
@@ -1408,12 +1417,31 @@ cdef object _koenig(const int64_t[::1] indptr, const idx_t[::1] indices, edge_of
     """
     cdef intp_t nl = match_left.shape[0], nr = cap.shape[0]
     cdef intp_t u, qh = 0, qt = 0
-    cdef int64_t e
+    cdef int64_t e, nnz = indices.shape[0], lo = 0, hi = -1, jj
     cdef int32_t j, v, w
     cdef const uint8_t[::1] off
-    cdef bint has_off = edge_off is not None
+    cdef bint has_off = edge_off is not None, bad = False
     if has_off:
         off = edge_off
+    # never trust the wrapper: every length and index this pass dereferences is checked
+    if indptr.shape[0] != nl + 1 or load.shape[0] != nr:
+        raise ValueError(f"koenig_cover: indptr has {indptr.shape[0]} entries and load {load.shape[0]} "
+                         f"for {nl} left and {nr} right vertices")
+    if indptr[0] != 0 or indptr[nl] > nnz or (has_off and off.shape[0] < indptr[nl]):
+        raise ValueError("koenig_cover: indptr must start at 0 and end within indices (and edge_off)")
+    for u in range(nl):
+        bad |= indptr[u + 1] < indptr[u]
+        lo = match_left[u] if match_left[u] < lo else lo
+        hi = match_left[u] if match_left[u] > hi else hi
+    if bad or lo < -1 or hi >= nr:
+        raise ValueError(f"koenig_cover: indptr must be non-decreasing and match_left in [-1, {nr})")
+    lo, hi = 0, -1
+    for e in range(indptr[nl]):
+        jj = indices[e]
+        lo = jj if jj < lo else lo
+        hi = jj if jj > hi else hi
+    if lo < 0 or hi >= nr:
+        raise ValueError(f"koenig_cover: column indices must lie in [0, {nr}), got {lo if lo < 0 else hi}")
     zl_a = np.zeros(nl, np.uint8)
     zr_a = np.zeros(nr, np.uint8)
     pstart_a = np.zeros(nr + 1, np.int64)
@@ -1532,6 +1560,17 @@ def csr_checked(indptr, indices, intp_t n_minor, bint copy=True):
     return (indptr if ptr is None else ptr), (indices[:indptr[indptr.shape[0] - 1]] if idx is None else idx), h
 
 
+cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint64_t _mix64(uint64_t z) noexcept nogil:
+    """splitmix64's finaliser (Steele, Lea and Flood, OOPSLA 2014): a bijection of 64-bit words
+    in which every input bit affects every output bit."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
 cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp_t n_minor, bint copy):
     """Validate a compressed-sparse structure in one pass; return (indptr int64, indices,
     fingerprint), or raise ValueError naming the first problem.
@@ -1540,8 +1579,10 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     [0, n_minor). Only indices[:indptr[-1]] are read (scipy's own convention). ``copy``:
     private copies (indptr int64, indices int32); otherwise None for what the caller's own
     array can stand for (indptr is still copied to int64 if it is int32). The
-    fingerprint (a position-weighted sum of both arrays, mod 2**64) lets a later reader of
-    the caller's arrays check that they were not modified in between.
+    fingerprint lets a later reader of the caller's arrays check that they were not modified
+    in between: the sum mod 2**64 of a mixing function (splitmix64's finaliser) of every
+    (position, value), so that no pattern of edits cancels out the way it can in a weighted
+    sum of the values; an edit goes unnoticed with probability about 2**-64.
     """
     cdef intp_t n_major = indptr.shape[0] - 1, k
     cdef int64_t e, nnz, v
@@ -1567,7 +1608,7 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     with nogil:
         for k in range(n_major):
             bad |= ip[k + 1] < ip[k]
-            h += <uint64_t>ip[k + 1] * <uint64_t>(2 * k + 1)
+            h += _mix64(<uint64_t>ip[k + 1] ^ (<uint64_t>k * _GOLDEN))
         if copy_ptr:
             op[0] = 0
             for k in range(n_major):
@@ -1578,7 +1619,7 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
             v = ix[e]
             lo = v if v < lo else lo
             hi = v if v > hi else hi
-            h += <uint64_t>v * <uint64_t>(2 * e + 3)
+            h += _mix64((<uint64_t>v + _GOLDEN) ^ (<uint64_t>(e + n_major + 1) * _GOLDEN))
         if copy:
             for e in range(nnz):
                 ox[e] = <int32_t>ix[e]

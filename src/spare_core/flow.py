@@ -168,13 +168,16 @@ class _NetworkScan:
     A plain slotted class: a frozen dataclass costs more to build than the whole scan of
     a 1e3-arc network."""
 
-    __slots__ = ("cost_min", "cost_max", "negative_cap", "arcs")
+    __slots__ = ("cost_min", "cost_max", "negative_cap", "arcs", "loop_cost")
 
-    def __init__(self, cost_min: int, cost_max: int, negative_cap: int, arcs):
+    def __init__(self, cost_min: int, cost_max: int, negative_cap: int, arcs, loop_cost: float = 0.0):
         self.cost_min = cost_min            # smallest and largest arc cost
         self.cost_max = cost_max
         self.negative_cap = negative_cap    # capacity of non-loop negative-cost arcs (< 2**61)
         self.arcs = arcs                    # the kernel's NetworkScan (terminal sums unchecked)
+        # sum |cost| * capacity over the negative-cost self-loops, in float64: the solvers
+        # saturate those whatever is routed, so they escape the routed-flow bound
+        self.loop_cost = loop_cost
 
     @property
     def max_cost(self) -> int:
@@ -199,7 +202,13 @@ def _validate_network(n_nodes, tail, head, capacity, cost, source=-1, sink=-1):
             if hi >= n:
                 raise ValueError(f"{name} holds node id {hi}, out of range for n_nodes={n}")
     negative_cap = _checked_total(arcs.neg_cap_approx, arcs.neg_cap, "capacity of negative-cost arcs")
-    return n, tail, head, capacity, cost, _NetworkScan(arcs.cost_min, arcs.cost_max, negative_cap, arcs)
+    loop_cost = 0.0
+    if m and arcs.cost_min < 0:
+        loops = (cost < 0) & (tail == head)
+        if loops.any():
+            loop_cost = float(-cost[loops].astype(np.float64) @ capacity[loops].astype(np.float64))
+    return n, tail, head, capacity, cost, _NetworkScan(arcs.cost_min, arcs.cost_max, negative_cap, arcs,
+                                                       loop_cost)
 
 
 def _check_magnitudes(n, capacity, cost, routed, scan):
@@ -219,14 +228,15 @@ def _check_magnitudes(n, capacity, cost, routed, scan):
     bound = routed + scan.negative_cap
     if bound > _MAX_TOTAL / 2:
         raise ValueError(f"the flow that can be moved must be at most 2**61 units, got {bound}")
-    if max_cost * cost.size * bound <= _MAX_TOTAL:
-        return  # no arc carries more than bound units: the exact sum below is not needed
+    if max_cost * cost.size * bound <= _MAX_TOTAL / 2 and scan.loop_cost <= _MAX_TOTAL / 2:
+        return  # no arc but a saturated self-loop carries more than bound units
     carried = np.minimum(capacity, bound).astype(np.float64)
-    total = float(np.abs(cost).astype(np.float64) @ carried)
+    total = float(np.abs(cost).astype(np.float64) @ carried) + scan.loop_cost
     if total > _MAX_TOTAL:
         raise ValueError(
-            f"sum of |cost| * capacity (capacities capped at the routable {bound} units) "
-            f"must be at most 2**62 so the total cost fits in int64, got about {total:.3g}"
+            f"sum of |cost| * capacity (capacities capped at the routable {bound} units, "
+            f"negative-cost self-loops at their full capacity) must be at most 2**62 so the "
+            f"total cost fits in int64, got about {total:.3g}"
         )
 
 
@@ -592,6 +602,36 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
 
 
 # ----------------------------------------------------------------------------- certificate
+def _terminal_slackness(potential, supply, net) -> list[str]:
+    """Least cost among the flows delivering the most, for an infeasible result.
+
+    Such a flow is a min-cost flow of the network with a super source S (arc S -> i of
+    capacity supply[i] > 0, cost 0) and a super sink T (arc j -> T of capacity -supply[j]):
+    the arcs' slackness alone does not say *which* sources send. Potentials for S and T
+    exist iff every source that sends has a potential at least that of every source with
+    supply left (reduced cost p[S] - p[i]), and every demand that receives at most that of
+    every demand left unmet (p[j] - p[T]).
+    """
+    bad = []
+    src = supply > 0
+    sends, unmet = src & (net > 0), src & (net < supply)
+    if sends.any() and unmet.any():
+        lo, hi = potential[sends].min(), potential[unmet].max()
+        if hi > lo:
+            bad.append(f"optimality: source {int(np.flatnonzero(unmet & (potential == hi))[0])} has supply left "
+                       f"at potential {hi} while source {int(np.flatnonzero(sends & (potential == lo))[0])} "
+                       f"sends at the lower potential {lo}: a cheaper choice of sources exists")
+    dst = supply < 0
+    gets, short = dst & (net < 0), dst & (net > supply)
+    if gets.any() and short.any():
+        hi, lo = potential[gets].max(), potential[short].min()
+        if hi > lo:
+            bad.append(f"optimality: demand {int(np.flatnonzero(short & (potential == lo))[0])} is short at "
+                       f"potential {lo} while demand {int(np.flatnonzero(gets & (potential == hi))[0])} "
+                       f"receives at the higher potential {hi}: a cheaper choice of demands exists")
+    return bad
+
+
 def _reaches(n, tail, head, flow, capacity, starts, targets) -> bool:
     """True if some node of ``targets`` is reachable from ``starts`` in the residual graph."""
     from scipy.sparse import csr_matrix
@@ -653,9 +693,16 @@ def check_flow_certificate(n_nodes, tail, head, capacity, cost, result, *, suppl
     m = tail.shape[0]
     if (supply is None) == (source is None or sink is None):
         raise ValueError("give either supply (min_cost_flow) or source and sink (max_flow_min_cost)")
+    if not isinstance(result, FlowResult):
+        raise TypeError(f"result must be a FlowResult, got {type(result).__name__}")
     flow = as_int_array(result.flow, "result.flow", length=m)
     potential = as_int_array(result.potential, "result.potential", length=n)
+    for name in ("cost", "value", "shortfall"):
+        as_int(getattr(result, name), f"result.{name}")
     bad: list[str] = []
+    statuses = ("optimal", "infeasible") if supply is not None else ("optimal",)
+    if not (isinstance(result.status, str) and result.status in statuses):
+        bad.append(f"status: must be one of {list(statuses)}, got {result.status!r}")
     if m and ((flow < 0).any() or (flow > capacity).any()):
         arc = int(np.flatnonzero((flow < 0) | (flow > capacity))[0])
         bad.append(f"capacity: arc {arc} carries {flow[arc]} outside [0, {capacity[arc]}]")
@@ -689,6 +736,7 @@ def check_flow_certificate(n_nodes, tail, head, capacity, cost, result, *, suppl
             unmet_dst = np.flatnonzero(net > supply)
             if _reaches(n, tail, head, flow, capacity, unmet_src, unmet_dst):
                 bad.append("maximality: a residual path joins an unmet supply to an unmet demand")
+            bad.extend(_terminal_slackness(potential, supply, net))
     else:
         s = as_int(source, "source", min_value=0, max_value=n - 1)
         t = as_int(sink, "sink", min_value=0, max_value=n - 1)

@@ -27,6 +27,8 @@ References
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -120,7 +122,10 @@ def _graph_csr_shared(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | No
     :meth:`Matching.vertex_cover` can tell later whether the caller modified them. Other
     inputs are converted to private arrays (fingerprint None).
     """
-    out = _graph_csr_any(graph, False)
+    # The kernel reads a shared graph without the GIL. While other Python threads run, one
+    # of them could write into the arrays mid-solve (an index out of range would send the
+    # kernel out of bounds), so then the solve reads private copies instead.
+    out = _graph_csr_any(graph, threading.active_count() > 1)
     _check_rows(out[0], out[1])
     return out
 
@@ -228,9 +233,18 @@ class Matching:
     -----
     The object keeps references to the graph's index arrays so that :meth:`vertex_cover`
     can build the certificate later. From :func:`hopcroft_karp` on a CSR graph with int32 or
-    int64 indices these are the caller's own arrays (no copy is made); their fingerprint is
-    taken when they are validated, and :meth:`vertex_cover` raises ValueError if they were
-    modified in place since.
+    int64 indices these are the caller's own arrays (no copy is made); their fingerprint (a
+    sum of a 64-bit mixing function of every position and value, so that edits do not
+    cancel as in a weighted sum) is taken when they are validated, and :meth:`vertex_cover`
+    raises ValueError if they were modified in place since.
+
+    A Matching built by hand (the constructor is public) is validated as it is built:
+    ``indptr``/``indices`` must be a well-formed CSR structure of shape
+    ``(len(match_left), len(right_load))`` (private copies are kept), ``match_left`` in
+    ``[-1, n_right)``, ``right_load`` its per-right-vertex count and ``capacity`` >= 0 of
+    length ``n_right``. The result arrays are read-only; a caller who sets them writeable
+    and edits them gets a ValueError from :meth:`vertex_cover` or as a ``warm_start``
+    (their range is checked again there), never an out-of-bounds read.
     """
 
     __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method",
@@ -238,12 +252,42 @@ class Matching:
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
                  *, phases=0, warm_kept=None, size=None):
-        # contiguous int64 copies when handed the kernel's packed int32 per-vertex records
-        self.match_left = _readonly(np.ascontiguousarray(match_left, dtype=np.int64))
-        self.right_load = _readonly(np.ascontiguousarray(right_load, dtype=np.int64))
-        self.capacity = _readonly(np.ascontiguousarray(capacity, dtype=np.int64))
-        self.size = int(np.count_nonzero(self.match_left >= 0)) if size is None else int(size)
-        self.phases = int(phases)
+        match_left = as_int_array(match_left, "match_left", dtype=np.int64, min_value=-1)
+        n_left = match_left.shape[0]
+        right_load = as_int_array(right_load, "right_load", dtype=np.int64, min_value=0)
+        n_right = right_load.shape[0]
+        capacity = as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
+        if n_left and match_left.max() >= n_right:
+            raise ValueError(f"match_left must be < n_right = {n_right}, got {int(match_left.max())}")
+        counted = np.bincount(match_left[match_left >= 0], minlength=n_right)
+        if not np.array_equal(counted, right_load):
+            j = int(np.flatnonzero(counted != right_load)[0])
+            raise ValueError(f"right_load must count match_left per right vertex: right vertex {j} has "
+                             f"{int(counted[j])} partners, right_load says {int(right_load[j])}")
+        indptr = _check_index_array(indptr, "indptr")
+        indices = _check_index_array(indices, "indices")
+        if indptr.shape[0] != n_left + 1:
+            raise ValueError(f"graph indptr must have length n_left + 1 = {n_left + 1}, got {indptr.shape[0]}")
+        if indptr.dtype not in _NATIVE or indices.dtype not in _NATIVE:
+            indptr = _check_indptr(indptr, n_left, indices.shape[0]).astype(np.int64)
+            _check_range(indices[: int(indptr[-1])], "column index", n_right)
+            indices = indices.astype(np.int64)
+        # private, validated copies: the kernel must never read a structure nobody checked
+        indptr, indices, _ = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                                               n_right, True)
+        if edge_off is not None:
+            edge_off = np.ascontiguousarray(edge_off)
+            if edge_off.dtype not in (np.dtype(np.uint8), np.dtype(np.bool_)) or edge_off.ndim != 1:
+                raise TypeError(f"edge_off must be a 1-d uint8 or bool array, got {edge_off.dtype} {edge_off.shape}")
+            if edge_off.shape[0] < indices.shape[0]:
+                raise ValueError(f"edge_off must have at least {indices.shape[0]} entries (one per edge), "
+                                 f"got {edge_off.shape[0]}")
+            edge_off = edge_off.view(np.uint8).copy()
+        self.match_left = _readonly(match_left.copy())
+        self.right_load = _readonly(right_load.copy())
+        self.capacity = _readonly(capacity.copy())
+        self.size = int(np.count_nonzero(match_left >= 0)) if size is None else as_int(size, "size", min_value=0)
+        self.phases = as_int(phases, "phases", min_value=0)
         self.warm_kept = warm_kept
         self.method = "hopcroft_karp"
         self._indptr = indptr
@@ -253,7 +297,7 @@ class Matching:
 
     @classmethod
     def _own(cls, match_left, right_load, capacity, indptr, indices, fingerprint, *, phases, warm_kept, size,
-             method="hopcroft_karp"):
+             method="hopcroft_karp", edge_off=None):
         """Wrap fresh int64 arrays without copying or viewing them (the fixed cost of a solve
         on 1e3 edges is a few microseconds). ``fingerprint``: that of ``indptr``/``indices``
         when they are the caller's arrays, None when private."""
@@ -262,7 +306,7 @@ class Matching:
             arr.flags.writeable = False
         m.match_left, m.right_load, m.capacity = match_left, right_load, capacity
         m.size, m.phases, m.warm_kept, m.method = size, phases, warm_kept, method
-        m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, None, fingerprint
+        m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, edge_off, fingerprint
         return m
 
     @property
@@ -322,6 +366,9 @@ class Matching:
         >>> int(left.sum() + m.capacity[right].sum()) == m.size
         True
         """
+        ml = _checked_matches(self.match_left, self.n_right, "match_left")
+        if self.capacity.shape[0] != self.n_right:
+            raise ValueError(f"capacity must have length n_right = {self.n_right}, got {self.capacity.shape[0]}")
         if self._fp is not None:
             # the caller's own arrays (no copy was made): still in range and unchanged?
             try:
@@ -331,14 +378,27 @@ class Matching:
             if fp != self._fp:
                 raise ValueError("the graph's indptr/indices were modified after the matching was computed: "
                                  "the certificate would not be about the graph that was solved")
-        return _kern.koenig_cover(self._indptr, self._indices, self._edge_off,
-                                  np.ascontiguousarray(self.match_left), np.ascontiguousarray(self.capacity),
-                                  np.ascontiguousarray(self.right_load))
+        return _kern.koenig_cover(self._indptr, self._indices, self._edge_off, ml,
+                                  np.ascontiguousarray(self.capacity, dtype=np.int64),
+                                  np.ascontiguousarray(self.right_load, dtype=np.int64))
 
     def __repr__(self) -> str:
         kind = "matching" if np.all(self.capacity <= 1) else f"b-matching, capacity total {int(self.capacity.sum())}"
         return (f"Matching(size={self.size}, n_left={self.n_left}, n_right={self.n_right}, "
                 f"unmatched_left={self.n_left - self.size}, {kind})")
+
+
+def _checked_matches(match_left, n_right: int, name: str) -> np.ndarray:
+    """A private int64 copy of a Matching's ``match_left``, checked to lie in
+    ``[-1, n_right)`` (its owner may have made it writeable and edited it)."""
+    ml = np.array(match_left, dtype=np.int64, copy=True)
+    if ml.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {ml.shape}")
+    if ml.size and (ml.min() < -1 or ml.max() >= n_right):
+        bad = int(ml[(ml < -1) | (ml >= n_right)][0])
+        raise ValueError(f"{name} must lie in [-1, {n_right}) (-1 = unmatched), got {bad}: "
+                         "was the matching's array edited?")
+    return ml
 
 
 def _warm_array(warm_start, n_left: int, n_right: int) -> np.ndarray:
@@ -348,7 +408,7 @@ def _warm_array(warm_start, n_left: int, n_right: int) -> np.ndarray:
                 f"warm_start is a matching of a ({warm_start.n_left}, {warm_start.n_right}) graph, "
                 f"the graph is ({n_left}, {n_right})"
             )
-        return np.ascontiguousarray(warm_start.match_left, dtype=np.int64)
+        return _checked_matches(warm_start.match_left, n_right, "warm_start.match_left")
     if isinstance(warm_start, IncrementalMatching):
         raise TypeError("warm_start must be a Matching or an array; use IncrementalMatching.matching")
     return as_int_array(warm_start, "warm_start", dtype=np.int64, length=n_left,
@@ -414,8 +474,10 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     partner lists (8 bytes per left and 4 per right vertex). The int64 result arrays are made
     as that state is freed. On the benchmark's hard and uniform families (600k x 600k, 1.1M
     and 1M edges, int64 indices) the peak is about twice the caller's indptr + indices.
-    The GIL is released throughout; the caller's graph must not be modified by another
-    thread meanwhile.
+    The GIL is released throughout. Writing into the graph from another thread during a
+    solve is a race (the answer is undefined), but never a memory error: when other Python
+    threads are running the solve reads private copies of the index arrays (one O(E) copy),
+    and the zero-copy path is taken only in a single-threaded program.
 
     A cold solve starts greedily, left vertices in increasing degree order (a degree-1
     vertex's only choice is safe, so those go first). When the right side is tight (no more
@@ -634,8 +696,10 @@ class IncrementalMatching:
         """A :class:`Matching` snapshot (copies of the O(V) arrays; graph shared, read-only)."""
         off = self._k.edge_off
         off = off[: self._indices.shape[0]].copy() if off is not None and off.any() else None
-        return Matching(self._k.match_left, self._k.load, self._k.cap_in_force.copy(),
-                        self._indptr, self._indices, off, size=self._k.size)
+        size = self._k.size
+        return Matching._own(np.array(self._k.match_left, dtype=np.int64), np.array(self._k.load, dtype=np.int64),
+                             self._k.cap_in_force.copy(), self._indptr, self._indices, None, phases=0,
+                             warm_kept=None, size=size, edge_off=off)
 
     # -- changes -----------------------------------------------------------------------
     def _right(self, j) -> int:
