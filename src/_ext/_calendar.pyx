@@ -374,6 +374,9 @@ cdef class EventCore:
     def __cinit__(self, int32_t n, int32_t n_timers, float64_t bucket_width, intp_t n_buckets,
                   float64_t start, bint track):
         cdef intp_t i, nb = 16
+        if not (bucket_width > 0.0 and 1.0 / bucket_width < INF and start >= 0.0 and start < INF):
+            raise ValueError(f"event engine: bucket_width must be > 0 with a finite inverse and start finite "
+                             f">= 0, got {bucket_width!r} and {start!r}")
         self.n = n
         self.n_timers = n_timers
         self.sys_slot = n
@@ -439,15 +442,34 @@ cdef class EventCore:
             b = &self.vic
         else:
             raise ValueError(f"unknown buffer {which!r}")
+        # never trust the wrapper: an empty buffer would be asked for again forever, a
+        # NaN or negative time would corrupt the calendar's bucket arithmetic
+        cdef const float64_t[::1] mv = arr
+        cdef intp_t i, n = mv.shape[0]
+        cdef bint bad = False
+        cdef float64_t hi = 1.0 if which == "victim" else INF
+        if n == 0:
+            raise ValueError(f"event engine: the {which} buffer must not be empty")
+        with nogil:
+            for i in range(n):
+                bad |= not (mv[i] >= 0.0 and mv[i] < hi)
+        if bad:
+            i = 0
+            while mv[i] >= 0.0 and mv[i] < hi:
+                i += 1
+            raise ValueError(f"event engine: {which} times must be finite and >= 0"
+                             f"{' and < 1' if which == 'victim' else ''}, got {mv[i]!r} at position {i}")
         if self.buf_objs is None:
             self.buf_objs = {}
         self.buf_objs[which] = arr  # keeps the memory alive while the kernel reads it
         b.p = _ptr(arr)
         b.pos = 0
-        b.len = arr.shape[0]
+        b.len = n
 
     def set_trace(self, object times, object units):
         cdef int32_t[::1] mu = units
+        if mu.shape[0] != times.shape[0]:
+            raise ValueError(f"event engine: trace times ({times.shape[0]}) and units ({mu.shape[0]}) differ in length")
         self.trace_t_obj = times
         self.trace_u_obj = units
         self.trace_t = _ptr(times)
@@ -459,10 +481,21 @@ cdef class EventCore:
 
     def start_units(self):
         """Schedule every unit's first failure (unit order) from the lifetime buffer."""
+        self._need_lives()
         self._check(self._start_units(self.now))
+
+    cdef _need_lives(self):
+        if self.life.len - self.life.pos < self.n:
+            raise ValueError(f"event engine: starting {self.n} units needs {self.n} lifetimes, "
+                             f"the buffer holds {self.life.len - self.life.pos}")
+
+    cdef _need_system(self):
+        if self.sysb.pos >= self.sysb.len:
+            raise ValueError("event engine: the system inter-arrival buffer is exhausted")
 
     def start_system(self):
         """Schedule the system source's first failure from the inter-arrival buffer."""
+        self._need_system()
         self._check(self._push(self.sys_slot, self.now + self.sysb.p[self.sysb.pos]))
         self.sysb.pos += 1
 
@@ -798,8 +831,10 @@ cdef class EventCore:
         self.now = t
         self.stall = 0
         if self.renewals:
+            self._need_lives()
             self._check(self._start_units(t))
         if self.system:
+            self._need_system()
             self._check(self._push(self.sys_slot, t + self.sysb.p[self.sysb.pos]))
             self.sysb.pos += 1
         while self.trace_pos < self.trace_len and self.trace_t[self.trace_pos] < t:

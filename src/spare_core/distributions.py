@@ -98,11 +98,50 @@ class Distribution:
         """
         size = _as_size(size)
         rng = as_generator(rng)
-        out = np.asarray(self._draw(rng, size), dtype=np.float64)
-        # exp(log(E)/k) can underflow to exactly 0 for tiny E and small shapes; a zero
-        # lifetime would schedule an event at the current instant forever, so clamp.
-        np.maximum(out, np.finfo(np.float64).tiny, out=out)
-        return out
+        return self._checked_times(self._draw(rng, size), size, "_draw")
+
+    def _checked_times(self, drawn, size, method: str) -> np.ndarray:
+        """``drawn`` as a new float64 array of shape ``size``, each time > 0 and finite.
+
+        A subclass's sampler is user code: a short array would send the event engine past
+        its buffer, a NaN would drop events silently and an inf would stop the clock, so
+        each is a ValueError naming the distribution instead. Exact zeros (``exp(log(E)/k)``
+        underflows for tiny E and small shapes) are raised to the smallest positive float:
+        a zero lifetime would schedule an event at the current instant forever.
+        """
+        name = type(self).__name__
+        try:
+            out = np.asarray(drawn, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name}.{method} must return an array of float times, got "
+                            f"{type(drawn).__name__} ({err})") from None
+        shape = (size,) if isinstance(size, int) else tuple(size)
+        if out.shape != shape:
+            raise ValueError(f"{name}.{method} returned shape {out.shape}, but {shape} times were asked for")
+        if out.size:
+            lo, hi = out.min(), out.max()   # NaN propagates through both
+            if not (lo >= 0.0 and hi < math.inf):
+                bad = out.ravel()[~((out.ravel() >= 0.0) & (out.ravel() < math.inf))][0]
+                raise ValueError(f"{name}.{method} drew the time {bad!r}: times must be finite and >= 0 "
+                                 f"(parameters {self._describe()})")
+        return np.maximum(out, np.finfo(np.float64).tiny)
+
+    def _describe(self) -> str:
+        try:
+            return ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, self._params())) or "custom"
+        except NotImplementedError:
+            return "custom"
+
+    def _check_moments(self) -> None:
+        """Refuse parameters whose mean or variance overflows float64 (the analytic formulas
+        and the engine's bucket width use both); ValueError naming the parameters."""
+        try:
+            ok = math.isfinite(self.mean) and math.isfinite(self.var)
+        except OverflowError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{self.kind} parameters must give a finite mean and variance in float64 "
+                             f"(below about 1.8e308), got {self._describe()}")
 
     def sample_residual(self, rng, size) -> np.ndarray:
         """Draw ``size`` residual lifetimes of a unit found running at a random instant.
@@ -204,6 +243,7 @@ class Weibull(Distribution):
     def __init__(self, shape, scale):
         self.shape = as_float(shape, "weibull shape", min_value=0.0, strict_min=True)
         self.scale = as_float(scale, "weibull scale", min_value=0.0, strict_min=True)
+        self._check_moments()
 
     @classmethod
     def from_mean(cls, mean, shape) -> "Weibull":
@@ -218,7 +258,14 @@ class Weibull(Distribution):
         """
         mean = as_float(mean, "weibull mean", min_value=0.0, strict_min=True)
         shape = as_float(shape, "weibull shape", min_value=0.0, strict_min=True)
-        return cls(shape, mean / math.gamma(1.0 + 1.0 / shape))
+        try:
+            scale = mean / math.gamma(1.0 + 1.0 / shape)
+        except OverflowError:
+            scale = 0.0
+        if not scale > 0.0:
+            raise ValueError(f"weibull shape must be large enough that Gamma(1 + 1/shape) is finite "
+                             f"(shape >= about 0.0059), got shape={shape!r}")
+        return cls(shape, scale)
 
     @property
     def mean(self) -> float:
@@ -290,6 +337,7 @@ class Exponential(Distribution):
 
     def __init__(self, mean):
         self._mean = as_float(mean, "exponential mean", min_value=0.0, strict_min=True)
+        self._check_moments()
 
     @property
     def mean(self) -> float:
@@ -365,13 +413,18 @@ class LogNormal(Distribution):
     def __init__(self, mean, sigma):
         self._mean = as_float(mean, "lognormal mean", min_value=0.0, strict_min=True)
         self.sigma = as_float(sigma, "lognormal sigma", min_value=0.0, strict_min=True)
+        self._check_moments()
 
     @classmethod
     def from_mu_sigma(cls, mu, sigma) -> "LogNormal":
         """Log-normal with ``log T ~ Normal(mu, sigma**2)`` (``mean = exp(mu + sigma**2/2)``)."""
         mu = as_float(mu, "lognormal mu")
         sigma = as_float(sigma, "lognormal sigma", min_value=0.0, strict_min=True)
-        return cls(math.exp(mu + 0.5 * sigma * sigma), sigma)
+        log_mean = mu + 0.5 * sigma * sigma
+        if not -745.0 < log_mean < 709.0:
+            raise ValueError(f"lognormal mu + sigma**2/2 must lie in (-745, 709) so the mean is a positive "
+                             f"float64, got mu={mu!r}, sigma={sigma!r}")
+        return cls(math.exp(log_mean), sigma)
 
     @property
     def mu(self) -> float:
@@ -503,6 +556,15 @@ def as_distribution(value, name: str) -> Distribution:
     as is. Anything else raises TypeError naming ``name``.
     """
     if isinstance(value, Distribution):
+        if type(value) not in _BUILTIN:
+            # a user's subclass: its mean sets rates and bucket widths downstream
+            try:
+                mean = float(value.mean)
+            except Exception as err:  # noqa: BLE001 - any failure of user code is the user's
+                raise TypeError(f"{name}: {type(value).__name__}.mean must be a number ({err})") from None
+            if not (0.0 < mean < math.inf):
+                raise ValueError(f"{name} mean must be positive and finite, got {mean!r} "
+                                 f"from {type(value).__name__}.mean")
         return value
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
         return Deterministic(as_float(value, name, min_value=0.0, strict_min=True))
@@ -513,6 +575,7 @@ def as_distribution(value, name: str) -> Distribution:
 
 
 _KINDS = {c.kind: c for c in (Weibull, Exponential, LogNormal, Deterministic)}
+_BUILTIN = frozenset(_KINDS.values())
 
 
 def distribution_from_dict(data, name: str = "distribution") -> Distribution:

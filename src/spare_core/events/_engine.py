@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -319,6 +320,10 @@ class Engine:
         self._width = None if bucket_width is None else as_float(
             bucket_width, "bucket_width", min_value=0.0, strict_min=True
         )
+        if self._width is not None and not math.isfinite(1.0 / self._width):
+            # the calendar works with 1 / width: an infinite one would lose every event
+            raise ValueError(f"bucket_width must be at least {1.0 / sys.float_info.max:.3g} (its inverse must "
+                             f"be finite), got {self._width!r}")
         self._life = self._repair = self._system = None
         self._trace = None
         self._timers: list[tuple[float, float] | None] = [None] * self._max_timers  # (first, period)
@@ -648,7 +653,9 @@ class Engine:
                 )
             max_events = _BIG
         else:
-            max_events = as_int(max_events, "max_events", min_value=0)
+            # more than 2**62 events cannot happen in any run: the cap keeps the kernel's
+            # int64 event target from overflowing
+            max_events = min(as_int(max_events, "max_events", min_value=0), _BIG)
         st = self._drive(until, mask, max_events)
         return self._last_event() if st == _ST_STOP else None
 

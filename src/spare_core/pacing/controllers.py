@@ -119,7 +119,7 @@ class SpreadHysteresis:
     def __post_init__(self):
         as_float(self.threshold_on, "threshold_on")
         as_float(self.threshold_off, "threshold_off")
-        as_int(self.patience, "patience", min_value=1)
+        as_int(self.patience, "patience", min_value=1, max_value=_MAX_PATIENCE)
         as_float(self.hold_max, "hold_max", min_value=0.0)
 
 
@@ -153,10 +153,10 @@ class BaselineHysteresis:
     def __post_init__(self):
         as_float(self.threshold_on, "threshold_on")
         as_float(self.threshold_off, "threshold_off")
-        patience = as_int(self.patience, "patience", min_value=1)
+        patience = as_int(self.patience, "patience", min_value=1, max_value=_MAX_PATIENCE)
         as_float(self.hold_max, "hold_max", min_value=0.0)
         as_float(self.smoothing, "smoothing", min_value=0.0, max_value=1.0, strict_min=True)
-        as_int(self.max_patience, "max_patience", min_value=patience)
+        as_int(self.max_patience, "max_patience", min_value=patience, max_value=_MAX_PATIENCE)
 
 
 KERNEL_FORMS = (NoHold, SpreadHysteresis, BaselineHysteresis)
@@ -168,13 +168,18 @@ def _keeps_methods(ctrl, cls) -> bool:
     return type(ctrl).hold is cls.hold and type(ctrl).reset is cls.reset
 
 
+# patience beyond 2**53 is refused: the kernel keeps it in a float64 state slot and doubles it
+_MAX_PATIENCE = 2**53
+
+
 def _set_hysteresis(ctrl, threshold_on, threshold_off, patience, hold_max, *, on_strict):
     ctrl.threshold_on = as_float(threshold_on, "threshold_on", min_value=0.0, strict_min=on_strict)
     ctrl.threshold_off = as_float(threshold_off, "threshold_off", min_value=0.0)
     if ctrl.threshold_off > ctrl.threshold_on:
         raise ValueError(
             f"threshold_off must be <= threshold_on, got {ctrl.threshold_off} > {ctrl.threshold_on}")
-    ctrl.patience = as_int(patience, "patience", min_value=1)
+    # at most 2**53: the kernel keeps the patience in a float64 state slot and doubles it
+    ctrl.patience = as_int(patience, "patience", min_value=1, max_value=_MAX_PATIENCE)
     ctrl.hold_max = as_float(hold_max, "hold_max", min_value=0.0)
 
 
@@ -340,7 +345,7 @@ class BaselinePacer:
         # a zero on-threshold would engage on rounding noise of a constant phase
         _set_hysteresis(self, threshold_on, threshold_off, patience, hold_max, on_strict=True)
         self.smoothing = as_float(smoothing, "smoothing", min_value=0.0, max_value=1.0, strict_min=True)
-        self.max_patience = as_int(max_patience, "max_patience", min_value=self.patience)
+        self.max_patience = as_int(max_patience, "max_patience", min_value=self.patience, max_value=_MAX_PATIENCE)
         self.reset()
 
     def reset(self) -> None:

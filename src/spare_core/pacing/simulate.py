@@ -15,6 +15,7 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -447,10 +448,10 @@ def draw_busy(rng, c, n_domains, duty, run=None, state=None):
 
 
 def _checked_hold(h) -> float:
-    try:
-        h = float(h)
-    except (TypeError, ValueError):
-        raise TypeError(f"controller.hold() must return a real number, got {type(h).__name__}") from None
+    # numbers only: float() would also accept the string "0.5" or True without a word
+    if not isinstance(h, numbers.Real) or isinstance(h, (bool, np.bool_)):
+        raise TypeError(f"controller.hold() must return a real number, got {type(h).__name__} {h!r}")
+    h = float(h)
     if not math.isfinite(h) or h < 0.0:
         raise ValueError(f"controller.hold() must return a finite hold >= 0, got {h}")
     return h

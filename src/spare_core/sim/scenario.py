@@ -246,11 +246,16 @@ class Scenario:
             raise TypeError(f"charge_patch must be a bool, got {type(charge_patch).__name__} {charge_patch!r}")
         self.charge_patch = bool(charge_patch)
         self.max_wall_factor = as_float(max_wall_factor, "max_wall_factor", min_value=1.0, strict_min=True)
+        _check_bounded(self)
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
         self.name = name
 
     # -- derived -------------------------------------------------------------------------
+    #: Most failures a run may expect before its wall limit (``max_wall_factor * T0 /
+    #: system_mtbf``): beyond it a run would take hours of CPU, so it is refused up front.
+    MAX_EXPECTED_FAILURES = 1e8
+
     @property
     def t0(self) -> float:
         """Failure-free time-to-train: ``n_steps * (t_compute + t_allreduce)`` seconds."""
@@ -570,3 +575,23 @@ class Scenario:
         kw.update(overrides)
         n = kw.pop("n_groups", 128)
         return cls(n, **kw)
+
+
+def _check_bounded(sc) -> None:
+    """Refuse a scenario whose run could not end: a non-finite T0 or wall limit (the run loop
+    would never reach it), or so many expected failures before the wall limit that the loop
+    is unbounded in practice (e.g. ``restart_time=0`` with a tiny MTBF)."""
+    t0 = sc.t0
+    wall = t0 * sc.max_wall_factor
+    if not math.isfinite(t0):
+        raise ValueError(f"T0 = n_steps * (t_compute + t_allreduce) must be finite, got {sc.n_steps} * "
+                         f"({sc.t_compute!r} + {sc.t_allreduce!r}) = {t0!r} s")
+    if not math.isfinite(wall):
+        raise ValueError(f"the wall limit max_wall_factor * T0 must be finite, got {sc.max_wall_factor!r} * "
+                         f"{t0!r} s")
+    mtbf = sc.system_mtbf
+    expected = wall / mtbf if mtbf > 0 else math.inf
+    if not expected <= sc.MAX_EXPECTED_FAILURES:
+        raise ValueError(f"max_wall_factor * T0 / system_mtbf (failures expected before the wall limit) must be "
+                         f"at most {sc.MAX_EXPECTED_FAILURES:.0e}, got {expected:.3g} (T0 = {t0:.3g} s, "
+                         f"max_wall_factor = {sc.max_wall_factor:g}, system MTBF = {mtbf:.3g} s)")
