@@ -41,7 +41,8 @@ def test_scenario_parameters_at_the_edges_end_or_are_refused(key, value, policy)
 def test_unbounded_scenarios_are_refused_before_any_work():
     for extra in (dict(t_compute=1e308), dict(max_wall_factor=1e308), dict(n_steps=2**62, t_compute=1e300),
                   dict(restart_time=0.0, system_mtbf=1e-6)):
-        out = run_isolated(lambda: Scenario(**dict(SMALL, **extra)), case=f"Scenario({extra})", timeout=10)
+        out = run_isolated(lambda: simulate(Scenario(**dict(SMALL, **extra)), make_policy("ckpt"), seed=0),
+                           case=f"simulate(Scenario({extra}))", timeout=10)
         out.check_clean(f"Scenario({extra})")
         assert not out.ok, f"Scenario({extra}) was accepted"
 

@@ -256,6 +256,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    scenario.check_runnable()  # a loop that could not end in practice is refused up front
     _check_policy(policy)
     if failures is not None and not isinstance(failures, EpochSource):
         raise TypeError(f"failures must be an EpochSource (scenario.epoch_failures(seed)), got {type(failures).__name__}")

@@ -256,6 +256,24 @@ class Scenario:
     #: system_mtbf``): beyond it a run would take hours of CPU, so it is refused up front.
     MAX_EXPECTED_FAILURES = 1e8
 
+    def check_runnable(self) -> None:
+        """Raise ValueError if a simulated run of this scenario could not end in practice.
+
+        The loop of :func:`spare_core.sim.simulate` stops at the wall limit
+        ``max_wall_factor * T0``; with ``restart_time=0`` and a tiny MTBF it would get there
+        only after ``max_wall_factor * T0 / system_mtbf`` failures. More than
+        :attr:`MAX_EXPECTED_FAILURES` is refused before any work (a description of such a
+        cluster is still a valid Scenario: only simulating it is refused).
+        """
+        mtbf = self.system_mtbf
+        wall = self.t0 * self.max_wall_factor
+        expected = wall / mtbf if mtbf > 0 else math.inf
+        if not expected <= self.MAX_EXPECTED_FAILURES:
+            raise ValueError(
+                f"max_wall_factor * T0 / system_mtbf (failures expected before the wall limit) must be at most "
+                f"{self.MAX_EXPECTED_FAILURES:.0e} to simulate, got {expected:.3g} (T0 = {self.t0:.3g} s, "
+                f"max_wall_factor = {self.max_wall_factor:g}, system MTBF = {mtbf:.3g} s)")
+
     @property
     def t0(self) -> float:
         """Failure-free time-to-train: ``n_steps * (t_compute + t_allreduce)`` seconds."""
@@ -579,8 +597,7 @@ class Scenario:
 
 def _check_bounded(sc) -> None:
     """Refuse a scenario whose run could not end: a non-finite T0 or wall limit (the run loop
-    would never reach it), or so many expected failures before the wall limit that the loop
-    is unbounded in practice (e.g. ``restart_time=0`` with a tiny MTBF)."""
+    would never reach it)."""
     t0 = sc.t0
     wall = t0 * sc.max_wall_factor
     if not math.isfinite(t0):
@@ -589,9 +606,3 @@ def _check_bounded(sc) -> None:
     if not math.isfinite(wall):
         raise ValueError(f"the wall limit max_wall_factor * T0 must be finite, got {sc.max_wall_factor!r} * "
                          f"{t0!r} s")
-    mtbf = sc.system_mtbf
-    expected = wall / mtbf if mtbf > 0 else math.inf
-    if not expected <= sc.MAX_EXPECTED_FAILURES:
-        raise ValueError(f"max_wall_factor * T0 / system_mtbf (failures expected before the wall limit) must be "
-                         f"at most {sc.MAX_EXPECTED_FAILURES:.0e}, got {expected:.3g} (T0 = {t0:.3g} s, "
-                         f"max_wall_factor = {sc.max_wall_factor:g}, system MTBF = {mtbf:.3g} s)")
