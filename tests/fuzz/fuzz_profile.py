@@ -14,8 +14,9 @@ _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filte
              HealthCheck.function_scoped_fixture]
 settings.register_profile("fuzz-fast", max_examples=40, derandomize=True, deadline=None,
                           print_blob=True, suppress_health_check=_SUPPRESS, database=None)
-settings.register_profile("fuzz-long", max_examples=2000, derandomize=False, deadline=None,
-                          print_blob=True, suppress_health_check=_SUPPRESS)
+# SPARE_FUZZ_EXAMPLES overrides the long profile's examples per generator (default 2000)
+settings.register_profile("fuzz-long", max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "2000")),
+                          derandomize=False, deadline=None, print_blob=True, suppress_health_check=_SUPPRESS)
 
 
 def fuzz(scale: float = 1.0) -> settings:

@@ -16,7 +16,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from fuzz_arrays import INT64_EDGES, disguise, snapshot, unchanged
 from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
-from spare_core.matching import IncrementalMatching, Matching, hopcroft_karp
+from spare_core.matching import METHODS, IncrementalMatching, Matching, hopcroft_karp
 
 
 @st.composite
@@ -39,17 +39,17 @@ def oracle_size(nl, nr, rows, cols):
     return int((maximum_bipartite_matching(g, perm_type="column") >= 0).sum())
 
 
-def _solve_and_certify(g, warm=None):
-    m = hopcroft_karp(g, warm_start=warm)
+def _solve_and_certify(g, warm=None, method="auto"):
+    m = hopcroft_karp(g, warm_start=warm, method=method)
     left, right = m.vertex_cover()
     return m.size, int(left.sum() + m.capacity[right].sum()), m.match_left.copy()
 
 
-@fuzz(1.0)
-@given(graphs())
-def test_valid_graphs_in_any_format_are_solved_exactly(gr):
+@fuzz(1.5)
+@given(graphs(), st.sampled_from(sorted(METHODS)))
+def test_valid_graphs_in_any_format_are_solved_exactly(gr, method):
     g, nl, nr, rows, cols = gr
-    out = run_isolated(_solve_and_certify, g, case=f"hopcroft_karp({g.format} {nl}x{nr})")
+    out = run_isolated(_solve_and_certify, g, None, method, case=f"hopcroft_karp({g.format} {nl}x{nr}, {method})")
     out.check_clean("hopcroft_karp")
     assert out.ok
     size, cover, ml = out.value
@@ -98,10 +98,10 @@ def _valid_structure(g):
 
 
 @fuzz(1.5)
-@given(malformed_csr())
-def test_malformed_csr_raises_one_clean_error_or_is_solved_exactly(g):
+@given(malformed_csr(), st.sampled_from(sorted(METHODS)))
+def test_malformed_csr_raises_one_clean_error_or_is_solved_exactly(g, method):
     snap = snapshot(g.indptr, g.indices)
-    out = run_isolated(_solve_and_certify, g, case="hopcroft_karp(malformed csr)")
+    out = run_isolated(_solve_and_certify, g, None, method, case=f"hopcroft_karp(malformed csr, {method})")
     out.check_clean("hopcroft_karp(malformed csr)")
     if _valid_structure(g):
         assert out.ok, out.message

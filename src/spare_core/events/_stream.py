@@ -313,13 +313,19 @@ class FailureStream:
             if k <= 0:
                 return False
             rng = self._ia_rng
-            if self.model == "per-unit":
-                self._times = self._order_statistics(rng, n, hit, k)
-            else:
-                times = np.cumsum(self.lifetime.sample(rng, k))
-                times += self._last
-                self._last = float(times[-1])
-                self._times = times.tolist()
+            saved = rng.bit_generator.state
+            try:
+                if self.model == "per-unit":
+                    self._times = self._order_statistics(rng, n, hit, k)
+                else:
+                    times = np.cumsum(self.lifetime.sample(rng, k))
+                    times += self._last
+                    self._last = float(times[-1])
+                    self._times = times.tolist()
+            except BaseException:
+                # a law's exception leaves the stream as it was: a retry draws the same numbers
+                rng.bit_generator.state = saved
+                raise
             self._units = None  # drawn on demand by _chunk_units
             self._vhit = hit
             self._n_hit = hit + k
