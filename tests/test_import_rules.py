@@ -3,8 +3,8 @@
 1. No module imports a private name (``_x``) from another spare_core module: what another module
    needs is public there.
 2. A private module (``pkg._m``) is imported only from inside its own package ``pkg``; the shared
-   infrastructure modules at the top (``spare_core._validate``, ``_seeding``, ``_native``) serve
-   the whole library.
+   infrastructure modules at the top (``spare_core._validate``, ``_seeding``, ``_native``,
+   ``_results``) serve the whole library.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import spare_core
 
 ROOT = Path(spare_core.__file__).resolve().parent
-SHARED = {"spare_core._validate", "spare_core._seeding", "spare_core._native"}
+SHARED = {"spare_core._validate", "spare_core._seeding", "spare_core._native", "spare_core._results"}
 
 
 def _module_name(path: Path) -> str:
@@ -86,7 +86,7 @@ def test_private_modules_are_imported_only_inside_their_package():
 # docs/architecture.md, "Layers": a module imports only from its own layer or below.
 LAYERS = [
     ("infrastructure", {"spare_core", "spare_core._validate", "spare_core._native", "spare_core._seeding",
-                        "spare_core._difference_sets"}),
+                        "spare_core._results", "spare_core._difference_sets"}),
     ("values and kernels", {"spare_core.distributions", "spare_core.topology", "spare_core.checkpoint",
                             "spare_core.matching", "spare_core.flow"}),
     ("models", {"spare_core.layout", "spare_core.events", "spare_core.pacing"}),

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ._results import fields_dict
 from ._validate import as_float
 
 __all__ = [
@@ -185,6 +186,10 @@ class CheckpointPeriod:
                 f"T_f={self.time_between_restarts:.1f} s)"
             )
         return f"CheckpointPeriod(meaningless: {self.reason})"
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict."""
+        return fields_dict(self)
 
 
 def availability_optimal(save_time, restart_time, time_between_restarts) -> CheckpointPeriod:

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._native import load
+from ._results import fields_dict
 from ._validate import as_int, as_int_array, check_choice
 
 __all__ = ["FlowResult", "CertificateCheck", "min_cost_flow", "max_flow_min_cost", "check_flow_certificate"]
@@ -119,6 +120,10 @@ class FlowResult:
             f"n_arcs={self.flow.shape[0]}, n_nodes={self.potential.shape[0]}{extra})"
         )
 
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict (arrays as lists)."""
+        return fields_dict(self)
+
 
 @dataclass(frozen=True, repr=False)
 class CertificateCheck:
@@ -135,6 +140,10 @@ class CertificateCheck:
             return "CertificateCheck(ok=True)"
         shown = "; ".join(self.violations[:3]) + ("; ..." if len(self.violations) > 3 else "")
         return f"CertificateCheck(ok=False, {len(self.violations)} violation(s): {shown})"
+
+    def to_dict(self) -> dict:
+        """``{"ok": ..., "violations": [...]}``."""
+        return fields_dict(self)
 
 
 # ----------------------------------------------------------------------------- validation

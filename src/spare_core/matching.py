@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from spare_core._native import load
+from spare_core._results import fields_dict
 from spare_core._validate import as_int, as_int_array
 
 __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
@@ -386,6 +387,11 @@ class Matching:
         kind = "matching" if np.all(self.capacity <= 1) else f"b-matching, capacity total {int(self.capacity.sum())}"
         return (f"Matching(size={self.size}, n_left={self.n_left}, n_right={self.n_right}, "
                 f"unmatched_left={self.n_left - self.size}, {kind})")
+
+    def to_dict(self) -> dict:
+        """The public attributes as a JSON-serialisable dict (arrays as lists; the graph, which
+        the matching only refers to, is left out)."""
+        return fields_dict(self, ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method"))
 
 
 def _checked_matches(match_left, n_right: int, name: str) -> np.ndarray:

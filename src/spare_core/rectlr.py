@@ -55,6 +55,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._native import load
+from ._results import fields_dict
 from ._validate import as_int, as_int_array, check_choice
 from .layout import StackedLayout
 
@@ -99,6 +100,10 @@ class PatchPlan:
             f"{t}->{g}{'+' if x else ''}" for g, t, x in zip(self.group.tolist(), self.shard_type.tolist(), self.extra.tolist())
         )
         return f"PatchPlan([{rows}])  # type->group, + = extra work"
+
+    def to_dict(self) -> dict:
+        """The three columns as JSON lists."""
+        return fields_dict(self, ("group", "shard_type", "extra"))
 
 
 class Decision:
@@ -171,6 +176,11 @@ class Decision:
             f"patch_layers={self.patch_layers})"
         )
 
+    def to_dict(self) -> dict:
+        """The scalars and the patch plan (as :meth:`PatchPlan.to_dict`) as a JSON-serialisable dict."""
+        return fields_dict(self, ("failed_group", "kind", "stack_depth", "previous_stack_depth", "moves", "cost",
+                                  "patch_layers", "patch"))
+
 
 class DecisionArrays(NamedTuple):
     """Decisions of a failure sequence as columns (:meth:`Rectlr.fail_many_arrays`).
@@ -202,6 +212,10 @@ class DecisionArrays(NamedTuple):
         return cls(col(lambda d: d.failed_group), col(lambda d: KINDS.index(d.kind), np.int8),
                    col(lambda d: d.stack_depth), col(lambda d: d.previous_stack_depth),
                    col(lambda d: d.moves), col(lambda d: d.cost), col(lambda d: d.patch_layers))
+
+    def to_dict(self) -> dict:
+        """The columns as JSON lists (``kind`` as indices into :data:`KINDS`)."""
+        return fields_dict(self)
 
 
 class Rectlr:

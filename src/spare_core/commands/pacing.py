@@ -123,8 +123,7 @@ def _plot(result, path) -> str:
 
 def _document(args: Any, base: Any, result: Any, elapsed: float) -> dict[str, Any]:
     """``--json``: the sweep's cells under the provenance every ``spare`` output carries."""
-    # the sweep result's dict (to_dict; older pacing results name it as_dict)
-    cells = result.to_dict() if hasattr(result, "to_dict") else result.as_dict()
+    cells = result.to_dict()
     scenario = {"pacing_scenario": dataclasses.asdict(base), "node_counts": list(args.nodes),
                 "n_iterations": args.iterations, "replicas": args.replicas, "pacer": result.pacer}
     prov = provenance("spare pacing", getattr(args, "argv", None), scenario=scenario, seeds=[args.seed],

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._native import load
+from .._results import fields_dict
 from .._validate import as_float, as_float_array, as_int, as_int_array, check_choice
 from ..distributions import Deterministic, as_distribution
 from .._seeding import as_seed_sequence, epoch_stream, stream_rng
@@ -59,6 +60,10 @@ class Event(NamedTuple):
     unit: int
     seq: int
 
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict."""
+        return fields_dict(self)
+
 
 class EngineStats(NamedTuple):
     """Counters of an :class:`Engine` (cumulative over epochs).
@@ -78,6 +83,10 @@ class EngineStats(NamedTuple):
     trace_skipped: int
     timers: int
     peak_down: int
+
+    def to_dict(self) -> dict:
+        """The counters as a JSON-serialisable dict."""
+        return fields_dict(self)
 
 
 class RenewalCounts(NamedTuple):
@@ -107,6 +116,10 @@ class RenewalCounts(NamedTuple):
             f"RenewalCounts(failures={self.failures}, repairs={self.repairs}, events={self.events}, "
             f"peak_down={self.peak_down}, n_units={self.n_units}, horizon={self.horizon:g})"
         )
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict."""
+        return fields_dict(self)
 
 
 def _calendar_rate(n, life, repair) -> float:

@@ -45,6 +45,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, special, stats
 
+from .._results import fields_dict
 from .._validate import as_float, check_choice
 from ..distributions import Exponential, LogNormal, Weibull
 from .trace import Trace
@@ -443,6 +444,11 @@ class LifetimeFit:
         return (f"LifetimeFit({self.law}: {ps}; mean={self.mean:.6g}, loglik={self.loglik:.6g}, "
                 f"aic={self.aic:.6g}; {self.n_failures} failures, {self.n_censored} censored)")
 
+    def to_dict(self) -> dict:
+        """The attributes and ``aic``, ``bic`` as a JSON-serialisable dict."""
+        return fields_dict(self, ("law", "distribution", "params", "loglik", "n", "n_failures", "n_censored",
+                                  "confidence", "aic", "bic"))
+
 
 def fit(data, law="weibull", *, observed=None, level="unit", origin="start", confidence=0.95) -> LifetimeFit:
     """Maximum-likelihood fit of a lifetime law, with right-censoring.
@@ -515,6 +521,10 @@ class Comparison(NamedTuple):
     delta_aic: tuple
     weights: tuple
     exponential_vs_weibull_p: float | None
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict (each fit as :meth:`LifetimeFit.to_dict`)."""
+        return fields_dict(self)
 
     @property
     def best(self) -> LifetimeFit:

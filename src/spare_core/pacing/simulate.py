@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._native import load
+from .._results import fields_dict
 from .._seeding import as_seed_sequence, child_rng
 from .._validate import as_int
 from .controllers import (KERNEL_FORMS, BarrierObservation, BaselineHysteresis, NoHold, NoPacing,
@@ -195,8 +196,8 @@ class IterationStats:
                 f"throughput={self.throughput:.4g}/s, fraction_paced={self.fraction_paced:.3f})")
 
     def to_dict(self) -> dict:
-        """The fields as a JSON-serialisable dict."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """The fields as a JSON-serialisable dict (a non-finite statistic becomes None)."""
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,6 +260,11 @@ class IterationResult:
     def __repr__(self) -> str:
         return (f"IterationResult(n_nodes={self.scenario.n_nodes}, n_iterations={self.time.size}, "
                 f"controller={self.controller}, mean={self.time.mean():.4g}s)")
+
+    def to_dict(self) -> dict:
+        """Every field as a JSON-serialisable dict: the scenario as nested dicts, the
+        per-iteration arrays as lists (per-rank ones as lists of lists, or None)."""
+        return fields_dict(self)
 
 
 def simulate_iterations(scenario: PacingScenario, n_iterations: int, *, controller=None,

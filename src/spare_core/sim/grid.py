@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._results import fields_dict
 from .._validate import as_int
 from .policies import (
     CheckpointOnly,
@@ -59,7 +60,8 @@ class Summary:
     progress: float
 
     def to_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in vars(self).items()}
+        """The fields as a JSON-friendly dict (``inf`` and ``nan`` become None)."""
+        return fields_dict(self)
 
 
 def _summarise(runs: list[RunResult], n_groups: int) -> Summary:
@@ -126,7 +128,7 @@ class SweepResult:
 
     def to_dict(self) -> dict:
         """Runs and summaries as JSON-friendly dicts (``inf`` becomes None)."""
-        return {"runs": [r.to_dict() for r in self.runs], "summaries": [s.to_dict() for s in self.summaries]}
+        return fields_dict(self)
 
     def to_frame(self):
         """The runs as a pandas DataFrame, one row per run (needs pandas)."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._results import fields_dict
 from .._validate import as_int
 from .grid import sweep
 from .policies import policy_at, uses_redundancy
@@ -67,6 +68,11 @@ class RedundancyChoice:
     def __repr__(self) -> str:
         best = self.ratio_by_r.get(self.simulated, (math.nan, math.nan))[0] if self.simulated else math.nan
         return f"RedundancyChoice(closed_form={self.closed_form}, simulated={self.simulated}, TTT/T0 at simulated={best:.3f})"
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict; ``ratio_by_r`` maps r to ``[mean, std]`` (None where a seed did
+        not finish; JSON writes the keys r as strings)."""
+        return fields_dict(self)
 
 
 def optimal_redundancy(scenario, *, policy="spare", redundancies=range(1, 21), seeds=range(5), processes=1) -> RedundancyChoice:
@@ -137,6 +143,11 @@ class IntervalOptimum:
         return (f"IntervalOptimum(closed_form={self.closed_form.seconds:.0f} s, young={self.young:.0f} s, "
                 f"daly={self.daly:.0f} s, simulated={self.simulated if self.simulated is None else round(self.simulated)} s, "
                 f"TTT/T0 at simulated={best:.3f})")
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict: ``closed_form`` as :meth:`IntervalChoice.to_dict`,
+        ``ratio_by_interval`` maps seconds to ``[mean, std]`` (None where a seed did not finish)."""
+        return fields_dict(self)
 
 
 def optimal_interval(scenario, policy="spare", r=None, *, factors=(0.25, 0.5, 1.0, 2.0, 4.0),

@@ -52,6 +52,7 @@ from typing import Callable
 import numpy as np
 
 from .._native import load
+from .._results import fields_dict
 from .._validate import as_float, as_int, as_int_array, check_choice
 from ..checkpoint import availability_optimal, daly_interval, young_interval
 from .scenario import Scenario
@@ -116,6 +117,10 @@ class IntervalChoice:
 
     def __repr__(self) -> str:
         return f"IntervalChoice({self.seconds:.1f} s: {self.rule})"
+
+    def to_dict(self) -> dict:
+        """``{"seconds": ..., "rule": ...}`` (seconds None if not finite)."""
+        return fields_dict(self)
 
 
 class FailureHandler:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._native import load
+from .._results import fields_dict
 from ..events import EpochSource
 from .._seeding import run_seed
 from .._validate import as_float, check_choice
@@ -57,6 +58,10 @@ class Timeline:
 
     def __repr__(self) -> str:
         return f"Timeline({self.failure_time.shape[0]} failures, {self.epoch_start.shape[0]} epochs)"
+
+    def to_dict(self) -> dict:
+        """The arrays as JSON lists."""
+        return fields_dict(self)
 
 
 @dataclass
@@ -140,15 +145,9 @@ class RunResult:
         )
 
     def to_dict(self) -> dict:
-        """The scalar fields as a JSON-friendly dict (``inf`` becomes None)."""
-        out = {}
-        for k, v in vars(self).items():
-            if k == "timeline":
-                continue
-            if isinstance(v, float) and not math.isfinite(v):
-                v = None
-            out[k] = v
-        return out
+        """The scalar fields as a JSON-friendly dict (``inf`` becomes None); the timeline is
+        left out (:meth:`Timeline.to_dict` exports it)."""
+        return fields_dict(self, exclude=("timeline",))
 
 
 class StepMultipliers:
