@@ -78,7 +78,7 @@ def test_sweep_numbers_do_not_depend_on_the_seeds_around_them():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "open (issue 16): the shared epoch cache (sim/_source.EpochFailures) stores failure times "
+    "open (issue 16): the shared epoch cache (events.epochs.EpochFailures) stores failure times "
     "relative to an epoch start that depends on where its driving stream was restarted, so a "
     "CKPT-only cell run after deeper runs differs from a fresh simulate in the last bits "
     "(time_to_train 1051.1700880156545 vs ...552 on this scenario, seed 0); see docs/reliability.md"))
