@@ -128,12 +128,11 @@ def child_rng(root: np.random.SeedSequence, *key) -> np.random.Generator:
 class EpochStream:
     """A named random stream with one independent sub-stream per epoch, addressed in O(1).
 
-    :func:`child_rng` costs a SeedSequence hash and a generator construction (~20-60 µs),
-    which dominates a simulation that restarts every few failures. Here the stream's key is
+    :func:`child_rng` costs a SeedSequence hash and a generator construction, which dominates a simulation that restarts every few failures. Here the stream's key is
     hashed once (Philox-4x64 key from :func:`child_seed` ``(root, name)``) and epoch ``k``
     is the block of Philox's 256-bit counter whose third word is ``k``: a counter-based
     generator's blocks never overlap (each epoch has 2**128 draws of its own) and jumping to
-    one is a state assignment (~2 µs).
+    one is a state assignment.
 
     Parameters
     ----------

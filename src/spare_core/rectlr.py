@@ -257,11 +257,10 @@ class Rectlr:
     types (typically a small neighbourhood; O((N r) log N) each in the worst case, which
     is also what proving an S infeasible costs, at most r - 1 times per sequence).
 
-    Measured with ``bench/ratios_rectlr.py`` on a shared 2-core machine: median 7 us per
-    ``fail()`` along random sequences at N = 1000, r = 10; whole sequences at N = 10,000,
-    r = 14 via ``fail_many`` at 40-120 thousand failures/s depending on the load. The
-    "matching" Phase 1 was 3-7x slower on whole sequences (one Hopcroft-Karp
-    ``augment()`` per reordering plus the calls from Python), hence the default.
+    The shortest-path Phase 1 is the default because the "matching" Phase 1 pays one
+    Hopcroft-Karp ``augment()`` per reordering plus the calls from Python; the measured
+    latencies of both are in docs/closed_form.md ("Decision latency of the controller",
+    ``bench/ratios_rectlr.py``).
 
     Examples
     --------

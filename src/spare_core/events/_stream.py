@@ -87,7 +87,7 @@ class FailureStream:
     start, within their k-th epoch, even when they restart at different times.
 
     *Cost.* Failures are produced in chunks of doubling size (32, 64, ... up to 65,536)
-    and each :meth:`next_failure` is a few list look-ups (~0.5 µs in CPython). Per-unit
+    and each :meth:`next_failure` is a few list look-ups. Per-unit
     lifetimes with a continuous cumulative hazard ``H`` (Weibull, exponential, log-normal)
     are never drawn for all ``n`` units: by Renyi's representation the j-th smallest of
     ``n`` i.i.d. lifetimes has ``H(T_(j)) = sum_{i<=j} E_i / (n - i + 1)`` (``E_i`` i.i.d.
