@@ -57,8 +57,13 @@ cdef enum:
     START_KARP_SIPSER = 2   # degree-1 rule on both sides, then min-degree-free greedy
     AHEAD = 8
 
+cdef enum:
+    METHOD_POTHEN_FAN = 1   # PF+: Pothen-Fan with lookahead and fairness
+    METHOD_PUSH_RELABEL = 2  # FIFO push-relabel with global relabels
+
 CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
-             "START_KARP_SIPSER": START_KARP_SIPSER}
+             "START_KARP_SIPSER": START_KARP_SIPSER,
+             "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL}
 
 
 cdef struct TState:
@@ -486,7 +491,7 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
             s.ml[k] = -1
         for k in range(n_right):
             s.mr[k] = -1
-        if method == 2 or start == START_KARP_SIPSER:
+        if method == METHOD_PUSH_RELABEL or start == START_KARP_SIPSER:
             rc = _build_csc(&s, ix)
         if rc == 0:
             if start == START_KARP_SIPSER:
@@ -494,7 +499,7 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
             elif start == START_GREEDY:
                 _greedy(&s, ix)
         if rc == 0:
-            rc = _pothen_fan(&s, ix) if method == 1 else _push_relabel(&s, ix)
+            rc = _pothen_fan(&s, ix) if method == METHOD_POTHEN_FAN else _push_relabel(&s, ix)
         PyMem_RawFree(s.cptr)
         PyMem_RawFree(s.cidx)
         s.cptr = NULL
@@ -517,11 +522,9 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
 
 def solve(indptr, indices, intp_t n_right, int method, int start):
     """Maximum transversal of the CSR graph (``indptr`` int64, ``indices`` int32 or int64,
-    validated by the caller). ``method`` 1: PF+, 2: push-relabel; ``start`` one of
+    validated by the caller). ``method`` METHOD_POTHEN_FAN or METHOD_PUSH_RELABEL; ``start`` one of
     CONSTANTS. Returns ``(match_left int64, right_load int64, size, phases, work)``."""
     if indices.dtype.itemsize == 8:
         return _run[int64_t](indptr, indices, n_right, method, start)
     return _run[int32_t](indptr, indices, n_right, method, start)
 
-
-CONSTANTS.update({"METHOD_POTHEN_FAN": 1, "METHOD_PUSH_RELABEL": 2})
