@@ -24,24 +24,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from spare_core.distributions import Exponential
 from spare_core.events.domains import DomainFailures
-from spare_core.layout import StackedLayout
 from spare_core.sim import Scenario, SpareCheckpoint, simulate
 
-LAYOUTS = ("consecutive", "sidon", "rack-aware", "rack-aware sidon")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from domain_endurance_table import LAYOUTS, build as layout_for  # noqa: E402  (one layout table for both)
 
-
-def layout_for(kind, fd, r):
-    n = fd.n_groups
-    if kind == "consecutive":
-        return StackedLayout(n, r)
-    if kind == "sidon":
-        return StackedLayout.sidon(n, r, seed=0)
-    return StackedLayout.rack_aware(fd, r, offsets="sidon" if kind.endswith("sidon") else "consecutive")
 
 
 def run(ns, n_domains, share, rs, seeds):
