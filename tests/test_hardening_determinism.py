@@ -77,11 +77,6 @@ def test_sweep_numbers_do_not_depend_on_the_seeds_around_them():
         assert wide[key] == numbers, key
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (issue 16): the shared epoch cache (events.epochs.EpochFailures) stores failure times "
-    "relative to an epoch start that depends on where its driving stream was restarted, so a "
-    "CKPT-only cell run after deeper runs differs from a fresh simulate in the last bits "
-    "(time_to_train 1051.1700880156545 vs ...552 on this scenario, seed 0); see docs/reliability.md"))
 def test_a_sweep_cell_equals_a_fresh_simulate_bit_for_bit():
     res = sweep(SC, policies=("ckpt", "rep", "spare"), redundancies=[2, 4], seeds=[0, 1])
     differ = []
