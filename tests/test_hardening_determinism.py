@@ -84,7 +84,6 @@ def test_a_sweep_cell_equals_a_fresh_simulate_bit_for_bit():
     res = sweep(SC, policies=("ckpt", "rep", "spare"), redundancies=[2, 4], seeds=[0, 1])
     differ = []
     for run in res.runs:
-        name = {"CKPT-only": "ckpt"}.get(run.policy, None)
         fresh = None
         for p in ("ckpt", "rep", "spare"):
             pol = make_policy(p, run.redundancy) if p != "ckpt" else make_policy("ckpt")
