@@ -12,11 +12,12 @@ the k-th epoch of every run on one seed holds the same failures, shifted to the 
 restart time. It pulls each epoch's failures from one driving stream restarted at time 0
 for every epoch, so the times it stores are relative to the epoch start by construction
 (a run adds its own start once: a failure of epoch k is at ``start + offset`` whichever runs
-used the cache before), and hands them to any number of runs as read-only arrays: a sweep over policies and redundancies on one seed pays for each epoch's
-draws once, and the simulation loop slices arrays instead of making a Python call per
-failure. Runs that need only the failure times (checkpoint-only: every failure is a
-restart, whichever unit it hits) ask for times alone, and the stream then never draws the
-victims of an epoch that ends before anyone needs them.
+used the cache before), and hands them to any number of runs as read-only arrays: a sweep
+over policies and redundancies on one seed pays for each epoch's draws once, and the
+simulation loop slices arrays instead of making a Python call per failure. Runs that need
+only the failure times (checkpoint-only: every failure is a restart, whichever unit it
+hits) ask for times alone, and the stream then never draws the victims of an epoch that
+ends before anyone needs them.
 """
 from __future__ import annotations
 
