@@ -1,12 +1,15 @@
 """Determinism as a contract (issue 16): a run's numbers depend only on (scenario, policy,
 parameters, seed), bit for bit: not on the sweep around it, the worker count, the state of
 a shared failure cache, or an exception raised by an earlier run in the same process."""
-import math
+import dataclasses
 import os
 import pickle
 
+import numpy as np
 import pytest
 
+from spare_core.distributions import Deterministic, Exponential
+from spare_core.events import DomainFailures, FailureModel, GroupLifetimes, SystemRenewals, Trace, TraceReplay
 from spare_core.sim import Scenario, make_policy, simulate, sweep
 
 SC = Scenario(24, n_steps=400, t_compute=1.0, t_allreduce=0.2, system_mtbf=150.0, weibull_shape=0.8,
@@ -77,16 +80,10 @@ def test_sweep_numbers_do_not_depend_on_the_seeds_around_them():
         assert wide[key] == numbers, key
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (issue 16): the shared epoch cache (events.epochs.EpochFailures) stores failure times "
-    "relative to an epoch start that depends on where its driving stream was restarted, so a "
-    "CKPT-only cell run after deeper runs differs from a fresh simulate in the last bits "
-    "(time_to_train 1051.1700880156545 vs ...552 on this scenario, seed 0); see docs/reliability.md"))
 def test_a_sweep_cell_equals_a_fresh_simulate_bit_for_bit():
     res = sweep(SC, policies=("ckpt", "rep", "spare"), redundancies=[2, 4], seeds=[0, 1])
     differ = []
     for run in res.runs:
-        name = {"CKPT-only": "ckpt"}.get(run.policy, None)
         fresh = None
         for p in ("ckpt", "rep", "spare"):
             pol = make_policy(p, run.redundancy) if p != "ckpt" else make_policy("ckpt")
@@ -103,3 +100,109 @@ def test_a_sweep_cell_does_not_depend_on_the_redundancies_around_it():
     narrow = _cells(sweep(SC, policies=("spare",), redundancies=[3], seeds=[0]))
     for key, numbers in narrow.items():
         assert wide[key] == numbers, key
+
+
+# -- every failure model, and the states a shared cache can be in --------------------------------
+
+class _Wrapped:
+    """A user's process (no ``restart_from_zero``): the epoch cache must rebuild it per epoch
+    and still hand out the offsets a fresh run sees."""
+
+    def __init__(self, inner):
+        self._p = inner
+        self.n_units = inner.n_units
+
+    epoch = property(lambda self: self._p.epoch)
+    epoch_start = property(lambda self: self._p.epoch_start)
+    now = property(lambda self: self._p.now)
+    n_alive = property(lambda self: self._p.n_alive)
+
+    def restart(self, time):
+        self._p.restart(time)
+
+    def take(self, k, with_units=True):
+        return self._p.take(k, True)
+
+    def take_units(self):
+        return []
+
+
+@dataclasses.dataclass(frozen=True)
+class _UserModel(FailureModel, kind="test-determinism-user"):
+    """Per-unit Weibull lifetimes behind a process the library did not write."""
+
+    system_mtbf: float = 150.0
+
+    def mtbf(self, n_groups):
+        return self.system_mtbf
+
+    def process(self, n_groups, seed, *, start=0.0):
+        return _Wrapped(GroupLifetimes(system_mtbf=self.system_mtbf, shape=0.8).process(n_groups, seed, start=start))
+
+    def describe(self, n_groups):
+        return "test: per-unit behind a user's process"
+
+
+def _trace():
+    rng = np.random.default_rng(5)
+    times = np.sort(rng.exponential(150.0, 60).cumsum() / 8)
+    return Trace(times, rng.integers(0, 24, 60), n_units=24, end=float(times[-1]) + 10.0)
+
+
+MODELS = {
+    "per-unit": dict(system_mtbf=150.0, weibull_shape=0.8),
+    "per-unit-deterministic": dict(lifetime=Deterministic(24 * 150.0), failure_model="per-unit"),
+    "system": dict(system_mtbf=150.0, weibull_shape=0.8, failure_model="system"),
+    "node": dict(system_mtbf=150.0, weibull_shape=0.8, failure_model="node", gpus_per_group=16),
+    "trace": dict(failure_model=TraceReplay(_trace(), after="loop")),
+    "domains": dict(failure_model=DomainFailures(GroupLifetimes(system_mtbf=300.0, shape=0.8),
+                                                 [Exponential(4 * 300.0)], groups_per_domain=[4])),
+    "domains-system": dict(failure_model=DomainFailures(SystemRenewals(system_mtbf=300.0, shape=0.8),
+                                                        [Exponential(4 * 300.0)], groups_per_domain=[6])),
+    "user": dict(failure_model=_UserModel()),
+}
+
+
+def _scenario(model):
+    return Scenario(24, n_steps=300, t_compute=1.0, t_allreduce=0.2, restart_time=30.0, checkpoint_time=3.0,
+                    name=f"det-{model}", **MODELS[model])
+
+
+def _policy(policy, r):
+    return make_policy("ckpt") if policy == "ckpt" else make_policy(policy, r)
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_every_failure_model_gives_a_sweep_cell_the_numbers_of_a_fresh_simulate(model):
+    sc = _scenario(model)
+    res = sweep(sc, policies=("ckpt", "rep", "spare"), redundancies=[2, 4], seeds=[0, 1])
+    assert len(res.runs) == 10
+    labels = {_policy(p, 2).name: p for p in ("ckpt", "rep", "spare")}
+    for run in res.runs:
+        fresh = _numbers(simulate(sc, _policy(labels[run.policy], run.redundancy), seed=run.seed))
+        assert _numbers(run) == fresh, (model, run.policy, run.redundancy, run.seed)
+
+
+@pytest.mark.parametrize("model", ["per-unit", "system", "domains", "user"])
+def test_a_shared_cache_read_shallow_first_gives_the_numbers_of_a_fresh_cache(model):
+    """Another reader that moved the driver ahead, and shallow runs first, make the cache
+    rebuild its driver for the deep runs, and a run that needs the victims of epochs read
+    for times only completes them from a side stream: none of this may show in a number."""
+    sc = _scenario(model)
+    cells = [("ckpt", 1), ("spare", 2), ("rep", 2), ("spare", 4), ("ckpt", 1), ("rep", 4), ("spare", 12)]
+    for seed in (0, 3):
+        shared = sc.epoch_failures(seed)
+        shared.times(6, 1)  # another reader took the driver to epoch 6 with one failure each
+        for policy, r in cells:
+            got = _numbers(simulate(sc, _policy(policy, r), seed=seed, failures=shared))
+            assert got == _numbers(simulate(sc, _policy(policy, r), seed=seed)), (model, policy, r, seed)
+    assert shared.rebuilds > 0  # the order above did exercise a rebuild
+
+
+def test_recording_a_timeline_changes_no_number():
+    """A checkpoint-only run without a timeline reads failure times only (no victims drawn)."""
+    for model in ("per-unit", "system", "domains"):
+        sc = _scenario(model)
+        for policy, r in (("ckpt", 1), ("spare", 3)):
+            pol = _policy(policy, r)
+            assert _numbers(simulate(sc, pol, seed=2, timeline=True)) == _numbers(simulate(sc, pol, seed=2))

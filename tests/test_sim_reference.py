@@ -1,8 +1,8 @@
 """The fast simulator (epoch cache + compiled kernel + batch policies) against the slow
-step-by-step reference (live failure stream, one failure at a time, Python loop)."""
+step-by-step reference (live failure stream, one failure at a time, Python loop): the same
+numbers bit for bit (both build wall times one way, docs/reliability.md, *Determinism*)."""
 import math
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,9 +61,9 @@ def test_fast_equals_reference(case):
     assert fast.steps_executed == ref["steps_executed"]
     assert round(fast.progress * sc.n_steps) == ref["committed"]
     if fast.finished:
-        assert fast.time_to_train == pytest.approx(ref["wall"], rel=1e-9)
-        assert fast.availability * fast.time_to_train == pytest.approx(ref["useful"], rel=1e-9)
-        assert fast.overhead * ref["committed"] == pytest.approx(ref["layers_useful"], rel=1e-9)
+        assert fast.time_to_train == ref["wall"]
+        assert fast.availability == ref["useful"] / ref["wall"]
+        assert fast.overhead == ref["layers_useful"] / ref["committed"]
 
 
 def test_paper_preset_equals_reference():
@@ -74,4 +74,4 @@ def test_paper_preset_equals_reference():
         assert (fast.failures_seen, fast.restarts, fast.checkpoints) == (
             ref["failures_seen"], ref["restarts"], ref["checkpoints"])
         if fast.finished:
-            assert fast.time_to_train == pytest.approx(ref["wall"], rel=1e-9)
+            assert fast.time_to_train == ref["wall"]

@@ -19,6 +19,12 @@ Run model (documented for users in ``spare_core.sim``)
   - causes a restart: work since the last committed checkpoint (and the activity in
     progress) is lost, the run resumes at ``f + restart_time`` with depth ``initial_depth``.
   A failure exactly at the end of an activity happens after it (ties favour completion).
+* Wall times are doubles built one way, which the reference simulator
+  (``spare_core.sim._reference``) repeats operation for operation: failure ``j`` is at
+  ``t_offset + frel[j]`` (one rounding; the epoch caches hold offsets drawn from the epoch
+  start), a resume at ``failure + restart_time``, a step's end at ``start + m * (S * t_comp +
+  t_ar)``, and a save is due when ``end - t_last >= interval`` on those doubles (an exact tie
+  saves). docs/reliability.md (*Determinism*) says why exact ties need this.
 * Training ends when ``n_steps`` steps are completed and kept (no final save).
 
 State vector (IN-OUT ``state``, float64; counts are exact integers below 2**53)

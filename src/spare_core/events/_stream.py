@@ -249,7 +249,7 @@ class FailureStream:
             self._rest_u = np.arange(n, dtype=np.int64)
             return
         self._n_hit = 0
-        self._last = start
+        self._last = 0.0  # system model: offset of the last drawn failure from the epoch start
         self._taken = set()  # units already drawn this epoch
         self._ia_rng = self._streams[0].at(k)
         if self.model == "per-unit":
@@ -276,6 +276,18 @@ class FailureStream:
             raise ValueError(f"restart time must be >= now ({self._now}), got {time}")
         self.epoch += 1
         self._begin_epoch(time)
+
+    def restart_from_zero(self) -> None:
+        """Start the next epoch as :meth:`restart` does, on a clock set back to 0.
+
+        The epoch's failure times then come out relative to its start by construction
+        (nothing is added to them and subtracted again), which is how the epoch cache
+        (:class:`spare_core.events.EpochFailures`) drives its shared stream: a cached time
+        cannot depend on where the stream happened to restart. A stream restarted at ``t``
+        hands out ``t + x`` for the failure this one hands out at ``x``, rounded once.
+        """
+        self.epoch += 1
+        self._begin_epoch(0.0)
 
     def _refill(self) -> bool:
         """Materialise the next sorted chunk of failures; False when the epoch has no more.
@@ -318,9 +330,13 @@ class FailureStream:
                 if self.model == "per-unit":
                     self._times = self._order_statistics(rng, n, hit, k)
                 else:
+                    # accumulated relative to the epoch start and shifted once, so that a
+                    # failure's time is always ``start + offset`` (see restart_from_zero)
                     times = np.cumsum(self.lifetime.sample(rng, k))
                     times += self._last
                     self._last = float(times[-1])
+                    if self._start:
+                        times += self._start
                     self._times = times.tolist()
             except BaseException:
                 # a law's exception leaves the stream as it was: a retry draws the same numbers

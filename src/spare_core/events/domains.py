@@ -275,6 +275,15 @@ class DomainFailureProcess:
         self.epoch += 1
         self._begin(t)
 
+    def restart_from_zero(self) -> None:
+        """Next epoch on a clock set back to 0 (the epoch cache's restart; see
+        :meth:`spare_core.events.FailureStream.restart_from_zero`)."""
+        if not callable(getattr(self._base, "restart_from_zero", None)):
+            raise NotImplementedError(f"the base process {type(self._base).__name__} has no restart_from_zero")
+        self._base.restart_from_zero()
+        self.epoch += 1
+        self._begin(0.0)
+
     def take_units(self) -> list:
         return []  # take() always hands out the groups
 

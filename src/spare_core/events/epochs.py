@@ -9,13 +9,15 @@ several runs on that seed may share it (a sweep over policies and redundancies d
 (``renews_all_at_restart``): their processes draw the failures of the k-th epoch from a
 child random stream indexed by k, relative to the epoch's start (common random numbers), so
 the k-th epoch of every run on one seed holds the same failures, shifted to the run's own
-restart time. It pulls each epoch's failures from one driving stream,
-stores them as times relative to the epoch start, and hands them to any number of runs as
-read-only arrays: a sweep over policies and redundancies on one seed pays for each epoch's
-draws once, and the simulation loop slices arrays instead of making a Python call per
-failure. Runs that need only the failure times (checkpoint-only: every failure is a
-restart, whichever unit it hits) ask for times alone, and the stream then never draws the
-victims of an epoch that ends before anyone needs them.
+restart time. It pulls each epoch's failures from one driving stream restarted at time 0
+for every epoch, so the times it stores are relative to the epoch start by construction
+(a run adds its own start once: a failure of epoch k is at ``start + offset`` whichever runs
+used the cache before), and hands them to any number of runs as read-only arrays: a sweep
+over policies and redundancies on one seed pays for each epoch's draws once, and the
+simulation loop slices arrays instead of making a Python call per failure. Runs that need
+only the failure times (checkpoint-only: every failure is a restart, whichever unit it
+hits) ask for times alone, and the stream then never draws the victims of an epoch that
+ends before anyone needs them.
 """
 from __future__ import annotations
 
@@ -70,13 +72,15 @@ class EpochFailures:
 
     Notes
     -----
-    One driving stream moves forward through the epochs (restarting at its own current
-    time; the failures are stored relative to each epoch's start, which the stream's
-    common-random-numbers layout makes independent of when the restart happens, up to the
-    rounding of ``(start + t) - start``). A request for more failures of an epoch the driver
-    has already left rebuilds a driver from the seed and replays the restarts up to that
-    epoch: correct, but slow, so callers that share one instance should visit deep prefixes
-    first (the sweep orders runs by decreasing r).
+    One driving stream moves forward through the epochs, each started on a clock set back
+    to 0 (the process's ``restart_from_zero``), so the cached times are the offsets the
+    process draws, never ``(start + t) - start``: a cell of a sweep holds the same numbers,
+    bit for bit, as a fresh run on its seed, whatever other runs read the cache first and
+    how far. A process without ``restart_from_zero`` (a user's model) is rebuilt and restarted
+    k times at 0 to reach epoch k: exact, but O(k) restarts per epoch. A request for more
+    failures of an epoch the driver has already left rebuilds a driver from the seed and
+    replays the restarts up to that epoch: correct, but slow, so callers that share one
+    instance should visit deep prefixes first (the sweep orders runs by decreasing r).
 
     *Times only.* :meth:`times` pulls failures without their units (the stream draws a
     chunk's victims only when asked, or before the next chunk: the same numbers in the same
@@ -87,7 +91,7 @@ class EpochFailures:
     """
 
     __slots__ = ("_model", "_n", "_seed", "_driver", "_pulled", "_synced", "_times", "_units", "_done", "_side",
-                 "_side_pulled", "rebuilds", "_gives_units")
+                 "_side_pulled", "rebuilds", "_gives_units", "_from_zero")
 
     def __init__(self, model, n_groups, seed):
         self._model = model
@@ -104,6 +108,20 @@ class EpochFailures:
         self.rebuilds = 0
         # whether the process returns units even when asked for times only (then none are owed)
         self._gives_units = False
+        self._from_zero = callable(getattr(self._driver, "restart_from_zero", None))
+
+    def _next_epoch(self, proc):
+        """``proc`` (or a rebuilt process) in its next epoch, on a clock set back to 0."""
+        if self._from_zero:
+            try:
+                proc.restart_from_zero()
+                return proc
+            except NotImplementedError:  # e.g. a domain model over a user's base model
+                self._from_zero = False
+        fresh = self._model.process(self._n, self._seed)
+        for _ in range(proc.epoch + 1):
+            fresh.restart(0.0)  # the clock never left 0, so each restart is allowed
+        return fresh
 
     def _goto(self, k: int) -> None:
         d = self._driver
@@ -112,7 +130,7 @@ class EpochFailures:
             d = self._driver = self._model.process(self._n, self._seed)
             self._pulled = self._synced = 0
         while d.epoch < k:
-            d.restart(d.now)
+            d = self._driver = self._next_epoch(d)
             self._pulled = self._synced = 0
             if d.epoch >= len(self._times):
                 self._times.append(_EMPTY_T)
@@ -155,7 +173,6 @@ class EpochFailures:
         d = self._driver
         t_old, u_old = self._times[k], self._units[k]
         have = t_old.shape[0]
-        start = d.epoch_start
         with_units = with_units or self._gives_units
         if have > self._pulled:  # a rebuilt driver replays the cached prefix
             _, u_re = d.take(have - self._pulled, with_units)
@@ -177,9 +194,7 @@ class EpochFailures:
         done = got < want - have or d.n_alive == 0
         self._pulled = have + got
         if got:
-            # the same IEEE subtraction either way; a list comprehension is cheaper for the
-            # one or two failures of a typical checkpoint-only pull
-            t_arr = np.array([t - start for t in t_new]) if got <= 8 else np.array(t_new) - start
+            t_arr = np.array(t_new)  # the epoch started at 0: these are the offsets
             if have:
                 t_arr = np.concatenate((t_old, t_arr))
             t_arr.flags.writeable = False
@@ -213,7 +228,7 @@ class EpochFailures:
             side = self._side = self._model.process(self._n, self._seed)
             self._side_pulled = 0
         while side.epoch < k:
-            side.restart(side.now)
+            side = self._side = self._next_epoch(side)
             self._side_pulled = 0
         # units do not depend on when the epoch started, so the side stream's times are
         # unused; what it consumed of epoch k before ([0, side_pulled)) is already cached

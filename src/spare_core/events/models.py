@@ -108,6 +108,9 @@ class FailureProcess(Protocol):
     # optional: ``peek() -> float``, the next failure's time without consuming it (``inf`` if
     # none); a model that merges its own failures with a base process uses it so as not to run
     # the base ahead of a restart (FailureStream and NodeRenewalProcess have it)
+    # optional: ``restart_from_zero()``, the next epoch on a clock set back to 0, so that its
+    # times come out relative to its start; the epoch cache needs it to be fast (without it,
+    # or on NotImplementedError, it rebuilds the process and restarts it k times at 0)
 
 
 class FailureModel:

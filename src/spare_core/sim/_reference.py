@@ -116,7 +116,14 @@ def _out(finished, wall, committed, checkpoints, seen, restarts, useful, layers_
 
 
 class _Lookahead:
-    """``peek`` / ``next_failure`` over a :class:`spare_core.events.FailureProcess`."""
+    """``peek`` / ``next_failure`` over a :class:`spare_core.events.FailureProcess`.
+
+    A failure happens at ``epoch_start + offset`` (one rounding; docs/reliability.md,
+    *Determinism*), its offset being ``t - epoch_start`` for the time ``t`` the process
+    hands out. For a process that computes ``t`` as ``epoch_start + offset`` (every built-in
+    one that renews its clocks at a restart, and the node model) this gives ``t`` back bit
+    for bit; for one that reads wall times (a trace) it is the time the fast path uses.
+    """
 
     def __init__(self, proc):
         self.proc = proc
@@ -125,7 +132,11 @@ class _Lookahead:
     def peek(self) -> float:
         if self.buf is None:
             t, u = self.proc.take(1, True)
-            self.buf = (t[0], u[0]) if t else (math.inf, -1)
+            if t:
+                start = self.proc.epoch_start
+                self.buf = (start + (t[0] - start), u[0])
+            else:
+                self.buf = (math.inf, -1)
         return self.buf[0]
 
     def next_failure(self):

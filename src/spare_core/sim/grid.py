@@ -162,10 +162,10 @@ def run_group(scenario, seed, policies) -> list:
     -----
     The runs share one cache of the seed's per-epoch failures
     (:meth:`Scenario.epoch_failures`; common random numbers) and are simulated
-    by decreasing r, so that the deepest epoch prefixes are drawn first. The cache keeps
-    failure times relative to each epoch's start, so which other runs share it can change a
-    time in its last bits, never a count: a group is therefore always run whole, in this
-    order, and the same group gives the same numbers bit for bit wherever it runs. At r = 1
+    by decreasing r, so that the deepest epoch prefixes are drawn first (fewer rebuilds of
+    the cache's driver). The cache keeps each epoch's failures as offsets drawn from the
+    epoch start, so a run's numbers do not depend on which other runs share it: each equals
+    a fresh :func:`simulate` bit for bit (tests/test_hardening_determinism.py). At r = 1
     every failure of the built-in policies is a global restart, so those with the same
     interval rule are one run, simulated once and relabelled (tests/test_sim_sweep.py
     checks the equivalence).
