@@ -131,6 +131,15 @@ def test_rate_and_values():
     assert "3 recorded failures over 90 s" in m.describe(4) and "looped every 90 s" in m.describe(4)
 
 
+def test_a_log_that_cannot_be_fitted_still_describes_itself_when_not_fitting():
+    # equal gaps: no law can be fitted, which only after="fit" needs
+    tr = Trace([10.0, 20.0, 30.0], [0, 1, 2], n_units=4, end=40.0)
+    for after, words in (("loop", "looped every 40 s"), ("stop", "no failures past its end")):
+        assert words in TraceReplay(tr, after=after).describe(4)
+    with pytest.raises(ValueError):
+        TraceReplay(tr, after="fit")
+
+
 def test_from_dict_reads_a_path(tmp_path):
     p = tmp_path / "log.csv"
     p.write_text("when,host\n2024-01-01T00:00:10Z,a\n2024-01-01T00:01:00Z,b\n")

@@ -144,8 +144,10 @@ class TraceReplay(FailureModel, kind="trace"):
 
     def describe(self, n_groups: int) -> str:
         src = "" if self.trace.source is None else f" from {self.trace.source}"
-        past = {"stop": "no failures past its end", "loop": f"looped every {self.trace.end:g} s",
-                "fit": f"then {self.fitted().distribution!r} between system failures"}[self.after]
+        if self.after == "fit":
+            past = f"then {self.fitted().distribution!r} between system failures"
+        else:  # no fit: a log that cannot be fitted still describes itself
+            past = {"stop": "no failures past its end", "loop": f"looped every {self.trace.end:g} s"}[self.after]
         return (f"trace: {self.trace.n_events} recorded failures over {self.trace.end:g} s{src} "
                 f"(system MTBF {self.mtbf(n_groups):g} s), {past}")
 
