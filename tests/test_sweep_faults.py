@@ -120,7 +120,7 @@ def test_dask_worker_killed_mid_sweep(tmp_path):
         import json, logging, os, signal
         from distributed import Client, LocalCluster
         from spare_core.sweeps import load_spec, run_sweep
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                silence_logs=logging.CRITICAL)
         client = Client(cluster)
         killed = []

@@ -311,7 +311,9 @@ def _dask_client(workers, scheduler):
     if scheduler is not None:
         client = Client(scheduler)
         return client, client.close
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    # ":0": the scheduler's HTTP server (health, metrics) on a free port, so a sweep never
+    # collides with a dashboard the user already runs on 8787
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.ERROR)
     client = Client(cluster)
 
