@@ -1052,14 +1052,22 @@ cdef class SupplyScan:
     negative_approx, negative : float, int
         Sum of the negated negative entries.
 
+    nonzero : int
+        Number of non-zero entries.
+    pos_node, neg_node : int
+        The last node with a positive / negative supply (-1 if none): with ``nonzero == 2``
+        the single source and sink, which ``method="auto"`` then tests for the assignment
+        shape without another pass.
+
     The int64 sums are exact only when the floats are small (see :class:`NetworkScan`).
     """
-    cdef readonly int64_t supply_min, supply_max, positive, negative
+    cdef readonly int64_t supply_min, supply_max, positive, negative, nonzero, pos_node, neg_node
     cdef readonly double positive_approx, negative_approx
 
     def __repr__(self):
         return (f"SupplyScan(supply=[{self.supply_min}, {self.supply_max}], "
-                f"positive={self.positive_approx:.6g}, negative={self.negative_approx:.6g})")
+                f"positive={self.positive_approx:.6g}, negative={self.negative_approx:.6g}, "
+                f"nonzero={self.nonzero})")
 
 
 def scan_network(const int64_t[::1] tail, const int64_t[::1] head,
@@ -1130,7 +1138,9 @@ def scan_supply(const int64_t[::1] supply):
     cdef int64_t lo, hi, v
     cdef double pos_f = 0.0, neg_f = 0.0
     cdef uint64_t pos_i = 0, neg_i = 0
+    cdef int64_t nonzero = 0, pos_node = -1, neg_node = -1
     cdef SupplyScan res = SupplyScan.__new__(SupplyScan)
+    res.pos_node = res.neg_node = -1
     if n == 0:
         return res
     lo = hi = supply[0]
@@ -1144,11 +1154,70 @@ def scan_supply(const int64_t[::1] supply):
             if v > 0:
                 pos_f += <double>v
                 pos_i += <uint64_t>v
+                nonzero += 1
+                pos_node = i
             elif v < 0:
                 neg_f -= <double>v
                 neg_i -= <uint64_t>v
+                nonzero += 1
+                neg_node = i
     res.supply_min, res.supply_max = lo, hi
     res.positive_approx, res.positive = pos_f, <int64_t>pos_i
     res.negative_approx, res.negative = neg_f, <int64_t>neg_i
+    res.nonzero, res.pos_node, res.neg_node = nonzero, pos_node, neg_node
     return res
 
+
+
+def assignment_shape(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
+                     const int64_t[::1] cap, intp_t source, intp_t sink):
+    """Is the network ``source`` -> L -> R -> ``sink`` layered with unit source arcs?
+
+    L = heads of the arcs out of ``source`` (at least one, every such arc of capacity
+    <= 1); an arc into L comes only from ``source``; an arc out of L goes to a node
+    outside L other than ``source``; every other arc goes into ``sink`` and does not leave
+    it. This is the shape on which SSP's unit-path stage needs one alternating path per
+    unit (Jonker-Volgenant), whatever the costs. Two passes over the arcs and an n-byte
+    mark array: microseconds at 1e3 arcs, where the vectorised numpy test it replaces cost
+    more than the solve. Any input is safe: an id outside ``[0, n)``, a terminal outside
+    it or arrays of different lengths answer False.
+    """
+    cdef intp_t m = tail.shape[0], i
+    cdef int64_t u, v
+    cdef bint ok = True, any_source = False
+    cdef unsigned char* in_l
+    if head.shape[0] != m or cap.shape[0] != m or n <= 0 or not (0 <= source < n) \
+            or not (0 <= sink < n) or source == sink:
+        return False
+    in_l = <unsigned char*>calloc(n, 1)
+    if in_l == NULL:
+        raise MemoryError("assignment shape check for %d nodes could not be allocated" % n)
+    with nogil:
+        for i in range(m):
+            u = tail[i]
+            v = head[i]
+            if u < 0 or u >= n or v < 0 or v >= n:
+                ok = False
+                break
+            if u == source:
+                if cap[i] > 1:
+                    ok = False
+                    break
+                in_l[v] = 1
+                any_source = True
+        if ok and any_source and not in_l[source] and not in_l[sink]:
+            for i in range(m):
+                u = tail[i]
+                v = head[i]
+                if u == source:
+                    continue
+                if in_l[v] or v == source:      # into L (not from source), or back to source
+                    ok = False
+                    break
+                if not in_l[u] and (v != sink or u == sink):
+                    ok = False                  # outside L: only arcs into the sink
+                    break
+        else:
+            ok = False
+    free(in_l)
+    return bool(ok)
