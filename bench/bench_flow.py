@@ -165,8 +165,16 @@ def solve_networkx(inst: Instance):
 
     g = nx.MultiDiGraph() if inst.source is None else nx.DiGraph()
     g.add_nodes_from(range(inst.n))
+    extra = inst.n
     for u, v, c, w in zip(inst.tail.tolist(), inst.head.tolist(), inst.capacity.tolist(), inst.cost.tolist()):
-        g.add_edge(u, v, capacity=c, weight=w)
+        if inst.source is not None and g.has_edge(u, v):
+            # max_flow_min_cost needs a DiGraph: a parallel arc goes through a node of its own
+            # (same capacity, same cost, so the same optimum)
+            g.add_edge(u, extra, capacity=c, weight=w)
+            g.add_edge(extra, v, capacity=c, weight=0)
+            extra += 1
+        else:
+            g.add_edge(u, v, capacity=c, weight=w)
     if inst.source is not None:
         flow = nx.max_flow_min_cost(g, inst.source, inst.sink)
         return flow, nx.cost_of_flow(g, flow)

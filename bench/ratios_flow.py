@@ -9,15 +9,30 @@ call). The machine is shared, so the table reports medians of CPU time
 (``time.process_time``: what the solver itself consumed, insensitive to other jobs
 stealing the core) and, for reference, the median wall time of ours.
 
+Families (``FAMILIES``; every instance from a seeded generator):
+
+- ``reassign``: RECTLR's own reassignment network (``bench_flow.make_reassign``, s-t);
+- ``user-st-<c>`` / ``user-sup-<c>``: the reassignment network as another simulator writes
+  it (``families.user_reassign``: penalty arcs of cost 1000, transfer costs up to ``c`` =
+  15, 200, 10000), given to ``max_flow_min_cost`` (s-t) or to ``min_cost_flow`` (supplies);
+- ``generic``: NETGEN-like (``bench_flow.make_generic``, costs up to 1e4, 1 % sources and
+  sinks).
+
+The "method" column is ``FlowResult.method``: what ``method="auto"`` ran.
+
 Usage::
 
-    python bench/ratios_flow.py            # 1e3..1e6 arcs (several minutes)
+    python bench/ratios_flow.py            # every family, 1e3..1e6 arcs (several minutes)
     python bench/ratios_flow.py --quick    # 1e3, 1e4 arcs (seconds)
+    python bench/ratios_flow.py --family generic --family user-st-200   # some families
+    python bench/ratios_flow.py --sizes 1000,1000000                    # some sizes
     python bench/ratios_flow.py --methods  # our methods against each other (the data
                                            # behind method="auto"), 1e3..1e5 arcs
 
-Targets (issue 3): reassign >= 10x OR-Tools at 1e5 arcs and >= 30x at 1e6; generic not
-slower than OR-Tools at 1e5; >= 100x networkx wherever networkx finishes.
+Targets (issue 15): reassignment networks (either formulation, conversion included)
+>= 10x OR-Tools at 1e6 arcs with transfer costs < 16 and >= 5x with costs up to a few
+hundred; generic NETGEN-like >= 3x at 1e6; never slower than OR-Tools from 1e3 arcs;
+>= 100x networkx wherever networkx finishes.
 """
 from __future__ import annotations
 
@@ -28,12 +43,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import families  # noqa: E402
 from bench_flow import make_generic, make_reassign, solve_networkx, solve_ortools, solve_ours  # noqa: E402
 
 METHODS = ("ssp", "cost_scaling", "network_simplex")
 
-# networkx is skipped above these sizes (minutes per call, pure Python).
-NETWORKX_MAX_ARCS = {"reassign": 10**5, "generic": 10**4}
+
+def _user(formulation, max_transfer):
+    return lambda arcs, seed: families.user_reassign(arcs, seed=seed, max_transfer=max_transfer,
+                                                     formulation=formulation)
+
+
+# name -> (make(arcs, seed), largest size networkx is run at: minutes per call beyond)
+FAMILIES = {
+    "reassign": (make_reassign, 10**5),
+    **{f"user-{f}-{c}": (_user("st" if f == "st" else "supply", c), 10**4)
+       for f in ("st", "sup") for c in (15, 200, 10_000)},
+    "generic": (make_generic, 10**4),
+}
 
 
 # Calls shorter than this are timed in a loop of ``number`` calls (per peer, chosen
@@ -56,7 +83,8 @@ def _calls_per_block(fn, inst) -> int:
 
 
 def measure(family: str, arcs: int, repeats: int):
-    inst = (make_reassign if family == "reassign" else make_generic)(arcs, seed=1)
+    make, networkx_max = FAMILIES[family]
+    inst = make(arcs, seed=1)
     peers = {"ours": solve_ours}
     try:
         import ortools  # noqa: F401
@@ -65,7 +93,7 @@ def measure(family: str, arcs: int, repeats: int):
     except ImportError:
         pass
     late = {}
-    if arcs <= NETWORKX_MAX_ARCS[family]:
+    if arcs <= networkx_max:
         try:
             import networkx  # noqa: F401
         except ImportError:
@@ -91,7 +119,17 @@ def measure(family: str, arcs: int, repeats: int):
     if len(set(costs.values())) != 1:
         raise SystemExit(f"{family} {arcs}: optimal costs disagree: {costs}")
     med = {k: statistics.median(v) for k, v in cpu.items()}
-    return inst.arcs, med, statistics.median(wall["ours"]), med.pop("networkx", None)
+    method = solve_ours_result(inst).method
+    return inst.arcs, med, statistics.median(wall["ours"]), med.pop("networkx", None), method
+
+
+def solve_ours_result(inst):
+    """The FlowResult of our auto call (for the method it ran)."""
+    from spare_core.flow import max_flow_min_cost, min_cost_flow
+
+    if inst.source is not None:
+        return max_flow_min_cost(*inst.network(), inst.source, inst.sink)
+    return min_cost_flow(*inst.network(), inst.supply)
 
 
 def compare_methods(sizes) -> None:
@@ -124,17 +162,25 @@ def main(argv: list[str]) -> int:
         return 0
     quick = "--quick" in argv
     sizes = [10**3, 10**4] if quick else [10**3, 10**4, 10**5, 10**6]
+    chosen = [argv[i + 1] for i, a in enumerate(argv) if a == "--family" and i + 1 < len(argv)]
+    for i, a in enumerate(argv):
+        if a == "--sizes" and i + 1 < len(argv):
+            sizes = [int(float(x)) for x in argv[i + 1].split(",")]
+    unknown = set(chosen) - set(FAMILIES)
+    if unknown:
+        raise SystemExit(f"unknown family {sorted(unknown)}; choose from {list(FAMILIES)}")
     print("median CPU seconds (time.process_time), ratio = peer / ours; costs checked equal")
-    header = f"{'family':9} {'arcs':>8} {'ours':>9} {'ours wall':>9} {'ortools':>9} {'x ortools':>9} {'networkx':>9} {'x networkx':>10}"
+    header = (f"{'family':14} {'arcs':>8} {'method (auto)':>15} {'ours':>9} {'ours wall':>9} {'ortools':>9} "
+              f"{'x ortools':>9} {'networkx':>9} {'x networkx':>10}")
     print(header)
-    for family in ("reassign", "generic"):
+    for family in chosen or FAMILIES:
         for arcs in sizes:
             repeats = 5 if arcs <= 10**5 else 3
-            m, med, ours_wall, nx_cpu = measure(family, arcs, repeats)
+            m, med, ours_wall, nx_cpu, method = measure(family, arcs, repeats)
             ours = med["ours"]
             ort = med.get("ortools")
             # Three significant digits: a 1e3-arc call takes tens of microseconds.
-            row = f"{family:9} {m:8d} {ours:9.3g} {ours_wall:9.3g} "
+            row = f"{family:14} {m:8d} {method:>15} {ours:9.3g} {ours_wall:9.3g} "
             row += f"{ort:9.3g} {ort / ours:9.1f} " if ort is not None else f"{'-':>9} {'-':>9} "
             row += f"{nx_cpu:9.3g} {nx_cpu / ours:10.0f}" if nx_cpu is not None else f"{'-':>9} {'-':>10}"
             print(row, flush=True)

@@ -99,6 +99,11 @@ class FlowResult:
         flow among those delivering the most (``value``), short by ``shortfall`` units.
     shortfall : int
         Supply that could not be delivered (0 when optimal).
+    method : str or None
+        The algorithm that produced the flow: ``"ssp"``, ``"ssp_unit_paths"`` (SSP with the
+        one-shortest-path-per-unit stage of :func:`max_flow_min_cost`, Notes),
+        ``"cost_scaling"`` or ``"network_simplex"``; what ``method="auto"`` chose.
+        ``None`` for a result built by hand.
     """
 
     flow: np.ndarray
@@ -107,6 +112,7 @@ class FlowResult:
     potential: np.ndarray
     status: str
     shortfall: int = 0
+    method: str | None = None
 
     @property
     def optimal(self) -> bool:
@@ -115,6 +121,8 @@ class FlowResult:
 
     def __repr__(self) -> str:
         extra = f", shortfall={self.shortfall}" if self.shortfall else ""
+        if self.method is not None:
+            extra += f", method={self.method!r}"
         return (
             f"FlowResult(status={self.status!r}, value={self.value}, cost={self.cost}, "
             f"n_arcs={self.flow.shape[0]}, n_nodes={self.potential.shape[0]}{extra})"
@@ -250,13 +258,14 @@ def _check_magnitudes(n, capacity, cost, routed, scan):
 
 
 
-def _result(flow, potential, value, shortfall, *, cost=None, total=None):
-    """FlowResult from the kernel's arrays; ``total`` (sum cost * flow) if known, else from ``cost``."""
+def _result(flow, potential, value, shortfall, method, *, cost=None, total=None):
+    """FlowResult from the kernel's arrays; ``total`` (sum cost * flow) if known, else from ``cost``;
+    ``method`` the kernel code that ran (``_SSP_UNIT`` for SSP with its unit-path stage)."""
     status = "optimal" if shortfall == 0 else "infeasible"
     if total is None:
         total = int(np.dot(flow, cost)) if flow.size else 0
     return FlowResult(flow=flow, cost=int(total), value=int(value), potential=potential, status=status,
-                      shortfall=int(shortfall))
+                      shortfall=int(shortfall), method=_METHOD_NAMES[method])
 
 
 # ----------------------------------------------------------------------------- public API
@@ -279,9 +288,11 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     method : {"auto", "ssp", "cost_scaling", "network_simplex"}, default "auto"
         ``"ssp"``: primal-dual successive shortest paths; ``"cost_scaling"``:
         Goldberg-Tarjan cost scaling; ``"network_simplex"``: primal network simplex.
-        ``"auto"`` takes the network simplex here (and in :func:`max_flow_min_cost`
-        except on RECTLR-shaped networks); see Notes for the measurements. All return the
-        same optimal cost (not necessarily the same flow).
+        ``"auto"`` takes the network simplex, except for a single supply node and a
+        single demand node on an assignment-layered network with unit arcs out of the
+        supply node and costs >= 0 (the shape :func:`max_flow_min_cost` recognises), which
+        goes to SSP's unit-path stage; see Notes for the measurements. All return the same
+        optimal cost (not necessarily the same flow); ``FlowResult.method`` says which ran.
 
     Returns
     -------
@@ -334,9 +345,10 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     for every refine, while the simplex needs about a quarter pivot per arc, mostly
     degenerate and cheap; hence ``"auto"`` is the simplex here for every cost range
     (``python bench/ratios_flow.py --methods``; the figures are in docs/flow.md). SSP
-    stays best on assignment-shaped networks whose greedy zero-cost start routes nearly
-    everything (RECTLR's reassign network): :func:`max_flow_min_cost` detects that
-    shape, for :func:`min_cost_flow` pass ``method="ssp"``. An infeasible instance
+    stays best on assignment-shaped networks, where each unit's shortest path is one
+    alternating path deep: ``"auto"`` detects a single supply/demand pair on such a
+    network (one pass over the arcs) and routes it as :func:`max_flow_min_cost` does, the
+    source's excess capped at the supply. An infeasible instance
     (remaining excess reaches no deficit, or artificial flow left) is re-solved on the
     network extended by a super source and super sink, which routes the most that can be
     delivered at least cost (for the simplex: that amount is fixed by a maximum flow
@@ -360,12 +372,13 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     if positive != negative:
         raise ValueError(f"supplies must sum to zero, got {positive - negative}")
     _check_magnitudes(n, capacity, cost, positive, scan)
-    if method == "auto" and scan.cost_min >= 0:
+    if method == "auto" and scan.cost_min >= 0 and sup.nonzero == 2:
         # One supply node and one demand node on an assignment-layered network with unit
         # arcs out of the supply node: the maximum-flow path with its unit-path SSP stage,
         # the source's excess capped at the supply (SSP stops after that many shortest
         # paths: a least-cost flow of exactly that value).
-        solved = _single_pair_assignment(n, tail, head, capacity, cost, supply, positive)
+        solved = _single_pair_assignment(n, tail, head, capacity, cost, int(sup.pos_node), int(sup.neg_node),
+                                         positive)
         if solved is not None:
             return solved
     code = _method_code(method, n, tail.shape[0], scan.max_cost)
@@ -373,7 +386,7 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         solved = _simplex_solve(n, tail, head, capacity, cost, supply)
         if solved is not None:
             flow, potential, total = solved
-            return _result(flow, potential, positive, 0, total=total)
+            return _result(flow, potential, positive, 0, code, total=total)
         leftover = 1
     else:
         leftover = positive - _deliverable(n, tail, head, capacity, supply) if code == _SCALING else 0
@@ -381,7 +394,7 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         sol = _kernel.solve(n, tail, head, capacity, cost, supply, method=code)
         leftover = sol.leftover
         if leftover == 0:
-            return _result(sol.flow, sol.potential, positive, 0, cost=cost)
+            return _result(sol.flow, sol.potential, positive, 0, code, cost=cost)
     # Infeasible: deliver the most, at least cost, through a super source and sink whose
     # arcs are capped by the supplies; the potentials restricted to the real nodes still
     # certify the flow on the real arcs.
@@ -393,30 +406,27 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
         a_supply = np.zeros(n + 2, dtype=np.int64)
         a_supply[big_s], a_supply[big_t] = value, -value
         flow, potential, _ = _simplex_solve(n + 2, a_tail, a_head, a_cap, a_cost, a_supply)
-        return _result(flow[:m].copy(), potential[:n].copy(), value, positive - value, cost=cost)
+        return _result(flow[:m].copy(), potential[:n].copy(), value, positive - value, code, cost=cost)
     sol = _kernel.solve(
         n + 2, a_tail, a_head, a_cap, a_cost, np.zeros(n + 2, dtype=np.int64), big_s, big_t, positive,
         method=code,
     )
-    return _result(sol.flow[:m].copy(), sol.potential[:n].copy(), sol.value, positive - sol.value, cost=cost)
+    return _result(sol.flow[:m].copy(), sol.potential[:n].copy(), sol.value, positive - sol.value, code,
+                   cost=cost)
 
 
-def _single_pair_assignment(n, tail, head, capacity, cost, supply, positive):
-    """min_cost_flow's fast path for a single source/sink pair on an assignment-layered
-    network (see min_cost_flow, Notes); None when the network is not of that shape or the
-    supply cannot all be routed (the general path then reports the shortfall)."""
-    nz = np.flatnonzero(supply)
-    if nz.size != 2:
-        return None
-    s, t = (int(nz[0]), int(nz[1])) if supply[nz[0]] > 0 else (int(nz[1]), int(nz[0]))
-    from_s = tail == s
-    if not from_s.any() or int(capacity[from_s].max()) > 1 or not _assignment_layers(n, tail, head, s, t):
+def _single_pair_assignment(n, tail, head, capacity, cost, s, t, positive):
+    """min_cost_flow's fast path for the single source ``s`` and sink ``t`` on an
+    assignment-layered network (see min_cost_flow, Notes); None when the network is not of
+    that shape or the supply cannot all be routed (the general path then reports the
+    shortfall)."""
+    if not _kernel.assignment_shape(n, tail, head, capacity, s, t):
         return None
     sol = _kernel.solve(n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, positive,
                         method=_SSP, unit_paths=True)
     if sol.value != positive:
         return None
-    return _result(sol.flow, sol.potential, positive, 0, cost=cost)
+    return _result(sol.flow, sol.potential, positive, 0, _SSP_UNIT, cost=cost)
 
 
 def _with_super_terminals(n, tail, head, capacity, cost, supply):
@@ -445,6 +455,8 @@ _SSP = _kernel.CONSTANTS["M_SSP"]
 _SCALING = _kernel.CONSTANTS["M_COST_SCALING"]
 _MAXFLOW = _kernel.CONSTANTS["M_MAX_FLOW"]
 _SIMPLEX = -1
+_SSP_UNIT = -2      # the wrapper's name for SSP with the unit-path stage (FlowResult.method)
+_METHOD_NAMES = {_SSP: "ssp", _SSP_UNIT: "ssp_unit_paths", _SCALING: "cost_scaling", _SIMPLEX: "network_simplex"}
 _NS_OK = _simplex.CONSTANTS["NS_OK"]
 _NS_INFEASIBLE = _simplex.CONSTANTS["NS_INFEASIBLE"]
 _SIMPLEX_MAX_ITEMS = 2**31 - 8
@@ -460,7 +472,7 @@ def _method_code(method, n, m, max_cost, *, unit_max_flow=False, assignment=Fals
     ``unit_max_flow``: a maximum flow whose source arcs all have capacity <= 1 and whose
     costs are >= 0 (RECTLR's reassignment network), where SSP's unit-path stage wins: for
     costs up to 64 on any such network, for any costs when ``assignment`` (the network is
-    source -> L -> R -> sink layered, :func:`_assignment_layers`; docs/flow.md).
+    source -> L -> R -> sink layered, ``_mcf.assignment_shape``; docs/flow.md).
     """
     # The simplex numbers arcs (plus one artificial arc per node, plus the super
     # terminals' arcs of an infeasible instance) with int32.
@@ -484,24 +496,6 @@ def _method_code(method, n, m, max_cost, *, unit_max_flow=False, assignment=Fals
     if unit_max_flow and (max_cost <= _SSP_MAX_COST or assignment) or not simplex_fits:
         return _SSP
     return _SIMPLEX
-
-
-def _assignment_layers(n, tail, head, s, t) -> bool:
-    """Is the network source -> L -> R -> sink shaped (an assignment or transportation
-    network, penalty arcs L -> sink allowed)? L = heads of the arcs out of ``s``; arcs into
-    L come only from ``s``; arcs out of L go to nodes outside L (R or the sink); every other
-    arc goes into the sink. O(m) vectorised, a few ms at 1e6 arcs; SSP's per-unit shortest
-    paths are then one alternating path deep per unit (Jonker-Volgenant), whatever the costs.
-    """
-    from_s = tail == s
-    is_l = np.zeros(n, dtype=bool)
-    is_l[head[from_s]] = True
-    if is_l[s] or is_l[t]:
-        return False
-    lt = is_l[tail]
-    lh = is_l[head]
-    ok = from_s | (lt & ~lh & (head != s)) | (~lt & (head == t) & (tail != t))
-    return bool(ok.all()) and not bool((lh & ~from_s).any())
 
 
 def _simplex_solve(n, tail, head, capacity, cost, supply):
@@ -532,8 +526,11 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
         Distinct node ids.
     method : {"auto", "ssp", "cost_scaling", "network_simplex"}, default "auto"
         As :func:`min_cost_flow`. ``"auto"`` takes SSP with the unit-path stage when
-        every arc out of ``source`` has capacity <= 1 and all costs lie in [0, 64]
-        (RECTLR's reassignment network), and the network simplex otherwise.
+        every arc out of ``source`` has capacity <= 1, all costs are >= 0 and either they
+        are at most 64 (RECTLR's reassignment network) or the network is
+        assignment-layered (``source`` -> L -> R -> ``sink``, penalty arcs L -> ``sink``
+        allowed: an assignment or transportation network with any cost range), and the
+        network simplex otherwise. ``FlowResult.method`` records the choice.
 
     Returns
     -------
@@ -594,20 +591,20 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     unit_flow = unit_sources and scan.cost_min >= 0
     code = _method_code(method, n, tail.shape[0], scan.max_cost, unit_max_flow=unit_flow,
                         assignment=(method == "auto" and unit_flow and scan.max_cost > _SSP_MAX_COST
-                                    and _assignment_layers(n, tail, head, s, t)))
+                                    and _kernel.assignment_shape(n, tail, head, capacity, s, t)))
     if code == _SIMPLEX:
         # Fix the value by a maximum flow, then route it at least cost.
         value = _max_flow_value(n, tail, head, capacity, s, t)
         supply = np.zeros(n, dtype=np.int64)
         supply[s], supply[t] = value, -value
         flow, potential, total = _simplex_solve(n, tail, head, capacity, cost, supply)
-        return _result(flow, potential, value, 0, total=total)
+        return _result(flow, potential, value, 0, code, total=total)
     unit = code == _SSP and unit_sources
     sol = _kernel.solve(
         n, tail, head, capacity, cost, np.zeros(n, dtype=np.int64), s, t, bound, method=code,
         unit_paths=unit,
     )
-    return _result(sol.flow, sol.potential, sol.value, 0, cost=cost)
+    return _result(sol.flow, sol.potential, sol.value, 0, _SSP_UNIT if unit else code, cost=cost)
 
 
 # ----------------------------------------------------------------------------- certificate

@@ -35,6 +35,9 @@ class SupplyScan:
     positive: int
     negative_approx: float
     negative: int
+    nonzero: int
+    pos_node: int
+    neg_node: int
 
 def solve(
     n: int,
@@ -62,3 +65,12 @@ def scan_network(
 ) -> NetworkScan: ...
 
 def scan_supply(supply: NDArray[np.int64]) -> SupplyScan: ...
+
+def assignment_shape(
+    n: int,
+    tail: NDArray[np.int64],
+    head: NDArray[np.int64],
+    cap: NDArray[np.int64],
+    source: int,
+    sink: int,
+) -> bool: ...
