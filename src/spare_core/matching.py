@@ -109,26 +109,36 @@ def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     Every index is range-checked on the caller's own arrays before any conversion, so a
     malformed matrix raises ValueError instead of reaching scipy's or our C code.
     """
-    indptr, indices, n_left, n_right, _ = _graph_csr_any(graph, True)
+    indptr, indices, n_left, n_right, _ = _graph_csr_any(graph)
     _check_rows(indptr, indices)
     return indptr, indices, n_left, n_right
 
 
-def _graph_csr_shared(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
-    """As :func:`_graph_csr`, but a CSR graph with int32/int64 index arrays is not copied.
+def _graph_csr_shared(graph):
+    """As :func:`_graph_csr`, and what a :class:`Matching` may keep instead of the copies.
 
-    Returns ``(indptr, indices, n_left, n_right, fingerprint)``: for such a graph indptr is
-    the caller's (or an int64 copy of an int32 one) and indices the caller's own array,
-    validated in one pass that also takes their fingerprint (see ``csr_checked``), so that
-    :meth:`Matching.vertex_cover` can tell later whether the caller modified them. Other
-    inputs are converted to private arrays (fingerprint None).
+    Returns ``(indptr, indices, n_left, n_right, keep_indptr, keep_indices, fingerprint)``.
+    The kernels always read ``indptr``/``indices``: private copies (int64, int32) made in the
+    validating pass itself, so that nothing another thread (or a C extension without the
+    GIL) writes into the caller's arrays during a solve can send a kernel out of bounds.
+    Measured against reading the caller's arrays in place (bench/ratios_matching.py
+    ``--ab-copy``): within the run-to-run noise at 1e3 ... 1e6 edges, because the copy is
+    written in the pass that validates anyway; docs/matching.md has the figures.
+
+    For a CSR graph with int32/int64 index arrays, ``keep_*`` are the caller's own arrays
+    and ``fingerprint`` theirs (see ``csr_checked``), so that a result need not hold a
+    second copy of the graph and :meth:`Matching.vertex_cover` can tell whether they were
+    modified since. While other Python threads run, the result keeps the private copies
+    instead (fingerprint None): one of them may be writing into the graph. Other inputs
+    are converted to private arrays, kept as they are.
     """
-    # The kernel reads a shared graph without the GIL. While other Python threads run, one
-    # of them could write into the arrays mid-solve (an index out of range would send the
-    # kernel out of bounds), so then the solve reads private copies instead.
-    out = _graph_csr_any(graph, threading.active_count() > 1)
-    _check_rows(out[0], out[1])
-    return out
+    graph_in = graph
+    indptr, indices, n_left, n_right, fp = _graph_csr_any(graph)
+    _check_rows(indptr, indices)
+    if fp is None or threading.active_count() > 1:
+        return indptr, indices, n_left, n_right, indptr, indices, None
+    ip, ix = graph_in.indptr, graph_in.indices
+    return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
 
 
 def _check_rows(indptr, indices) -> None:
@@ -137,9 +147,10 @@ def _check_rows(indptr, indices) -> None:
         raise ValueError(f"graph has a row with more than {_MAX_ROW} stored entries")
 
 
-def _graph_csr_any(graph, copy: bool) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
-    """:func:`_graph_csr` (``copy``) or :func:`_graph_csr_shared` (not ``copy``), before the
-    row-length check."""
+def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
+    """Validated private CSR arrays (indptr int64, indices int32 or int64), n_left, n_right,
+    and the fingerprint of the caller's index arrays when they are contiguous CSR arrays of
+    int32/int64 (else None), before the row-length check."""
     if not sp.issparse(graph):
         raise TypeError(
             f"graph must be a scipy.sparse matrix or array (biadjacency, rows = left), "
@@ -157,11 +168,12 @@ def _graph_csr_any(graph, copy: bool) -> tuple[np.ndarray, np.ndarray, int, int,
         if indptr.shape[0] != n_left + 1:
             raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
         if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
-            # one pass in C: the checks, and private int64/int32 copies or the fingerprint of
-            # the arrays the kernel will read in place
+            # one pass in C: the checks, private int64/int32 copies, and the fingerprint of
+            # the caller's arrays (only meaningful when they are contiguous: the very arrays read)
+            contiguous = indptr.flags.c_contiguous and indices.flags.c_contiguous
             indptr, indices, fp = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                                                    n_right, copy)
-            return indptr, indices, n_left, n_right, (None if copy else fp)
+                                                    n_right, True)
+            return indptr, indices, n_left, n_right, (fp if contiguous else None)
         indptr = _check_indptr(indptr, n_left, indices.shape[0])
         nnz = int(indptr[-1])
         _check_range(indices[:nnz], "column index", n_right)
@@ -370,16 +382,19 @@ class Matching:
         ml = _checked_matches(self.match_left, self.n_right, "match_left")
         if self.capacity.shape[0] != self.n_right:
             raise ValueError(f"capacity must have length n_right = {self.n_right}, got {self.capacity.shape[0]}")
+        indptr, indices = self._indptr, self._indices
         if self._fp is not None:
-            # the caller's own arrays (no copy was made): still in range and unchanged?
+            # the caller's own arrays: still in range and unchanged? The cover is then built
+            # on the private copies this pass makes, so that another thread writing into the
+            # caller's arrays meanwhile cannot send the kernel out of bounds
             try:
-                _, _, fp = _kern.csr_checked(self._indptr, self._indices, self.n_right, False)
+                indptr, indices, fp = _kern.csr_checked(indptr, indices, self.n_right, True)
             except ValueError as err:
                 raise ValueError(f"the graph was modified after the matching was computed ({err})") from None
             if fp != self._fp:
                 raise ValueError("the graph's indptr/indices were modified after the matching was computed: "
                                  "the certificate would not be about the graph that was solved")
-        return _kern.koenig_cover(self._indptr, self._indices, self._edge_off, ml,
+        return _kern.koenig_cover(indptr, indices, self._edge_off, ml,
                                   np.ascontiguousarray(self.capacity, dtype=np.int64),
                                   np.ascontiguousarray(self.right_load, dtype=np.int64))
 
@@ -471,19 +486,18 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     over alternating paths (a saturated right vertex leads to each of its partners) up to the
     first layer with spare capacity, then a DFS with current-arc pointers that flips a maximal
     set of vertex-disjoint shortest augmenting paths. O(sqrt(V) * E) time in the worst case
-    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory, and no
-    copy of a CSR graph with int32 or int64 index arrays (the kernel reads the caller's
-    arrays; an int32 indptr is widened to int64): per-vertex state (12-byte int32 records,
-    plus a status byte and a free-list entry per left vertex, whose unused part holds the
-    searches' queues: 12 bytes per right and 17 per left vertex), when the solve prunes, the
-    transpose (4 bytes per edge and per right vertex), and for capacities of 2 or more the
-    partner lists (8 bytes per left and 4 per right vertex). The int64 result arrays are made
-    as that state is freed. On the benchmark's hard and uniform families (600k x 600k, 1.1M
-    and 1M edges, int64 indices) the peak is about twice the caller's indptr + indices.
-    The GIL is released throughout. Writing into the graph from another thread during a
-    solve is a race (the answer is undefined), but never a memory error: when other Python
-    threads are running the solve reads private copies of the index arrays (one O(E) copy),
-    and the zero-copy path is taken only in a single-threaded program.
+    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory: a private
+    copy of the graph (int64 indptr, int32 indices, written by the pass that validates it),
+    per-vertex state (12-byte int32 records, plus a status byte and a free-list entry per
+    left vertex, whose unused part holds the searches' queues: 12 bytes per right and 17 per
+    left vertex), when the solve prunes, the transpose (4 bytes per edge and per right
+    vertex), and for capacities of 2 or more the partner lists (8 bytes per left and 4 per
+    right vertex). The int64 result arrays are made as that state is freed; docs/matching.md
+    has the measured peaks. The GIL is released throughout. The kernels only ever read the
+    private copy, so writing into the graph from another thread during a solve cannot make
+    them read out of bounds (nor change the answer); the result refers to the caller's arrays
+    (with their fingerprint, see :class:`Matching`) when no other Python thread runs, else
+    to the copy.
 
     A cold solve starts greedily, left vertices in increasing degree order (a degree-1
     vertex's only choice is safe, so those go first). When the right side is tight (no more
@@ -529,7 +543,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method in _T_METHOD and warm_start is not None:
         raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
-    indptr, indices, n_left, n_right, fp = _graph_csr_shared(graph)
+    indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = _graph_csr_shared(graph)
     cap = None if capacity is None else _capacity(capacity, n_right)
     unit = cap is None or bool(np.all(cap == 1))
     if method in _T_METHOD and not unit:
@@ -541,7 +555,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         match_left, load, size, phases, _ = _tkern.solve(indptr, indices, n_right, _T_METHOD[method],
                                                          _T_START[method])
         return Matching._own(match_left, load, np.ndarray((n_right,), np.int64, _ONE, strides=(0,)),
-                             indptr, indices, fp, phases=phases, warm_kept=None, size=size, method=method)
+                             keep_ptr, keep_idx, fp, phases=phases, warm_kept=None, size=size, method=method)
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
     k = _kern.HKKernel(indptr, indices, cap, False, n_right)
@@ -560,7 +574,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         # read-only (a bytes buffer) and stride 0: no n_right int64 ones in memory, and a
         # microsecond instead of np.broadcast_to's ten
         cap = np.ndarray((n_right,), np.int64, _ONE, strides=(0,))
-    return Matching._own(match_left, load, cap, indptr, indices, fp, phases=phases, warm_kept=kept, size=size)
+    return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=kept, size=size)
 
 
 def _auto_method(indptr, n_left: int, n_right: int, unit: bool) -> str:
