@@ -61,10 +61,13 @@ def test_released_kernel_refuses_use():
 
 
 @pytest.mark.parametrize("family", ["hard", "uniform"])
-def test_peak_memory_about_twice_the_input_graph(family):
-    """The issue's budget, on the benchmark families at a tenth of their size (int64 indices,
-    as scipy builds them from int64 coordinates): the peak of everything a solve allocates,
-    kernel scratch and result included, over the caller's indptr + indices bytes."""
+def test_peak_memory_about_three_times_the_input_graph(family):
+    """On the benchmark families at a tenth of their size (int64 indices, as scipy builds them
+    from int64 coordinates): the peak of everything a solve allocates, kernel scratch and
+    result included, over the caller's indptr + indices bytes. About twice the graph before
+    the kernels read a private copy (issue 16: never the caller's arrays during a nogil
+    solve), which adds 4 bytes per edge and 8 per left vertex (about 0.7 times an int64
+    graph at these degrees); docs/matching.md has the measured peaks per method."""
     n = 60_000
     if family == "hard":
         g = hard_graph(n, 4)
@@ -74,10 +77,11 @@ def test_peak_memory_about_twice_the_input_graph(family):
         g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
     assert g.indices.dtype == np.int64
     graph_bytes = g.indptr.nbytes + g.indices.nbytes
-    hopcroft_karp(g)                            # first call: imports and caches outside the window
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    hopcroft_karp(g)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak <= 2.15 * graph_bytes, peak / graph_bytes
+    for method in ("auto", "hopcroft_karp"):
+        hopcroft_karp(g, method=method)         # first call: imports and caches outside the window
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        hopcroft_karp(g, method=method)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak <= (3.05 if method == "auto" else 2.55) * graph_bytes, (method, peak / graph_bytes)

@@ -59,8 +59,14 @@ _T_METHOD = {"pothen_fan": _tkern.CONSTANTS["METHOD_POTHEN_FAN"],
 _T_START = {"pothen_fan": _tkern.CONSTANTS["START_NONE"],
             "push_relabel": _tkern.CONSTANTS["START_GREEDY"]}
 
-# method="auto": PF+ below this many edges, push-relabel from it (see _auto_method)
+# method="auto" (see _auto_rules): PF+ below this many edges, push-relabel from it ...
 _PF_MAX_EDGES = 30_000
+# ... unless fewer right than this fraction of the left vertices have an edge: then PF+ searching
+# from the right side (bench/ratios_matching.py --catalogue all --methods all; docs/matching.md)
+_RIGHT_SIDE_RATIO = 0.95
+_T_AUTO = _tkern.CONSTANTS["METHOD_AUTO"]
+_T_NAME = {v: k for k, v in _T_METHOD.items()}
+_SIDE_PROBE = _tkern.CONSTANTS["SIDE_PROBE"]
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
 _ONE = np.int64(1).tobytes()
@@ -137,7 +143,7 @@ def _graph_csr_shared(graph):
     _check_rows(indptr, indices)
     if fp is None or threading.active_count() > 1:
         return indptr, indices, n_left, n_right, indptr, indices, None
-    ip, ix = graph_in.indptr, graph_in.indices
+    ip, ix = np.asarray(graph_in.indptr), np.asarray(graph_in.indices)
     return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
 
 
@@ -241,6 +247,10 @@ class Matching:
         The algorithm that ran: ``"hopcroft_karp"``, ``"pothen_fan"`` or ``"push_relabel"``
         (what ``method="auto"`` chose). ``phases`` counts its phases (PF+: depth-first
         phases; push-relabel: global relabels).
+    searched_from : str
+        ``"left"``, or ``"right"`` when PF+ or push-relabel searched from the right vertices
+        (the same algorithm on the transposed graph), as the kernel's probe chose: fewer right
+        than left vertices with an edge (see ``method`` of :func:`hopcroft_karp`).
 
     Notes
     -----
@@ -261,7 +271,7 @@ class Matching:
     """
 
     __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method",
-                 "_indptr", "_indices", "_edge_off", "_fp")
+                 "searched_from", "_indptr", "_indices", "_edge_off", "_fp")
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
                  *, phases=0, warm_kept=None, size=None):
@@ -303,6 +313,7 @@ class Matching:
         self.phases = as_int(phases, "phases", min_value=0)
         self.warm_kept = warm_kept
         self.method = "hopcroft_karp"
+        self.searched_from = "left"
         self._indptr = indptr
         self._indices = indices
         self._edge_off = edge_off
@@ -310,7 +321,7 @@ class Matching:
 
     @classmethod
     def _own(cls, match_left, right_load, capacity, indptr, indices, fingerprint, *, phases, warm_kept, size,
-             method="hopcroft_karp", edge_off=None):
+             method="hopcroft_karp", edge_off=None, searched_from="left"):
         """Wrap fresh int64 arrays without copying or viewing them (the fixed cost of a solve
         on 1e3 edges is a few microseconds). ``fingerprint``: that of ``indptr``/``indices``
         when they are the caller's arrays, None when private."""
@@ -318,7 +329,7 @@ class Matching:
         for arr in (match_left, right_load, capacity):
             arr.flags.writeable = False
         m.match_left, m.right_load, m.capacity = match_left, right_load, capacity
-        m.size, m.phases, m.warm_kept, m.method = size, phases, warm_kept, method
+        m.size, m.phases, m.warm_kept, m.method, m.searched_from = size, phases, warm_kept, method, searched_from
         m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, edge_off, fingerprint
         return m
 
@@ -406,7 +417,8 @@ class Matching:
     def to_dict(self) -> dict:
         """The public attributes as a JSON-serialisable dict (arrays as lists; the graph, which
         the matching only refers to, is left out)."""
-        return fields_dict(self, ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method"))
+        return fields_dict(self, ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method",
+                                 "searched_from"))
 
 
 def _checked_matches(match_left, n_right: int, name: str) -> np.ndarray:
@@ -459,9 +471,14 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         matching may differ). ``"pothen_fan"`` (PF+, depth-first with lookahead and fairness
         [4]_) and ``"push_relabel"`` (FIFO push-relabel with global relabels [4]_ [5]_) solve
         ordinary matchings (every capacity 1) from scratch; ``"hopcroft_karp"`` also
-        b-matchings and warm starts. ``"auto"``: Hopcroft-Karp for capacities other than 1
-        or a warm start, else PF+ below 30,000 edges and push-relabel above (measured on
-        every family of the benchmark catalogue; docs/matching.md). The choice is in
+        b-matchings and warm starts. ``"auto"``, from rules measured on every family of the
+        benchmark catalogue (docs/matching.md): Hopcroft-Karp for capacities other than 1 or a
+        warm start; else PF+ searching from the right side when fewer right than 0.95 times
+        the left vertices have an edge (searches from the smaller side mostly succeed; from
+        the larger one most end unmatched after exploring a large alternating tree: the
+        kernel counts both sides in the pass that starts the transpose); else PF+ below
+        30,000 edges and push-relabel above. The named methods ``"pothen_fan"`` and
+        ``"push_relabel"`` take the side from the same count. The choice is in
         :attr:`Matching.method`.
 
     Returns
@@ -549,13 +566,15 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     if method in _T_METHOD and not unit:
         raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
                          f"use method='hopcroft_karp' for capacities other than 1")
-    if method == "auto":
-        method = _auto_method(indptr, n_left, n_right, unit and warm_start is None)
-    if method in _T_METHOD:
-        match_left, load, size, phases, _ = _tkern.solve(indptr, indices, n_right, _T_METHOD[method],
-                                                         _T_START[method])
+    if method == "auto" and unit and warm_start is None:
+        method = "transversal"
+    if method == "transversal" or method in _T_METHOD:
+        code = _T_AUTO if method == "transversal" else _T_METHOD[method]
+        match_left, load, size, phases, _, from_right, used = _tkern.solve(
+            indptr, indices, n_right, code, _T_START.get(method, 0), _SIDE_PROBE, _RIGHT_SIDE_RATIO, _PF_MAX_EDGES)
         return Matching._own(match_left, load, np.ndarray((n_right,), np.int64, _ONE, strides=(0,)),
-                             keep_ptr, keep_idx, fp, phases=phases, warm_kept=None, size=size, method=method)
+                             keep_ptr, keep_idx, fp, phases=phases, warm_kept=None, size=size,
+                             method=_T_NAME[used], searched_from="right" if from_right else "left")
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
     k = _kern.HKKernel(indptr, indices, cap, False, n_right)
@@ -575,22 +594,6 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         # microsecond instead of np.broadcast_to's ten
         cap = np.ndarray((n_right,), np.int64, _ONE, strides=(0,))
     return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=kept, size=size)
-
-
-def _auto_method(indptr, n_left: int, n_right: int, unit: bool) -> str:
-    """The method ``method="auto"`` runs, from the size alone (O(1)).
-
-    Rules measured on every family of bench/families.py (``python bench/ratios_matching.py
-    --catalogue all --methods all``; the table is in docs/matching.md): b-matchings and warm
-    starts are Hopcroft-Karp's (the other kernels solve ordinary matchings from scratch);
-    below ``_PF_MAX_EDGES`` edges PF+ (its first phase is the greedy pass, and one or two more
-    phases finish small graphs: no transpose to build); above it push-relabel, whose global
-    relabels keep long augmenting searches short on the large graphs where PF+'s phases and
-    Hopcroft-Karp's layered searches both grow.
-    """
-    if not unit:
-        return "hopcroft_karp"
-    return "pothen_fan" if int(indptr[n_left]) < _PF_MAX_EDGES else "push_relabel"
 
 
 class IncrementalMatching:
