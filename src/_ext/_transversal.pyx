@@ -36,6 +36,7 @@ sides, Karp and Sipser 1981), which needs the transpose.
 """
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 from _prefetch cimport prefetch_read
+from _csc cimport build_csc
 
 cdef extern from "Python.h":
     void* PyMem_RawMalloc(size_t n) nogil
@@ -88,30 +89,9 @@ cdef struct TState:
 # -- transpose ---------------------------------------------------------------------------
 
 cdef int _build_csc(TState* s, const idx_t* ix) noexcept nogil:
-    cdef int64_t nnz = s.indptr[s.n_left], e
-    cdef intp_t u, j
-    cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
-    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
-    if cptr == NULL or cidx == NULL:
-        PyMem_RawFree(cptr)
-        PyMem_RawFree(cidx)
-        return -1
-    for e in range(nnz):
-        cptr[ix[e] + 1] += 1
-    for j in range(s.n_right):
-        cptr[j + 1] += cptr[j]
-    # fill in left order; cptr[j] is advanced as the write position and shifted back after
-    for u in range(s.n_left):
-        for e in range(s.indptr[u], s.indptr[u + 1]):
-            j = ix[e]
-            cidx[cptr[j]] = <int32_t>u
-            cptr[j] += 1
-    for j in range(s.n_right, 0, -1):
-        cptr[j] = cptr[j - 1]
-    cptr[0] = 0
-    s.cptr = cptr
-    s.cidx = cidx
-    return 0
+    """The transpose (_csc.pxd's build_csc, shared with _hk). 0, or -1 (out of memory or
+    more than INT32_MAX edges)."""
+    return build_csc(s.n_left, s.n_right, s.indptr, ix, &s.cptr, &s.cidx)
 
 
 # -- starts ------------------------------------------------------------------------------
