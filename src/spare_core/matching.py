@@ -127,9 +127,9 @@ def _graph_csr_shared(graph):
     The kernels always read ``indptr``/``indices``: private copies (int64, int32) made in the
     validating pass itself, so that nothing another thread (or a C extension without the
     GIL) writes into the caller's arrays during a solve can send a kernel out of bounds.
-    Measured against reading the caller's arrays in place (bench/ratios_matching.py
-    ``--ab-copy``): within the run-to-run noise at 1e3 ... 1e6 edges, because the copy is
-    written in the pass that validates anyway; docs/matching.md has the figures.
+    Measured against reading the caller's arrays in place: within the run-to-run noise at
+    1e3 ... 1e6 edges, because the copy is written in the pass that validates anyway
+    (docs/matching.md, section 2).
 
     For a CSR graph with int32/int64 index arrays, ``keep_*`` are the caller's own arrays
     and ``fingerprint`` theirs (see ``csr_checked``), so that a result need not hold a
