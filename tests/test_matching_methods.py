@@ -195,3 +195,25 @@ def test_auto_keeps_hopcroft_karp_for_b_matchings_and_warm_starts():
     cold = hopcroft_karp(g)
     warm = hopcroft_karp(g, warm_start=cold)
     assert cold.method == "push_relabel" and warm.method == "hopcroft_karp" and warm.size == cold.size
+
+
+def test_csr_matrix_subclass_and_strided_indices_give_the_same_certified_matching():
+    """The wrapper's fast path (exact csr_array / csr_matrix with contiguous native arrays)
+    and its general path agree, and both keep the modified-graph check."""
+    g, _ = families.make("rect", 3_000)
+
+    class MyCsr(sp.csr_array):
+        pass
+
+    strided = sp.csr_array(g)
+    strided.indices = np.repeat(g.indices, 2)[::2]          # same values, not contiguous
+    ref = scipy_size(g)
+    for h in (g, sp.csr_matrix(g), MyCsr(g), strided):
+        m = hopcroft_karp(h)
+        assert m.size == ref and m.method == "pothen_fan" and m.searched_from == "right"
+        check(m, g)
+    h = sp.csr_matrix(g)
+    m = hopcroft_karp(h)
+    h.indices[0] = (h.indices[0] + 1) % h.shape[1]
+    with pytest.raises(ValueError, match="modified"):
+        m.vertex_cover()
