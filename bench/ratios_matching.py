@@ -321,6 +321,7 @@ def catalogue(quick, names=None, methods=("auto",)):
             ge = g if cap is None else expand_slots(g, cap)
             runs = [m for m in methods if cap is None or m not in ("pothen_fan", "push_relabel")]
             times = {m: [] for m in ["scipy", *runs]}
+            chose = ""
             start = time.perf_counter()
             rounds = 0
             while rounds < 3 or (rounds < 101 and time.perf_counter() - start < 1.0):
@@ -330,8 +331,11 @@ def catalogue(quick, names=None, methods=("auto",)):
                 times["scipy"].append(time.perf_counter() - t0)
                 for m in runs:
                     t0 = time.perf_counter()
-                    size = hopcroft_karp(g, capacity=cap, method=m).size
+                    res = hopcroft_karp(g, capacity=cap, method=m)
                     times[m].append(time.perf_counter() - t0)
+                    size = res.size
+                    if m == "auto":
+                        chose = f"{res.method} from the {res.searched_from}"
                     if size != ref:
                         raise SystemExit(f"{name} {nnz}: {m} found {size}, scipy {ref}")
                 if times["scipy"][0] > 10.0:
@@ -339,7 +343,8 @@ def catalogue(quick, names=None, methods=("auto",)):
             med = {m: float(np.median(v)) for m, v in times.items()}
             cells = [f"{med[m] * 1e3:>10.3f} ms {med['scipy'] / med[m]:>6.1f}x" if m in med else f"{'-':>22}"
                      for m in methods]
-            print(f"{name:<11} {g.nnz:>10,} {med['scipy'] * 1e3:>10.3f} " + " ".join(cells), flush=True)
+            note = f"  auto: {chose}" if "auto" in runs else ""
+            print(f"{name:<11} {g.nnz:>10,} {med['scipy'] * 1e3:>10.3f} " + " ".join(cells) + note, flush=True)
 
 
 def main(argv=None) -> int:

@@ -1,4 +1,5 @@
-"""hopcroft_karp reads the caller's graph without copying it: memory, safety and certificate."""
+"""hopcroft_karp keeps no lasting copy of the caller's graph (the kernels read a private copy
+only during the solve): memory, safety and certificate."""
 import tracemalloc
 
 import numpy as np
@@ -22,11 +23,11 @@ def hard_graph(n, seed, index_dtype=np.int64):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_solve_reads_the_callers_arrays(dtype):
+def test_result_refers_to_the_callers_arrays(dtype):
     g = hard_graph(2000, 1, dtype)
     m = hopcroft_karp(g)
     assert np.shares_memory(m._indices, g.indices)
-    assert np.shares_memory(m._indptr, g.indptr) == (dtype == np.int64)   # int32 indptr is widened
+    assert np.shares_memory(m._indptr, g.indptr)
     left, right = m.vertex_cover()
     assert int(left.sum()) + int(m.capacity[right].sum()) == m.size
     # same matching size as from private copies (the COO path converts)
@@ -60,10 +61,13 @@ def test_released_kernel_refuses_use():
 
 
 @pytest.mark.parametrize("family", ["hard", "uniform"])
-def test_peak_memory_about_twice_the_input_graph(family):
-    """The issue's budget, on the benchmark families at a tenth of their size (int64 indices,
-    as scipy builds them from int64 coordinates): the peak of everything a solve allocates,
-    kernel scratch and result included, over the caller's indptr + indices bytes."""
+def test_peak_memory_about_three_times_the_input_graph(family):
+    """On the benchmark families at a tenth of their size (int64 indices, as scipy builds them
+    from int64 coordinates): the peak of everything a solve allocates, kernel scratch and
+    result included, over the caller's indptr + indices bytes. About twice the graph before
+    the kernels read a private copy (issue 16: never the caller's arrays during a nogil
+    solve), which adds 4 bytes per edge and 8 per left vertex (about 0.7 times an int64
+    graph at these degrees); docs/matching.md has the measured peaks per method."""
     n = 60_000
     if family == "hard":
         g = hard_graph(n, 4)
@@ -73,10 +77,11 @@ def test_peak_memory_about_twice_the_input_graph(family):
         g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
     assert g.indices.dtype == np.int64
     graph_bytes = g.indptr.nbytes + g.indices.nbytes
-    hopcroft_karp(g)                            # first call: imports and caches outside the window
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    hopcroft_karp(g)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak <= 2.15 * graph_bytes, peak / graph_bytes
+    for method in ("auto", "hopcroft_karp"):
+        hopcroft_karp(g, method=method)         # first call: imports and caches outside the window
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        hopcroft_karp(g, method=method)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak <= (3.05 if method == "auto" else 2.55) * graph_bytes, (method, peak / graph_bytes)

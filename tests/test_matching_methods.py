@@ -145,21 +145,46 @@ def test_modified_graph_refused_by_every_method():
 
 # -- the auto rules: one family per rule; a changed rule changes a method here ------------------
 
-@pytest.mark.parametrize("name, nnz, expected", [
-    ("uniform5", 1_000, "pothen_fan"),
-    ("zipf", 10_000, "pothen_fan"),
-    ("hard", 1_000, "pothen_fan"),
-    ("uniform5", 100_000, "push_relabel"),
-    ("chain", 100_000, "push_relabel"),
-    ("planted", 40_000, "push_relabel"),
+@pytest.mark.parametrize("name, nnz, expected, side", [
+    ("uniform5", 1_000, "pothen_fan", "left"),
+    ("sparse", 10_000, "pothen_fan", "left"),
+    ("uniform5", 100_000, "push_relabel", "left"),
+    ("chain", 100_000, "push_relabel", "left"),
+    ("planted", 40_000, "push_relabel", "left"),
+    # fewer right than left vertices with an edge: PF+ from the right at every size
+    ("rect", 1_000, "pothen_fan", "right"),
+    ("rect", 100_000, "pothen_fan", "right"),
+    ("zipf", 100_000, "pothen_fan", "right"),
+    ("hard", 100_000, "pothen_fan", "right"),
+    ("blocks", 100_000, "pothen_fan", "right"),
 ])
-def test_auto_rule_per_family(name, nnz, expected):
+def test_auto_rule_per_family(name, nnz, expected, side):
     g, _ = families.make(name, nnz)
     m = hopcroft_karp(g)
-    assert m.method == expected
+    assert (m.method, m.searched_from) == (expected, side)
     assert m.size == scipy_size(g)
+    check(m, g)
     for method in UNIT_METHODS:
-        assert hopcroft_karp(g, method=method).method == method
+        named = hopcroft_karp(g, method=method)
+        assert named.method == method
+        # the named search methods take their side from the same probe; Hopcroft-Karp from the left
+        assert named.searched_from == (side if method != "hopcroft_karp" else "left")
+
+
+def test_side_probe_boundary():
+    """The probe compares the right and left vertices that have an edge (isolated vertices do
+    not count): 95 right of 100 left is the boundary."""
+    def graph(n_left, n_right, n_isolated_right=0):
+        rows = np.arange(n_left)
+        cols = rows % n_right
+        return sp.csr_array((np.ones(n_left), (rows, cols)), shape=(n_left, n_right + n_isolated_right))
+    assert hopcroft_karp(graph(100, 94)).searched_from == "right"
+    assert hopcroft_karp(graph(100, 95)).searched_from == "left"
+    assert hopcroft_karp(graph(100, 94, 50)).searched_from == "right"     # isolated right vertices ignored
+    assert hopcroft_karp(graph(100, 100)).searched_from == "left"
+    m = hopcroft_karp(graph(100, 60))
+    assert m.size == 60 and m.method == "pothen_fan"
+    check(m, graph(100, 60))
 
 
 def test_auto_keeps_hopcroft_karp_for_b_matchings_and_warm_starts():
@@ -170,3 +195,25 @@ def test_auto_keeps_hopcroft_karp_for_b_matchings_and_warm_starts():
     cold = hopcroft_karp(g)
     warm = hopcroft_karp(g, warm_start=cold)
     assert cold.method == "push_relabel" and warm.method == "hopcroft_karp" and warm.size == cold.size
+
+
+def test_csr_matrix_subclass_and_strided_indices_give_the_same_certified_matching():
+    """The wrapper's fast path (exact csr_array / csr_matrix with contiguous native arrays)
+    and its general path agree, and both keep the modified-graph check."""
+    g, _ = families.make("rect", 3_000)
+
+    class MyCsr(sp.csr_array):
+        pass
+
+    strided = sp.csr_array(g)
+    strided.indices = np.repeat(g.indices, 2)[::2]          # same values, not contiguous
+    ref = scipy_size(g)
+    for h in (g, sp.csr_matrix(g), MyCsr(g), strided):
+        m = hopcroft_karp(h)
+        assert m.size == ref and m.method == "pothen_fan" and m.searched_from == "right"
+        check(m, g)
+    h = sp.csr_matrix(g)
+    m = hopcroft_karp(h)
+    h.indices[0] = (h.indices[0] + 1) % h.shape[1]
+    with pytest.raises(ValueError, match="modified"):
+        m.vertex_cover()

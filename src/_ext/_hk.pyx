@@ -31,6 +31,7 @@ from _hk cimport (
 )
 from libc.string cimport memmove
 from _prefetch cimport prefetch_read, prefetch_write
+from _csc cimport build_csc
 
 cdef extern from "Python.h":
     # the raw allocator: callable without the GIL, and traced by tracemalloc, so the
@@ -680,46 +681,16 @@ cdef void hk_karp_sipser(HKState* s, const idx_t* ix, int64_t* deg_l, int64_t* d
 
 
 cdef int hk_build_csc(HKState* s, const idx_t* ix) noexcept nogil:
-    """Allocate and fill the transpose (right -> left adjacency), once.
-
-    Returns 0, or -1 if memory ran out or the graph has more than INT32_MAX edges (int32
-    offsets: half the cache footprint). O(|E| + |V|), 4|E| + 4 n_right bytes.
+    """Allocate and fill the transpose (right -> left adjacency), once (_csc.pxd's
+    build_csc). Returns 0, or -1 if memory ran out or the graph has more than INT32_MAX
+    edges (int32 offsets: half the cache footprint). O(|E| + |V|), 4|E| + 4 n_right bytes.
     """
-    cdef int64_t nnz = s.indptr[s.n_left], e
-    cdef intp_t u, j
+    cdef int32_t* cptr = NULL
+    cdef int32_t* cidx = NULL
     if s.cptr != NULL:
         return 0
-    if nnz > INT32_MAX:
+    if build_csc(s.n_left, s.n_right, s.indptr, ix, &cptr, &cidx) != 0:
         return -1
-    cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
-    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
-    if cptr == NULL or cidx == NULL:
-        PyMem_RawFree(cptr)
-        PyMem_RawFree(cidx)
-        return -1
-    cdef const int64_t* indptr = s.indptr
-    for e in range(nnz):
-        if e + 4 * AHEAD < nnz:
-            prefetch_write(&cptr[ix[e + 4 * AHEAD] + 1])
-        cptr[ix[e] + 1] += 1
-    for j in range(s.n_right):
-        cptr[j + 1] += cptr[j]
-    # edges in CSR order (u recovered by walking indptr along): the scatter into cidx and
-    # the offset it bumps are prefetched a few edges ahead
-    u = 0
-    for e in range(nnz):
-        if e + 4 * AHEAD < nnz:
-            prefetch_write(&cptr[ix[e + 4 * AHEAD]])
-        if e + 2 * AHEAD < nnz:
-            prefetch_write(&cidx[cptr[ix[e + 2 * AHEAD]]])
-        while indptr[u + 1] <= e:
-            u += 1
-        j = <intp_t>ix[e]
-        cidx[cptr[j]] = <int32_t>u
-        cptr[j] += 1
-    for j in range(s.n_right, 0, -1):
-        cptr[j] = cptr[j - 1]
-    cptr[0] = 0
     s.cptr = cptr
     s.cidx = cidx
     return 0

@@ -36,6 +36,7 @@ sides, Karp and Sipser 1981), which needs the transpose.
 """
 from _types cimport intp_t, int32_t, int64_t, uint8_t
 from _prefetch cimport prefetch_read
+from _csc cimport build_csc
 
 cdef extern from "Python.h":
     void* PyMem_RawMalloc(size_t n) nogil
@@ -58,12 +59,19 @@ cdef enum:
     AHEAD = 8
 
 cdef enum:
+    METHOD_AUTO = 0         # PF+ when the probe searches from the right or below pf_max_edges, else push-relabel
     METHOD_POTHEN_FAN = 1   # PF+: Pothen-Fan with lookahead and fairness
     METHOD_PUSH_RELABEL = 2  # FIFO push-relabel with global relabels
 
+cdef enum:
+    SIDE_LEFT = 0           # search from the left vertices (the graph as given)
+    SIDE_RIGHT = 1          # search from the right vertices (the transposed graph)
+    SIDE_PROBE = 2          # from the right when clearly fewer right vertices have an edge
+
 CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
              "START_KARP_SIPSER": START_KARP_SIPSER,
-             "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL}
+             "METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL,
+             "SIDE_LEFT": SIDE_LEFT, "SIDE_RIGHT": SIDE_RIGHT, "SIDE_PROBE": SIDE_PROBE}
 
 
 cdef struct TState:
@@ -81,30 +89,9 @@ cdef struct TState:
 # -- transpose ---------------------------------------------------------------------------
 
 cdef int _build_csc(TState* s, const idx_t* ix) noexcept nogil:
-    cdef int64_t nnz = s.indptr[s.n_left], e
-    cdef intp_t u, j
-    cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(s.n_right + 1, sizeof(int32_t))
-    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
-    if cptr == NULL or cidx == NULL:
-        PyMem_RawFree(cptr)
-        PyMem_RawFree(cidx)
-        return -1
-    for e in range(nnz):
-        cptr[ix[e] + 1] += 1
-    for j in range(s.n_right):
-        cptr[j + 1] += cptr[j]
-    # fill in left order; cptr[j] is advanced as the write position and shifted back after
-    for u in range(s.n_left):
-        for e in range(s.indptr[u], s.indptr[u + 1]):
-            j = ix[e]
-            cidx[cptr[j]] = <int32_t>u
-            cptr[j] += 1
-    for j in range(s.n_right, 0, -1):
-        cptr[j] = cptr[j - 1]
-    cptr[0] = 0
-    s.cptr = cptr
-    s.cidx = cidx
-    return 0
+    """The transpose (_csc.pxd's build_csc, shared with _hk). 0, or -1 (out of memory or
+    more than INT32_MAX edges)."""
+    return build_csc(s.n_left, s.n_right, s.indptr, ix, &s.cptr, &s.cidx)
 
 
 # -- starts ------------------------------------------------------------------------------
@@ -464,67 +451,145 @@ cdef int _push_relabel(TState* s, const idx_t* ix) noexcept nogil:
 
 # -- entry point ---------------------------------------------------------------------------
 
-cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_right, int method, int start):
-    cdef TState s
-    cdef intp_t nl = indptr.shape[0] - 1, k
+cdef int _search(TState* s, const idx_t* ix, int method, int start) noexcept nogil:
+    """The start and the search of ``method`` on the graph in ``s`` (transpose built on
+    demand). Returns -1 on allocation failure."""
     cdef int rc = 0
-    cdef const idx_t* ix = &indices[0] if indices.shape[0] else NULL
-    cdef cnp.ndarray[cnp.int64_t, ndim=1] out_l, out_load
-    cdef int64_t* ol
-    cdef int64_t* od
+    if (method == METHOD_PUSH_RELABEL or start == START_KARP_SIPSER) and s.cptr == NULL:
+        rc = _build_csc(s, ix)
+    if rc == 0:
+        if start == START_KARP_SIPSER:
+            rc = _karp_sipser(s, ix)
+        elif start == START_GREEDY:
+            _greedy(s, ix)
+    if rc == 0:
+        rc = _pothen_fan(s, ix) if method == METHOD_POTHEN_FAN else _push_relabel(s, ix)
+    return rc
+
+
+cdef int _init_state(TState* s, intp_t nl, intp_t nr, const int64_t* indptr) noexcept nogil:
+    cdef intp_t k
     s.n_left = nl
-    s.n_right = n_right
-    s.indptr = &indptr[0]
+    s.n_right = nr
+    s.indptr = indptr
     s.size = 0
     s.phases = 0
     s.work = 0
     s.cptr = NULL
     s.cidx = NULL
     s.ml = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
-    s.mr = <int32_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int32_t))
+    s.mr = <int32_t*>PyMem_RawMalloc((nr + 1) * sizeof(int32_t))
     if s.ml == NULL or s.mr == NULL:
         PyMem_RawFree(s.ml)
         PyMem_RawFree(s.mr)
+        s.ml = s.mr = NULL
+        return -1
+    for k in range(nl):
+        s.ml[k] = -1
+    for k in range(nr):
+        s.mr[k] = -1
+    return 0
+
+
+cdef void _free_state(TState* s) noexcept nogil:
+    PyMem_RawFree(s.ml)
+    PyMem_RawFree(s.mr)
+    PyMem_RawFree(s.cptr)
+    PyMem_RawFree(s.cidx)
+    s.ml = s.mr = s.cptr = s.cidx = NULL
+
+
+cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_right, int method, int start,
+                 int side, double ratio, int64_t pf_max_edges):
+    cdef TState s, t
+    cdef intp_t nl = indptr.shape[0] - 1, k, busy_l = 0, busy_r = 0
+    cdef int rc = 0
+    cdef bint transposed = side == SIDE_RIGHT
+    cdef const idx_t* ix = &indices[0] if indices.shape[0] else NULL
+    cdef int64_t* tptr = NULL
+    cdef int64_t nnz = indptr[nl]
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] out_l, out_load
+    cdef int64_t* ol
+    cdef int64_t* od
+    if _init_state(&s, nl, n_right, &indptr[0]) != 0:
         raise MemoryError("matching: cannot allocate the per-vertex state")
+    t.ml = t.mr = t.cptr = t.cidx = NULL
     with nogil:
-        for k in range(nl):
-            s.ml[k] = -1
-        for k in range(n_right):
-            s.mr[k] = -1
-        if method == METHOD_PUSH_RELABEL or start == START_KARP_SIPSER:
+        if side != SIDE_LEFT and nnz > 0:
+            # the probe: vertices with at least one edge on each side (the transpose's
+            # counts); searches from the side with fewer of them succeed more often and fail
+            # in smaller alternating trees, so search from the right when it is clearly smaller
             rc = _build_csc(&s, ix)
-        if rc == 0:
-            if start == START_KARP_SIPSER:
-                rc = _karp_sipser(&s, ix)
-            elif start == START_GREEDY:
-                _greedy(&s, ix)
-        if rc == 0:
-            rc = _pothen_fan(&s, ix) if method == METHOD_POTHEN_FAN else _push_relabel(&s, ix)
+            if rc == 0 and side == SIDE_PROBE:
+                for k in range(nl):
+                    busy_l += s.indptr[k + 1] > s.indptr[k]
+                for k in range(n_right):
+                    busy_r += s.cptr[k + 1] > s.cptr[k]
+                transposed = busy_r < ratio * busy_l
+        if method == METHOD_AUTO:
+            method = METHOD_POTHEN_FAN if transposed or nnz < pf_max_edges else METHOD_PUSH_RELABEL
+            # each method's own start (as spare_core.matching passes them when named)
+            start = START_NONE if method == METHOD_POTHEN_FAN else START_GREEDY
+        if rc == 0 and transposed and nnz > 0:
+            # the transposed graph: left = our right vertices; its CSR is our transpose
+            # (the left-side state is not needed: freed first, so the peak holds one state)
+            PyMem_RawFree(s.ml)
+            PyMem_RawFree(s.mr)
+            s.ml = s.mr = NULL
+            tptr = <int64_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int64_t))
+            if tptr != NULL:
+                for k in range(n_right + 1):
+                    tptr[k] = s.cptr[k]
+                PyMem_RawFree(s.cptr)
+                s.cptr = NULL
+            rc = -1 if tptr == NULL else _init_state(&t, n_right, nl, tptr)
+            if rc == 0:
+                rc = _search(&t, <const int32_t*>s.cidx, method, start)
+        elif rc == 0:
+            transposed = False
+            if method != METHOD_PUSH_RELABEL:
+                PyMem_RawFree(s.cptr)      # the probe's transpose, not needed by PF+
+                PyMem_RawFree(s.cidx)
+                s.cptr = s.cidx = NULL
+            rc = _search(&s, ix, method, start)
         PyMem_RawFree(s.cptr)
         PyMem_RawFree(s.cidx)
-        s.cptr = NULL
+        s.cptr = s.cidx = NULL
     if rc != 0:
-        PyMem_RawFree(s.ml)
-        PyMem_RawFree(s.mr)
+        _free_state(&s)
+        _free_state(&t)
+        PyMem_RawFree(tptr)
         raise MemoryError("matching: cannot allocate the search's scratch")
+    if transposed:
+        # our left vertex k is the transposed graph's right vertex k
+        _free_state(&s)
+        s.ml, s.mr, s.size, s.phases, s.work = t.mr, t.ml, t.size, t.phases, t.work
+        t.ml = t.mr = NULL
+        _free_state(&t)
+        PyMem_RawFree(tptr)
     out_l = np.empty(nl, dtype=np.int64)
     ol = <int64_t*>out_l.data
     for k in range(nl):
         ol[k] = s.ml[k]
-    PyMem_RawFree(s.ml)
     out_load = np.empty(n_right, dtype=np.int64)
     od = <int64_t*>out_load.data
     for k in range(n_right):
         od[k] = 1 if s.mr[k] >= 0 else 0
-    PyMem_RawFree(s.mr)
-    return out_l, out_load, s.size, s.phases, s.work
+    _free_state(&s)
+    return out_l, out_load, s.size, s.phases, s.work, transposed, method
 
 
-def solve(indptr, indices, intp_t n_right, int method, int start):
+def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_LEFT, double ratio=0.0,
+          int64_t pf_max_edges=0):
     """Maximum transversal of the CSR graph (``indptr`` int64, ``indices`` int32 or int64,
-    validated by the caller). ``method`` METHOD_POTHEN_FAN or METHOD_PUSH_RELABEL; ``start`` one of
-    CONSTANTS. Returns ``(match_left int64, right_load int64, size, phases, work)``."""
+    validated by the caller: a private copy, never written by anyone during the solve).
+    ``method`` METHOD_POTHEN_FAN or METHOD_PUSH_RELABEL; ``start`` one of CONSTANTS; ``side``
+    SIDE_LEFT (search from the left vertices), SIDE_RIGHT (from the right: the same search on
+    the transposed graph) or SIDE_PROBE (from the right when fewer right than ``ratio`` times
+    the left vertices have an edge). ``method`` METHOD_AUTO: PF+ if the search runs from the
+    right or the graph has fewer than ``pf_max_edges`` edges, else push-relabel, each
+    from its own start (``start`` is ignored). Returns ``(match_left int64,
+    right_load int64, size, phases, work, searched_from_right, method)``."""
     if indices.dtype.itemsize == 8:
-        return _run[int64_t](indptr, indices, n_right, method, start)
-    return _run[int32_t](indptr, indices, n_right, method, start)
-
+        return _run[int64_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)
+    return _run[int32_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)

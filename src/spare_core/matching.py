@@ -59,10 +59,18 @@ _T_METHOD = {"pothen_fan": _tkern.CONSTANTS["METHOD_POTHEN_FAN"],
 _T_START = {"pothen_fan": _tkern.CONSTANTS["START_NONE"],
             "push_relabel": _tkern.CONSTANTS["START_GREEDY"]}
 
-# method="auto": PF+ below this many edges, push-relabel from it (see _auto_method)
+# method="auto" (see _auto_rules): PF+ below this many edges, push-relabel from it ...
 _PF_MAX_EDGES = 30_000
+# ... unless fewer right than this fraction of the left vertices have an edge: then PF+ searching
+# from the right side (bench/ratios_matching.py --catalogue all --methods all; docs/matching.md)
+_RIGHT_SIDE_RATIO = 0.95
+_T_AUTO = _tkern.CONSTANTS["METHOD_AUTO"]
+_T_NAME = {v: k for k, v in _T_METHOD.items()}
+_SIDE_PROBE = _tkern.CONSTANTS["SIDE_PROBE"]
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
+# exact types of the fast path in _graph_csr_shared (subclasses take the general path)
+_CSR_TYPES = (sp.csr_array, sp.csr_matrix)
 _ONE = np.int64(1).tobytes()
 
 
@@ -109,26 +117,50 @@ def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
     Every index is range-checked on the caller's own arrays before any conversion, so a
     malformed matrix raises ValueError instead of reaching scipy's or our C code.
     """
-    indptr, indices, n_left, n_right, _ = _graph_csr_any(graph, True)
+    indptr, indices, n_left, n_right, _ = _graph_csr_any(graph)
     _check_rows(indptr, indices)
     return indptr, indices, n_left, n_right
 
 
-def _graph_csr_shared(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
-    """As :func:`_graph_csr`, but a CSR graph with int32/int64 index arrays is not copied.
+def _graph_csr_shared(graph):
+    """As :func:`_graph_csr`, and what a :class:`Matching` may keep instead of the copies.
 
-    Returns ``(indptr, indices, n_left, n_right, fingerprint)``: for such a graph indptr is
-    the caller's (or an int64 copy of an int32 one) and indices the caller's own array,
-    validated in one pass that also takes their fingerprint (see ``csr_checked``), so that
-    :meth:`Matching.vertex_cover` can tell later whether the caller modified them. Other
-    inputs are converted to private arrays (fingerprint None).
+    Returns ``(indptr, indices, n_left, n_right, keep_indptr, keep_indices, fingerprint)``.
+    The kernels always read ``indptr``/``indices``: private copies (int64, int32) made in the
+    validating pass itself, so that nothing another thread (or a C extension without the
+    GIL) writes into the caller's arrays during a solve can send a kernel out of bounds.
+    Measured against reading the caller's arrays in place: within the run-to-run noise at
+    1e3 ... 1e6 edges, because the copy is written in the pass that validates anyway
+    (docs/matching.md, section 2).
+
+    For a CSR graph with int32/int64 index arrays, ``keep_*`` are the caller's own arrays
+    and ``fingerprint`` theirs (see ``csr_checked``), so that a result need not hold a
+    second copy of the graph and :meth:`Matching.vertex_cover` can tell whether they were
+    modified since. While other Python threads run, the result keeps the private copies
+    instead (fingerprint None): one of them may be writing into the graph. Other inputs
+    are converted to private arrays, kept as they are.
     """
-    # The kernel reads a shared graph without the GIL. While other Python threads run, one
-    # of them could write into the arrays mid-solve (an index out of range would send the
-    # kernel out of bounds), so then the solve reads private copies instead.
-    out = _graph_csr_any(graph, threading.active_count() > 1)
-    _check_rows(out[0], out[1])
-    return out
+    if type(graph) in _CSR_TYPES:
+        # the common case without the general path's Python-level checks (a third of the
+        # wrapper's fixed cost on 1e3 edges): plain contiguous int32/int64 arrays go straight
+        # to the one C pass, which checks everything else
+        ip, ix = graph.indptr, graph.indices
+        n_left, n_right = graph.shape
+        if (type(ip) is np.ndarray and type(ix) is np.ndarray and ip.dtype in _NATIVE and ix.dtype in _NATIVE
+                and ip.ndim == 1 and ix.ndim == 1 and ip.shape[0] == n_left + 1 and ip.flags.c_contiguous
+                and ix.flags.c_contiguous and n_left <= _MAX_VERTICES and n_right <= _MAX_VERTICES):
+            indptr, indices, fp = _kern.csr_checked(ip, ix, n_right, True)
+            if indices.shape[0] > _MAX_ROW:
+                _check_rows(indptr, indices)
+            if threading.active_count() > 1:
+                return indptr, indices, n_left, n_right, indptr, indices, None
+            return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
+    indptr, indices, n_left, n_right, fp = _graph_csr_any(graph)
+    _check_rows(indptr, indices)
+    if fp is None or threading.active_count() > 1:
+        return indptr, indices, n_left, n_right, indptr, indices, None
+    ip, ix = np.asarray(graph.indptr), np.asarray(graph.indices)
+    return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
 
 
 def _check_rows(indptr, indices) -> None:
@@ -137,9 +169,10 @@ def _check_rows(indptr, indices) -> None:
         raise ValueError(f"graph has a row with more than {_MAX_ROW} stored entries")
 
 
-def _graph_csr_any(graph, copy: bool) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
-    """:func:`_graph_csr` (``copy``) or :func:`_graph_csr_shared` (not ``copy``), before the
-    row-length check."""
+def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
+    """Validated private CSR arrays (indptr int64, indices int32 or int64), n_left, n_right,
+    and the fingerprint of the caller's index arrays when they are contiguous CSR arrays of
+    int32/int64 (else None), before the row-length check."""
     if not sp.issparse(graph):
         raise TypeError(
             f"graph must be a scipy.sparse matrix or array (biadjacency, rows = left), "
@@ -157,11 +190,12 @@ def _graph_csr_any(graph, copy: bool) -> tuple[np.ndarray, np.ndarray, int, int,
         if indptr.shape[0] != n_left + 1:
             raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
         if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
-            # one pass in C: the checks, and private int64/int32 copies or the fingerprint of
-            # the arrays the kernel will read in place
+            # one pass in C: the checks, private int64/int32 copies, and the fingerprint of
+            # the caller's arrays (only meaningful when they are contiguous: the very arrays read)
+            contiguous = indptr.flags.c_contiguous and indices.flags.c_contiguous
             indptr, indices, fp = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                                                    n_right, copy)
-            return indptr, indices, n_left, n_right, (None if copy else fp)
+                                                    n_right, True)
+            return indptr, indices, n_left, n_right, (fp if contiguous else None)
         indptr = _check_indptr(indptr, n_left, indices.shape[0])
         nnz = int(indptr[-1])
         _check_range(indices[:nnz], "column index", n_right)
@@ -229,6 +263,10 @@ class Matching:
         The algorithm that ran: ``"hopcroft_karp"``, ``"pothen_fan"`` or ``"push_relabel"``
         (what ``method="auto"`` chose). ``phases`` counts its phases (PF+: depth-first
         phases; push-relabel: global relabels).
+    searched_from : str
+        ``"left"``, or ``"right"`` when PF+ or push-relabel searched from the right vertices
+        (the same algorithm on the transposed graph), as the kernel's probe chose: fewer right
+        than left vertices with an edge (see ``method`` of :func:`hopcroft_karp`).
 
     Notes
     -----
@@ -249,7 +287,7 @@ class Matching:
     """
 
     __slots__ = ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method",
-                 "_indptr", "_indices", "_edge_off", "_fp")
+                 "searched_from", "_indptr", "_indices", "_edge_off", "_fp")
 
     def __init__(self, match_left, right_load, capacity, indptr, indices, edge_off=None,
                  *, phases=0, warm_kept=None, size=None):
@@ -291,6 +329,7 @@ class Matching:
         self.phases = as_int(phases, "phases", min_value=0)
         self.warm_kept = warm_kept
         self.method = "hopcroft_karp"
+        self.searched_from = "left"
         self._indptr = indptr
         self._indices = indices
         self._edge_off = edge_off
@@ -298,7 +337,7 @@ class Matching:
 
     @classmethod
     def _own(cls, match_left, right_load, capacity, indptr, indices, fingerprint, *, phases, warm_kept, size,
-             method="hopcroft_karp", edge_off=None):
+             method="hopcroft_karp", edge_off=None, searched_from="left"):
         """Wrap fresh int64 arrays without copying or viewing them (the fixed cost of a solve
         on 1e3 edges is a few microseconds). ``fingerprint``: that of ``indptr``/``indices``
         when they are the caller's arrays, None when private."""
@@ -306,7 +345,7 @@ class Matching:
         for arr in (match_left, right_load, capacity):
             arr.flags.writeable = False
         m.match_left, m.right_load, m.capacity = match_left, right_load, capacity
-        m.size, m.phases, m.warm_kept, m.method = size, phases, warm_kept, method
+        m.size, m.phases, m.warm_kept, m.method, m.searched_from = size, phases, warm_kept, method, searched_from
         m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, edge_off, fingerprint
         return m
 
@@ -370,16 +409,19 @@ class Matching:
         ml = _checked_matches(self.match_left, self.n_right, "match_left")
         if self.capacity.shape[0] != self.n_right:
             raise ValueError(f"capacity must have length n_right = {self.n_right}, got {self.capacity.shape[0]}")
+        indptr, indices = self._indptr, self._indices
         if self._fp is not None:
-            # the caller's own arrays (no copy was made): still in range and unchanged?
+            # the caller's own arrays: still in range and unchanged? The cover is then built
+            # on the private copies this pass makes, so that another thread writing into the
+            # caller's arrays meanwhile cannot send the kernel out of bounds
             try:
-                _, _, fp = _kern.csr_checked(self._indptr, self._indices, self.n_right, False)
+                indptr, indices, fp = _kern.csr_checked(indptr, indices, self.n_right, True)
             except ValueError as err:
                 raise ValueError(f"the graph was modified after the matching was computed ({err})") from None
             if fp != self._fp:
                 raise ValueError("the graph's indptr/indices were modified after the matching was computed: "
                                  "the certificate would not be about the graph that was solved")
-        return _kern.koenig_cover(self._indptr, self._indices, self._edge_off, ml,
+        return _kern.koenig_cover(indptr, indices, self._edge_off, ml,
                                   np.ascontiguousarray(self.capacity, dtype=np.int64),
                                   np.ascontiguousarray(self.right_load, dtype=np.int64))
 
@@ -391,7 +433,8 @@ class Matching:
     def to_dict(self) -> dict:
         """The public attributes as a JSON-serialisable dict (arrays as lists; the graph, which
         the matching only refers to, is left out)."""
-        return fields_dict(self, ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method"))
+        return fields_dict(self, ("match_left", "right_load", "capacity", "size", "phases", "warm_kept", "method",
+                                 "searched_from"))
 
 
 def _checked_matches(match_left, n_right: int, name: str) -> np.ndarray:
@@ -444,9 +487,14 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         matching may differ). ``"pothen_fan"`` (PF+, depth-first with lookahead and fairness
         [4]_) and ``"push_relabel"`` (FIFO push-relabel with global relabels [4]_ [5]_) solve
         ordinary matchings (every capacity 1) from scratch; ``"hopcroft_karp"`` also
-        b-matchings and warm starts. ``"auto"``: Hopcroft-Karp for capacities other than 1
-        or a warm start, else PF+ below 30,000 edges and push-relabel above (measured on
-        every family of the benchmark catalogue; docs/matching.md). The choice is in
+        b-matchings and warm starts. ``"auto"``, from rules measured on every family of the
+        benchmark catalogue (docs/matching.md): Hopcroft-Karp for capacities other than 1 or a
+        warm start; else PF+ searching from the right side when fewer right than 0.95 times
+        the left vertices have an edge (searches from the smaller side mostly succeed; from
+        the larger one most end unmatched after exploring a large alternating tree: the
+        kernel counts both sides in the pass that starts the transpose); else PF+ below
+        30,000 edges and push-relabel above. The named methods ``"pothen_fan"`` and
+        ``"push_relabel"`` take the side from the same count. The choice is in
         :attr:`Matching.method`.
 
     Returns
@@ -471,19 +519,18 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     over alternating paths (a saturated right vertex leads to each of its partners) up to the
     first layer with spare capacity, then a DFS with current-arc pointers that flips a maximal
     set of vertex-disjoint shortest augmenting paths. O(sqrt(V) * E) time in the worst case
-    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory, and no
-    copy of a CSR graph with int32 or int64 index arrays (the kernel reads the caller's
-    arrays; an int32 indptr is widened to int64): per-vertex state (12-byte int32 records,
-    plus a status byte and a free-list entry per left vertex, whose unused part holds the
-    searches' queues: 12 bytes per right and 17 per left vertex), when the solve prunes, the
-    transpose (4 bytes per edge and per right vertex), and for capacities of 2 or more the
-    partner lists (8 bytes per left and 4 per right vertex). The int64 result arrays are made
-    as that state is freed. On the benchmark's hard and uniform families (600k x 600k, 1.1M
-    and 1M edges, int64 indices) the peak is about twice the caller's indptr + indices.
-    The GIL is released throughout. Writing into the graph from another thread during a
-    solve is a race (the answer is undefined), but never a memory error: when other Python
-    threads are running the solve reads private copies of the index arrays (one O(E) copy),
-    and the zero-copy path is taken only in a single-threaded program.
+    (V = n_left + n_right, as for the slot-expanded graph); O(V + E) extra memory: a private
+    copy of the graph (int64 indptr, int32 indices, written by the pass that validates it),
+    per-vertex state (12-byte int32 records, plus a status byte and a free-list entry per
+    left vertex, whose unused part holds the searches' queues: 12 bytes per right and 17 per
+    left vertex), when the solve prunes, the transpose (4 bytes per edge and per right
+    vertex), and for capacities of 2 or more the partner lists (8 bytes per left and 4 per
+    right vertex). The int64 result arrays are made as that state is freed; docs/matching.md
+    has the measured peaks. The GIL is released throughout. The kernels only ever read the
+    private copy, so writing into the graph from another thread during a solve cannot make
+    them read out of bounds (nor change the answer); the result refers to the caller's arrays
+    (with their fingerprint, see :class:`Matching`) when no other Python thread runs, else
+    to the copy.
 
     A cold solve starts greedily, left vertices in increasing degree order (a degree-1
     vertex's only choice is safe, so those go first). When the right side is tight (no more
@@ -529,19 +576,21 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method in _T_METHOD and warm_start is not None:
         raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
-    indptr, indices, n_left, n_right, fp = _graph_csr_shared(graph)
+    indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = _graph_csr_shared(graph)
     cap = None if capacity is None else _capacity(capacity, n_right)
     unit = cap is None or bool(np.all(cap == 1))
     if method in _T_METHOD and not unit:
         raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
                          f"use method='hopcroft_karp' for capacities other than 1")
-    if method == "auto":
-        method = _auto_method(indptr, n_left, n_right, unit and warm_start is None)
-    if method in _T_METHOD:
-        match_left, load, size, phases, _ = _tkern.solve(indptr, indices, n_right, _T_METHOD[method],
-                                                         _T_START[method])
+    if method == "auto" and unit and warm_start is None:
+        method = "transversal"
+    if method == "transversal" or method in _T_METHOD:
+        code = _T_AUTO if method == "transversal" else _T_METHOD[method]
+        match_left, load, size, phases, _, from_right, used = _tkern.solve(
+            indptr, indices, n_right, code, _T_START.get(method, 0), _SIDE_PROBE, _RIGHT_SIDE_RATIO, _PF_MAX_EDGES)
         return Matching._own(match_left, load, np.ndarray((n_right,), np.int64, _ONE, strides=(0,)),
-                             indptr, indices, fp, phases=phases, warm_kept=None, size=size, method=method)
+                             keep_ptr, keep_idx, fp, phases=phases, warm_kept=None, size=size,
+                             method=_T_NAME[used], searched_from="right" if from_right else "left")
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
     k = _kern.HKKernel(indptr, indices, cap, False, n_right)
@@ -560,23 +609,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         # read-only (a bytes buffer) and stride 0: no n_right int64 ones in memory, and a
         # microsecond instead of np.broadcast_to's ten
         cap = np.ndarray((n_right,), np.int64, _ONE, strides=(0,))
-    return Matching._own(match_left, load, cap, indptr, indices, fp, phases=phases, warm_kept=kept, size=size)
-
-
-def _auto_method(indptr, n_left: int, n_right: int, unit: bool) -> str:
-    """The method ``method="auto"`` runs, from the size alone (O(1)).
-
-    Rules measured on every family of bench/families.py (``python bench/ratios_matching.py
-    --catalogue all --methods all``; the table is in docs/matching.md): b-matchings and warm
-    starts are Hopcroft-Karp's (the other kernels solve ordinary matchings from scratch);
-    below ``_PF_MAX_EDGES`` edges PF+ (its first phase is the greedy pass, and one or two more
-    phases finish small graphs: no transpose to build); above it push-relabel, whose global
-    relabels keep long augmenting searches short on the large graphs where PF+'s phases and
-    Hopcroft-Karp's layered searches both grow.
-    """
-    if not unit:
-        return "hopcroft_karp"
-    return "pothen_fan" if int(indptr[n_left]) < _PF_MAX_EDGES else "push_relabel"
+    return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=kept, size=size)
 
 
 class IncrementalMatching:

@@ -1,5 +1,5 @@
 """Stub of the compiled maximum-transversal kernel (src/_ext/_transversal.pyx: Pothen-Fan with
-lookahead and fairness, FIFO push-relabel); use spare_core.matching.hopcroft_karp(method=...)."""
+lookahead and fairness, FIFO push-relabel, either from the left or from the right side); use spare_core.matching.hopcroft_karp(method=...)."""
 import numpy as np
 from numpy.typing import NDArray
 
@@ -12,6 +12,11 @@ def solve(
     n_right: int,
     method: int,
     start: int,
-) -> tuple[NDArray[np.int64], NDArray[np.int64], int, int, int]:
-    """``(match_left, right_load, size, phases, work)`` of a maximum matching."""
+    side: int = ...,
+    ratio: float = ...,
+    pf_max_edges: int = ...,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int, int, int, bool, int]:
+    """``(match_left, right_load, size, phases, work, searched_from_right, method)`` of a
+    maximum matching; ``side`` SIDE_LEFT / SIDE_RIGHT / SIDE_PROBE, ``method`` METHOD_AUTO
+    chooses after the probe (see the kernel's docstring)."""
     ...

@@ -1,0 +1,92 @@
+"""The matching kernels never read the caller's graph arrays (issue 16, item c): another
+thread writing into them during a solve (the GIL is released) can make the validation refuse
+the graph, but never send a kernel out of bounds or change the answer it computes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spare_core import matching
+from spare_core.matching import METHODS, hopcroft_karp
+
+SRC = str(Path(matching.__file__).resolve().parents[1])
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("idx", [np.int32, np.int64])
+def test_kernels_get_private_copies_even_single_threaded(method, idx, monkeypatch):
+    rng = np.random.default_rng(7)
+    g = sp.csr_array((np.ones(400), (rng.integers(0, 60, 400), rng.integers(0, 50, 400))), shape=(60, 50))
+    g.indices = g.indices.astype(idx)
+    g.indptr = g.indptr.astype(idx)
+    seen = []
+
+    def spy(real):
+        def call(indptr, indices, *args, **kw):
+            seen.append(np.shares_memory(indptr, g.indptr) or np.shares_memory(indices, g.indices))
+            return real(indptr, indices, *args, **kw)
+        return call
+
+    monkeypatch.setattr(matching._tkern, "solve", spy(matching._tkern.solve))
+    monkeypatch.setattr(matching._kern, "HKKernel", spy(matching._kern.HKKernel))
+    monkeypatch.setattr(matching._kern, "koenig_cover", spy(matching._kern.koenig_cover))
+    m = hopcroft_karp(g, method=method)
+    m.vertex_cover()
+    assert len(seen) == 2 and not any(seen)
+
+
+RACE = textwrap.dedent("""
+    import sys, threading
+    import numpy as np, scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+    from spare_core.matching import hopcroft_karp
+    rng = np.random.default_rng(16)
+    n, nnz = 20_000, 80_000
+    g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
+    g.indices = g.indices.astype(np.{idx})
+    ref = int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
+    good = g.indices.copy()
+    bad = np.full_like(good, np.iinfo(good.dtype).max)     # every value out of range
+    bad[::2] = -(2**31)
+    stop = threading.Event()
+
+    def writer():
+        while not stop.is_set():
+            g.indices[:] = bad          # numpy releases the GIL for this copy
+            g.indices[:] = good
+
+    t = threading.Thread(target=writer)
+    t.start()
+    refused = solved = 0
+    try:
+        for k in range(40):
+            try:
+                m = hopcroft_karp(g, method="{method}")
+            except ValueError as err:
+                assert "graph" in str(err), err
+                refused += 1
+                continue
+            # validation saw no out-of-range value, so it copied the intact graph
+            assert m.size == ref, (m.size, ref)
+            solved += 1
+    finally:
+        stop.set()
+        t.join()
+    print(refused, solved)
+""")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_writer_thread_during_solves_never_crashes_or_changes_the_answer(method):
+    # a separate process: an out-of-bounds read would kill it, not the test session
+    out = subprocess.run([sys.executable, "-c", RACE.format(idx="int32", method=method)],
+                         capture_output=True, text=True, timeout=300, env={"PYTHONPATH": SRC, "PATH": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    refused, solved = map(int, out.stdout.split())
+    assert refused + solved == 40
