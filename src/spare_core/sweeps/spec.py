@@ -360,21 +360,14 @@ def load_spec(path) -> SweepSpec:
 
     Raises
     ------
-    FileNotFoundError, ValueError, TypeError
-        A missing file, bad TOML (with its line) or a bad entry; the message names the file
-        and the key.
+    spare_core.scenario_file.TomlFileError
+        A missing or unreadable file, bytes that are not UTF-8 or bad TOML (a ValueError
+        naming the file and the line; the same reader as scenario files).
+    ValueError, TypeError
+        A bad entry; the message names the file and the key.
     """
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11: the sweep extra installs tomli, the same API
-        import tomli as tomllib
+    from ..scenario_file import read_toml  # the product layer's one TOML reader
 
     p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"sweep spec {str(p)!r} does not exist") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{p}: not valid TOML: {e}") from None
+    data = read_toml(p, "sweep spec")
     return SweepSpec.from_dict(data, source=str(p), base_dir=p.parent)
