@@ -1,7 +1,8 @@
 """Regressions of issue 16 found by the widened fuzz suite: a user's EpochSource (the
 ``failures=`` argument of ``simulate``, a public protocol) is checked, not trusted.
 Before: negative times made the kernel loop for ever, NaN and unsorted times were
-simulated silently, lists raised AttributeError, a 2-d array a Cython buffer message."""
+simulated silently, lists raised AttributeError, a 2-d array a Cython buffer message.
+The same for a user's FailureHandler answering with lists (AttributeError) or strings."""
 import numpy as np
 import pytest
 
@@ -61,3 +62,36 @@ def test_a_custom_source_may_answer_with_lists_and_gives_the_same_run():
     plain = _run("spare", _Source())
     listed = _run("spare", _Source(lambda t, g: (t.tolist(), g.tolist())))
     assert listed.wall_time == plain.wall_time and listed.failures_seen == plain.failures_seen
+
+
+class _ListsHandler:
+    """A user's handler answering with lists (or strings) instead of numpy arrays."""
+
+    batch_hint, needs_groups = 4, True
+
+    def __init__(self, how):
+        self.how = how
+
+    def on_failures(self, groups):
+        from spare_core.sim import Outcomes
+        n = groups.shape[0]
+        if self.how == "lists":
+            return Outcomes([0] * n, [1.0] * n, [0.0] * n)
+        return Outcomes(np.zeros(n, np.int8), np.full(n, "1.0"), np.zeros(n))
+
+    def restart(self):
+        pass
+
+
+@pytest.mark.parametrize("how, says", [("lists", "outcomes.restart must be a numeric numpy array, got list"),
+                                       ("strings", "outcomes.depth must be a numeric numpy array, got ndarray of <U3")])
+def test_a_handler_answering_with_lists_or_strings_is_refused(how, says):
+    from spare_core.sim import Policy
+
+    class _User(Policy):
+        name = "user"
+
+        def handler(self, scenario):
+            return _ListsHandler(how)
+    with pytest.raises(TypeError, match=says):
+        simulate(Scenario(**SMALL), _User(), seed=0)

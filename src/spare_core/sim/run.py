@@ -507,6 +507,11 @@ def _check_outcomes(out, n_given: int) -> Outcomes:
     """A user policy's batch answer must be well-formed before the kernel reads it."""
     if not isinstance(out, Outcomes):
         raise TypeError(f"on_failures must return Outcomes, got {type(out).__name__}")
+    for name in ("restart", "depth", "patch_layers"):  # before len(): lists have no shape
+        a = getattr(out, name)
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in "iuf":
+            raise TypeError(f"outcomes.{name} must be a numeric numpy array, got "
+                            f"{type(a).__name__}{' of ' + str(a.dtype) if isinstance(a, np.ndarray) else ''}")
     n = len(out)
     if n > n_given or (n < n_given and (n == 0 or out.restart[n - 1] == 0)):
         raise ValueError(
