@@ -120,6 +120,9 @@ SCENARIO_SNIPPETS = [
     "", "[cluster]\n", "gpus = 1e308\n", "[job]\nsteps = -1\n", "[failures]\nmtbf = \"0 s\"\n",
     "[failures]\nmtbf = \"1e400 h\"\n", "name = 3\n", "[[x]]\n", "x = nan\n", "[job]\nstep_time = \"inf s\"\n",
     "\x00", "[job\n", "a = 'b'\n", "[cluster]\nnodes = 99999999999999999999999\n",
+    # counts that used to build a range of that many numbers (a hang, then MemoryError)
+    "[compare]\nr_max = 1000000000000000000\n", "[compare]\nseeds = 1000000000000\n",
+    "[compare]\nprocesses = 1000000000\n", "\ufeffname = 'bom'\n", "name = 'crlf'\r\n",
 ]
 
 
