@@ -57,3 +57,23 @@ def test_the_error_type_is_the_callers_own():
     with pytest.raises(ScenarioFileError, match="cannot read scenario file"):
         read_toml("/nonexistent/x.toml", "scenario file", ScenarioFileError)
     assert issubclass(ScenarioFileError, TomlFileError) and issubclass(TomlFileError, ValueError)
+
+
+def test_a_sweep_spec_with_a_huge_seed_count_is_refused_before_building_it(tmp_path):
+    from spare_core.scenario_file import MAX_SEEDS
+    f = tmp_path / "spec.toml"
+    f.write_text(SPEC.replace("seeds = 1", "seeds = 99999999999999999999"))
+    with pytest.raises(ValueError, match=f"seeds must be <= {MAX_SEEDS}, got 99999999999999999999"):
+        load_spec(f)
+
+
+def test_a_sweep_specs_redundancy_range_stops_at_the_group_count(tmp_path):
+    f = tmp_path / "spec.toml"
+    f.write_text("redundancies = {from = 2, to = 1000000000000000000}\n" + SPEC)
+    assert load_spec(f).redundancies == [2, 3, 4]
+    f.write_text("redundancies = {from = 3, to = 1}\n" + SPEC)
+    with pytest.raises(ValueError, match="redundancies must not be empty"):
+        load_spec(f)
+    f.write_text("policies = ['spare']\nredundancies = {from = 9, to = 1000000000000000000}\n" + SPEC)
+    with pytest.raises(ValueError, match="no redundancy in \\[9\\]"):
+        load_spec(f)
