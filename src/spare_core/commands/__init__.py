@@ -49,7 +49,6 @@ def bounded(cast: Callable[[str], Any], low: Any, what: str, high: Any = None) -
 
 
 positive_int = bounded(int, 1, "an integer", MAX_COUNT)
-nonneg_int = bounded(int, 0, "an integer", MAX_COUNT)
 seed_int = bounded(int, 0, "an integer", MAX_SEED)
 process_count = bounded(int, 0, "an integer", MAX_PROCESSES)
 finite_float = bounded(float, -math.inf, "a number")
