@@ -109,7 +109,9 @@ def test_hopcroft_karp_while_another_thread_rewrites_the_graph(seed, n, method, 
         for out in outcomes:
             report[out[0]] += 1
             if out[0] == "error":
-                assert garbage != "none", f"a clean error with only valid states stored: {out[2]}"
+                # a torn store of a large indptr (half one graph, half the other) may be
+                # decreasing: a clean error is then right even without garbage
+                assert garbage != "none" or nnz > ATOMIC_ENTRIES, f"a clean error with only valid states stored: {out[2]}"
                 continue
             size, ml = out[1]
             matched = ml[ml >= 0]
