@@ -68,3 +68,37 @@ def test_min_cost_flow_with_other_threads_running_solves_private_copies(monkeypa
             other.join()
         assert got.cost == expected.cost and np.array_equal(got.flow, expected.flow)
     assert _in_child(solve) is True
+
+
+def test_hopcroft_karp_with_other_threads_running_checks_private_copies(monkeypatch):
+    """The kernel's one-pass check reads its input twice (check, then copy) without the
+    GIL; handed the caller's arrays, a writer thread could slip an unchecked index in
+    between (SIGSEGV in tests/fuzz/test_fuzz_threads.py before this fix). With other
+    threads running it must only ever see private copies."""
+    import scipy.sparse as sp
+
+    from spare_core import matching
+
+    g = sp.csr_array(np.eye(40))
+    seen = []
+    real = matching._kern.csr_checked
+
+    class _Spy:
+        def __getattr__(self, name):
+            return getattr(matching._kern, name)
+
+        @staticmethod
+        def csr_checked(indptr, indices, *args):
+            seen.append((np.shares_memory(indptr, g.indptr), np.shares_memory(indices, g.indices)))
+            return real(indptr, indices, *args)
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        monkeypatch.setattr(matching, "_kern", _Spy())
+        assert matching.hopcroft_karp(g).size == 40
+    finally:
+        stop.set()
+        other.join()
+    assert seen == [(False, False)]
