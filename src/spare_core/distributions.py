@@ -122,7 +122,7 @@ class Distribution:
             lo, hi = out.min(), out.max()   # NaN propagates through both
             if not (lo >= 0.0 and hi < math.inf):
                 bad = out.ravel()[~((out.ravel() >= 0.0) & (out.ravel() < math.inf))][0]
-                raise ValueError(f"{name}.{method} drew the time {bad!r}: times must be finite and >= 0 "
+                raise ValueError(f"{name}.{method} drew the time {float(bad)!r}: times must be finite and >= 0 "
                                  f"(parameters {self._describe()})")
         return np.maximum(out, np.finfo(np.float64).tiny)
 
@@ -172,9 +172,8 @@ class Distribution:
         """
         size = _as_size(size)
         rng = as_generator(rng)
-        out = np.asarray(self._draw_residual(rng, size), dtype=np.float64)
-        np.maximum(out, np.finfo(np.float64).tiny, out=out)
-        return out
+        # the same check as sample(): a subclass's residual sampler is user code too
+        return self._checked_times(self._draw_residual(rng, size), size, "_draw_residual")
 
     def _draw_residual(self, rng, size):
         raise NotImplementedError(f"{type(self).__name__} has no residual-lifetime sampler")

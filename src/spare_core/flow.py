@@ -55,6 +55,7 @@ References
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,12 +172,16 @@ def _int_array(values, name, *, length=None, nonneg=False):
     Such an array needs no conversion; its range is checked afterwards from one pass of
     the kernel's scan (with ``as_int_array``'s message), which at 1e3 arcs saves most of
     the wrapper's time (a dozen numpy reductions and dtype queries)."""
-    if (type(values) is np.ndarray and values.dtype == np.int64 and values.ndim == 1
+    # The kernel builds its graph from these arrays without the GIL. While other Python
+    # threads run, one could write an out-of-range node into a shared array after the scan
+    # checked it, so then the solve reads private copies (as hopcroft_karp does).
+    shared_ok = threading.active_count() == 1
+    if (shared_ok and type(values) is np.ndarray and values.dtype == np.int64 and values.ndim == 1
             and values.flags.c_contiguous):
         if length is not None and values.shape[0] != length:
             raise ValueError(f"{name} must have length {length}, got {values.shape[0]}")
         return values
-    return as_int_array(values, name, length=length, min_value=0 if nonneg else None, copy=False)
+    return as_int_array(values, name, length=length, min_value=0 if nonneg else None, copy=not shared_ok)
 
 
 class _NetworkScan:

@@ -34,7 +34,11 @@ from ._difference_sets import sidon_windows
 from ._validate import as_generator, as_int, as_int_array, check_choice
 from .topology import FailureDomains
 
-__all__ = ["StackedLayout", "sidon_offsets", "difference_multiplicity"]
+#: the most groups a layout may have: groups are vertices of the matching graph, int32 ids
+#: in its kernel (a larger count was an OverflowError deep in numpy)
+MAX_GROUPS = 2**31 - 2
+
+__all__ = ["StackedLayout", "sidon_offsets", "difference_multiplicity", "MAX_GROUPS"]
 
 
 def check_sizes(n_groups, redundancy):
@@ -46,9 +50,9 @@ def check_sizes(n_groups, redundancy):
     Raises
     ------
     TypeError, ValueError
-        Not integers, N < 1, r < 1, or r > N (a stack holds distinct shard types).
+        Not integers, N < 1, N > :data:`MAX_GROUPS`, r < 1, or r > N (a stack holds distinct shard types).
     """
-    n = as_int(n_groups, "n_groups", min_value=1)
+    n = as_int(n_groups, "n_groups", min_value=1, max_value=MAX_GROUPS)
     r = as_int(redundancy, "redundancy", min_value=1)
     if r > n:
         raise ValueError(f"redundancy must be <= n_groups (a stack holds distinct shard types), got {r} > {n}")

@@ -149,10 +149,13 @@ def _graph_csr_shared(graph):
         if (type(ip) is np.ndarray and type(ix) is np.ndarray and ip.dtype in _NATIVE and ix.dtype in _NATIVE
                 and ip.ndim == 1 and ix.ndim == 1 and ip.shape[0] == n_left + 1 and ip.flags.c_contiguous
                 and ix.flags.c_contiguous and n_left <= _MAX_VERTICES and n_right <= _MAX_VERTICES):
+            threaded = threading.active_count() > 1
+            if threaded:  # check snapshots, not the caller's arrays (see _graph_csr_any)
+                ip, ix = ip.copy(), ix.copy()
             indptr, indices, fp = _kern.csr_checked(ip, ix, n_right, True)
             if indices.shape[0] > _MAX_ROW:
                 _check_rows(indptr, indices)
-            if threading.active_count() > 1:
+            if threaded:
                 return indptr, indices, n_left, n_right, indptr, indices, None
             return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
     indptr, indices, n_left, n_right, fp = _graph_csr_any(graph)
@@ -184,9 +187,14 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]
     if n_left > _MAX_VERTICES or n_right > _MAX_VERTICES:
         raise ValueError(f"graph has too many vertices for int32 ids: shape {graph.shape}")
     fmt = graph.format
+    # While other Python threads run, check private snapshots, never the caller's arrays and
+    # then a copy of them: csr_checked reads its input twice without the GIL (the check pass,
+    # then the copy pass), so a writer thread between the two passes put unchecked indices
+    # into the "validated" copy (SIGSEGV in tests/fuzz/test_fuzz_threads.py).
+    grab = (lambda a: np.array(a, copy=True)) if threading.active_count() > 1 else (lambda a: a)
     if fmt == "csr":
-        indices = _check_index_array(graph.indices, "indices")
-        indptr = _check_index_array(graph.indptr, "indptr")
+        indices = _check_index_array(grab(graph.indices), "indices")
+        indptr = _check_index_array(grab(graph.indptr), "indptr")
         if indptr.shape[0] != n_left + 1:
             raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
         if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
@@ -207,8 +215,8 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]
             None,
         )
     if fmt == "csc":
-        indices = _check_index_array(graph.indices, "indices")
-        indptr = _check_indptr(graph.indptr, n_right, indices.shape[0])
+        indices = _check_index_array(grab(graph.indices), "indices")
+        indptr = _check_indptr(grab(graph.indptr), n_right, indices.shape[0])
         nnz = int(indptr[-1])
         rows = indices[:nnz]
         _check_range(rows, "row index", n_left)
@@ -220,8 +228,8 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]
             rows, cols = coo.coords[0], coo.coords[1]
         else:  # pragma: no cover - scipy < 1.13
             rows, cols = coo.row, coo.col
-        rows = _check_index_array(rows, "row")
-        cols = _check_index_array(cols, "col")
+        rows = _check_index_array(grab(rows), "row")
+        cols = _check_index_array(grab(cols), "col")
         if rows.shape != cols.shape:
             raise ValueError(f"graph row and col must have equal length, got {rows.shape[0]} and {cols.shape[0]}")
         _check_range(rows, "row index", n_left)

@@ -76,7 +76,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["ScenarioFile", "ScenarioFileError", "load_scenario_file", "parse_scenario", "parse_duration",
+__all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file", "parse_scenario", "parse_duration",
            "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "TRACE_OPTIONS"]
 
 _DAY = 86_400.0
@@ -159,7 +159,32 @@ _ALTERNATIVES = _alternatives()
 _DEFAULT_POLICIES = ("ckpt", "rep", "spare")
 
 
-class ScenarioFileError(ValueError):
+#: the most seeds per cell a file (or ``--seeds``) may ask for: a grid keeps one task per
+#: (scenario, seed) in memory, and 2**24 of them are already months of CPU at the smallest runs
+MAX_SEEDS = 2**24
+
+
+class TomlFileError(ValueError):
+    """A TOML file of the product (scenario file, sweep spec) that cannot be read.
+
+    The message is one line naming the file and, where the text is at fault, the line.
+
+    Attributes
+    ----------
+    path : str
+        The file as given.
+    line : int or None
+        1-based line of the fault (None for a missing or unreadable file, or a fault at the
+        end of the document).
+    """
+
+    def __init__(self, message: str, path: str = "", line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class ScenarioFileError(TomlFileError):
     """A scenario file (or an override of one of its keys) that cannot be used.
 
     The message is one line naming the file, the key, the rule and the bad value.
@@ -333,14 +358,15 @@ class _Reader:
     def fail(self, key: str, rule: str, value: Any) -> ScenarioFileError:
         return ScenarioFileError(f"{self.source}: {key} {rule}, got {value!r}")
 
-    def integer(self, key: str, value: Any, *, low: int = 1) -> int:
+    def integer(self, key: str, value: Any, *, low: int = 1, high: int | None = None) -> int:
+        rule = f"must be an integer >= {low}" + ("" if high is None else f" and <= {high}")
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer() and math.isfinite(value):
                 value = int(value)
             else:
-                raise self.fail(key, f"must be an integer >= {low}", value)
-        if value < low:
-            raise self.fail(key, f"must be an integer >= {low}", value)
+                raise self.fail(key, rule, value)
+        if value < low or (high is not None and value > high):
+            raise self.fail(key, rule, value)
         return int(value)
 
     def number(self, key: str, value: Any, *, low: float = 0.0, strict: bool = True, high: float | None = None,
@@ -456,6 +482,54 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
 
 
 # -- the file ---------------------------------------------------------------------------------
+_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def read_toml(path: str | Path, what: str, error: type[TomlFileError] = TomlFileError) -> dict[str, Any]:
+    """The table of a TOML file, or one clear error: the one reader of the product layer's files.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file. A UTF-8 byte-order mark (as some Windows editors write) is skipped; CRLF line
+        ends are plain TOML.
+    what : str
+        What the file is, for the messages (``"scenario file"``, ``"sweep spec"``).
+    error : type, default TomlFileError
+        The subclass of :class:`TomlFileError` raised, so that a caller's own error type
+        (:class:`ScenarioFileError`) keeps covering its file.
+
+    Returns
+    -------
+    dict
+        The parsed document.
+
+    Raises
+    ------
+    TomlFileError
+        The same for every fault, a ValueError: a missing, unreadable or directory path
+        (``cannot read scenario file 'x.toml': No such file or directory``), bytes that are not
+        UTF-8, or invalid TOML; the message names the file and, for the text, the line.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}", str(p)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise error(f"{p}: line {line}: not a text (UTF-8) file (byte 0x{raw[exc.start]:02x})", str(p), line) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = _TOML_LINE.search(str(exc))
+        line = int(m.group(1)) if m else None
+        where = f"line {line}" if line else "end of file"
+        raise error(f"{p}: {where}: not valid TOML: {exc}", str(p), line) from None
+
+
 def load_scenario_file(path: str | Path, overrides: Sequence[str] = ()) -> ScenarioFile:
     """Read, check and resolve a scenario file.
 
@@ -477,16 +551,7 @@ def load_scenario_file(path: str | Path, overrides: Sequence[str] = ()) -> Scena
         one line naming the file, the key, the rule and the value.
     """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ScenarioFileError(f"cannot read scenario file {str(p)!r}: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ScenarioFileError(f"{p}: not a text (UTF-8) file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioFileError(f"{p}: not valid TOML: {exc}") from None
+    data = read_toml(p, "scenario file", ScenarioFileError)
     if overrides:
         data = apply_overrides(data, overrides, source=f"{p}: --set")
     return parse_scenario(data, source=str(p), base_dir=p.parent)
@@ -636,11 +701,13 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
             raise rd.fail("compare.redundancies", "must be a non-empty list of integers >= 1", rr)
         reds = tuple(sorted({rd.integer("compare.redundancies", r) for r in rr}))
     else:
-        reds = tuple(range(1, rd.integer("compare.r_max", cp.get("r_max", min(12, n_groups))) + 1))
+        # an r above the group count is never usable: the range stops there (r_max = 10**18 is
+        # not a list of 10**18 numbers)
+        reds = tuple(range(1, min(rd.integer("compare.r_max", cp.get("r_max", min(12, n_groups))), n_groups) + 1))
     usable = tuple(r for r in reds if r <= n_groups)
     if not usable:
         raise rd.fail("compare.redundancies", f"must include an r <= the number of groups ({n_groups})", list(reds))
-    seeds = tuple(range(rd.integer("compare.seeds", cp.get("seeds", 5))))
+    seeds = tuple(range(rd.integer("compare.seeds", cp.get("seeds", 5), high=MAX_SEEDS)))
     interval: str | float
     iv = cp.get("interval", "auto")
     if isinstance(iv, str) and iv in ("auto", "young", "daly"):

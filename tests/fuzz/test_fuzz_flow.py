@@ -117,6 +117,9 @@ def test_tampered_results_are_never_certified(net, field):
         certified, r = out.value
         if field == "flow" and r.flow.size == 0:
             return
+        n, tail, head, cap, cost, sup = net
+        if field == "flow" and tail[0] == head[0] and cost[0] == 0 and r.flow[0] + 1 <= cap[0]:
+            return  # one more unit around a free self-loop is another optimal flow, rightly certified
         assert not certified, f"a result with a wrong {field} was certified"
 
 

@@ -89,7 +89,8 @@ def _valid_structure(g):
     if ptr.dtype.kind not in "iu" or idx.dtype.kind not in "iu" or ptr.ndim != 1 or idx.ndim != 1:
         return False
     nl, nr = g.shape
-    if ptr.shape[0] != nl + 1 or ptr[0] != 0 or np.any(np.diff(ptr.astype(np.int64)) < 0):
+    # compare neighbours, not np.diff: the difference of int64 edge values wraps around
+    if ptr.shape[0] != nl + 1 or ptr[0] != 0 or np.any(ptr[1:] < ptr[:-1]):
         return False
     if int(ptr[-1]) > idx.shape[0]:
         return False

@@ -105,7 +105,8 @@ def test_malformed_trace_csv_files(tmp_path_factory, lines, header):
         assert all(math.isfinite(x) and x >= 0 for x in t) and all(0 <= x < 2**31 for x in u)
         # every data row is either read or refused: only a first row whose two cells are
         # both names (start with a letter or _) may be skipped as a header
-        rows = [ln for ln in (["time,unit"] if header else []) + lines if ln.strip()]
+        # a row whose cells are all empty (",", as spreadsheets export empty rows) is a blank line
+        rows = [ln for ln in (["time,unit"] if header else []) + lines if ln.replace(",", "").strip()]
 
         def is_name(c):
             c = c.strip()
@@ -119,6 +120,9 @@ SCENARIO_SNIPPETS = [
     "", "[cluster]\n", "gpus = 1e308\n", "[job]\nsteps = -1\n", "[failures]\nmtbf = \"0 s\"\n",
     "[failures]\nmtbf = \"1e400 h\"\n", "name = 3\n", "[[x]]\n", "x = nan\n", "[job]\nstep_time = \"inf s\"\n",
     "\x00", "[job\n", "a = 'b'\n", "[cluster]\nnodes = 99999999999999999999999\n",
+    # counts that used to build a range of that many numbers (a hang, then MemoryError)
+    "[compare]\nr_max = 1000000000000000000\n", "[compare]\nseeds = 1000000000000\n",
+    "[compare]\nprocesses = 1000000000\n", "\ufeffname = 'bom'\n", "name = 'crlf'\r\n",
 ]
 
 
@@ -140,7 +144,7 @@ CLI_ARGS = [
     ["pacing", "--nodes", "4", "4", "--iterations", "5"], ["pacing", "--nodes", "0"], ["pacing", "--nodes", "-3"],
     ["compare", "--json", ""], ["compare", "--horizon", "nan"], ["compare", "--horizon", "-1"],
     ["run", "/nonexistent.toml"], ["run"], ["advise", "/dev/null"], ["nosuchcommand"], ["demo", "--help"],
-    ["pacing", "--nodes", "4", "--iterations", "99999999999999999999"], ["demo", "--groups", "0"],
+    ["demo", "--groups", "0"],
 ]
 
 
@@ -168,3 +172,55 @@ def test_cli_argument_lists(argv):
         # every other list above is a user's mistake: a non-zero status and one line saying why
         # (2 for what the argument parser can tell, 1 for what only the model finds out)
         assert code in (1, 2) and "error:" in err, (argv, code, err)
+
+
+# every numeric option of every command, by kind; "int" options are counts or seeds
+CLI_NUMBER_OPTIONS = {
+    "compare": [("--groups", "int"), ("--r-max", "int"), ("--seeds", "int"), ("--processes", "int"),
+                ("--horizon", "float"), ("--steps", "int")],
+    "pacing": [("--nodes", "int"), ("--iterations", "int"), ("--replicas", "int"), ("--seed", "int"),
+               ("--nodes-per-leaf", "int"), ("--oversubscription", "float"), ("--background-duty", "float"),
+               ("--background-run", "float")],
+    "demo": [("--types", "int"), ("--redundancy", "int"), ("--seed", "int"), ("--every", "int")],
+    "run": [("--r-max", "int"), ("--seeds", "int"), ("--steps", "int"), ("--horizon", "float"), ("--processes", "int")],
+    "advise": [("--r-max", "int"), ("--seeds", "int"), ("--steps", "int"), ("--horizon", "float"),
+               ("--processes", "int")],
+    "sweep": [("--workers", "int"), ("--batch-runs", "int"), ("--task-seconds", "float")],
+}
+BAD_NUMBERS = {
+    # overflow (beyond int64, beyond what int() converts), negative, not an integer
+    "int": ["99999999999999999999", "9" * 5000, "-1", "-99999999999999999999", "nan", "inf", "1.5", "1e3", "", "x"],
+    # overflow to inf, NaN, inf, negative, not a number
+    "float": ["nan", "inf", "-inf", "1e400", "-1e400", "-1", "", "x", "0x1p3"],
+}
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+@fuzz(1.0)
+@given(st.sampled_from(sorted(CLI_NUMBER_OPTIONS)), st.data())
+def test_cli_numbers_out_of_range_exit_2_with_one_line(command, data):
+    from spare_core.cli import main
+    flag, kind = data.draw(st.sampled_from(CLI_NUMBER_OPTIONS[command]))
+    value = data.draw(st.sampled_from(BAD_NUMBERS[kind]))
+    argv = [command]
+    if command in ("run", "advise"):
+        argv.append(os.path.join(ROOT, "examples", "llama3_16k.toml"))
+    if command == "sweep":
+        argv += ["/nonexistent/spec.toml", "--store", "/nonexistent/store"]
+    argv.append(f"{flag}={value}")  # "-inf" after a separate flag would read as an option
+
+    def go():
+        err, outp = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(outp):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code
+        return code, err.getvalue()
+    shown = value if len(value) < 30 else value[:10] + "..."
+    out = run_isolated(go, case=f"spare {command} {flag} {shown}", timeout=60)
+    assert out.ok, f"spare {command} {flag} {shown}: {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1, (command, flag, shown, code, err[:500])
+    assert "error:" in lines[0] and flag in lines[0] and len(lines[0]) < 300, lines[0]

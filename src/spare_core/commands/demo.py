@@ -19,17 +19,17 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from spare_core.matching import IncrementalMatching
 
-from . import UsageError, bounded, nonneg_int, positive_int
+from . import MAX_COUNT, UsageError, bounded, positive_int, seed_int
 
 HELP = "matching demo: fail SPARe groups one by one and repair the shard assignment incrementally"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--types", type=bounded(int, 2, "an integer"), default=1000,
+    parser.add_argument("--types", type=bounded(int, 2, "an integer", MAX_COUNT), default=1000,
                         help="number of shard types = groups N, >= 2 (default 1000)")
     parser.add_argument("--redundancy", type=positive_int, default=4,
                         help="stack height r: holders per type, 1..N (default 4)")
-    parser.add_argument("--seed", type=nonneg_int, default=0, help="seed of the failure order (default 0)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the failure order (default 0)")
     parser.add_argument("--every", type=positive_int, default=20, help="print every k-th failure (default 20)")
 
 

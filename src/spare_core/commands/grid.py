@@ -128,7 +128,8 @@ def run_grid(scenarios: Sequence[Scenario], policies: Sequence[str], redundancie
     jobs = [(i, sc, s, pol, rs, policy_kwargs) for i, sc in enumerate(scenarios) for s in seeds]
     # the biggest scenarios first, so the pool's last tasks are short (as sweep does)
     jobs.sort(key=lambda j: -j[1].n_groups)
-    procs = processes or min(os.cpu_count() or 1, len(jobs))
+    # never more workers than tasks (a file's compare.processes = 10**9 must not fork 10**9 times)
+    procs = min(processes or os.cpu_count() or 1, len(jobs))
     done: dict[tuple[int, int], list[RunResult]] = {}
     timings: list[dict[str, Any]] = []
     interrupted = False

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from . import bounded, distinct, nonneg_int, positive_int
+from . import bounded, distinct, positive_int, seed_int
 from .outputs import check_output_path, check_plot_dir, provenance, write_json
 
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
@@ -47,7 +47,7 @@ def add_arguments(parser) -> None:
                         help="iterations per run (default 1000)")
     parser.add_argument("--replicas", type=positive_int, default=3,
                         help="independent clusters averaged per cell (default 3)")
-    parser.add_argument("--seed", type=nonneg_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="root seed (default 0)")
     parser.add_argument("--fabric", choices=("rail-optimised", "top-of-rack"), default="rail-optimised",
                         help="switch topology: one leaf per rail per group of nodes (default), or every NIC "
                              "of a node on one top-of-rack leaf (see docs/pacing.md)")

@@ -14,7 +14,7 @@ import json
 import math
 import sys
 
-from . import EXIT_INTERRUPTED, UsageError, nonneg_int, positive_int
+from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
 from .grid import progress_bar
 
 HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
@@ -28,11 +28,11 @@ def add_arguments(parser) -> None:
                         help="local processes (default) or a Dask cluster")
     parser.add_argument("--scheduler", metavar="ADDR", default=None,
                         help="Dask scheduler address (default: a LocalCluster started for the sweep)")
-    parser.add_argument("--workers", type=nonneg_int, default=1,
+    parser.add_argument("--workers", type=process_count, default=1,
                         help="worker processes, local or in the LocalCluster (default 1; 0: one per CPU)")
     parser.add_argument("--batch-runs", type=positive_int, default=None, metavar="N",
                         help="runs per task (default: sized from the sweep and the workers)")
-    parser.add_argument("--task-seconds", type=float, default=2.0, metavar="S",
+    parser.add_argument("--task-seconds", type=finite_float, default=2.0, metavar="S",
                         help="seconds of work per task when --batch-runs is not given (default 2; "
                              "longer on a large cluster, see docs/sweeps.md)")
     parser.add_argument("--report", action="store_true", help="only report the store; run nothing")

@@ -265,6 +265,8 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     mult_seed = run_seed(seed, "step-multipliers")  # validates the seed before any work
     plan = _RunPlan.pack(scenario, policy)
     source = failures if failures is not None else scenario.epoch_failures(seed)
+    if not type(source).__module__.startswith("spare_core."):
+        source = _CheckedSource(source, scenario.n_groups)  # a user's source: answers checked
     loop = _run_batches(plan, source, StepMultipliers(scenario, mult_seed), bool(timeline))
     return _assemble(scenario, policy, seed, plan, loop)
 
@@ -308,6 +310,51 @@ class _RunPlan:
         # the built-in handlers' answers are well-formed by construction; a user's are checked
         self.trusted = type(handler).__module__ == __name__.rsplit(".", 1)[0] + ".policies"
         return self
+
+
+class _CheckedSource:
+    """A user's :class:`EpochSource` whose answers are checked before the compiled kernel
+    reads them: 1-d finite times >= 0 in increasing order, integer groups in range and as
+    many as times, a real ``next_time`` (a negative time made the kernel loop for ever; a
+    list or a 2-d array was an AttributeError or a Cython buffer message)."""
+
+    def __init__(self, source, n_groups: int):
+        self._src, self._n, self._name = source, n_groups, type(source).__name__
+
+    def _times(self, rel, method: str) -> np.ndarray:
+        try:
+            t = np.ascontiguousarray(rel, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{self._name}.{method} must return float times, got {type(rel).__name__}") from None
+        if t.ndim != 1:
+            raise ValueError(f"{self._name}.{method} must return a 1-d array of times, got shape {t.shape}")
+        if t.size and not (t[0] >= 0.0 and np.all(t[1:] >= t[:-1]) and t[-1] < math.inf):
+            raise ValueError(f"{self._name}.{method} must return finite times >= 0 in increasing order, "
+                             f"got {t[:8].tolist()}{' ...' if t.size > 8 else ''}")
+        return t
+
+    def times(self, k, need, want=0, *, start):
+        return self._times(self._src.times(k, need, want, start=start), "times")
+
+    def get(self, k, need, want=0, *, start):
+        got = self._src.get(k, need, want, start=start)
+        if not (isinstance(got, tuple) and len(got) == 2):
+            raise TypeError(f"{self._name}.get must return (times, groups), got {type(got).__name__}")
+        t = self._times(got[0], "get")
+        g = np.asarray(got[1])
+        if g.dtype.kind not in "iu" or g.shape != t.shape:
+            raise ValueError(f"{self._name}.get must return integer groups, one per time ({t.shape[0]}), "
+                             f"got dtype {g.dtype} and shape {g.shape}")
+        if g.size and not (g.min() >= 0 and g.max() < self._n):
+            raise ValueError(f"{self._name}.get returned a group outside [0, {self._n}): {g.min()} .. {g.max()}")
+        return t, np.ascontiguousarray(g, dtype=np.int64)
+
+    def next_time(self, k, i, *, start):
+        v = self._src.next_time(k, i, start=start)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not v >= 0.0:
+            raise ValueError(f"{self._name}.next_time must return a time >= 0 (inf: no more failures), got {v!r}")
+        return float(v)
 
 
 class _LoopOutcome:
@@ -460,6 +507,11 @@ def _check_outcomes(out, n_given: int) -> Outcomes:
     """A user policy's batch answer must be well-formed before the kernel reads it."""
     if not isinstance(out, Outcomes):
         raise TypeError(f"on_failures must return Outcomes, got {type(out).__name__}")
+    for name in ("restart", "depth", "patch_layers"):  # before len(): lists have no shape
+        a = getattr(out, name)
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in "iuf":
+            raise TypeError(f"outcomes.{name} must be a numeric numpy array, got "
+                            f"{type(a).__name__}{' of ' + str(a.dtype) if isinstance(a, np.ndarray) else ''}")
     n = len(out)
     if n > n_given or (n < n_given and (n == 0 or out.restart[n - 1] == 0)):
         raise ValueError(

@@ -8,6 +8,7 @@ import numpy as np
 from .._seeding import run_seed
 from .._validate import as_float, as_int
 from ..events.models import FailureModel, failure_model_kinds
+from ..layout import MAX_GROUPS
 
 __all__ = ["Scenario", "FAILURE_MODELS", "paper_allreduce_time"]
 
@@ -221,7 +222,7 @@ class Scenario:
         gpus_per_group=None,
         name="custom",
     ):
-        self.n_groups = as_int(n_groups, "n_groups", min_value=1)
+        self.n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=MAX_GROUPS)
         self.n_steps = as_int(n_steps, "n_steps", min_value=1)
         self.t_compute = as_float(t_compute, "t_compute", min_value=0.0, strict_min=True)
         self.t_allreduce = as_float(t_allreduce, "t_allreduce", min_value=0.0)

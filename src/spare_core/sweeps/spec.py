@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import as_float, as_int
+from ..scenario_file import MAX_SEEDS
 from ..sim import Scenario
 from ..sim.grid import expand_policies
 from ..sim.policies import INTERVAL_RULES, POLICY_REGISTRY, uses_redundancy
@@ -149,7 +150,9 @@ class SweepSpec:
         self.redundancies = sorted({as_int(r, "redundancies", min_value=1) for r in redundancies})
         self.intervals = list(dict.fromkeys(_interval_arg(v) for v in intervals))
         if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-            seeds = range(as_int(seeds, "seeds", min_value=1))
+            # a count, not a list: bounded as a scenario file's compare.seeds (10**20 would
+            # otherwise be a list of 10**20 seeds built before the first run)
+            seeds = range(as_int(seeds, "seeds", min_value=1, max_value=MAX_SEEDS))
         self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0) for s in seeds))
         for what, grid in (("scenarios", self.scenarios), ("policies", self.policies),
                            ("redundancies", self.redundancies), ("intervals", self.intervals), ("seeds", self.seeds)):
@@ -236,7 +239,11 @@ class SweepSpec:
             extra = set(red) - {"from", "to"}
             if extra or not {"from", "to"} <= set(red):
                 raise ValueError(f"{source}: redundancies must be a list of ints or {{from = A, to = B}}, got {red!r}")
-            red = range(as_int(red["from"], "redundancies.from", min_value=1), as_int(red["to"], "redundancies.to", min_value=1) + 1)
+            lo = as_int(red["from"], "redundancies.from", min_value=1)
+            hi = as_int(red["to"], "redundancies.to", min_value=1)
+            # an r above every scenario's group count is never run: the range stops there
+            # (but keeps ``from``, so that a range wholly above says so by name)
+            red = range(lo, min(hi, max(lo, max(sc.n_groups for sc in scenarios))) + 1)
         elif not isinstance(red, list):
             raise TypeError(f"{source}: redundancies must be a list of ints or {{from = A, to = B}}, got {red!r}")
         pol = data.get("policies", ["ckpt", "rep", "spare"])
@@ -360,21 +367,14 @@ def load_spec(path) -> SweepSpec:
 
     Raises
     ------
-    FileNotFoundError, ValueError, TypeError
-        A missing file, bad TOML (with its line) or a bad entry; the message names the file
-        and the key.
+    spare_core.scenario_file.TomlFileError
+        A missing or unreadable file, bytes that are not UTF-8 or bad TOML (a ValueError
+        naming the file and the line; the same reader as scenario files).
+    ValueError, TypeError
+        A bad entry; the message names the file and the key.
     """
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11: the sweep extra installs tomli, the same API
-        import tomli as tomllib
+    from ..scenario_file import read_toml  # the product layer's one TOML reader
 
     p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"sweep spec {str(p)!r} does not exist") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{p}: not valid TOML: {e}") from None
+    data = read_toml(p, "sweep spec")
     return SweepSpec.from_dict(data, source=str(p), base_dir=p.parent)
