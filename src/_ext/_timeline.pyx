@@ -35,6 +35,8 @@ Status codes returned: NEED_FAILURES (all failures given were consumed and the a
 progress ends after ``t_next``), DONE, RESTARTED (the last consumed failure restarted the
 run; the caller restarts its failure source and policy), NEED_MULT (the multiplier buffer is
 exhausted at a step boundary), TIMEOUT (the next event lies beyond ``max_wall``).
+A failure before the activity it would interrupt (time running backwards) stops the scan
+(FAILURE_BEFORE_NOW) and :func:`advance` raises ``ValueError``.
 """
 from _types cimport intp_t, float64_t, int8_t, int64_t
 
@@ -85,6 +87,7 @@ cdef enum:
     RESTARTED = 2
     NEED_MULT = 3
     TIMEOUT = 4
+    FAILURE_BEFORE_NOW = 5
 
 # the same numbers for Python callers
 SLOTS = {
@@ -125,6 +128,7 @@ SLOTS = {
     "RESTARTED": RESTARTED,
     "NEED_MULT": NEED_MULT,
     "TIMEOUT": TIMEOUT,
+    "FAILURE_BEFORE_NOW": FAILURE_BEFORE_NOW,
 }
 
 
@@ -191,6 +195,11 @@ cdef int _advance(
                 status = NEED_FAILURES
                 break
         if j < nf and f < act_end:
+            if f < act_start:
+                # a failure before the activity it would interrupt: time would run backwards
+                # and the caller's loop could restart forever, so stop and report it
+                status = FAILURE_BEFORE_NOW
+                break
             if fkind[j] != 0:
                 # rollback to the last checkpoint; the partial activity is lost as well
                 st[ST_LOST] += st[ST_WORK_UNC] + (f - act_start)
@@ -339,6 +348,11 @@ def advance(
             &mult[0] if mult.shape[0] > 0 else NULL,
             mult.shape[0],
         )
+    if status == FAILURE_BEFORE_NOW:
+        raise ValueError(
+            f"failure {j} at time {t_offset + frel[j]!r} is before the activity it interrupts "
+            f"(started at {state[ST_ACT_START]!r}): failure times must be ascending and not "
+            "before the run's current time")
     return status, j
 
 
