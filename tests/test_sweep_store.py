@@ -50,6 +50,22 @@ def test_workers_and_batch_sizes_do_not_change_a_bit(reference, tmp_path):
     assert len(set(ref.column("key").to_pylist())) == ref.num_rows == 56
 
 
+def test_a_local_pool_never_starts_more_workers_than_groups(reference, tmp_path, monkeypatch):
+    from spare_core.sweeps import execute
+
+    asked = []
+    real = execute.ProcessPoolExecutor
+
+    def spy(*args, max_workers=None, **kw):
+        asked.append(max_workers)
+        return real(*args, max_workers=max_workers, **kw)
+
+    monkeypatch.setattr(execute, "ProcessPoolExecutor", spy)
+    run_sweep(spec(), tmp_path, workers=10**6)  # 8 (scenario, seed) groups
+    assert asked == [8]
+    assert content(tmp_path).equals(content(reference))
+
+
 def test_dask_local_cluster_gives_the_same_bits(reference, tmp_path):
     pytest.importorskip("distributed")
     done = run_sweep(spec(), tmp_path, executor="dask", workers=2, batch_runs=10)

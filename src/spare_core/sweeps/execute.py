@@ -228,6 +228,8 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
         stored = store.keys()
         before = sum(1 for g in groups for r in g.runs if r.key in stored)
         todo = [g for g in groups if any(r.key not in stored for r in g.runs)]
+        if scheduler is None:  # a batch is a whole group: more workers than groups would idle
+            workers = max(1, min(workers, len(todo)))
         state = {"computed": 0, "batches": 0, "parts": 0, "compute": 0.0}
         if executor == "dask" and todo:
             client, close = _dask_client(workers, scheduler)
