@@ -27,7 +27,7 @@ nx = pytest.importorskip("networkx")
 
 _C = _simplex.CONSTANTS
 OK, INFEASIBLE, PIVOT_LIMIT = _C["NS_OK"], _C["NS_INFEASIBLE"], _C["NS_PIVOT_LIMIT"]
-STAR, SHORTEST_PATHS = _C["START_STAR"], _C["START_SHORTEST_PATHS"]
+STAR, SHORTEST_PATHS, CRASH = _C["START_STAR"], _C["START_SHORTEST_PATHS"], _C["START_CRASH"]
 
 
 def simplex(n, tail, head, cap, cost, supply, **kw):
@@ -46,7 +46,7 @@ def degenerate_networks(draw):
     return n, tail, head, cap, cost
 
 
-@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS])
+@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS, CRASH])
 @given(data=st.data(), net=st.one_of(networks(), degenerate_networks()))
 def test_tree_stays_strongly_feasible_and_answer_is_certified(start, data, net):
     # STAR: the star of artificial arcs; SHORTEST_PATHS: zero-supply nodes hung on shortest paths
@@ -63,7 +63,7 @@ def test_tree_stays_strongly_feasible_and_answer_is_certified(start, data, net):
     assert stats["pivots"] >= stats["degenerate"] >= 0
 
 
-@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS])
+@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS, CRASH])
 @pytest.mark.parametrize("k", [12, 40])
 def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k, start):
     # Complete bipartite k x k, unit capacities, all costs 0 except a few: nearly every
@@ -84,7 +84,7 @@ def test_zero_cost_assignment_is_fully_degenerate_yet_terminates(k, start):
     assert res.cost == 0  # a perfect matching avoiding the few cost-1 arcs exists w.h.p.
 
 
-@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS])
+@pytest.mark.parametrize("start", [STAR, SHORTEST_PATHS, CRASH])
 def test_zero_cost_layers_with_parallel_arcs(start):
     # Layered network, every arc cost 0 and capacity 1, doubled: the optimum is any
     # feasible flow, so every pivot with delta = 0 is a tie the rule must break safely.
@@ -181,3 +181,54 @@ def test_shortest_path_start_saves_the_degenerate_growth_pivots():
     assert status0 == status1 == OK and star.cost == tree.cost == 4 * (n - 1)
     certified(net, tree, supply=supply)
     assert stats1["pivots"] == 1 < stats0["pivots"]
+
+
+def _path_network(path_cap):
+    """Node 0 (supply 4) to node n-1 (demand 4) along a path of unit-cost arcs of
+    capacity ``path_cap``, plus random arcs of cost >= n (never on a shortest path)."""
+    rng = np.random.default_rng(3)
+    n = 50
+    tail = np.concatenate([np.arange(n - 1), rng.integers(0, n, 200)])
+    head = np.concatenate([np.arange(1, n), rng.integers(0, n, 200)])
+    cost = np.concatenate([np.ones(n - 1, np.int64), rng.integers(n, 3 * n, 200)])
+    cap = np.concatenate([np.full(n - 1, path_cap, np.int64), np.full(200, 10, np.int64)])
+    supply = np.zeros(n, np.int64)
+    supply[0], supply[-1] = 4, -4
+    return (n, tail, head, cap, cost), supply
+
+
+def test_crash_start_routes_the_supply_down_the_start_tree():
+    # The supply fits the cheapest path (capacity 10 > 4): the crash basis already carries
+    # it there, so the start is optimal and no pivot is needed (the shortest-path start
+    # needs one, the star many).
+    net, supply = _path_network(10)
+    crash, status, stats = simplex(*net, supply, start=CRASH, check=True)
+    assert status == OK and crash.cost == 4 * (net[0] - 1) and stats["pivots"] == 0
+    certified(net, crash, supply=supply)
+
+
+def test_crash_start_leaves_supply_on_the_root_when_an_arc_would_saturate():
+    # Capacity 4 = the supply: routing it would saturate the path (not strongly feasible),
+    # so the source keeps its artificial arc (the crash only uses arcs wider than every
+    # supply for supply nodes) and pivots route it; the answer is the same optimum.
+    net, supply = _path_network(4)
+    crash, status, stats = simplex(*net, supply, start=CRASH, check=True)
+    tree, status1, _ = simplex(*net, supply, start=SHORTEST_PATHS, check=True)
+    assert status == status1 == OK and crash.cost == tree.cost == 4 * (net[0] - 1)
+    assert stats["pivots"] >= 1
+    certified(net, crash, supply=supply)
+
+
+@given(data=st.data(), net=networks(max_nodes=12, max_arcs=40, max_cap=30))
+def test_crash_start_cuts_subtrees_whose_arc_would_saturate(data, net):
+    # Several sources with large supplies on capacitated networks: the bottom-up routing
+    # cuts subtrees off often; check=True verifies the crash tree (flows, strong
+    # feasibility, reduced costs 0 on tree arcs) before any pivot.
+    n, tail, head, cap, cost = net
+    supply = data.draw(supplies(n, max_abs=12))
+    res, status, _ = simplex(*net, supply, check=True, start=CRASH)
+    ref, status1, _ = simplex(*net, supply, check=True, start=STAR)
+    assert status in (OK, INFEASIBLE) and status == status1
+    if status == OK:
+        assert res.cost == ref.cost
+        certified(net, res, supply=supply)

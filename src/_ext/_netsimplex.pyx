@@ -22,10 +22,13 @@ Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms
   ``cost + pi[tail] - pi[head]`` is zero on the tree; they are returned relative to
   the root. An arc enters when it violates complementary slackness; the pivot shifts
   the potentials of the re-hung subtree (or of the rest of the tree) only.
-* Start: zero-supply nodes that reach a demand are hung on a shortest path to the
-  nearest one (a Dijkstra backwards from the demands over arcs of cost >= 0), at flow
-  0 with exact potentials; this tree is strongly feasible and saves the ~n degenerate
-  pivots that would otherwise grow it from the star one node at a time.
+* Start (crash basis): nodes that reach a demand are hung on a shortest path to the
+  nearest one (a Dijkstra backwards from the demands over arcs of cost >= 0; a supply
+  node only over arcs wider than every supply), and the supplies flow down this tree;
+  bottom-up, a subtree whose arc to its parent would saturate is hung on the root by
+  its artificial arc instead. The tree is strongly feasible, its potentials exact; it
+  saves the ~n degenerate pivots that would otherwise grow it from the star one node at
+  a time, and the pivots that would move the supplies off their artificial arcs.
 * Potential update: the re-hung subtree shifts, or the rest of the tree when the
   subtree holds more than half the nodes (1e6-arc generic: 311M -> 249M updates).
 * Pricing: block search (Grigoriadis 1986; LEMON's default): scan arcs cyclically in
@@ -70,11 +73,13 @@ cdef enum:
 cdef enum:
     START_STAR = 0             # the star of artificial arcs only
     START_SHORTEST_PATHS = 1   # zero-supply nodes hung on shortest paths to the demands
+    START_CRASH = 2            # supply nodes too, their supply routed down the tree
 
 # The enums above for Python callers (spare_core.flow reads them from here).
 CONSTANTS = {
     "NS_OK": NS_OK, "NS_INFEASIBLE": NS_INFEASIBLE, "NS_PIVOT_LIMIT": NS_PIVOT_LIMIT,
     "NS_BAD_TREE": NS_BAD_TREE, "START_STAR": START_STAR, "START_SHORTEST_PATHS": START_SHORTEST_PATHS,
+    "START_CRASH": START_CRASH,
 }
 
 cdef int64_t INF_CAP = 0x3FFFFFFFFFFFFFFF
@@ -349,40 +354,108 @@ cdef int pivot(Tree* t, int32_t e_in, intp_t* counters) noexcept nogil:
     return 0
 
 
-cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t big_m,
-                              int32_t* in_first, int32_t* in_arc) noexcept nogil:
-    """Hang every zero-supply node that can reach a demand on its shortest path to one.
+cdef void build_preorder(Tree* t, intp_t n, int32_t* in_first, int32_t* child, int32_t* order,
+                         int32_t* stack) noexcept nogil:
+    """``thread``, ``rev_thread``, ``succ_num`` and ``last_succ`` from ``parent`` alone.
 
-    Replaces the star's artificial arc of such a node u by the first arc u -> w of a
-    shortest path (costs >= 0, capacity > 0) from u to the nearest demand node, at flow
-    0, with ``pi[u] = M - dist(u)``; demand nodes keep their artificial arcs (pi = M),
-    supply nodes and unreachable nodes too (pi = -M). Tree arcs at flow 0 point towards
-    the root with positive capacity, so the tree stays strongly feasible; it is a valid
-    basis for any costs (negative arcs are simply not used here). Without it, the first
-    ~n pivots are degenerate ones that grow this same tree one node at a time.
+    ``in_first`` [n + 2], ``child`` [n], ``order`` [n + 1], ``stack`` [n + 1]: scratch
+    (children lists by counting sort, then a preorder by an explicit stack); ``order``
+    holds the preorder on return."""
+    cdef intp_t i, k, hsize = 0
+    cdef int32_t v, w, root = t.root
+    for i in range(n + 2):
+        in_first[i] = 0
+    for i in range(n):
+        in_first[t.parent[i] + 1] += 1
+    for i in range(n + 1):
+        in_first[i + 1] += in_first[i]
+    for i in range(n):
+        v = t.parent[i]
+        child[in_first[v]] = <int32_t>i
+        in_first[v] += 1
+    for i in range(n + 1, 0, -1):
+        in_first[i] = in_first[i - 1]
+    in_first[0] = 0
+    stack[hsize] = root
+    hsize += 1
+    k = 0
+    while hsize > 0:
+        hsize -= 1
+        v = stack[hsize]
+        order[k] = v
+        k += 1
+        for i in range(in_first[v], in_first[v + 1]):
+            stack[hsize] = child[i]
+            hsize += 1
+    for i in range(n + 1):
+        t.succ_num[i] = 1
+    for k in range(n, 0, -1):
+        v = order[k]
+        t.succ_num[t.parent[v]] += t.succ_num[v]
+    for k in range(n + 1):
+        v = order[k]
+        w = order[k + 1] if k < n else root
+        t.thread[v] = w
+        t.rev_thread[w] = v
+        t.last_succ[v] = order[k + t.succ_num[v] - 1]
+
+
+cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t big_m,
+                              int32_t* in_first, int32_t* in_arc, bint route) noexcept nogil:
+    """Hang nodes that can reach a demand on their shortest path to the nearest one.
+
+    ``route`` false (START_SHORTEST_PATHS): every zero-supply node u that reaches a
+    demand replaces its artificial arc by the first arc u -> w of a shortest path (costs
+    >= 0, capacity > 0) from u to the nearest demand node, at flow 0, with ``pi[u] = M -
+    dist(u)``; demand nodes keep their artificial arcs (pi = M), supply nodes and
+    unreachable nodes too (pi = -M). Tree arcs at flow 0 point towards the root with
+    positive capacity, so the tree stays strongly feasible; it is a valid basis for any
+    costs (negative arcs are simply not used here). Without it, the first ~n pivots are
+    degenerate ones that grow this same tree one node at a time.
+
+    ``route`` true (START_CRASH): supply nodes are hung too (over arcs wider than every
+    node's supply only, so a route is rarely cut at its first arc), and their supply flows
+    down the tree to the demands (a crash basis: the flow of the tree whose non-tree arcs
+    all sit at 0). Bottom-up, a node whose subtree would send its tree arc to capacity
+    or beyond is cut off and hung on the root by its artificial arc instead (which
+    carries the subtree's excess), so every real tree arc keeps ``flow < cap`` and the
+    tree is strongly feasible; a demand node's artificial arc points towards the root
+    when the flow routed into it covers its demand (it carries the surplus, or 0).
+    Potentials are then set top-down so every tree arc has reduced cost 0. Most of the
+    supply starts on a cheap route, instead of being moved off the artificial arcs by
+    pivots that each re-hang part of the tree.
 
     ``in_first`` [n + 2], ``in_arc`` [m]: scratch for the arcs by head, then the children
     lists; ``path``, ``before``, ``after``, ``last`` are used as heap, positions, preorder
     and children.
     """
     cdef intp_t m = t.m_real, i, k, hsize = 0
-    cdef int32_t u, v, w, a, root = t.root
+    cdef int32_t u, v, w, a, p, root = t.root
     cdef int64_t d
     cdef int32_t* heap = t.path
     cdef int32_t* pos = t.before
     cdef int64_t* dist = t.pi
-    cdef int32_t* order
-    cdef int32_t* child
+    cdef int64_t* excess = t.pi
+    cdef int32_t* order = t.before
+    cdef int64_t min_cap = 1
+    if route:
+        # Only arcs that can carry a whole source's supply: a thinner arc on a route
+        # would cut the route off anyway.
+        for i in range(n):
+            if supply[i] >= min_cap:
+                min_cap = supply[i] + 1
     # Arcs by head (counting sort), only those usable on a shortest path.
     for i in range(n + 2):
         in_first[i] = 0
     for i in range(m):
-        if t.cap[i] > 0 and t.cst[i] >= 0 and t.src[i] != t.dst[i] and supply[t.src[i]] == 0:
+        if t.cap[i] > 0 and t.cst[i] >= 0 and t.src[i] != t.dst[i] and (
+                supply[t.src[i]] == 0 or (route and supply[t.src[i]] > 0 and t.cap[i] >= min_cap)):
             in_first[t.dst[i] + 1] += 1
     for i in range(n):
         in_first[i + 1] += in_first[i]
     for i in range(m):
-        if t.cap[i] > 0 and t.cst[i] >= 0 and t.src[i] != t.dst[i] and supply[t.src[i]] == 0:
+        if t.cap[i] > 0 and t.cst[i] >= 0 and t.src[i] != t.dst[i] and (
+                supply[t.src[i]] == 0 or (route and supply[t.src[i]] > 0 and t.cap[i] >= min_cap)):
             v = t.dst[i]
             in_arc[in_first[v]] = <int32_t>i
             in_first[v] += 1
@@ -413,56 +486,64 @@ cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t 
                     heap_push(heap, &hsize, u, <const char*>dist, sizeof(int64_t), <char*>pos, sizeof(int32_t))
                 else:
                     heap_sift_up(heap, pos[u], <const char*>dist, sizeof(int64_t), <char*>pos, sizeof(int32_t))
+    if not route:
+        for i in range(n):
+            if supply[i] < 0:
+                dist[i] = big_m
+            elif supply[i] == 0 and dist[i] < INF_CAP:
+                t.state[t.m_real + i] = ST_LOWER
+                t.flow[t.m_real + i] = 0
+                t.pred_dir[i] = DIR_UP
+                t.state[t.pred[i]] = ST_TREE
+                dist[i] = big_m - dist[i]
+            else:
+                dist[i] = -big_m
+        build_preorder(t, n, in_first, t.last, order, t.path)
+        return
+    # Crash: hang every reached node, then route the supplies bottom-up.
     for i in range(n):
-        if supply[i] < 0:
-            dist[i] = big_m
-        elif supply[i] == 0 and dist[i] < INF_CAP:
+        if supply[i] >= 0 and dist[i] < INF_CAP:
             t.state[t.m_real + i] = ST_LOWER
             t.flow[t.m_real + i] = 0
             t.pred_dir[i] = DIR_UP
             t.state[t.pred[i]] = ST_TREE
-            dist[i] = big_m - dist[i]
-        else:
-            dist[i] = -big_m
-    # Preorder of the new tree: children lists by counting sort, then an explicit stack.
-    child = t.last
-    order = t.before
-    for i in range(n + 2):
-        in_first[i] = 0
+    build_preorder(t, n, in_first, t.last, order, t.path)
     for i in range(n):
-        in_first[t.parent[i] + 1] += 1
-    for i in range(n + 1):
-        in_first[i + 1] += in_first[i]
-    for i in range(n):
-        v = t.parent[i]
-        child[in_first[v]] = <int32_t>i
-        in_first[v] += 1
-    for i in range(n + 1, 0, -1):
-        in_first[i] = in_first[i - 1]
-    in_first[0] = 0
-    hsize = 0
-    heap[hsize] = root
-    hsize += 1
-    k = 0
-    while hsize > 0:
-        hsize -= 1
-        v = heap[hsize]
-        order[k] = v
-        k += 1
-        for i in range(in_first[v], in_first[v + 1]):
-            heap[hsize] = child[i]
-            hsize += 1
-    for i in range(n + 1):
-        t.succ_num[i] = 1
+        excess[i] = supply[i]
     for k in range(n, 0, -1):
         v = order[k]
-        t.succ_num[t.parent[v]] += t.succ_num[v]
-    for k in range(n + 1):
+        p = t.parent[v]
+        if p != root:
+            a = t.pred[v]
+            if excess[v] < t.cap[a]:
+                t.flow[a] = excess[v]
+                excess[p] += excess[v]
+                continue
+            # Cut off: the arc would saturate; the subtree's excess goes to the root.
+            t.state[a] = ST_LOWER
+            t.flow[a] = 0
+            t.parent[v] = root
+            t.pred[v] = <int32_t>(t.m_real + v)
+            t.state[t.m_real + v] = ST_TREE
+        a = <int32_t>(t.m_real + v)
+        if excess[v] >= 0:
+            t.src[a], t.dst[a] = v, root
+            t.flow[a] = excess[v]
+            t.pred_dir[v] = DIR_UP
+        else:
+            t.src[a], t.dst[a] = root, v
+            t.flow[a] = -excess[v]
+            t.pred_dir[v] = DIR_DOWN
+    # Non-tree artificial arcs sit at 0 whatever their direction; the tree changed shape.
+    build_preorder(t, n, in_first, t.last, order, t.path)
+    t.pi[root] = 0
+    for k in range(1, n + 1):
         v = order[k]
-        w = order[k + 1] if k < n else root
-        t.thread[v] = w
-        t.rev_thread[w] = v
-        t.last_succ[v] = order[k + t.succ_num[v] - 1]
+        a = t.pred[v]
+        if t.pred_dir[v] == DIR_UP:
+            t.pi[v] = t.pi[t.parent[v]] - t.cst[a]
+        else:
+            t.pi[v] = t.pi[t.parent[v]] + t.cst[a]
 
 
 cdef int check_tree(Tree* t, int32_t* seen) noexcept nogil:
@@ -559,7 +640,7 @@ cdef class Solution:
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
           int64_t max_pivots=-1, bint check=False, intp_t block=0, double block_factor=1.0,
-          int start=START_SHORTEST_PATHS):
+          int start=START_CRASH):
     """Network simplex on validated arrays (see ``spare_core.flow`` for the public API).
 
     Parameters (IN unless said)
@@ -571,9 +652,11 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         every pivot (O(n) each; tests only); status NS_BAD_TREE if one fails.
     block : pricing block size (0: max(block_factor * sqrt(m), 10); LEMON's default
         factor 1 measured within 10 % of 2 and 4 on the 1e5 and 1e6 generic instances).
-    start : START_STAR the star of artificial arcs; START_SHORTEST_PATHS (default) also
-        hang every zero-supply node on a shortest path to a demand
-        (``shortest_path_start``), which saves most of the first degenerate pivots.
+    start : START_STAR the star of artificial arcs; START_SHORTEST_PATHS also hang every
+        zero-supply node on a shortest path to a demand (``shortest_path_start``), which
+        saves most of the first degenerate pivots; START_CRASH (default) hangs the supply
+        nodes too and routes their supply down that tree where no arc would saturate
+        (docs/flow.md has the measured effect).
 
     Returns a :class:`Solution`.
     """
@@ -679,8 +762,8 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             t.rev_thread[i] = <int32_t>(i - 1) if i > 0 else root
             t.succ_num[i] = 1
             t.last_succ[i] = <int32_t>i
-        if start == START_SHORTEST_PATHS and n > 0:
-            shortest_path_start(&t, &supply[0], n, big_m, in_first, in_arc)
+        if (start == START_SHORTEST_PATHS or start == START_CRASH) and n > 0:
+            shortest_path_start(&t, &supply[0], n, big_m, in_first, in_arc, start == START_CRASH)
         if check and check_tree(&t, t.path) != 0:
             status = NS_BAD_TREE
 

@@ -339,9 +339,10 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     preorder thread, subtree sizes and last successors so that a pivot only touches the
     re-hung subtree; block pricing (blocks of about sqrt(m) arcs); Cunningham's strongly
     feasible trees (the last blocking arc of the cycle leaves), so degenerate pivots
-    cannot cycle. Zero-supply nodes start hung on shortest paths to the demands (a
-    Dijkstra), which saves the degenerate pivots that would grow that tree one node at a
-    time. The tree potentials are the certificate. Flow left on an artificial arc means
+    cannot cycle. The start is a crash basis: nodes hung on shortest paths to the
+    demands (a Dijkstra), the supplies routed down that tree wherever no arc would
+    saturate, which saves the degenerate pivots that would grow that tree one node at a
+    time and many of those that would move the supplies off the artificial arcs. The tree potentials are the certificate. Flow left on an artificial arc means
     the supplies are infeasible (see below). Time: O(m) per pivot in the worst case; no
     polynomial bound on the pivots for this rule, but far below the cap used (64 (n + m)
     + 1e6, a guard that raises RuntimeError instead of running on).
