@@ -58,3 +58,24 @@ def test_certificate_of_max_flow_requires_status_optimal():
     assert check_flow_certificate(*net, r, source=0, sink=1)
     chk = check_flow_certificate(*net, dataclasses.replace(r, status="infeasible"), source=0, sink=1)
     assert not chk
+
+
+def test_the_flow_kernel_refuses_node_ids_it_was_not_given_room_for():
+    # behind the wrapper's scan: the kernel itself, called with ids the wrapper would refuse,
+    # raises instead of writing the residual graph through them
+    from spare_core._native import load
+
+    k = load("_mcf")
+    one = np.ones(2, dtype=np.int64)
+    tail = np.array([0, 1], dtype=np.int64)
+    supply = np.array([1, 0, -1], dtype=np.int64)
+    for head in ([1, 3], [1, -1], [1, 2**62]):
+        with pytest.raises(ValueError, match="arc 1 has a node id outside"):
+            k.solve(3, tail, np.array(head, dtype=np.int64), one, one, supply)
+    with pytest.raises(ValueError, match="one length"):
+        k.solve(3, tail, np.array([1], dtype=np.int64), one, one, supply)
+    with pytest.raises(ValueError, match="supply must have n entries"):
+        k.solve(3, tail, np.array([1, 2], dtype=np.int64), one, one, supply[:2].copy())
+    with pytest.raises(ValueError, match="source and sink"):
+        k.solve(3, tail, np.array([1, 2], dtype=np.int64), one, one, supply, source=0, sink=3)
+    assert k.solve(3, tail, np.array([1, 2], dtype=np.int64), one, one, supply).value == 1

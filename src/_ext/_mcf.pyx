@@ -62,7 +62,8 @@ cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* 
 
     IN tail/head/cap/cost [m]; OUT fpos [m] (forward slot of each arc, -1 for loops),
     flow [m] (set for self-loops only); IN-OUT excess [n] (negative arcs saturated when
-    ``saturate_negative``). Returns the number of slots used.
+    ``saturate_negative``). Returns the number of slots used, or ``-1 - i`` if arc ``i`` has
+    a node id outside ``[0, n)`` (then nothing but ``g.first`` was written).
     """
     cdef intp_t i, v, p, q
     cdef int64_t u, h, c
@@ -71,6 +72,10 @@ cdef intp_t build_graph(intp_t n, intp_t m, const int64_t* tail, const int64_t* 
     for i in range(m):
         u = tail[i]
         h = head[i]
+        # the wrapper checked the ids, but never trust them here: one unsigned compare each
+        # (a negative id is a huge unsigned one) before anything is written through them
+        if <uint64_t>u >= <uint64_t>n or <uint64_t>h >= <uint64_t>n:
+            return -1 - i
         if u != h:
             g.first[u + 1] += 1
             g.first[h + 1] += 1
@@ -903,7 +908,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     every arc with flow < capacity and ``<= 0`` on every arc with flow > 0.
     """
     cdef intp_t m = tail.shape[0]
-    cdef intp_t i
+    cdef intp_t i, bad
     cdef bint max_mode = source >= 0
     cdef bint has_negative = False
     cdef bint scaling = method == M_COST_SCALING
@@ -938,6 +943,14 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef int64_t[::1] rcap_v
     cdef int64_t scale = n + 1
 
+    # lengths and endpoints checked here too, so no read below can leave its array
+    if head.shape[0] != m or cap.shape[0] != m or cost.shape[0] != m:
+        raise ValueError("tail, head, capacity and cost must have one length")
+    if n < 0 or (not max_mode and supply.shape[0] < n):
+        raise ValueError("supply must have n entries")
+    if max_mode and not (source < n and 0 <= sink < n):
+        raise ValueError("source and sink must be in [0, n)")
+
     if not max_mode:
         for i in range(n):
             excess_v[i] = supply[i]
@@ -961,9 +974,12 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         raise MemoryError("min-cost flow scratch for %d nodes could not be allocated" % n)
     try:
         with nogil:
-            build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
-                        &cap[0] if m else NULL, &cost[0] if m else NULL, True,
-                        &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0] if m else NULL)
+            bad = build_graph(n, m, &tail[0] if m else NULL, &head[0] if m else NULL,
+                              &cap[0] if m else NULL, &cost[0] if m else NULL, True,
+                              &g, &fpos_v[0], &fill_v[0], &excess_v[0], &flow_v[0] if m else NULL)
+        if bad < 0:
+            raise ValueError("arc %d has a node id outside [0, %d)" % (-1 - bad, n))
+        with nogil:
             if method == M_MAX_FLOW:
                 # Capacity on the original arcs is already in g.rc when nothing was
                 # saturated, and the caller passes zero costs for this mode.
