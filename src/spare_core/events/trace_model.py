@@ -229,6 +229,9 @@ class TraceProcess:
         self._pos = 0            # next row to scan
         self._handed = 0         # failures handed out in this epoch
         self._cont = None        # continuation state past the end (after="fit")
+        self._rows = []          # row arrays (virtual indices) of the log failures handed out this epoch
+        self._n_rows = 0         # ... how many
+        self._cont_times = []    # times of the continuation failures handed out this epoch
 
     @property
     def epoch_start(self) -> float:
@@ -259,11 +262,44 @@ class TraceProcess:
         self._pos = self._epoch_pos = max(self._pos, pos)
         self._handed = 0
         self._cont = None
+        self._rows, self._n_rows, self._cont_times = [], 0, []
+
+    def rewind(self, n) -> None:
+        """Forget every failure of this epoch after the first ``n`` handed out, as if only
+        those had been taken; only a :meth:`restart` may follow.
+
+        A reader that takes a chunk of the epoch ahead of its consumer (the epoch's failures
+        are fixed until the next restart) rewinds to what was consumed before restarting: the
+        restart resumes the log after the last row actually consumed, exactly as a reader that
+        took those ``n`` one at a time (and asked for no more) would have left it.
+        """
+        n = as_int(n, "n", min_value=0, max_value=self._handed)
+        if n > self._n_rows:  # the n-th failure came from the continuation: the log was scanned out
+            self._now = self._cont_times[n - self._n_rows - 1]
+        elif n == 0:
+            self._pos, self._now = self._epoch_pos, self._epoch_start
+        else:
+            seen = 0
+            for rows in self._rows:
+                if n <= seen + rows.shape[0]:
+                    row = int(rows[n - seen - 1])
+                    break
+                seen += rows.shape[0]
+            self._pos = row + 1
+            if self._after == "loop":
+                c, i = divmod(row, self._n)
+                self._now = float(self._times[i] + (self._start + c * self._period))
+            else:
+                self._now = float(self._times[row] + self._start)
+        self._handed = n
+        self._cont = "rewound"  # only a restart may follow
 
     def take(self, k, with_units=True):
         """Up to ``k`` next failures of the epoch: ``(times, groups)`` lists, in log order."""
         if type(k) is not int or k < 0:
             k = as_int(k, "k", min_value=0)
+        if self._cont == "rewound":
+            raise RuntimeError("a rewound replay must restart before taking failures")
         times, groups = [], []
         need = min(k, self.n_units - self._handed)
         if self._after == "loop":  # a looped log only ever takes out the groups it names
@@ -289,6 +325,8 @@ class TraceProcess:
                 rows = hits + i
                 times.extend((self._times[rows] + base).tolist())
                 groups.extend(self._groups[rows].tolist())
+                self._rows.append(hits + pos)
+                self._n_rows += hits.size
                 need -= hits.size
                 self._handed += hits.size
             self._pos = pos + (int(hits[-1]) + 1 if need == 0 else j - i)
@@ -322,4 +360,5 @@ class TraceProcess:
             self._handed += 1
             times.append(t)
             groups.append(g)
+            self._cont_times.append(t)
         self._cont[1] = t
