@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from spare_core._native import load
 from spare_core._seeding import run_seed
 from spare_core.events import RunFailures, Trace, TraceReplay
 from spare_core.sim import Scenario, make_policy, simulate
@@ -99,17 +100,17 @@ def test_chunked_source_matches_one_at_a_time(rows, extra_end, per, after, epoch
     assert t_f.tobytes() == t_s.tobytes() and u_f.tobytes() == u_s.tobytes()
 
 
-def test_without_a_report_the_restart_follows_everything_handed_out():
+def test_without_a_report_the_restart_follows_the_failures_asked_for():
     tr = Trace([1.0, 2.0, 2.0, 5.0, 9.0], [0, 1, 2, 3, 0], n_units=4, end=10.0)
     model = TraceReplay(tr, after="stop")
     seed = np.random.SeedSequence(0)
     fast, slow = RunFailures(model, 4, seed), RunFailures(_OneAtATime(model), 4, seed)
-    got = fast.get(0, 2, 3, start=0.0)[0]
-    slow.get(0, got.shape[0], start=0.0)
+    assert fast.get(0, 3, 4, start=0.0)[0].shape[0] == 5 - 1  # read ahead: every failure of the epoch
+    slow.get(0, 3, start=0.0)
     assert fast.get(1, 5, start=2.0)[0].tolist() == slow.get(1, 5, start=2.0)[0].tolist() == [3.0, 7.0]
     # with a report of 2 consumed, the tie at 2.0 not consumed comes back in the next epoch
     fast = RunFailures(model, 4, seed)
-    fast.get(0, 2, 3, start=0.0)
+    fast.get(0, 3, 4, start=0.0)
     fast.epoch_consumed(0, 2)
     assert fast.get(1, 5, start=2.0)[0].tolist() == [0.0, 3.0, 7.0]
 
@@ -119,8 +120,8 @@ def test_epoch_consumed_and_rewind_refuse_bad_input():
     model = TraceReplay(tr, after="stop")
     src = RunFailures(model, 3, np.random.SeedSequence(0))
     src.get(0, 1, 2, start=0.0)
-    with pytest.raises(ValueError, match="n must be an int in \\[0, 2\\]"):
-        src.epoch_consumed(0, 3)
+    with pytest.raises(ValueError, match="n must be an int in \\[0, 3\\]"):
+        src.epoch_consumed(0, 4)
     with pytest.raises(ValueError, match="epoch 1 is not the epoch being read"):
         src.epoch_consumed(1, 1)
     p = model.process(3, seed=0)
@@ -154,3 +155,31 @@ def test_simulate_with_chunks_equals_simulate_one_at_a_time(after, restart_time)
                       "epoch_end", "epoch_failures"):
                 assert getattr(a.timeline, f).tobytes() == getattr(b.timeline, f).tobytes(), f
             assert a.restarts > 0
+
+
+@given(prev=st.lists(st.integers(-3, 40), min_size=0, max_size=40), data=st.data())
+def test_scan_kernel_matches_numpy(prev, data):
+    prev = np.array(prev, dtype=np.int64)
+    n = prev.shape[0]
+    offset = data.draw(st.sampled_from([0, n, 3 * n]))
+    pos = offset + data.draw(st.integers(0, n))
+    limit = data.draw(st.integers(pos, offset + n))
+    p0, need = data.draw(st.integers(-5, 45)), data.draw(st.integers(0, 50))
+    before = prev.copy()
+    rows, nxt = load("_trace_scan").scan(prev, offset, pos, limit, p0, need)
+    hits = np.flatnonzero(prev[pos - offset: limit - offset] < p0) + pos
+    assert rows.tolist() == hits[:need].tolist()
+    assert nxt == (int(hits[need - 1]) + 1 if 0 < need <= hits.shape[0] else (pos if need == 0 else limit))
+    assert prev.tobytes() == before.tobytes()
+
+
+def test_scan_kernel_refuses_rows_outside_the_copy():
+    scan = load("_trace_scan").scan
+    prev = np.array([-1, 0, 1], dtype=np.int64)
+    for args in [(0, -1, 3, 0, 1), (0, 0, 4, 0, 1), (0, 2, 1, 0, 1), (3, 2, 5, 0, 1), (3, 4, 7, 0, 1)]:
+        with pytest.raises(ValueError, match="rows \\[pos, limit\\) must lie in the copy"):
+            scan(prev, *args)
+    with pytest.raises(ValueError, match="need must be >= 0, got -1"):
+        scan(prev, 0, 0, 3, 0, -1)
+    with pytest.raises(ValueError):
+        scan(np.array([1.0, 2.0]), 0, 0, 2, 0, 1)  # not int64

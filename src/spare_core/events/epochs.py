@@ -29,6 +29,7 @@ import numpy as np
 __all__ = ["EpochSource", "EpochFailures", "RunFailures"]
 
 _EMPTY_T = np.zeros(0)
+_MIN_CHUNK = 64  # failures a chunked RunFailures reads at once (a SPARe epoch is a few tens)
 _EMPTY_U = np.zeros(0, dtype=np.int64)
 _EMPTY_T.flags.writeable = False
 _EMPTY_U.flags.writeable = False
@@ -259,12 +260,12 @@ class RunFailures:
     ``start`` restarts it at ``start``. Runs sharing the instance share epoch 0 (identical
     for all of them); a run that starts over rebuilds the process.
 
-    How far ahead it reads depends on the process. A process that can :meth:`rewind`
-    (``TraceProcess``: an epoch's failures are fixed until the next restart) is pulled in
-    chunks of ``want`` failures, and before the next epoch it is rewound to what the run
-    reported consumed (:meth:`epoch_consumed`, which the simulator calls at each restart),
-    so the restart sees exactly the history of a one-at-a-time reader; without a report the
-    restart follows everything the process was asked for. Any other process is
+    How far ahead it reads depends on the process. A process that can ``rewind`` (and
+    ``take_arrays``: ``TraceProcess``, whose epoch's failures are fixed until the next
+    restart) is pulled in chunks (``want``, at least 64 failures and double what it holds), and before the next epoch it is rewound to what the run
+    reported consumed (:meth:`epoch_consumed`, which the simulator calls at each restart;
+    without a report, to the failures asked for with ``need``), so the restart sees exactly
+    the history of a reader that pulled those failures one at a time. Any other process is
     pulled only for the failures asked for (``want`` is not fetched), so it never runs past
     a restart the run has not made yet: the simulator asks for failure ``i`` only when it
     will consume every failure before it, and it asks :meth:`next_time` only after a batch
@@ -278,7 +279,8 @@ class RunFailures:
     seed : numpy.random.SeedSequence
     """
 
-    __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done", "_chunked", "_consumed")
+    __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done", "_chunked", "_consumed",
+                 "_asked")
 
     def __init__(self, model, n_groups, seed):
         self._model, self._n, self._seed = model, n_groups, seed
@@ -294,10 +296,13 @@ class RunFailures:
             raise TypeError("start must be given: this failure model's epochs depend on when they start")
         if k == 0:
             self._proc = self._model.process(self._n, self._seed, start=start)
-            self._chunked = callable(getattr(self._proc, "rewind", None))
+            self._chunked = callable(getattr(self._proc, "rewind", None)) and callable(
+                getattr(self._proc, "take_arrays", None))
         elif self._key is not None and self._key[0] == k - 1:
-            if self._chunked and self._consumed is not None:  # the restart resumes after what the run consumed
-                self._proc.rewind(self._consumed)
+            if self._chunked:  # the restart resumes after what the run consumed (else: asked for)
+                used = self._asked if self._consumed is None else self._consumed
+                if used <= self._times.shape[0]:  # else the epoch ran out: the process scanned it all
+                    self._proc.rewind(used)
             self._proc.restart(start)
         else:
             raise ValueError(
@@ -306,6 +311,7 @@ class RunFailures:
             )
         self._key = (k, start)
         self._consumed = None
+        self._asked = 0
         self._times, self._units, self._done = _EMPTY_T, _EMPTY_U, False
 
     def epoch_consumed(self, k: int, n: int) -> None:
@@ -319,15 +325,19 @@ class RunFailures:
 
     def _fill(self, need: int, want: int) -> None:
         have = self._times.shape[0]
-        if have >= need or self._done:
+        if self._done or have >= (max(need, want) if self._chunked else need):
             return
-        ask = max(need, want) if self._chunked else need
-        t, u = self._proc.take(ask - have, True)
+        if self._chunked:  # reading ahead is free (the process rewinds): a chunk, at least double what is held
+            ask = max(need, want, 2 * have, _MIN_CHUNK)
+            t, u = self._proc.take_arrays(ask - have)
+        else:
+            ask = need
+            t, u = self._proc.take(ask - have, True)
         if len(t) < ask - have:
             self._done = True
-        if t:
+        if len(t):
             start = self._key[1]
-            tt = np.array(t) - start
+            tt = np.array(t, dtype=np.float64) - start
             uu = np.array(u, dtype=np.int64)
             if have:
                 tt = np.concatenate((self._times, tt))
@@ -340,6 +350,8 @@ class RunFailures:
 
     def get(self, k: int, need: int, want: int = 0, *, start) -> tuple[np.ndarray, np.ndarray]:
         self._at(k, start)
+        if need > self._asked:
+            self._asked = need
         self._fill(need, want)
         return self._times, self._units
 
