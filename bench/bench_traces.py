@@ -11,6 +11,11 @@ consumed per second of wall time (medians of repeats, all measured in the same r
   the simulator's pattern, ``take`` then ``restart`` at the last failure (nothing skipped,
   every row scanned), with epochs of E failures (a SPARe wipe-out after ~E failures; E
   large: few restarts);
+- ``RunFailures`` over the same process (the epoch source ``simulate`` reads), driven with
+  the simulator's calls (``get(k, pos + 1, pos + batch)`` with the handler's batch doubling
+  from 16, ``next_time`` after a batch without restart, the restart reported with
+  ``epoch_consumed``), chunked (the process rewinds) and one failure at a time (the reader
+  before chunks: a process that cannot rewind);
 - the same semantics as a plain Python loop over the rows (the slow reference of the
   tests, a lower bound for a hand-written replay);
 - ``Engine.add_trace`` (the Cython calendar engine), one ``run()`` over the whole log with
@@ -25,6 +30,7 @@ import time
 
 import numpy as np
 
+from spare_core.events import RunFailures
 from spare_core.events._engine import Engine
 from spare_core.events.trace import Trace
 from spare_core.events.trace_model import TraceReplay
@@ -63,6 +69,52 @@ def drive(proc, epoch_failures, chunk=32):
             got += len(ts)
         handed += got
         proc.restart(proc.now)
+
+
+class NoRewind:
+    """The same model behind a process without ``rewind``: RunFailures pulls one failure
+    at a time (the reader simulate() used before chunks)."""
+
+    renews_all_at_restart = False
+
+    def __init__(self, model):
+        self.model = model
+
+    def process(self, n_groups, seed, *, start=0.0):
+        return _Plain(self.model.process(n_groups, seed, start=start))
+
+
+class _Plain:
+    def __init__(self, proc):
+        self._p = proc
+
+    def take(self, k, with_units=True):
+        return self._p.take(k, with_units)
+
+    def restart(self, time):
+        self._p.restart(time)
+
+
+def drive_source(src, epoch_failures, hint=16, max_batch=1024):
+    """The simulator's calls on an epoch source (sim/run.py's batch loop, the kernel replaced
+    by "restart at failure `epoch_failures`, at its time")."""
+    epoch, start, pos, batch, seen = 0, 0.0, 0, hint, 0
+    while True:
+        rel, _ = src.get(epoch, pos + 1, pos + batch, start=start)
+        n = min(pos + batch, rel.shape[0]) - pos
+        if n <= 0:
+            return seen
+        restart_at = epoch_failures - pos  # 1-based index in this batch of the restarting failure
+        if restart_at > n:
+            src.next_time(epoch, pos + n, start=start)
+            pos += n
+            seen += n
+            batch = min(2 * batch, max_batch)
+            continue
+        pos += restart_at
+        seen += restart_at
+        src.epoch_consumed(epoch, pos)
+        epoch, start, pos, batch = epoch + 1, start + float(rel[pos - 1]), 0, hint
 
 
 class PythonReplay:
@@ -110,9 +162,18 @@ def main(repeats=5):
         ours = timed(lambda: drive(model.process(N_GROUPS, seed=0), epoch), repeats)
         ref = timed(lambda: drive(PythonReplay(tr, NODES_PER_GROUP, N_GROUPS), epoch), repeats)
         rows.append((f"TraceReplay, epochs of {epoch} failures", ours, ref))
+    src_rows = []
+    for epoch in (20, 64, N_GROUPS):
+        fast = timed(lambda: drive_source(RunFailures(model, N_GROUPS, 0), epoch), repeats)
+        slow = timed(lambda: drive_source(RunFailures(NoRewind(model), N_GROUPS, 0), epoch), repeats)
+        src_rows.append((f"RunFailures, epochs of {epoch} failures", fast, slow))
     for name, ours, ref in rows:
         print(f"  {name:<40} {N_ROWS / ours / 1e6:6.2f} M rows/s   python loop {N_ROWS / ref / 1e6:5.2f} M rows/s"
               f"   ratio {ref / ours:4.1f}x")
+
+    for name, fast, slow in src_rows:
+        print(f"  {name:<40} {N_ROWS / fast / 1e6:6.2f} M rows/s   one at a time {N_ROWS / slow / 1e6:5.2f} M rows/s"
+              f"   ratio {slow / fast:4.1f}x")
 
     def engine():
         eng = Engine(N_GROUPS, seed=0)
@@ -128,6 +189,9 @@ def main(repeats=5):
         assert a.take(20) == b.take(20)
         a.restart(a.now)
         b.restart(b.now)
+    # chunked and one-at-a-time sources hand out the same failures
+    a, b = RunFailures(model, N_GROUPS, 0), RunFailures(NoRewind(model), N_GROUPS, 0)
+    assert drive_source(a, 20, max_batch=64) == drive_source(b, 20, max_batch=64)
     return 0
 
 
@@ -141,6 +205,18 @@ def test_trace_replay_epochs_of_20(benchmark):
 def test_trace_replay_python_loop_epochs_of_20(benchmark):
     tr = make_log(200_000)
     benchmark(lambda: drive(PythonReplay(tr, NODES_PER_GROUP, N_GROUPS), 20))
+
+
+def test_run_failures_chunked_epochs_of_20(benchmark):
+    tr = make_log(200_000)
+    model = TraceReplay(tr, after="stop", nodes_per_group=NODES_PER_GROUP)
+    benchmark(lambda: drive_source(RunFailures(model, N_GROUPS, 0), 20))
+
+
+def test_run_failures_one_at_a_time_epochs_of_20(benchmark):
+    tr = make_log(200_000)
+    model = TraceReplay(tr, after="stop", nodes_per_group=NODES_PER_GROUP)
+    benchmark(lambda: drive_source(RunFailures(NoRewind(model), N_GROUPS, 0), 20))
 
 
 if __name__ == "__main__":

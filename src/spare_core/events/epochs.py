@@ -29,6 +29,7 @@ import numpy as np
 __all__ = ["EpochSource", "EpochFailures", "RunFailures"]
 
 _EMPTY_T = np.zeros(0)
+_MIN_CHUNK = 64  # failures a chunked RunFailures reads at once (a SPARe epoch is a few tens)
 _EMPTY_U = np.zeros(0, dtype=np.int64)
 _EMPTY_T.flags.writeable = False
 _EMPTY_U.flags.writeable = False
@@ -257,12 +258,19 @@ class RunFailures:
 
     One process follows the restart history of the run that reads it: epoch ``k + 1`` at
     ``start`` restarts it at ``start``. Runs sharing the instance share epoch 0 (identical
-    for all of them); a run that starts over rebuilds the process. Only the failures asked
-    for are pulled (``want`` is not fetched), so the process never runs past a restart the
-    run has not made yet: the simulator asks for failure ``i`` only when it will consume
-    every failure before it, and it asks :meth:`next_time` only after a batch that ends
-    without a restart (that failure is then the next one it meets). The price is one
-    pull per failure: the handler sees batches of one.
+    for all of them); a run that starts over rebuilds the process.
+
+    How far ahead it reads depends on the process. A process that can ``rewind`` (and
+    ``take_arrays``: ``TraceProcess``, whose epoch's failures are fixed until the next
+    restart) is pulled in chunks (``want``, at least 64 failures and double what it holds), and before the next epoch it is rewound to what the run
+    reported consumed (:meth:`epoch_consumed`, which the simulator calls at each restart;
+    without a report, to the failures asked for with ``need``), so the restart sees exactly
+    the history of a reader that pulled those failures one at a time. Any other process is
+    pulled only for the failures asked for (``want`` is not fetched), so it never runs past
+    a restart the run has not made yet: the simulator asks for failure ``i`` only when it
+    will consume every failure before it, and it asks :meth:`next_time` only after a batch
+    that ends without a restart (that failure is then the next one it meets). The price is
+    one pull per failure: the handler sees batches of one.
 
     Parameters
     ----------
@@ -271,12 +279,15 @@ class RunFailures:
     seed : numpy.random.SeedSequence
     """
 
-    __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done")
+    __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done", "_chunked", "_consumed",
+                 "_asked")
 
     def __init__(self, model, n_groups, seed):
         self._model, self._n, self._seed = model, n_groups, seed
         self._proc = None
         self._key = None
+        self._chunked = False
+        self._consumed = None
 
     def _at(self, k: int, start: float) -> None:
         if self._key == (k, start):
@@ -285,7 +296,13 @@ class RunFailures:
             raise TypeError("start must be given: this failure model's epochs depend on when they start")
         if k == 0:
             self._proc = self._model.process(self._n, self._seed, start=start)
+            self._chunked = callable(getattr(self._proc, "rewind", None)) and callable(
+                getattr(self._proc, "take_arrays", None))
         elif self._key is not None and self._key[0] == k - 1:
+            if self._chunked:  # the restart resumes after what the run consumed (else: asked for)
+                used = self._asked if self._consumed is None else self._consumed
+                if used <= self._times.shape[0]:  # else the epoch ran out: the process scanned it all
+                    self._proc.rewind(used)
             self._proc.restart(start)
         else:
             raise ValueError(
@@ -293,19 +310,38 @@ class RunFailures:
                 "a run reads its epochs in order"
             )
         self._key = (k, start)
+        self._consumed = None
+        self._asked = 0
         self._times, self._units, self._done = _EMPTY_T, _EMPTY_U, False
 
-    def _fill(self, need: int) -> None:
+    def epoch_consumed(self, k: int, n: int) -> None:
+        """The run restarts after consuming the first ``n`` failures of epoch ``k`` (what it
+        was handed beyond them is discarded at the restart)."""
+        if self._key is None or self._key[0] != k:
+            raise ValueError(f"epoch_consumed: epoch {k} is not the epoch being read ({None if self._key is None else self._key[0]})")
+        if type(n) is not int or not 0 <= n <= self._times.shape[0]:
+            raise ValueError(f"epoch_consumed: n must be an int in [0, {self._times.shape[0]}] (failures handed out), got {n!r}")
+        self._consumed = n
+
+    def _fill(self, need: int, want: int) -> None:
         have = self._times.shape[0]
-        if have >= need or self._done:
+        if self._done or have >= (max(need, want) if self._chunked else need):
             return
-        t, u = self._proc.take(need - have, True)
-        if len(t) < need - have:
+        if self._chunked:  # reading ahead is free (the process rewinds): a chunk, at least double what is held
+            ask = max(need, want, 2 * have, _MIN_CHUNK)
+            t, u = self._proc.take_arrays(ask - have)
+        else:
+            ask = need
+            t, u = self._proc.take(ask - have, True)
+        if len(t) < ask - have:
             self._done = True
-        if t:
+        if len(t):
             start = self._key[1]
-            tt = np.concatenate((self._times, np.array(t) - start))
-            uu = np.concatenate((self._units, np.array(u, dtype=np.int64)))
+            tt = np.array(t, dtype=np.float64) - start
+            uu = np.array(u, dtype=np.int64)
+            if have:
+                tt = np.concatenate((self._times, tt))
+                uu = np.concatenate((self._units, uu))
             tt.flags.writeable = uu.flags.writeable = False
             self._times, self._units = tt, uu
 
@@ -314,7 +350,9 @@ class RunFailures:
 
     def get(self, k: int, need: int, want: int = 0, *, start) -> tuple[np.ndarray, np.ndarray]:
         self._at(k, start)
-        self._fill(need)
+        if need > self._asked:
+            self._asked = need
+        self._fill(need, want)
         return self._times, self._units
 
     def next_time(self, k: int, i: int, *, start) -> float:

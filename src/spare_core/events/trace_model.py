@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from .._native import load
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_float, as_int, check_choice
 from .fit import LAWS, fit
@@ -29,6 +30,10 @@ __all__ = ["TraceReplay", "AFTER"]
 
 #: what a replay does past the trace's end
 AFTER = ("stop", "loop", "fit")
+
+_SCAN = load("_trace_scan")  # the per-epoch scan, compiled
+_NO_TIMES, _NO_GROUPS = np.zeros(0), np.zeros(0, dtype=np.int64)
+_NO_TIMES.flags.writeable = _NO_GROUPS.flags.writeable = False
 
 
 
@@ -192,8 +197,9 @@ class TraceProcess:
     A group is out from its first row in the epoch on, so the failures an epoch hands out
     are the rows ``j`` (from the epoch's first row ``p`` on) whose previous row of the same
     group lies before ``p``. The previous-row index of every row is computed once (a stable
-    sort by group); :meth:`take` then scans windows of the log with one comparison
-    ``prev[j] < p`` per row, so a long log replays at numpy speed whatever the restarts.
+    sort by group); :meth:`take` then scans the log with one comparison ``prev[j] < p`` per
+    row in compiled code (``_ext/_trace_scan.pyx``), so a long log replays at the speed of a
+    C loop whatever the restarts.
     When looping, the previous row of a group's first row in a copy is its last row in the
     copy before.
     """
@@ -229,6 +235,9 @@ class TraceProcess:
         self._pos = 0            # next row to scan
         self._handed = 0         # failures handed out in this epoch
         self._cont = None        # continuation state past the end (after="fit")
+        self._rows = []          # row arrays (virtual indices) of the log failures handed out this epoch
+        self._n_rows = 0         # ... how many
+        self._cont_times = []    # times of the continuation failures handed out this epoch
 
     @property
     def epoch_start(self) -> float:
@@ -259,41 +268,90 @@ class TraceProcess:
         self._pos = self._epoch_pos = max(self._pos, pos)
         self._handed = 0
         self._cont = None
+        self._rows, self._n_rows, self._cont_times = [], 0, []
+
+    def rewind(self, n) -> None:
+        """Forget every failure of this epoch after the first ``n`` handed out, as if only
+        those had been taken; only a :meth:`restart` may follow.
+
+        A reader that takes a chunk of the epoch ahead of its consumer (the epoch's failures
+        are fixed until the next restart) rewinds to what was consumed before restarting: the
+        restart resumes the log after the last row actually consumed, exactly as a reader that
+        took those ``n`` one at a time (and asked for no more) would have left it.
+        """
+        n = as_int(n, "n", min_value=0, max_value=self._handed)
+        if n > self._n_rows:  # the n-th failure came from the continuation: the log was scanned out
+            self._now = self._cont_times[n - self._n_rows - 1]
+        elif n == 0:
+            self._pos, self._now = self._epoch_pos, self._epoch_start
+        else:
+            seen = 0
+            for rows in self._rows:
+                if n <= seen + rows.shape[0]:
+                    row = int(rows[n - seen - 1])
+                    break
+                seen += rows.shape[0]
+            self._pos = row + 1
+            if self._after == "loop":
+                c, i = divmod(row, self._n)
+                self._now = float(self._times[i] + (self._start + c * self._period))
+            else:
+                self._now = float(self._times[row] + self._start)
+        self._handed = n
+        self._cont = "rewound"  # only a restart may follow
 
     def take(self, k, with_units=True):
         """Up to ``k`` next failures of the epoch: ``(times, groups)`` lists, in log order."""
+        times, groups = self.take_arrays(k)
+        return times.tolist(), groups.tolist()
+
+    def take_arrays(self, k):
+        """:meth:`take` as arrays: ``(times, groups)``, float64 and int64 (for readers that
+        keep arrays, such as :class:`~spare_core.events.RunFailures`)."""
         if type(k) is not int or k < 0:
             k = as_int(k, "k", min_value=0)
-        times, groups = [], []
+        if self._cont == "rewound":
+            raise RuntimeError("a rewound replay must restart before taking failures")
+        t_parts, g_parts = [], []
         need = min(k, self.n_units - self._handed)
         if self._after == "loop":  # a looped log only ever takes out the groups it names
             need = min(need, self._n_in_trace - self._handed)
         n, p0 = self._n, self._epoch_pos
+        scan = _SCAN.scan
         while need > 0:
             pos = self._pos
-            if self._after == "loop":
-                c, i = divmod(pos, n)
-                j = min(n, i + max(64, 2 * need))
-                pv = self._prev[i:j] if c == 0 else self._prev_wrap[i:j] + c * n
+            if self._after == "loop":  # one copy per scan: copy c compares prev_wrap + c * n with p0
+                c = pos // n
+                off = c * n
+                rows, nxt = scan(self._prev if c == 0 else self._prev_wrap, off, pos, off + n, p0 - off, need)
+                idx = rows - off if c else rows
                 base = self._start + c * self._period
             else:
                 if pos >= n:
                     if self._after == "fit":
+                        times, groups = [], []
                         self._continue(need, times, groups)
+                        t_parts.append(np.array(times, dtype=np.float64))
+                        g_parts.append(np.array(groups, dtype=np.int64))
                     break
-                i, j = pos, min(n, pos + max(64, 2 * need))
-                pv = self._prev[i:j]
-                base = self._start
-            hits = (pv < p0).nonzero()[0][:need]
-            if hits.size:
-                rows = hits + i
-                times.extend((self._times[rows] + base).tolist())
-                groups.extend(self._groups[rows].tolist())
-                need -= hits.size
-                self._handed += hits.size
-            self._pos = pos + (int(hits[-1]) + 1 if need == 0 else j - i)
-        if times:
-            self._now = times[-1]
+                rows, nxt = scan(self._prev, 0, pos, n, p0, need)
+                idx, base = rows, self._start
+            if rows.shape[0]:
+                t_parts.append(self._times[idx] + base)
+                g_parts.append(self._groups[idx])
+                self._rows.append(rows)
+                self._n_rows += rows.shape[0]
+                need -= rows.shape[0]
+                self._handed += rows.shape[0]
+            self._pos = nxt
+        if len(t_parts) == 1:
+            times, groups = t_parts[0], g_parts[0]
+        elif t_parts:
+            times, groups = np.concatenate(t_parts), np.concatenate(g_parts)
+        else:
+            return _NO_TIMES, _NO_GROUPS
+        if times.shape[0]:
+            self._now = float(times[-1])
         return times, groups
 
     def take_units(self) -> list:
@@ -322,4 +380,5 @@ class TraceProcess:
             self._handed += 1
             times.append(t)
             groups.append(g)
+            self._cont_times.append(t)
         self._cont[1] = t

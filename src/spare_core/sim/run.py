@@ -391,6 +391,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
         placeholder = np.full(max(hint, _MAX_BATCH), -1, dtype=np.int64)
         placeholder.flags.writeable = False
     epoch, start, pos = 0, 0.0, 0  # epoch index, its start time, failures consumed in it
+    # a source that reads ahead of the run (RunFailures over a trace) learns where each epoch ended
+    report_consumed = getattr(source, "epoch_consumed", None)
     status = None
     while True:
         if blind:
@@ -435,6 +437,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             ep_end.append(start + float(frel[j - 1]))
             ep_fail.append(pos)
             ep_start.append(resume)
+            if report_consumed is not None:
+                report_consumed(epoch, pos)
             epoch, start, pos = epoch + 1, resume, 0
             handler.restart()
             batch = hint
