@@ -1,5 +1,7 @@
 """The shared Cython vocabulary: ctypedefs match numpy's dtypes on this platform, the
 indexed heap of _heap.pxd orders like a sort, and every kernel's enums reach the wrappers."""
+from pathlib import Path
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -42,7 +44,10 @@ def test_shared_heap_pops_in_key_order_with_positions_kept(keys, data, records):
 
 
 # ------------------------------------------------------------------ kernel constants
-KERNELS = ("_calendar", "_hk", "_mcf", "_netsimplex", "_rectlr_core", "_timeline")
+# every kernel that declares an enum (found in the sources, so a new kernel is checked too)
+_EXT = Path(__file__).resolve().parents[1] / "src" / "_ext"
+KERNELS = tuple(sorted(p.stem for p in _EXT.glob("*.pyx")
+                       if any("cdef enum" in f.read_text() for f in (p, p.with_suffix(".pxd")) if f.exists())))
 
 
 def test_every_kernel_exports_its_enums_as_distinct_ints_per_family():

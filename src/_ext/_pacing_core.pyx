@@ -78,6 +78,9 @@ MODE_HOLDS = C_MODE_HOLDS
 MODE_BASELINE = C_MODE_BASELINE
 MODES = (MODE_NONE, MODE_SPREAD, MODE_HOLDS, MODE_BASELINE)
 NO_LINK = C_NO_LINK
+# every enum of this kernel under the name all kernels use
+CONSTANTS = {"MODE_NONE": MODE_NONE, "MODE_SPREAD": MODE_SPREAD, "MODE_HOLDS": MODE_HOLDS,
+             "MODE_BASELINE": MODE_BASELINE, "NO_LINK": NO_LINK}
 
 
 cdef inline float64_t incast_penalty(float64_t queue, float64_t buffer, float64_t window,

@@ -7,6 +7,8 @@ MODE_SPREAD: int
 MODE_HOLDS: int
 MODE_BASELINE: int
 MODES: tuple[int, int, int, int]
+#: the kernel's enums by name
+CONSTANTS: dict[str, int]
 NO_LINK: int
 
 class LinkTable:
