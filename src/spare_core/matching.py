@@ -291,9 +291,10 @@ class Matching:
     The object keeps references to the graph's index arrays so that :meth:`vertex_cover`
     can build the certificate later. From :func:`hopcroft_karp` on a CSR graph with int32 or
     int64 indices these are the caller's own arrays (no copy is made); their fingerprint (a
-    sum of a 64-bit mixing function of every position and value, so that edits do not
-    cancel as in a weighted sum) is taken when they are validated, and :meth:`vertex_cover`
-    raises ValueError if they were modified in place since.
+    sum mod 2**64 of one term per position and value: splitmix64 mixing for ``indptr``, a
+    position-keyed 32 x 32-bit product for ``indices``, so that any single edit and any
+    swap of two entries changes it) is taken when they are validated, and
+    :meth:`vertex_cover` raises ValueError if they were modified in place since.
 
     A Matching built by hand (the constructor is public) is validated as it is built:
     ``indptr``/``indices`` must be a well-formed CSR structure of shape
