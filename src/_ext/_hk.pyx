@@ -1591,6 +1591,9 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     cdef const ptr_t* ip = &indptr[0]
     cdef const idx_t* ix = &indices[0] if nnz else NULL
     cdef int64_t lo = 0, hi = 0
+    # the indices' scan in their own type (int32 min/max and 32-bit keys vectorise with
+    # plain SSE2; int64 compares need SSE4.2)
+    cdef idx_t vx, lox = 0, hix = 0
     cdef uint32_t kx, ky
     # branch-free loops (reductions, no early exit), so that the compiler vectorises them:
     # the whole check (and copy) runs at memory speed; the culprit is named afterwards
@@ -1603,7 +1606,7 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
             for k in range(n_major):
                 op[k + 1] = ip[k + 1]
         if nnz:
-            lo = hi = ix[0]
+            lox = hix = ix[0]
         # the indices' terms: one 32 x 32 -> 64-bit product each (SIMD-friendly, unlike the
         # 64-bit mixing above), see the docstring; two copies of the loop so that neither
         # has a branch inside
@@ -1611,21 +1614,22 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
         ky = <uint32_t>(<uint64_t>(n_major + 1) * _KY)
         if copy:
             for e in range(nnz):
-                v = ix[e]
-                lo = v if v < lo else lo
-                hi = v if v > hi else hi
-                ox[e] = <int32_t>v
-                h += <uint64_t>(<uint32_t>v ^ kx) * <uint64_t>(ky | 1)
+                vx = ix[e]
+                lox = vx if vx < lox else lox
+                hix = vx if vx > hix else hix
+                ox[e] = <int32_t>vx
+                h += <uint64_t>(<uint32_t>vx ^ kx) * <uint64_t>(ky | 1)
                 kx += _KX
                 ky += _KY
         else:
             for e in range(nnz):
-                v = ix[e]
-                lo = v if v < lo else lo
-                hi = v if v > hi else hi
-                h += <uint64_t>(<uint32_t>v ^ kx) * <uint64_t>(ky | 1)
+                vx = ix[e]
+                lox = vx if vx < lox else lox
+                hix = vx if vx > hix else hix
+                h += <uint64_t>(<uint32_t>vx ^ kx) * <uint64_t>(ky | 1)
                 kx += _KX
                 ky += _KY
+    lo, hi = lox, hix
     if bad:
         raise ValueError("graph indptr must be non-decreasing")
     if nnz and lo < 0:
