@@ -540,7 +540,8 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
             _greedy(&s, ix)
             for k in range(nl):
                 busy_l += s.indptr[k + 1] > s.indptr[k]
-            if s.size == busy_l or _right_saturated(&s, ix):
+            # (every right vertex matched needs no scan of the edges)
+            if s.size == busy_l or s.size == n_right or _right_saturated(&s, ix):
                 done = True
                 transposed = False
                 method = METHOD_GREEDY
