@@ -1597,14 +1597,26 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     cdef uint32_t kx, ky
     # branch-free loops (reductions, no early exit), so that the compiler vectorises them:
     # the whole check (and copy) runs at memory speed; the culprit is named afterwards
+    cdef int64_t pc, pv = 0
+    # Every entry of the caller's arrays is read once, into a local that is checked, hashed
+    # and copied: another thread writing into them meanwhile (the GIL is released) cannot
+    # make the copy differ from what was checked. The last indptr entry read here must be
+    # the nnz the indices' copy was sized by.
     with nogil:
-        for k in range(n_major):
-            bad |= ip[k + 1] < ip[k]
-            h += _mix64(<uint64_t>ip[k + 1] ^ (<uint64_t>k * _GOLDEN))
         if copy_ptr:
             op[0] = 0
             for k in range(n_major):
-                op[k + 1] = ip[k + 1]
+                pc = ip[k + 1]
+                bad |= pc < pv
+                h += _mix64(<uint64_t>pc ^ (<uint64_t>k * _GOLDEN))
+                op[k + 1] = pc
+                pv = pc
+        else:
+            for k in range(n_major):
+                pc = ip[k + 1]
+                bad |= pc < pv
+                h += _mix64(<uint64_t>pc ^ (<uint64_t>k * _GOLDEN))
+                pv = pc
         if nnz:
             lox = hix = ix[0]
         # the indices' terms: one 32 x 32 -> 64-bit product each (SIMD-friendly, unlike the
@@ -1632,6 +1644,9 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     lo, hi = lox, hix
     if bad:
         raise ValueError("graph indptr must be non-decreasing")
+    if pv != nnz:
+        raise ValueError(f"graph indptr changed while it was read: it ended at {nnz}, then at {pv} "
+                         "(another thread writing into it?)")
     if nnz and lo < 0:
         raise ValueError(f"graph column index must be non-negative, got {lo}")
     if nnz and hi >= n_minor:
