@@ -156,12 +156,16 @@ def test_modified_graph_refused_by_every_method():
     ("rect", 100_000, "pothen_fan", "right"),
     ("zipf", 100_000, "pothen_fan", "right"),
     ("hard", 100_000, "pothen_fan", "right"),
-    ("blocks", 100_000, "pothen_fan", "right"),
+    # the greedy pass leaves no edge to a free right vertex: already maximum, no search
+    ("blocks", 528, "greedy", "right"),
+    ("blocks", 100_000, "greedy", "right"),
 ])
 def test_auto_rule_per_family(name, nnz, expected, side):
+    """``side``: where auto's search (and the named PF+ / push-relabel) search from; a
+    greedy shortcut searched nowhere and reports "left"."""
     g, _ = families.make(name, nnz)
     m = hopcroft_karp(g)
-    assert (m.method, m.searched_from) == (expected, side)
+    assert (m.method, m.searched_from) == (expected, side if expected != "greedy" else "left")
     assert m.size == scipy_size(g)
     check(m, g)
     for method in UNIT_METHODS:
@@ -171,13 +175,54 @@ def test_auto_rule_per_family(name, nnz, expected, side):
         assert named.searched_from == (side if method != "hopcroft_karp" else "left")
 
 
+@pytest.mark.parametrize("name", sorted(set(families.FAMILIES) - {"blocks", "redundancy"}))
+def test_greedy_shortcut_only_where_the_greedy_is_maximum(name):
+    """On every other family the greedy pass leaves a free left and a free right vertex with
+    an edge, so auto must search (a wrong shortcut would return a smaller matching than
+    scipy's, which check() and the size comparison catch as well)."""
+    g, _ = families.make(name, 3_000)
+    m = hopcroft_karp(g)
+    assert m.method != "greedy"
+    assert m.size == scipy_size(g)
+    check(m, g)
+
+
+def test_greedy_shortcut_on_either_side_and_not_when_greedy_is_short():
+    # every left vertex matched by the greedy (left i -> right i, plus extra edges): done
+    n = 50
+    rows = np.concatenate([np.arange(n), np.arange(n)])
+    cols = np.concatenate([np.arange(n), (np.arange(n) + 7) % (n + 10)])
+    g = sp.csr_array((np.ones(2 * n), (rows, cols)), shape=(n, n + 10))
+    m = hopcroft_karp(g)
+    assert (m.method, m.size, m.phases) == ("greedy", n, 0)
+    check(m, g)
+    # every right vertex with an edge matched (more left than right): done
+    m = hopcroft_karp(sp.csr_array(g.T))
+    assert (m.method, m.size) == ("greedy", n)
+    check(m, sp.csr_array(g.T))
+    # left 0 -- {0, 1}, left 1 -- {0}: the greedy takes (0, 0) and is stuck; right 1 is free
+    # and has an edge, left 1 is free and has one: the search must run and find size 2
+    g = sp.csr_array(np.array([[1, 1], [1, 0]]))
+    m = hopcroft_karp(g)
+    assert m.method == "pothen_fan" and m.size == 2
+    check(m, g)
+    # isolated vertices do not stop the shortcut; named methods never report it
+    g = sp.csr_array((np.ones(3), ([0, 1, 2], [1, 2, 3])), shape=(5, 6))
+    assert hopcroft_karp(g).method == "greedy"
+    for method in UNIT_METHODS:
+        assert hopcroft_karp(g, method=method).method == method
+
+
 def test_side_probe_boundary():
     """The probe compares the right and left vertices that have an edge (isolated vertices do
     not count): 95 right of 100 left is the boundary."""
     def graph(n_left, n_right, n_isolated_right=0):
-        rows = np.arange(n_left)
-        cols = rows % n_right
-        return sp.csr_array((np.ones(n_left), (rows, cols)), shape=(n_left, n_right + n_isolated_right))
+        # left i -- right i mod (n_right - 1), and left 0 -- right n_right - 1 as well: the
+        # greedy pass gives left 0 right 0 and leaves right n_right - 1 free (and left
+        # vertices free), so the greedy shortcut does not apply and the probe decides
+        rows = np.append(np.arange(n_left), 0)
+        cols = np.append(np.arange(n_left) % (n_right - 1), n_right - 1)
+        return sp.csr_array((np.ones(n_left + 1), (rows, cols)), shape=(n_left, n_right + n_isolated_right))
     assert hopcroft_karp(graph(100, 94)).searched_from == "right"
     assert hopcroft_karp(graph(100, 95)).searched_from == "left"
     assert hopcroft_karp(graph(100, 94, 50)).searched_from == "right"     # isolated right vertices ignored

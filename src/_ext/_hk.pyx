@@ -1489,8 +1489,10 @@ ctypedef fused ptr_t:
 
 
 def nonneg_copy(arr):
-    """int64 copy of a contiguous int32/int64 array after checking it is >= 0 (one C pass);
-    ValueError "capacity must be >= 0, got x" naming the smallest value otherwise."""
+    """``(copy, all_one)``: an int64 copy of a contiguous int32/int64 array after checking it
+    is >= 0, and whether every entry is 1 (one C pass; ``np.all(a == 1)`` alone costs ~5 us
+    on 1e3 entries); ValueError "capacity must be >= 0, got x" naming the smallest value
+    otherwise."""
     if arr.dtype.itemsize == 8:
         return _nonneg_copy[int64_t](arr)
     return _nonneg_copy[int32_t](arr)
@@ -1501,14 +1503,16 @@ cdef object _nonneg_copy(const idx_t[::1] a):
     out_a = np.empty(n, np.int64)
     cdef int64_t* out = <int64_t*>cnp.PyArray_DATA(out_a)
     cdef int64_t lo = 0, v
+    cdef int not_one = 0
     with nogil:
         for i in range(n):
             v = a[i]
             lo = v if v < lo else lo
+            not_one |= v != 1
             out[i] = v
     if lo < 0:
         raise ValueError(f"capacity must be >= 0, got {lo}")
-    return out_a
+    return out_a, not not_one
 
 
 def csr_checked(indptr, indices, intp_t n_minor, bint copy=True):
@@ -1532,6 +1536,10 @@ def csr_checked(indptr, indices, intp_t n_minor, bint copy=True):
 
 
 cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
+# per-position keys of the indices' terms in csr_checked's fingerprint (32-bit golden ratio
+# and murmur3's second finaliser constant: any odd constants with well-spread bits do)
+cdef uint32_t _KX = 0x9E3779B9U
+cdef uint32_t _KY = 0x85EBCA6BU
 
 
 cdef inline uint64_t _mix64(uint64_t z) noexcept nogil:
@@ -1551,9 +1559,18 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     private copies (indptr int64, indices int32); otherwise None for what the caller's own
     array can stand for (indptr is still copied to int64 if it is int32). The
     fingerprint lets a later reader of the caller's arrays check that they were not modified
-    in between: the sum mod 2**64 of a mixing function (splitmix64's finaliser) of every
-    (position, value), so that no pattern of edits cancels out the way it can in a weighted
-    sum of the values; an edit goes unnoticed with probability about 2**-64.
+    in between: a sum mod 2**64 of one term per (position, value). An indptr entry's term is
+    a mixing function (splitmix64's finaliser) of both. An index's term is
+    ``(lo32(v) ^ kx_e) * (ky_e | 1)`` with per-position 32-bit keys ``kx_e = e * 0x9E3779B9``,
+    ``ky_e = e * 0x85EBCA6B`` (mod 2**32): one 32 x 32 -> 64-bit product, which the compiler
+    vectorises (the 64-bit mixing per edge was most of this pass's time; 1.6x faster at
+    1e4-1e5 edges, docs/matching.md). Every index that passes the range check lies in
+    [0, 2**31), so its low 32 bits are all of it, and one changed index changes the sum by
+    a nonzero product of two numbers below 2**32: a single edit is always seen. Several
+    edits cancel only if the changes d_e of ``lo32(v) ^ kx_e`` satisfy
+    ``sum(d_e * (ky_e | 1)) = 0 mod 2**64``; for two of them that needs ``|d_1| >= (ky_2 | 1)
+    / gcd``, which the XOR with the keys scatters; the keys are fixed, so this guards against
+    accidental edits, not crafted ones.
     """
     cdef intp_t n_major = indptr.shape[0] - 1, k
     cdef int64_t e, nnz, v
@@ -1574,28 +1591,62 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     cdef const ptr_t* ip = &indptr[0]
     cdef const idx_t* ix = &indices[0] if nnz else NULL
     cdef int64_t lo = 0, hi = 0
+    # the indices' scan in their own type (int32 min/max and 32-bit keys vectorise with
+    # plain SSE2; int64 compares need SSE4.2)
+    cdef idx_t vx, lox = 0, hix = 0
+    cdef uint32_t kx, ky
     # branch-free loops (reductions, no early exit), so that the compiler vectorises them:
     # the whole check (and copy) runs at memory speed; the culprit is named afterwards
+    cdef int64_t pc, pv = 0
+    # Every entry of the caller's arrays is read once, into a local that is checked, hashed
+    # and copied: another thread writing into them meanwhile (the GIL is released) cannot
+    # make the copy differ from what was checked. The last indptr entry read here must be
+    # the nnz the indices' copy was sized by.
     with nogil:
-        for k in range(n_major):
-            bad |= ip[k + 1] < ip[k]
-            h += _mix64(<uint64_t>ip[k + 1] ^ (<uint64_t>k * _GOLDEN))
         if copy_ptr:
             op[0] = 0
             for k in range(n_major):
-                op[k + 1] = ip[k + 1]
+                pc = ip[k + 1]
+                bad |= pc < pv
+                h += _mix64(<uint64_t>pc ^ (<uint64_t>k * _GOLDEN))
+                op[k + 1] = pc
+                pv = pc
+        else:
+            for k in range(n_major):
+                pc = ip[k + 1]
+                bad |= pc < pv
+                h += _mix64(<uint64_t>pc ^ (<uint64_t>k * _GOLDEN))
+                pv = pc
         if nnz:
-            lo = hi = ix[0]
-        for e in range(nnz):
-            v = ix[e]
-            lo = v if v < lo else lo
-            hi = v if v > hi else hi
-            h += _mix64((<uint64_t>v + _GOLDEN) ^ (<uint64_t>(e + n_major + 1) * _GOLDEN))
+            lox = hix = ix[0]
+        # the indices' terms: one 32 x 32 -> 64-bit product each (SIMD-friendly, unlike the
+        # 64-bit mixing above), see the docstring; two copies of the loop so that neither
+        # has a branch inside
+        kx = <uint32_t>(<uint64_t>(n_major + 1) * _KX)
+        ky = <uint32_t>(<uint64_t>(n_major + 1) * _KY)
         if copy:
             for e in range(nnz):
-                ox[e] = <int32_t>ix[e]
+                vx = ix[e]
+                lox = vx if vx < lox else lox
+                hix = vx if vx > hix else hix
+                ox[e] = <int32_t>vx
+                h += <uint64_t>(<uint32_t>vx ^ kx) * <uint64_t>(ky | 1)
+                kx += _KX
+                ky += _KY
+        else:
+            for e in range(nnz):
+                vx = ix[e]
+                lox = vx if vx < lox else lox
+                hix = vx if vx > hix else hix
+                h += <uint64_t>(<uint32_t>vx ^ kx) * <uint64_t>(ky | 1)
+                kx += _KX
+                ky += _KY
+    lo, hi = lox, hix
     if bad:
         raise ValueError("graph indptr must be non-decreasing")
+    if pv != nnz:
+        raise ValueError(f"graph indptr changed while it was read: it ended at {nnz}, then at {pv} "
+                         "(another thread writing into it?)")
     if nnz and lo < 0:
         raise ValueError(f"graph column index must be non-negative, got {lo}")
     if nnz and hi >= n_minor:

@@ -31,7 +31,8 @@ Operations Research 40(5), 2013:
   in practice, O(|V| |E|) bound.
 
 Both start from a cheap greedy pass in left-vertex order (PF+'s first phase is exactly that,
-by its lookahead), or from a Karp-Sipser start (degree-1 vertices matched first, on both
+by its lookahead; METHOD_AUTO runs it first and stops there when it is already maximum),
+or from a Karp-Sipser start (degree-1 vertices matched first, on both
 sides, Karp and Sipser 1981), which needs the transpose.
 """
 from _types cimport intp_t, int32_t, int64_t, uint8_t
@@ -62,6 +63,7 @@ cdef enum:
     METHOD_AUTO = 0         # PF+ when the probe searches from the right or below pf_max_edges, else push-relabel
     METHOD_POTHEN_FAN = 1   # PF+: Pothen-Fan with lookahead and fairness
     METHOD_PUSH_RELABEL = 2  # FIFO push-relabel with global relabels
+    METHOD_GREEDY = 3       # (reported by METHOD_AUTO only) the greedy pass was already maximum
 
 cdef enum:
     SIDE_LEFT = 0           # search from the left vertices (the graph as given)
@@ -71,6 +73,7 @@ cdef enum:
 CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
              "START_KARP_SIPSER": START_KARP_SIPSER,
              "METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL,
+             "METHOD_GREEDY": METHOD_GREEDY,
              "SIDE_LEFT": SIDE_LEFT, "SIDE_RIGHT": SIDE_RIGHT, "SIDE_PROBE": SIDE_PROBE}
 
 
@@ -112,6 +115,18 @@ cdef void _greedy(TState* s, const idx_t* ix) noexcept nogil:
                 s.size += 1
                 break
         s.work += end - s.indptr[u]
+
+
+cdef bint _right_saturated(TState* s, const idx_t* ix) noexcept nogil:
+    """True when no edge leads to a free right vertex (every right vertex with an edge is
+    matched). One pass over the edges with an early exit (sequential reads of ``ix``, one
+    random read of ``mr`` per edge)."""
+    cdef int64_t e, nnz = s.indptr[s.n_left]
+    cdef const int32_t* mr = s.mr
+    for e in range(nnz):
+        if mr[ix[e]] < 0:
+            return False
+    return True
 
 
 cdef int _karp_sipser(TState* s, const idx_t* ix) noexcept nogil:
@@ -504,7 +519,7 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
     cdef TState s, t
     cdef intp_t nl = indptr.shape[0] - 1, k, busy_l = 0, busy_r = 0
     cdef int rc = 0
-    cdef bint transposed = side == SIDE_RIGHT
+    cdef bint transposed = side == SIDE_RIGHT, done = False, greedy_kept = False
     cdef const idx_t* ix = &indices[0] if indices.shape[0] else NULL
     cdef int64_t* tptr = NULL
     cdef int64_t nnz = indptr[nl]
@@ -515,7 +530,30 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
         raise MemoryError("matching: cannot allocate the per-vertex state")
     t.ml = t.mr = t.cptr = t.cidx = NULL
     with nogil:
-        if side != SIDE_LEFT and nnz > 0:
+        if method == METHOD_AUTO and nnz > 0:
+            # the greedy-first shortcut: a greedy pass on the CSR before any transpose is
+            # built. When it matches every left vertex that has an edge, or leaves no edge
+            # to a free right vertex (every right vertex with an edge is matched), one side
+            # of the graph is covered by matched vertices, so no matching is larger (König)
+            # and no search is needed. Otherwise the rules below choose the search, which
+            # starts from this matching.
+            _greedy(&s, ix)
+            for k in range(nl):
+                busy_l += s.indptr[k + 1] > s.indptr[k]
+            # (every right vertex matched needs no scan of the edges)
+            if s.size == busy_l or s.size == n_right or _right_saturated(&s, ix):
+                done = True
+                transposed = False
+                method = METHOD_GREEDY
+            else:
+                # kept as the search's start (from either side: a matching is symmetric);
+                # it is what push-relabel's greedy start computes anyway, and PF+'s first
+                # phase would find most of it again
+                busy_l = 0
+                greedy_kept = True
+        if done:
+            pass
+        elif side != SIDE_LEFT and nnz > 0:
             # the probe: vertices with at least one edge on each side (the transpose's
             # counts); searches from the side with fewer of them succeed more often and fail
             # in smaller alternating trees, so search from the right when it is clearly smaller
@@ -526,23 +564,37 @@ cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_r
                 for k in range(n_right):
                     busy_r += s.cptr[k + 1] > s.cptr[k]
                 transposed = busy_r < ratio * busy_l
-        if method == METHOD_AUTO:
+        if done:
+            pass
+        elif method == METHOD_AUTO:
             method = METHOD_POTHEN_FAN if transposed or nnz < pf_max_edges else METHOD_PUSH_RELABEL
             # each method's own start (as spare_core.matching passes them when named)
             start = START_NONE if method == METHOD_POTHEN_FAN else START_GREEDY
-        if rc == 0 and transposed and nnz > 0:
+        if done:
+            pass
+        elif rc == 0 and transposed and nnz > 0:
             # the transposed graph: left = our right vertices; its CSR is our transpose
-            # (the left-side state is not needed: freed first, so the peak holds one state)
-            PyMem_RawFree(s.ml)
-            PyMem_RawFree(s.mr)
-            s.ml = s.mr = NULL
+            # (the left-side state is not needed: freed first, so the peak holds one state;
+            # the shortcut's greedy matching is handed over instead, as the search's start)
+            if not greedy_kept:
+                PyMem_RawFree(s.ml)
+                PyMem_RawFree(s.mr)
+                s.ml = s.mr = NULL
             tptr = <int64_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int64_t))
             if tptr != NULL:
                 for k in range(n_right + 1):
                     tptr[k] = s.cptr[k]
                 PyMem_RawFree(s.cptr)
                 s.cptr = NULL
-            rc = -1 if tptr == NULL else _init_state(&t, n_right, nl, tptr)
+            if tptr == NULL:
+                rc = -1
+            elif greedy_kept:
+                t.n_left, t.n_right, t.indptr = n_right, nl, tptr
+                t.ml, t.mr, t.size, t.phases, t.work = s.mr, s.ml, s.size, 0, s.work
+                t.cptr = t.cidx = NULL
+                s.ml = s.mr = NULL
+            else:
+                rc = _init_state(&t, n_right, nl, tptr)
             if rc == 0:
                 rc = _search(&t, <const int32_t*>s.cidx, method, start)
         elif rc == 0:
@@ -586,9 +638,10 @@ def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_
     ``method`` METHOD_POTHEN_FAN or METHOD_PUSH_RELABEL; ``start`` one of CONSTANTS; ``side``
     SIDE_LEFT (search from the left vertices), SIDE_RIGHT (from the right: the same search on
     the transposed graph) or SIDE_PROBE (from the right when fewer right than ``ratio`` times
-    the left vertices have an edge). ``method`` METHOD_AUTO: PF+ if the search runs from the
-    right or the graph has fewer than ``pf_max_edges`` edges, else push-relabel, each
-    from its own start (``start`` is ignored). Returns ``(match_left int64,
+    the left vertices have an edge). ``method`` METHOD_AUTO: a greedy pass first, returned
+    as it is (method METHOD_GREEDY) when it matched every left or every right vertex that
+    has an edge; else, starting from it, PF+ if the search runs from the right or the graph
+    has fewer than ``pf_max_edges`` edges, else push-relabel (``start`` is ignored). Returns ``(match_left int64,
     right_load int64, size, phases, work, searched_from_right, method)``."""
     if indices.dtype.itemsize == 8:
         return _run[int64_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)

@@ -66,6 +66,8 @@ _PF_MAX_EDGES = 30_000
 _RIGHT_SIDE_RATIO = 0.95
 _T_AUTO = _tkern.CONSTANTS["METHOD_AUTO"]
 _T_NAME = {v: k for k, v in _T_METHOD.items()}
+# what method="auto" reports when its greedy pass was already maximum (no search ran)
+_T_NAME[_tkern.CONSTANTS["METHOD_GREEDY"]] = "greedy"
 _SIDE_PROBE = _tkern.CONSTANTS["SIDE_PROBE"]
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
@@ -241,13 +243,20 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]
 
 
 def _capacity(capacity, n_right: int) -> np.ndarray:
+    return _capacity_unit(capacity, n_right)[0]
+
+
+def _capacity_unit(capacity, n_right: int) -> tuple[np.ndarray, bool]:
+    """The validated int64 capacities and whether every one is 1."""
     if capacity is None:
-        return np.ones(n_right, dtype=np.int64)
+        return np.ones(n_right, dtype=np.int64), True
     if (type(capacity) is np.ndarray and capacity.dtype in _NATIVE and capacity.ndim == 1
             and capacity.shape[0] == n_right and capacity.flags.c_contiguous):
-        # the common case in one C pass (as_int_array takes ~14 us even for 1000 entries)
+        # the common case in one C pass (as_int_array takes ~14 us even for 1000 entries,
+        # np.all(cap == 1) another 5)
         return _kern.nonneg_copy(capacity)
-    return as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
+    cap = as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
+    return cap, bool(np.all(cap == 1))
 
 
 class Matching:
@@ -269,8 +278,9 @@ class Matching:
         Pairs adopted from ``warm_start`` (``None`` without a warm start).
     method : str
         The algorithm that ran: ``"hopcroft_karp"``, ``"pothen_fan"`` or ``"push_relabel"``
-        (what ``method="auto"`` chose). ``phases`` counts its phases (PF+: depth-first
-        phases; push-relabel: global relabels).
+        (what ``method="auto"`` chose), or ``"greedy"`` when ``method="auto"`` found its
+        greedy pass already maximum and ran no search. ``phases`` counts its phases (PF+:
+        depth-first phases; push-relabel: global relabels; greedy: 0).
     searched_from : str
         ``"left"``, or ``"right"`` when PF+ or push-relabel searched from the right vertices
         (the same algorithm on the transposed graph), as the kernel's probe chose: fewer right
@@ -281,9 +291,10 @@ class Matching:
     The object keeps references to the graph's index arrays so that :meth:`vertex_cover`
     can build the certificate later. From :func:`hopcroft_karp` on a CSR graph with int32 or
     int64 indices these are the caller's own arrays (no copy is made); their fingerprint (a
-    sum of a 64-bit mixing function of every position and value, so that edits do not
-    cancel as in a weighted sum) is taken when they are validated, and :meth:`vertex_cover`
-    raises ValueError if they were modified in place since.
+    sum mod 2**64 of one term per position and value: splitmix64 mixing for ``indptr``, a
+    position-keyed 32 x 32-bit product for ``indices``, so that any single edit and any
+    swap of two entries changes it) is taken when they are validated, and
+    :meth:`vertex_cover` raises ValueError if they were modified in place since.
 
     A Matching built by hand (the constructor is public) is validated as it is built:
     ``indptr``/``indices`` must be a well-formed CSR structure of shape
@@ -497,8 +508,12 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         ordinary matchings (every capacity 1) from scratch; ``"hopcroft_karp"`` also
         b-matchings and warm starts. ``"auto"``, from rules measured on every family of the
         benchmark catalogue (docs/matching.md): Hopcroft-Karp for capacities other than 1 or a
-        warm start; else PF+ searching from the right side when fewer right than 0.95 times
-        the left vertices have an edge (searches from the smaller side mostly succeed; from
+        warm start; else a greedy pass first (left vertices in order, first free
+        neighbour), which is the answer when it matched every left vertex that has an edge
+        or every right vertex that has one (that side is then a vertex cover of the size
+        of the matching: König), reported as ``"greedy"``; else, starting from it, PF+
+        searching from the right side when fewer right than 0.95 times the left vertices
+        have an edge (searches from the smaller side mostly succeed; from
         the larger one most end unmatched after exploring a large alternating tree: the
         kernel counts both sides in the pass that starts the transpose); else PF+ below
         30,000 edges and push-relabel above. The named methods ``"pothen_fan"`` and
@@ -585,8 +600,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     if method in _T_METHOD and warm_start is not None:
         raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
     indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = _graph_csr_shared(graph)
-    cap = None if capacity is None else _capacity(capacity, n_right)
-    unit = cap is None or bool(np.all(cap == 1))
+    cap, unit = (None, True) if capacity is None else _capacity_unit(capacity, n_right)
     if method in _T_METHOD and not unit:
         raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
                          f"use method='hopcroft_karp' for capacities other than 1")
