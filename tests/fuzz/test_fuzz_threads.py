@@ -154,7 +154,11 @@ def test_min_cost_flow_while_another_thread_rewrites_the_arcs(seed, n, garbage):
         for out in outcomes:
             report[out[0]] += 1
             if out[0] == "error":
-                assert garbage, f"a clean error with only valid states stored: {out[2]}"
+                # above ATOMIC_ENTRIES numpy copies without the GIL (memcpy may store an entry
+                # byte by byte): bytes of two valid node ids can make one out of range, and
+                # refusing it is right even without garbage
+                torn = m > ATOMIC_ENTRIES and "out of range" in str(out[2])
+                assert garbage or torn, f"a clean error with only valid states stored: {out[2]}"
                 continue
             r = out[1]
             assert r.flow.shape == (m,)
