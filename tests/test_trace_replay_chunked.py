@@ -2,6 +2,9 @@
 what the run consumed before a restart: the failures it hands out, and every later epoch,
 are bit for bit those of the one-failure-at-a-time reader, whatever the restart times
 (ties with the failures handed out but not consumed included) and whatever ``after``."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -11,29 +14,10 @@ from spare_core._seeding import run_seed
 from spare_core.events import RunFailures, Trace, TraceReplay
 from spare_core.sim import Scenario, make_policy, simulate
 
-
-class _OneAtATime:
-    """The model behind a process that cannot rewind: RunFailures then pulls exactly the
-    failures asked for (the reader every chunked one must agree with)."""
-
-    renews_all_at_restart = False
-
-    def __init__(self, model):
-        self.model = model
-
-    def process(self, n_groups, seed, *, start=0.0):
-        return _NoRewind(self.model.process(n_groups, seed, start=start))
-
-
-class _NoRewind:
-    def __init__(self, proc):
-        self._p = proc
-
-    def take(self, k, with_units=True):
-        return self._p.take(k, with_units)
-
-    def restart(self, time):
-        self._p.restart(time)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+# the model behind a process that cannot rewind: RunFailures then pulls exactly the failures
+# asked for (the reader every chunked one must agree with; the bench times the same one)
+from bench_traces import NoRewind  # noqa: E402
 
 
 def _trace(rows, extra_end):
@@ -65,7 +49,7 @@ def test_chunked_source_matches_one_at_a_time(rows, extra_end, per, after, epoch
         return  # a log the chosen law cannot be fitted to
     seed = np.random.SeedSequence(3)
     fast = RunFailures(model, n_groups, seed)
-    slow = RunFailures(_OneAtATime(model), n_groups, seed)
+    slow = RunFailures(NoRewind(model), n_groups, seed)
     start = 0.0
     for k, (consume, batches, when, delay) in enumerate(epochs):
         pos, bi = 0, 0
@@ -104,7 +88,7 @@ def test_without_a_report_the_restart_follows_the_failures_asked_for():
     tr = Trace([1.0, 2.0, 2.0, 5.0, 9.0], [0, 1, 2, 3, 0], n_units=4, end=10.0)
     model = TraceReplay(tr, after="stop")
     seed = np.random.SeedSequence(0)
-    fast, slow = RunFailures(model, 4, seed), RunFailures(_OneAtATime(model), 4, seed)
+    fast, slow = RunFailures(model, 4, seed), RunFailures(NoRewind(model), 4, seed)
     assert fast.get(0, 3, 4, start=0.0)[0].shape[0] == 5 - 1  # read ahead: every failure of the epoch
     slow.get(0, 3, start=0.0)
     assert fast.get(1, 5, start=2.0)[0].tolist() == slow.get(1, 5, start=2.0)[0].tolist() == [3.0, 7.0]
@@ -146,7 +130,7 @@ def test_simulate_with_chunks_equals_simulate_one_at_a_time(after, restart_time)
                   checkpoint_time=3.0, failure_model=model, name="chunks")
     for policy in (make_policy("ckpt"), make_policy("spare", 2), make_policy("spare", 4), make_policy("rep", 2)):
         for seed in (0, 1):
-            slow_src = RunFailures(_OneAtATime(model), 24, run_seed(seed, "failures"))
+            slow_src = RunFailures(NoRewind(model), 24, run_seed(seed, "failures"))
             a = simulate(sc, policy, seed=seed, timeline=True)
             b = simulate(sc, policy, seed=seed, failures=slow_src, timeline=True)
             da, db = a.to_dict(), b.to_dict()
