@@ -117,6 +117,24 @@ cdef inline intp_t _hop_link(const intp_t* hop, const intp_t[::1] path_links, bi
     return path_links[seg + s]
 
 
+cdef inline void _close_rail(float64_t kk, float64_t pen, float64_t a, float64_t bw, float64_t floor,
+                             float64_t* kmax_all, float64_t* tinter, float64_t* dmax) noexcept nogil:
+    # rail j's collective time once its contention kk and incast penalty pen are known:
+    # fixed part + bandwidth part at kk (never below the NVLink floor) + penalty; the
+    # iteration keeps the maxima over rails
+    cdef float64_t rail
+    if kk > kmax_all[0]:
+        kmax_all[0] = kk
+    kk = bw * kk
+    if kk < floor:
+        kk = floor
+    rail = a + kk + pen
+    if rail > tinter[0]:
+        tinter[0] = rail
+    if pen > dmax[0]:
+        dmax[0] = pen
+
+
 cdef void _load_rail(float64_t[::1] links, const intp_t[:, ::1] hops, intp_t first_row,
                      const intp_t[::1] path_links, bint identity,
                      const float64_t[::1] flow_pk, const uint32_t* row) noexcept nogil:
@@ -368,7 +386,7 @@ cdef void _run(
     cdef int64_t it
     cdef float64_t shift = -0.5 * sigma * sigma
     cdef float64_t a, e, m, amax, amin, asum, gate, hold, held, t0, pk
-    cdef float64_t kmax_all, rail, tinter, dmax, pen, kk, room, x, cap
+    cdef float64_t kmax_all, tinter, dmax, pen, kk, room, x, cap
 
     for k in range(c):
         it = it0 + k
@@ -494,16 +512,7 @@ cdef void _run(
                     links[lnk + 1] = 0.0
                     links[lnk + 2] = 0.0
                 j = plane_rails[r0]
-                if kk > kmax_all:
-                    kmax_all = kk
-                kk = rail_bw[j] * kk
-                if kk < rail_floor[j]:
-                    kk = rail_floor[j]
-                rail = rail_a[j] + kk + pen
-                if rail > tinter:
-                    tinter = rail
-                if pen > dmax:
-                    dmax = pen
+                _close_rail(kk, pen, rail_a[j], rail_bw[j], rail_floor[j], &kmax_all, &tinter, &dmax)
                 continue
             # a plane shared by several rails: each link's penalty once (in its bytes
             # slot), then every rail takes its maxima over the links its flows crossed
@@ -527,16 +536,7 @@ cdef void _run(
                                     kk = links[3 * lnk]
                                 if links[3 * lnk + 1] > pen:
                                     pen = links[3 * lnk + 1]
-                if kk > kmax_all:
-                    kmax_all = kk
-                kk = rail_bw[j] * kk
-                if kk < rail_floor[j]:
-                    kk = rail_floor[j]
-                rail = rail_a[j] + kk + pen
-                if rail > tinter:
-                    tinter = rail
-                if pen > dmax:
-                    dmax = pen
+                _close_rail(kk, pen, rail_a[j], rail_bw[j], rail_floor[j], &kmax_all, &tinter, &dmax)
             for lnk in range(n_links3):
                 links[lnk] = 0.0
 
