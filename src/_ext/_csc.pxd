@@ -14,23 +14,17 @@
 # unsigned compare per edge, in both passes alike): whatever the arrays hold, no write lands
 # outside the two buffers.
 from libc.stdint cimport INT32_MAX
-from _types cimport intp_t, int32_t, int64_t, uint64_t
+from _types cimport intp_t, int32_t, int64_t, uint64_t, idx_t
 from _prefetch cimport prefetch_write
 
-cdef extern from "Python.h":
-    void* PyMem_RawMalloc(size_t n) nogil
-    void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
-    void PyMem_RawFree(void* p) nogil
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
 
 cdef enum:
     CSC_AHEAD = 8     # edges: enough to cover a memory latency, little enough to stay cached
 
-ctypedef fused csc_idx_t:
-    int32_t
-    int64_t
 
 
-cdef inline int build_csc(intp_t n_left, intp_t n_right, const int64_t* indptr, const csc_idx_t* ix,
+cdef inline int build_csc(intp_t n_left, intp_t n_right, const int64_t* indptr, const idx_t* ix,
                           int32_t** cptr_out, int32_t** cidx_out) noexcept nogil:
     """Allocate and fill the transpose; 0, or -1 (out of memory or more than INT32_MAX
     edges). O(|E| + |V|): a counting pass and a scatter pass, their random writes

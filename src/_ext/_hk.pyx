@@ -24,7 +24,7 @@ graph is the caller's (int32 or int64 indices: every function reading it is fuse
 both), so a one-shot solve adds no copy of it.
 """
 from libc.stdint cimport INT32_MAX
-from _types cimport intp_t, int32_t, uint32_t, int64_t, uint8_t, uint64_t
+from _types cimport intp_t, int32_t, uint32_t, int64_t, uint8_t, uint64_t, idx_t
 from _hk cimport (
     HKState, LeftV, RightV, LinkV, MATCHED, PENDING, DEAD, START_GREEDY, START_DEGREE_ORDER,
     START_KARP_SIPSER, START_MIN_COMPETITION,
@@ -33,20 +33,13 @@ from libc.string cimport memmove
 from _prefetch cimport prefetch_read, prefetch_write
 from _csc cimport build_csc
 
-cdef extern from "Python.h":
-    # the raw allocator: callable without the GIL, and traced by tracemalloc, so the
-    # benchmark's peak-memory figure includes the kernel's scratch
-    void* PyMem_RawMalloc(size_t n) nogil
-    void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
-    void PyMem_RawFree(void* p) nogil
+# the raw allocator: callable without the GIL, and traced by tracemalloc, so the
+# benchmark's peak-memory figure includes the kernel's scratch
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
 
 
 cdef enum:
     AHEAD = 8       # iterations: enough to cover a memory latency, little enough to stay cached
-
-ctypedef fused idx_t:
-    int32_t
-    int64_t
 
 import numpy as np
 

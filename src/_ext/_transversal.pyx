@@ -35,23 +35,16 @@ by its lookahead; METHOD_AUTO runs it first and stops there when it is already m
 or from a Karp-Sipser start (degree-1 vertices matched first, on both
 sides, Karp and Sipser 1981), which needs the transpose.
 """
-from _types cimport intp_t, int32_t, int64_t, uint8_t
+from _types cimport intp_t, int32_t, int64_t, uint8_t, idx_t
 from _prefetch cimport prefetch_read
 from _csc cimport build_csc
 
-cdef extern from "Python.h":
-    void* PyMem_RawMalloc(size_t n) nogil
-    void* PyMem_RawCalloc(size_t nelem, size_t elsize) nogil
-    void PyMem_RawFree(void* p) nogil
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
 
 import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-
-ctypedef fused idx_t:
-    int32_t
-    int64_t
 
 cdef enum:
     START_NONE = 0          # PF+: its first phase is the greedy; push-relabel: no start
