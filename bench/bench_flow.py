@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spare_core.flow import max_flow_min_cost, min_cost_flow
+from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 
 @dataclass
@@ -130,13 +130,25 @@ def make_generic(arcs: int, seed: int = 0, degree: int = 8, max_cost: int = 10_0
 
 
 # ------------------------------------------------------------------------------ solvers
+def solve_ours_result(inst: Instance, method: str = "auto"):
+    """Our solver from the caller's arrays, in the instance's formulation (s-t or supplies);
+    returns the FlowResult."""
+    if inst.source is not None:
+        return max_flow_min_cost(*inst.network(), inst.source, inst.sink, method=method)
+    return min_cost_flow(*inst.network(), inst.supply, method=method)
+
+
 def solve_ours(inst: Instance, method: str = "auto"):
     """Our solver from the caller's arrays; returns (flows, cost)."""
-    if inst.source is not None:
-        r = max_flow_min_cost(*inst.network(), inst.source, inst.sink, method=method)
-    else:
-        r = min_cost_flow(*inst.network(), inst.supply, method=method)
+    r = solve_ours_result(inst, method)
     return r.flow, r.cost
+
+
+def certified(inst: Instance, result) -> bool:
+    """``check_flow_certificate`` of ``result`` in the instance's formulation."""
+    if inst.source is not None:
+        return check_flow_certificate(*inst.network(), result, source=inst.source, sink=inst.sink)
+    return check_flow_certificate(*inst.network(), result, supply=inst.supply)
 
 
 def solve_ortools(inst: Instance):

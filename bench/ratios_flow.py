@@ -44,7 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import families  # noqa: E402
-from bench_flow import make_generic, make_reassign, solve_networkx, solve_ortools, solve_ours  # noqa: E402
+from bench_flow import (make_generic, make_reassign, solve_networkx, solve_ortools, solve_ours,  # noqa: E402
+                        solve_ours_result)
 
 METHODS = ("ssp", "cost_scaling", "network_simplex")
 
@@ -121,15 +122,6 @@ def measure(family: str, arcs: int, repeats: int):
     med = {k: statistics.median(v) for k, v in cpu.items()}
     method = solve_ours_result(inst).method
     return inst.arcs, med, statistics.median(wall["ours"]), med.pop("networkx", None), method
-
-
-def solve_ours_result(inst):
-    """The FlowResult of our auto call (for the method it ran)."""
-    from spare_core.flow import max_flow_min_cost, min_cost_flow
-
-    if inst.source is not None:
-        return max_flow_min_cost(*inst.network(), inst.source, inst.sink)
-    return min_cost_flow(*inst.network(), inst.supply)
 
 
 def compare_methods(sizes) -> None:

@@ -16,18 +16,14 @@ from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import families  # noqa: E402
-from bench_flow import make_generic, make_reassign  # noqa: E402
+from bench_flow import certified, make_generic, make_reassign, solve_ours_result  # noqa: E402
 
 _mcf = load("_mcf")
 
 
 def _solve(inst, method="auto"):
-    if inst.source is not None:
-        r = max_flow_min_cost(*inst.network(), inst.source, inst.sink, method=method)
-        assert check_flow_certificate(*inst.network(), r, source=inst.source, sink=inst.sink)
-    else:
-        r = min_cost_flow(*inst.network(), inst.supply, method=method)
-        assert check_flow_certificate(*inst.network(), r, supply=inst.supply)
+    r = solve_ours_result(inst, method)
+    assert certified(inst, r)
     return r
 
 
