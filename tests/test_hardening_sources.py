@@ -95,3 +95,21 @@ def test_a_handler_answering_with_lists_or_strings_is_refused(how, says):
             return _ListsHandler(how)
     with pytest.raises(TypeError, match=says):
         simulate(Scenario(**SMALL), _User(), seed=0)
+
+
+class _Reporting(_Source):
+    """A user's source that reads ahead and wants to hear where each epoch ended."""
+
+    def __init__(self):
+        super().__init__()
+        self.reports = []
+
+    def epoch_consumed(self, k, n):
+        self.reports.append((k, n))
+
+
+def test_checking_a_users_source_keeps_its_epoch_consumed_reports():
+    src = _Reporting()
+    res = _run("ckpt", src)  # checkpoint-only: every failure restarts, one consumed per epoch
+    assert res.restarts > 0
+    assert src.reports[:3] == [(0, 1), (1, 1), (2, 1)]

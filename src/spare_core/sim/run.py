@@ -320,6 +320,9 @@ class _CheckedSource:
 
     def __init__(self, source, n_groups: int):
         self._src, self._n, self._name = source, n_groups, type(source).__name__
+        consumed = getattr(source, "epoch_consumed", None)
+        if consumed is not None:  # a source that reads ahead still hears where each epoch ended
+            self.epoch_consumed = consumed
 
     def _times(self, rel, method: str) -> np.ndarray:
         try:
