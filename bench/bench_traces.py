@@ -30,8 +30,7 @@ import time
 
 import numpy as np
 
-from spare_core.events import RunFailures
-from spare_core.events._engine import Engine
+from spare_core.events import Engine, RunFailures
 from spare_core.events.trace import Trace
 from spare_core.events.trace_model import TraceReplay
 

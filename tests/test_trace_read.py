@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from spare_core.events._engine import Engine, load_trace_csv
+from spare_core.events import Engine, load_trace_csv
 from spare_core.events.trace import Trace, TraceFormatError, read_trace
 
 UTC = dt.timezone.utc
