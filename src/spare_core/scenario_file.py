@@ -36,13 +36,17 @@ Layout of a file (docs/cli.md lists every key)::
     r_max = 12
     seeds = 5
 
+Correlated failures (a switch, a rack, a PDU downing every node behind it) come on top of the
+single failures as levels ``[[failures.domains]]`` (``name``, ``nodes`` per domain, ``mtbf`` or
+``interruptions`` + ``period``), coarsest first: :class:`spare_core.events.DomainFailures`.
+
 A recorded log replaces the rate with ``model = "trace"``, ``after = "stop" | "loop" | "fit"``
 and ``[failures.trace]`` (``path`` relative to the file plus the options of
 :func:`spare_core.events.trace.read_trace`; ``unit_map`` may name a hostfile). Rates are
 converted by :class:`spare_core.events.rates.FailureRate`, exactly.
 
 Durations are a number of seconds or a string with a unit (``"90 s"``, ``"30 min"``,
-``"3.1 h"``, ``"54 d"``). Every error names the key, the rule and the bad value, and is
+``"3.1 h"``, ``"54 d"``, ``"2 y"``). Every error names the key, the rule and the bad value, and is
 raised before anything runs (:class:`ScenarioFileError`, a ValueError).
 
 References
@@ -65,11 +69,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .events import DEFAULT_WEIBULL_SHAPE, FailureModel, failure_model_kinds
+from .distributions import Exponential
+from .events.domains import DomainFailures
 from .events.fit import LifetimeFit, fit
+from .events.rates import SECONDS as RATE_SECONDS
 from .events.rates import FailureRate
 from .events.trace import Trace, TraceFormatError, read_trace
 from .events.trace_model import AFTER, TraceReplay
-from .sim import POLICY_NAMES, Scenario, make_policy
+from .sim import POLICY_NAMES, RACK_AWARE, Scenario, make_policy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,9 +84,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file", "parse_scenario", "parse_duration",
-           "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "TRACE_OPTIONS"]
+           "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "TRACE_OPTIONS", "DOMAIN_KEYS"]
 
 _DAY = 86_400.0
+_YEAR = float(RATE_SECONDS["year"])
 _UNITS = {
     "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
     "ms": 1e-3,
@@ -87,6 +95,8 @@ _UNITS = {
     "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
     "d": _DAY, "day": _DAY, "days": _DAY,
     "w": 7 * _DAY, "week": 7 * _DAY, "weeks": 7 * _DAY,
+    # the Julian year, as the rate forms count it (events.rates.SECONDS)
+    "y": _YEAR, "yr": _YEAR, "year": _YEAR, "years": _YEAR,
 }
 _DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]+)\s*$")
 
@@ -94,6 +104,10 @@ _DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-z
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
 #: ``failures.law``: a Weibull of ``weibull_shape`` at the given rate, or one fitted to ``failures.trace``
 FAILURE_LAWS = ("weibull", "fit")
+#: ``compare.layout``: SPARe's stack offsets, or the stacks placed across ``[[failures.domains]]``
+SPARE_LAYOUTS = ("consecutive", "sidon", RACK_AWARE, f"{RACK_AWARE}-sidon")
+#: keys of one level of ``[[failures.domains]]`` (a rate form: ``mtbf``, or ``interruptions`` with ``period``)
+DOMAIN_KEYS = ("name", "nodes", "mtbf", "interruptions", "period")
 #: keys of a ``[failures.trace]`` table besides ``path``: the options of :func:`~spare_core.events.trace.read_trace`
 TRACE_OPTIONS = tuple(p for p in inspect.signature(read_trace).parameters if p != "path")
 
@@ -102,7 +116,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
-                 "nodes_per_group", "node_ages"),
+                 "nodes_per_group", "node_ages", "domains"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller"),
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "layout",
                 "charge_patch"),
@@ -218,7 +232,9 @@ class ScenarioFile:
     processes : int
         Worker processes (0: one per CPU).
     spare_layout : str
-        SPARe stack offsets: "consecutive" or "sidon".
+        SPARe stacks: "consecutive" or "sidon" offsets, or "rack-aware" / "rack-aware-sidon"
+        (those offsets along a cycle that interleaves the failure domains of
+        ``[[failures.domains]]``, :meth:`spare_core.layout.StackedLayout.rack_aware`).
     rate_note : str
         How the failure rate was converted to the system MTBF, in words.
     data : dict
@@ -264,6 +280,10 @@ class ScenarioFile:
                 kw["interval"] = self.interval
             if name == "spare" and self.spare_layout == "sidon":
                 kw["offsets"] = "sidon"
+            elif name == "spare" and self.spare_layout.startswith(RACK_AWARE):
+                kw["layout"] = RACK_AWARE
+                if self.spare_layout.endswith("sidon"):
+                    kw["offsets"] = "sidon"
             if kw:
                 out[name] = kw
         return out
@@ -273,7 +293,8 @@ class ScenarioFile:
 
         A rate-law model gets the system MTBF divided by ``factor``; a trace replay gets the
         log's time axis divided by ``factor`` (the same failures, in the same order and
-        groups, ``factor`` times as often).
+        groups, ``factor`` times as often); with failure domains, the single failures and
+        every level's domains are each ``factor`` times as frequent.
 
         Parameters
         ----------
@@ -296,6 +317,10 @@ class ScenarioFile:
             faster = Trace(tr.times / factor, tr.units, n_units=tr.n_units, end=tr.end / factor,
                            unit_names=tr.unit_names, reasons=tr.reasons, start=tr.start, source=tr.source)
             return self.scenario.replace(failure_model=fm.replace(trace=faster))
+        if isinstance(fm, DomainFailures):  # the single failures and every domain's, alike
+            return self.scenario.replace(failure_model=fm.replace(
+                base=fm.base.replace(system_mtbf=fm.base.system_mtbf / factor),
+                lifetimes=tuple(Exponential(law.mean / factor) for law in fm.lifetimes)))
         return self.scenario.replace(system_mtbf=self.scenario.system_mtbf / factor)
 
     def to_dict(self) -> dict[str, Any]:
@@ -721,7 +746,10 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         interval = rd.duration("compare.interval", iv)
     horizon = rd.number("compare.horizon", cp.get("horizon", 20.0), low=1.0)
     processes = rd.integer("compare.processes", cp.get("processes", 0), low=0)
-    layout = rd.choice("compare.layout", cp.get("layout", "consecutive"), ("consecutive", "sidon"))
+    layout = rd.choice("compare.layout", cp.get("layout", "consecutive"), SPARE_LAYOUTS)
+    if layout.startswith(RACK_AWARE) and not isinstance(fails.model, DomainFailures):
+        raise rd.fail("compare.layout", "needs failure domains ([[failures.domains]]) to place the stacks across",
+                      layout)
     charge_patch = cp.get("charge_patch", True)
     if not isinstance(charge_patch, bool):
         raise rd.fail("compare.charge_patch", "must be true or false", charge_patch)
@@ -750,6 +778,88 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
 def _failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_node: int,
               gpus_per_group: int, base_dir: Path) -> _Failures:
     """The ``[failures]`` table resolved: a failure model (or its kind and rate) and the rate in words."""
+    single = _single_failures(rd, {k: v for k, v in fl.items() if k != "domains"}, gpus=gpus, nodes=nodes,
+                              gpus_per_node=gpus_per_node, gpus_per_group=gpus_per_group, base_dir=base_dir)
+    if "domains" not in fl:
+        return single
+    if isinstance(single.model, TraceReplay):
+        raise rd.fail("failures.domains", "does not go with model = 'trace' (a log already holds its multi-node "
+                      "events)", fl["domains"])
+    # the single failures as a whole model (kind + rate), which the domains compose
+    base = (FailureModel.by_kind(single.model) if isinstance(single.model, str) else single.model.replace)(
+        system_mtbf=single.system_mtbf, shape=single.shape)
+    model, words = _domains(rd, fl["domains"], base, nodes=nodes, gpus_per_node=gpus_per_node,
+                            gpus_per_group=gpus_per_group)
+    mtbf = model.mtbf(gpus // gpus_per_group)
+    return _Failures(model=model, system_mtbf=None, shape=None, rate=single.rate,
+                     note=f"{single.note}; plus {words}: all failures, system MTBF {mtbf / 3600:.3g} h",
+                     fit=single.fit, trace=single.trace, trace_read=single.trace_read)
+
+
+def _domains(rd: _Reader, spec: Any, base: FailureModel, *, nodes: int, gpus_per_node: int,
+             gpus_per_group: int) -> tuple[DomainFailures, str]:
+    """``[[failures.domains]]`` (levels coarsest first) on top of ``base``: the model and the levels in words.
+
+    A domain of ``d`` nodes holds whole groups (``d`` a multiple of the nodes per group ``g``:
+    ``d / g`` groups per domain) or lies inside one group (``g`` a multiple of ``d``: the group
+    is down when any of its ``g / d`` domains fails; the first of ``g / d`` independent
+    exponential clocks of mean ``m`` rings after an exponential time of mean ``m d / g``, so the
+    group gets one clock of that mean, exactly). A domain that straddles groups is refused.
+    """
+    key = "failures.domains"
+    if isinstance(spec, dict):
+        spec = [spec]
+    if not isinstance(spec, list) or not spec or not all(isinstance(lv, dict) for lv in spec):
+        raise rd.fail(key, "must be one table per level, coarsest first ([[failures.domains]] with name, nodes "
+                      "and mtbf or interruptions + period)", spec)
+    if gpus_per_group % gpus_per_node:
+        raise rd.fail(key, f"need groups of whole nodes: cluster.gpus_per_group ({gpus_per_group}) is not a multiple "
+                      f"of cluster.gpus_per_node ({gpus_per_node})", spec)
+    g = gpus_per_group // gpus_per_node
+    names, gpd, laws, words = [], [], [], []
+    for i, lv in enumerate(spec):
+        at = f"{key}[{i}]"
+        for k, v in lv.items():
+            if k not in DOMAIN_KEYS:
+                raise rd.fail(f"key '{at}.{k}'", f"is unknown (allowed in a domain level: {list(DOMAIN_KEYS)})", v)
+        name = rd.text(f"{at}.name", lv.get("name", f"level{i}"))
+        if "nodes" not in lv:
+            raise ScenarioFileError(f"{rd.source}: {at} needs nodes (the nodes of one domain, e.g. 16 for a rack)")
+        d = rd.integer(f"{at}.nodes", lv["nodes"], high=nodes)
+        if names and d_prev % d:
+            raise rd.fail(f"{at}.nodes", f"must divide the coarser level's nodes ({d_prev}): levels nest, coarsest "
+                          "first", d)
+        if d % g and g % d:
+            raise rd.fail(f"{at}.nodes", f"must be a multiple or a divisor of the nodes per group ({g}): a domain "
+                          "that straddles groups is not modelled", d)
+        count = -(-nodes // d)  # the job's domains of this level (the last one may be partial)
+        if ("mtbf" in lv) == ("interruptions" in lv):
+            raise ScenarioFileError(f"{rd.source}: {at} needs exactly one rate form: mtbf (of one domain) or "
+                                    f"interruptions with period (over the job's {count} domains)")
+        if "mtbf" in lv:
+            if "period" in lv:
+                raise rd.fail(f"{at}.period", "only goes with interruptions", lv["period"])
+            mean = rd.duration(f"{at}.mtbf", lv["mtbf"])
+        else:
+            if "period" not in lv:
+                raise ScenarioFileError(f"{rd.source}: {at}.interruptions needs {at}.period (e.g. '54 d')")
+            mean = rd.duration(f"{at}.period", lv["period"]) * count / rd.integer(f"{at}.interruptions",
+                                                                                   lv["interruptions"])
+        names.append(name)
+        gpd.append(max(d // g, 1))
+        laws.append(Exponential(mean / max(g // d, 1)))
+        words.append(f"{count} {name} domains of {d} nodes, each failing once per {mean / _DAY:.3g} d")
+        d_prev = d
+    try:
+        model = DomainFailures(base, laws, groups_per_domain=gpd, names=names)
+    except (TypeError, ValueError) as exc:
+        raise rd.fail(key, f"cannot be modelled ({exc})", spec) from None
+    return model, "; ".join(words)
+
+
+def _single_failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_node: int,
+                     gpus_per_group: int, base_dir: Path) -> _Failures:
+    """``[failures]`` without its domains: the failures of single nodes or groups."""
     kinds = _failure_kinds()
     # a user's cluster replaces the failed node and keeps the others: node renewals unless the
     # file names another model (the paper preset names "per-unit")

@@ -66,6 +66,7 @@ __all__ = [
     "CheckpointOnly",
     "ReplicationCheckpoint",
     "SpareCheckpoint",
+    "RACK_AWARE",
     "INTERVAL_RULES",
     "POLICY_NAMES",
     "POLICY_REGISTRY",
@@ -437,6 +438,29 @@ def _sidon(n: int, r: int) -> tuple:
     return tuple(int(o) for o in sidon_offsets(n, r, seed=0))
 
 
+#: ``SpareCheckpoint(layout=...)``: stacks placed across the scenario's failure domains
+RACK_AWARE = "rack-aware"
+
+
+def _rack_aware(failures, n: int, r: int, offsets):
+    """The rack-aware stacks of ``failures.domains(n)``; cached when the model is hashable."""
+    try:
+        hash(failures)
+    except TypeError:
+        return _rack_aware_layout(failures, n, r, offsets)
+    return _rack_aware_cached(failures, n, r, offsets)
+
+
+def _rack_aware_layout(failures, n, r, offsets):
+    from ..layout import StackedLayout
+
+    return StackedLayout.rack_aware(failures.domains(n), r, offsets="sidon" if offsets == "sidon" else "consecutive")
+
+
+# a sweep builds one handler per run: the placement is the same for every seed
+_rack_aware_cached = functools.lru_cache(maxsize=64)(_rack_aware_layout)
+
+
 # -- SPARe -----------------------------------------------------------------------------------
 class _RectlrHandler(FailureHandler):
     def __init__(self, n, r, offsets, layout=None):
@@ -481,9 +505,13 @@ class SpareCheckpoint(Policy):
         consecutive 0..r-1, the paper's cyclic stacks; "sidon" the Sidon-type offsets of
         :func:`spare_core.layout.sidon_offsets` for the scenario's N (seed 0: any two shard
         types share at most one holder where N allows); or explicit offsets (length r).
-    layout : StackedLayout, optional
+    layout : StackedLayout or "rack-aware", optional
         A whole layout instead of offsets (e.g. ``StackedLayout.rack_aware(domains, r)``); its
-        redundancy must be r and its n_groups the scenario's.
+        redundancy must be r and its n_groups the scenario's. ``"rack-aware"``: that layout
+        built for each scenario from its failure model's domains (a model with a
+        ``domains(n_groups)`` method, :class:`spare_core.events.DomainFailures`), with
+        ``offsets`` None (consecutive) or "sidon" along the interleaved cycle; a scenario
+        whose failures have no domains is refused by :meth:`check`.
 
     References
     ----------
@@ -495,7 +523,13 @@ class SpareCheckpoint(Policy):
     def __init__(self, r: int, interval: str | float = "auto", offsets: object = None, layout: object = None) -> None:
         super().__init__(interval)
         self.redundancy = as_int(r, "r", min_value=1)
-        if layout is not None:  # an attribute only when given: repr/eq/hash of offset policies unchanged
+        if isinstance(layout, str):
+            if layout != RACK_AWARE:
+                raise ValueError(f"layout must be a StackedLayout or {RACK_AWARE!r}, got {layout!r}")
+            if offsets is not None and not (isinstance(offsets, str) and offsets == "sidon"):
+                raise ValueError(f"layout={RACK_AWARE!r} takes offsets None or 'sidon', got {offsets!r}")
+            self.layout = layout
+        elif layout is not None:  # an attribute only when given: repr/eq/hash of offset policies unchanged
             from ..layout import StackedLayout
 
             if not isinstance(layout, StackedLayout):
@@ -518,7 +552,12 @@ class SpareCheckpoint(Policy):
     def check(self, scenario):
         self._check_r(scenario)
         layout = getattr(self, "layout", None)
-        if layout is not None and layout.n_groups != scenario.n_groups:
+        if isinstance(layout, str):
+            if not callable(getattr(scenario.failures, "domains", None)):
+                raise ValueError(f"layout={RACK_AWARE!r} needs failure domains in the scenario (a failure model "
+                                 f"with domains, e.g. DomainFailures), got failure model {scenario.failure_model!r}")
+            _rack_aware(scenario.failures, scenario.n_groups, self.redundancy, self.offsets)
+        elif layout is not None and layout.n_groups != scenario.n_groups:
             raise ValueError(f"layout must have n_groups = {scenario.n_groups}, got {layout.n_groups}")
         if isinstance(self.offsets, tuple) and max(self.offsets) >= scenario.n_groups:
             raise ValueError(f"offsets must be < n_groups ({scenario.n_groups}), got {max(self.offsets)}")
@@ -535,7 +574,7 @@ class SpareCheckpoint(Policy):
         """As :meth:`Policy.to_dict`; a given ``layout`` enters as its size and the SHA-256 of
         its placement (layouts are equal exactly when their placements are)."""
         layout = getattr(self, "layout", None)
-        if layout is None:
+        if layout is None or isinstance(layout, str):
             return super().to_dict()
         plain = copy.copy(self)
         del plain.layout
@@ -551,7 +590,11 @@ class SpareCheckpoint(Policy):
         return float(endurable_failures(scenario.n_groups, self.redundancy))
 
     def handler(self, scenario):
-        return _RectlrHandler(scenario.n_groups, self.redundancy, self._offsets(scenario), getattr(self, "layout", None))
+        layout = getattr(self, "layout", None)
+        if isinstance(layout, str):
+            return _RectlrHandler(scenario.n_groups, self.redundancy, None,
+                                  _rack_aware(scenario.failures, scenario.n_groups, self.redundancy, self.offsets))
+        return _RectlrHandler(scenario.n_groups, self.redundancy, self._offsets(scenario), layout)
 
 
 
