@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from spare_core.distributions import Deterministic, Exponential
-from spare_core.events import DomainFailures, FailureModel, GroupLifetimes, SystemRenewals, Trace, TraceReplay
+from spare_core.events import (DomainFailures, FailureModel, GroupLifetimes, NodeRenewals, RunFailures, SystemRenewals,
+                               Trace, TraceReplay)
 from spare_core.sim import Scenario, make_policy, simulate, sweep
 
 SC = Scenario(24, n_steps=400, t_compute=1.0, t_allreduce=0.2, system_mtbf=150.0, weibull_shape=0.8,
@@ -159,6 +160,8 @@ MODELS = {
                                                  [Exponential(4 * 300.0)], groups_per_domain=[4])),
     "domains-system": dict(failure_model=DomainFailures(SystemRenewals(system_mtbf=300.0, shape=0.8),
                                                         [Exponential(4 * 300.0)], groups_per_domain=[6])),
+    "domains-node": dict(failure_model=DomainFailures(NodeRenewals(system_mtbf=300.0, shape=0.8, gpus_per_group=16),
+                                                      [Exponential(4 * 300.0)], groups_per_domain=[4])),
     "user": dict(failure_model=_UserModel()),
 }
 
@@ -197,6 +200,21 @@ def test_a_shared_cache_read_shallow_first_gives_the_numbers_of_a_fresh_cache(mo
             got = _numbers(simulate(sc, _policy(policy, r), seed=seed, failures=shared))
             assert got == _numbers(simulate(sc, _policy(policy, r), seed=seed)), (model, policy, r, seed)
     assert shared.rebuilds > 0  # the order above did exercise a rebuild
+
+
+def test_runs_sharing_a_run_source_get_the_numbers_of_a_fresh_simulate():
+    """A model whose epochs depend on when they start (domains over node renewals) is read
+    through one process per source; a run that restarts after fewer failures than another
+    reader took must see its own history, not the process the other reader moved on."""
+    sc = _scenario("domains-node")
+    cells = [("spare", 12), ("ckpt", 1), ("spare", 2), ("rep", 2), ("spare", 4), ("rep", 4)]
+    for seed in (0, 1, 2):
+        shared = sc.epoch_failures(seed)
+        assert isinstance(shared, RunFailures)
+        shared.get(0, 40, start=0.0)  # another reader went deep into epoch 0
+        for policy, r in cells:
+            got = _numbers(simulate(sc, _policy(policy, r), seed=seed, failures=shared))
+            assert got == _numbers(simulate(sc, _policy(policy, r), seed=seed)), (policy, r, seed)
 
 
 def test_recording_a_timeline_changes_no_number():

@@ -258,7 +258,10 @@ class RunFailures:
 
     One process follows the restart history of the run that reads it: epoch ``k + 1`` at
     ``start`` restarts it at ``start``. Runs sharing the instance share epoch 0 (identical
-    for all of them); a run that starts over rebuilds the process.
+    for all of them); a run that starts over rebuilds the process. When a run restarts
+    after fewer failures than another run sharing the epoch read, the process is rebuilt
+    through this run's history (the starts and consumed counts of its epochs), so each run
+    sees what it would see alone.
 
     How far ahead it reads depends on the process. A process that can ``rewind`` (and
     ``take_arrays``: ``TraceProcess``, whose epoch's failures are fixed until the next
@@ -280,7 +283,7 @@ class RunFailures:
     """
 
     __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done", "_chunked", "_consumed",
-                 "_asked")
+                 "_asked", "_path")
 
     def __init__(self, model, n_groups, seed):
         self._model, self._n, self._seed = model, n_groups, seed
@@ -288,6 +291,7 @@ class RunFailures:
         self._key = None
         self._chunked = False
         self._consumed = None
+        self._path = []          # (start, failures used) of each epoch the process has left
 
     def _at(self, k: int, start: float) -> None:
         if self._key == (k, start):
@@ -298,11 +302,18 @@ class RunFailures:
             self._proc = self._model.process(self._n, self._seed, start=start)
             self._chunked = callable(getattr(self._proc, "rewind", None)) and callable(
                 getattr(self._proc, "take_arrays", None))
+            self._path = []
         elif self._key is not None and self._key[0] == k - 1:
-            if self._chunked:  # the restart resumes after what the run consumed (else: asked for)
-                used = self._asked if self._consumed is None else self._consumed
+            # the restart resumes after what the run consumed (else: asked for)
+            used = self._asked if self._consumed is None else self._consumed
+            if self._chunked:
                 if used <= self._times.shape[0]:  # else the epoch ran out: the process scanned it all
                     self._proc.rewind(used)
+            elif used < self._times.shape[0]:
+                # another run sharing this epoch (same history so far) read it further than
+                # this one: its process is past this run's restart; replay this run's history
+                self._replay(used)
+            self._path.append((self._key[1], used))
             self._proc.restart(start)
         else:
             raise ValueError(
@@ -313,6 +324,18 @@ class RunFailures:
         self._consumed = None
         self._asked = 0
         self._times, self._units, self._done = _EMPTY_T, _EMPTY_U, False
+
+    def _replay(self, used: int) -> None:
+        """A fresh process taken through the epochs of ``_path`` and ``used`` failures of the
+        current one: the history of a run that read only what it consumed."""
+        proc = self._model.process(self._n, self._seed, start=self._path[0][0] if self._path else self._key[1])
+        for j, (_, n) in enumerate(self._path):
+            if n:
+                proc.take(n, True)
+            proc.restart(self._path[j + 1][0] if j + 1 < len(self._path) else self._key[1])
+        if used:
+            proc.take(used, True)
+        self._proc = proc
 
     def epoch_consumed(self, k: int, n: int) -> None:
         """The run restarts after consuming the first ``n`` failures of epoch ``k`` (what it
