@@ -9,15 +9,14 @@ seed's runs do not depend on the other seeds, so the assembled result is the one
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from ..sim import RunResult, Scenario, SweepResult, summarise, sweep
+from ..sweeps.execute import map_unordered
 
 __all__ = ["GridRun", "run_grid", "progress_bar"]
 
@@ -75,11 +74,6 @@ def progress_bar(total: int, desc: str) -> Any:
                 dynamic_ncols=True)
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches every process of the terminal's group; only the driver handles it
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _task(job: tuple[int, Scenario, int, tuple[str, ...], tuple[int, ...], dict[str, Any] | None]
           ) -> tuple[int, int, list[RunResult], float]:
     index, scenario, seed, policies, redundancies, kwargs = job
@@ -93,12 +87,8 @@ def _results(jobs: list[Any], processes: int) -> Iterator[tuple[int, int, list[R
         for job in jobs:
             yield _task(job)
         return
-    with multiprocessing.Pool(processes, initializer=_ignore_sigint) as pool:
-        try:
-            yield from pool.imap_unordered(_task, jobs)
-        except BaseException:
-            pool.terminate()  # stop the workers at once: their half-done tasks are dropped
-            raise
+    # a worker that dies raises BrokenProcessPool here (multiprocessing.Pool waited for ever)
+    yield from map_unordered(_task, jobs, processes)
 
 
 def run_grid(scenarios: Sequence[Scenario], policies: Sequence[str], redundancies: Sequence[int],

@@ -160,6 +160,12 @@ class Trace:
     def __setattr__(self, name, value):
         raise AttributeError(f"Trace is immutable (cannot set {name!r})")
 
+    def __reduce__(self):
+        # pickled to worker processes with the scenarios replaying it: rebuilt (and checked)
+        # through the constructor, since the default slot restore would call __setattr__
+        return _rebuild, (self.times, self.units, self.n_units, self.end, self.unit_names, self.reasons, self.start,
+                          self.source)
+
     def __delattr__(self, name):
         raise AttributeError(f"Trace is immutable (cannot delete {name!r})")
 
@@ -193,6 +199,11 @@ class Trace:
 
 # ---------------------------------------------------------------------------------------
 # reading
+
+
+def _rebuild(times, units, n_units, end, unit_names, reasons, start, source) -> Trace:
+    return Trace(times, units, n_units=n_units, end=end, unit_names=unit_names, reasons=reasons, start=start,
+                 source=source)
 
 
 def read_trace(path, *, time_column="time", unit_column="unit", reason_column=None,

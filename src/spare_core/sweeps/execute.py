@@ -32,7 +32,7 @@ from ..sim.grid import run_group
 from .spec import SweepSpec
 from .store import ResultStore
 
-__all__ = ["run_sweep", "run_batch", "SweepProgress", "EXECUTORS"]
+__all__ = ["run_sweep", "run_batch", "map_unordered", "SweepProgress", "EXECUTORS"]
 
 EXECUTORS = ("local", "dask")
 
@@ -273,6 +273,32 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
 
 
 def _run_pool(plan, done, workers):
+    for result in map_unordered(_timed_batch, iter(plan.next, None), workers):
+        done(result)
+
+
+def map_unordered(fn, tasks, workers: int, *, in_flight: int = _IN_FLIGHT):
+    """``fn(task)`` for every task, in ``workers`` local processes, yielded as each finishes.
+
+    Tasks are drawn from the iterable only as workers free up (``in_flight`` per worker),
+    so a long stream is never all in memory. The workers ignore Ctrl-C (the driver gets it).
+    A task that raises re-raises here; a worker that dies (killed, out of memory, a task
+    its process cannot unpickle) raises ``BrokenProcessPool`` instead of waiting for ever.
+    When the consumer stops early (an exception, Ctrl-C, a ``break``), the workers are
+    terminated at once: their half-done tasks are dropped.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled by name).
+    tasks : iterable
+        Its arguments, one per call (each pickled to a worker).
+    workers : int
+        Processes, >= 1.
+    in_flight : int, default 2
+        Tasks handed out per worker at a time: one running, one queued.
+    """
+    tasks = iter(tasks)
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     before = set(multiprocessing.active_children())
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
@@ -280,21 +306,24 @@ def _run_pool(plan, done, workers):
     try:
         pending = set()
         while True:
-            while len(pending) < _IN_FLIGHT * workers and (batch := plan.next()) is not None:
-                pending.add(ex.submit(_timed_batch, batch))
+            while len(pending) < in_flight * workers and (task := next(tasks, _END)) is not _END:
+                pending.add(ex.submit(fn, task))
             if not pending:
                 break
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
-                done(f.result())
+                yield f.result()
         ok = True
     finally:
         if ok:
             ex.shutdown(wait=True)
-        else:  # interrupted or failed: stop now, not after the running batches
+        else:  # interrupted or failed: stop now, not after the running tasks
             ex.shutdown(wait=False, cancel_futures=True)
             for proc in set(multiprocessing.active_children()) - before:
                 proc.terminate()
+
+
+_END = object()
 
 
 def _dask_client(workers, scheduler):
