@@ -137,7 +137,8 @@ def test_law_fit_takes_rate_and_shape_from_a_censored_node_fit(tmp_path):
     assert sf.scenario.system_mtbf == pytest.approx(lf.mean / 64, rel=1e-12)
     assert sf.scenario.weibull_shape == lf.params["shape"]
     assert sf.failure_rate.unit_mtbf("node") == pytest.approx(lf.mean, rel=1e-12)
-    assert "Weibull fitted to 82 failures of 64 logged nodes" in sf.rate_note and "95 % CI" in sf.rate_note
+    assert "weibull fitted to the log's node lifetimes" in sf.rate_note and "95 % CI" in sf.rate_note
+    assert "82 failures of 64 logged nodes" in sf.rate_note
     # the log was drawn with node lifetimes of mean 33 days and shape 0.78 (make_trace_job_log.py):
     # the fit's 95 % intervals contain both
     lo, hi = lf.interval("shape")
@@ -264,3 +265,54 @@ def test_node_model_needs_whole_nodes_per_group():
 def test_node_ages_only_with_the_node_model():
     with pytest.raises(ScenarioFileError, match="failures.node_ages only goes with model = 'node'"):
         parse_scenario(_base({"model": "system", "mtbf": "2 h", "node_ages": "new"}))
+
+
+# -- failures.fit_law: which law is fitted to the log --------------------------------------------
+@pytest.mark.parametrize("law", ["exponential", "weibull", "lognormal"])
+def test_fit_law_picks_the_node_law_and_the_rate_follows_it(tmp_path, law):
+    path = _fitted_job(tmp_path, model="node")
+    sf = load_scenario_file(path, [f"failures.fit_law={law!r}"])
+    lf = fit(sf.trace, law, level="unit")
+    assert sf.fit.law == law and sf.fit.params == lf.params
+    assert sf.scenario.system_mtbf == pytest.approx(lf.mean / 64, rel=1e-12)
+    if law == "lognormal":  # the fitted law is the node lifetime itself
+        assert sf.scenario.failures.lifetime == lf.distribution
+        assert "sigma" in sf.rate_note
+    else:
+        assert sf.scenario.weibull_shape == (lf.params["shape"] if law == "weibull" else 1.0)
+    assert sf.to_dict()["fit"]["law"] == law
+    # the sensitivity scales the fitted law's time axis
+    assert sf.at_rate(2.0).system_mtbf == pytest.approx(sf.scenario.system_mtbf / 2, rel=1e-12)
+
+
+def test_fit_law_best_is_the_lowest_aic_of_the_laws_the_model_takes(tmp_path):
+    from spare_core.events.fit import compare
+
+    node = load_scenario_file(_fitted_job(tmp_path, model="node"), ["failures.fit_law='best'"])
+    assert node.fit.law == compare(node.trace, level="unit").best.law
+    assert "lowest AIC of exponential/weibull/lognormal" in node.rate_note
+    system = load_scenario_file(_fitted_job(tmp_path, model="system"), ["failures.fit_law='best'"])
+    assert system.fit.law == compare(system.trace, ("exponential", "weibull"), level="unit").best.law
+
+
+def test_fit_law_errors(tmp_path):
+    with pytest.raises(ScenarioFileError, match="fit_law must be one of .*use model = 'node'"):
+        load_scenario_file(_fitted_job(tmp_path, model="system"), ["failures.fit_law='lognormal'"])
+    with pytest.raises(ScenarioFileError, match="fit_law must be one of"):
+        load_scenario_file(_fitted_job(tmp_path, model="node"), ["failures.fit_law='gamma'"])
+    with pytest.raises(ScenarioFileError, match="fit_law only goes with law = 'fit' or after = 'fit'"):
+        parse_scenario(_base({"mtbf": "3 h", "fit_law": "weibull"}))
+    with pytest.raises(ScenarioFileError, match="fit_law only goes with"):
+        load_scenario_file(TRACE_JOB, ["failures.after='stop'", "failures.fit_law='weibull'"])
+
+
+@pytest.mark.parametrize("law", ["exponential", "lognormal", "best"])
+def test_fit_law_past_the_end_of_a_replay(law):
+    from spare_core.events.fit import compare
+
+    sf = load_scenario_file(TRACE_JOB, [f"failures.fit_law={law!r}"])
+    want = compare(sf.trace, level="system").best.law if law == "best" else law
+    assert sf.scenario.failures.law == want and sf.fit.law == want
+    assert sf.scenario.failures.fitted().params == sf.fit.params
+    assert sf.to_dict()["fit"]["level"] == "times between system failures"
+    assert "past its end" in sf.rate_note

@@ -25,7 +25,8 @@ Layout of a file (docs/cli.md lists every key)::
     model = "node"                # node renewals (default); "per-unit", "system", or "trace"
     interruptions = 419           # one rate form: interruptions + period, per_node_day,
     period = "54 d"               # per_1000_node_days, per_gpu_year, mtbf, node_mtbf
-    weibull_shape = 0.78          # (or law = "fit" with failures.trace: a law fitted to a log)
+    weibull_shape = 0.78          # (or law = "fit" with failures.trace: a law fitted to a log,
+                                  #  fit_law = "weibull", "exponential", "lognormal" or "best")
 
     [costs]
     restart = "30 min"
@@ -69,9 +70,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .events import DEFAULT_WEIBULL_SHAPE, FailureModel, failure_model_kinds
-from .distributions import Exponential
+from .distributions import Exponential, LogNormal
 from .events.domains import DomainFailures
-from .events.fit import LifetimeFit, fit
+from .events.fit import LAWS, LifetimeFit, compare, fit
 from .events.rates import SECONDS as RATE_SECONDS
 from .events.rates import FailureRate
 from .events.trace import Trace, TraceFormatError, read_trace
@@ -84,7 +85,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file", "parse_scenario", "parse_duration",
-           "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "TRACE_OPTIONS", "DOMAIN_KEYS"]
+           "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "TRACE_OPTIONS", "DOMAIN_KEYS"]
 
 _DAY = 86_400.0
 _YEAR = float(RATE_SECONDS["year"])
@@ -104,6 +105,8 @@ _DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-z
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
 #: ``failures.law``: a Weibull of ``weibull_shape`` at the given rate, or one fitted to ``failures.trace``
 FAILURE_LAWS = ("weibull", "fit")
+#: ``failures.fit_law``: the law fitted to a log (``law = "fit"``, ``after = "fit"``); "best" ranks them by AIC
+FIT_LAWS = (*LAWS, "best")
 #: ``compare.layout``: SPARe's stack offsets, or the stacks placed across ``[[failures.domains]]``
 SPARE_LAYOUTS = ("consecutive", "sidon", RACK_AWARE, f"{RACK_AWARE}-sidon")
 #: keys of one level of ``[[failures.domains]]`` (a rate form: ``mtbf``, or ``interruptions`` with ``period``)
@@ -116,7 +119,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
-                 "nodes_per_group", "node_ages", "domains"),
+                 "nodes_per_group", "node_ages", "domains", "fit_law"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller"),
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "layout",
                 "charge_patch"),
@@ -248,7 +251,8 @@ class ScenarioFile:
         How that log was read: absolute ``path``, the file's ``sha256`` and the
         :func:`~spare_core.events.trace.read_trace` options.
     fit : LifetimeFit or None
-        With ``law = "fit"``: the Weibull fitted to the log's per-node lifetimes.
+        With ``law = "fit"``: the law (``failures.fit_law``) fitted to the log's per-node
+        lifetimes; with ``after = "fit"``: the one fitted to its times between system failures.
     """
 
     path: str
@@ -319,9 +323,8 @@ class ScenarioFile:
             return self.scenario.replace(failure_model=fm.replace(trace=faster))
         if isinstance(fm, DomainFailures):  # the single failures and every domain's, alike
             return self.scenario.replace(failure_model=fm.replace(
-                base=fm.base.replace(system_mtbf=fm.base.system_mtbf / factor),
-                lifetimes=tuple(Exponential(law.mean / factor) for law in fm.lifetimes)))
-        return self.scenario.replace(system_mtbf=self.scenario.system_mtbf / factor)
+                base=_faster(fm.base, factor), lifetimes=tuple(Exponential(law.mean / factor) for law in fm.lifetimes)))
+        return self.scenario.replace(failure_model=_faster(fm, factor))
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved file as JSON-friendly values: the user's table and the simulator's scenario.
@@ -354,11 +357,23 @@ class ScenarioFile:
             if isinstance(fm, dict) and fm.get("kind") == "trace":
                 fm["trace"] = {k: v for k, v in self.trace_read.items() if k != "sha256"}
         if self.fit is not None:
-            out["fit"] = {"law": self.fit.law, "level": "node lifetimes", "params": dict(self.fit.params),
+            level = "times between system failures" if isinstance(self.scenario.failures, TraceReplay) else "node lifetimes"
+            out["fit"] = {"law": self.fit.law, "level": level, "params": dict(self.fit.params),
                           "mean": self.fit.mean, "confidence": self.fit.confidence,
                           "intervals": {k: list(v) for k, v in self.fit.intervals.items()},
                           "failures": self.fit.n_failures, "censored": self.fit.n_censored}
         return out
+
+
+def _faster(model: FailureModel, factor: float) -> FailureModel:
+    """A rate model of a file with its failures ``factor`` times as frequent: the system MTBF
+    divided, or a fitted log-normal node lifetime's time axis (its mean; sigma is unchanged)."""
+    law = getattr(model, "lifetime", None)
+    if law is None:
+        return model.replace(system_mtbf=model.system_mtbf / factor)
+    if not isinstance(law, LogNormal):  # pragma: no cover - files set a lifetime only for a fitted log-normal
+        raise TypeError(f"cannot scale a {type(law).__name__} lifetime")
+    return model.replace(lifetime=LogNormal(law.mean / factor, law.sigma))
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
@@ -883,16 +898,22 @@ def _single_failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, 
         else:
             raise rd.fail("failures.nodes_per_group", f"is needed: a group of {gpus_per_group} GPUs is not a whole "
                           f"number of {gpus_per_node}-GPU nodes (give the log's units per group)", None)
+        if after != "fit" and "fit_law" in fl:
+            raise rd.fail("failures.fit_law", "only goes with law = 'fit' or after = 'fit'", fl["fit_law"])
         trace, read = _read_trace(rd, fl["trace"], base_dir)
+        past, lf = "", None
+        if after == "fit":
+            # past the end: a renewal process of the log's times between system failures
+            lf, past = _fit_log(rd, trace, fl.get("fit_law", "weibull"), LAWS, level="system")
         try:
-            replay = TraceReplay(trace, after=after, nodes_per_group=npg)
+            replay = TraceReplay(trace, after=after, nodes_per_group=npg, **({"law": lf.law} if lf else {}))
         except (TypeError, ValueError) as exc:
             raise rd.fail("failures.trace", f"cannot be replayed ({exc})", fl["trace"]) from None
         instants = len(set(trace.times.tolist()))
         note = (f"the log's: {instants} failure instants in {trace.end / _DAY:.3g} days: system MTBF "
-                f"{replay.mtbf(1) / 3600:.3g} h")
+                f"{replay.mtbf(1) / 3600:.3g} h" + (f"; past its end {past}" if past else ""))
         return _Failures(model=replay, system_mtbf=None, shape=None, rate=None, note=note, trace=trace,
-                         trace_read=read)
+                         trace_read=read, fit=lf)
     for key in ("after", "nodes_per_group"):
         if key in fl:
             raise rd.fail(f"failures.{key}", "only goes with model = 'trace'", fl[key])
@@ -915,21 +936,22 @@ def _single_failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, 
         if "trace" not in fl:
             raise ScenarioFileError(f"{rd.source}: law = 'fit' needs failures.trace (the log to fit)")
         trace, read = _read_trace(rd, fl["trace"], base_dir)
-        try:
-            lf = fit(trace, "weibull", level="unit")
-        except ValueError as exc:
-            raise rd.fail("failures.trace", f"cannot be fitted ({exc})", fl["trace"]) from None
+        # a Weibull (or exponential) per node scales to the per-unit and system models through
+        # its mean and shape; a log-normal per node is a node model's lifetime only
+        allowed = LAWS if model == "node" else ("exponential", "weibull")
+        lf, words = _fit_log(rd, trace, fl.get("fit_law", "weibull"), allowed, level="unit")
         rate = FailureRate.from_mtbf(lf.mean, unit="node", gpus_per_node=gpus_per_node)
         mtbf = rate.system_mtbf(nodes)
-        shape = float(lf.params["shape"])
-        (m_lo, m_hi), (k_lo, k_hi) = lf.interval("mean"), lf.interval("shape")
-        note = (f"Weibull fitted to {lf.n_failures} failures of {trace.n_units} logged nodes over "
-                f"{trace.end / _DAY:.3g} days ({lf.n_censored} censored): node MTBF {lf.mean / _DAY:.3g} d "
-                f"(95 % CI {m_lo / _DAY:.3g}-{m_hi / _DAY:.3g}), shape {shape:.3g} ({k_lo:.3g}-{k_hi:.3g}), "
-                f"x {nodes} nodes")
-        return _Failures(model=kind, system_mtbf=mtbf, shape=shape, rate=rate,
-                         note=f"{note}: system MTBF {mtbf / 3600:.3g} h", trace=trace, fit=lf,
+        note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged nodes over {trace.end / _DAY:.3g} "
+                f"days ({lf.n_censored} censored) x {nodes} nodes: system MTBF {mtbf / 3600:.3g} h")
+        if lf.law == "lognormal":
+            return _Failures(model=kind.replace(lifetime=lf.distribution), system_mtbf=None, shape=None, rate=rate,
+                             note=note, trace=trace, fit=lf, trace_read=read)
+        shape = float(lf.params["shape"]) if lf.law == "weibull" else 1.0
+        return _Failures(model=kind, system_mtbf=mtbf, shape=shape, rate=rate, note=note, trace=trace, fit=lf,
                          trace_read=read)
+    if "fit_law" in fl:
+        raise rd.fail("failures.fit_law", "only goes with law = 'fit' or after = 'fit'", fl["fit_law"])
     if "trace" in fl:
         raise rd.fail("failures.trace", "only goes with model = 'trace' or law = 'fit'", fl["trace"])
     shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", DEFAULT_WEIBULL_SHAPE))
@@ -937,6 +959,33 @@ def _single_failures(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, 
     mtbf = rate.system_mtbf(gpus, unit="gpu") if rate.unit == "gpu" else rate.system_mtbf(nodes, unit="node")
     return _Failures(model=kind, system_mtbf=mtbf, shape=shape, rate=rate,
                      note=f"{note}: system MTBF {mtbf / 3600:.3g} h")
+
+
+def _fit_log(rd: _Reader, trace: Trace, fit_law: Any, allowed: tuple[str, ...], *, level: str
+             ) -> tuple[LifetimeFit, str]:
+    """``failures.fit_law`` fitted to the log at ``level`` ("best": the lowest AIC of ``allowed``),
+    and the fit in words (mean and shape parameters with their 95 % profile-likelihood intervals)."""
+    name = rd.choice("failures.fit_law", fit_law, FIT_LAWS)
+    if name != "best" and name not in allowed:
+        raise rd.fail("failures.fit_law", f"must be one of {list(allowed) + ['best']} with this model (a {name} "
+                      "node lifetime has no per-group or system form: use model = 'node')", fit_law)
+    what = "node lifetimes" if level == "unit" else "times between system failures"
+    try:
+        if name == "best":
+            c = compare(trace, allowed, level=level)
+            lf, chosen = c.best, (f", the lowest AIC of {'/'.join(allowed)} (Akaike weight {c.weights[0]:.2f}, "
+                                  f"next {c.fits[1].law} at +{c.delta_aic[1]:.3g})")
+        else:
+            lf, chosen = fit(trace, name, level=level), ""
+    except ValueError as exc:
+        raise rd.fail("failures.trace", f"cannot be fitted ({exc})", rd.source) from None
+    unit = _DAY if level == "unit" else 3600.0
+    lo, hi = lf.interval("mean")
+    parts = [f"mean {lf.mean / unit:.3g} {'d' if level == 'unit' else 'h'} (95 % CI {lo / unit:.3g}-{hi / unit:.3g})"]
+    for q in {"weibull": ("shape",), "lognormal": ("sigma",)}.get(lf.law, ()):
+        q_lo, q_hi = lf.interval(q)
+        parts.append(f"{q} {lf.params[q]:.3g} ({q_lo:.3g}-{q_hi:.3g})")
+    return lf, f"{lf.law} fitted to the log's {what}{chosen}: {', '.join(parts)}"
 
 
 def _rate(rd: _Reader, fl: dict[str, Any], *, gpus: int, nodes: int, gpus_per_node: int) -> tuple[FailureRate, str]:
