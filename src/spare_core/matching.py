@@ -40,6 +40,7 @@ __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 
 _kern = load("_hk")
 _tkern = load("_transversal")
+_bkern = load("_bmatch")
 _MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
 _MAX_ROW = 2**31 - 1       # and arc offsets within a row
 # Cold-start strategy of the kernel: greedy in increasing degree order (see
@@ -69,6 +70,10 @@ _T_NAME = {v: k for k, v in _T_METHOD.items()}
 # what method="auto" reports when its greedy pass was already maximum (no search ran)
 _T_NAME[_tkern.CONSTANTS["METHOD_GREEDY"]] = "greedy"
 _SIDE_PROBE = _tkern.CONSTANTS["SIDE_PROBE"]
+# b-matchings (capacities other than 1) from scratch: _bmatch's greedy, then PF+ with native
+# capacities (docs/matching.md, "b-matchings")
+_B_METHOD = {"auto": _bkern.CONSTANTS["METHOD_AUTO"], "pothen_fan": _bkern.CONSTANTS["METHOD_POTHEN_FAN"]}
+_B_NAME = {_bkern.CONSTANTS["METHOD_POTHEN_FAN"]: "pothen_fan", _bkern.CONSTANTS["METHOD_GREEDY"]: "greedy"}
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
 # exact types of the fast path in _graph_csr_shared (subclasses take the general path)
@@ -601,9 +606,13 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
     indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = _graph_csr_shared(graph)
     cap, unit = (None, True) if capacity is None else _capacity_unit(capacity, n_right)
-    if method in _T_METHOD and not unit:
+    if method == "push_relabel" and not unit:
         raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
-                         f"use method='hopcroft_karp' for capacities other than 1")
+                         f"use method='hopcroft_karp' or 'pothen_fan' for capacities other than 1")
+    if not unit and warm_start is None and method in _B_METHOD:
+        match_left, load, size, phases, used = _bkern.solve(indptr, indices, n_right, cap, _B_METHOD[method])
+        return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=None,
+                             size=size, method=_B_NAME[used])
     if method == "auto" and unit and warm_start is None:
         method = "transversal"
     if method == "transversal" or method in _T_METHOD:
