@@ -25,13 +25,14 @@ or int64 in range) and the capacities (int64, >= 0, a private copy) first.
    (capacity, once used up, stays used up). Odd phases scan rows forwards, even phases
    backwards. Phases repeat until one finds no augmenting path: in that phase every
    visit belonged to a failed search, so no augmenting path exists (the matching is
-   maximum). The partners of right vertex ``j`` sit in ``slot[off[j] : off[j + 1]]``
-   (``off[j + 1] - off[j]`` = its capacity clamped to what it can use), so flipping a path
-   rewrites one slot per right vertex on it: the left vertex above takes the slot of the
-   partner that moved on.
+   maximum). The partners of a right vertex form a singly linked list through the
+   left vertices (its head in the right vertex's record, next to its spare count, so
+   that the greedy pays one cache miss per right vertex it tries); flipping a path
+   replaces, in each right vertex on it, the partner that moved on by the left vertex
+   above it.
 """
 from _types cimport intp_t, int32_t, int64_t, idx_t
-from _prefetch cimport prefetch_read
+from _prefetch cimport prefetch_write
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
 
@@ -49,76 +50,47 @@ cdef enum:
 CONSTANTS = {"METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_GREEDY": METHOD_GREEDY}
 
 
+cdef struct RightB:         # per right vertex: one record, so the greedy's test and update are one cache miss
+    int32_t spare            # usable capacity (capacity clamped to n_left) minus partners
+    int32_t head             # first partner (-1 none); the rest linked through BState.nxt
+
+
 cdef struct BState:
     intp_t n_left, n_right
     const int64_t* indptr
     const int64_t* cap   # the caller's capacities (validated int64 >= 0 copy)
     int64_t* ml          # right partner of each left vertex, -1 free (the result array itself)
-    int32_t* spare       # usable capacity minus partners (usable: see _slots)
-    int64_t* off         # right j's partners in slot[off[j] : off[j + 1] - spare[j]]
-    int32_t* slot
+    RightB* R
+    int32_t* nxt         # next partner of the same right vertex (-1 = last)
     int32_t* free_l      # the free left vertices that have an edge to a right vertex of capacity > 0
     intp_t n_free
     int64_t size
     int64_t phases
 
 
-cdef int _slots(BState* s, const idx_t* ix) noexcept nogil:
-    """Usable capacities and the partner slots: right j can hold min(cap, n_left) partners;
-    when these add up to more than the edges, clamp by the degree as well (a right vertex
-    never has more partners than edges), so the slots never take more than one entry per
-    edge. Returns -1 on allocation failure."""
-    cdef intp_t nl = s.n_left, nr = s.n_right, k
-    cdef int64_t nnz = s.indptr[nl], total = 0, c, e
-    cdef int32_t* deg = NULL
-    for k in range(nr):
-        c = s.cap[k]
-        total += c if c < nl else nl
-    if total > nnz:
-        deg = <int32_t*>PyMem_RawCalloc(nr + 1, sizeof(int32_t))
-        if deg == NULL:
-            return -1
-        for e in range(nnz):
-            deg[ix[e]] += 1
-    total = 0
-    for k in range(nr):
-        s.off[k] = total
-        c = s.cap[k]
-        c = c if c < nl else nl
-        if deg != NULL and c > deg[k]:
-            c = deg[k]
-        s.spare[k] = <int32_t>c
-        total += c
-    s.off[nr] = total
-    PyMem_RawFree(deg)
-    s.slot = <int32_t*>PyMem_RawMalloc((total + 1) * sizeof(int32_t))
-    return 0 if s.slot != NULL else -1
-
-
 cdef void _greedy(BState* s, const idx_t* ix) noexcept nogil:
-    """Greedy start (each partner goes to the next free slot of its right vertex); fills
-    ``free_l`` with the left vertices it left free that have a neighbour of capacity > 0
-    (the others can never be matched)."""
+    """Greedy start; fills ``free_l`` with the left vertices it left free that have a
+    neighbour of capacity > 0 (the others can never be matched)."""
     cdef intp_t u, nl = s.n_left
     cdef int64_t e, b, end
     cdef int32_t j
     cdef const int64_t* indptr = s.indptr
-    cdef const int64_t* off = s.off
-    cdef int32_t* spare = s.spare
-    cdef int32_t* slot = s.slot
+    cdef RightB* R = s.R
+    cdef int32_t* nxt = s.nxt
     cdef int64_t* ml = s.ml
     cdef bint live
     for u in range(nl):
         if u + AHEAD < nl and indptr[u + AHEAD] < indptr[u + AHEAD + 1]:
-            prefetch_read(&spare[ix[indptr[u + AHEAD]]])
+            prefetch_write(&R[ix[indptr[u + AHEAD]]])
         b = indptr[u]
         end = indptr[u + 1]
         ml[u] = -1
         for e in range(b, end):
             j = <int32_t>ix[e]
-            if spare[j] > 0:
-                slot[off[j + 1] - spare[j]] = <int32_t>u
-                spare[j] -= 1
+            if R[j].spare > 0:
+                R[j].spare -= 1
+                nxt[u] = R[j].head
+                R[j].head = <int32_t>u
                 ml[u] = j
                 s.size += 1
                 break
@@ -136,9 +108,9 @@ cdef void _greedy(BState* s, const idx_t* ix) noexcept nogil:
 cdef bint _right_saturated(BState* s, const idx_t* ix) noexcept nogil:
     """True when no edge leads to a right vertex with spare capacity (early exit)."""
     cdef int64_t e, nnz = s.indptr[s.n_left]
-    cdef const int32_t* spare = s.spare
+    cdef const RightB* R = s.R
     for e in range(nnz):
-        if spare[ix[e]] > 0:
+        if R[ix[e]].spare > 0:
             return False
     return True
 
@@ -149,27 +121,29 @@ cdef int _pothen_fan(BState* s, const idx_t* ix) noexcept nogil:
     large graph with few free vertices pays for the pages its searches visit, not O(V)."""
     cdef intp_t nl = s.n_left, nr = s.n_right, k, top, kept, n_free = s.n_free
     cdef const int64_t* indptr = s.indptr
-    cdef const int64_t* off = s.off
-    cdef int64_t e, end, t, b
+    cdef int64_t e, end, b
     cdef int64_t* ml = s.ml
-    cdef int32_t* spare = s.spare
-    cdef int32_t* slot = s.slot
+    cdef RightB* R = s.R
+    cdef int32_t* nxt = s.nxt
     cdef int32_t* free_l = s.free_l
     cdef int32_t* vis = <int32_t*>PyMem_RawCalloc(nr + 1, sizeof(int32_t))   # phase stamp
     cdef int32_t* look = <int32_t*>PyMem_RawCalloc(nl + 1, sizeof(int32_t))  # lookahead, offset in the row
-    cdef int32_t* sl = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))   # DFS stack: left vertex of each level,
-    cdef int32_t* sj = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))   # the saturated right vertex it expands (-1 none),
-    cdef int64_t* st = <int64_t*>PyMem_RawMalloc((nl + 1) * sizeof(int64_t))   # that one's next slot to try,
-    cdef int64_t* se = <int64_t*>PyMem_RawMalloc((nl + 1) * sizeof(int64_t))   # and the left vertex's edge cursor
-    cdef int32_t phase = 0, u, v, w, j, jn
+    # the DFS stack, one level per left vertex on the path: the left vertex, the saturated
+    # right vertex it is expanding (-1: none), where that one's partner list was left (the
+    # partner before the one last tried, -1: the head, -2: none tried yet), the edge cursor
+    cdef int32_t* sl = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef int32_t* sj = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef int32_t* sp = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef int64_t* se = <int64_t*>PyMem_RawMalloc((nl + 1) * sizeof(int64_t))
+    cdef int32_t phase = 0, u, v, w, j, jn, p, nw, nv
     cdef int64_t aug
     cdef bint fwd, found
-    if vis == NULL or look == NULL or sl == NULL or sj == NULL or st == NULL or se == NULL:
+    if vis == NULL or look == NULL or sl == NULL or sj == NULL or sp == NULL or se == NULL:
         PyMem_RawFree(vis)
         PyMem_RawFree(look)
         PyMem_RawFree(sl)
         PyMem_RawFree(sj)
-        PyMem_RawFree(st)
+        PyMem_RawFree(sp)
         PyMem_RawFree(se)
         return -1
     while n_free > 0:
@@ -189,11 +163,16 @@ cdef int _pothen_fan(BState* s, const idx_t* ix) noexcept nogil:
                 v = sl[top]
                 j = sj[top]
                 if j >= 0:
-                    # expanding saturated j: its next partner moves down a level
-                    t = st[top]
-                    if t < off[j + 1]:
-                        st[top] = t + 1
-                        w = slot[t]
+                    # expanding saturated j: its next partner moves down a level (the one
+                    # last tried is still in sl[top + 1])
+                    if sp[top] == -2:
+                        p = -1
+                        w = R[j].head
+                    else:
+                        p = sl[top + 1]
+                        w = nxt[p]
+                    if w >= 0:
+                        sp[top] = p
                         top += 1
                         sl[top] = w
                         sj[top] = -1
@@ -209,7 +188,7 @@ cdef int _pothen_fan(BState* s, const idx_t* ix) noexcept nogil:
                     e = b + look[v]
                     while e < end:
                         jn = <int32_t>ix[e]
-                        if spare[jn] > 0:
+                        if R[jn].spare > 0:
                             break
                         e += 1
                     look[v] = <int32_t>(e - b)
@@ -241,21 +220,31 @@ cdef int _pothen_fan(BState* s, const idx_t* ix) noexcept nogil:
                 se[top] = e
                 if j >= 0:
                     sj[top] = j
-                    st[top] = off[j]
+                    sp[top] = -2
                 else:
                     top -= 1
             if found:
-                # flip: sl[top] takes a new slot of jn; each lower level's left vertex takes the
-                # slot of the partner that moved on (the slot before sj's cursor)
-                v = sl[top]
-                ml[v] = jn
-                slot[off[jn + 1] - spare[jn]] = v
-                spare[jn] -= 1
+                # flip: sl[top] joins jn's partners; each lower level's left vertex takes the
+                # list position of the partner that moved on (sl[k + 1], after sp[k] in
+                # sj[k]'s list), inheriting its successor
+                w = sl[top]
+                nw = nxt[w]
+                nxt[w] = R[jn].head
+                R[jn].head = w
+                R[jn].spare -= 1
+                ml[w] = jn
                 while top > 0:
                     top -= 1
                     v = sl[top]
-                    slot[st[top] - 1] = v
-                    ml[v] = sj[top]
+                    j = sj[top]
+                    if sp[top] < 0:
+                        R[j].head = v
+                    else:
+                        nxt[sp[top]] = v
+                    nv = nxt[v]      # (v's old successor, if v was matched: used one level down)
+                    nxt[v] = nw
+                    nw = nv
+                    ml[v] = j
                 aug += 1
             else:
                 free_l[kept] = u
@@ -269,63 +258,108 @@ cdef int _pothen_fan(BState* s, const idx_t* ix) noexcept nogil:
     PyMem_RawFree(look)
     PyMem_RawFree(sl)
     PyMem_RawFree(sj)
-    PyMem_RawFree(st)
+    PyMem_RawFree(sp)
     PyMem_RawFree(se)
     return 0
 
 
-cdef object _run(const int64_t[::1] indptr, const idx_t[::1] indices, intp_t n_right,
-                 const int64_t[::1] cap, int method):
+cdef int _solve(BState* s, const idx_t* ix, int* method) noexcept nogil:
+    """The greedy, the maximality test, then PF+ when needed; ``method`` in: METHOD_AUTO or
+    METHOD_POTHEN_FAN, out: what ran. Returns -1 on allocation failure."""
+    cdef bint done
+    _greedy(s, ix)
+    # maximum already (the module docstring, step 1): a PF+ phase would find nothing
+    done = s.n_free == 0 or _right_saturated(s, ix)
+    if done and method[0] == METHOD_AUTO:
+        method[0] = METHOD_GREEDY
+    elif not done:
+        method[0] = METHOD_POTHEN_FAN
+        return _pothen_fan(s, ix)
+    return 0
+
+
+cdef inline bint _native_vector(object a, intp_t n):
+    """A C-contiguous 1-D int32/int64 ndarray of length n (what the kernel reads raw)."""
+    return (isinstance(a, cnp.ndarray) and cnp.PyArray_NDIM(<cnp.ndarray>a) == 1
+            and cnp.PyArray_DIM(<cnp.ndarray>a, 0) == n and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_TYPE(<cnp.ndarray>a) in (cnp.NPY_INT32, cnp.NPY_INT64))
+
+
+def solve(indptr, indices, intp_t n_right, capacity, int method):
+    """Maximum b-matching of the CSR graph (``indptr`` int64, ``indices`` int32 or int64:
+    validated private copies, read as raw arrays) with right capacities ``capacity`` (any
+    C-contiguous int32/int64 array of length ``n_right``: checked >= 0 and copied here, so
+    the caller needs no separate pass). ``method`` METHOD_AUTO (greedy; returned as it is,
+    method METHOD_GREEDY, when it is maximum; else PF+ from it) or METHOD_POTHEN_FAN (the
+    same, reported as PF+). Returns ``(match_left int64, right_load int64, capacity int64
+    copy, size, phases, method)``, or None without solving when every capacity is 1 (the
+    caller's ordinary-matching kernels are faster there). ValueError "capacity must be >=
+    0, got x" (the smallest value) before any work otherwise."""
+    if method != METHOD_AUTO and method != METHOD_POTHEN_FAN:
+        raise ValueError(f"method must be METHOD_AUTO or METHOD_POTHEN_FAN, got {method}")
+    if not (isinstance(indptr, cnp.ndarray) and cnp.PyArray_TYPE(<cnp.ndarray>indptr) == cnp.NPY_INT64
+            and cnp.PyArray_NDIM(<cnp.ndarray>indptr) == 1 and cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) >= 1
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>indptr)):
+        raise TypeError("indptr must be a contiguous int64 array")
+    cdef intp_t nl = cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) - 1, k
+    cdef const int64_t* ip = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>indptr)
+    cdef intp_t nnz_max = cnp.PyArray_DIM(<cnp.ndarray>indices, 0) if isinstance(indices, cnp.ndarray) else -1
+    if not _native_vector(indices, nnz_max) or ip[nl] > nnz_max or ip[0] != 0:
+        raise TypeError("indices must be a contiguous int32/int64 array holding indptr[-1] entries")
+    if not _native_vector(capacity, n_right):
+        raise TypeError(f"capacity must be a contiguous int32/int64 array of length {n_right}")
+    cdef bint cap64 = cnp.PyArray_TYPE(<cnp.ndarray>capacity) == cnp.NPY_INT64
+    cdef const void* cin = cnp.PyArray_DATA(<cnp.ndarray>capacity)
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n_right
+    cap_a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef int64_t* cap = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a)
+    cdef int64_t lo = 0, c
+    cdef int not_one = 0
+    for k in range(n_right):
+        c = (<const int64_t*>cin)[k] if cap64 else (<const int32_t*>cin)[k]
+        lo = c if c < lo else lo
+        not_one |= c != 1
+        cap[k] = c
+    if lo < 0:
+        raise ValueError(f"capacity must be >= 0, got {lo}")
+    if not not_one:
+        return None
+    dims[0] = nl
+    out_l = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    dims[0] = n_right
+    out_load = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef int64_t* od = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_load)
     cdef BState s
-    cdef intp_t nl = indptr.shape[0] - 1, k
-    cdef const idx_t* ix = &indices[0] if indices.shape[0] else NULL
     cdef int rc = 0
-    cdef bint done = False
-    cdef cnp.ndarray[cnp.int64_t, ndim=1] out_l = np.empty(nl, dtype=np.int64)
-    cdef cnp.ndarray[cnp.int64_t, ndim=1] out_load = np.empty(n_right, dtype=np.int64)
-    cdef int64_t* od = <int64_t*>out_load.data
-    s.n_left, s.n_right, s.indptr = nl, n_right, &indptr[0]
-    s.cap = &cap[0] if n_right else NULL
-    s.ml = <int64_t*>out_l.data
+    cdef bint ix64 = cnp.PyArray_TYPE(<cnp.ndarray>indices) == cnp.NPY_INT64
+    cdef const void* ix = cnp.PyArray_DATA(<cnp.ndarray>indices)
+    s.n_left, s.n_right, s.indptr, s.cap = nl, n_right, ip, cap
+    s.ml = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_l)
     s.size = s.phases = 0
     s.n_free = 0
-    s.slot = NULL
-    s.spare = <int32_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int32_t))
-    s.off = <int64_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int64_t))
+    s.R = <RightB*>PyMem_RawMalloc((n_right + 1) * sizeof(RightB))
+    s.nxt = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
     s.free_l = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
     with nogil:
-        if s.spare == NULL or s.off == NULL or s.free_l == NULL:
+        if s.R == NULL or s.nxt == NULL or s.free_l == NULL:
             rc = -1
         else:
-            rc = _slots(&s, ix)
-        if rc == 0:
-            _greedy(&s, ix)
-            if s.n_free == 0 or _right_saturated(&s, ix):
-                # maximum already (the module docstring, step 1): a PF+ phase would find nothing
-                done = True
-            if done and method == METHOD_AUTO:
-                method = METHOD_GREEDY
-            elif not done:
-                method = METHOD_POTHEN_FAN
-                rc = _pothen_fan(&s, ix)
+            for k in range(n_right):
+                c = cap[k]
+                s.R[k].spare = <int32_t>(c if c < nl else nl)
+                s.R[k].head = -1
+            if ix64:
+                rc = _solve(&s, <const int64_t*>ix, &method)
+            else:
+                rc = _solve(&s, <const int32_t*>ix, &method)
         if rc == 0:
             for k in range(n_right):
-                od[k] = s.off[k + 1] - s.off[k] - s.spare[k]
-    PyMem_RawFree(s.spare)
-    PyMem_RawFree(s.off)
-    PyMem_RawFree(s.slot)
+                c = cap[k]
+                od[k] = (c if c < nl else nl) - s.R[k].spare
+    PyMem_RawFree(s.R)
+    PyMem_RawFree(s.nxt)
     PyMem_RawFree(s.free_l)
     if rc != 0:
         raise MemoryError("b-matching: cannot allocate the search's scratch")
-    return out_l, out_load, s.size, s.phases, method
-
-
-def solve(indptr, indices, intp_t n_right, cap, int method):
-    """Maximum b-matching of the CSR graph (``indptr`` int64, ``indices`` int32 or int64,
-    validated private copies) with right capacities ``cap`` (int64 >= 0, length
-    ``n_right``, validated). ``method`` METHOD_AUTO (greedy; returned as it is, method
-    METHOD_GREEDY, when it is maximum; else PF+ from it) or METHOD_POTHEN_FAN (the same,
-    reported as PF+). Returns ``(match_left int64, right_load int64, size, phases, method)``."""
-    if indices.dtype.itemsize == 8:
-        return _run[int64_t](indptr, indices, n_right, cap, method)
-    return _run[int32_t](indptr, indices, n_right, cap, method)
+    return out_l, out_load, cap_a, s.size, s.phases, method

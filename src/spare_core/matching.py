@@ -251,6 +251,15 @@ def _capacity(capacity, n_right: int) -> np.ndarray:
     return _capacity_unit(capacity, n_right)[0]
 
 
+def _capacity_raw(capacity, n_right: int) -> np.ndarray:
+    """``capacity`` itself when the b-matching kernel can check and copy it (a contiguous
+    int32/int64 vector of length n_right), else the validated int64 copy."""
+    if (type(capacity) is np.ndarray and capacity.dtype in _NATIVE and capacity.ndim == 1
+            and capacity.shape[0] == n_right and capacity.flags.c_contiguous):
+        return capacity
+    return as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
+
+
 def _capacity_unit(capacity, n_right: int) -> tuple[np.ndarray, bool]:
     """The validated int64 capacities and whether every one is 1."""
     if capacity is None:
@@ -605,14 +614,22 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     if method in _T_METHOD and warm_start is not None:
         raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
     indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = _graph_csr_shared(graph)
-    cap, unit = (None, True) if capacity is None else _capacity_unit(capacity, n_right)
+    if capacity is None:
+        cap, unit = None, True
+    elif warm_start is None and method in _B_METHOD:
+        # b-matching from scratch: the kernel checks and copies the capacities itself (one
+        # C pass instead of _capacity_unit's) and solves unless every one is 1
+        b = _bkern.solve(indptr, indices, n_right, _capacity_raw(capacity, n_right), _B_METHOD[method])
+        if b is not None:
+            match_left, load, cap, size, phases, used = b
+            return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=None,
+                                 size=size, method=_B_NAME[used])
+        cap, unit = None, True
+    else:
+        cap, unit = _capacity_unit(capacity, n_right)
     if method == "push_relabel" and not unit:
         raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
                          f"use method='hopcroft_karp' or 'pothen_fan' for capacities other than 1")
-    if not unit and warm_start is None and method in _B_METHOD:
-        match_left, load, size, phases, used = _bkern.solve(indptr, indices, n_right, cap, _B_METHOD[method])
-        return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=None,
-                             size=size, method=_B_NAME[used])
     if method == "auto" and unit and warm_start is None:
         method = "transversal"
     if method == "transversal" or method in _T_METHOD:
