@@ -59,7 +59,7 @@ def test_every_method_on_every_family(name, nnz):
     g, cap = families.make(name, nnz, seed=3)
     ref = scipy_size(g if cap is None else _expand(g, cap))
     for method in METHODS:
-        if cap is not None and method in ("pothen_fan", "push_relabel"):
+        if cap is not None and method == "push_relabel":
             with pytest.raises(ValueError, match="capacities other than 1"):
                 hopcroft_karp(g, capacity=cap, method=method)
             continue
@@ -232,10 +232,16 @@ def test_side_probe_boundary():
     check(m, graph(100, 60))
 
 
-def test_auto_keeps_hopcroft_karp_for_b_matchings_and_warm_starts():
-    g, cap = families.make("redundancy", 3_000)
-    m = hopcroft_karp(g, capacity=cap)
-    assert m.method == "hopcroft_karp" and m.size == scipy_size(_expand(g, cap))
+def test_auto_rule_for_b_matchings_and_warm_starts():
+    """Capacities other than 1 from scratch: _bmatch's greedy, then PF+ with capacities
+    (the redundancy family: the greedy leaves a few types free); with a warm start,
+    Hopcroft-Karp. tests/test_matching_bmatch.py pins the greedy shortcut's two tests."""
+    for nnz in (300, 3_000, 30_000):
+        g, cap = families.make("redundancy", nnz)
+        m = hopcroft_karp(g, capacity=cap)
+        assert m.method == "pothen_fan" and m.size == scipy_size(_expand(g, cap)), nnz
+        warm = hopcroft_karp(g, capacity=cap, warm_start=m)
+        assert warm.method == "hopcroft_karp" and warm.size == m.size
     g, _ = families.make("uniform5", 100_000)
     cold = hopcroft_karp(g)
     warm = hopcroft_karp(g, warm_start=cold)
