@@ -319,7 +319,7 @@ def catalogue(quick, names=None, methods=("auto",)):
         for nnz in fam.sizes(full, quick):
             g, cap = fam.make(name, nnz)
             ge = g if cap is None else expand_slots(g, cap)
-            runs = [m for m in methods if cap is None or m not in ("pothen_fan", "push_relabel")]
+            runs = [m for m in methods if cap is None or m != "push_relabel"]
             times = {m: [] for m in ["scipy", *runs]}
             chose = ""
             start = time.perf_counter()

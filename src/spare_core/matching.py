@@ -519,10 +519,15 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         The algorithm (all return a maximum matching with its certificate; which maximum
         matching may differ). ``"pothen_fan"`` (PF+, depth-first with lookahead and fairness
         [4]_) and ``"push_relabel"`` (FIFO push-relabel with global relabels [4]_ [5]_) solve
-        ordinary matchings (every capacity 1) from scratch; ``"hopcroft_karp"`` also
-        b-matchings and warm starts. ``"auto"``, from rules measured on every family of the
-        benchmark catalogue (docs/matching.md): Hopcroft-Karp for capacities other than 1 or a
-        warm start; else a greedy pass first (left vertices in order, first free
+        ordinary matchings (every capacity 1) from scratch, ``"pothen_fan"`` also
+        b-matchings (with native capacities: a right vertex with spare capacity is free, a
+        saturated one leads on to each of its partners); ``"hopcroft_karp"`` solves
+        everything, warm starts included. ``"auto"``, from rules measured on every family of the
+        benchmark catalogue (docs/matching.md): Hopcroft-Karp for a warm start; for
+        capacities other than 1 a greedy pass (left vertices in order, first neighbour with
+        spare capacity), returned as ``"greedy"`` when every left vertex with an edge to a
+        right vertex of capacity > 0 is matched or no edge reaches spare capacity (König,
+        as below), else PF+ with capacities from it; for ordinary matchings a greedy pass first (left vertices in order, first free
         neighbour), which is the answer when it matched every left vertex that has an edge
         or every right vertex that has one (that side is then a vertex cover of the size
         of the matching: König), reported as ``"greedy"``; else, starting from it, PF+
@@ -547,8 +552,8 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     ValueError
         Malformed graph (indices out of range, bad indptr, not 2-D), capacity of the wrong
         length or negative, warm start of the wrong length or out of range; an unknown
-        ``method`` (before the graph is read), ``"pothen_fan"``/``"push_relabel"`` with a
-        capacity other than 1 or with a warm start.
+        ``method`` (before the graph is read), ``"push_relabel"`` with a capacity other
+        than 1, ``"pothen_fan"``/``"push_relabel"`` with a warm start.
 
     Notes
     -----
@@ -588,6 +593,15 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     A warm start costs O(n_left + sum of the kept rows) to validate plus the searches from
     the vertices it left free (no pruning pass before the first phase): after one group
     fails, only its former partners are searched.
+
+    A b-matching from scratch (``method="auto"`` or ``"pothen_fan"`` with capacities
+    other than 1) runs a separate kernel on the graph itself, never the slot-expanded one:
+    the greedy pass above, then PF+ phases [4]_ in which a right vertex with spare capacity
+    is free and a saturated one leads on to each of its partners (kept in linked lists
+    through the left vertices; flipping a path replaces one list entry per right vertex on
+    it). O(V * E) worst case like PF+; extra memory 8 bytes per right and 8 per left vertex
+    for the greedy, and for the phases 4 per right and about 24 per left vertex, of which
+    only the pages the searches reach are touched.
 
     References
     ----------
