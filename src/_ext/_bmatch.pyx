@@ -316,19 +316,30 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
     cdef int64_t* cap = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a)
     cdef int64_t lo = 0, c
     cdef int not_one = 0
+    cdef RightB* R = <RightB*>PyMem_RawMalloc((n_right + 1) * sizeof(RightB))
+    if R == NULL:
+        raise MemoryError("b-matching: cannot allocate the per-vertex state")
+    # the check, the copy and the right records in one pass (with the GIL: the caller's array)
     for k in range(n_right):
         c = (<const int64_t*>cin)[k] if cap64 else (<const int32_t*>cin)[k]
         lo = c if c < lo else lo
         not_one |= c != 1
         cap[k] = c
-    if lo < 0:
-        raise ValueError(f"capacity must be >= 0, got {lo}")
-    if not not_one:
+        R[k].spare = <int32_t>(c if c < nl else nl)
+        R[k].head = -1
+    if lo < 0 or not not_one:
+        PyMem_RawFree(R)
+        if lo < 0:
+            raise ValueError(f"capacity must be >= 0, got {lo}")
         return None
-    dims[0] = nl
-    out_l = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
-    dims[0] = n_right
-    out_load = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    try:
+        dims[0] = nl
+        out_l = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+        dims[0] = n_right
+        out_load = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    except MemoryError:
+        PyMem_RawFree(R)
+        raise
     cdef int64_t* od = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_load)
     cdef BState s
     cdef int rc = 0
@@ -338,21 +349,16 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
     s.ml = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_l)
     s.size = s.phases = 0
     s.n_free = 0
-    s.R = <RightB*>PyMem_RawMalloc((n_right + 1) * sizeof(RightB))
+    s.R = R
     s.nxt = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
     s.free_l = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
     with nogil:
         if s.R == NULL or s.nxt == NULL or s.free_l == NULL:
             rc = -1
+        elif ix64:
+            rc = _solve(&s, <const int64_t*>ix, &method)
         else:
-            for k in range(n_right):
-                c = cap[k]
-                s.R[k].spare = <int32_t>(c if c < nl else nl)
-                s.R[k].head = -1
-            if ix64:
-                rc = _solve(&s, <const int64_t*>ix, &method)
-            else:
-                rc = _solve(&s, <const int32_t*>ix, &method)
+            rc = _solve(&s, <const int32_t*>ix, &method)
         if rc == 0:
             for k in range(n_right):
                 c = cap[k]
