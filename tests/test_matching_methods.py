@@ -242,6 +242,10 @@ def test_auto_rule_for_b_matchings_and_warm_starts():
         assert m.method == "pothen_fan" and m.size == scipy_size(_expand(g, cap)), nnz
         warm = hopcroft_karp(g, capacity=cap, warm_start=m)
         assert warm.method == "hopcroft_karp" and warm.size == m.size
+        # 20 groups per type (family a's r = 20): the greedy alone places every type
+        g, cap = families.redundancy(nnz, np.random.default_rng(nnz), r=20)
+        m = hopcroft_karp(g, capacity=cap)
+        assert m.method == "greedy" and m.size == g.shape[0] == scipy_size(_expand(g, cap)), nnz
     g, _ = families.make("uniform5", 100_000)
     cold = hopcroft_karp(g)
     warm = hopcroft_karp(g, warm_start=cold)
