@@ -527,10 +527,11 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         capacities other than 1 a greedy pass (left vertices in order, first neighbour with
         spare capacity), returned as ``"greedy"`` when every left vertex with an edge to a
         right vertex of capacity > 0 is matched or no edge reaches spare capacity (König,
-        as below), else PF+ with capacities from it; for ordinary matchings a greedy pass first (left vertices in order, first free
-        neighbour), which is the answer when it matched every left vertex that has an edge
-        or every right vertex that has one (that side is then a vertex cover of the size
-        of the matching: König), reported as ``"greedy"``; else, starting from it, PF+
+        as below), else PF+ with capacities from it; for ordinary matchings a greedy pass
+        first (left vertices in order, first free neighbour), which is the answer when it
+        matched every left vertex that has an edge or every right vertex that has one (that
+        side is then a vertex cover of the size of the matching: König), reported as
+        ``"greedy"``; else, starting from it, PF+
         searching from the right side when fewer right than 0.95 times the left vertices
         have an edge (searches from the smaller side mostly succeed; from
         the larger one most end unmatched after exploring a large alternating tree: the
@@ -596,12 +597,14 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
 
     A b-matching from scratch (``method="auto"`` or ``"pothen_fan"`` with capacities
     other than 1) runs a separate kernel on the graph itself, never the slot-expanded one:
-    the greedy pass above, then PF+ phases [4]_ in which a right vertex with spare capacity
-    is free and a saturated one leads on to each of its partners (kept in linked lists
-    through the left vertices; flipping a path replaces one list entry per right vertex on
-    it). O(V * E) worst case like PF+; extra memory 8 bytes per right and 8 per left vertex
-    for the greedy, and for the phases 4 per right and about 24 per left vertex, of which
-    only the pages the searches reach are touched.
+    a greedy pass (left vertices in order, first neighbour with spare capacity; returned
+    as it is when one side is then covered, see ``method``), then PF+ phases [4]_ in
+    which a right vertex with spare capacity is free and a saturated one leads on to each
+    of its partners (kept in linked lists through the left vertices; flipping a path
+    replaces one list entry per right vertex on it). O(V * E) worst case like PF+; extra
+    memory 8 bytes per right and 8 per left vertex for the greedy, and for the phases 4
+    per right and about 24 per left vertex, of which only the pages the searches reach
+    are touched.
 
     References
     ----------
