@@ -134,6 +134,53 @@ def test_block_size_changes_the_path_not_the_optimum(block):
         assert status == INFEASIBLE
 
 
+@pytest.mark.parametrize("list_head", [0, 1, 16])
+@pytest.mark.parametrize("renumber_factor", [0.0, 1e-9])
+@given(data=st.data(), net=st.one_of(networks(), degenerate_networks()))
+def test_candidate_list_and_renumbering_keep_the_tree_and_the_optimum(list_head, renumber_factor, data, net):
+    # list_head 0: plain block search; 1 and 16: the candidate list. renumber_factor 1e-9
+    # renumbers the nodes in preorder after every pivot that moved a potential, so
+    # check=True verifies the permuted tree each time and the potentials must come back
+    # in the caller's node order to certify the flow.
+    n, tail, head, cap, cost = net
+    supply = data.draw(supplies(n, max_abs=4))
+    res, status, stats = simplex(*net, supply, check=True, list_head=list_head, renumber_factor=renumber_factor,
+                                 block=data.draw(st.sampled_from([0, 1, 3])))
+    ssp = min_cost_flow(*net, supply, method="ssp")
+    assert status in (OK, INFEASIBLE), f"status {status}: tree invariant broken"
+    assert (status == OK) == ssp.optimal
+    if status == OK:
+        certified(net, res, supply=supply)
+        assert res.cost == ssp.cost
+    if renumber_factor == 0:
+        assert stats["renumbered"] == 0
+
+
+@pytest.mark.parametrize("list_head", [0, 16])
+def test_renumbering_on_a_larger_network_matches_the_plain_run(list_head):
+    # Enough pivots for the default rule to renumber several times; the optimum, the flow's
+    # certificate and the potentials' meaning must not depend on the numbering.
+    rng = np.random.default_rng(7)
+    n, m = 400, 4000
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    cap, cost = rng.integers(1, 40, m), rng.integers(0, 1000, m)
+    supply = np.zeros(n, np.int64)
+    for a, b in rng.integers(0, n, (80, 2)):
+        supply[a] += 5
+        supply[b] -= 5
+    net = (n, tail, head, cap, cost)
+    plain, s0, st0 = simplex(*net, supply, list_head=list_head, renumber_factor=0.0)
+    renum, s1, st1 = simplex(*net, supply, list_head=list_head, renumber_factor=0.05)
+    assert st1["renumbered"] >= 2 and st0["renumbered"] == 0
+    assert s0 == s1
+    assert st0["pivots"] == st1["pivots"]       # same pivots: only the ids changed
+    if s0 == OK:
+        assert renum.cost == plain.cost
+        certified(net, renum, supply=supply)
+        np.testing.assert_array_equal(renum.flow, plain.flow)
+        np.testing.assert_array_equal(renum.potential, plain.potential)
+
+
 def test_infeasible_supplies_fall_back_to_the_most_deliverable():
     # 0 can send 2 of its 5 units; node 3 is isolated with demand 1 (as test_flow's case).
     net = (4, np.array([0, 1]), np.array([1, 2]), np.array([2, 9]), np.array([1, 1]))

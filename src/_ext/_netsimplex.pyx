@@ -160,6 +160,80 @@ cdef intp_t find_entering(Tree* t, intp_t* next_arc, intp_t block, intp_t* scann
     return best
 
 
+cdef intp_t find_entering_list(Tree* t, intp_t* next_arc, intp_t block, intp_t* scanned,
+                               int32_t* cand, int64_t* val, intp_t* ncand, intp_t head) noexcept nogil:
+    """Block search that remembers: the most violating of one new block and of the
+    ``head`` best arcs met in earlier blocks (re-priced, dropped once they no longer
+    violate). An arc joins the list only if it beats the list's worst, so the scan loop
+    stays the plain block loop apart from a rare insertion."""
+    cdef const int32_t* src = t.src
+    cdef const int32_t* dst = t.dst
+    cdef const int64_t* cst = t.cst
+    cdef const signed char* state = t.state
+    cdef const int64_t* pi = t.pi
+    cdef intp_t m = t.m_real
+    cdef intp_t e = next_arc[0], cnt = block, k, i, nc = 0, worst = 0, best
+    cdef int64_t c, cutoff = 0
+    cdef int32_t x
+    for i in range(ncand[0]):
+        x = cand[i]
+        c = state[x] * (cst[x] + pi[src[x]] - pi[dst[x]])
+        if c < 0:
+            cand[nc] = x
+            val[nc] = c
+            nc += 1
+    scanned[0] += ncand[0]
+    if nc == head:
+        for i in range(1, nc):
+            if val[i] > val[worst]:
+                worst = i
+        cutoff = val[worst]
+    for k in range(m):
+        c = state[e] * (cst[e] + pi[src[e]] - pi[dst[e]])
+        if c < cutoff:
+            if nc < head:
+                cand[nc] = <int32_t>e
+                val[nc] = c
+                nc += 1
+                if nc == head:
+                    worst = 0
+                    for i in range(1, nc):
+                        if val[i] > val[worst]:
+                            worst = i
+                    cutoff = val[worst]
+            else:
+                cand[worst] = <int32_t>e
+                val[worst] = c
+                worst = 0
+                for i in range(1, nc):
+                    if val[i] > val[worst]:
+                        worst = i
+                cutoff = val[worst]
+        e += 1
+        if e == m:
+            e = 0
+        cnt -= 1
+        if cnt == 0:
+            if nc > 0:
+                break
+            cnt = block
+    scanned[0] += k + 1
+    next_arc[0] = e
+    if nc == 0:
+        ncand[0] = 0
+        return -1
+    best = 0
+    for i in range(1, nc):
+        if val[i] < val[best]:
+            best = i
+    x = cand[best]
+    nc -= 1
+    cand[best] = cand[nc]
+    val[best] = val[nc]
+    ncand[0] = nc
+    return x
+
+
 cdef inline void shift_run(Tree* t, int32_t first, int32_t last, intp_t count, int64_t sigma) noexcept nogil:
     """Add ``sigma`` to the potentials of the ``count`` nodes from ``first`` to ``last``
     along ``thread``, walking inwards from both ends."""
@@ -175,6 +249,60 @@ cdef inline void shift_run(Tree* t, int32_t first, int32_t last, intp_t count, i
         b = rev_thread[b]
     if count & 1:
         pi[a] += sigma
+
+
+cdef inline void shift_between(Tree* t, int32_t a, int32_t b, int64_t sigma) noexcept nogil:
+    """Add ``sigma`` to the potentials of the preorder run ``a .. b`` (ends included,
+    length unknown), walked inwards from both ends until they meet."""
+    cdef int32_t x
+    while True:
+        t.pi[a] += sigma
+        if a == b:
+            return
+        t.pi[b] += sigma
+        x = t.thread[a]
+        if x == b:
+            return
+        a = x
+        b = t.rev_thread[b]
+
+
+cdef inline void shift_two(Tree* t, int32_t a1, int32_t b1, int32_t a2, int32_t b2, int64_t sigma) noexcept nogil:
+    """``shift_between`` on two disjoint non-empty runs at once: four independent
+    pointer chases whose cache misses overlap."""
+    cdef int32_t* thread = t.thread
+    cdef int32_t* rev_thread = t.rev_thread
+    cdef int64_t* pi = t.pi
+    cdef int32_t x
+    cdef bint done1 = False, done2 = False
+    while not done1 and not done2:
+        pi[a1] += sigma
+        if a1 == b1:
+            done1 = True
+        else:
+            pi[b1] += sigma
+            x = thread[a1]
+            if x == b1:
+                done1 = True
+            else:
+                a1 = x
+                b1 = rev_thread[b1]
+        pi[a2] += sigma
+        if a2 == b2:
+            done2 = True
+        else:
+            pi[b2] += sigma
+            x = thread[a2]
+            if x == b2:
+                done2 = True
+            else:
+                a2 = x
+                b2 = rev_thread[b2]
+    if not done1:
+        # a1 .. b1 not shifted yet
+        shift_between(t, a1, b1, sigma)
+    elif not done2:
+        shift_between(t, a2, b2, sigma)
 
 
 cdef int pivot(Tree* t, int32_t e_in, intp_t* counters) noexcept nogil:
@@ -341,10 +469,20 @@ cdef int pivot(Tree* t, int32_t e_in, intp_t* counters) noexcept nogil:
     if sigma != 0:
         if 2 * size_s <= t.n_all:
             counters[2] += size_s
-            shift_run(t, u_in, tail_node, size_s, sigma)
+            if k > 0:
+                # u_in's old subtree, then the rest of the re-hung path's subtrees.
+                shift_two(t, u_in, t.last[0], t.path[1], tail_node, sigma)
+            else:
+                shift_run(t, u_in, tail_node, size_s, sigma)
         else:
             counters[2] += t.n_all - size_s
-            shift_run(t, t.thread[tail_node], t.rev_thread[u_in], t.n_all - size_s, -sigma)
+            # Split at the root: the nodes after the moved subtree up to the root, and
+            # from the root round to v_in (the node before it).
+            x = t.thread[tail_node]
+            if x == t.root:
+                shift_run(t, x, v_in, t.n_all - size_s, -sigma)
+            else:
+                shift_two(t, x, t.rev_thread[t.root], t.root, v_in, -sigma)
             # The root drifts by -sigma per such pivot: re-anchor it long before int64
             # could overflow (tree paths alone stay below 2**61, see flow.py's bounds).
             if t.pi[t.root] > PI_DRIFT or t.pi[t.root] < -PI_DRIFT:
@@ -546,6 +684,65 @@ cdef void shortest_path_start(Tree* t, const int64_t* supply, intp_t n, int64_t 
             t.pi[v] = t.pi[t.parent[v]] + t.cst[a]
 
 
+cdef void renumber_preorder(Tree* t, int32_t* newid, int32_t* where, intp_t n_orig,
+                            int64_t* tmp64, int32_t* tmp32) noexcept nogil:
+    """Renumber the nodes in the current preorder (the root keeps its id).
+
+    A pivot moves the re-hung subtree as a few contiguous runs of the preorder, so after
+    this a potential shift walks ``thread`` through mostly consecutive ids: sequential
+    memory the hardware prefetcher fetches ahead, instead of a chain of cache misses.
+    Every node array is permuted, every arc's ends mapped; arc ids do not change.
+    ``where`` [n_orig]: the current id of every input node, updated."""
+    cdef intp_t n_all = t.n_all, k, e
+    cdef int32_t v, root = t.root, x
+    cdef signed char* dir8 = <signed char*>tmp64
+    v = t.thread[root]
+    k = 0
+    while v != root:
+        newid[v] = <int32_t>k
+        k += 1
+        v = t.thread[v]
+    newid[root] = root
+    for k in range(n_all):
+        tmp64[newid[k]] = t.pi[k]
+    for k in range(n_all):
+        t.pi[k] = tmp64[k]
+    for k in range(n_all):
+        x = t.parent[k]
+        tmp32[newid[k]] = newid[x] if x >= 0 else -1
+    for k in range(n_all):
+        t.parent[k] = tmp32[k]
+    for k in range(n_all):
+        tmp32[newid[k]] = newid[t.thread[k]]
+    for k in range(n_all):
+        t.thread[k] = tmp32[k]
+    for k in range(n_all):
+        tmp32[newid[k]] = newid[t.rev_thread[k]]
+    for k in range(n_all):
+        t.rev_thread[k] = tmp32[k]
+    for k in range(n_all):
+        tmp32[newid[k]] = newid[t.last_succ[k]]
+    for k in range(n_all):
+        t.last_succ[k] = tmp32[k]
+    for k in range(n_all):
+        tmp32[newid[k]] = t.pred[k]
+    for k in range(n_all):
+        t.pred[k] = tmp32[k]
+    for k in range(n_all):
+        tmp32[newid[k]] = t.succ_num[k]
+    for k in range(n_all):
+        t.succ_num[k] = tmp32[k]
+    for k in range(n_all):
+        dir8[newid[k]] = t.pred_dir[k]
+    for k in range(n_all):
+        t.pred_dir[k] = dir8[k]
+    for e in range(t.m_all):
+        t.src[e] = newid[t.src[e]]
+        t.dst[e] = newid[t.dst[e]]
+    for k in range(n_orig):
+        where[k] = newid[where[k]]
+
+
 cdef int check_tree(Tree* t, int32_t* seen) noexcept nogil:
     """0 if parent/thread/sizes/potentials are consistent and the tree strongly feasible."""
     cdef intp_t i, cnt
@@ -640,7 +837,7 @@ cdef class Solution:
 def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
           int64_t max_pivots=-1, bint check=False, intp_t block=0, double block_factor=1.0,
-          int start=START_CRASH):
+          int start=START_CRASH, intp_t list_head=16, double renumber_factor=2.0):
     """Network simplex on validated arrays (see ``spare_core.flow`` for the public API).
 
     Parameters (IN unless said)
@@ -662,7 +859,17 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     """
     cdef intp_t m = tail.shape[0]
     cdef intp_t n_all = n + 1, m_all = m + n
-    cdef intp_t i, pivots = 0, next_arc = 0, e, scanned = 0
+    cdef intp_t i, pivots = 0, next_arc = 0, e, scanned = 0, big_pivots = 0
+    cdef void* cand_mem = NULL
+    cdef int32_t* cand = NULL
+    cdef int64_t* cval = NULL
+    cdef intp_t ncand = 0
+    cdef intp_t relabel_gap = 0, moved_at_relabel = 0, relabels = 0
+    cdef char* rl_mem = NULL
+    cdef int32_t* newid = NULL
+    cdef int32_t* where = NULL
+    cdef int32_t* tmp32 = NULL
+    cdef int64_t* tmp64 = NULL
     cdef intp_t counters[4]
     cdef int status = NS_OK
     cdef int64_t big_m, c_max = 0, s, total = 0
@@ -706,6 +913,26 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef int64_t[::1] pi_v = pi_out
     if block <= 0:
         block = max(<intp_t>(block_factor * sqrt(<double>m)), 10)
+    if list_head > 0:
+        cand_mem = malloc((sizeof(int32_t) + sizeof(int64_t)) * (list_head + block + 2))
+        if cand_mem == NULL:
+            free(mem)
+            raise MemoryError("network simplex candidate list could not be allocated")
+        cval = <int64_t*>cand_mem
+        cand = <int32_t*>(cval + list_head + block + 2)
+    if renumber_factor > 0:
+        rl_mem = <char*>malloc((sizeof(int64_t) + 3 * sizeof(int32_t)) * (n_all + 1))
+        if rl_mem == NULL:
+            free(mem)
+            free(cand_mem)
+            raise MemoryError("network simplex renumbering scratch could not be allocated")
+        tmp64 = <int64_t*>rl_mem
+        newid = <int32_t*>(tmp64 + n_all + 1)
+        where = newid + n_all + 1
+        tmp32 = where + n_all + 1
+        relabel_gap = max(<intp_t>(renumber_factor * (n_all + m_all)), 1)
+        for i in range(n):
+            where[i] = <int32_t>i
     if max_pivots < 0:
         max_pivots = 64 * (n + m) + 1000000
 
@@ -768,14 +995,23 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             status = NS_BAD_TREE
 
         while status == NS_OK:
-            e = find_entering(&t, &next_arc, block, &scanned)
+            if list_head > 0:
+                e = find_entering_list(&t, &next_arc, block, &scanned, cand, cval, &ncand, list_head)
+            else:
+                e = find_entering(&t, &next_arc, block, &scanned)
             if e < 0:
                 break
             if pivots >= max_pivots:
                 status = NS_PIVOT_LIMIT
                 break
+            if t.state[e] * (t.cst[e] + t.pi[t.src[e]] - t.pi[t.dst[e]]) < -(big_m >> 1):
+                big_pivots += 1
             pivot(&t, <int32_t>e, counters)
             pivots += 1
+            if relabel_gap > 0 and counters[2] - moved_at_relabel >= relabel_gap:
+                renumber_preorder(&t, newid, where, n, tmp64, tmp32)
+                moved_at_relabel = counters[2]
+                relabels += 1
             if check and check_tree(&t, t.path) != 0:
                 status = NS_BAD_TREE
                 break
@@ -791,10 +1027,12 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
             # Cannot overflow: the wrapper bounds sum |cost| * flow by 2**62.
             total += cost[i] * t.flow[i]
         for i in range(n):
-            pi_v[i] = t.pi[i] - t.pi[root]
+            pi_v[i] = t.pi[where[i] if relabel_gap > 0 else i] - t.pi[root]
     free(mem)
-    stats = {"pivots": pivots, "degenerate": counters[0], "scanned": scanned, "cycle": counters[1],
-             "moved": counters[2], "climbed": counters[3]}
+    free(cand_mem)
+    free(rl_mem)
+    stats = {"pivots": pivots, "big_m": big_pivots, "degenerate": counters[0], "scanned": scanned, "cycle": counters[1],
+             "moved": counters[2], "climbed": counters[3], "renumbered": relabels}
     cdef Solution res = Solution.__new__(Solution)
     res.flow, res.potential, res.status, res.cost, res.stats = flow_out, pi_out, status, total, stats
     return res
