@@ -7,6 +7,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from spare_core._native import load
 from spare_core.flow import FlowResult, check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 nx = pytest.importorskip("networkx")
@@ -205,6 +206,26 @@ def test_min_cost_flow_matches_network_simplex(method, data, net):
         return
     assert r.status == "optimal"
     assert r.cost == nx_cost + loop_cost(tail, head, cap, cost)
+
+
+@pytest.mark.parametrize("max_path", [1, 2, 8])
+@given(data=st.data(), net=networks())
+def test_cost_scaling_path_length_changes_the_work_not_the_optimum(max_path, data, net):
+    # The kernel's partial augment-relabel with paths of 1 (plain push-relabel), 2 and 8
+    # slots, with global updates after every relabel or almost never: same optimal cost
+    # as SSP on every feasible supply, exact potentials that certify the flow.
+    n, tail, head, cap, cost = net
+    supply = data.draw(supplies(n))
+    ssp = min_cost_flow(n, tail, head, cap, cost, supply, method="ssp")
+    assume(ssp.status == "optimal")
+    kernel = load("_mcf")
+    sol = kernel.solve(n, tail, head, cap, cost, np.asarray(supply, np.int64),
+                       method=kernel.CONSTANTS["M_COST_SCALING"], max_path=max_path,
+                       update_every=data.draw(st.sampled_from([0, 1, 10**9])))
+    r = FlowResult(flow=sol.flow, cost=int(sol.flow @ cost), value=ssp.value, potential=sol.potential,
+                   status="optimal")
+    certified(net, r, supply=supply)
+    assert r.cost == ssp.cost
 
 
 @pytest.mark.parametrize("method", METHODS)

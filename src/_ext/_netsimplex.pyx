@@ -30,10 +30,21 @@ Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms
   saves the ~n degenerate pivots that would otherwise grow it from the star one node at
   a time, and the pivots that would move the supplies off their artificial arcs.
 * Potential update: the re-hung subtree shifts, or the rest of the tree when the
-  subtree holds more than half the nodes (1e6-arc generic: 311M -> 249M updates).
-* Pricing: block search (Grigoriadis 1986; LEMON's default): scan arcs cyclically in
-  blocks of about sqrt(m) and take the most violating arc of the first block that has
-  one.
+  subtree holds more than half the nodes. Either set is one or two runs of the preorder
+  with known ends, walked from both ends at once (two or four independent pointer
+  chases whose cache misses overlap).
+* Renumbering: once the shifts since the last renumbering have touched
+  ``renumber_factor * (n + m)`` nodes, the nodes are renumbered in the current preorder
+  (``renumber_preorder``, O(n + m)). A pivot moves the re-hung subtree as a few
+  contiguous runs of the preorder, so the walks along ``thread`` stay mostly on
+  consecutive ids, which the hardware prefetches; without it the shift is a chain of
+  cache misses (docs/flow.md: half the 1e6-arc time).
+* Pricing: block search (Grigoriadis 1986) with a candidate list (``list_head``; LEMON's
+  "altering candidate list" idea): scan arcs cyclically in blocks of about sqrt(m);
+  the most violating of the new block and of the ``list_head`` best arcs kept from
+  earlier blocks (re-priced each time) enters. An arc joins the list only if it beats
+  the list's worst, so the scan costs what the plain block search costs; the entering
+  arcs are better, which saves pivots and potential shifts (docs/flow.md).
 * Leaving arc (Cunningham's strongly feasible trees): every tree arc can carry a
   positive amount of flow towards the root. The initial tree is strongly feasible
   (artificial arcs point to the root or carry the demand), and choosing the *last*
@@ -46,7 +57,8 @@ Kiraly & Kovacs 2012, "Efficient implementations of minimum-cost flow algorithms
 
 Buffers: one malloc'd block of 3 int64, 2 int32 and 1 int8 arrays over the m + n arcs,
 1 int64, 10 int32 and 1 int8 arrays over the n + 1 nodes and the start's arcs-by-head
-index (about 37 m + 86 n bytes); the whole solve runs without the GIL.
+index (about 37 m + 86 n bytes), the candidate list (12 bytes per entry) and the
+renumbering scratch (20 n bytes); the whole solve runs without the GIL.
 """
 from libc.math cimport sqrt
 from libc.stdlib cimport malloc, free
@@ -823,8 +835,8 @@ cdef class Solution:
     cost : int
         ``sum(cost * flow)``.
     stats : dict
-        Counters: pivots, degenerate pivots, arcs priced, cycle steps, potentials moved,
-        ancestor steps.
+        Counters: pivots, big-M pivots (entering reduced cost beyond M/2), degenerate
+        pivots, arcs priced, cycle steps, potentials moved, ancestor steps, renumberings.
     """
     cdef readonly object flow, potential, stats
     cdef readonly int status
@@ -854,6 +866,10 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
         saves most of the first degenerate pivots; START_CRASH (default) hangs the supply
         nodes too and routes their supply down that tree where no arc would saturate
         (docs/flow.md has the measured effect).
+    list_head : arcs kept on the pricing candidate list (0: plain block search).
+    renumber_factor : renumber the nodes in preorder after shifts touching this many
+        times n + m nodes (0: never). The defaults (16, 2.0) were measured on the generic
+        family at 1e3 to 1e6 arcs (docs/flow.md).
 
     Returns a :class:`Solution`.
     """

@@ -53,6 +53,8 @@ def solve(
     alpha: int = ...,
     exact: bool = ...,
     unit_paths: bool = ...,
+    max_path: int = ...,
+    update_every: int = ...,
 ) -> Solution: ...
 
 def scan_network(

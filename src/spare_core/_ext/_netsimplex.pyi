@@ -24,4 +24,6 @@ def solve(
     block: int = ...,
     block_factor: float = ...,
     start: int = ...,
+    list_head: int = ...,
+    renumber_factor: float = ...,
 ) -> Solution: ...
