@@ -90,8 +90,10 @@ def make_reassign(arcs: int, seed: int = 0, r: int = 16, failed_fraction: float 
     return _reassign_network(alive, n_groups, r, r)
 
 
-def make_generic(arcs: int, seed: int = 0, degree: int = 8, max_cost: int = 10_000) -> Instance:
-    """NETGEN-like network: n = arcs / degree nodes, 1 % sources and 1 % sinks.
+def make_generic(arcs: int, seed: int = 0, degree: int = 8, max_cost: int = 10_000,
+                 terminals: float = 0.01) -> Instance:
+    """NETGEN-like network: n = arcs / degree nodes, a ``terminals`` fraction (1 %) of
+    sources and as many sinks.
 
     Supplies (about 20 units per node in total) are spread over the sources; a skeleton
     of high-capacity chains through random transshipment nodes links every source to a
@@ -100,8 +102,8 @@ def make_generic(arcs: int, seed: int = 0, degree: int = 8, max_cost: int = 10_0
     (capacity = total supply)."""
     rng = np.random.default_rng(seed)
     n = max(20, arcs // degree)
-    n_src = max(1, n // 100)
-    n_snk = max(1, n // 100)
+    n_src = max(1, int(n * terminals))
+    n_snk = max(1, int(n * terminals))
     nodes = rng.permutation(n)
     sources, sinks, middle = nodes[:n_src], nodes[n_src:n_src + n_snk], nodes[n_src + n_snk:]
     total = 20 * n

@@ -201,3 +201,47 @@ def user_reassign(arcs: int, seed: int = 0, max_transfer: int = 3, slots: int = 
     supply = np.zeros(n, np.int64)
     supply[0], supply[1] = n_shards, -n_shards
     return Instance(n, tail.astype(np.int64), head.astype(np.int64), cap, cost, supply=supply)
+
+
+# -- flow: generic networks of other shapes than bench_flow.make_generic -------------------------
+# Measured, not tuned on: the network simplex's defaults were chosen on make_generic only.
+
+def netgen_wide(arcs: int, seed: int = 0):
+    """NETGEN-like with other parameters than ``bench_flow.make_generic``: 5 % sources and
+    5 % sinks, average out-degree 16, costs in [1, 100] (same skeleton construction, so
+    feasible by design)."""
+    from bench_flow import make_generic
+
+    return make_generic(arcs, seed=seed, degree=16, max_cost=100, terminals=0.05)
+
+
+def grid(arcs: int, seed: int = 0):
+    """GRIDGEN/GOTO-like: a square grid with arcs both ways between neighbours
+    (uncapacitated, cost in [1, 1000]) plus a quarter of the arcs as random shortcuts
+    (capacity in [1, 100], cost in [1, 1000]); 2 % of the nodes are sources and 2 % sinks,
+    about 10 units of supply per node in total. The uncapacitated grid keeps every
+    instance feasible; paths are long (about the grid's side), unlike NETGEN's."""
+    from bench_flow import Instance
+
+    rng = np.random.default_rng([seed, arcs, 17])
+    side = max(3, int(round(np.sqrt(0.75 * arcs / 4))))
+    n = side * side
+    idx = np.arange(n).reshape(side, side)
+    right = (idx[:, :-1].ravel(), idx[:, 1:].ravel())
+    down = (idx[:-1, :].ravel(), idx[1:, :].ravel())
+    g_tail = np.concatenate([right[0], right[1], down[0], down[1]])
+    g_head = np.concatenate([right[1], right[0], down[1], down[0]])
+    n_extra = max(0, arcs - g_tail.size)
+    e_tail = rng.integers(0, n, n_extra)
+    e_head = rng.integers(0, n, n_extra)
+    total = 10 * n
+    tail = np.concatenate([g_tail, e_tail]).astype(np.int64)
+    head = np.concatenate([g_head, e_head]).astype(np.int64)
+    cap = np.concatenate([np.full(g_tail.size, total), rng.integers(1, 101, n_extra)]).astype(np.int64)
+    cost = rng.integers(1, 1001, tail.size).astype(np.int64)
+    k = max(1, n // 50)
+    nodes = rng.permutation(n)
+    supply = np.zeros(n, np.int64)
+    supply[nodes[:k]] = rng.multinomial(total - k, np.full(k, 1 / k)) + 1
+    supply[nodes[k:2 * k]] = -(rng.multinomial(total - k, np.full(k, 1 / k)) + 1)
+    return Instance(n, tail, head, cap, cost, supply=supply)

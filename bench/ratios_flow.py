@@ -16,7 +16,10 @@ Families (``FAMILIES``; every instance from a seeded generator):
   it (``families.user_reassign``: penalty arcs of cost 1000, transfer costs up to ``c`` =
   15, 200, 10000), given to ``max_flow_min_cost`` (s-t) or to ``min_cost_flow`` (supplies);
 - ``generic``: NETGEN-like (``bench_flow.make_generic``, costs up to 1e4, 1 % sources and
-  sinks).
+  sinks);
+- ``netgen-wide``: NETGEN-like with 5 % sources and sinks, out-degree 16, costs up to 100
+  (``families.netgen_wide``), and ``grid``: a GRIDGEN/GOTO-like grid with random shortcuts
+  (``families.grid``): generic shapes the network simplex's defaults were not tuned on.
 
 The "method" column is ``FlowResult.method``: what ``method="auto"`` ran.
 
@@ -61,6 +64,9 @@ FAMILIES = {
     **{f"user-{f}-{c}": (_user("st" if f == "st" else "supply", c), 10**4)
        for f in ("st", "sup") for c in (15, 200, 10_000)},
     "generic": (make_generic, 10**4),
+    # generic shapes the simplex's defaults were not chosen on (families.py)
+    "netgen-wide": (families.netgen_wide, 10**4),
+    "grid": (families.grid, 10**4),
 }
 
 

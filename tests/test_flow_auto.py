@@ -66,6 +66,9 @@ AUTO = {
     # NETGEN-like: many supplies, any cost range
     "generic costs <= 1e4": (lambda: make_generic(3000, seed=2), "network_simplex"),
     "generic costs <= 10": (lambda: make_generic(3000, seed=2, max_cost=10), "network_simplex"),
+    # generic shapes the defaults were not tuned on: 5 % terminals and degree 16; a grid
+    "netgen-wide": (lambda: families.netgen_wide(3000, seed=2), "network_simplex"),
+    "grid": (lambda: families.grid(3000, seed=2), "network_simplex"),
 }
 
 

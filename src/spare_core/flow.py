@@ -330,14 +330,17 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     shortest-path lengths, small when costs are small integers.
 
     *Cost scaling* [4]_: costs are multiplied by n + 1 and eps-optimality is refined from
-    max |cost| down to 1 by FIFO push-relabel with Goldberg's global price updates; exact
+    max |cost| down to 1 by partial augment-relabel (admissible paths of up to 8 arcs
+    pushed at once) with Goldberg's global price updates; exact
     integer potentials are then recovered by label correcting from the final prices.
     Time O(n^2 m log(nC)) worst case; a max flow (Dinic [2]_) first checks feasibility.
 
     *Network simplex* [6]_: a spanning-tree basis over the nodes and an artificial root
     (big-M artificial arcs carry the supplies at the start), stored with parent,
     preorder thread, subtree sizes and last successors so that a pivot only touches the
-    re-hung subtree; block pricing (blocks of about sqrt(m) arcs); Cunningham's strongly
+    re-hung subtree, the nodes renumbered in preorder from time to time so that those
+    walks run over consecutive memory; block pricing (blocks of about sqrt(m) arcs) that
+    keeps a short list of the best candidates met; Cunningham's strongly
     feasible trees (the last blocking arc of the cycle leaves), so degenerate pivots
     cannot cycle. The start is a crash basis: nodes hung on shortest paths to the
     demands (a Dijkstra), the supplies routed down that tree wherever no arc would
