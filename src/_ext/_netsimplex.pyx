@@ -929,6 +929,8 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
     cdef int64_t[::1] pi_v = pi_out
     if block <= 0:
         block = max(<intp_t>(block_factor * sqrt(<double>m)), 10)
+    if list_head > m:
+        list_head = m
     if list_head > 0:
         cand_mem = malloc((sizeof(int32_t) + sizeof(int64_t)) * (list_head + block + 2))
         if cand_mem == NULL:
