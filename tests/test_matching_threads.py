@@ -29,23 +29,30 @@ def test_kernels_get_private_copies_even_single_threaded(method, idx, monkeypatc
 
     def spy(real):
         def call(indptr, indices, *args, **kw):
-            seen.append(np.shares_memory(indptr, g.indptr) or np.shares_memory(indices, g.indices))
+            seen.append((real.__name__, np.shares_memory(indptr, g.indptr) or np.shares_memory(indices, g.indices)))
             return real(indptr, indices, *args, **kw)
         return call
 
-    monkeypatch.setattr(matching._tkern, "solve", spy(matching._tkern.solve))
+    for name in ("solve", "solve_csr"):
+        monkeypatch.setattr(matching._tkern, name, spy(getattr(matching._tkern, name)))
     monkeypatch.setattr(matching._kern, "HKKernel", spy(matching._kern.HKKernel))
     monkeypatch.setattr(matching._kern, "koenig_cover", spy(matching._kern.koenig_cover))
     m = hopcroft_karp(g, method=method)
     m.vertex_cover()
-    assert len(seen) == 2 and not any(seen)
+    # the searches and the certificate only ever get private copies; the one entry that is
+    # handed the caller's arrays is solve_csr, whose validating pass makes the copy its search
+    # reads (test_solve_csr_with_a_writer_thread_never_crashes_or_changes_the_answer)
+    if method == "hopcroft_karp":
+        assert seen == [("HKKernel", False), ("koenig_cover", False)]
+    else:
+        assert seen == [("solve_csr", True), ("koenig_cover", False)]
 
 
 RACE = textwrap.dedent("""
     import sys, threading
     import numpy as np, scipy.sparse as sp
     from scipy.sparse.csgraph import maximum_bipartite_matching
-    from spare_core.matching import hopcroft_karp
+    from spare_core.matching import hopcroft_karp, _tkern, _T_ONE_CALL, _SIDE_PROBE
     rng = np.random.default_rng(16)
     n, nnz = 20_000, 80_000
     g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
@@ -67,7 +74,7 @@ RACE = textwrap.dedent("""
     try:
         for k in range(40):
             try:
-                m = hopcroft_karp(g, method="{method}")
+                m = {call}
             except ValueError as err:
                 assert "graph" in str(err), err
                 refused += 1
@@ -85,7 +92,22 @@ RACE = textwrap.dedent("""
 @pytest.mark.parametrize("method", METHODS)
 def test_writer_thread_during_solves_never_crashes_or_changes_the_answer(method):
     # a separate process: an out-of-bounds read would kill it, not the test session
-    out = subprocess.run([sys.executable, "-c", RACE.format(idx="int32", method=method)],
+    _race(f'hopcroft_karp(g, method="{method}")')
+
+
+@pytest.mark.parametrize("method", ["auto", "pothen_fan", "push_relabel"])
+def test_solve_csr_with_a_writer_thread_never_crashes_or_changes_the_answer(method):
+    """hopcroft_karp calls the one-call entry only while no other Python thread runs (it
+    keeps the caller's arrays), but the entry itself must be safe whatever writes into them:
+    its search reads the copy its validating pass wrote. Called directly here, with the
+    writer thread running."""
+    _race(f'_Size(_tkern.solve_csr(g.indptr, g.indices, n, n, *_T_ONE_CALL["{method}"], _SIDE_PROBE, 0.95, 30000)[2])',
+          "class _Size:\n    def __init__(self, size):\n        self.size = size\n")
+
+
+def _race(call: str, prelude: str = "") -> None:
+    # a separate process: an out-of-bounds read would kill it, not the test session
+    out = subprocess.run([sys.executable, "-c", prelude + RACE.format(idx="int32", call=call)],
                          capture_output=True, text=True, timeout=300, env={"PYTHONPATH": SRC, "PATH": ""})
     assert out.returncode == 0, out.stderr[-2000:]
     refused, solved = map(int, out.stdout.split())

@@ -76,9 +76,24 @@ _B_METHOD = {"auto": _bkern.CONSTANTS["METHOD_AUTO"], "pothen_fan": _bkern.CONST
 _B_NAME = {_bkern.CONSTANTS["METHOD_POTHEN_FAN"]: "pothen_fan", _bkern.CONSTANTS["METHOD_GREEDY"]: "greedy"}
 
 _NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
-# exact types of the fast path in _graph_csr_shared (subclasses take the general path)
+# exact types of the fast paths in hopcroft_karp and _graph_csr_shared (subclasses take the
+# general path)
 _CSR_TYPES = (sp.csr_array, sp.csr_matrix)
 _ONE = np.int64(1).tobytes()
+# hopcroft_karp's one-call path (_tkern.solve_csr): method -> (kernel method, start)
+_T_ONE_CALL = {"auto": (_T_AUTO, 0), **{m: (_T_METHOD[m], _T_START[m]) for m in _T_METHOD}}
+_unit_cap = [np.ndarray((0,), np.int64, _ONE, strides=(0,))]
+
+
+def _unit_capacity(n_right: int) -> np.ndarray:
+    """Capacity 1 for ``n_right`` right vertices: read-only (a bytes buffer; numpy refuses to
+    make it writeable) and stride 0, so no n_right int64 ones in memory; the last one is
+    reused (a microsecond of the 10-20 us a solve on 1e3 edges costs)."""
+    cap = _unit_cap[0]
+    if cap.shape[0] != n_right:
+        cap = np.ndarray((n_right,), np.int64, _ONE, strides=(0,))
+        _unit_cap[0] = cap
+    return cap
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -374,9 +389,16 @@ class Matching:
         """Wrap fresh int64 arrays without copying or viewing them (the fixed cost of a solve
         on 1e3 edges is a few microseconds). ``fingerprint``: that of ``indptr``/``indices``
         when they are the caller's arrays, None when private."""
-        m = cls.__new__(cls)
         for arr in (match_left, right_load, capacity):
             arr.flags.writeable = False
+        return cls._wrap(match_left, right_load, capacity, indptr, indices, fingerprint, phases, warm_kept, size,
+                         method, searched_from, edge_off)
+
+    @classmethod
+    def _wrap(cls, match_left, right_load, capacity, indptr, indices, fingerprint, phases, warm_kept, size,
+              method, searched_from, edge_off=None):
+        """:meth:`_own` for arrays that are read-only already (as _transversal returns them)."""
+        m = cls.__new__(cls)
         m.match_left, m.right_load, m.capacity = match_left, right_load, capacity
         m.size, m.phases, m.warm_kept, m.method, m.searched_from = size, phases, warm_kept, method, searched_from
         m._indptr, m._indices, m._edge_off, m._fp = indptr, indices, edge_off, fingerprint
@@ -626,6 +648,21 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     >>> hopcroft_karp(g, capacity=[2, 1, 0]).size
     3
     """
+    if (capacity is None and warm_start is None and type(graph) in _CSR_TYPES and type(method) is str
+            and method in _T_ONE_CALL and threading.active_count() == 1):
+        # the common case in one C call (validating copy, fingerprint, solve, read-only result
+        # arrays): a third of the fixed cost on 1e3 edges was the Python steps between them.
+        # None: not plain contiguous int32/int64 arrays (nothing read yet), the general path
+        # below handles them. Other threads running: the general path, which checks snapshots
+        # and keeps them (see _graph_csr_shared)
+        n_left, n_right = graph.shape
+        code, start = _T_ONE_CALL[method]
+        ip, ix = graph.indptr, graph.indices
+        got = _tkern.solve_csr(ip, ix, n_left, n_right, code, start, _SIDE_PROBE, _RIGHT_SIDE_RATIO, _PF_MAX_EDGES)
+        if got is not None:
+            match_left, load, size, phases, _, from_right, used, fp = got
+            return Matching._wrap(match_left, load, _unit_capacity(n_right), ip, ix, fp, phases, None, size,
+                                  _T_NAME[used], "right" if from_right else "left")
     if method not in METHODS:    # options before any scan of the graph
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method in _T_METHOD and warm_start is not None:
@@ -653,7 +690,7 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         code = _T_AUTO if method == "transversal" else _T_METHOD[method]
         match_left, load, size, phases, _, from_right, used = _tkern.solve(
             indptr, indices, n_right, code, _T_START.get(method, 0), _SIDE_PROBE, _RIGHT_SIDE_RATIO, _PF_MAX_EDGES)
-        return Matching._own(match_left, load, np.ndarray((n_right,), np.int64, _ONE, strides=(0,)),
+        return Matching._own(match_left, load, _unit_capacity(n_right),
                              keep_ptr, keep_idx, fp, phases=phases, warm_kept=None, size=size,
                              method=_T_NAME[used], searched_from="right" if from_right else "left")
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
