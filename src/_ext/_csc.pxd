@@ -29,15 +29,29 @@ cdef inline int build_csc(intp_t n_left, intp_t n_right, const int64_t* indptr, 
     """Allocate and fill the transpose; 0, or -1 (out of memory or more than INT32_MAX
     edges). O(|E| + |V|): a counting pass and a scatter pass, their random writes
     prefetched a few edges ahead (each is a cache miss on a large graph)."""
+    cdef int32_t* cptr = NULL
+    if csc_count(n_left, n_right, indptr, ix, &cptr) != 0:
+        return -1
+    if csc_fill(n_left, n_right, indptr, ix, cptr, cidx_out) != 0:
+        PyMem_RawFree(cptr)
+        return -1
+    cptr_out[0] = cptr
+    return 0
+
+
+cdef inline int csc_count(intp_t n_left, intp_t n_right, const int64_t* indptr, const idx_t* ix,
+                          int32_t** cptr_out) noexcept nogil:
+    """The transpose's first pass on its own: ``cptr[j + 1]`` = the number of stored entries
+    in column j (``cptr[0] = 0``), allocated here; 0, or -1 (out of memory or more than
+    INT32_MAX edges). A caller that needs the column counts before it knows whether it
+    needs the transpose (the side probe of _transversal) counts once and hands ``cptr`` to
+    :func:`csc_fill` or frees it."""
     cdef int64_t nnz = indptr[n_left], e
-    cdef intp_t u, j
+    cdef intp_t j
     if nnz > INT32_MAX or nnz < 0:
         return -1
     cdef int32_t* cptr = <int32_t*>PyMem_RawCalloc(n_right + 1, sizeof(int32_t))
-    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
-    if cptr == NULL or cidx == NULL:
-        PyMem_RawFree(cptr)
-        PyMem_RawFree(cidx)
+    if cptr == NULL:
         return -1
     for e in range(nnz):
         if e + 4 * CSC_AHEAD < nnz and <uint64_t>ix[e + 4 * CSC_AHEAD] < <uint64_t>n_right:
@@ -45,6 +59,19 @@ cdef inline int build_csc(intp_t n_left, intp_t n_right, const int64_t* indptr, 
         j = <intp_t>ix[e]
         if <uint64_t>j < <uint64_t>n_right:
             cptr[j + 1] += 1
+    cptr_out[0] = cptr
+    return 0
+
+
+cdef inline int csc_fill(intp_t n_left, intp_t n_right, const int64_t* indptr, const idx_t* ix,
+                         int32_t* cptr, int32_t** cidx_out) noexcept nogil:
+    """The transpose's second pass: ``cptr`` holds :func:`csc_count`'s counts and becomes the
+    column offsets; ``cidx`` is allocated and filled. 0, or -1 (out of memory)."""
+    cdef int64_t nnz = indptr[n_left], e
+    cdef intp_t u, j
+    cdef int32_t* cidx = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
+    if cidx == NULL:
+        return -1
     for j in range(n_right):
         cptr[j + 1] += cptr[j]
     # edges in CSR order: cptr[j] is the write position of column j, shifted back by one
@@ -62,6 +89,5 @@ cdef inline int build_csc(intp_t n_left, intp_t n_right, const int64_t* indptr, 
     for j in range(n_right, 0, -1):
         cptr[j] = cptr[j - 1]
     cptr[0] = 0
-    cptr_out[0] = cptr
     cidx_out[0] = cidx
     return 0

@@ -37,7 +37,7 @@ sides, Karp and Sipser 1981), which needs the transpose.
 """
 from _types cimport intp_t, int32_t, int64_t, uint8_t, uint64_t, idx_t
 from _prefetch cimport prefetch_read
-from _csc cimport build_csc
+from _csc cimport build_csc, csc_count, csc_fill
 from _csr_check cimport (ptr_t, csr_check_copy, CHECK_OK, CHECK_DECREASING, CHECK_CHANGED, CHECK_RANGE,
                          CHECK_LONG_ROW)
 
@@ -112,27 +112,22 @@ cdef void _greedy(TState* s, const idx_t* ix) noexcept nogil:
         s.work += end - s.indptr[u]
 
 
-cdef intp_t _busy_right(TState* s, const idx_t* ix) noexcept nogil:
-    """The number of right vertices with at least one edge: the matched ones (a partner is
-    a neighbour) plus the free ones some edge reaches, counted in one pass over the edges
-    that marks each such free vertex once (-1 -> -2 in ``mr``; the marks are undone after).
-    Sequential reads of ``ix``, one read of ``mr`` per edge, branch-free. It serves both the
-    greedy shortcut (the count equals the matching's size exactly when no edge leads to a
-    free right vertex) and the side probe, which before built the whole transpose to count
-    (5-9 us of a 15-20 us solve on 1e3 edges, where PF+ from the left then did not use it)."""
-    cdef int64_t e, nnz = s.indptr[s.n_left]
-    cdef intp_t j, fresh = 0
-    cdef int32_t m
-    cdef int32_t* mr = s.mr
-    for e in range(nnz):
-        m = mr[ix[e]]
-        fresh += m == -1
-        mr[ix[e]] = m - (m == -1)
+cdef int _count_right(TState* s, const idx_t* ix, intp_t* busy_r) noexcept nogil:
+    """The transpose's first pass (column counts into ``s.cptr``, see _csc.pxd) and from it
+    the number of right vertices with at least one edge. It serves the greedy shortcut (the
+    count equals the matching's size exactly when no edge leads to a free right vertex), the
+    side probe, and, when the search needs the transpose (from the right, push-relabel),
+    :func:`csc_fill` finishes it without a second count. Before, the probe built the whole
+    transpose to count (5-9 us of a 15-20 us solve on 1e3 edges, where PF+ from the left
+    then did not use it). 0, or -1 (out of memory)."""
+    cdef intp_t j, n = 0
+    if csc_count(s.n_left, s.n_right, s.indptr, ix, &s.cptr) != 0:
+        return -1
     for j in range(s.n_right):
-        m = mr[j]
-        mr[j] = m + (m == -2)
-    s.work += nnz
-    return s.size + fresh
+        n += s.cptr[j + 1] > 0
+    s.work += s.indptr[s.n_left]
+    busy_r[0] = n
+    return 0
 
 
 cdef int _karp_sipser(TState* s, const idx_t* ix) noexcept nogil:
@@ -551,8 +546,8 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
             if s.size == busy_l or s.size == n_right:
                 done = True     # (every left or every right vertex matched: no edge scan)
             else:
-                busy_r = _busy_right(&s, ix)
-                done = busy_r == s.size
+                rc = _count_right(&s, ix, &busy_r)
+                done = rc == 0 and busy_r == s.size
             if done:
                 transposed = False
                 method = METHOD_GREEDY
@@ -561,30 +556,29 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
                 # it is what push-relabel's greedy start computes anyway, and PF+'s first
                 # phase would find most of it again
                 greedy_kept = True
-        if done:
+        if done or rc != 0:
             pass
         elif side != SIDE_LEFT and nnz > 0:
             # the probe: vertices with at least one edge on each side; searches from the side
             # with fewer of them succeed more often and fail in smaller alternating trees, so
-            # search from the right when it is clearly smaller. The transpose is built only
-            # for that search (or for push-relabel's relabels, in _search)
-            if side == SIDE_PROBE:
-                if not greedy_kept:
+            # search from the right when it is clearly smaller. The column counts are the
+            # transpose's first pass: they are kept for the transpose when a search needs it
+            if s.cptr == NULL:
+                rc = _count_right(&s, ix, &busy_r)
+                if side == SIDE_PROBE:
                     for k in range(nl):
                         busy_l += s.indptr[k + 1] > s.indptr[k]
-                    busy_r = _busy_right(&s, ix)
+            if side == SIDE_PROBE:
                 transposed = busy_r < ratio * busy_l
-            if transposed:
-                rc = _build_csc(&s, ix)
-        if done:
+        if done or rc != 0:
             pass
         elif method == METHOD_AUTO:
             method = METHOD_POTHEN_FAN if transposed or nnz < pf_max_edges else METHOD_PUSH_RELABEL
             # each method's own start (as spare_core.matching passes them when named)
             start = START_NONE if method == METHOD_POTHEN_FAN else START_GREEDY
-        if done:
+        if done or rc != 0:
             pass
-        elif rc == 0 and transposed and nnz > 0:
+        elif transposed and nnz > 0:
             # the transposed graph: left = our right vertices; its CSR is our transpose
             # (the left-side state is not needed: freed first, so the peak holds one state;
             # the shortcut's greedy matching is handed over instead, as the search's start)
@@ -592,13 +586,15 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
                 PyMem_RawFree(s.ml)
                 PyMem_RawFree(s.mr)
                 s.ml = s.mr = NULL
-            tptr = <int64_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int64_t))
-            if tptr != NULL:
+            rc = csc_fill(s.n_left, s.n_right, s.indptr, ix, s.cptr, &s.cidx)
+            if rc == 0:
+                tptr = <int64_t*>PyMem_RawMalloc((n_right + 1) * sizeof(int64_t))
+            if rc == 0 and tptr != NULL:
                 for k in range(n_right + 1):
                     tptr[k] = s.cptr[k]
                 PyMem_RawFree(s.cptr)
                 s.cptr = NULL
-            if tptr == NULL:
+            if rc != 0 or tptr == NULL:
                 rc = -1
             elif greedy_kept:
                 t.n_left, t.n_right, t.indptr = n_right, nl, tptr
@@ -609,13 +605,17 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
                 rc = _init_state(&t, n_right, nl, tptr)
             if rc == 0:
                 rc = _search(&t, <const int32_t*>s.cidx, method, start)
-        elif rc == 0:
+        else:
             transposed = False
-            if method != METHOD_PUSH_RELABEL:
-                PyMem_RawFree(s.cptr)      # the probe's transpose, not needed by PF+
-                PyMem_RawFree(s.cidx)
-                s.cptr = s.cidx = NULL
-            rc = _search(&s, ix, method, start)
+            if s.cptr != NULL:
+                if method == METHOD_PUSH_RELABEL:
+                    # its global relabels run on the transpose: finish the one counted
+                    rc = csc_fill(s.n_left, s.n_right, s.indptr, ix, s.cptr, &s.cidx)
+                else:
+                    PyMem_RawFree(s.cptr)      # the probe's counts, not needed by PF+
+                    s.cptr = NULL
+            if rc == 0:
+                rc = _search(&s, ix, method, start)
         PyMem_RawFree(s.cptr)
         PyMem_RawFree(s.cidx)
         s.cptr = s.cidx = NULL
