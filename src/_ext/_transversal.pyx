@@ -35,7 +35,7 @@ by its lookahead; METHOD_AUTO runs it first and stops there when it is already m
 or from a Karp-Sipser start (degree-1 vertices matched first, on both
 sides, Karp and Sipser 1981), which needs the transpose.
 """
-from _types cimport intp_t, int32_t, int64_t, uint8_t, uint64_t, idx_t
+from _types cimport intp_t, int8_t, int32_t, int64_t, uint8_t, uint64_t, idx_t
 from _prefetch cimport prefetch_read
 from _csc cimport build_csc, csc_count, csc_fill
 from _csr_check cimport (ptr_t, csr_check_copy, CHECK_OK, CHECK_DECREASING, CHECK_CHANGED, CHECK_RANGE,
@@ -59,6 +59,7 @@ cdef enum:
     METHOD_POTHEN_FAN = 1   # PF+: Pothen-Fan with lookahead and fairness
     METHOD_PUSH_RELABEL = 2  # FIFO push-relabel with global relabels
     METHOD_GREEDY = 3       # (reported by METHOD_AUTO only) the greedy pass was already maximum
+    METHOD_GREEDY_REPAIR = 4  # (METHOD_AUTO only) the greedy pass, repaired by _pull_repair
 
 cdef enum:
     SIDE_LEFT = 0           # search from the left vertices (the graph as given)
@@ -68,7 +69,7 @@ cdef enum:
 CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
              "START_KARP_SIPSER": START_KARP_SIPSER,
              "METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL,
-             "METHOD_GREEDY": METHOD_GREEDY,
+             "METHOD_GREEDY": METHOD_GREEDY, "METHOD_GREEDY_REPAIR": METHOD_GREEDY_REPAIR,
              "SIDE_LEFT": SIDE_LEFT, "SIDE_RIGHT": SIDE_RIGHT, "SIDE_PROBE": SIDE_PROBE}
 
 
@@ -128,6 +129,126 @@ cdef int _count_right(TState* s, const idx_t* ix, intp_t* busy_r) noexcept nogil
     s.work += s.indptr[s.n_left]
     busy_r[0] = n
     return 0
+
+
+cdef enum:
+    # _pull_repair runs when at most one in REPAIR_FEW right vertices with an edge is left
+    # free by the greedy pass (blocks at 1e6 edges: 1 of 41,646; every other family of
+    # bench/families.py: 3-21 %), and gives up after REPAIR_PASSES passes over the edges
+    # (each about a third of the transpose's cost), so that a miss costs at most about
+    # one transpose more than the search it falls back to
+    REPAIR_FEW = 1000
+    REPAIR_PASSES = 4
+
+
+cdef int _pull_repair(TState* s, const idx_t* ix, intp_t busy_r) noexcept nogil:
+    """Augment the greedy matching from its few free right vertices without a transpose.
+
+    Breadth-first phases from the free right vertices that have an edge (``s.cptr`` holds the
+    column counts), one layer per pass over the CSR: a pass "pulls" every unreached left
+    vertex u with an edge to a right vertex of the current layer (other than u's partner),
+    records that right vertex as u's parent, and puts u's partner in the next layer. A free
+    left vertex reached ends an augmenting path, followed back by the parents; the paths of a
+    phase are flipped when their right vertices are disjoint from those already flipped (the
+    others wait for the next phase). A phase whose layer grows no further proves that no
+    augmenting path exists (Berge), and all busy right vertices matched proves it too
+    (König: the right side is a cover). Returns 1 when the matching is maximum, 0 when the
+    pass budget ran out first (the caller then searches as before, from this matching), -1
+    when out of memory."""
+    cdef intp_t nl = s.n_left, nr = s.n_right, u, j, n_end, k, passes = 0, grown
+    cdef int32_t jj, v, w, mu
+    cdef int8_t layer
+    cdef int64_t e, end, work = 0
+    cdef const int64_t* indptr = s.indptr
+    cdef int32_t* ml = s.ml
+    cdef int32_t* mr = s.mr
+    # layers fit a byte (at most REPAIR_PASSES of them): a quarter of the cache an int32 takes
+    cdef int8_t* lvl = <int8_t*>PyMem_RawMalloc((nr + 1) * sizeof(int8_t))
+    cdef int32_t* par = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef int32_t* ends = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
+    cdef int rc = 0
+    cdef bint ok, exhausted = False
+    if lvl == NULL or par == NULL or ends == NULL:
+        PyMem_RawFree(lvl)
+        PyMem_RawFree(par)
+        PyMem_RawFree(ends)
+        return -1
+    while True:
+        if s.size >= busy_r:
+            rc = 1      # every right vertex with an edge is matched
+            break
+        s.phases += 1
+        for j in range(nr):
+            lvl[j] = 0 if mr[j] < 0 and s.cptr[j + 1] > 0 else -1
+        for u in range(nl):
+            par[u] = -1
+        layer = 0
+        n_end = 0
+        grown = 0
+        while True:
+            if passes == REPAIR_PASSES:
+                exhausted = True
+                break
+            passes += 1
+            grown = 0
+            for u in range(nl):
+                if par[u] >= 0:
+                    continue
+                # locals: the byte-sized level writes may alias anything, so the compiler
+                # would reload these from memory on every edge
+                mu = ml[u]
+                end = indptr[u + 1]
+                for e in range(indptr[u], end):
+                    jj = <int32_t>ix[e]
+                    if lvl[jj] == layer and jj != mu:
+                        par[u] = jj
+                        if mu < 0:
+                            ends[n_end] = <int32_t>u
+                            n_end += 1
+                        elif lvl[mu] < 0:
+                            lvl[mu] = layer + 1
+                            grown += 1
+                        break
+            work += indptr[nl]
+            if n_end > 0 or grown == 0:
+                break
+            layer += 1
+        if n_end == 0:
+            # no free left vertex reached: the layers stopped growing (no augmenting path:
+            # maximum), or the passes ran out first
+            rc = 0 if exhausted else 1
+            break
+        # flip the paths whose right vertices are still untouched (lvl = -2 marks flipped)
+        for k in range(n_end):
+            w = ends[k]
+            ok = True
+            v = w
+            while True:
+                jj = par[v]
+                if lvl[jj] == -2:
+                    ok = False
+                    break
+                if mr[jj] < 0:
+                    break
+                v = mr[jj]
+            if not ok:
+                continue
+            v = w
+            while True:
+                jj = par[v]
+                u = mr[jj]
+                lvl[jj] = -2
+                mr[jj] = v
+                ml[v] = jj
+                if u < 0:
+                    break
+                v = <int32_t>u
+            s.size += 1
+    s.work += work
+    PyMem_RawFree(lvl)
+    PyMem_RawFree(par)
+    PyMem_RawFree(ends)
+    return rc
 
 
 cdef int _karp_sipser(TState* s, const idx_t* ix) noexcept nogil:
@@ -551,6 +672,15 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
             if done:
                 transposed = False
                 method = METHOD_GREEDY
+            elif rc == 0 and (busy_r - s.size) * REPAIR_FEW <= busy_r:
+                # a handful of right vertices left free: augment from them without the
+                # transpose a right-side search would need (blocks at 1e6 edges: 1 free)
+                rc = _pull_repair(&s, ix, busy_r)
+                done = rc == 1
+                rc = -1 if rc < 0 else 0
+                if done:
+                    transposed = False
+                    method = METHOD_GREEDY_REPAIR
             else:
                 # kept as the search's start (from either side: a matching is symmetric);
                 # it is what push-relabel's greedy start computes anyway, and PF+'s first
@@ -645,7 +775,7 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
     _free_state(&s)
     cnp.PyArray_CLEARFLAGS(out_l, cnp.NPY_ARRAY_WRITEABLE)
     cnp.PyArray_CLEARFLAGS(out_load, cnp.NPY_ARRAY_WRITEABLE)
-    return out_l, out_load, s.size, s.phases, s.work, transposed, method
+    return out_l, out_load, s.size, s.phases, s.work, transposed or method == METHOD_GREEDY_REPAIR, method
 
 
 def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_LEFT, double ratio=0.0,

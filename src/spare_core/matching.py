@@ -69,6 +69,9 @@ _T_AUTO = _tkern.CONSTANTS["METHOD_AUTO"]
 _T_NAME = {v: k for k, v in _T_METHOD.items()}
 # what method="auto" reports when its greedy pass was already maximum (no search ran)
 _T_NAME[_tkern.CONSTANTS["METHOD_GREEDY"]] = "greedy"
+# ... and when a few right vertices it left free were matched by a breadth-first search over
+# the graph as given (no transpose), from those right vertices
+_T_NAME[_tkern.CONSTANTS["METHOD_GREEDY_REPAIR"]] = "greedy_repair"
 _SIDE_PROBE = _tkern.CONSTANTS["SIDE_PROBE"]
 # b-matchings (capacities other than 1) from scratch: _bmatch's greedy, then PF+ with native
 # capacities (docs/matching.md, "b-matchings")

@@ -1,0 +1,186 @@
+"""The one-call path of hopcroft_karp (``_transversal.solve_csr``: validating copy, fingerprint,
+solve and result in one C call) and the greedy pass's repair from a few free right vertices
+(``method == "greedy_repair"``): same checks, same messages, same fingerprint and maximum
+matchings with their certificates as the general path."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from spare_core import matching
+from spare_core.matching import hopcroft_karp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_matching_methods import check, scipy_size  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import families  # noqa: E402
+
+INDEX_TYPES = [(p, x) for p in (np.int32, np.int64) for x in (np.int32, np.int64)]
+
+
+def _one_call(indptr, indices, n_left, n_right, method="auto"):
+    return matching._tkern.solve_csr(indptr, indices, n_left, n_right, *matching._T_ONE_CALL[method],
+                                     matching._SIDE_PROBE, matching._RIGHT_SIDE_RATIO, matching._PF_MAX_EDGES)
+
+
+@pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
+@pytest.mark.parametrize("name, nnz", [("uniform5", 1_000), ("blocks", 10_000), ("rect", 3_000)])
+def test_fingerprint_and_answer_are_those_of_the_two_step_path(name, nnz, ptr_t, idx_t):
+    """vertex_cover() re-checks the caller's arrays with _hk.csr_checked: the fingerprint the
+    one call takes must be that one, on every combination of index types."""
+    g, _ = families.make(name, nnz)
+    ip, ix = g.indptr.astype(ptr_t), g.indices.astype(idx_t)
+    got = _one_call(ip, ix, *g.shape)
+    _, _, fp = matching._kern.csr_checked(ip, ix, g.shape[1], True)
+    assert got[-1] == fp
+    p64, x32, _ = matching._kern.csr_checked(ip, ix, g.shape[1], True)
+    ref = matching._tkern.solve(p64, x32, g.shape[1], *matching._T_ONE_CALL["auto"], matching._SIDE_PROBE,
+                                matching._RIGHT_SIDE_RATIO, matching._PF_MAX_EDGES)
+    assert np.array_equal(got[0], ref[0]) and got[2:7] == ref[2:7]
+    assert not got[0].flags.writeable and not got[1].flags.writeable
+
+
+def test_extra_stored_indices_are_neither_checked_nor_hashed():
+    # scipy's convention: only indices[:indptr[-1]] are the graph
+    ip = np.array([0, 1, 2], dtype=np.int32)
+    ix = np.array([0, 1, -5, 99], dtype=np.int32)
+    got = _one_call(ip, ix, 2, 2)
+    assert got[2] == 2 and got[-1] == matching._kern.csr_checked(ip, ix, 2, True)[2]
+
+
+def _message(fn):
+    try:
+        fn()
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+@pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
+@pytest.mark.parametrize("edit", ["start", "decreasing", "short", "negative", "large", "huge"])
+def test_malformed_graphs_get_the_checks_messages(edit, ptr_t, idx_t):
+    ip = np.array([0, 2, 3, 5], dtype=ptr_t)
+    ix = np.array([0, 1, 1, 0, 2], dtype=idx_t)
+    if edit == "start":
+        ip[0] = 1
+    elif edit == "decreasing":
+        ip[2] = 1
+    elif edit == "short":
+        ix = ix[:4]
+    elif edit == "negative":
+        ix[3] = -7
+    elif edit == "large":
+        ix[2] = 3
+    elif idx_t is np.int64:     # "huge": above 2**31, whose int32 truncation is in range
+        ix[4] = 2**32 + 1
+    else:
+        ix[4] = np.iinfo(np.int32).max
+    want = _message(lambda: matching._kern.csr_checked(ip, ix, 3, True))
+    assert want is not None
+    assert _message(lambda: _one_call(ip, ix, 3, 3)) == want
+    g = sp.csr_array((3, 3))
+    g.indptr, g.indices, g.data = ip, ix, np.ones(ix.shape[0])
+    assert _message(lambda: hopcroft_karp(g)) == want
+
+
+def test_not_plain_arrays_are_left_to_the_general_path():
+    ip = np.array([0, 1, 2], dtype=np.int64)
+    ix = np.array([1, 0], dtype=np.int32)
+    assert _one_call(ip, ix[::-1].copy()[::-1], 2, 2) is None          # not contiguous
+    assert _one_call(ip, ix.astype(np.uint32), 2, 2) is None           # unsigned
+    assert _one_call(ip, ix.astype(">i4"), 2, 2) is None               # byte-swapped
+    assert _one_call(ip[:2], ix, 2, 2) is None                         # indptr length
+    assert _one_call(ip, ix, 2, 2**31) is None                         # too many vertices
+    g = sp.csr_array((np.ones(2), ix.astype(">i4"), ip), shape=(2, 2))
+    assert hopcroft_karp(g).size == 2
+
+
+def test_results_are_read_only_and_capacity_cannot_be_made_writeable():
+    g, _ = families.make("uniform5", 1_000)
+    m = hopcroft_karp(g)
+    for arr in (m.match_left, m.right_load, m.capacity):
+        assert not arr.flags.writeable
+    with pytest.raises(ValueError):
+        m.capacity.flags.writeable = True
+    assert np.array_equal(m.capacity, np.ones(g.shape[1]))
+    assert hopcroft_karp(sp.csr_array((2, 5))).capacity.shape == (5,)
+
+
+# -- the repair of a greedy pass that left a few right vertices free -----------------------------
+
+def _padded(rows, cols, n_left, n_right, pad=2_000):
+    """A gadget plus ``pad`` isolated edges (left n_left + k -- right n_right + k): the greedy
+    matches the padding, so the gadget's free right vertices are a tiny fraction of all."""
+    k = np.arange(pad)
+    r = np.concatenate([np.asarray(rows, dtype=np.int64), n_left + k])
+    c = np.concatenate([np.asarray(cols, dtype=np.int64), n_right + k])
+    return sp.csr_array((np.ones(r.size), (r, c)), shape=(n_left + pad, n_right + pad))
+
+
+def test_repair_finds_a_path_of_length_three():
+    # left 0 -- {0, 1}, left 1 -- {0}: the greedy takes (0, 0) and leaves right 1 and left 1
+    # free; right 1 - left 0 - right 0 - left 1 is the augmenting path
+    g = _padded([0, 0, 1], [0, 1, 0], 2, 2)
+    m = hopcroft_karp(g)
+    assert (m.method, m.searched_from, m.size, m.phases) == ("greedy_repair", "right", 2002, 1)
+    check(m, g)
+
+
+def test_repair_proves_maximum_when_the_layers_stop_growing():
+    # left 0 -- {0, 1}, left 1 -- {2}, left 2 -- {2}: right 1 stays free, and no alternating
+    # path from it reaches the free left 2
+    g = _padded([0, 0, 1, 2], [0, 1, 2, 2], 3, 3)
+    m = hopcroft_karp(g)
+    assert (m.method, m.size) == ("greedy_repair", 2002)
+    assert m.size == scipy_size(g)
+    check(m, g)
+
+
+def test_repair_gives_up_on_long_paths_and_the_search_finishes():
+    # a staircase: left i -- {i, i + 1} (i < 10), left 10 -- {0}; the greedy leaves right 10
+    # free and the only augmenting path has 21 edges, more layers than the repair's passes
+    k = 10
+    rows = [i for i in range(k) for _ in range(2)] + [k]
+    cols = [c for i in range(k) for c in (i, i + 1)] + [0]
+    g = _padded(rows, cols, k + 1, k + 1)
+    m = hopcroft_karp(g)
+    assert m.method not in ("greedy", "greedy_repair")
+    assert m.size == scipy_size(g) == 2000 + k + 1
+    check(m, g)
+
+
+def test_repair_is_gated_to_a_few_free_right_vertices():
+    # the same gadget as above with little padding: too many free right vertices for it
+    g = _padded([0, 0, 1], [0, 1, 0], 2, 2, pad=100)
+    assert hopcroft_karp(g).method != "greedy_repair"
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 14), density=st.floats(0.1, 0.6))
+def test_repair_against_scipy_on_random_gadgets(seed, n, density):
+    """Random small gadgets, padded, rows and columns shuffled: whatever auto runs, the size is
+    scipy's and the certificate holds; the repair's own result is checked the same way."""
+    rng = np.random.default_rng(seed)
+    a = rng.random((n + 1, n)) < density
+    rows, cols = np.nonzero(a)
+    g = _padded(rows, cols, n + 1, n)
+    pr, pc = rng.permutation(g.shape[0]), rng.permutation(g.shape[1])
+    g = sp.csr_array(g[pr][:, pc])
+    m = hopcroft_karp(g)
+    assert m.size == int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
+    check(m, g)
+
+
+def test_blocks_at_a_million_edges_is_repaired_not_transposed():
+    """The case the repair is for (docs/matching.md): one right vertex left free of 41,646."""
+    g, _ = families.make("blocks", 1_000_000)
+    m = hopcroft_karp(g)
+    assert (m.method, m.searched_from) == ("greedy_repair", "right")
+    assert m.size == scipy_size(g)
