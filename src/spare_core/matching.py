@@ -310,13 +310,17 @@ class Matching:
         Pairs adopted from ``warm_start`` (``None`` without a warm start).
     method : str
         The algorithm that ran: ``"hopcroft_karp"``, ``"pothen_fan"`` or ``"push_relabel"``
-        (what ``method="auto"`` chose), or ``"greedy"`` when ``method="auto"`` found its
-        greedy pass already maximum and ran no search. ``phases`` counts its phases (PF+:
-        depth-first phases; push-relabel: global relabels; greedy: 0).
+        (what ``method="auto"`` chose), ``"greedy"`` when ``method="auto"`` found its
+        greedy pass already maximum and ran no search, or ``"greedy_repair"`` when that pass
+        left only a few right vertices free (at most 1 in 1000 of those with an edge) and a
+        short breadth-first search from them made it maximum. ``phases`` counts its phases
+        (PF+: depth-first phases; push-relabel: global relabels; greedy: 0; greedy_repair:
+        its breadth-first phases).
     searched_from : str
         ``"left"``, or ``"right"`` when PF+ or push-relabel searched from the right vertices
         (the same algorithm on the transposed graph), as the kernel's probe chose: fewer right
-        than left vertices with an edge (see ``method`` of :func:`hopcroft_karp`).
+        than left vertices with an edge (see ``method`` of :func:`hopcroft_karp`), and for
+        ``"greedy_repair"``.
 
     Notes
     -----
