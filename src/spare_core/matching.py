@@ -604,6 +604,14 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     (with their fingerprint, see :class:`Matching`) when no other Python thread runs, else
     to the copy.
 
+    Between its greedy pass and its search (see ``method``), ``method="auto"`` tries a
+    cheaper repair of an ordinary matching when the pass left at most 1 in 1000 of the right vertices that have an edge free:
+    breadth-first phases from those vertices over the graph as given (one pass over the
+    edges per layer, no transpose; the augmenting paths a phase finds are flipped when
+    vertex-disjoint), until every right vertex with an edge is matched or a phase's layers
+    stop growing (then no augmenting path exists), reported as ``"greedy_repair"``. After
+    4 passes it gives up and the search runs from the matching it reached.
+
     A cold solve starts greedily, left vertices in increasing degree order (a degree-1
     vertex's only choice is safe, so those go first). When the right side is tight (no more
     free slots than left vertices), each takes the free neighbour that the fewest
