@@ -4,8 +4,9 @@ depth-first and push-relabel search: the alternatives to Hopcroft-Karp that
 :func:`spare_core.matching.hopcroft_karp` offers as ``method="pothen_fan"`` and
 ``method="push_relabel"``.
 
-No validation here: :mod:`spare_core.matching` checks the graph (indptr int64, indices
-int32 or int64 in range) before anything reaches this module.
+``solve`` takes a graph :mod:`spare_core.matching` has validated (indptr int64, indices int32
+or int64 in range, a private copy); ``solve_csr`` takes the caller's own CSR arrays and
+validates and copies them itself (``_csr_check.pxd``) before the same solve runs on the copy.
 
 Both algorithms follow Duff, Kaya and Uçar, "Design, implementation, and analysis of
 maximum transversal algorithms", ACM TOMS 38(2), 2011, and Kaya, Langguth, Manne and
@@ -31,7 +32,8 @@ Operations Research 40(5), 2013:
   in practice, O(|V| |E|) bound.
 
 Both start from a cheap greedy pass in left-vertex order (PF+'s first phase is exactly that,
-by its lookahead; METHOD_AUTO runs it first and stops there when it is already maximum),
+by its lookahead; METHOD_AUTO runs it first and stops there when it is already maximum, or
+repairs it by a few breadth-first passes when it left only a handful of right vertices free),
 or from a Karp-Sipser start (degree-1 vertices matched first, on both
 sides, Karp and Sipser 1981), which needs the transpose.
 """
