@@ -3,13 +3,15 @@
 # one read of each entry. Only `cdef inline` code lives here: cimporting this file compiles it
 # into the kernel, fused over the caller's index types, no runtime import.
 #
-# The fingerprint is the one `_hk.csr_checked` computes (a sum mod 2**64 of one term per
-# position and value: splitmix64's finaliser for the indptr entries, the position-keyed
-# product (lo32(v) ^ kx_e) * (ky_e | 1) for the indices; its docstring has the argument why one
-# edit or one swap always changes it). Both must agree: a Matching solved through
-# `_transversal.solve_csr` is re-checked by `Matching.vertex_cover` through `_hk.csr_checked`
-# (tests/test_matching_fixed_cost.py compares the two on every index type).
+# The fingerprint (a sum mod 2**64 of one term per position and value: splitmix64's finaliser
+# for the indptr entries, the position-keyed product (lo32(v) ^ kx_e) * (ky_e | 1) for the
+# indices; `_hk.csr_checked`'s docstring has the argument why one edit or one swap always
+# changes it) is computed here only: `_hk.csr_checked`, `_transversal.solve_csr` and
+# `_bmatch.solve_csr` all run this pass, so a Matching solved in one call and re-checked by
+# `Matching.vertex_cover` through `_hk.csr_checked` sees the same fingerprint
+# (tests/test_matching_fixed_cost.py still compares them on every index type).
 from _types cimport intp_t, int32_t, uint32_t, int64_t, uint64_t, idx_t
+cimport numpy as cnp
 
 cdef extern from *:
     """
@@ -91,8 +93,8 @@ cdef inline int csr_check_copy(const ptr_t* ip, intp_t n_major, const idx_t* ix,
     functions above) is branch-free and checks the range as the OR of all values (a
     negative one, or an int64 one of 2**31 or more, sets a bit from 31 up) and the int32
     maximum of the truncated values: plain SSE2 operations, so it vectorises in a generic
-    build (a signed 64-bit compare needs SSE4.2; _hk.csr_checked's int64 loop does not
-    vectorise: 1.9 ms on 1M edges against numpy's 0.6 ms for the bare copy), and twice as
+    build (a signed 64-bit compare needs SSE4.2; the former int64 loop of _hk.csr_checked
+    did not vectorise: 1.9 ms on 1M edges against numpy's 0.6 ms for the bare copy), and twice as
     wide in the AVX2 clone (blocks 1e5, one-call solve: 0.88x the SSE2 build's time)."""
     cdef intp_t k
     cdef int64_t e, pc, pv = 0, longest = 0
@@ -115,6 +117,8 @@ cdef inline int csr_check_copy(const ptr_t* ip, intp_t n_major, const idx_t* ix,
         return CHECK_CHANGED
     if longest > 2147483647:
         return CHECK_LONG_ROW
+    # per-position keys of the indices' terms (32-bit golden ratio and murmur3's second
+    # finaliser constant: any odd constants with well-spread bits do)
     kx = <uint32_t>(<uint64_t>(n_major + 1) * 0x9E3779B9U)
     ky = <uint32_t>(<uint64_t>(n_major + 1) * 0x85EBCA6BU)
     if idx_t is int32_t:
@@ -127,3 +131,51 @@ cdef inline int csr_check_copy(const ptr_t* ip, intp_t n_major, const idx_t* ix,
         return CHECK_RANGE
     fingerprint[0] = h
     return CHECK_OK
+
+
+cdef inline bint plain_index_array(object a) noexcept:
+    """A base-class ndarray, 1-d, C-contiguous, native-order signed int32 or int64: what the
+    one-call paths read raw (anything else goes to the caller's general path, unread)."""
+    if not cnp.PyArray_CheckExact(a):
+        return False
+    cdef cnp.ndarray arr = <cnp.ndarray>a
+    cdef int t = cnp.PyArray_TYPE(arr)
+    return (cnp.PyArray_NDIM(arr) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISNOTSWAPPED(arr)
+            and (t == cnp.NPY_INT32 or t == cnp.NPY_INT64 or
+                 ((t == cnp.NPY_LONG or t == cnp.NPY_LONGLONG or t == cnp.NPY_INT)
+                  and (cnp.PyArray_ITEMSIZE(arr) == 4 or cnp.PyArray_ITEMSIZE(arr) == 8))))
+
+
+cdef inline object csr_header_error(int64_t first, int64_t nnz, intp_t n_idx):
+    """The checks before the pass, on indptr's first and last entries as the caller read them
+    (once: ``nnz`` sizes the copy and bounds the pass): the message of the first that fails,
+    or None."""
+    if first != 0:
+        return f"graph indptr must start at 0, got {first}"
+    if nnz > n_idx:
+        return f"graph indptr ends at {nnz} but only {n_idx} indices are stored"
+    return None
+
+
+cdef inline str csr_check_message(int rc, const idx_t* ix, int64_t nnz, intp_t n_minor, int64_t last):
+    """The message for ``csr_check_copy``'s code ``rc`` (not CHECK_OK); ``last`` is the final
+    indptr entry the pass read (its copy's last entry). CHECK_RANGE reads the indices a
+    second time to name the smallest or largest value (only on this error path)."""
+    cdef int64_t e, lo, hi
+    if rc == CHECK_DECREASING:
+        return "graph indptr must be non-decreasing"
+    if rc == CHECK_LONG_ROW:
+        return "graph has a row with more than 2147483647 stored entries"
+    if rc == CHECK_RANGE:
+        lo = hi = ix[0]
+        for e in range(nnz):
+            lo = ix[e] if ix[e] < lo else lo
+            hi = ix[e] if ix[e] > hi else hi
+        if lo < 0:
+            return f"graph column index must be non-negative, got {lo}"
+        if hi >= n_minor:
+            return f"graph column index must be < {n_minor}, got {hi}"
+        # the values changed between the two reads
+        return "graph indices changed while they were read (another thread writing into them?)"
+    return (f"graph indptr changed while it was read: it ended at {nnz}, then at {last} "
+            "(another thread writing into it?)")

@@ -32,6 +32,7 @@ from _hk cimport (
 from libc.string cimport memmove
 from _prefetch cimport prefetch_read, prefetch_write
 from _csc cimport build_csc
+from _csr_check cimport ptr_t, csr_check_copy, CHECK_OK, csr_header_error, csr_check_message
 
 # the raw allocator: callable without the GIL, and traced by tracemalloc, so the
 # benchmark's peak-memory figure includes the kernel's scratch
@@ -1476,11 +1477,6 @@ def csr_from_pairs(const int64_t[::1] row, const int64_t[::1] col, intp_t n_left
     return indptr_a, indices_a
 
 
-ctypedef fused ptr_t:
-    int32_t
-    int64_t
-
-
 def nonneg_copy(arr):
     """``(copy, all_one)``: an int64 copy of a contiguous int32/int64 array after checking it
     is >= 0, and whether every entry is 1 (one C pass; ``np.all(a == 1)`` alone costs ~5 us
@@ -1528,29 +1524,17 @@ def csr_checked(indptr, indices, intp_t n_minor, bint copy=True):
     return (indptr if ptr is None else ptr), (indices[:indptr[indptr.shape[0] - 1]] if idx is None else idx), h
 
 
-cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
-# per-position keys of the indices' terms in csr_checked's fingerprint (32-bit golden ratio
-# and murmur3's second finaliser constant: any odd constants with well-spread bits do)
-cdef uint32_t _KX = 0x9E3779B9U
-cdef uint32_t _KY = 0x85EBCA6BU
-
-
-cdef inline uint64_t _mix64(uint64_t z) noexcept nogil:
-    """splitmix64's finaliser (Steele, Lea and Flood, OOPSLA 2014): a bijection of 64-bit words
-    in which every input bit affects every output bit."""
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
 cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp_t n_minor, bint copy):
     """Validate a compressed-sparse structure in one pass; return (indptr int64, indices,
     fingerprint), or raise ValueError naming the first problem.
 
     Checks: indptr[0] == 0, non-decreasing, indptr[-1] <= len(indices), every index in
-    [0, n_minor). Only indices[:indptr[-1]] are read (scipy's own convention). ``copy``:
-    private copies (indptr int64, indices int32); otherwise None for what the caller's own
-    array can stand for (indptr is still copied to int64 if it is int32). The
+    [0, n_minor), no row longer than 2**31 - 1 entries. Only indices[:indptr[-1]] are read
+    (scipy's own convention). ``copy``: private copies (indptr int64, indices int32);
+    otherwise None for what the caller's own array can stand for (indptr is still copied to
+    int64 if it is int32). The pass, its checks and the fingerprint are
+    ``_csr_check.csr_check_copy``'s, the one the one-call paths of ``_transversal`` and
+    ``_bmatch`` run (one owner: a result they fingerprint is re-checked here). The
     fingerprint lets a later reader of the caller's arrays check that they were not modified
     in between: a sum mod 2**64 of one term per (position, value). An indptr entry's term is
     a mixing function (splitmix64's finaliser) of both. An index's term is
@@ -1565,83 +1549,30 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     / gcd``, which the XOR with the keys scatters; the keys are fixed, so this guards against
     accidental edits, not crafted ones.
     """
-    cdef intp_t n_major = indptr.shape[0] - 1, k
-    cdef int64_t e, nnz, v
-    cdef int bad = 0
+    cdef intp_t n_major = indptr.shape[0] - 1
+    cdef int64_t nnz
     cdef uint64_t h = 0
+    cdef int rc
     if n_major < 0:
         raise ValueError("graph indptr must not be empty")
-    if indptr[0] != 0:
-        raise ValueError(f"graph indptr must start at 0, got {indptr[0]}")
+    # read once: the same value sizes the copy, bounds the pass and is checked against the
+    # last entry the pass reads (a writer thread changing it meanwhile is caught there)
     nnz = indptr[n_major]
-    if nnz > indices.shape[0]:
-        raise ValueError(f"graph indptr ends at {nnz} but only {indices.shape[0]} indices are stored")
-    cdef bint copy_ptr = copy or ptr_t is int32_t
-    ptr_a = np.empty(n_major + 1, np.int64) if copy_ptr else None
-    idx_a = np.empty(nnz, np.int32) if copy else None
-    cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a) if copy_ptr else NULL
-    cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a) if copy else NULL
-    cdef const ptr_t* ip = &indptr[0]
+    msg = csr_header_error(indptr[0], nnz, indices.shape[0])
+    if msg is not None:
+        raise ValueError(msg)
+    ptr_a = np.empty(n_major + 1, np.int64)
+    idx_a = np.empty(nnz, np.int32)
+    cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a)
+    cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a)
     cdef const idx_t* ix = &indices[0] if nnz else NULL
-    cdef int64_t lo = 0, hi = 0
-    # the indices' scan in their own type (int32 min/max and 32-bit keys vectorise with
-    # plain SSE2; int64 compares need SSE4.2)
-    cdef idx_t vx, lox = 0, hix = 0
-    cdef uint32_t kx, ky
-    # branch-free loops (reductions, no early exit), so that the compiler vectorises them:
-    # the whole check (and copy) runs at memory speed; the culprit is named afterwards
-    cdef int64_t pc, pv = 0
-    # Every entry of the caller's arrays is read once, into a local that is checked, hashed
-    # and copied: another thread writing into them meanwhile (the GIL is released) cannot
-    # make the copy differ from what was checked. The last indptr entry read here must be
-    # the nnz the indices' copy was sized by.
     with nogil:
-        if copy_ptr:
-            op[0] = 0
-            for k in range(n_major):
-                pc = ip[k + 1]
-                bad |= pc < pv
-                h += _mix64(<uint64_t>pc ^ (<uint64_t>k * _GOLDEN))
-                op[k + 1] = pc
-                pv = pc
-        else:
-            for k in range(n_major):
-                pc = ip[k + 1]
-                bad |= pc < pv
-                h += _mix64(<uint64_t>pc ^ (<uint64_t>k * _GOLDEN))
-                pv = pc
-        if nnz:
-            lox = hix = ix[0]
-        # the indices' terms: one 32 x 32 -> 64-bit product each (SIMD-friendly, unlike the
-        # 64-bit mixing above), see the docstring; two copies of the loop so that neither
-        # has a branch inside
-        kx = <uint32_t>(<uint64_t>(n_major + 1) * _KX)
-        ky = <uint32_t>(<uint64_t>(n_major + 1) * _KY)
-        if copy:
-            for e in range(nnz):
-                vx = ix[e]
-                lox = vx if vx < lox else lox
-                hix = vx if vx > hix else hix
-                ox[e] = <int32_t>vx
-                h += <uint64_t>(<uint32_t>vx ^ kx) * <uint64_t>(ky | 1)
-                kx += _KX
-                ky += _KY
-        else:
-            for e in range(nnz):
-                vx = ix[e]
-                lox = vx if vx < lox else lox
-                hix = vx if vx > hix else hix
-                h += <uint64_t>(<uint32_t>vx ^ kx) * <uint64_t>(ky | 1)
-                kx += _KX
-                ky += _KY
-    lo, hi = lox, hix
-    if bad:
-        raise ValueError("graph indptr must be non-decreasing")
-    if pv != nnz:
-        raise ValueError(f"graph indptr changed while it was read: it ended at {nnz}, then at {pv} "
-                         "(another thread writing into it?)")
-    if nnz and lo < 0:
-        raise ValueError(f"graph column index must be non-negative, got {lo}")
-    if nnz and hi >= n_minor:
-        raise ValueError(f"graph column index must be < {n_minor}, got {hi}")
+        rc = csr_check_copy(&indptr[0], n_major, ix, nnz, n_minor, op, ox, &h)
+    if rc != CHECK_OK:
+        raise ValueError(csr_check_message(rc, ix, nnz, n_minor, op[n_major]))
+    if not copy:
+        # the caller's own arrays stand for the copies (an int32 indptr still as int64)
+        idx_a = None
+        if ptr_t is int64_t:
+            ptr_a = None
     return ptr_a, idx_a, int(h)

@@ -40,8 +40,7 @@ sides, Karp and Sipser 1981), which needs the transpose.
 from _types cimport intp_t, int8_t, int32_t, int64_t, uint8_t, uint64_t, idx_t
 from _prefetch cimport prefetch_read
 from _csc cimport build_csc, csc_count, csc_fill
-from _csr_check cimport (ptr_t, csr_check_copy, CHECK_OK, CHECK_DECREASING, CHECK_CHANGED, CHECK_RANGE,
-                         CHECK_LONG_ROW)
+from _csr_check cimport ptr_t, csr_check_copy, CHECK_OK, plain_index_array, csr_header_error, csr_check_message
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
 
@@ -814,18 +813,6 @@ cdef object _run_views(const int64_t[::1] indptr, const idx_t[::1] indices, intp
 
 
 
-cdef bint _plain_index_array(object a) noexcept:
-    """A base-class ndarray, 1-d, C-contiguous, native-order signed int32 or int64."""
-    if not cnp.PyArray_CheckExact(a):
-        return False
-    cdef cnp.ndarray arr = <cnp.ndarray>a
-    cdef int t = cnp.PyArray_TYPE(arr)
-    return (cnp.PyArray_NDIM(arr) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISNOTSWAPPED(arr)
-            and (t == cnp.NPY_INT32 or t == cnp.NPY_INT64 or
-                 ((t == cnp.NPY_LONG or t == cnp.NPY_LONGLONG or t == cnp.NPY_INT)
-                  and (cnp.PyArray_ITEMSIZE(arr) == 4 or cnp.PyArray_ITEMSIZE(arr) == 8))))
-
-
 def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, int method, int start, int side=SIDE_LEFT,
               double ratio=0.0, int64_t pf_max_edges=0):
     """``solve`` on the caller's own CSR arrays in one call: validation, the private copy the
@@ -839,7 +826,7 @@ def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, int method, int st
     The caller must make sure no other Python thread runs: the pass reads each entry once
     (a writer thread cannot slip an unchecked index into the copy), but the fingerprint it
     returns is the caller's arrays' as read, which a writer may change right after."""
-    if not (_plain_index_array(indptr) and _plain_index_array(indices)):
+    if not (plain_index_array(indptr) and plain_index_array(indices)):
         return None
     if (n_left < 0 or n_right < 0 or n_left > 2147483646 or n_right > 2147483646
             or cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) != n_left + 1):
@@ -864,13 +851,12 @@ def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, int method, int st
 
 cdef object _solve_checked(const ptr_t* ip, intp_t n_left, const idx_t* ix, intp_t n_idx, intp_t n_right,
                            int method, int start, int side, double ratio, int64_t pf_max_edges):
-    cdef int64_t nnz = ip[n_left], e, lo = 0, hi = 0
     cdef uint64_t h = 0
     cdef int rc
-    if ip[0] != 0:
-        raise ValueError(f"graph indptr must start at 0, got {ip[0]}")
-    if nnz > n_idx:
-        raise ValueError(f"graph indptr ends at {nnz} but only {n_idx} indices are stored")
+    cdef int64_t nnz = ip[n_left]
+    msg = csr_header_error(ip[0], nnz, n_idx)
+    if msg is not None:
+        raise ValueError(msg)
     cdef int64_t* op = <int64_t*>PyMem_RawMalloc((n_left + 1) * sizeof(int64_t))
     cdef int32_t* ox = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
     if op == NULL or ox == NULL:
@@ -880,23 +866,10 @@ cdef object _solve_checked(const ptr_t* ip, intp_t n_left, const idx_t* ix, intp
     with nogil:
         rc = csr_check_copy(ip, n_left, ix, nnz, n_right, op, ox, &h)
     if rc != CHECK_OK:
+        msg = csr_check_message(rc, ix, nnz, n_right, op[n_left])
         PyMem_RawFree(op)
         PyMem_RawFree(ox)
-        if rc == CHECK_DECREASING:
-            raise ValueError("graph indptr must be non-decreasing")
-        if rc == CHECK_LONG_ROW:
-            raise ValueError("graph has a row with more than 2147483647 stored entries")
-        if rc == CHECK_RANGE:
-            # name the culprits as _hk.csr_checked does (a second read: only on the error path)
-            lo = hi = ix[0]
-            for e in range(nnz):
-                lo = ix[e] if ix[e] < lo else lo
-                hi = ix[e] if ix[e] > hi else hi
-            if lo < 0:
-                raise ValueError(f"graph column index must be non-negative, got {lo}")
-            if hi >= n_right:
-                raise ValueError(f"graph column index must be < {n_right}, got {hi}")
-        raise ValueError("graph indptr changed while it was read (another thread writing into it?)")
+        raise ValueError(msg)
     try:
         out = _run(n_left, op, ox if nnz > 0 else NULL, n_right, method, start, side, ratio, pf_max_edges)
     finally:
