@@ -240,6 +240,8 @@ def test_kernel_refuses_arrays_it_cannot_read_raw():
 
 
 def test_kernel_gets_private_graph_copies(monkeypatch):
+    """The general path hands ``solve`` private copies; the one-call path (plain CSR arrays)
+    never calls it and solves on the copy its own validating pass makes, with the same answer."""
     from spare_core import matching
 
     g, cap = families.make("redundancy", 3_000, seed=2)
@@ -251,8 +253,15 @@ def test_kernel_gets_private_graph_copies(monkeypatch):
         return real(indptr, indices, *args)
 
     monkeypatch.setattr(matching._bkern, "solve", spy)
-    hopcroft_karp(g, capacity=cap).vertex_cover()
+    one = hopcroft_karp(g, capacity=cap)
+    one.vertex_cover()
+    assert seen == []
+    g.indices = g.indices.astype(np.int16)        # not a native index type: the general path
+    gen = hopcroft_karp(g, capacity=cap)
+    gen.vertex_cover()
     assert seen == [False]
+    assert np.array_equal(one.match_left, gen.match_left) and (one.size, one.phases, one.method) == (
+        gen.size, gen.phases, gen.method)
 
 
 RACE = """

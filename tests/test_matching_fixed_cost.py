@@ -184,3 +184,97 @@ def test_blocks_at_a_million_edges_is_repaired_not_transposed():
     m = hopcroft_karp(g)
     assert (m.method, m.searched_from) == ("greedy_repair", "right")
     assert m.size == scipy_size(g)
+
+
+# -- the one-call path for b-matchings (_bmatch.solve_csr) --------------------------------------
+
+def _b_one_call(indptr, indices, n_left, n_right, cap, method="auto"):
+    return matching._bkern.solve_csr(indptr, indices, n_left, n_right, cap, matching._B_METHOD[method])
+
+
+@pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
+@pytest.mark.parametrize("cap_t", [np.int32, np.int64])
+@pytest.mark.parametrize("name, nnz", [("redundancy", 1_000), ("redundancy", 10_000), ("hard", 3_000)])
+def test_b_one_call_fingerprint_and_answer_are_those_of_the_two_step_path(name, nnz, ptr_t, idx_t, cap_t):
+    g, cap = families.make(name, nnz)
+    if cap is None:
+        cap = np.random.default_rng(3).integers(0, 3, g.shape[1])
+    cap = cap.astype(cap_t)
+    ip, ix = g.indptr.astype(ptr_t), g.indices.astype(idx_t)
+    for method in ("auto", "pothen_fan"):
+        got = _b_one_call(ip, ix, *g.shape, cap, method)
+        p64, x32, fp = matching._kern.csr_checked(ip, ix, g.shape[1], True)
+        assert got[-1] == fp
+        ref = matching._bkern.solve(p64, x32, g.shape[1], cap, matching._B_METHOD[method])
+        assert all(np.array_equal(a, b) for a, b in zip(got[:3], ref[:3])) and got[3:6] == ref[3:6]
+        assert not any(a.flags.writeable for a in got[:3])
+        assert got[2].dtype == np.int64 and not np.shares_memory(got[2], cap)
+
+
+@pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
+@pytest.mark.parametrize("edit", ["start", "decreasing", "short", "negative", "large", "huge"])
+def test_b_one_call_malformed_graphs_get_the_checks_messages_before_the_capacities(edit, ptr_t, idx_t):
+    """Same messages as _hk.csr_checked; a graph error wins over a capacity error, as in the
+    general path (which validates the graph first)."""
+    ip = np.array([0, 2, 3, 5], dtype=ptr_t)
+    ix = np.array([0, 1, 1, 0, 2], dtype=idx_t)
+    if edit == "start":
+        ip[0] = 1
+    elif edit == "decreasing":
+        ip[2] = 1
+    elif edit == "short":
+        ix = ix[:4]
+    elif edit == "negative":
+        ix[3] = -7
+    elif edit == "large":
+        ix[2] = 3
+    elif idx_t is np.int64:
+        ix[4] = 2**32 + 1
+    else:
+        ix[4] = np.iinfo(np.int32).max
+    want = _message(lambda: matching._kern.csr_checked(ip, ix, 3, True))
+    assert want is not None
+    g = sp.csr_array((3, 3))
+    g.indptr, g.indices, g.data = ip, ix, np.ones(ix.shape[0])
+    for cap in (np.array([2, 1, 0]), np.array([2, -1, 0], dtype=np.int32)):
+        assert _message(lambda: _b_one_call(ip, ix, 3, 3, cap)) == want
+        for method in ("auto", "pothen_fan"):
+            assert _message(lambda: hopcroft_karp(g, capacity=cap, method=method)) == want
+            with pytest.raises(ValueError, match="graph"):    # the general path: the same order
+                hopcroft_karp(g, capacity=cap.tolist(), method=method)
+
+
+def test_b_one_call_capacity_errors_and_the_unit_and_general_handoffs():
+    g = sp.csr_array(np.eye(3))
+    ip, ix = g.indptr, g.indices
+    with pytest.raises(ValueError, match=r"^capacity must be >= 0, got -4$"):
+        _b_one_call(ip, ix, 3, 3, np.array([2, -4, -1]))
+    # every capacity 1: only the capacities are read (1), the unit path takes the graph
+    assert _b_one_call(ip, ix, 3, 3, np.ones(3, dtype=np.int32)) == 1
+    assert _b_one_call(np.array([5, 0, 0, 0]), ix, 3, 3, np.ones(3)) is None     # float capacities
+    assert _b_one_call(np.array([5, 0, 0, 0]), ix, 3, 3, np.ones(3, dtype=np.int64)) == 1
+    cap = np.array([2, 1, 1])
+    assert _b_one_call(ip, ix, 3, 3, cap[::-1].copy()[::-1]) is None              # not contiguous
+    assert _b_one_call(ip, ix, 3, 3, cap.astype(">i8")) is None                    # byte-swapped
+    assert _b_one_call(ip, ix, 3, 3, cap[:2]) is None                              # length
+    assert _b_one_call(ip, ix.astype(np.uint32), 3, 3, cap) is None
+    assert _b_one_call(ip, ix, 3, 2**31, cap) is None
+    with pytest.raises(ValueError, match="method"):
+        matching._bkern.solve_csr(ip, ix, 3, 3, cap, 7)
+    m = hopcroft_karp(g, capacity=np.ones(3, dtype=np.int64))
+    assert m.method == hopcroft_karp(g).method and m.capacity.strides == (0,)
+    for c in (cap, cap.astype(">i8"), cap.tolist()):
+        m = hopcroft_karp(g, capacity=c)
+        assert (m.size, m.method, m.capacity.tolist()) == (3, "greedy", [2, 1, 1])
+
+
+def test_b_one_call_result_is_checked_against_later_edits():
+    """The Matching keeps the caller's arrays and the one call's fingerprint: an edit after the
+    solve is refused by vertex_cover, as on the unit-capacity path."""
+    g, cap = families.make("redundancy", 1_000)
+    m = hopcroft_karp(g, capacity=cap)
+    assert m._fp is not None and np.shares_memory(m._indices, g.indices)
+    m.vertex_cover()
+    g.indices[[0, 1]] = g.indices[[1, 0]]
+    with pytest.raises(ValueError, match="modified"):
+        m.vertex_cover()

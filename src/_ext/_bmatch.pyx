@@ -5,8 +5,10 @@ greedy pass and Pothen-Fan depth-first phases with native capacities: the one-sh
 ``"pothen_fan"``). Warm starts and :class:`~spare_core.matching.IncrementalMatching` stay
 with the Hopcroft-Karp kernel (``_hk``).
 
-No validation here: :mod:`spare_core.matching` checks the graph (indptr int64, indices int32
-or int64 in range) and the capacities (int64, >= 0, a private copy) first.
+``solve`` takes a graph :mod:`spare_core.matching` has validated (indptr int64, indices int32
+or int64 in range, a private copy); ``solve_csr`` takes the caller's own CSR arrays and
+validates and copies them itself (``_csr_check.pxd``) before the same solve runs on the copy.
+Both check and copy the capacities (>= 0) in the pass that sets up the right vertices.
 
 1. **Greedy**: left vertices in order, each takes its first neighbour with spare capacity.
    It is already maximum when (a) every left vertex with an edge to a right vertex of
@@ -31,8 +33,9 @@ or int64 in range) and the capacities (int64, >= 0, a private copy) first.
    replaces, in each right vertex on it, the partner that moved on by the left vertex
    above it.
 """
-from _types cimport intp_t, int32_t, int64_t, idx_t
+from _types cimport intp_t, int32_t, int64_t, uint64_t, idx_t
 from _prefetch cimport prefetch_write
+from _csr_check cimport ptr_t, csr_check_copy, CHECK_OK, plain_index_array, csr_header_error, csr_check_message
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
 
@@ -285,41 +288,20 @@ cdef inline bint _native_vector(object a, intp_t n):
             and cnp.PyArray_TYPE(<cnp.ndarray>a) in (cnp.NPY_INT32, cnp.NPY_INT64))
 
 
-def solve(indptr, indices, intp_t n_right, capacity, int method):
-    """Maximum b-matching of the CSR graph (``indptr`` int64, ``indices`` int32 or int64:
-    validated private copies, read as raw arrays) with right capacities ``capacity`` (any
-    C-contiguous int32/int64 array of length ``n_right``: checked >= 0 and copied here, so
-    the caller needs no separate pass). ``method`` METHOD_AUTO (greedy; returned as it is,
-    method METHOD_GREEDY, when it is maximum; else PF+ from it) or METHOD_POTHEN_FAN (the
-    same, reported as PF+). Returns ``(match_left int64, right_load int64, capacity int64
-    copy, size, phases, method)``, or None without solving when every capacity is 1 (the
-    caller's ordinary-matching kernels are faster there). ValueError "capacity must be >=
-    0, got x" (the smallest value) before any work otherwise."""
-    if method != METHOD_AUTO and method != METHOD_POTHEN_FAN:
-        raise ValueError(f"method must be METHOD_AUTO or METHOD_POTHEN_FAN, got {method}")
-    if not (isinstance(indptr, cnp.ndarray) and cnp.PyArray_TYPE(<cnp.ndarray>indptr) == cnp.NPY_INT64
-            and cnp.PyArray_NDIM(<cnp.ndarray>indptr) == 1 and cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) >= 1
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>indptr)):
-        raise TypeError("indptr must be a contiguous int64 array")
-    cdef intp_t nl = cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) - 1, k
-    cdef const int64_t* ip = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>indptr)
-    cdef intp_t nnz_max = cnp.PyArray_DIM(<cnp.ndarray>indices, 0) if isinstance(indices, cnp.ndarray) else -1
-    if not _native_vector(indices, nnz_max) or ip[nl] > nnz_max or ip[0] != 0:
-        raise TypeError("indices must be a contiguous int32/int64 array holding indptr[-1] entries")
-    if not _native_vector(capacity, n_right):
-        raise TypeError(f"capacity must be a contiguous int32/int64 array of length {n_right}")
-    cdef bint cap64 = cnp.PyArray_TYPE(<cnp.ndarray>capacity) == cnp.NPY_INT64
+cdef RightB* _right_records(object capacity, intp_t n_right, intp_t nl, int64_t* cap, int64_t* lo_out,
+                            bint* unit_out) noexcept:
+    """The capacities' check, private int64 copy ``cap`` and the right records in one pass
+    (with the GIL: ``capacity`` is the caller's contiguous int32/int64 array of length
+    ``n_right``): the smallest value (or 0) in ``lo_out``, whether every one is 1 in
+    ``unit_out``. NULL on allocation failure."""
+    cdef bint cap64 = cnp.PyArray_ITEMSIZE(<cnp.ndarray>capacity) == 8
     cdef const void* cin = cnp.PyArray_DATA(<cnp.ndarray>capacity)
-    cdef cnp.npy_intp dims[1]
-    dims[0] = n_right
-    cap_a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
-    cdef int64_t* cap = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a)
+    cdef RightB* R = <RightB*>PyMem_RawMalloc((n_right + 1) * sizeof(RightB))
     cdef int64_t lo = 0, c
     cdef int not_one = 0
-    cdef RightB* R = <RightB*>PyMem_RawMalloc((n_right + 1) * sizeof(RightB))
+    cdef intp_t k
     if R == NULL:
-        raise MemoryError("b-matching: cannot allocate the per-vertex state")
-    # the check, the copy and the right records in one pass (with the GIL: the caller's array)
+        return NULL
     for k in range(n_right):
         c = (<const int64_t*>cin)[k] if cap64 else (<const int32_t*>cin)[k]
         lo = c if c < lo else lo
@@ -327,11 +309,17 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
         cap[k] = c
         R[k].spare = <int32_t>(c if c < nl else nl)
         R[k].head = -1
-    if lo < 0 or not not_one:
-        PyMem_RawFree(R)
-        if lo < 0:
-            raise ValueError(f"capacity must be >= 0, got {lo}")
-        return None
+    lo_out[0] = lo
+    unit_out[0] = not not_one
+    return R
+
+
+cdef object _solve_owned(intp_t nl, const int64_t* ip, const void* ix, bint ix64, intp_t n_right, object cap_a,
+                         RightB* R, int method):
+    """The solve on a validated graph (``ip`` int64, ``ix`` int32 or int64) with the right
+    records ``R`` from :func:`_right_records`, which it frees. Returns ``(match_left,
+    right_load, capacity, size, phases, method)``, all three arrays read-only."""
+    cdef cnp.npy_intp dims[1]
     try:
         dims[0] = nl
         out_l = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
@@ -341,10 +329,11 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
         PyMem_RawFree(R)
         raise
     cdef int64_t* od = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_load)
+    cdef const int64_t* cap = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a)
     cdef BState s
     cdef int rc = 0
-    cdef bint ix64 = cnp.PyArray_TYPE(<cnp.ndarray>indices) == cnp.NPY_INT64
-    cdef const void* ix = cnp.PyArray_DATA(<cnp.ndarray>indices)
+    cdef intp_t k
+    cdef int64_t c
     s.n_left, s.n_right, s.indptr, s.cap = nl, n_right, ip, cap
     s.ml = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_l)
     s.size = s.phases = 0
@@ -353,7 +342,7 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
     s.nxt = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
     s.free_l = <int32_t*>PyMem_RawMalloc((nl + 1) * sizeof(int32_t))
     with nogil:
-        if s.R == NULL or s.nxt == NULL or s.free_l == NULL:
+        if s.nxt == NULL or s.free_l == NULL:
             rc = -1
         elif ix64:
             rc = _solve(&s, <const int64_t*>ix, &method)
@@ -368,4 +357,138 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
     PyMem_RawFree(s.free_l)
     if rc != 0:
         raise MemoryError("b-matching: cannot allocate the search's scratch")
+    cnp.PyArray_CLEARFLAGS(<cnp.ndarray>out_l, cnp.NPY_ARRAY_WRITEABLE)
+    cnp.PyArray_CLEARFLAGS(<cnp.ndarray>out_load, cnp.NPY_ARRAY_WRITEABLE)
+    cnp.PyArray_CLEARFLAGS(<cnp.ndarray>cap_a, cnp.NPY_ARRAY_WRITEABLE)
     return out_l, out_load, cap_a, s.size, s.phases, method
+
+
+def solve(indptr, indices, intp_t n_right, capacity, int method):
+    """Maximum b-matching of the CSR graph (``indptr`` int64, ``indices`` int32 or int64:
+    validated private copies, read as raw arrays) with right capacities ``capacity`` (any
+    C-contiguous int32/int64 array of length ``n_right``: checked >= 0 and copied here, so
+    the caller needs no separate pass). ``method`` METHOD_AUTO (greedy; returned as it is,
+    method METHOD_GREEDY, when it is maximum; else PF+ from it) or METHOD_POTHEN_FAN (the
+    same, reported as PF+). Returns ``(match_left int64, right_load int64, capacity int64
+    copy, size, phases, method)``, the arrays read-only, or None without solving when every
+    capacity is 1 (the caller's ordinary-matching kernels are faster there). ValueError
+    "capacity must be >= 0, got x" (the smallest value) before any work otherwise."""
+    if method != METHOD_AUTO and method != METHOD_POTHEN_FAN:
+        raise ValueError(f"method must be METHOD_AUTO or METHOD_POTHEN_FAN, got {method}")
+    if not (isinstance(indptr, cnp.ndarray) and cnp.PyArray_TYPE(<cnp.ndarray>indptr) == cnp.NPY_INT64
+            and cnp.PyArray_NDIM(<cnp.ndarray>indptr) == 1 and cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) >= 1
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>indptr)):
+        raise TypeError("indptr must be a contiguous int64 array")
+    cdef intp_t nl = cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) - 1
+    cdef const int64_t* ip = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>indptr)
+    cdef intp_t nnz_max = cnp.PyArray_DIM(<cnp.ndarray>indices, 0) if isinstance(indices, cnp.ndarray) else -1
+    if not _native_vector(indices, nnz_max) or ip[nl] > nnz_max or ip[0] != 0:
+        raise TypeError("indices must be a contiguous int32/int64 array holding indptr[-1] entries")
+    if not _native_vector(capacity, n_right):
+        raise TypeError(f"capacity must be a contiguous int32/int64 array of length {n_right}")
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n_right
+    cap_a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef int64_t lo
+    cdef bint unit
+    cdef RightB* R = _right_records(capacity, n_right, nl, <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a), &lo,
+                                    &unit)
+    if R == NULL:
+        raise MemoryError("b-matching: cannot allocate the per-vertex state")
+    if lo < 0 or unit:
+        PyMem_RawFree(R)
+        if lo < 0:
+            raise ValueError(f"capacity must be >= 0, got {lo}")
+        return None
+    return _solve_owned(nl, ip, cnp.PyArray_DATA(<cnp.ndarray>indices),
+                        cnp.PyArray_TYPE(<cnp.ndarray>indices) == cnp.NPY_INT64, n_right, cap_a, R, method)
+
+
+def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, capacity, int method):
+    """``solve`` on the caller's own CSR arrays and capacities in one call: the capacities'
+    check and copy, the graph's validating copy and fingerprint (one pass,
+    ``_csr_check.pxd``, the fingerprint ``_hk.csr_checked`` gives), the solve on the
+    copy (freed before returning) and read-only results. Returns ``solve``'s tuple plus the
+    fingerprint; 1, having read only the capacities, when every capacity is 1 (the caller
+    takes its ordinary-matching path); None, before reading anything, when the arrays are
+    not plain contiguous native int32/int64 ndarrays with ``len(indptr) == n_left + 1``,
+    ``len(capacity) == n_right`` and ``n_left``, ``n_right`` in ``[0, 2**31 - 2]`` (the
+    caller's general path). Errors in the general path's order: ValueError with
+    ``_hk.csr_checked``'s messages for a malformed graph, then "capacity must be >= 0, got
+    x".
+
+    The caller must make sure no other Python thread runs (as for
+    ``_transversal.solve_csr``): each graph entry is read once, but the fingerprint is that
+    of the caller's arrays as read."""
+    if method != METHOD_AUTO and method != METHOD_POTHEN_FAN:
+        raise ValueError(f"method must be METHOD_AUTO or METHOD_POTHEN_FAN, got {method}")
+    if not (plain_index_array(indptr) and plain_index_array(indices) and plain_index_array(capacity)):
+        return None
+    if (n_left < 0 or n_right < 0 or n_left > 2147483646 or n_right > 2147483646
+            or cnp.PyArray_DIM(<cnp.ndarray>indptr, 0) != n_left + 1
+            or cnp.PyArray_DIM(<cnp.ndarray>capacity, 0) != n_right):
+        return None
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n_right
+    cap_a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef int64_t lo
+    cdef bint unit
+    cdef RightB* R = _right_records(capacity, n_right, n_left, <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a),
+                                    &lo, &unit)
+    if R == NULL:
+        raise MemoryError("b-matching: cannot allocate the per-vertex state")
+    if unit and lo >= 0:
+        PyMem_RawFree(R)
+        return 1
+    cdef bint ip8 = cnp.PyArray_ITEMSIZE(<cnp.ndarray>indptr) == 8
+    cdef bint ix8 = cnp.PyArray_ITEMSIZE(<cnp.ndarray>indices) == 8
+    cdef const void* ip = cnp.PyArray_DATA(<cnp.ndarray>indptr)
+    cdef const void* ix = cnp.PyArray_DATA(<cnp.ndarray>indices)
+    cdef intp_t n_idx = cnp.PyArray_DIM(<cnp.ndarray>indices, 0)
+    if ip8:
+        if ix8:
+            return _solve_checked[int64_t, int64_t](<const int64_t*>ip, n_left, <const int64_t*>ix, n_idx, n_right,
+                                                    cap_a, R, lo, method)
+        return _solve_checked[int64_t, int32_t](<const int64_t*>ip, n_left, <const int32_t*>ix, n_idx, n_right,
+                                                cap_a, R, lo, method)
+    if ix8:
+        return _solve_checked[int32_t, int64_t](<const int32_t*>ip, n_left, <const int64_t*>ix, n_idx, n_right,
+                                                cap_a, R, lo, method)
+    return _solve_checked[int32_t, int32_t](<const int32_t*>ip, n_left, <const int32_t*>ix, n_idx, n_right,
+                                            cap_a, R, lo, method)
+
+
+cdef object _solve_checked(const ptr_t* ip, intp_t n_left, const idx_t* ix, intp_t n_idx, intp_t n_right,
+                           object cap_a, RightB* R, int64_t lo, int method):
+    """solve_csr after the capacity pass: owns ``R`` (freed on every path)."""
+    cdef uint64_t h = 0
+    cdef int rc
+    cdef int64_t nnz = ip[n_left]    # read once: it sizes the copy and bounds the pass
+    cdef int64_t* op = NULL
+    cdef int32_t* ox = NULL
+    msg = csr_header_error(ip[0], nnz, n_idx)
+    if msg is None:
+        op = <int64_t*>PyMem_RawMalloc((n_left + 1) * sizeof(int64_t))
+        ox = <int32_t*>PyMem_RawMalloc((nnz if nnz > 0 else 1) * sizeof(int32_t))
+        if op == NULL or ox == NULL:
+            PyMem_RawFree(op)
+            PyMem_RawFree(ox)
+            PyMem_RawFree(R)
+            raise MemoryError("b-matching: cannot allocate the private copy of the graph")
+        with nogil:
+            rc = csr_check_copy(ip, n_left, ix, nnz, n_right, op, ox, &h)
+        if rc != CHECK_OK:
+            msg = csr_check_message(rc, ix, nnz, n_right, op[n_left])
+    if msg is None and lo < 0:
+        msg = f"capacity must be >= 0, got {lo}"
+    if msg is not None:
+        PyMem_RawFree(op)
+        PyMem_RawFree(ox)
+        PyMem_RawFree(R)
+        raise ValueError(msg)
+    try:
+        out = _solve_owned(n_left, op, ox, False, n_right, cap_a, R, method)
+    finally:
+        PyMem_RawFree(op)
+        PyMem_RawFree(ox)
+    return out + (int(h),)

@@ -663,21 +663,31 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     >>> hopcroft_karp(g, capacity=[2, 1, 0]).size
     3
     """
-    if (capacity is None and warm_start is None and type(graph) in _CSR_TYPES and type(method) is str
-            and method in _T_ONE_CALL and threading.active_count() == 1):
-        # the common case in one C call (validating copy, fingerprint, solve, read-only result
+    if (warm_start is None and type(graph) in _CSR_TYPES and type(method) is str and method in _T_ONE_CALL
+            and threading.active_count() == 1):
+        # the common cases in one C call (validating copy, fingerprint, solve, read-only result
         # arrays): a third of the fixed cost on 1e3 edges was the Python steps between them.
         # None: not plain contiguous int32/int64 arrays (nothing read yet), the general path
         # below handles them. Other threads running: the general path, which checks snapshots
         # and keeps them (see _graph_csr_shared)
         n_left, n_right = graph.shape
-        code, start = _T_ONE_CALL[method]
         ip, ix = graph.indptr, graph.indices
-        got = _tkern.solve_csr(ip, ix, n_left, n_right, code, start, _SIDE_PROBE, _RIGHT_SIDE_RATIO, _PF_MAX_EDGES)
+        got = 1 if capacity is None else None
+        if capacity is not None and method in _B_METHOD:
+            # b-matching: the capacities' check and copy too; 1 when every one is 1 (only
+            # the capacities read: the unit-capacity call below takes the graph)
+            got = _bkern.solve_csr(ip, ix, n_left, n_right, capacity, _B_METHOD[method])
+            if got is not None and type(got) is not int:
+                match_left, load, cap, size, phases, used, fp = got
+                return Matching._wrap(match_left, load, cap, ip, ix, fp, phases, None, size, _B_NAME[used], "left")
         if got is not None:
-            match_left, load, size, phases, _, from_right, used, fp = got
-            return Matching._wrap(match_left, load, _unit_capacity(n_right), ip, ix, fp, phases, None, size,
-                                  _T_NAME[used], "right" if from_right else "left")
+            code, start = _T_ONE_CALL[method]
+            got = _tkern.solve_csr(ip, ix, n_left, n_right, code, start, _SIDE_PROBE, _RIGHT_SIDE_RATIO,
+                                   _PF_MAX_EDGES)
+            if got is not None:
+                match_left, load, size, phases, _, from_right, used, fp = got
+                return Matching._wrap(match_left, load, _unit_capacity(n_right), ip, ix, fp, phases, None, size,
+                                      _T_NAME[used], "right" if from_right else "left")
     if method not in METHODS:    # options before any scan of the graph
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method in _T_METHOD and warm_start is not None:
