@@ -44,6 +44,54 @@ cimport numpy as cnp
 
 cnp.import_array()
 
+cdef extern from *:
+    """
+    /* The O(V) passes around the search, in C so that they vectorise (no struct fields through
+       Cython's pointers, no type test inside the loop): the capacities' check and copy with
+       the right records (spare = min(capacity, n_left), head = -1; the records are
+       (spare, head) int32 pairs), and the loads read back from them; with an AVX2 clone
+       (GCC target_clones on x86-64 Linux) for the 64-bit compares. */
+    #include <stdint.h>
+    #ifndef SPARE_CLONES   /* as in _csr_check.pxd: AVX2 has the 64-bit compares SSE2 lacks */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+        && !defined(__SANITIZE_ADDRESS__)
+    #define SPARE_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define SPARE_CLONES
+    #endif
+    #endif
+    #define SPARE_B_CAPS(NAME, T)                                                                 \
+    SPARE_CLONES static int64_t NAME(const T* restrict cin, int64_t n, int64_t nl, int64_t* restrict cap,      \
+                        int32_t* restrict rec, int* not_one) {                                    \
+        int64_t lo = 0; int no = 0;                                                               \
+        for (int64_t k = 0; k < n; k++) {                                                         \
+            int64_t c = cin[k];                                                                   \
+            lo = c < lo ? c : lo;                                                                 \
+            no |= c != 1;                                                                         \
+            cap[k] = c;                                                                           \
+            rec[2 * k] = (int32_t)(c < nl ? c : nl);                                              \
+            rec[2 * k + 1] = -1;                                                                  \
+        }                                                                                         \
+        *not_one = no;                                                                            \
+        return lo;                                                                                \
+    }
+    SPARE_B_CAPS(spare_b_caps32, int32_t)
+    SPARE_B_CAPS(spare_b_caps64, int64_t)
+    SPARE_CLONES static void spare_b_loads(const int64_t* restrict cap, const int32_t* restrict rec, int64_t n,
+                              int64_t nl, int64_t* restrict load) {
+        for (int64_t k = 0; k < n; k++) {
+            int64_t c = cap[k];
+            load[k] = (c < nl ? c : nl) - rec[2 * k];
+        }
+    }
+    """
+    int64_t spare_b_caps32(const int32_t* cin, int64_t n, int64_t nl, int64_t* cap, int32_t* rec,
+                           int* not_one) noexcept nogil
+    int64_t spare_b_caps64(const int64_t* cin, int64_t n, int64_t nl, int64_t* cap, int32_t* rec,
+                           int* not_one) noexcept nogil
+    void spare_b_loads(const int64_t* cap, const int32_t* rec, int64_t n, int64_t nl, int64_t* load) noexcept nogil
+
+
 cdef enum:
     METHOD_AUTO = 0         # greedy; stop there when it is maximum, else PF+ from it
     METHOD_POTHEN_FAN = 1   # greedy start, then PF+ phases until none augments
@@ -54,6 +102,7 @@ CONSTANTS = {"METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN,
 
 
 cdef struct RightB:         # per right vertex: one record, so the greedy's test and update are one cache miss
+    # (read as int32 pairs by the C passes above: keep the two fields in this order)
     int32_t spare            # usable capacity (capacity clamped to n_left) minus partners
     int32_t head             # first partner (-1 none); the rest linked through BState.nxt
 
@@ -297,18 +346,14 @@ cdef RightB* _right_records(object capacity, intp_t n_right, intp_t nl, int64_t*
     cdef bint cap64 = cnp.PyArray_ITEMSIZE(<cnp.ndarray>capacity) == 8
     cdef const void* cin = cnp.PyArray_DATA(<cnp.ndarray>capacity)
     cdef RightB* R = <RightB*>PyMem_RawMalloc((n_right + 1) * sizeof(RightB))
-    cdef int64_t lo = 0, c
+    cdef int64_t lo
     cdef int not_one = 0
-    cdef intp_t k
     if R == NULL:
         return NULL
-    for k in range(n_right):
-        c = (<const int64_t*>cin)[k] if cap64 else (<const int32_t*>cin)[k]
-        lo = c if c < lo else lo
-        not_one |= c != 1
-        cap[k] = c
-        R[k].spare = <int32_t>(c if c < nl else nl)
-        R[k].head = -1
+    if cap64:
+        lo = spare_b_caps64(<const int64_t*>cin, n_right, nl, cap, <int32_t*>R, &not_one)
+    else:
+        lo = spare_b_caps32(<const int32_t*>cin, n_right, nl, cap, <int32_t*>R, &not_one)
     lo_out[0] = lo
     unit_out[0] = not not_one
     return R
@@ -332,8 +377,6 @@ cdef object _solve_owned(intp_t nl, const int64_t* ip, const void* ix, bint ix64
     cdef const int64_t* cap = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>cap_a)
     cdef BState s
     cdef int rc = 0
-    cdef intp_t k
-    cdef int64_t c
     s.n_left, s.n_right, s.indptr, s.cap = nl, n_right, ip, cap
     s.ml = <int64_t*>cnp.PyArray_DATA(<cnp.ndarray>out_l)
     s.size = s.phases = 0
@@ -349,9 +392,7 @@ cdef object _solve_owned(intp_t nl, const int64_t* ip, const void* ix, bint ix64
         else:
             rc = _solve(&s, <const int32_t*>ix, &method)
         if rc == 0:
-            for k in range(n_right):
-                c = cap[k]
-                od[k] = (c if c < nl else nl) - s.R[k].spare
+            spare_b_loads(cap, <const int32_t*>s.R, n_right, nl, od)
     PyMem_RawFree(s.R)
     PyMem_RawFree(s.nxt)
     PyMem_RawFree(s.free_l)

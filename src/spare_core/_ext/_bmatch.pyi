@@ -19,3 +19,19 @@ def solve(
     >= 0 here (ValueError) and copied; ``method`` METHOD_AUTO (greedy, returned as
     METHOD_GREEDY when already maximum, else PF+ from it) or METHOD_POTHEN_FAN."""
     ...
+
+def solve_csr(
+    indptr: NDArray[np.int32] | NDArray[np.int64],
+    indices: NDArray[np.int32] | NDArray[np.int64],
+    n_left: int,
+    n_right: int,
+    capacity: NDArray[np.int32] | NDArray[np.int64],
+    method: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], int, int, int, int] | int | None:
+    """``solve`` on the caller's own CSR arrays and capacities in one call (capacity check and
+    copy, validating copy and fingerprint of the graph, solve, read-only results):
+    ``solve``'s tuple plus the fingerprint; 1 when every capacity is 1 (only the capacities
+    read); None when the arrays are not plain contiguous native int32/int64 ndarrays of the
+    right lengths (nothing read). ValueError for a malformed graph with ``_hk.csr_checked``'s
+    messages, then for a negative capacity."""
+    ...
