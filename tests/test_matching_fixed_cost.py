@@ -278,3 +278,52 @@ def test_b_one_call_result_is_checked_against_later_edits():
     g.indices[[0, 1]] = g.indices[[1, 0]]
     with pytest.raises(ValueError, match="modified"):
         m.vertex_cover()
+
+
+_EDGES = [-(2**63), -(2**31) - 1, -(2**31), -1, 2**31 - 1, 2**31, 2**32 + 1, 2**63 - 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), nl=st.integers(0, 6), nr=st.integers(0, 6),
+       edit=st.sampled_from(["none", "ptr", "idx", "short", "long"]), pos=st.integers(0, 40),
+       value=st.sampled_from(_EDGES + [0, 1, 3, 6, 7]), ptr_t=st.sampled_from([np.int32, np.int64]),
+       idx_t=st.sampled_from([np.int32, np.int64]), cap_t=st.sampled_from([np.int32, np.int64]),
+       neg=st.booleans(), method=st.sampled_from(["auto", "pothen_fan"]))
+def test_b_one_call_agrees_with_the_general_path_on_edited_graphs(seed, nl, nr, edit, pos, value, ptr_t, idx_t,
+                                                                   cap_t, neg, method):
+    """Random small graphs with one entry of indptr or indices edited (int32/int64 edge values
+    included), or a list too short or long: the one call (plain arrays) and the general path
+    (the capacities as a list) raise the same message or return the same matching."""
+    rng = np.random.default_rng(seed)
+    g = sp.csr_array(rng.random((nl, nr)) < 0.5) if nl and nr else sp.csr_array((nl, nr))
+    ip, ix = g.indptr.astype(np.int64), g.indices.astype(np.int64)
+    if edit == "ptr":
+        ip[pos % ip.size] = value
+    elif edit == "idx" and ix.size:
+        ix[pos % ix.size] = value
+    elif edit == "short" and ix.size:
+        ix = ix[:-1]
+    elif edit == "long":
+        ix = np.append(ix, value)
+    if np.iinfo(ptr_t).min <= ip.min() and ip.max() <= np.iinfo(ptr_t).max:
+        ip = ip.astype(ptr_t)
+    if ix.size == 0 or (np.iinfo(idx_t).min <= ix.min() and ix.max() <= np.iinfo(idx_t).max):
+        ix = ix.astype(idx_t)
+    g.indptr, g.indices = ip, ix
+    cap = rng.integers(0, 4, nr).astype(cap_t)
+    if neg and nr:
+        cap[pos % nr] = -1 - pos
+    before = (ip.copy(), ix.copy(), cap.copy())
+    one = _message(lambda: hopcroft_karp(g, capacity=cap, method=method))
+    gen = _message(lambda: hopcroft_karp(g, capacity=cap.tolist(), method=method))
+    if one is not None and "capacity" in one and gen is not None and "capacity" in gen:
+        pass    # both refuse the capacity: the general path's list message words it its own way
+    else:
+        assert one == gen
+    if one is None:
+        a = hopcroft_karp(g, capacity=cap, method=method)
+        b = hopcroft_karp(g, capacity=cap.tolist(), method=method)
+        assert np.array_equal(a.match_left, b.match_left) and (a.size, a.method) == (b.size, b.method)
+        check_b = a.vertex_cover()
+        assert int(check_b[0].sum()) + int(a.capacity[check_b[1]].sum()) == a.size
+    assert all(np.array_equal(x, y) for x, y in zip((g.indptr, g.indices, cap), before))

@@ -1562,7 +1562,8 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     if msg is not None:
         raise ValueError(msg)
     ptr_a = np.empty(n_major + 1, np.int64)
-    idx_a = np.empty(nnz, np.int32)
+    # (a negative nnz is a decreasing indptr, which the pass reports)
+    idx_a = np.empty(nnz if nnz > 0 else 0, np.int32)
     cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a)
     cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a)
     cdef const idx_t* ix = &indices[0] if nnz else NULL
