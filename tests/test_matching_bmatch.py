@@ -18,6 +18,7 @@ from spare_core.matching import hopcroft_karp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import families  # noqa: E402
+from matching_race import CAP_REF, race  # noqa: E402
 
 B_METHODS = ("auto", "pothen_fan", "hopcroft_karp")
 
@@ -264,57 +265,8 @@ def test_kernel_gets_private_graph_copies(monkeypatch):
         gen.size, gen.phases, gen.method)
 
 
-RACE = """
-import threading
-import numpy as np, scipy.sparse as sp
-from spare_core.matching import hopcroft_karp
-rng = np.random.default_rng(16)
-n, nnz = 20_000, 60_000
-g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
-g.indices = g.indices.astype(np.int32)
-cap = rng.integers(0, 3, n)
-ref = hopcroft_karp(g, capacity=cap, method="hopcroft_karp").size
-good = g.indices.copy()
-bad = np.full_like(good, np.iinfo(good.dtype).max)     # every value out of range
-bad[::2] = -(2**31)
-stop = threading.Event()
-
-def writer():
-    while not stop.is_set():
-        g.indices[:] = bad          # numpy releases the GIL for this copy
-        g.indices[:] = good
-
-t = threading.Thread(target=writer)
-t.start()
-refused = solved = 0
-try:
-    for k in range(40):
-        try:
-            m = hopcroft_karp(g, capacity=cap, method="{method}")
-        except ValueError as err:
-            assert "graph" in str(err), err
-            refused += 1
-            continue
-        assert m.size == ref, (m.size, ref)
-        solved += 1
-finally:
-    stop.set()
-    t.join()
-print(refused, solved)
-"""
-
-
 @pytest.mark.parametrize("method", ["auto", "pothen_fan"])
 def test_writer_thread_during_b_matching_solves(method):
     """A thread rewriting the indices with out-of-range values during solves: each solve
     refuses the graph or returns the right size (a separate process: a crash fails)."""
-    import subprocess
-
-    from spare_core import matching
-
-    src = str(Path(matching.__file__).resolve().parents[1])
-    out = subprocess.run([sys.executable, "-c", RACE.format(method=method)], capture_output=True, text=True,
-                         timeout=300, env={"PYTHONPATH": src, "PATH": ""})
-    assert out.returncode == 0, out.stderr[-2000:]
-    refused, solved = map(int, out.stdout.split())
-    assert refused + solved == 40
+    race(f'hopcroft_karp(g, capacity=cap, method="{method}")', ref=CAP_REF)

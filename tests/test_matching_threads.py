@@ -3,9 +3,7 @@ thread writing into them during a solve (the GIL is released) can make the valid
 the graph, but never send a kernel out of bounds or change the answer it computes."""
 from __future__ import annotations
 
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +13,8 @@ import scipy.sparse as sp
 from spare_core import matching
 from spare_core.matching import METHODS, hopcroft_karp
 
-SRC = str(Path(matching.__file__).resolve().parents[1])
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from matching_race import race  # noqa: E402
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -48,51 +47,10 @@ def test_kernels_get_private_copies_even_single_threaded(method, idx, monkeypatc
         assert seen == [("solve_csr", True), ("koenig_cover", False)]
 
 
-RACE = textwrap.dedent("""
-    import sys, threading
-    import numpy as np, scipy.sparse as sp
-    from scipy.sparse.csgraph import maximum_bipartite_matching
-    from spare_core.matching import hopcroft_karp, _tkern, _T_ONE_CALL, _SIDE_PROBE
-    rng = np.random.default_rng(16)
-    n, nnz = 20_000, 80_000
-    g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
-    g.indices = g.indices.astype(np.{idx})
-    ref = int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
-    good = g.indices.copy()
-    bad = np.full_like(good, np.iinfo(good.dtype).max)     # every value out of range
-    bad[::2] = -(2**31)
-    stop = threading.Event()
-
-    def writer():
-        while not stop.is_set():
-            g.indices[:] = bad          # numpy releases the GIL for this copy
-            g.indices[:] = good
-
-    t = threading.Thread(target=writer)
-    t.start()
-    refused = solved = 0
-    try:
-        for k in range(40):
-            try:
-                m = {call}
-            except ValueError as err:
-                assert "graph" in str(err), err
-                refused += 1
-                continue
-            # validation saw no out-of-range value, so it copied the intact graph
-            assert m.size == ref, (m.size, ref)
-            solved += 1
-    finally:
-        stop.set()
-        t.join()
-    print(refused, solved)
-""")
-
-
 @pytest.mark.parametrize("method", METHODS)
 def test_writer_thread_during_solves_never_crashes_or_changes_the_answer(method):
     # a separate process: an out-of-bounds read would kill it, not the test session
-    _race(f'hopcroft_karp(g, method="{method}")')
+    race(f'hopcroft_karp(g, method="{method}")')
 
 
 @pytest.mark.parametrize("method", ["auto", "pothen_fan", "push_relabel"])
@@ -101,14 +59,7 @@ def test_solve_csr_with_a_writer_thread_never_crashes_or_changes_the_answer(meth
     keeps the caller's arrays), but the entry itself must be safe whatever writes into them:
     its search reads the copy its validating pass wrote. Called directly here, with the
     writer thread running."""
-    _race(f'_Size(_tkern.solve_csr(g.indptr, g.indices, n, n, *_T_ONE_CALL["{method}"], _SIDE_PROBE, 0.95, 30000)[2])',
-          "class _Size:\n    def __init__(self, size):\n        self.size = size\n")
+    race(f'_Size(_tkern.solve_csr(g.indptr, g.indices, n, n, *_T_ONE_CALL["{method}"], _SIDE_PROBE, 0.95, 30000)[2])',
+         prelude="class _Size:\n    def __init__(self, size):\n        self.size = size\n")
 
 
-def _race(call: str, prelude: str = "") -> None:
-    # a separate process: an out-of-bounds read would kill it, not the test session
-    out = subprocess.run([sys.executable, "-c", prelude + RACE.format(idx="int32", call=call)],
-                         capture_output=True, text=True, timeout=300, env={"PYTHONPATH": SRC, "PATH": ""})
-    assert out.returncode == 0, out.stderr[-2000:]
-    refused, solved = map(int, out.stdout.split())
-    assert refused + solved == 40

@@ -212,10 +212,12 @@ def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]
     if n_left > _MAX_VERTICES or n_right > _MAX_VERTICES:
         raise ValueError(f"graph has too many vertices for int32 ids: shape {graph.shape}")
     fmt = graph.format
-    # While other Python threads run, check private snapshots, never the caller's arrays and
-    # then a copy of them: csr_checked reads its input twice without the GIL (the check pass,
-    # then the copy pass), so a writer thread between the two passes put unchecked indices
-    # into the "validated" copy (SIGSEGV in tests/fuzz/test_fuzz_threads.py).
+    # While other Python threads run, validate private snapshots, not the caller's arrays.
+    # csr_checked once read its input twice without the GIL (a check pass, then a copy pass),
+    # and a writer thread between the two put unchecked indices into the "validated" copy
+    # (SIGSEGV in tests/fuzz/test_fuzz_threads.py); it now reads each entry once, so its copy
+    # is always what it checked, and the snapshot keeps the Matching's certificate on arrays
+    # no other thread is rewriting.
     grab = (lambda a: np.array(a, copy=True)) if threading.active_count() > 1 else (lambda a: a)
     if fmt == "csr":
         indices = _check_index_array(grab(graph.indices), "indices")
