@@ -149,3 +149,15 @@ def test_empty_sides():
         if shape[1] == 0:
             with pytest.raises(ValueError, match="no right vertices"):
                 im.disable_right(0)
+
+
+@pytest.mark.parametrize("ptr_t", [np.int32, np.int64])
+@pytest.mark.parametrize("capacity", [None, []])
+def test_a_negative_end_of_indptr_over_no_indices_is_a_decreasing_indptr(ptr_t, capacity):
+    # the validating pass once took the address of indices[0] for any nonzero end, so an
+    # empty indices array with indptr = [0, -5] was an out-of-bounds access (caught by the
+    # bounds-checked debug build of .ci/run)
+    g = sp.csr_array((1, 0))
+    g.indptr = np.array([0, np.iinfo(ptr_t).min], ptr_t)
+    with pytest.raises(ValueError, match="graph indptr must be non-decreasing"):
+        hopcroft_karp(g, capacity=capacity)

@@ -1566,7 +1566,7 @@ cdef object _csr_checked(const ptr_t[::1] indptr, const idx_t[::1] indices, intp
     idx_a = np.empty(nnz if nnz > 0 else 0, np.int32)
     cdef int64_t* op = <int64_t*>cnp.PyArray_DATA(ptr_a)
     cdef int32_t* ox = <int32_t*>cnp.PyArray_DATA(idx_a)
-    cdef const idx_t* ix = &indices[0] if nnz else NULL
+    cdef const idx_t* ix = &indices[0] if nnz > 0 else NULL   # (a negative nnz: the pass reports it)
     with nogil:
         rc = csr_check_copy(&indptr[0], n_major, ix, nnz, n_minor, op, ox, &h)
     if rc != CHECK_OK:
