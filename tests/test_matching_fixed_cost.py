@@ -63,9 +63,12 @@ def _message(fn):
     return None
 
 
-@pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
-@pytest.mark.parametrize("edit", ["start", "decreasing", "short", "negative", "large", "huge"])
-def test_malformed_graphs_get_the_checks_messages(edit, ptr_t, idx_t):
+#: the malformed 3 x 3 graphs of the message tests
+MALFORMED = ["start", "decreasing", "short", "negative", "large", "huge"]
+
+
+def _malformed(edit, ptr_t, idx_t):
+    """A 3 x 3 CSR graph (indptr, indices) broken in one way."""
     ip = np.array([0, 2, 3, 5], dtype=ptr_t)
     ix = np.array([0, 1, 1, 0, 2], dtype=idx_t)
     if edit == "start":
@@ -82,6 +85,13 @@ def test_malformed_graphs_get_the_checks_messages(edit, ptr_t, idx_t):
         ix[4] = 2**32 + 1
     else:
         ix[4] = np.iinfo(np.int32).max
+    return ip, ix
+
+
+@pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
+@pytest.mark.parametrize("edit", MALFORMED)
+def test_malformed_graphs_get_the_checks_messages(edit, ptr_t, idx_t):
+    ip, ix = _malformed(edit, ptr_t, idx_t)
     want = _message(lambda: matching._kern.csr_checked(ip, ix, 3, True))
     assert want is not None
     assert _message(lambda: _one_call(ip, ix, 3, 3)) == want
@@ -212,26 +222,11 @@ def test_b_one_call_fingerprint_and_answer_are_those_of_the_two_step_path(name, 
 
 
 @pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)
-@pytest.mark.parametrize("edit", ["start", "decreasing", "short", "negative", "large", "huge"])
+@pytest.mark.parametrize("edit", MALFORMED)
 def test_b_one_call_malformed_graphs_get_the_checks_messages_before_the_capacities(edit, ptr_t, idx_t):
     """Same messages as _hk.csr_checked; a graph error wins over a capacity error, as in the
     general path (which validates the graph first)."""
-    ip = np.array([0, 2, 3, 5], dtype=ptr_t)
-    ix = np.array([0, 1, 1, 0, 2], dtype=idx_t)
-    if edit == "start":
-        ip[0] = 1
-    elif edit == "decreasing":
-        ip[2] = 1
-    elif edit == "short":
-        ix = ix[:4]
-    elif edit == "negative":
-        ix[3] = -7
-    elif edit == "large":
-        ix[2] = 3
-    elif idx_t is np.int64:
-        ix[4] = 2**32 + 1
-    else:
-        ix[4] = np.iinfo(np.int32).max
+    ip, ix = _malformed(edit, ptr_t, idx_t)
     want = _message(lambda: matching._kern.csr_checked(ip, ix, 3, True))
     assert want is not None
     g = sp.csr_array((3, 3))
