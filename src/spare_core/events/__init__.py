@@ -15,6 +15,8 @@ Public API
   :class:`TraceReplay`; :func:`fit` (Weibull / exponential / log-normal with confidence
   intervals) and :class:`FailureRate` (conversions); correlated failure domains
   :class:`DomainFailures`. (``spare_core.events.fit.compare`` compares fitted laws.)
+- Scenario files: each kind reads its own ``[failures]`` keys (:attr:`FailureModel.file_keys`,
+  :meth:`FailureModel.from_file`, given a :class:`FileCluster`, returning :class:`FileFailures`).
 - :class:`FailureStream` - per-unit or system-level failures consumed one at a time, with
   restarts and common random numbers (what :mod:`spare_core.sim` uses).
 - :class:`Engine` - the general engine: per-unit renewals, a system-level source, trace
@@ -42,6 +44,7 @@ from .trace import Trace, TraceFormatError, read_trace
 from .fit import Comparison, Durations, LifetimeFit, durations, fit
 from .rates import FailureRate
 from .trace_model import TraceReplay
+from .files import FileCluster, FileFailures
 from .domains import DomainFailureProcess, DomainFailures
 
 __all__ = [
@@ -49,6 +52,8 @@ __all__ = [
     "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "NodeRenewals",
     "TraceReplay", "DomainFailures", "failure_model_kinds", "DEFAULT_WEIBULL_SHAPE", "INITIAL_AGES",
     "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "DomainFailureProcess",
+    # what a model read from a scenario file's [failures] table gets and returns (FailureModel.from_file)
+    "FileCluster", "FileFailures",
     # what the simulator reads
     "EpochSource", "EpochFailures", "RunFailures", "FailureStream", "MODELS",
     # recorded logs, fits and rates

@@ -28,11 +28,14 @@ import numpy as np
 
 from .._seeding import as_seed_sequence, epoch_stream
 from .._validate import as_float, as_int
-from ..distributions import Distribution, as_distribution, distribution_from_dict
+from ..distributions import Distribution, Exponential, as_distribution, distribution_from_dict
 from ..topology import FailureDomains
 from .models import FailureModel
 
-__all__ = ["DomainFailures", "DomainFailureProcess"]
+__all__ = ["DomainFailures", "DomainFailureProcess", "DOMAIN_KEYS"]
+
+#: keys of one level of ``[[failures.domains]]`` (a rate form: ``mtbf``, or ``interruptions`` with ``period``)
+DOMAIN_KEYS = ("name", "nodes", "mtbf", "interruptions", "period")
 
 #: name of the random stream of the domains' times to failure (one sub-stream per epoch)
 STREAM = "domain-lifetime"
@@ -100,6 +103,91 @@ class DomainFailures(FailureModel, kind="domains"):
     groups_per_domain: tuple | None = None
     labels: tuple | None = None
     names: tuple | None = None
+
+    # a scenario file's ``[[failures.domains]]``: levels on top of the file's model
+    file_keys = ("domains",)
+    file_layer = True
+
+    @classmethod
+    def from_file(cls, reader, table, cluster, *, below):
+        """``[[failures.domains]]`` (levels coarsest first) on top of ``below``, the file's model
+        (a :class:`~spare_core.events.files.FileFailures`): the whole model and the rate in words.
+
+        A domain of ``d`` nodes holds whole groups (``d`` a multiple of the nodes per group ``g``:
+        ``d / g`` groups per domain) or lies inside one group (``g`` a multiple of ``d``: the group
+        is down when any of its ``g / d`` domains fails; the first of ``g / d`` independent
+        exponential clocks of mean ``m`` rings after an exponential time of mean ``m d / g``, so the
+        group gets one clock of that mean, exactly). A domain that straddles groups is refused.
+        """
+        from .files import FileFailures  # files imports the models
+
+        single = below
+        # the single failures as a whole model (kind + rate), which the domains compose
+        if isinstance(single.model, str):
+            base = FailureModel.by_kind(single.model)(system_mtbf=single.system_mtbf, shape=single.shape)
+        elif single.system_mtbf is None:
+            base = single.model
+        else:
+            base = single.model.replace(system_mtbf=single.system_mtbf, shape=single.shape)
+        model, words = cls._levels_from_file(reader, table["domains"], base, cluster)
+        mtbf = model.mtbf(cluster.n_groups)
+        return FileFailures(model=model, rate=single.rate,
+                            note=f"{single.note}; plus {words}: all failures, system MTBF {mtbf / 3600:.3g} h",
+                            fit=single.fit, trace=single.trace, trace_read=single.trace_read)
+
+    @classmethod
+    def _levels_from_file(cls, rd, spec, base, cluster):
+        key = "failures.domains"
+        nodes, gpus_per_node, gpus_per_group = cluster.nodes, cluster.gpus_per_node, cluster.gpus_per_group
+        if isinstance(spec, dict):
+            spec = [spec]
+        if not isinstance(spec, list) or not spec or not all(isinstance(lv, dict) for lv in spec):
+            raise rd.fail(key, "must be one table per level, coarsest first ([[failures.domains]] with name, nodes "
+                          "and mtbf or interruptions + period)", spec)
+        if gpus_per_group % gpus_per_node:
+            raise rd.fail(key, f"need groups of whole nodes: cluster.gpus_per_group ({gpus_per_group}) is not a "
+                          f"multiple of cluster.gpus_per_node ({gpus_per_node})", spec)
+        g = gpus_per_group // gpus_per_node
+        names, gpd, laws, words = [], [], [], []
+        d_prev = 0
+        for i, lv in enumerate(spec):
+            at = f"{key}[{i}]"
+            for k, v in lv.items():
+                if k not in DOMAIN_KEYS:
+                    raise rd.fail(f"key '{at}.{k}'", f"is unknown (allowed in a domain level: {list(DOMAIN_KEYS)})", v)
+            name = rd.text(f"{at}.name", lv.get("name", f"level{i}"))
+            if "nodes" not in lv:
+                raise rd.error(f"{at} needs nodes (the nodes of one domain, e.g. 16 for a rack)")
+            d = rd.integer(f"{at}.nodes", lv["nodes"], high=nodes)
+            if names and d_prev % d:
+                raise rd.fail(f"{at}.nodes", f"must divide the coarser level's nodes ({d_prev}): levels nest, "
+                              "coarsest first", d)
+            if d % g and g % d:
+                raise rd.fail(f"{at}.nodes", f"must be a multiple or a divisor of the nodes per group ({g}): a "
+                              "domain that straddles groups is not modelled", d)
+            count = -(-nodes // d)  # the job's domains of this level (the last one may be partial)
+            if ("mtbf" in lv) == ("interruptions" in lv):
+                raise rd.error(f"{at} needs exactly one rate form: mtbf (of one domain) or interruptions with "
+                               f"period (over the job's {count} domains)")
+            if "mtbf" in lv:
+                if "period" in lv:
+                    raise rd.fail(f"{at}.period", "only goes with interruptions", lv["period"])
+                mean = rd.duration(f"{at}.mtbf", lv["mtbf"])
+            else:
+                if "period" not in lv:
+                    raise rd.error(f"{at}.interruptions needs {at}.period (e.g. '54 d')")
+                mean = rd.duration(f"{at}.period", lv["period"]) * count / rd.integer(f"{at}.interruptions",
+                                                                                       lv["interruptions"])
+            names.append(name)
+            gpd.append(max(d // g, 1))
+            laws.append(Exponential(mean / max(g // d, 1)))
+            words.append(f"{count} {name} domains of {d} nodes, each failing once per {mean / 86_400:.3g} d")
+            d_prev = d
+        try:
+            model = cls(base, laws, groups_per_domain=gpd, names=names)
+        except (TypeError, ValueError) as exc:
+            raise rd.fail(key, f"cannot be modelled ({exc})", spec) from None
+        return model, "; ".join(words)
 
     def __post_init__(self):
         set_ = object.__setattr__

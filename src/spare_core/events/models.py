@@ -15,7 +15,10 @@ used by :meth:`FailureModel.from_dict` and by ``Scenario(failure_model=<kind>)``
 implement :meth:`~FailureModel.mtbf`, :meth:`~FailureModel.process` and
 :meth:`~FailureModel.describe` (optionally :meth:`~FailureModel.epoch_source`, for speed). Set :attr:`~FailureModel.renews_all_at_restart` to False if an
 epoch's failures depend on when it starts (ages that survive a restart, recorded times).
-Nothing in the simulator changes: it only calls these methods.
+Nothing in the simulator changes: it only calls these methods. To be named in a scenario
+file (``[failures] model = "<kind>"``), list the keys the model reads in ``file_keys`` and
+parse them in the classmethod :meth:`~FailureModel.from_file` (reader, table, cluster) ->
+:class:`~spare_core.events.files.FileFailures`; the file refuses every other key for it.
 
 The process contract (:class:`FailureProcess`) in short:
 
@@ -173,6 +176,45 @@ class FailureModel:
         """Raise ValueError if the model cannot drive a job of ``n_groups`` groups."""
         self.mtbf(n_groups)
 
+    # -- a scenario file's [failures] table --------------------------------------------------
+    #: keys this kind reads from a scenario file's ``[failures]`` table (besides ``model``)
+    file_keys: ClassVar[tuple[str, ...]] = ()
+    #: keys of other kinds this kind refuses with its own reason (key -> rule), instead of the
+    #: scenario file's generic "only goes with model = ..."
+    file_refused: ClassVar[dict[str, str]] = {}
+    #: True for a kind that comes on top of the file's model (failure domains): its keys
+    #: select it, ``model = "<kind>"`` does not, and :meth:`from_file` gets ``below=``
+    file_layer: ClassVar[bool] = False
+
+    @classmethod
+    def from_file(cls, reader, table, cluster):
+        """The model a scenario file's ``[failures]`` table describes (``model = "<kind>"``).
+
+        A kind that defines it can be named in a file; it reads only its :attr:`file_keys`
+        (the scenario file has already refused every other key).
+
+        Parameters
+        ----------
+        reader : spare_core._files.Reader
+            The file's value checks (``reader.duration("failures.my_key", table["my_key"])``):
+            every error names the file and the key.
+        table : dict
+            The ``[failures]`` table without ``model`` (and without a layer's keys).
+        cluster : spare_core.events.files.FileCluster
+            The job: GPUs, nodes, GPUs per node and per group, the file's directory.
+
+        Returns
+        -------
+        spare_core.events.files.FileFailures
+            The model and the rate in words (``note``, the report's rate line).
+        """
+        raise NotImplementedError(f"failure model {cls.kind!r} cannot be read from a scenario file")
+
+    @classmethod
+    def reads_files(cls) -> bool:
+        """Whether a scenario file can name this kind in ``failures.model`` (it defines :meth:`from_file`)."""
+        return not cls.file_layer and cls.from_file.__func__ is not FailureModel.from_file.__func__
+
     # -- values ------------------------------------------------------------------------------
     @classmethod
     def by_kind(cls, kind) -> type:
@@ -262,8 +304,21 @@ class LifetimeLawModel(FailureModel):
     own, and says how many entities share the rate (:meth:`entities`).
     """
 
+    #: a rate model reads one published rate form and a Weibull shape, or a law fitted to a log
+    file_keys: ClassVar[tuple[str, ...]] = ("law", "weibull_shape", "period", "measured_on_gpus", "per_node_day",
+                                            "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf",
+                                            "node_mtbf", "trace", "fit_law")
+
     def __post_init__(self):
         _check_rate_fields(self)
+
+    @classmethod
+    def from_file(cls, reader, table, cluster):
+        """The kind at the table's rate (the scenario fills ``system_mtbf`` and ``shape``):
+        :func:`spare_core.events.files.rate_model_from_file`."""
+        from .files import rate_model_from_file  # files reads the rates and the logs, which import this module
+
+        return rate_model_from_file(cls.kind, reader, table, cluster)
 
     def entities(self, n_groups: int) -> int:
         """How many renewal clocks share the system rate in a job of ``n_groups`` groups."""

@@ -30,6 +30,7 @@ import numpy as np
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_int, check_choice
 from ..distributions import Distribution
+from .fit import LAWS
 from .models import LifetimeLawModel
 
 __all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "INITIAL_AGES"]
@@ -101,6 +102,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     """
 
     renews_all_at_restart: ClassVar[bool] = False
+    #: the rate models' keys and the nodes' ages at the job's start
+    file_keys: ClassVar[tuple[str, ...]] = (*LifetimeLawModel.file_keys, "node_ages")
 
     system_mtbf: float | None = None
     shape: float | None = None
@@ -129,6 +132,21 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                     f"{self.gpus_per_node} != {g}"
                 )
         check_choice(self.initial, "initial", INITIAL_AGES)
+
+    @classmethod
+    def from_file(cls, reader, table, cluster):
+        """Node renewals on the file's layout at the table's rate (or a law fitted to a log,
+        log-normal included: it becomes each node's lifetime); ``node_ages`` sets ``initial``."""
+        from .files import rate_model_from_file  # files imports the models
+
+        # a node failure downs the one group holding it: groups must be whole nodes
+        if cluster.gpus_per_group % cluster.gpus_per_node:
+            raise reader.fail("cluster.gpus_per_group", f"must be a multiple of cluster.gpus_per_node "
+                              f"({cluster.gpus_per_node}) with model = 'node' (a failed node downs one data-parallel "
+                              "group)", cluster.gpus_per_group)
+        ages = reader.choice("failures.node_ages", table.get("node_ages", "stationary"), INITIAL_AGES)
+        base = cls(gpus_per_node=cluster.gpus_per_node, gpus_per_group=cluster.gpus_per_group, initial=ages)
+        return rate_model_from_file(base, reader, table, cluster, laws=LAWS)
 
     def nodes_in_group(self) -> int:
         """Nodes per group (``nodes_per_group`` or ``gpus_per_group // gpus_per_node``)."""

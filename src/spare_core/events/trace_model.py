@@ -22,6 +22,7 @@ import numpy as np
 from .._native import load
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_float, as_int, check_choice
+from .files import FAILURE_RATE_KEYS, FileFailures, fit_from_file, trace_from_file
 from .fit import LAWS, fit
 from .models import FailureModel
 from .trace import Trace, read_trace
@@ -98,6 +99,12 @@ class TraceReplay(FailureModel, kind="trace"):
     law: str = "weibull"
 
     renews_all_at_restart = False
+    # a scenario file's ``[failures]`` with ``model = "trace"``: the log, what comes past its
+    # end, its units per group; the log is the rate and the law, and holds its own multi-node events
+    file_keys = ("trace", "after", "nodes_per_group", "fit_law")
+    file_refused = {**{k: "does not go with model = 'trace' (the log is the rate and the law)"
+                       for k in ("law", "weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus")},
+                    "domains": "does not go with model = 'trace' (a log already holds its multi-node events)"}
 
     def __post_init__(self):
         if not isinstance(self.trace, Trace):
@@ -112,6 +119,40 @@ class TraceReplay(FailureModel, kind="trace"):
             raise ValueError("after='loop' needs a trace with end > 0 (the loop's period)")
         if self.after == "fit":
             self.fitted()  # fails now, not mid-simulation, if the log cannot be fitted
+
+    @classmethod
+    def from_file(cls, reader, table, cluster):
+        """The log of ``failures.trace`` replayed, ``after`` its end (required), unit u in group
+        u // ``nodes_per_group`` (default: the group's nodes); ``after = "fit"`` fits ``fit_law``."""
+        if "after" not in table:
+            raise reader.error(f"model = 'trace' needs failures.after: what happens past the log's end, one of "
+                               f"{list(AFTER)} (a replay never guesses)")
+        if "trace" not in table:
+            raise reader.error("model = 'trace' needs failures.trace (the log's path)")
+        after = reader.choice("failures.after", table["after"], AFTER)
+        gpg, gpn = cluster.gpus_per_group, cluster.gpus_per_node
+        if "nodes_per_group" in table:
+            npg = reader.integer("failures.nodes_per_group", table["nodes_per_group"])
+        elif gpg % gpn == 0:
+            npg = gpg // gpn
+        else:
+            raise reader.fail("failures.nodes_per_group", f"is needed: a group of {gpg} GPUs is not a whole "
+                              f"number of {gpn}-GPU nodes (give the log's units per group)", None)
+        if after != "fit" and "fit_law" in table:
+            raise reader.fail("failures.fit_law", "only goes with law = 'fit' or after = 'fit'", table["fit_law"])
+        trace, read = trace_from_file(reader, table["trace"], cluster.base_dir)
+        past, lf = "", None
+        if after == "fit":
+            # past the end: a renewal process of the log's times between system failures
+            lf, past = fit_from_file(reader, trace, table.get("fit_law", "weibull"), LAWS, level="system")
+        try:
+            replay = cls(trace, after=after, nodes_per_group=npg, **({"law": lf.law} if lf else {}))
+        except (TypeError, ValueError) as exc:
+            raise reader.fail("failures.trace", f"cannot be replayed ({exc})", table["trace"]) from None
+        instants = len(set(trace.times.tolist()))
+        note = (f"the log's: {instants} failure instants in {trace.end / 86_400:.3g} days: system MTBF "
+                f"{replay.mtbf(1) / 3600:.3g} h" + (f"; past its end {past}" if past else ""))
+        return FileFailures(model=replay, note=note, trace=trace, trace_read=read, fit=lf)
 
     # -- the model contract ------------------------------------------------------------------
     def groups(self, n_groups: int) -> np.ndarray:

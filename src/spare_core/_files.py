@@ -1,0 +1,289 @@
+"""The product files' reader: TOML documents, durations with units, ``KEY=VALUE`` overrides and
+the value checks that name the file and the key in every error.
+
+Infrastructure: scenario files and sweep specs (product layer) read their documents here, and
+the failure models (``spare_core.events``) check their own ``[failures]`` keys with
+:class:`Reader`, without importing the product layer. Nothing here knows what a key means.
+"""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["TomlFileError", "Reader", "read_toml", "parse_duration", "apply_overrides", "plain", "DAY", "YEAR"]
+
+DAY = 86_400.0
+#: the Julian year, as the failure-rate forms count it (``events.rates.SECONDS["year"]``; a test
+#: checks they agree: this layer cannot import the rates)
+YEAR = 365.25 * DAY
+_UNITS = {
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "ms": 1e-3,
+    "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "d": DAY, "day": DAY, "days": DAY,
+    "w": 7 * DAY, "week": 7 * DAY, "weeks": 7 * DAY,
+    "y": YEAR, "yr": YEAR, "year": YEAR, "years": YEAR,
+}
+_DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]+)\s*$")
+_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+class TomlFileError(ValueError):
+    """A TOML file of the product (scenario file, sweep spec) that cannot be read.
+
+    The message is one line naming the file and, where the text is at fault, the line.
+
+    Attributes
+    ----------
+    path : str
+        The file as given.
+    line : int or None
+        1-based line of the fault (None for a missing or unreadable file, or a fault at the
+        end of the document).
+    """
+
+    def __init__(self, message: str, path: str = "", line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration written with a unit.
+
+    Parameters
+    ----------
+    text : str
+        A number and a unit: s, ms, min, h, d, w (and their long forms), e.g. ``"30 min"``.
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Raises
+    ------
+    ValueError
+        Not a number followed by a known unit.
+
+    Examples
+    --------
+    >>> parse_duration("30 min"), parse_duration("1.5 h"), parse_duration("54 d")
+    (1800.0, 5400.0, 4665600.0)
+    """
+    m = _DURATION.match(text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"duration must be a number and a unit ({', '.join(sorted(set(_UNITS)))}), got {text!r}")
+    return float(m.group(1).replace("_", "")) * _UNITS[m.group(2).lower()]
+
+
+class Reader:
+    """Checks the values of one file, naming the file and the key in every error.
+
+    Parameters
+    ----------
+    source : str
+        The file, as named at the start of every message.
+    error : type, default TomlFileError
+        The :class:`TomlFileError` subclass raised (a scenario file's is
+        ``ScenarioFileError``), so that a caller catches its own file's faults.
+
+    Examples
+    --------
+    >>> rd = Reader("job.toml")
+    >>> rd.duration("job.step_time", "2 min"), rd.integer("compare.seeds", 3.0)
+    (120.0, 3)
+    >>> rd.choice("failures.model", "nodes", ("node", "system"))
+    Traceback (most recent call last):
+    ...
+    spare_core._files.TomlFileError: job.toml: failures.model must be one of ['node', 'system'], got 'nodes'
+    """
+
+    def __init__(self, source: str, error: type[TomlFileError] = TomlFileError) -> None:
+        self.source = source
+        self.error_type = error
+
+    def error(self, message: str) -> TomlFileError:
+        """The error ``"<source>: <message>"`` (to raise), for a fault that is not one value's."""
+        return self.error_type(f"{self.source}: {message}")
+
+    def fail(self, key: str, rule: str, value: Any) -> TomlFileError:
+        """The error ``"<source>: <key> <rule>, got <value>"`` (to raise)."""
+        return self.error_type(f"{self.source}: {key} {rule}, got {value!r}")
+
+    def integer(self, key: str, value: Any, *, low: int = 1, high: int | None = None) -> int:
+        """``value`` as an int in ``[low, high]`` (an integral float is taken: TOML ``3.0``)."""
+        rule = f"must be an integer >= {low}" + ("" if high is None else f" and <= {high}")
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+                value = int(value)
+            else:
+                raise self.fail(key, rule, value)
+        if value < low or (high is not None and value > high):
+            raise self.fail(key, rule, value)
+        return int(value)
+
+    def number(self, key: str, value: Any, *, low: float = 0.0, strict: bool = True, high: float | None = None,
+               high_strict: bool = False) -> float:
+        """``value`` as a finite float above ``low`` (``strict``: not equal) and up to ``high``."""
+        bound = f"> {low:g}" if strict else f">= {low:g}"
+        if high is not None:
+            bound += f" and {'<' if high_strict else '<='} {high:g}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"must be a number {bound}", value)
+        x = float(value)
+        ok = math.isfinite(x) and (x > low if strict else x >= low)
+        if ok and high is not None:
+            ok = x < high if high_strict else x <= high
+        if not ok:
+            raise self.fail(key, f"must be a finite number {bound}", value)
+        return x
+
+    def duration(self, key: str, value: Any, *, strict: bool = True) -> float:
+        """Seconds: a number, or a string with a unit (:func:`parse_duration`); > 0 (``strict``) or >= 0."""
+        rule = (f"must be a duration {'> 0' if strict else '>= 0'} (seconds, or a string such as "
+                "'90 s', '30 min', '3.1 h', '54 d')")
+        if isinstance(value, str):
+            try:
+                x = parse_duration(value)
+            except ValueError:
+                raise self.fail(key, rule, value) from None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, rule, value)
+        else:
+            x = float(value)
+        if not (math.isfinite(x) and (x > 0 if strict else x >= 0)):
+            raise self.fail(key, rule, value)
+        return x
+
+    def text(self, key: str, value: Any) -> str:
+        """``value``, which must be a string."""
+        if not isinstance(value, str):
+            raise self.fail(key, "must be a string", value)
+        return value
+
+    def choice(self, key: str, value: Any, choices: Sequence[str]) -> str:
+        """``value``, which must be one of ``choices``."""
+        if not isinstance(value, str) or value not in choices:
+            raise self.fail(key, f"must be one of {list(choices)}", value)
+        return value
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source: str = "--set",
+                    alternatives: Mapping[str, Sequence[str]] | None = None,
+                    error: type[TomlFileError] = TomlFileError) -> dict[str, Any]:
+    """A copy of ``data`` with ``KEY=VALUE`` overrides applied (``KEY`` dotted, ``VALUE`` TOML).
+
+    A value that is not valid TOML is taken as a string (``failures.mtbf=2h``).
+
+    Parameters
+    ----------
+    data : mapping
+        The document.
+    overrides : sequence of str
+        ``NAME=VALUE`` or ``SECTION.NAME=VALUE`` items, applied in order.
+    source : str
+        Named in error messages.
+    alternatives : mapping, optional
+        ``"SECTION.NAME"`` -> the keys of that section an override of it removes (the other
+        forms of the same quantity, which the file's owner knows).
+    error : type, default TomlFileError
+        The error raised for a malformed item.
+
+    Examples
+    --------
+    >>> apply_overrides({"job": {"steps": 10, "tokens": 5}}, ["job.steps=20"], alternatives={"job.steps": ["tokens"]})
+    {'job': {'steps': 20}}
+    """
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for item in overrides:
+        if "=" not in item:
+            raise error(f"{source} must be KEY=VALUE (e.g. failures.mtbf='2 h'), got {item!r}")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        parts = key.split(".")
+        if not key or len(parts) > 2 or not all(parts):
+            raise error(f"{source} key must be NAME or SECTION.NAME, got {key!r}")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        if len(parts) == 1:
+            out[parts[0]] = value
+        else:
+            section = out.get(parts[0])
+            if section is None:
+                section = out[parts[0]] = {}
+            elif not isinstance(section, dict):
+                raise error(f"{source} {key}: [{parts[0]}] is not a table, got {section!r}")
+            for other in (alternatives or {}).get(key, ()):
+                section.pop(other, None)
+            section[parts[1]] = value
+    return out
+
+
+def read_toml(path: str | Path, what: str, error: type[TomlFileError] = TomlFileError) -> dict[str, Any]:
+    """The table of a TOML file, or one clear error: the one reader of the product layer's files.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file. A UTF-8 byte-order mark (as some Windows editors write) is skipped; CRLF line
+        ends are plain TOML.
+    what : str
+        What the file is, for the messages (``"scenario file"``, ``"sweep spec"``).
+    error : type, default TomlFileError
+        The subclass of :class:`TomlFileError` raised, so that a caller's own error type
+        (``ScenarioFileError``) keeps covering its file.
+
+    Returns
+    -------
+    dict
+        The parsed document.
+
+    Raises
+    ------
+    TomlFileError
+        The same for every fault, a ValueError: a missing, unreadable or directory path
+        (``cannot read scenario file 'x.toml': No such file or directory``), bytes that are not
+        UTF-8, or invalid TOML; the message names the file and, for the text, the line.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}", str(p)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise error(f"{p}: line {line}: not a text (UTF-8) file (byte 0x{raw[exc.start]:02x})", str(p), line) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = _TOML_LINE.search(str(exc))
+        line = int(m.group(1)) if m else None
+        where = f"line {line}" if line else "end of file"
+        raise error(f"{p}: {where}: not valid TOML: {exc}", str(p), line) from None
+
+
+def plain(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The table with TOML dates and times as ISO strings (JSON-friendly)."""
+    def conv(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        return v.isoformat() if hasattr(v, "isoformat") else str(v)
+    return {k: conv(v) for k, v in data.items()}
