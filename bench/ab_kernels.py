@@ -8,10 +8,11 @@ consumed, so other jobs on a shared machine matter less) over all its timings, a
 
 Usage::
 
-    python bench/ab_kernels.py A_SRC B_SRC [--rounds 3] [--repeats 5]
+    python -m bench.ab_kernels A_SRC B_SRC [--rounds 3] [--repeats 5]
 
 where ``A_SRC`` and ``B_SRC`` are ``src`` directories holding a built ``spare_core`` (e.g. a
-checkout of main with its kernels built in place, and this tree's ``src``). Workloads: the
+checkout of main with its kernels built in place, and this tree's ``src``); run it from the
+repository root (the workloads are this tree's ``bench/workloads.py``). Workloads: the
 flow kernels (SSP with unit paths, SSP, cost scaling, network simplex), a RECTLR failure
 sequence, Hopcroft-Karp solves and renewal simulations, at sizes where one call takes
 tens to hundreds of milliseconds.
@@ -26,26 +27,26 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _workloads():
     """name -> zero-argument callable (instances built once, outside the timing)."""
-    sys.path.insert(0, str(HERE))
     import numpy as np
 
-    from bench_flow import make_generic, make_reassign, solve_ours
-    from ratios_matching import SEED, redundancy_graph, uniform_graph
     from spare_core.distributions import Deterministic, LogNormal, Weibull
     from spare_core.events import simulate_renewals
     from spare_core.layout import StackedLayout
     from spare_core.matching import hopcroft_karp
     from spare_core.rectlr import Rectlr
 
+    from bench.peers import solve_ours
+    from bench.workloads import SEED, failure_order, make_generic, make_reassign, redundancy_graph, uniform_graph
+
     re5, re6 = make_reassign(10**5, seed=1), make_reassign(10**6, seed=1)
     ge4, ge5 = make_generic(10**4, seed=1), make_generic(10**5, seed=1)
     ctl = Rectlr(StackedLayout(10_000, 14))
-    order = np.random.default_rng(4005).permutation(10_000)
+    order = failure_order(10_000)
     g_uni = uniform_graph(100_000, np.random.default_rng([SEED, 11]))
     g_red, cap_red = redundancy_graph(50_000, 5, np.random.default_rng([SEED, 11]))
     life = Weibull(0.78, 100.0)
@@ -101,9 +102,10 @@ def main(argv: list[str]) -> int:
     times = {"A": {}, "B": {}}
     for k in range(rounds):
         for label, src in (("A", a_src), ("B", b_src)):
-            env = dict(os.environ, PYTHONPATH=src)
-            res = subprocess.run([sys.executable, __file__, "--child", str(repeats)], env=env,
-                                 capture_output=True, text=True, check=True)
+            # the build's src first (its spare_core), this tree's root for bench.workloads
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, str(ROOT)]))
+            res = subprocess.run([sys.executable, "-m", "bench.ab_kernels", "--child", str(repeats)], env=env,
+                                 capture_output=True, text=True, check=True, cwd=ROOT)
             for name, ts in json.loads(res.stdout.strip().splitlines()[-1]).items():
                 times[label].setdefault(name, []).extend(ts)
             print(f"round {k + 1}/{rounds} {label} done", file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ extensions built in place).
 
 Usage::
 
-    python bench/ab_pacing.py OLD_TREE NEW_TREE [--repeats 5] [--quick] [--skip-large] [--inner 1]
+    python -m bench.ab_pacing OLD_TREE NEW_TREE [--repeats 5] [--quick] [--skip-large] [--inner 1]
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import statistics
 import subprocess
 import sys
 
-WORKLOADS = [("64 nodes x 10,000 it", 64, 10_000), ("100k ranks x 1,000 it", 12_500, 1_000)]
-QUICK = [("64 nodes x 2,000 it", 64, 2_000), ("100k ranks x 100 it", 12_500, 100)]
+from bench.workloads import PACING, PACING_AB_QUICK
+
 CONTROLLERS = ("NoPacing", "SpreadPacer", "BaselinePacer")
 
 _CHILD = """
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     ap.add_argument("--inner", type=int, default=1,
                     help="timed calls per subprocess, the fastest kept (filters load spikes; default 1)")
     args = ap.parse_args(argv)
-    work = QUICK if args.quick else WORKLOADS
+    work = [(name, n, it) for name, (n, it) in (PACING_AB_QUICK if args.quick else PACING).items()]
     if args.skip_large:
         work = work[:1]
     times = {}

@@ -2,17 +2,16 @@
 
 Groups (SimPy's benchmark layout): micro-operations (one step / one FailureStream failure),
 targeted behaviours (restart of a large per-unit epoch), whole simulations
-(``simulate_renewals`` at 60k and 600k units against the peers of ``ratios_events.py`` on
-the same workload). Compare within a group; ``bench/ratios_events.py`` prints the ratios.
+(``simulate_renewals`` at 60k and 600k units against the peers of ``bench/peers.py`` on
+the same workload). Compare within a group; ``python -m bench.ratios events`` prints the ratios.
 """
 import pytest
 
-from spare_core.distributions import Deterministic, LogNormal, Weibull
-from spare_core.events import Engine, FailureStream, simulate_renewals
+from spare_core.distributions import Deterministic
+from spare_core.events import Engine, FailureStream
 
-import ratios_events as peers
-
-LIFE = Weibull.from_mean(peers.MEAN_LIFE, peers.SHAPE)
+from bench import peers
+from bench.workloads import EVENTS_CASES, EVENTS_IDS, LIFE, MEAN_LIFE
 
 
 # -- micro-operations ------------------------------------------------------------------
@@ -92,15 +91,11 @@ def test_engine_run_stop_on_failures(benchmark):
 
 
 # -- whole simulations -----------------------------------------------------------------
-CASES = [(60_000, Deterministic(10.0)), (60_000, LogNormal(10.0, 1.0)), (600_000, Deterministic(10.0))]
-IDS = ["60k-fixed", "60k-lognormal", "600k-fixed"]
-
-
-@pytest.mark.parametrize("n, repair", CASES, ids=IDS)
+@pytest.mark.parametrize("n, repair", EVENTS_CASES, ids=EVENTS_IDS)
 @pytest.mark.parametrize("impl", ["ours", "numpy"])
 def test_simulate_renewals(benchmark, n, repair, impl):
     benchmark.group = f"simulate_renewals {n} units, {repair!r}, 5 cycles"
-    horizon = 5 * (peers.MEAN_LIFE + repair.mean)
+    horizon = 5 * (MEAN_LIFE + repair.mean)
     fn = peers.ours if impl == "ours" else peers.numpy_loop
     events, _ = benchmark.pedantic(fn, args=(n, repair, horizon, 0), rounds=3, iterations=1)
     benchmark.extra_info["events"] = events
@@ -113,5 +108,5 @@ def test_simulate_renewals_vs_slow_peers(benchmark, impl):
         pytest.importorskip("simpy")
     repair = Deterministic(10.0)
     fn = {"ours": peers.ours, "heapq": peers.heapq_loop, "simpy": peers.simpy_loop}[impl]
-    events, _ = benchmark.pedantic(fn, args=(60_000, repair, peers.MEAN_LIFE + repair.mean, 0), rounds=1, iterations=1)
+    events, _ = benchmark.pedantic(fn, args=(60_000, repair, MEAN_LIFE + repair.mean, 0), rounds=1, iterations=1)
     benchmark.extra_info["events"] = events

@@ -2,14 +2,15 @@
 
 ``python -m pytest bench/bench_matching.py`` (needs the bench extra). Groups follow the
 micro / targeted layout of bench/conftest.py; compare the rows within a group, and use
-``python bench/ratios_matching.py`` for the ratio table at full size.
+``python -m bench.ratios matching`` for the ratio table at full size.
 """
 import numpy as np
 import pytest
 
-from ratios_matching import (SEED, cyclic_graph, expand_slots, hard_graph, redundancy_graph, scipy_size,
-                             tight_case, uniform_graph)
 from spare_core.matching import IncrementalMatching, hopcroft_karp
+
+from bench.peers import scipy_size
+from bench.workloads import SEED, cyclic_graph, expand_slots, hard_graph, redundancy_graph, tight_case, uniform_graph
 
 pytest.importorskip("pytest_benchmark")
 

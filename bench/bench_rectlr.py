@@ -2,23 +2,19 @@
 
 Groups (SimPy's layout): ``rectlr-micro`` one failure decision from a mid-sequence state;
 ``rectlr-sequence`` whole random failure orders to the wipe-out; each group carries the
-peer (scipy matching + OR-Tools flow rebuilt per failure, ``ratios_rectlr.RebuildController``)
-on the same state or on a prefix of the same sequence. ``python -m pytest bench/bench_rectlr.py``;
-``python bench/ratios_rectlr.py`` prints the ratios.
+peer (scipy matching + OR-Tools flow rebuilt per failure, ``bench/peers.py``'s
+``RebuildController``) on the same state or on a prefix of the same sequence.
+``python -m pytest bench/bench_rectlr.py``; ``python -m bench.ratios rectlr`` prints the ratios.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from spare_core.layout import StackedLayout
 from spare_core.rectlr import Rectlr
 
-SEED = 4005
-
-
-def _order(n, seed=SEED):
-    return np.random.default_rng(seed).permutation(n)
+from bench.peers import RebuildController
+from bench.workloads import failure_order
 
 
 def _mid_sequence(ctl, order, k):
@@ -30,7 +26,7 @@ def _mid_sequence(ctl, order, k):
 @pytest.mark.benchmark(group="rectlr-micro")
 @pytest.mark.parametrize("phase1", ["kernel", "matching"])
 def test_one_decision_n1000_r10(benchmark, phase1):
-    order = _order(1000)
+    order = failure_order(1000)
     ctl = Rectlr(StackedLayout(1000, 10), phase1=phase1)
     k = 300  # well into the sequence (mean endured ~ 513): S >= 2, Phase 0 and reorders mixed
 
@@ -45,9 +41,7 @@ def test_one_decision_n1000_r10(benchmark, phase1):
 @pytest.mark.benchmark(group="rectlr-micro")
 def test_one_decision_n1000_r10_peer(benchmark):
     pytest.importorskip("ortools")
-    from ratios_rectlr import RebuildController
-
-    order = _order(1000)
+    order = failure_order(1000)
     lay = StackedLayout(1000, 10)
     ours, peer = Rectlr(lay), RebuildController(lay)
     ours.fail_many(order[:300])
@@ -64,7 +58,7 @@ def test_one_decision_n1000_r10_peer(benchmark):
 @pytest.mark.parametrize("n,r", [(1000, 10), (10_000, 14)])
 @pytest.mark.parametrize("phase1", ["kernel", "matching"])
 def test_sequence_to_wipeout(benchmark, n, r, phase1):
-    order = _order(n)
+    order = failure_order(n)
     ctl = Rectlr(StackedLayout(n, r), phase1=phase1)
 
     def run():
@@ -79,9 +73,7 @@ def test_sequence_to_wipeout(benchmark, n, r, phase1):
 @pytest.mark.benchmark(group="rectlr-sequence")
 def test_sequence_prefix_peer(benchmark):
     pytest.importorskip("ortools")
-    from ratios_rectlr import RebuildController
-
-    order = _order(1000)
+    order = failure_order(1000)
     peer = RebuildController(StackedLayout(1000, 10))
 
     def run():

@@ -16,15 +16,14 @@ on the same seeds (mean of per-seed ratios).
 
 Usage::
 
-    python bench/domain_ttt_table.py                       # ~10 min on one core
-    python bench/domain_ttt_table.py --n 200 --seeds 2     # quick look
+    python -m bench.domain_ttt_table                       # ~10 min on one core
+    python -m bench.domain_ttt_table --n 200 --seeds 2     # quick look
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -32,8 +31,7 @@ from spare_core.distributions import Exponential
 from spare_core.events.domains import DomainFailures
 from spare_core.sim import Scenario, SpareCheckpoint, simulate
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_endurance_table import LAYOUTS, build as layout_for  # noqa: E402  (one layout table for both)
+from bench.domain_endurance_table import LAYOUTS, build as layout_for  # one layout table for both
 
 
 

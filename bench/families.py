@@ -3,13 +3,14 @@
 Every family is a function ``make(nnz, rng) -> (graph, capacity)`` building a CSR biadjacency
 (rows = left vertices) with about ``nnz`` stored entries, and the right capacities (``None`` for
 an ordinary matching). ``FAMILIES`` maps a short name to ``(make, full_nnz, note)``:
-``full_nnz`` is the size the issue quotes; ``bench/ratios_matching.py --families`` runs every
-family at 1e3, 1e4, 1e5 edges and at that size.
+``full_nnz`` is the size the issue quotes; ``python -m bench.ratios matching --catalogue all``
+runs every family at 1e3, 1e4, 1e5 edges and at that size. The flow families ``user_reassign``,
+``netgen_wide`` and ``grid`` are defined in bench/workloads.py and importable from here too.
 
 The first four are the graphs of issue 15's table (uniform random at average degree 5 and 4,
 rectangular, heavy-tailed right degrees); ``redundancy``, ``hard`` and ``sparse`` are the
-SPARe-shaped families of bench/ratios_matching.py (a, b, c); the last three are built to hurt a
-matching code:
+SPARe-shaped families (a, b, c) of the matching table (bench/workloads.py); the last three are
+built to hurt a matching code:
 
 - ``chain``: a randomly relabelled staircase (left i joined to right i and i+1, plus a sprinkle
   of random edges): a greedy start leaves free vertices whose augmenting paths are very long.
@@ -23,6 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
+from bench.workloads import distinct_random
+# the flow families (defined with the other workloads), kept here under their names
+from bench.workloads import grid, netgen_wide, user_reassign  # noqa: F401
 
 
 def _csr(rows, cols, shape):
@@ -65,16 +70,10 @@ def zipf(nnz: int, rng, n: int | None = None):
 
 
 def redundancy(nnz: int, rng, r: int = 3, removed: float = 0.05):
-    """(a) of ratios_matching: n types, each held by r random groups of S = 2 slots, 5 % of the
+    """(a) of the matching table: n types, each held by r random groups of S = 2 slots, 5 % of the
     groups removed (capacity 0)."""
     n = max(nnz // r, r + 1)
-    cols = rng.integers(0, n, (n, r))
-    for _ in range(50):
-        s = np.sort(cols, axis=1)
-        bad = np.flatnonzero(np.any(s[:, 1:] == s[:, :-1], axis=1))
-        if bad.size == 0:
-            break
-        cols[bad] = rng.integers(0, n, (bad.size, r))
+    cols = distinct_random(n, r, rng)
     g = _csr(np.repeat(np.arange(n), r), cols.ravel(), (n, n))
     cap = np.full(n, 2, dtype=np.int64)
     cap[rng.random(n) < removed] = 0
@@ -155,93 +154,3 @@ def make(name: str, nnz: int, seed: int = 15):
     """Build family ``name`` at about ``nnz`` edges from a seeded generator."""
     fn = FAMILIES[name][0]
     return fn(nnz, np.random.default_rng([seed, nnz, sorted(FAMILIES).index(name)]))
-
-
-# -- flow: the reassignment network the way a user writes it (issue 15) ---------------------------
-
-def user_reassign(arcs: int, seed: int = 0, max_transfer: int = 3, slots: int = 4,
-                  candidates: int = 4, formulation: str = "st"):
-    """Shard reassignment as another simulator writes it, about ``arcs`` arcs.
-
-    Nodes: source 0, sink 1, one node per missing shard, one per stack slot. Arcs: source ->
-    shard (capacity 1); shard -> every slot of ``candidates`` random groups (``slots`` slots
-    each; capacity 1, cost 4 * |slot position - the shard's old position| + a random transfer
-    cost in [0, max_transfer]); shard -> sink ("leave unplaced", capacity 1, cost 1000); slot
-    -> sink (capacity 1, cost 0). Groups: half as many as shards, so most shards find a slot.
-
-    Returns a bench_flow.Instance: ``formulation="st"`` for max_flow_min_cost (source, sink),
-    ``"supply"`` for min_cost_flow (the source supplies every shard's unit, the sink takes it:
-    always feasible through the penalty arcs).
-    """
-    from bench_flow import Instance
-
-    rng = np.random.default_rng([seed, arcs, max_transfer])
-    per_shard = 2 + candidates * slots + slots // 2
-    n_shards = max(arcs // per_shard, 2)
-    n_groups = max(n_shards // 2, candidates)
-    shard = 2 + np.arange(n_shards)
-    slot0 = 2 + n_shards
-    n = slot0 + n_groups * slots
-    grp = np.argsort(rng.random((n_shards, n_groups)), axis=1)[:, :candidates] if n_groups <= 64 else \
-        rng.integers(0, n_groups, (n_shards, candidates))
-    pos = np.tile(np.arange(slots), candidates)
-    t_sl = np.repeat(shard, candidates * slots)
-    h_sl = slot0 + (np.repeat(grp, slots, axis=1) * slots + pos).ravel()
-    old = rng.integers(0, slots, n_shards)
-    c_sl = 4 * np.abs(np.tile(pos, n_shards) - np.repeat(old, candidates * slots)) \
-        + rng.integers(0, max_transfer + 1, t_sl.size)
-    slots_all = slot0 + np.arange(n_groups * slots)
-    tail = np.concatenate([np.zeros(n_shards, np.int64), t_sl, shard, slots_all])
-    head = np.concatenate([shard, h_sl, np.ones(n_shards, np.int64), np.ones(slots_all.size, np.int64)])
-    cap = np.ones(tail.size, np.int64)
-    cost = np.concatenate([np.zeros(n_shards, np.int64), c_sl, np.full(n_shards, 1000, np.int64),
-                           np.zeros(slots_all.size, np.int64)]).astype(np.int64)
-    if formulation == "st":
-        return Instance(n, tail.astype(np.int64), head.astype(np.int64), cap, cost, source=0, sink=1)
-    supply = np.zeros(n, np.int64)
-    supply[0], supply[1] = n_shards, -n_shards
-    return Instance(n, tail.astype(np.int64), head.astype(np.int64), cap, cost, supply=supply)
-
-
-# -- flow: generic networks of other shapes than bench_flow.make_generic -------------------------
-# Measured, not tuned on: the network simplex's defaults were chosen on make_generic only.
-
-def netgen_wide(arcs: int, seed: int = 0):
-    """NETGEN-like with other parameters than ``bench_flow.make_generic``: 5 % sources and
-    5 % sinks, average out-degree 16, costs in [1, 100] (same skeleton construction, so
-    feasible by design)."""
-    from bench_flow import make_generic
-
-    return make_generic(arcs, seed=seed, degree=16, max_cost=100, terminals=0.05)
-
-
-def grid(arcs: int, seed: int = 0):
-    """GRIDGEN/GOTO-like: a square grid with arcs both ways between neighbours
-    (uncapacitated, cost in [1, 1000]) plus a quarter of the arcs as random shortcuts
-    (capacity in [1, 100], cost in [1, 1000]); 2 % of the nodes are sources and 2 % sinks,
-    about 10 units of supply per node in total. The uncapacitated grid keeps every
-    instance feasible; paths are long (about the grid's side), unlike NETGEN's."""
-    from bench_flow import Instance
-
-    rng = np.random.default_rng([seed, arcs, 17])
-    side = max(3, int(round(np.sqrt(0.75 * arcs / 4))))
-    n = side * side
-    idx = np.arange(n).reshape(side, side)
-    right = (idx[:, :-1].ravel(), idx[:, 1:].ravel())
-    down = (idx[:-1, :].ravel(), idx[1:, :].ravel())
-    g_tail = np.concatenate([right[0], right[1], down[0], down[1]])
-    g_head = np.concatenate([right[1], right[0], down[1], down[0]])
-    n_extra = max(0, arcs - g_tail.size)
-    e_tail = rng.integers(0, n, n_extra)
-    e_head = rng.integers(0, n, n_extra)
-    total = 10 * n
-    tail = np.concatenate([g_tail, e_tail]).astype(np.int64)
-    head = np.concatenate([g_head, e_head]).astype(np.int64)
-    cap = np.concatenate([np.full(g_tail.size, total), rng.integers(1, 101, n_extra)]).astype(np.int64)
-    cost = rng.integers(1, 1001, tail.size).astype(np.int64)
-    k = max(1, n // 50)
-    nodes = rng.permutation(n)
-    supply = np.zeros(n, np.int64)
-    supply[nodes[:k]] = rng.multinomial(total - k, np.full(k, 1 / k)) + 1
-    supply[nodes[k:2 * k]] = -(rng.multinomial(total - k, np.full(k, 1 / k)) + 1)
-    return Instance(n, tail, head, cap, cost, supply=supply)

@@ -5,7 +5,7 @@ simulator): the paper preset's costs on small clusters (N = 16..64 groups) with 
 steps, at four system MTBFs, CKPT-only / Rep+CKPT / SPARe+CKPT at r = 2..5: 24 scenarios x
 9 runs x 463 seeds = 100,008 runs. Usage::
 
-    python bench/sweep_1e5.py [--workers 2] [--store DIR] [--seeds 463]
+    python -m bench.sweep_1e5 [--workers 2] [--store DIR] [--seeds 463]
 
 Without --store it uses a temporary directory and removes it afterwards.
 """
@@ -16,14 +16,9 @@ import shutil
 import tempfile
 import time
 
-from spare_core.sim import Scenario
-from spare_core.sweeps import ResultStore, SweepSpec, best_redundancy, run_sweep, summarise_store
+from spare_core.sweeps import ResultStore, best_redundancy, run_sweep, summarise_store
 
-
-def spec(seeds):
-    sc = [Scenario.paper_600k(n, n_steps=50, system_mtbf=m, name=f"N{n}-M{m:g}")
-          for n in (16, 24, 32, 40, 48, 64) for m in (300.0, 600.0, 1200.0, 2400.0)]
-    return SweepSpec(sc, ("ckpt", "rep", "spare"), [2, 3, 4, 5], seeds=seeds, name="1e5")
+from bench.workloads import sweep_1e5_spec
 
 
 def main(argv=None) -> int:
@@ -32,7 +27,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=463)
     ap.add_argument("--store", default=None)
     args = ap.parse_args(argv)
-    s = spec(args.seeds)
+    s = sweep_1e5_spec(args.seeds)
     d = args.store or tempfile.mkdtemp(prefix="sweep_1e5_")
     try:
         t = time.perf_counter()

@@ -3,9 +3,6 @@ bench/families.py (source -> shard -> slot -> sink, penalty arcs shard -> sink) 
 formulations, against networkx and every forced method, certificates checked."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import networkx as nx
 import numpy as np
 import pytest
@@ -13,8 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import families  # noqa: E402
+from bench import families
 
 METHODS = ("auto", "ssp", "cost_scaling", "network_simplex")
 
@@ -66,7 +62,7 @@ def test_partial_supply_and_infeasible_supply(arcs, seed, data):
 
 
 def test_layer_detection_rejects_other_shapes():
-    from bench_flow import make_generic
+    from bench.workloads import make_generic
 
     inst = make_generic(2000, seed=3)
     r = min_cost_flow(*inst.network(), inst.supply)

@@ -4,9 +4,6 @@ The shape test behind the assignment rule (``_mcf.assignment_shape``) is checked
 plain numpy statement of the same definition."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,9 +11,9 @@ from hypothesis import given, settings, strategies as st
 from spare_core._native import load
 from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import families  # noqa: E402
-from bench_flow import certified, make_generic, make_reassign, solve_ours_result  # noqa: E402
+from bench import families
+from bench.peers import certified, solve_ours_result
+from bench.workloads import make_generic, make_reassign
 
 _mcf = load("_mcf")
 

@@ -4,15 +4,11 @@ result. The benchmark's families are the ones its table reports; these are their
 correctness counterpart."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from bench_flow import certified, solve_networkx, solve_ortools, solve_ours_result  # noqa: E402
-from ratios_flow import FAMILIES  # noqa: E402
+from bench.peers import certified, solve_networkx, solve_ortools, solve_ours_result
+from bench.workloads import FLOW_FAMILIES as FAMILIES
 
 METHODS = ("auto", "ssp", "cost_scaling", "network_simplex")
 

@@ -3,9 +3,6 @@ then PF+ with native capacities) against scipy on the slot-expanded graph, netwo
 flow and Hopcroft-Karp, each result's König certificate checked independently."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import networkx as nx
 import numpy as np
 import pytest
@@ -16,9 +13,8 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from spare_core import _native
 from spare_core.matching import hopcroft_karp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import families  # noqa: E402
-from matching_race import CAP_REF, race  # noqa: E402
+from bench import families
+from tests.matching_race import CAP_REF, race
 
 B_METHODS = ("auto", "pothen_fan", "hopcroft_karp")
 

@@ -4,9 +4,6 @@ solve and result in one C call) and the greedy pass's repair from a few free rig
 matchings with their certificates as the general path."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -16,11 +13,8 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from spare_core import matching
 from spare_core.matching import hopcroft_karp
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_matching_methods import check, scipy_size  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import families  # noqa: E402
+from bench import families
+from tests.test_matching_methods import check, scipy_size
 
 INDEX_TYPES = [(p, x) for p in (np.int32, np.int64) for x in (np.int32, np.int64)]
 

@@ -2,9 +2,6 @@
 bench/families.py (small instances), certificates on every result, the `auto` rules pinned."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import networkx as nx
 import numpy as np
 import pytest
@@ -14,8 +11,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from spare_core.matching import METHODS, hopcroft_karp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import families  # noqa: E402
+from bench import families
 
 UNIT_METHODS = [m for m in METHODS if m != "auto"]
 

@@ -3,9 +3,6 @@ thread writing into them during a solve (the GIL is released) can make the valid
 the graph, but never send a kernel out of bounds or change the answer it computes."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,8 +10,7 @@ import scipy.sparse as sp
 from spare_core import matching
 from spare_core.matching import METHODS, hopcroft_karp
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from matching_race import race  # noqa: E402
+from tests.matching_race import race
 
 
 @pytest.mark.parametrize("method", METHODS)

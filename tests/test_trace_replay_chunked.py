@@ -2,8 +2,6 @@
 what the run consumed before a restart: the failures it hands out, and every later epoch,
 are bit for bit those of the one-failure-at-a-time reader, whatever the restart times
 (ties with the failures handed out but not consumed included) and whatever ``after``."""
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,10 +12,9 @@ from spare_core._seeding import run_seed
 from spare_core.events import RunFailures, Trace, TraceReplay
 from spare_core.sim import Scenario, make_policy, simulate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 # the model behind a process that cannot rewind: RunFailures then pulls exactly the failures
 # asked for (the reader every chunked one must agree with; the bench times the same one)
-from bench_traces import NoRewind  # noqa: E402
+from bench.peers import NoRewind
 
 
 def _trace(rows, extra_end):

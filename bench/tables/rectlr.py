@@ -1,4 +1,4 @@
-"""spare_core.rectlr against a rebuild-per-failure RECTLR (scipy matching + OR-Tools flow).
+"""rectlr: spare_core.rectlr against a rebuild-per-failure RECTLR (scipy matching + OR-Tools flow).
 
 Same failure sequences, same run. Three measurements (issue 4):
 
@@ -20,119 +20,23 @@ rebuild-per-failure use of our own flow kernel), and reorders stacks with the sa
 ours on every failure (S* depends only on which groups are alive and S before), which is
 checked.
 
-Usage: ``python bench/ratios_rectlr.py [--quick]``. Read medians and ratios; the machine is
-shared.
+Usage: ``python -m bench.ratios rectlr [--quick] [--part latency throughput memory]``. Read
+medians and ratios; the machine is shared. The peer is ``bench/peers.py``'s ``RebuildController``.
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import time
 import tracemalloc
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from spare_core.layout import StackedLayout
 from spare_core.rectlr import Rectlr
 
-SEED = 4004
-
-
-class RebuildController:
-    """RECTLR rebuilt from scratch on every failure (the peer); tracks only S, stacks, alive."""
-
-    def __init__(self, layout, phase2="ortools"):
-        from ortools.graph.python import min_cost_flow
-
-        self._mcf = min_cost_flow
-        self.phase2 = phase2  # "ortools" or "spare_core" (spare_core.flow.min_cost_flow)
-        self.place = np.asarray(layout.placement)
-        self.n, self.r = self.place.shape
-        self.restart()
-
-    def restart(self):
-        self.stacks = self.place.copy()
-        self.alive = np.ones(self.n, dtype=bool)
-        self.S = 1
-
-    def _complete_at(self, s, groups):
-        """Phase 1 at s: maximum matching on the slot-expanded graph (scipy)."""
-        n, r = self.n, self.r
-        if groups.size * s < n:
-            return False
-        types = self.stacks[groups].ravel()  # all r holdings of each alive group
-        slot_of_group = np.arange(groups.size)
-        rows = np.repeat(types, s)
-        cols = (np.repeat(slot_of_group, r * s) * s + np.tile(np.arange(s), groups.size * r))
-        g = sp.csr_array((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n, groups.size * s))
-        return int((maximum_bipartite_matching(g, perm_type="column") >= 0).sum()) == n
-
-    def _least_reordering(self, s, groups):
-        """Phase 2 at s: min-cost flow (OR-Tools); returns the contributing group per type."""
-        n, r = self.n, self.r
-        m = groups.size
-        depth = np.tile(np.arange(r), m)
-        types = self.stacks[groups].ravel()
-        gidx = np.repeat(np.arange(m), r)
-        cost = np.maximum(0, depth - s + 1)
-        src, sink = n + m, n + m + 1
-        tails = np.concatenate([np.full(n, src), types, n + np.arange(m)])
-        heads = np.concatenate([np.arange(n), n + gidx, np.full(m, sink)])
-        caps = np.concatenate([np.ones(n + types.size, dtype=np.int64), np.full(m, s)])
-        costs = np.concatenate([np.zeros(n, dtype=np.int64), cost, np.zeros(m, dtype=np.int64)])
-        supplies = np.zeros(n + m + 2, dtype=np.int64)
-        supplies[src], supplies[sink] = n, -n
-        if self.phase2 == "spare_core":
-            from spare_core.flow import min_cost_flow
-
-            res = min_cost_flow(n + m + 2, tails, heads, caps, costs, supplies)
-            flows, total = res.flow[n : n + types.size], int(res.cost)
-        else:
-            f = self._mcf.SimpleMinCostFlow()
-            f.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
-            f.set_nodes_supplies(np.arange(n + m + 2), supplies)
-            if f.solve() != f.OPTIMAL:
-                raise RuntimeError("peer: min-cost flow not optimal")
-            flows, total = f.flows(np.arange(n, n + types.size)), int(f.optimal_cost())
-        used = np.flatnonzero(flows > 0)
-        owner = np.empty(n, dtype=np.int64)
-        owner[types[used]] = groups[gidx[used]]
-        return owner, total
-
-    def fail(self, g):
-        """Returns (kind, S after)."""
-        self.alive[g] = False
-        groups = np.flatnonzero(self.alive)
-        held = np.zeros(self.n, dtype=bool)
-        held[self.place[groups].ravel()] = True
-        if not held.all():
-            return "wipeout", self.S
-        covered = np.zeros(self.n, dtype=bool)
-        covered[self.stacks[groups, : self.S].ravel()] = True
-        if covered.all():
-            return "fixed", self.S
-        s = self.S
-        while not self._complete_at(s, groups):
-            s += 1
-        owner, _ = self._least_reordering(s, groups)
-        self.S = s
-        for h in np.unique(owner):
-            mine = set(np.flatnonzero(owner == h).tolist())
-            row = self.stacks[h]
-            for d in range(s, self.r):
-                if row[d] in mine:
-                    p = s - 1
-                    while row[p] in mine:
-                        p -= 1
-                    row[p], row[d] = row[d], row[p]
-        return "reordered", s
-
-
-def orders(n, k, seed):
-    rng = np.random.default_rng(seed)
-    return [rng.permutation(n) for _ in range(k)]
+from bench.peers import RebuildController
+from bench.workloads import RECTLR_SEED as SEED
+from bench.workloads import failure_orders as orders
 
 
 def latency(n, r, n_seq, peer_seqs):
@@ -230,12 +134,12 @@ def memory(n, r):
           f" (fail_many of N/2 groups included)")
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="RECTLR vs rebuild-per-failure (scipy + OR-Tools)")
-    ap.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
-    ap.add_argument("--part", nargs="+", choices=["latency", "throughput", "memory"],
-                    default=["latency", "throughput", "memory"])
-    args = ap.parse_args(argv)
+def add_arguments(p):
+    p.add_argument("--part", nargs="+", choices=["latency", "throughput", "memory"],
+                   default=["latency", "throughput", "memory"])
+
+
+def run(args) -> int:
     if "latency" in args.part:
         latency(200, 6, 3, 2) if args.quick else latency(1000, 10, 20, 5)
     if "throughput" in args.part:
@@ -244,7 +148,3 @@ def main(argv=None):
         for n, r in [(1000, 8)] if args.quick else [(10_000, 14), (100_000, 14)]:
             memory(n, r)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

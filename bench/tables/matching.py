@@ -1,4 +1,4 @@
-"""spare_core.matching against scipy's maximum_bipartite_matching, same workloads, same run.
+"""matching: spare_core.matching against scipy's maximum_bipartite_matching, same workloads, same run.
 
 Prints, per graph family and size, our median time, scipy's median time and the ratio
 scipy/ours (> 1: we are faster). Repeats alternate between the two so both see the same
@@ -23,12 +23,11 @@ e  tight b-matching: N = 1000 types on cyclic stacks of r = 20, S = 2, right aft
 included, divided by the caller's indptr + indices bytes; scipy's is measured the same way,
 and both again on the same graph with int32 index arrays.
 
-Usage: ``python bench/ratios_matching.py [--quick] [--ideas] [families]``.
+Usage: ``python -m bench.ratios matching [--quick] [--ideas] [--catalogue NAMES] [--methods M] [families]``;
+the graphs are built in bench/workloads.py (a-e) and bench/families.py (the catalogue).
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 import tracemalloc
 
@@ -38,87 +37,10 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from spare_core.matching import IncrementalMatching, hopcroft_karp
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+from bench.peers import scipy_size
+from bench.workloads import SEED, cyclic_graph, expand_slots, hard_graph, redundancy_graph, tight_case, uniform_graph
 
-SEED = 20260
 METHODS = ("auto", "hopcroft_karp", "pothen_fan", "push_relabel")
-
-
-# -- workloads (shared with bench_matching.py) ------------------------------------------------
-
-def redundancy_graph(n: int, r: int, rng, removed: float = 0.05):
-    """(a): type i joined to r distinct random groups; returns graph, capacity (S = 2, removed = 0)."""
-    cols = np.argsort(rng.random((n, n)), axis=1)[:, :r] if n <= 2000 else _distinct_random(n, r, rng)
-    rows = np.repeat(np.arange(n), r)
-    g = sp.csr_array((np.ones(n * r), (rows, cols.ravel())), shape=(n, n))
-    cap = np.full(n, 2, dtype=np.int64)
-    cap[rng.random(n) < removed] = 0
-    return g, cap
-
-
-def _distinct_random(n, r, rng):
-    cols = rng.integers(0, n, (n, r))
-    for _ in range(50):  # redraw rows with a repeated group (rare for r << n)
-        s = np.sort(cols, axis=1)
-        bad = np.flatnonzero(np.any(s[:, 1:] == s[:, :-1], axis=1))
-        if bad.size == 0:
-            break
-        cols[bad] = rng.integers(0, n, (bad.size, r))
-    return cols
-
-
-def hard_graph(n: int, rng, r: int = 2, removed: float = 0.1):
-    """(b): n left, n right, r random right vertices each, a fraction of right vertices removed."""
-    rows = np.repeat(np.arange(n), r)
-    cols = rng.integers(0, n, n * r)
-    keep = (rng.random(n) >= removed)[cols]
-    return sp.csr_array((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
-
-
-def uniform_graph(nnz: int, rng):
-    """(c): nnz uniform random entries in a 0.6 nnz x 0.6 nnz biadjacency (duplicates kept)."""
-    n = max(int(0.6 * nnz), 1)
-    return sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
-
-
-def cyclic_graph(n: int, r: int):
-    """SPARe stacks: type i is held by groups i, i+1, ..., i+r-1 (mod n)."""
-    rows = np.repeat(np.arange(n), r)
-    cols = (rows + np.tile(np.arange(r), n)) % n
-    return sp.csr_array((np.ones(n * r), (rows, cols)), shape=(n, n))
-
-
-def tight_case(n: int, r: int, s: int, rng):
-    """(e): fail random groups while capacity s still covers every type; return the last such state."""
-    g = cyclic_graph(n, r)
-    im = IncrementalMatching(g, capacity=np.full(n, s))
-    order = rng.permutation(n)
-    failed = []
-    for j in order:
-        im.disable_right(int(j))
-        if im.augment() < n:
-            break
-        failed.append(int(j))
-    cap = np.full(n, s, dtype=np.int64)
-    cap[failed] = 0
-    return g, cap, len(failed)
-
-
-def expand_slots(g, cap):
-    """The slot-expanded graph scipy needs for a b-matching: right j becomes cap[j] columns."""
-    coo = g.tocoo()
-    start = np.concatenate([[0], np.cumsum(cap)])
-    reps = cap[coo.col]
-    rows = np.repeat(coo.row, reps)
-    offs = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-    cols = np.repeat(start[coo.col], reps) + offs
-    return sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(g.shape[0], int(start[-1])))
-
-
-def scipy_size(g) -> int:
-    if g.shape[0] == 0 or g.shape[1] == 0:
-        return 0
-    return int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
 
 
 # -- timing --------------------------------------------------------------------------------
@@ -193,7 +115,7 @@ def memory_note(g) -> str:
     return "peak extra memory / input graph: " + ", ".join(out)
 
 
-# -- families ------------------------------------------------------------------------------
+# -- families a-e ---------------------------------------------------------------------------
 
 def family_a(quick):
     rng = np.random.default_rng([SEED, 1])
@@ -310,7 +232,7 @@ def catalogue(quick, names=None, methods=("auto",)):
     to scipy's. Rounds: as many as fit in about a second (up to 101, at least 3); a single
     round where scipy alone takes over 10 s (chain at 1e6).
     """
-    import families as fam
+    from bench import families as fam
 
     print("\ncatalogue (bench/families.py): median ms, ratio = scipy / ours, wrapper included")
     print(f"{'family':<11} {'edges':>10} {'scipy ms':>10} " + " ".join(f"{m:>22}" for m in methods))
@@ -347,9 +269,7 @@ def catalogue(quick, names=None, methods=("auto",)):
             print(f"{name:<11} {g.nnz:>10,} {med['scipy'] * 1e3:>10.3f} " + " ".join(cells) + note, flush=True)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+def add_arguments(p):
     p.add_argument("--ideas", action="store_true", help="also time the kernel variants on (b), (c)")
     p.add_argument("--methods", default="auto",
                    help="comma-separated methods for the catalogue (default auto; 'all' for every one)")
@@ -357,7 +277,9 @@ def main(argv=None) -> int:
                    help="comma-separated bench/families.py names ('all'); with no families given, "
                         "only the catalogue runs")
     p.add_argument("families", nargs="*", default=None, help="subset of a b c d e")
-    args = p.parse_args(argv)
+
+
+def run(args) -> int:
     fams = args.families if args.families else ([] if args.catalogue else list("abcde"))
     if fams:
         header()
@@ -370,7 +292,3 @@ def main(argv=None) -> int:
     if args.ideas:
         ideas(args.quick)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""Peer ratios for spare_core.flow: ours vs OR-Tools SimpleMinCostFlow vs networkx.
+"""flow: peer ratios for spare_core.flow: ours vs OR-Tools SimpleMinCostFlow vs networkx.
 
 Same instance, same run, interleaved repeats; every timing goes from the caller's numpy
 arrays to the per-arc flows (conversion included) and every solver's optimal cost is
@@ -9,27 +9,27 @@ call). The machine is shared, so the table reports medians of CPU time
 (``time.process_time``: what the solver itself consumed, insensitive to other jobs
 stealing the core) and, for reference, the median wall time of ours.
 
-Families (``FAMILIES``; every instance from a seeded generator):
+Families (``workloads.FLOW_FAMILIES``; every instance from a seeded generator):
 
-- ``reassign``: RECTLR's own reassignment network (``bench_flow.make_reassign``, s-t);
+- ``reassign``: RECTLR's own reassignment network (``workloads.make_reassign``, s-t);
 - ``user-st-<c>`` / ``user-sup-<c>``: the reassignment network as another simulator writes
-  it (``families.user_reassign``: penalty arcs of cost 1000, transfer costs up to ``c`` =
+  it (``workloads.user_reassign``: penalty arcs of cost 1000, transfer costs up to ``c`` =
   15, 200, 10000), given to ``max_flow_min_cost`` (s-t) or to ``min_cost_flow`` (supplies);
-- ``generic``: NETGEN-like (``bench_flow.make_generic``, costs up to 1e4, 1 % sources and
+- ``generic``: NETGEN-like (``workloads.make_generic``, costs up to 1e4, 1 % sources and
   sinks);
 - ``netgen-wide``: NETGEN-like with 5 % sources and sinks, out-degree 16, costs up to 100
-  (``families.netgen_wide``), and ``grid``: a GRIDGEN/GOTO-like grid with random shortcuts
-  (``families.grid``): generic shapes the network simplex's defaults were not tuned on.
+  (``workloads.netgen_wide``), and ``grid``: a GRIDGEN/GOTO-like grid with random shortcuts
+  (``workloads.grid``): generic shapes the network simplex's defaults were not tuned on.
 
 The "method" column is ``FlowResult.method``: what ``method="auto"`` ran.
 
 Usage::
 
-    python bench/ratios_flow.py            # every family, 1e3..1e6 arcs (several minutes)
-    python bench/ratios_flow.py --quick    # 1e3, 1e4 arcs (seconds)
-    python bench/ratios_flow.py --family generic --family user-st-200   # some families
-    python bench/ratios_flow.py --sizes 1000,1000000                    # some sizes
-    python bench/ratios_flow.py --methods  # our methods against each other (the data
+    python -m bench.ratios flow            # every family, 1e3..1e6 arcs (several minutes)
+    python -m bench.ratios flow --quick    # 1e3, 1e4 arcs (seconds)
+    python -m bench.ratios flow --family generic --family user-st-200   # some families
+    python -m bench.ratios flow --sizes 1000,1000000                    # some sizes
+    python -m bench.ratios flow --methods  # our methods against each other (the data
                                            # behind method="auto"), 1e3..1e5 arcs
 
 Targets (issue 15): reassignment networks (either formulation, conversion included)
@@ -40,34 +40,12 @@ hundred; generic NETGEN-like >= 3x at 1e6; never slower than OR-Tools from 1e3 a
 from __future__ import annotations
 
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import families  # noqa: E402
-from bench_flow import (make_generic, make_reassign, solve_networkx, solve_ortools, solve_ours,  # noqa: E402
-                        solve_ours_result)
+from bench.peers import solve_networkx, solve_ortools, solve_ours, solve_ours_result
+from bench.workloads import FLOW_FAMILIES, make_generic, make_reassign
 
 METHODS = ("ssp", "cost_scaling", "network_simplex")
-
-
-def _user(formulation, max_transfer):
-    return lambda arcs, seed: families.user_reassign(arcs, seed=seed, max_transfer=max_transfer,
-                                                     formulation=formulation)
-
-
-# name -> (make(arcs, seed), largest size networkx is run at: minutes per call beyond)
-FAMILIES = {
-    "reassign": (make_reassign, 10**5),
-    **{f"user-{f}-{c}": (_user("st" if f == "st" else "supply", c), 10**4)
-       for f in ("st", "sup") for c in (15, 200, 10_000)},
-    "generic": (make_generic, 10**4),
-    # generic shapes the simplex's defaults were not chosen on (families.py)
-    "netgen-wide": (families.netgen_wide, 10**4),
-    "grid": (families.grid, 10**4),
-}
 
 
 # Calls shorter than this are timed in a loop of ``number`` calls (per peer, chosen
@@ -90,7 +68,7 @@ def _calls_per_block(fn, inst) -> int:
 
 
 def measure(family: str, arcs: int, repeats: int):
-    make, networkx_max = FAMILIES[family]
+    make, networkx_max = FLOW_FAMILIES[family]
     inst = make(arcs, seed=1)
     peers = {"ours": solve_ours}
     try:
@@ -154,24 +132,26 @@ def compare_methods(sizes) -> None:
                   + " ".join(f"{1e3 * statistics.median(cpu[m]):15.3f}" for m in names), flush=True)
 
 
-def main(argv: list[str]) -> int:
-    if "--methods" in argv:
+def add_arguments(p):
+    p.add_argument("--methods", action="store_true",
+                   help="our methods against each other (the data behind method='auto'), 1e3..1e5 arcs")
+    p.add_argument("--family", action="append", default=[], choices=list(FLOW_FAMILIES), metavar="NAME",
+                   help=f"a family (repeat for several; default all): {', '.join(FLOW_FAMILIES)}")
+    p.add_argument("--sizes", default=None, help="comma-separated arc counts (default 1e3..1e6, --quick 1e3,1e4)")
+
+
+def run(args) -> int:
+    if args.methods:
         compare_methods([10**3, 10**4, 10**5])
         return 0
-    quick = "--quick" in argv
-    sizes = [10**3, 10**4] if quick else [10**3, 10**4, 10**5, 10**6]
-    chosen = [argv[i + 1] for i, a in enumerate(argv) if a == "--family" and i + 1 < len(argv)]
-    for i, a in enumerate(argv):
-        if a == "--sizes" and i + 1 < len(argv):
-            sizes = [int(float(x)) for x in argv[i + 1].split(",")]
-    unknown = set(chosen) - set(FAMILIES)
-    if unknown:
-        raise SystemExit(f"unknown family {sorted(unknown)}; choose from {list(FAMILIES)}")
+    sizes = [10**3, 10**4] if args.quick else [10**3, 10**4, 10**5, 10**6]
+    if args.sizes:
+        sizes = [int(float(x)) for x in args.sizes.split(",")]
     print("median CPU seconds (time.process_time), ratio = peer / ours; costs checked equal")
     header = (f"{'family':14} {'arcs':>8} {'method (auto)':>15} {'ours':>9} {'ours wall':>9} {'ortools':>9} "
               f"{'x ortools':>9} {'networkx':>9} {'x networkx':>10}")
     print(header)
-    for family in chosen or FAMILIES:
+    for family in args.family or FLOW_FAMILIES:
         for arcs in sizes:
             repeats = 5 if arcs <= 10**5 else 3
             m, med, ours_wall, nx_cpu, method = measure(family, arcs, repeats)
@@ -183,7 +163,3 @@ def main(argv: list[str]) -> int:
             row += f"{nx_cpu:9.3g} {nx_cpu / ours:10.0f}" if nx_cpu is not None else f"{'-':>9} {'-':>10}"
             print(row, flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
