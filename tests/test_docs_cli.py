@@ -1,0 +1,476 @@
+"""Every key and every flag docs/cli.md documents runs end to end, generated from its tables.
+
+The key tables (header ``| key | ...``) and the flag tables (header ``| flag | ...``, under a
+``### spare COMMAND`` heading) are parsed; every documented key is set in a tiny scenario file
+(``--set`` for ``SECTION.NAME``, the file's text for deeper keys), loaded, and run with
+``spare run``; every documented flag is run with its command. A documented key or flag without a
+test value below fails, and so does a key the code accepts (``scenario_file``'s tables, the
+built-in failure models' ``file_keys``, the trace reader's options, the domain keys) or a flag a
+parser has without a row in the docs.
+
+To document a key: add its row to docs/cli.md and its values to ``KEY_CASES`` (``_sets`` for
+``--set`` items, ``Case(failures=...)`` for a whole ``[failures]`` table, ``Case(extra=...)`` for
+more tables). A family of keys is written with upper-case placeholders (``policy.NAME.OPTION``):
+a placeholder matches any one part of a key the code accepts, and a table is documented by the
+rows of its keys.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from spare_core.cli import build_parser, main
+from spare_core.events import FailureModel, failure_model_kinds
+from spare_core.scenario_file import DOMAIN_KEYS, TRACE_OPTIONS, load_scenario_file
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+
+
+# -- the docs' tables ---------------------------------------------------------------------------
+def _cells(line: str) -> list[str]:
+    """The cells of a table row (a ``\\|`` inside a cell is text)."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def _tables(text: str):
+    """(the heading above it, its header cells, its rows' cells) for every table of ``text``."""
+    heading, lines = "", text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("#"):
+            heading = lines[i].lstrip("#").strip()
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|[-| :]+\|$", lines[i + 1].strip()):
+            header, rows = _cells(lines[i]), []
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(_cells(lines[i]))
+                i += 1
+            yield heading, header, rows
+            continue
+        i += 1
+
+
+_KEY = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)`")
+_FLAG = re.compile(r"`(--[a-z][a-z0-9-]*)")
+
+
+def documented_keys() -> list[str]:
+    """The keys of the key tables, in the order of the docs."""
+    keys = [k for _, header, rows in _tables(DOCS.read_text()) if header[0] == "key" for row in rows
+            for k in _KEY.findall(row[0])]
+    return list(dict.fromkeys(keys))
+
+
+def documented_flags() -> dict[str, list[str]]:
+    """Command -> the flags of its table (the table under ``### spare COMMAND``)."""
+    out: dict[str, list[str]] = {}
+    for heading, header, rows in _tables(DOCS.read_text()):
+        if header[0] == "flag":
+            m = re.fullmatch(r"spare ([a-z-]+)", heading)
+            assert m, f"docs/cli.md: a flag table must sit under '### spare COMMAND', not {heading!r}"
+            out.setdefault(m.group(1), []).extend(f for row in rows for f in _FLAG.findall(row[0]))
+    return out
+
+
+def _matches(doc_key: str, key: str) -> bool:
+    """A documented key (upper-case parts are placeholders) names ``key``."""
+    parts, want = doc_key.split("."), key.split(".")
+    return len(parts) == len(want) and all(p == w or p.isupper() for p, w in zip(parts, want))
+
+
+def code_keys() -> list[str]:
+    """Every key the code accepts in a scenario file (built-in failure models only: a model a
+    test registers documents itself)."""
+    from spare_core.scenario_file import _SECTIONS, _SUBTABLES, _allowed  # the tables' allowed keys
+
+    keys = [k for k in _SECTIONS[""] if k not in _SUBTABLES]
+    # [failures] below: _allowed would add the keys of models the tests register
+    keys += [f"{s}.{k}" for s in _SUBTABLES if s != "failures" for k in _allowed(s)]
+    keys += [f"failures.{k}" for k in _SECTIONS["failures"]]
+    builtin = [FailureModel.by_kind(k) for k in failure_model_kinds()]
+    keys += [f"failures.{k}" for c in builtin if c.__module__.startswith("spare_core.") for k in c.file_keys]
+    keys += [f"failures.trace.{k}" for k in ("path", *TRACE_OPTIONS)]
+    keys += [f"failures.domains.{k}" for k in DOMAIN_KEYS]
+    return list(dict.fromkeys(keys))
+
+
+# -- a tiny job -----------------------------------------------------------------------------------
+BASE_FAILURES = """
+[failures]
+mtbf = "5 min"
+"""
+
+
+def _file_text(failures: str = BASE_FAILURES, extra: str = "") -> str:
+    return f"""
+name = "tiny"
+
+[cluster]
+gpus = 32
+gpus_per_node = 4
+gpus_per_group = 8
+
+[job]
+step_time = "1 s"
+steps = 100
+
+[costs]
+restart = "60 s"
+checkpoint_save = "5 s"
+
+[compare]
+seeds = 1
+r_max = 2
+processes = 1
+{failures}
+{extra}
+"""
+
+
+# uneven gaps (a law is fitted to them), increasing times, every node failing
+LOG = "time,unit,reason\n" + "".join(f"{3600.0 * (11.3 * (k + 1) + 2.0 * ((7 * k) % 5)):.1f},{(3 * k) % 8},gpu\n"
+                                      for k in range(40))
+LOG2 = "when;host;why\n" + "".join(
+    f"2025-03-{3 + k // 3:02d}T{8 * (k % 3):02d}:15:00;node-{(5 * k) % 8:02d};xid {k}\n" for k in range(36))
+HOSTS = "# rank order\n" + "".join(f"node-{i:02d} slots=4\n" for i in range(8))
+
+TRACE_T1 = '\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "log.csv"\n{}\n'
+TRACE_T2 = """
+[failures]
+model = "trace"
+after = "loop"
+
+[failures.trace]
+path = "log2.csv"
+time_column = "when"
+unit_column = "host"
+reason_column = "why"
+time_format = "iso"
+tz = "Europe/Paris"
+units = "names"
+unit_map = "hosts.txt"
+n_units = 8
+start = 2025-03-03T00:00:00
+end = "2025-03-20T00:00:00"
+header = true
+delimiter = ";"
+"""
+FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = "log.csv"\n'
+DOMAINS = """
+[failures]
+mtbf = "20 min"
+
+[[failures.domains]]
+name = "rack"
+nodes = 4
+mtbf = "30 d"
+
+[[failures.domains]]
+name = "switch"
+nodes = 2
+interruptions = 3
+period = "10 d"
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One value of a key: ``--set`` items on the tiny file, or its whole ``[failures]`` text,
+    or more TOML appended; ``check`` reads the loaded file."""
+
+    sets: tuple[str, ...] = ()
+    failures: str = BASE_FAILURES
+    extra: str = ""
+    check: Callable[[Any], bool] | None = None
+    marks: tuple = ()
+
+
+def _sets(*items, check=None, marks=()):
+    return Case(sets=items, check=check, marks=marks)
+
+
+def _sc(sf):
+    return sf.to_dict()["scenario"]
+
+
+KEY_CASES: dict[str, list[Case]] = {
+    "name": [_sets('name="other"', check=lambda sf: sf.name == "other")],
+    "description": [_sets('description="a tiny job"')],
+    "cluster.gpus": [_sets("cluster.gpus=64", check=lambda sf: sf.scenario.n_groups == 8)],
+    "cluster.nodes": [_sets("cluster.nodes=16", check=lambda sf: sf.gpus == 64)],
+    "cluster.gpus_per_node": [_sets("cluster.gpus_per_node=8", check=lambda sf: sf.nodes == 4)],
+    "cluster.gpus_per_group": [_sets("cluster.gpus_per_group=16", check=lambda sf: sf.scenario.n_groups == 2)],
+    "cluster.tp": [_sets("cluster.tp=4", "cluster.pp=4", check=lambda sf: sf.gpus_per_group == 16)],
+    "cluster.pp": [_sets("cluster.tp=2", "cluster.pp=4", check=lambda sf: sf.gpus_per_group == 8)],
+    "job.step_time": [_sets("job.step_time='2 s'", check=lambda sf: _sc(sf)["t_compute"] == 2.0)],
+    "job.tokens_per_second": [_sets("job.tokens_per_second=2e5", "job.tokens_per_step=1e5",
+                                    check=lambda sf: _sc(sf)["t_compute"] == 0.5)],
+    "job.tokens_per_step": [_sets("job.tokens=1e7", "job.tokens_per_step=1e5",
+                                  check=lambda sf: sf.scenario.n_steps == 100)],
+    "job.allreduce_time": [_sets("job.allreduce_time='0.25 s'", check=lambda sf: _sc(sf)["t_allreduce"] == 0.25)],
+    "job.steps": [_sets("job.steps=50", check=lambda sf: sf.scenario.n_steps == 50)],
+    "job.tokens": [_sets("job.tokens=5e6", "job.tokens_per_step=1e5", check=lambda sf: sf.scenario.n_steps == 50)],
+    "job.jitter": [_sets("job.jitter=0.1", check=lambda sf: _sc(sf)["jitter"] == 0.1)],
+    "failures.model": [_sets(f"failures.model='{k}'", check=lambda sf, k=k: sf.data["failures"]["model"] == k)
+                       for k in ("node", "per-unit", "system")]
+    + [Case(failures=TRACE_T1.format(""), check=lambda sf: sf.trace is not None)],
+    "failures.node_ages": [_sets("failures.node_ages=new", check=lambda sf: sf.scenario.failures.initial == "new")],
+    "failures.per_node_day": [_sets("failures.per_node_day=2.0")],
+    "failures.per_1000_node_days": [_sets("failures.per_1000_node_days=2000")],
+    "failures.per_gpu_year": [_sets("failures.per_gpu_year=200")],
+    "failures.mtbf": [_sets("failures.mtbf='10 min'", check=lambda sf: sf.scenario.system_mtbf == 600.0)],
+    "failures.node_mtbf": [_sets("failures.node_mtbf='1 h'", check=lambda sf: sf.scenario.system_mtbf == 450.0)],
+    "failures.interruptions": [_sets("failures.interruptions=30", "failures.period='2 h'",
+                                     check=lambda sf: sf.scenario.system_mtbf == 240.0)],
+    "failures.period": [_sets("failures.interruptions=60", "failures.period='5 h'")],
+    "failures.measured_on_gpus": [_sets("failures.interruptions=3", "failures.period='1 h'",
+                                        "failures.measured_on_gpus=64",
+                                        check=lambda sf: sf.scenario.system_mtbf == 2400.0)],
+    "failures.weibull_shape": [_sets("failures.weibull_shape=0.9", check=lambda sf: sf.scenario.failures.shape == 0.9)],
+    "failures.law": [Case(failures=FIT.format(model="node", law="weibull"), check=lambda sf: sf.fit is not None),
+                     Case(failures='\n[failures]\nlaw = "weibull"\nmtbf = "1 h"\n', check=lambda sf: sf.fit is None)],
+    "failures.fit_law": [Case(failures=FIT.format(model=m, law=law), check=lambda sf, law=law: sf.fit is not None
+                              and (law == "best" or sf.fit.law == law))
+                         for m, law in (("node", "lognormal"), ("per-unit", "exponential"), ("system", "best"))]
+    + [Case(failures='\n[failures]\nmodel = "trace"\nafter = "fit"\nfit_law = "exponential"\ntrace = "log.csv"\n',
+            check=lambda sf: sf.fit.law == "exponential")],
+    "failures.trace": [Case(failures=FIT.format(model="node", law="weibull")), Case(failures=TRACE_T1.format(""))],
+    "failures.after": [Case(failures=TRACE_T1.replace("stop", a).format(""),
+                            check=lambda sf, a=a: sf.scenario.failures.after == a) for a in ("stop", "loop", "fit")],
+    "failures.nodes_per_group": [Case(failures=TRACE_T1.format("").replace('after = "stop"',
+                                                                           'after = "stop"\nnodes_per_group = 2'),
+                                      check=lambda sf: sf.scenario.failures.nodes_per_group == 2)],
+    "failures.domains": [Case(failures=DOMAINS, check=lambda sf: "rack domains" in sf.rate_note)],
+    "failures.domains.name": [Case(failures=DOMAINS, check=lambda sf: "switch domains" in sf.rate_note)],
+    "failures.domains.nodes": [Case(failures=DOMAINS)],
+    "failures.domains.mtbf": [Case(failures=DOMAINS)],
+    "failures.domains.interruptions": [Case(failures=DOMAINS)],
+    "failures.domains.period": [Case(failures=DOMAINS)],
+    "failures.trace.path": [Case(failures=TRACE_T1.format(""))],
+    "failures.trace.time_format": [Case(failures=TRACE_T1.format('time_format = "seconds"'))],
+    "failures.trace.time_unit": [Case(failures=TRACE_T1.format('time_unit = "min"'),
+                                      check=lambda sf: sf.trace.times[0] == 40680.0 * 60)],
+    "failures.trace.units": [Case(failures=TRACE_T1.format('units = "ids"'))],
+    "failures.trace.n_units": [Case(failures=TRACE_T1.format("n_units = 8"), check=lambda sf: sf.trace.n_units == 8)],
+    "failures.trace.sort": [Case(failures=TRACE_T1.format("sort = true"))],
+    "failures.trace.header": [Case(failures=TRACE_T1.format("header = true"))],
+    "costs.restart": [_sets("costs.restart='2 min'", check=lambda sf: _sc(sf)["restart_time"] == 120.0)],
+    "costs.checkpoint_save": [_sets("costs.checkpoint_save='10 s'", check=lambda sf: _sc(sf)["checkpoint_time"] == 10)],
+    "costs.shrink": [_sets("costs.shrink='0.5 s'", check=lambda sf: _sc(sf)["shrink_time"] == 0.5)],
+    "costs.controller": [_sets("costs.controller='0.2 s'", check=lambda sf: _sc(sf)["controller_time"] == 0.2)],
+    "compare.policies": [_sets('compare.policies=["ckpt", "rep-disjoint", "spare"]',
+                               check=lambda sf: sf.policies == ("ckpt", "rep-disjoint", "spare"))],
+    "compare.redundancies": [_sets("compare.redundancies=[1, 3]", check=lambda sf: sf.redundancies == (1, 3))],
+    "compare.r_max": [_sets("compare.r_max=3", check=lambda sf: sf.redundancies == (1, 2, 3))],
+    "compare.seeds": [_sets("compare.seeds=2", check=lambda sf: sf.seeds == (0, 1))],
+    "compare.interval": [_sets("compare.interval=auto", check=lambda sf: sf.interval == "auto")]
+    # every form (issue 21: a rule or a duration used to crash every run: interval passed twice)
+    + [_sets(f"compare.interval={v}", check=lambda sf, s=s: sf.interval == s)
+       for v, s in (("young", "young"), ("daly", "daly"), ("'1 h'", 3600.0), ("3600", 3600.0))],
+    "compare.horizon": [_sets("compare.horizon=5", check=lambda sf: _sc(sf)["max_wall_factor"] == 5.0)],
+    "compare.processes": [_sets("compare.processes=2", check=lambda sf: sf.processes == 2)],
+    "compare.layout": [_sets(f"compare.layout={v}", check=lambda sf, v=v: sf.spare_layout == v)
+                       for v in ("consecutive", "sidon")]
+    + [Case(sets=(f"compare.layout={v}",), failures=DOMAINS, check=lambda sf, v=v: sf.spare_layout == v)
+       for v in ("rack-aware", "rack-aware-sidon")],
+    "compare.charge_patch": [_sets("compare.charge_patch=false", check=lambda sf: _sc(sf)["charge_patch"] is False)],
+}
+# the options of a named log: one table exercises them together (they describe one file)
+for _k in ("time_column", "unit_column", "reason_column", "tz", "unit_map", "start", "end", "delimiter"):
+    KEY_CASES[f"failures.trace.{_k}"] = [Case(failures=TRACE_T2, check=lambda sf: sf.trace.n_units == 8
+                                              and sf.trace.reasons[0] == "xid 0")]
+KEY_CASES["failures.trace.unit_map"].append(
+    Case(failures=TRACE_T2.replace('"hosts.txt"', str([f"node-{i:02d}" for i in range(8)]))))
+
+
+@pytest.fixture
+def logs(tmp_path):
+    """A directory with the logs and the hostfile the cases name (paths relative to the file)."""
+    (tmp_path / "log.csv").write_text(LOG)
+    (tmp_path / "log2.csv").write_text(LOG2)
+    (tmp_path / "hosts.txt").write_text(HOSTS)
+    return tmp_path
+
+
+def _has(data: Any, key: str) -> bool:
+    """The file's table holds ``key`` (a list of tables holds it when one of them does)."""
+    head, _, rest = key.partition(".")
+    if isinstance(data, list):
+        return any(_has(x, key) for x in data)
+    if not isinstance(data, dict) or head not in data:
+        return False
+    return not rest or _has(data[head], rest)
+
+
+def _key_params():
+    out = []
+    for key in documented_keys():
+        cases = KEY_CASES.get(key)
+        if not cases:
+            out.append(pytest.param(key, None, id=key))
+        out += [pytest.param(key, c, id=f"{key}-{i}", marks=c.marks) for i, c in enumerate(cases or ())]
+    return out
+
+
+@pytest.mark.parametrize("key,case", _key_params())
+def test_a_documented_key_loads_and_runs(key, case, logs, capsys):
+    assert case is not None, f"docs/cli.md documents {key!r} without a test value: add one to KEY_CASES"
+    f = logs / "tiny.toml"
+    f.write_text(_file_text(case.failures, case.extra))
+    sf = load_scenario_file(f, case.sets)
+    assert any(p.isupper() for p in key.split(".")) or _has(sf.data, key), f"{key} is not in the file read"
+    if case.check is not None:
+        assert case.check(sf), f"{key}: {case.sets or case.failures}"
+    argv = ["run", str(f)] + [x for s in case.sets for x in ("--set", s)]
+    assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_every_key_the_code_accepts_has_a_row():
+    docs = documented_keys()
+    # a table is documented by its keys' rows (``policy.NAME.OPTION`` documents ``[policy]``)
+    missing = [k for k in code_keys() if not any(_matches(d, k) or d.startswith(k + ".") for d in docs)]
+    assert not missing, f"keys accepted by the code without a row in docs/cli.md: {missing}"
+
+
+def test_every_test_value_belongs_to_a_documented_key():
+    stale = sorted(set(KEY_CASES) - set(documented_keys()))
+    assert not stale, f"KEY_CASES for keys docs/cli.md does not document: {stale}"
+
+
+# -- flags ------------------------------------------------------------------------------------------
+SPEC = """seeds = 1
+policies = ["ckpt", "spare"]
+redundancies = [1, 2]
+
+[scenario]
+n_groups = 4
+n_steps = 20
+t_compute = 1.0
+t_allreduce = 0.1
+system_mtbf = 30.0
+"""
+
+
+class Env:
+    """Paths of one flag test: the tiny scenario file, a sweep spec, a store, output files."""
+
+    def __init__(self, d: Path):
+        self.d = d
+        self.file = d / "tiny.toml"
+        self.file.write_text(_file_text())
+        self.spec = d / "spec.toml"
+        self.spec.write_text(SPEC)
+        self.store = str(d / "store")
+        self.outputs: list[Path] = []
+
+    def out(self, name: str) -> str:
+        self.outputs.append(self.d / name)
+        return str(self.d / name)
+
+    def base(self, command: str) -> list[str]:
+        return {
+            "run": ["run", str(self.file), "--processes", "1"],
+            "advise": ["advise", str(self.file), "--processes", "1"],
+            "compare": ["compare", "--groups", "8", "--r-max", "2", "--seeds", "1", "--steps", "50",
+                        "--processes", "1"],
+            "sweep": ["sweep", str(self.spec), "--store", self.store],
+            "pacing": ["pacing", "--nodes", "4", "8", "--iterations", "20", "--replicas", "1"],
+            "demo": ["demo", "--types", "20", "--redundancy", "2", "--every", "5"],
+        }[command]
+
+
+def _dask_scheduler(e: Env) -> list[list[str]]:
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    e.cleanup = cluster.close
+    return [e.base("sweep") + ["--executor", "dask", "--scheduler", cluster.scheduler_address]]
+
+
+def _one(command: str, *extra: str) -> Callable[[Env], list[list[str]]]:
+    return lambda e: [e.base(command) + [e.out(x[5:]) if x.startswith("OUT:") else x for x in extra]]
+
+
+_OUTPUTS = {"--json": "OUT:out.json", "--csv": "OUT:out.csv", "--parquet": "OUT:out.parquet", "--plot": "OUT:plots"}
+
+FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
+    **{(c, f): _one(c, f, v) for c in ("run", "advise", "compare") for f, v in _OUTPUTS.items()},
+    **{(c, "--set"): _one(c, "--set", "failures.mtbf='7 min'") for c in ("run", "advise")},
+    **{(c, "--policies"): _one(c, "--policies", "rep-disjoint", "spare") for c in ("run", "advise")},
+    **{(c, "--r-max"): _one(c, "--r-max", "3") for c in ("run", "advise", "compare")},
+    **{(c, "--seeds"): _one(c, "--seeds", "2") for c in ("run", "advise", "compare")},
+    **{(c, "--steps"): _one(c, "--steps", "30") for c in ("run", "advise", "compare")},
+    **{(c, "--horizon"): _one(c, "--horizon", "4") for c in ("run", "advise", "compare")},
+    **{(c, "--processes"): _one(c, "--processes", "2") for c in ("run", "advise", "compare")},
+    ("advise", "--no-sensitivity"): _one("advise", "--no-sensitivity"),
+    ("compare", "--groups"): _one("compare", "--groups", "6", "12"),
+    ("compare", "--failure-model"): _one("compare", "--failure-model", "node"),
+    ("compare", "--rep-variant"): _one("compare", "--rep-variant", "disjoint"),
+    ("compare", "--layout"): _one("compare", "--layout", "sidon"),
+    ("compare", "--no-patch-cost"): _one("compare", "--no-patch-cost"),
+    ("sweep", "--store"): _one("sweep"),
+    ("sweep", "--executor"): lambda e: [e.base("sweep") + ["--executor", "dask", "--workers", "1"]],
+    ("sweep", "--scheduler"): _dask_scheduler,
+    ("sweep", "--workers"): _one("sweep", "--workers", "2"),
+    ("sweep", "--batch-runs"): _one("sweep", "--batch-runs", "2"),
+    ("sweep", "--task-seconds"): _one("sweep", "--task-seconds", "0.5"),
+    ("sweep", "--report"): lambda e: [e.base("sweep"), ["sweep", "--report", "--store", e.store]],
+    ("sweep", "--json"): lambda e: [e.base("sweep"), ["sweep", "--report", "--store", e.store, "--json",
+                                                      e.out("report.json")]],
+    ("pacing", "--nodes"): _one("pacing", "--nodes", "4"),
+    ("pacing", "--iterations"): _one("pacing", "--iterations", "30"),
+    ("pacing", "--replicas"): _one("pacing", "--replicas", "2"),
+    ("pacing", "--seed"): _one("pacing", "--seed", "7"),
+    ("pacing", "--fabric"): _one("pacing", "--fabric", "top-of-rack"),
+    ("pacing", "--nodes-per-leaf"): _one("pacing", "--nodes-per-leaf", "4"),
+    ("pacing", "--oversubscription"): _one("pacing", "--oversubscription", "1.5"),
+    ("pacing", "--ring-order"): _one("pacing", "--ring-order", "topology"),
+    ("pacing", "--background-duty"): _one("pacing", "--background-duty", "0.3"),
+    ("pacing", "--background-run"): _one("pacing", "--background-run", "5"),
+    ("pacing", "--algorithm"): _one("pacing", "--algorithm", "ring"),
+    ("pacing", "--pacer"): _one("pacing", "--pacer", "spread"),
+    ("pacing", "--json"): _one("pacing", "--json", "OUT:pacing.json"),
+    ("pacing", "--plot"): _one("pacing", "--plot", "OUT:pacing.png"),
+    ("demo", "--types"): _one("demo", "--types", "12"),
+    ("demo", "--redundancy"): _one("demo", "--redundancy", "3"),
+    ("demo", "--seed"): _one("demo", "--seed", "5"),
+    ("demo", "--every"): _one("demo", "--every", "2"),
+}
+
+
+def _parsers() -> dict[str, Any]:
+    sub = next(a for a in build_parser()._actions if a.choices and isinstance(a.choices, dict))
+    return dict(sub.choices)
+
+
+def test_the_flag_tables_are_the_parsers():
+    docs = documented_flags()
+    for command, parser in _parsers().items():
+        flags = {o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+        assert command in docs, f"docs/cli.md has no flag table for 'spare {command}'"
+        assert flags == set(docs[command]), (f"spare {command}: flags without a row {sorted(flags - set(docs[command]))}, "
+                                             f"rows without a flag {sorted(set(docs[command]) - flags)}")
+    assert not set(docs) - set(_parsers()), f"flag tables of no command: {sorted(set(docs) - set(_parsers()))}"
+
+
+def _flag_params():
+    return [pytest.param(c, f, id=f"{c}{f}") for c, flags in documented_flags().items() for f in flags]
+
+
+@pytest.mark.parametrize("command,flag", _flag_params())
+def test_a_documented_flag_runs(command, flag, tmp_path, capsys):
+    case = FLAG_CASES.get((command, flag))
+    assert case is not None, f"docs/cli.md documents 'spare {command} {flag}' without a test: add it to FLAG_CASES"
+    e = Env(tmp_path)
+    try:
+        runs = case(e)
+        assert any(flag in argv for argv in runs), runs
+        for argv in runs:
+            assert main(argv) == 0, capsys.readouterr().err
+    finally:
+        getattr(e, "cleanup", lambda: None)()
+    for p in e.outputs:
+        assert p.exists() and (p.is_dir() or p.stat().st_size > 0), p
