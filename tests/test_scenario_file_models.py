@@ -141,3 +141,21 @@ def test_a_model_without_from_file_cannot_be_named_in_a_file(tmp_path):
     with pytest.raises(ScenarioFileError, match=r"failures.model must be one of \['per-unit', 'system', 'node', "
                                                  r"'trace'.*\], got 'test-no-file'"):
         load_scenario_file(_file(tmp_path), ["failures.model='test-no-file'"])
+
+
+def test_failure_domains_come_on_top_of_a_user_model(user_model, tmp_path):
+    from spare_core.events import DomainFailures
+
+    text = TINY.replace('every = "1 min"', 'every = "1 min"\n\n[[failures.domains]]\nname = "rack"\nnodes = 4\n'
+                                            'mtbf = "30 d"')
+    sf = load_scenario_file(_file(tmp_path, text))
+    assert isinstance(sf.scenario.failures, DomainFailures) and sf.scenario.failures.base == user_model(every=60.0)
+    assert sf.rate_note.startswith("one group every 60 s; plus 2 rack domains of 4 nodes")
+
+
+def test_the_reader_counts_years_as_the_rates_do():
+    # spare_core._files is infrastructure and cannot import the rates: the Julian year is written twice
+    from spare_core._files import YEAR, parse_duration
+    from spare_core.events.rates import SECONDS
+
+    assert YEAR == SECONDS["year"] and parse_duration("2 y") == 2 * SECONDS["year"]
