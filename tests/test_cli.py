@@ -102,7 +102,7 @@ def test_no_command_prints_help_and_exits_2(spare_here):
     (["run", str(EXAMPLES / "trace_job.toml"), "--set", "failures.after=never"], ["failures.after", "'never'"]),
     (["run", str(EXAMPLES / "trace_job.toml"), "--set", "failures.mtbf=2h"], ["failures.mtbf", "model = 'trace'"]),
     (["advise", str(EXAMPLES / "llama3_16k.toml"), "--json", "/no/such/dir/a.json"], ["--json", "does not exist"]),
-    (["advise", str(EXAMPLES / "llama3_16k.toml"), "--policies", "magic"], ["--policies", "invalid choice"]),
+    (["advise", str(EXAMPLES / "llama3_16k.toml"), "--policies", "magic"], ["--policies", "unknown policy", "magic", "registered"]),
 ])
 def test_bad_input_one_line_exit_2_nothing_written(spare_here, tmp_path, argv, words):
     (tmp_path / "afile").write_text("x")

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spare_core.commands.grid import run_grid
 from spare_core.events.trace import Trace
 from spare_core.scenario_file import load_scenario_file
-from spare_core.sweeps.execute import map_unordered
+from spare_core.sim import Study, execute
+from spare_core.sim.executor import map_unordered
 
 TRACE_JOB = Path(__file__).resolve().parents[1] / "examples" / "trace_job.toml"
 
@@ -35,11 +35,13 @@ def test_a_trace_pickles_to_an_equal_read_only_trace():
 def test_a_replayed_log_runs_in_worker_processes_as_in_one():
     sf = load_scenario_file(TRACE_JOB, ["job.steps=20000"])
     assert pickle.loads(pickle.dumps(sf.scenario)).failures == sf.scenario.failures
-    one = run_grid([sf.scenario], ("ckpt", "spare"), (2,), (0, 1), processes=1)
-    two = run_grid([sf.scenario], ("ckpt", "spare"), (2,), (0, 1), processes=2)
+    study = Study([sf.scenario], ("ckpt", "spare"), (2,), seeds=(0, 1), streams="seed")
+    one = execute(study, workers=1)
+    two = execute(study, workers=2)
+    assert two.workers == 2
     key = lambda r: (r.policy, r.redundancy, r.seed)  # noqa: E731
-    assert sorted(map(key, one.result.runs)) == sorted(map(key, two.result.runs))
-    assert {key(r): r.ratio for r in one.result.runs} == {key(r): r.ratio for r in two.result.runs}
+    assert list(map(key, one.runs)) == list(map(key, two.runs))
+    assert {key(r): r.ratio for r in one.runs} == {key(r): r.ratio for r in two.runs}
 
 
 def _square_or_die(x):

@@ -96,8 +96,9 @@ MAKERS = {
                                                      timeline=True),
     "spare_core.sim.run.Timeline": lambda: simulate(_small(), make_policy("spare", 2), seed=0,
                                                     timeline=True).timeline,
-    "spare_core.sim.grid.Summary": lambda: sweep(_small(), ("spare",), (2,), (0, 1)).summaries[0],
-    "spare_core.sim.grid.SweepResult": lambda: sweep(_small(), ("spare",), (2,), (0,)),
+    "spare_core.sim.results.Summary": lambda: sweep(_small(), ("spare",), (2,), (0, 1)).summaries[0],
+    "spare_core.sim.results.SweepResult": lambda: sweep(_small(), ("spare",), (2,), (0,)),
+    "spare_core.sim.results.ResultSet": lambda: sweep(_small(), ("ckpt", "spare"), (1, 2), (0, 1)),
     "spare_core.sim.optimum.RedundancyChoice": lambda: optimal_redundancy(_small(), redundancies=(1, 2), seeds=(0,)),
     "spare_core.sim.optimum.IntervalOptimum": lambda: optimal_interval(_small(), "spare", 2, factors=(0.5, 1.0),
                                                                        seeds=(0,)),
@@ -108,7 +109,7 @@ MAKERS = {
 }
 
 # names that mark a class as a result; the ones below are not results (state, settings, inputs)
-RESULT_NAME = re.compile(r"(Result|Stats|Counts|Choice|Optimum|Summary|Check|Fit|Period|Decision|Plan|Arrays|"
+RESULT_NAME = re.compile(r"(Result|ResultSet|Stats|Counts|Choice|Optimum|Summary|Check|Fit|Period|Decision|Plan|Arrays|"
                          r"Comparison|Matching|Event|Timeline|Row)$")
 NOT_RESULTS = {
     "spare_core.matching.IncrementalMatching",  # a solver with state, not an answer
@@ -211,7 +212,10 @@ def test_rewritten_exports_keep_their_bytes():
     for c in res.summaries + res2.summaries:
         assert json.dumps(c.to_dict()) == json.dumps(old_run(c))
     old_sweep = {"runs": [old_run(r) for r in res.runs], "summaries": [old_run(c) for c in res.summaries]}
-    assert json.dumps(res.to_dict()) == json.dumps(old_sweep)
+    # a result set leads with what a sweep result held, then says how it was executed
+    d = res.to_dict()
+    assert list(d)[:2] == ["runs", "summaries"]
+    assert json.dumps({k: d[k] for k in ("runs", "summaries")}) == json.dumps(old_sweep)
     stats = _pacing().stats()
     assert json.dumps(stats.to_dict()) == json.dumps({k: getattr(stats, k) for k in stats.__dataclass_fields__})
 

@@ -106,7 +106,10 @@ def test_empty_and_impossible_grids_are_errors_naming_the_cause():
         with pytest.raises(ValueError, match=f"{what} must not be empty"):
             sweep(sc, **({"policies": ("rep",), "redundancies": [2], "seeds": [0]} | kw))
     with pytest.raises(ValueError, match="both give label 'Rep\\+CKPT'"):
-        sweep(sc, ("rep", "rep-disjoint"), [2], [0])
+        sweep(sc, ("rep", lambda r: ReplicationCheckpoint(r, "cyclic", interval=60.0)), [2], [0])
+    # the two replication variants carry their own labels and run side by side
+    both = sweep(sc, ("rep", "rep-disjoint"), [2], [0])
+    assert [c.policy for c in both.summaries] == ["Rep+CKPT", "Rep+CKPT (disjoint)"]
     with pytest.raises(TypeError, match="registered name"):
         sweep(sc, (3.5,), [2], [0])
     with pytest.raises(ValueError, match=r"no redundancy in \[8\] is <= n_groups = 6"):

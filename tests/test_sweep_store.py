@@ -51,7 +51,7 @@ def test_workers_and_batch_sizes_do_not_change_a_bit(reference, tmp_path):
 
 
 def test_a_local_pool_never_starts_more_workers_than_groups(reference, tmp_path, monkeypatch):
-    from spare_core.sweeps import execute
+    from spare_core.sim import executor as execute
 
     asked = []
     real = execute.ProcessPoolExecutor

@@ -20,7 +20,7 @@ from typing import Any
 from . import EXIT_INTERRUPTED
 from .filejob import add_file_arguments, describe_job, load_job, run_job
 from .outputs import provenance, run_rows, write_outputs
-from .report import cell_interval, cell_runs, fmt_duration, mean_ci
+from .report import fmt_duration, mean_ci
 from .run import best_rows, write_plots
 
 HELP = "recommend a policy, r and checkpoint interval for a scenario file, with confidence intervals and sensitivity"
@@ -36,35 +36,21 @@ def add_arguments(parser: Any) -> None:
                         help="skip the failure rate ±50 %% runs (they cost two more grids)")
 
 
-def _ranking(res: Any, sf: Any) -> list[dict[str, Any]]:
-    """Each policy's best finished cell, best first. With CKPT-only compared, the others are
-    ranked at r >= 2: at r = 1 they are CKPT-only (every failure a restart), not an alternative."""
-    import math
-
-    ckpt = "ckpt" in sf.policies
-    out = []
-    for label in dict.fromkeys(s.policy for s in res.summaries):
-        cells = [s for s in res.summaries if s.policy == label and math.isfinite(s.ratio_mean)
-                 and (label == "CKPT-only" or not ckpt or s.redundancy > 1)]
-        if cells:
-            best = min(cells, key=lambda s: (s.ratio_mean, s.redundancy))
-            every, rule = cell_interval(res, best)
-            out.append({"summary": best, "interval": every, "rule": rule})
-    return sorted(out, key=lambda r: r["summary"].ratio_mean)
-
-
 def _advice(res: Any, sf: Any) -> dict[str, Any] | None:
-    """The best cell, its interval, ETTR and TTT with CIs, and the runner-up."""
-    ranked = _ranking(res, sf)
+    """The best cell, its interval, ETTR and TTT with CIs, and the runner-up (the ranking is
+    :meth:`ResultSet.ranking`: with a policy without redundancy compared, the others are
+    ranked at r >= 2, where they are an alternative to it)."""
+    ranked = res.ranking()
     if not ranked:
         return None
-    best = ranked[0]["summary"]
-    runs = cell_runs(res, best)
+    best = ranked[0]
+    runs = res.cell_runs(best)
     t0 = sf.scenario.t0
-    every, rule = cell_interval(res, best)
+    every, rule = res.cell_interval(best)
     out: dict[str, Any] = {
         "policy": best.policy,
         "redundancy": best.redundancy,
+        "uses_redundancy": res.redundant.get(best.policy, True),
         "checkpoint_interval": every,
         "interval_rule": rule,
         "ratio": mean_ci([r.ratio for r in runs]),
@@ -74,10 +60,11 @@ def _advice(res: Any, sf: Any) -> dict[str, Any] | None:
         "runner_up": None,
     }
     if len(ranked) > 1:
-        second = ranked[1]["summary"]
-        other = {r.seed: r for r in cell_runs(res, second)}
+        second = ranked[1]
+        other = {r.seed: r for r in res.cell_runs(second)}
         diffs = [100 * (other[r.seed].ratio / r.ratio - 1) for r in runs if r.seed in other]
         out["runner_up"] = {"policy": second.policy, "redundancy": second.redundancy,
+                            "uses_redundancy": res.redundant.get(second.policy, True),
                             "ratio": second.ratio_mean, "slower_percent": mean_ci(diffs)}
     return out
 
@@ -94,35 +81,36 @@ def run(args: Any) -> int:
                 break
     main = grids[1.0]
     interrupted = any(g.interrupted for g in grids.values())
-    advice = _advice(main.result, sf) if main.result.summaries else None
+    advice = _advice(main, sf) if main.summaries else None
     sens = {}
     for f, g in grids.items():
-        if f == 1.0 or g.interrupted or not g.result.summaries:
+        if f == 1.0 or g.interrupted or not g.summaries:
             continue
         sc = sf.at_rate(f)
-        ranked = _ranking(g.result, sf)
+        ranked = g.ranking()
         sens[f] = None if not ranked else {
-            "policy": ranked[0]["summary"].policy, "redundancy": ranked[0]["summary"].redundancy,
-            "ratio": ranked[0]["summary"].ratio_mean, "checkpoint_interval": ranked[0]["interval"],
+            "policy": ranked[0].policy, "redundancy": ranked[0].redundancy,
+            "uses_redundancy": g.redundant.get(ranked[0].policy, True),
+            "ratio": ranked[0].ratio_mean, "checkpoint_interval": g.cell_interval(ranked[0])[0],
             "system_mtbf": sc.system_mtbf,
         }
     prov = provenance("spare advise", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
                       timings={"elapsed_seconds": sum(g.elapsed for g in grids.values()),
-                               "processes": main.processes, "tasks": main.task_seconds},
+                               "processes": main.workers, "tasks": main.task_seconds},
                       interrupted=interrupted)
     doc = {
         "command": "spare advise",
         "provenance": prov,
         "advice": advice,
         "sensitivity": {f"rate_x{f:g}": v for f, v in sens.items()},
-        "cells": [s.to_dict() for s in main.result.summaries],
-        "runs": [r.to_dict() for r in main.result.runs],
+        "cells": [s.to_dict() for s in main.summaries],
+        "runs": [r.to_dict() for r in main.runs],
     }
-    table = run_rows(main.result.runs, {sf.scenario.name: sf.scenario.n_groups})
+    table = run_rows(main.runs, {sf.scenario.name: sf.scenario.n_groups})
     if interrupted:
         written = write_outputs(args, doc, table, prov)
         where = f"; wrote {', '.join(written)}" if written else ""
-        print(f"spare advise: interrupted, {len(main.result.runs)} runs of the main grid finished{where}",
+        print(f"spare advise: interrupted, {len(main.runs)} runs of the main grid finished{where}",
               file=sys.stderr)
         return EXIT_INTERRUPTED
 
@@ -134,7 +122,7 @@ def run(args: Any) -> int:
               "raise compare.horizon, try larger r or another policy")
     else:
         a = advice
-        r_txt = "" if a["policy"] == "CKPT-only" else f" at r = {a['redundancy']}"
+        r_txt = f" at r = {a['redundancy']}" if a["uses_redundancy"] else ""
         print(f"recommendation: {a['policy']}{r_txt}, checkpoint every {fmt_duration(a['checkpoint_interval'])} "
               f"of compute ({a['interval_rule']})")
         m, lo, hi = a["ttt_days"]
@@ -148,7 +136,7 @@ def run(args: Any) -> int:
             print("  runner-up: none (one policy compared, or no other finished on every seed)")
         else:
             m, lo, hi = ru["slower_percent"]
-            rr = "" if ru["policy"] == "CKPT-only" else f" r = {ru['redundancy']}"
+            rr = f" r = {ru['redundancy']}" if ru["uses_redundancy"] else ""
             sure = "the gap is clear of 0" if lo > 0 else "the gap is within the seed noise: run more seeds"
             print(f"  runner-up: {ru['policy']}{rr}, TTT {m:+.1f} % [{lo:+.1f}, {hi:+.1f}] (paired over seeds; {sure})")
         for f, v in sens.items():
@@ -157,18 +145,18 @@ def run(args: Any) -> int:
                 print(f"  {tag}: no policy finishes on every seed")
                 continue
             same = v["policy"] == a["policy"] and v["redundancy"] == a["redundancy"]
-            rr = "" if v["policy"] == "CKPT-only" else f" r = {v['redundancy']}"
+            rr = f" r = {v['redundancy']}" if v["uses_redundancy"] else ""
             verdict = "same choice" if same else "the choice changes"
             print(f"  {tag}: {v['policy']}{rr}, TTT/T0 {v['ratio']:.3f}, checkpoint every "
                   f"{fmt_duration(v['checkpoint_interval'])} — {verdict}")
         if not sens and not args.no_sensitivity:
             print("  sensitivity: not run")
     elapsed = sum(g.elapsed for g in grids.values())
-    n_runs = sum(len(g.result.runs) for g in grids.values())
+    n_runs = sum(len(g.runs) for g in grids.values())
     print()
-    print(f"{n_runs} runs in {elapsed:.1f} s on {main.processes} process(es)")
+    print(f"{n_runs} runs in {elapsed:.1f} s on {main.workers} process(es)")
     for path in write_outputs(args, doc, table, prov):
         print(f"wrote {path}")
     if args.plot:
-        write_plots(args.plot, sf, main.result, best_rows(main.result, sf))
+        write_plots(args.plot, sf, main, best_rows(main))
     return 0

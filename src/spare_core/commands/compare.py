@@ -13,11 +13,11 @@ import math
 import sys
 
 from . import EXIT_INTERRUPTED, UsageError, bounded, distinct, finite_float, positive_int, process_count
-from .grid import run_grid
 from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
-from .report import cell_interval, fmt_duration, fmt_ratio
+from .progress import run_study
+from .report import fmt_duration, fmt_ratio
 from ..scenario_file import MAX_SEEDS, scenario_to_dict
-from ..sim import POLICY_REGISTRY, Scenario, closed_form_redundancy
+from ..sim import Scenario, Study, closed_form_redundancy, registered_policy
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"
 
@@ -63,9 +63,11 @@ def run(args) -> int:
     policies = ("ckpt", rep, "spare")
     kw = {"spare": {"offsets": "sidon"}} if args.layout == "sidon" else None
     # an r above every scenario's group count builds no policy: the range stops there
-    grid = run_grid(scenarios, policies, range(1, min(args.r_max, max(args.groups)) + 1), range(args.seeds), processes=args.processes,
-                    policy_kwargs=kw, desc="spare compare")
-    res, elapsed, procs = grid.result, grid.elapsed, grid.processes
+    study = Study(scenarios, policies, range(1, min(args.r_max, max(args.groups)) + 1), seeds=range(args.seeds),
+                  policy_options=kw, name="spare compare", streams="seed")
+    res = run_study(study, workers=args.processes, desc="spare compare")
+    elapsed, procs = res.elapsed, res.workers
+    rep_label = registered_policy(rep).label
 
     sc0 = scenarios[0]
     best_json = {}
@@ -74,27 +76,28 @@ def run(args) -> int:
         n = sc.n_groups
         if not any(s.n_groups == n for s in res.summaries):
             continue
-        rep_best = res.best(n, "Rep+CKPT")
+        rep_best = res.best(n, rep_label)
         best_json[str(n)] = {}
         rules = []
         for name in policies:
-            label = POLICY_REGISTRY[name].label
+            entry = registered_policy(name)
+            label = entry.label
             b = res.best(n, label)
             if b is None:
                 cells = [s for s in res.summaries if s.n_groups == n and s.policy == label]
                 top = max(cells, key=lambda s: s.progress)
-                every, rule = cell_interval(res, top)
+                every, rule = res.cell_interval(top)
                 line = (f"{n:>5}  {label:<11} {'-':>6} {'> %g (%.1f %% done at r=%d)' % (args.horizon, 100 * top.progress, top.redundancy):<34} "
                         f"{top.availability:6.3f} {top.overhead:8.2f} {top.failures_masked:8.0f} {top.wipeouts:9.1f}  "
                         f"{fmt_duration(every):>10}  -")
                 best_json[str(n)][label] = None
             else:
-                if rep_best is not None and label != "Rep+CKPT":
+                if rep_best is not None and label != rep_label:
                     red = f"{-100 * (1 - b.ratio_mean / rep_best.ratio_mean):+.1f} % TTT"
                 else:
                     red = "-"
-                rshow = str(b.redundancy) if name != "ckpt" else "-"
-                every, rule = cell_interval(res, b)
+                rshow = str(b.redundancy) if entry.uses_redundancy else "-"
+                every, rule = res.cell_interval(b)
                 line = (f"{n:>5}  {label:<11} {rshow:>6} {fmt_ratio(b):<34} {b.availability:6.3f} {b.overhead:8.2f} "
                         f"{b.failures_masked:8.0f} {b.wipeouts:9.1f}  {fmt_duration(every):>10}  {red}")
                 best_json[str(n)][label] = b.to_dict()
@@ -109,8 +112,8 @@ def run(args) -> int:
                                 "policies": list(policies), "policy_kwargs": kw or {},
                                 "redundancies": list(range(1, args.r_max + 1))},
                       seeds=list(range(args.seeds)),
-                      timings={"elapsed_seconds": elapsed, "processes": procs, "tasks": grid.task_seconds},
-                      interrupted=grid.interrupted)
+                      timings={"elapsed_seconds": elapsed, "processes": procs, "tasks": res.task_seconds},
+                      interrupted=res.interrupted)
     doc = {
         "command": "spare compare",
         "preset": "paper_600k",
@@ -135,10 +138,10 @@ def run(args) -> int:
         "provenance": prov,
     }
     rows = run_rows(res.runs, {sc.name: sc.n_groups for sc in scenarios})
-    if grid.interrupted:
+    if res.interrupted:
         written = write_outputs(args, doc, rows, prov)
         where = f"; wrote {', '.join(written)}" if written else ""
-        print(f"spare compare: interrupted after {grid.tasks_done}/{grid.tasks_total} (N, seed) tasks, "
+        print(f"spare compare: interrupted after {res.groups_done}/{res.groups_total} (N, seed) tasks, "
               f"{len(res.runs)} runs finished{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
 

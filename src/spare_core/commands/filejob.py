@@ -1,19 +1,20 @@
 """What ``spare run`` and ``spare advise`` share: the scenario-file argument and the flags that
-override its values, the job's description in the report, the grid of runs, the extra
-simulations behind the plots."""
+override its values, the job's description in the report, the file's study and its result
+set, the extra simulations behind the plots."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
 from . import UsageError, bounded, finite_float, positive_int, process_count
-from .grid import GridRun, progress_bar, run_grid
 from .outputs import add_output_arguments, check_outputs
+from .progress import progress_bar, run_study
 from .report import fmt_duration
 from ..scenario_file import MAX_SEEDS, ScenarioFile, ScenarioFileError, load_scenario_file
-from ..sim import POLICY_NAMES, Scenario, make_policy, simulate
+from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
-__all__ = ["add_file_arguments", "load_job", "describe_job", "run_job", "interval_points", "timeline_run"]
+__all__ = ["add_file_arguments", "load_job", "describe_job", "file_study", "run_job", "interval_points",
+           "timeline_run"]
 
 
 def add_file_arguments(parser: Any) -> None:
@@ -21,8 +22,9 @@ def add_file_arguments(parser: Any) -> None:
     parser.add_argument("file", metavar="FILE.toml", help="scenario file (see docs/cli.md and examples/)")
     parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                         help="override a file value, e.g. --set failures.mtbf='2 h' (repeatable)")
-    parser.add_argument("--policies", nargs="+", choices=POLICY_NAMES, default=None,
-                        help="policies to compare (file: compare.policies)")
+    parser.add_argument("--policies", nargs="+", metavar="NAME", default=None,
+                        help="policies to compare, names of the live registry (built in: "
+                             f"{', '.join(policy_names())}; plugins too) (file: compare.policies)")
     parser.add_argument("--r-max", type=positive_int, default=None,
                         help="try r = 1..R (file: compare.r_max / compare.redundancies)")
     parser.add_argument("--seeds", type=bounded(int, 1, "an integer", MAX_SEEDS), default=None, help="seeds per cell (file: compare.seeds)")
@@ -38,6 +40,10 @@ def load_job(args: Any) -> ScenarioFile:
     """The scenario file with the flags applied; every error a :class:`UsageError`."""
     sets = list(args.set)
     if args.policies is not None:
+        known = policy_names()
+        for name in args.policies:
+            if name not in known:
+                raise UsageError(f"--policies: unknown policy {name!r} (registered: {', '.join(known)})")
         sets.append("compare.policies=" + repr(list(args.policies)).replace("'", '"'))
     if args.r_max is not None:
         sets += [f"compare.r_max={args.r_max}"]
@@ -81,17 +87,25 @@ def _span(rs: tuple[int, ...]) -> str:
     return "{" + ", ".join(map(str, rs)) + "}"
 
 
-def run_job(sf: ScenarioFile, scenario: Scenario | None = None, *, desc: str) -> GridRun:
-    """The file's grid (policies x r x seeds) on its scenario (or on ``scenario``)."""
-    return run_grid([scenario or sf.scenario], sf.policies, sf.redundancies, sf.seeds, processes=sf.processes,
-                    policy_kwargs=sf.policy_kwargs() or None, desc=desc)
+def file_study(sf: ScenarioFile, scenario: Scenario | None = None) -> Study:
+    """The file's study: its policies (with their options) x r x seeds on its scenario (or on
+    ``scenario``), at the file's checkpoint interval; each run equals ``simulate`` on its seed."""
+    return Study([scenario or sf.scenario], sf.policies, sf.redundancies,
+                 intervals=(None if sf.interval == "auto" else sf.interval,), seeds=sf.seeds,
+                 policy_options=sf.policy_kwargs() or None, name=sf.name, streams="seed")
+
+
+def run_job(sf: ScenarioFile, scenario: Scenario | None = None, *, desc: str) -> ResultSet:
+    """The file's study executed (Ctrl-C: the result set so far, marked interrupted)."""
+    return run_study(file_study(sf, scenario), workers=sf.processes, desc=desc)
 
 
 def _policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> Any:
-    kw = dict(sf.policy_kwargs().get(name, {}))
-    if interval is not None:
-        kw["interval"] = interval
-    return make_policy(name, None if name == "ckpt" else r, **kw)
+    """The file's policy ``name`` at ``r`` with its options (and ``interval``, if given)."""
+    entry = registered_policy(name)
+    options = {k: v for k, v in sf.policy_kwargs().get(name, {}).items() if k != "interval" or interval is None}
+    pol = entry.build(r if entry.uses_redundancy else None, **options)
+    return pol if interval is None else pol.with_interval(interval)
 
 
 def interval_points(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, ...] = (

@@ -1,29 +1,12 @@
-"""Pieces of the terminal reports the commands share: a cell's checkpoint interval and its
-rule, durations in readable units, confidence intervals over seeds."""
+"""Pieces of the terminal reports the commands share: durations in readable units,
+confidence intervals over seeds, TTT/T0 of a cell (a cell's runs and interval are the
+result set's: :meth:`spare_core.sim.ResultSet.cell_runs`, :meth:`~spare_core.sim.ResultSet.cell_interval`)."""
 from __future__ import annotations
 
 import math
 from typing import Any, Sequence
 
-__all__ = ["cell_runs", "cell_interval", "fmt_duration", "mean_ci", "fmt_ratio"]
-
-
-def cell_runs(result: Any, summary: Any) -> list[Any]:
-    """The runs behind one summary (same scenario, policy label and r)."""
-    return [r for r in result.runs
-            if r.scenario == summary.scenario and r.policy == summary.policy and r.redundancy == summary.redundancy]
-
-
-def cell_interval(result: Any, summary: Any) -> tuple[float, str]:
-    """The checkpoint interval (compute seconds between saves) of a cell and its rule.
-
-    Every seed of a cell uses the same interval (it depends on the scenario and the policy
-    only); the first run's is returned.
-    """
-    runs = cell_runs(result, summary)
-    if not runs:
-        return math.nan, "-"
-    return float(runs[0].checkpoint_interval), str(runs[0].interval_rule)
+__all__ = ["fmt_duration", "mean_ci", "fmt_ratio"]
 
 
 def fmt_duration(seconds: float) -> str:

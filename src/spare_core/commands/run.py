@@ -14,7 +14,7 @@ from typing import Any
 from . import EXIT_INTERRUPTED
 from .filejob import add_file_arguments, describe_job, interval_points, load_job, run_job, timeline_run
 from .outputs import provenance, run_rows, write_outputs
-from .report import cell_interval, cell_runs, fmt_duration, fmt_ratio, mean_ci
+from .report import fmt_duration, fmt_ratio, mean_ci
 
 HELP = "compare the policies of a scenario file (FILE.toml): best r and checkpoint interval per policy"
 
@@ -24,25 +24,15 @@ def add_arguments(parser: Any) -> None:
     add_file_arguments(parser)
 
 
-def best_rows(res: Any, sf: Any) -> list[dict[str, Any]]:
+def best_rows(res: Any) -> list[dict[str, Any]]:
     """Per policy: its best cell (or its furthest-progressing one if none finished), with the
-    interval, its rule and a 95 % CI of TTT/T0 over seeds."""
+    interval, its rule and a 95 % CI of TTT/T0 over seeds (:meth:`ResultSet.best_per_policy`:
+    with a policy without redundancy compared, the others are judged at r >= 2)."""
     rows = []
-    labels = list(dict.fromkeys(s.policy for s in res.summaries))
-    ckpt = "ckpt" in sf.policies
-    for label in labels:
-        # with CKPT-only compared, the redundancy policies at r = 1 are CKPT-only itself:
-        # their best r is sought among r >= 2 (unless r = 1 is all they ran)
-        cells = [s for s in res.summaries if s.policy == label]
-        if ckpt and label != "CKPT-only" and any(s.redundancy > 1 for s in cells):
-            cells = [s for s in cells if s.redundancy > 1]
-        done = [s for s in cells if math.isfinite(s.ratio_mean)]
-        b = min(done, key=lambda s: (s.ratio_mean, s.redundancy)) if done else None
-        cell = b if b is not None else max(cells, key=lambda s: s.progress)
-        every, rule = cell_interval(res, cell)
-        ratios = [r.ratio for r in cell_runs(res, cell)]
-        m, lo, hi = mean_ci(ratios)
-        rows.append({"policy": label, "finished": b is not None, "summary": cell, "interval": every, "rule": rule,
+    for cell, finished in res.best_per_policy():
+        every, rule = res.cell_interval(cell)
+        m, lo, hi = mean_ci([r.ratio for r in res.cell_runs(cell)])
+        rows.append({"policy": cell.policy, "finished": finished, "summary": cell, "interval": every, "rule": rule,
                      "ratio_ci": (lo, hi)})
     return rows
 
@@ -50,12 +40,11 @@ def best_rows(res: Any, sf: Any) -> list[dict[str, Any]]:
 def run(args: Any) -> int:
     """Run the file's grid, print the table, write the outputs; return the exit status."""
     sf = load_job(args)
-    grid = run_job(sf, desc="spare run")
-    res = grid.result
-    rows = best_rows(res, sf) if res.summaries else []
+    res = run_job(sf, desc="spare run")
+    rows = best_rows(res) if res.summaries else []
     prov = provenance("spare run", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
-                      timings={"elapsed_seconds": grid.elapsed, "processes": grid.processes,
-                               "tasks": grid.task_seconds}, interrupted=grid.interrupted)
+                      timings={"elapsed_seconds": res.elapsed, "processes": res.workers,
+                               "tasks": res.task_seconds}, interrupted=res.interrupted)
     doc = {
         "command": "spare run",
         "provenance": prov,
@@ -66,10 +55,10 @@ def run(args: Any) -> int:
         "runs": [r.to_dict() for r in res.runs],
     }
     table = run_rows(res.runs, {sf.scenario.name: sf.scenario.n_groups})
-    if grid.interrupted:
+    if res.interrupted:
         written = write_outputs(args, doc, table, prov)
         where = f"; wrote {', '.join(written)}" if written else ""
-        print(f"spare run: interrupted after {grid.tasks_done}/{grid.tasks_total} seeds, {len(res.runs)} runs "
+        print(f"spare run: interrupted after {res.groups_done}/{res.groups_total} seeds, {len(res.runs)} runs "
               f"finished{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
     for line in describe_job(sf):
@@ -83,7 +72,7 @@ def run(args: Any) -> int:
     print("-" * len(header))
     for r in rows:
         s = r["summary"]
-        rshow = "-" if s.policy == "CKPT-only" else str(s.redundancy)
+        rshow = str(s.redundancy) if res.redundant.get(s.policy, True) else "-"
         if r["finished"]:
             ttt, ci = fmt_ratio(s), f"[{r['ratio_ci'][0]:.3f}, {r['ratio_ci'][1]:.3f}]"
         else:
@@ -91,7 +80,7 @@ def run(args: Any) -> int:
         print(f"{s.policy:<11} {rshow:>6} {ttt:<34} {ci:<15} {s.availability:6.3f} {s.overhead:8.2f} "
               f"{s.wipeouts:9.1f} {fmt_duration(r['interval']):>10}  {r['rule']}")
     print()
-    print(f"{len(res.runs)} runs in {grid.elapsed:.1f} s on {grid.processes} process(es)")
+    print(f"{len(res.runs)} runs in {res.elapsed:.1f} s on {res.workers} process(es)")
     for path in write_outputs(args, doc, table, prov):
         print(f"wrote {path}")
     if args.plot:
@@ -111,20 +100,10 @@ def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]]) -
         print("no policy finished on every seed: no interval or timeline plot")
         return
     top = min(done, key=lambda r: r["summary"].ratio_mean)["summary"]
-    pts = interval_points(sf, _name(sf, top.policy), top.redundancy)
+    pts = interval_points(sf, res.sources[top.policy], top.redundancy)
     print(f"wrote {plot_interval(pts['points'], young=pts['young'], daly=pts['daly'], chosen=pts['chosen'], chosen_rule=pts['rule'], label=f'{top.policy} r={top.redundancy}', directory=directory)}")
     # the timeline of a redundancy policy shows masked failures and the stack depth; CKPT-only's
     # (every failure a restart) only when nothing else ran
     redundant = [s for s in res.summaries if s.redundancy > 1 and math.isfinite(s.ratio_mean)]
     shown = min(redundant, key=lambda s: s.ratio_mean) if redundant and top.redundancy == 1 else top
-    print(f"wrote {plot_timeline(timeline_run(sf, _name(sf, shown.policy), shown.redundancy), directory=directory)}")
-
-
-def _name(sf: Any, label: str) -> str:
-    """The policy name of ``label`` among the file's policies."""
-    from ..sim import make_policy
-
-    for name in sf.policies:
-        if make_policy(name, None if name == "ckpt" else 2).name == label:
-            return name
-    raise KeyError(label)
+    print(f"wrote {plot_timeline(timeline_run(sf, res.sources[shown.policy], shown.redundancy), directory=directory)}")

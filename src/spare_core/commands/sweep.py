@@ -15,7 +15,7 @@ import math
 import sys
 
 from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
-from .grid import progress_bar
+from .progress import progress_bar
 
 HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
 

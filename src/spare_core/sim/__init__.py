@@ -8,7 +8,11 @@ Public API
   behind one protocol (:class:`Policy`, :class:`FailureHandler`; see
   :mod:`spare_core.sim.policies`), the registry :data:`POLICY_REGISTRY` with
   :func:`make_policy` and :func:`register_policy`
-- :func:`sweep` over policies, redundancies and seeds in memory (optionally in processes;
+- a :class:`Study` (scenarios x policies x redundancies x intervals x seeds;
+  :mod:`spare_core.sim.study`) run by the one executor :func:`execute` (this process, local
+  processes or Dask, optionally into a result store; :mod:`spare_core.sim.executor`) into a
+  :class:`ResultSet` (runs, cells, best per policy; :mod:`spare_core.sim.results`)
+- :func:`sweep` over policies, redundancies and seeds (a study on the executor;
   :mod:`spare_core.sim.grid`), :func:`optimal_redundancy` and :func:`optimal_interval`
   (closed forms next to the simulated argmin; :mod:`spare_core.sim.optimum`). Durable,
   resumable, distributed sweeps: :mod:`spare_core.sweeps`.
@@ -20,11 +24,16 @@ References
 """
 from __future__ import annotations
 
-from . import grid, optimum, policies, run, scenario
+from . import executor, grid, optimum, policies, results, run, scenario, study
+from .executor import *  # noqa: F401,F403
 from .grid import *  # noqa: F401,F403
 from .optimum import *  # noqa: F401,F403
 from .policies import *  # noqa: F401,F403
 from .run import *  # noqa: F401,F403
+from .results import *  # noqa: F401,F403
 from .scenario import *  # noqa: F401,F403
+from .study import *  # noqa: F401,F403
 
-__all__ = policies.__all__ + run.__all__ + scenario.__all__ + grid.__all__ + optimum.__all__
+__all__ = (policies.__all__ + run.__all__ + scenario.__all__ + grid.__all__ + optimum.__all__ + study.__all__
+           + results.__all__ + executor.__all__)
+__all__ = list(dict.fromkeys(__all__))

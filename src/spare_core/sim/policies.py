@@ -46,8 +46,10 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-from dataclasses import dataclass
-from typing import Callable
+import inspect
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -70,8 +72,15 @@ __all__ = [
     "INTERVAL_RULES",
     "POLICY_NAMES",
     "POLICY_REGISTRY",
+    "DEFAULT_POLICIES",
+    "SPARE_LAYOUTS",
+    "ENTRY_POINT_GROUP",
     "RegisteredPolicy",
     "register_policy",
+    "registered_policy",
+    "policy_names",
+    "policy_entry",
+    "load_plugins",
     "make_policy",
     "policy_at",
     "uses_redundancy",
@@ -244,6 +253,8 @@ class Policy:
         """
         params = {}
         for k, v in sorted(vars(self).items()):
+            if k == "name":  # an instance label (a registry entry's): already the dict's label
+                continue
             params[k] = _json_value(v, f"{type(self).__name__}.{k}")
         return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "label": str(self.name), "params": params}
 
@@ -373,6 +384,10 @@ class _DisjointHandler(_CyclicHandler):
         self._count[:] = 0
 
 
+#: the label of Rep+CKPT with disjoint replica sets (distinct from the cyclic variant's)
+DISJOINT_LABEL = "Rep+CKPT (disjoint)"
+
+
 class ReplicationCheckpoint(Policy):
     """Traditional r-way replication plus checkpoints: every step computes r layers.
 
@@ -407,6 +422,10 @@ class ReplicationCheckpoint(Policy):
         super().__init__(interval)
         self.redundancy = as_int(r, "r", min_value=1)
         self.variant = check_choice(variant, "variant", ("cyclic", "disjoint"))
+        if self.variant == "disjoint":
+            # an instance label only for the variant: the cyclic policy's parameters (and the
+            # store keys hashed from them) stay as they were
+            self.name = DISJOINT_LABEL
 
     def check(self, scenario):
         self._check_r(scenario)
@@ -440,6 +459,8 @@ def _sidon(n: int, r: int) -> tuple:
 
 #: ``SpareCheckpoint(layout=...)``: stacks placed across the scenario's failure domains
 RACK_AWARE = "rack-aware"
+#: SPARe's stack placements by name: offsets consecutive/Sidon-type, or along failure domains
+SPARE_LAYOUTS = ("consecutive", "sidon", RACK_AWARE, f"{RACK_AWARE}-sidon")
 
 
 def _rack_aware(failures, n: int, r: int, offsets):
@@ -602,54 +623,126 @@ class SpareCheckpoint(Policy):
 #: a callable building the policy at redundancy r
 PolicyFactory = Callable[[int], Policy]
 
+#: the policies a comparison runs when none are named (scenario files, sweep specs, sweep())
+DEFAULT_POLICIES = ("ckpt", "rep", "spare")
+
+#: the entry-point group through which an installed package adds policies
+ENTRY_POINT_GROUP = "spare_core.policies"
+
+
+def _factory_options(factory) -> tuple[str, ...] | None:
+    """The keyword options a factory takes besides r (None: it takes any keyword)."""
+    try:
+        params = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: trust it
+        return None
+    kind = inspect.Parameter
+    if any(p.kind is kind.VAR_KEYWORD for p in params):
+        return None
+    if params and params[0].kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD):
+        params = params[1:]  # r
+    return tuple(p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY))
+
 
 @dataclass(frozen=True)
 class RegisteredPolicy:
-    """One entry of :data:`POLICY_REGISTRY`.
+    """One entry of :data:`POLICY_REGISTRY`: a policy as the files, specs and commands know it.
 
     Attributes
     ----------
     name : str
-        Short name used in code, scenario files and the CLI (``"spare"``).
+        Short name used in code, scenario files, sweep specs and the CLI (``"spare"``).
     factory : callable
-        ``factory(r, **kwargs) -> Policy``; ``r`` is ignored when ``uses_redundancy`` is False.
+        ``factory(r, **options) -> Policy``; ``r`` is None when ``uses_redundancy`` is False.
     label : str
-        The label its results carry (``Policy.name``, e.g. ``"SPARe+CKPT"``).
+        The label its results carry (``Policy.name``, e.g. ``"SPARe+CKPT"``); two entries
+        never share one, so their cells can be told apart when they run side by side.
     uses_redundancy : bool
-        False for a policy without redundancy (checkpoint-only): a sweep runs it once, at r = 1.
+        False for a policy without redundancy (checkpoint-only): a sweep runs it once, at
+        r = 1, and the redundancy policies' r = 1 cells are the same policy in all but name
+        (:meth:`ResultSet.ranking` then ranks them at r >= 2).
+    options : tuple of str or None
+        The options the policy takes (a ``[policy.NAME]`` table of a scenario file, a sweep
+        spec's ``policy_options``, ``make_policy`` keywords); None: whatever the factory
+        accepts. The values are checked by the policy itself when it is built.
+    compare_keys : mapping
+        Keys of a scenario file's ``[compare]`` table this policy reads as a shorthand for
+        its options: key -> ``f(value) -> dict of options`` (SPARe's ``compare.layout``).
+    description : str
+        One line for listings (``spare run --help``).
     """
 
     name: str
     factory: Callable
     label: str
     uses_redundancy: bool = True
+    options: tuple[str, ...] | None = None
+    compare_keys: Mapping[str, Callable] = field(default_factory=dict)
+    description: str = ""
 
-    def build(self, r=None, **kwargs) -> Policy:
-        """The policy at redundancy ``r`` (ignored without redundancy)."""
+    def check_options(self, options: Mapping, where: str = "") -> dict:
+        """``options`` as a dict after checking their names against :attr:`options`.
+
+        Raises
+        ------
+        ValueError
+            An option this policy does not take (the message lists those it does).
+        """
+        if not isinstance(options, Mapping):
+            raise TypeError(f"{where}options of policy {self.name!r} must be a table/dict, got {type(options).__name__}")
+        allowed = self.options if self.options is not None else _factory_options(self.factory)
+        if allowed is not None:
+            unknown = sorted(set(options) - set(allowed))
+            if unknown:
+                raise ValueError(f"{where}policy {self.name!r} has no option {unknown[0]!r} "
+                                 f"(its options: {list(allowed)})")
+        return dict(options)
+
+    def build(self, r=None, **options) -> Policy:
+        """The policy at redundancy ``r`` (ignored without redundancy) with ``options``,
+        carrying this entry's label."""
+        self.check_options(options)
         if not self.uses_redundancy:
-            return self.factory(None, **kwargs)
-        if r is None:
+            out = self.factory(None, **options)
+        elif r is None:
             raise ValueError(f"policy {self.name!r} needs a redundancy r")
-        return self.factory(r, **kwargs)
+        else:
+            out = self.factory(r, **options)
+        if not is_policy(out):
+            raise TypeError(f"policy {self.name!r}: the factory must return a Policy, got {type(out).__name__}")
+        if getattr(out, "name", None) != self.label:
+            # the registry's label is what results carry: two entries building one class
+            # (a variant, a plugin's preset) stay apart in every table
+            out = copy.copy(out)
+            out.name = self.label
+        return out
 
 
-#: name -> :class:`RegisteredPolicy`; extend with :func:`register_policy`
+#: name -> :class:`RegisteredPolicy`; extend with :func:`register_policy` or an entry point
+#: (read through :func:`policy_names` / :func:`registered_policy`, which load the plugins)
 POLICY_REGISTRY: dict[str, RegisteredPolicy] = {}
 
 
-def register_policy(name, factory, *, label, uses_redundancy=True, replace=False) -> RegisteredPolicy:
-    """Make a policy available by name to :func:`make_policy`, sweeps, the optima and the CLI.
+def register_policy(name, factory, *, label, uses_redundancy=True, options=None, compare_keys=None,
+                    description="", replace=False) -> RegisteredPolicy:
+    """Make a policy available by name to :func:`make_policy`, studies, files, specs and the CLI.
 
     Parameters
     ----------
     name : str
         Short name (letters, digits, ``-`` and ``_``).
     factory : callable
-        ``factory(r, **kwargs) -> Policy`` (a Policy subclass taking r first qualifies);
-        with ``uses_redundancy=False`` it is called as ``factory(None, **kwargs)``.
+        ``factory(r, **options) -> Policy`` (a Policy subclass taking r first qualifies);
+        with ``uses_redundancy=False`` it is called as ``factory(None, **options)``.
     label : str
-        The label its results carry.
+        The label its results carry; no two entries may share one.
     uses_redundancy : bool, default True
+    options : sequence of str, optional
+        The options it takes (default: the factory's keyword parameters).
+    compare_keys : mapping, optional
+        ``[compare]`` keys of a scenario file that are shorthands for its options
+        (:class:`RegisteredPolicy`).
+    description : str, optional
     replace : bool, default False
         Allow replacing an existing entry (the built-ins included).
 
@@ -660,14 +753,14 @@ def register_policy(name, factory, *, label, uses_redundancy=True, replace=False
     Raises
     ------
     TypeError, ValueError
-        Bad name, label or factory; the name is taken and ``replace`` is False.
+        Bad name, label or factory; the name or the label is taken and ``replace`` is False.
 
     Examples
     --------
-    >>> entry = register_policy("spare-sidon", lambda r, **kw: SpareCheckpoint(r, offsets="sidon", **kw),
+    >>> entry = register_policy("spare-sidon", lambda r, interval="auto": SpareCheckpoint(r, interval, "sidon"),
     ...                         label="SPARe+CKPT (Sidon)")
-    >>> make_policy("spare-sidon", 4).offsets
-    'sidon'
+    >>> make_policy("spare-sidon", 4).offsets, make_policy("spare-sidon", 4).name
+    ('sidon', 'SPARe+CKPT (Sidon)')
     >>> del POLICY_REGISTRY["spare-sidon"]
     """
     if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
@@ -678,19 +771,120 @@ def register_policy(name, factory, *, label, uses_redundancy=True, replace=False
         raise TypeError(f"policy factory must be callable, got {type(factory).__name__}")
     if name in POLICY_REGISTRY and not replace:
         raise ValueError(f"policy name {name!r} is already registered (pass replace=True to replace it)")
-    entry = RegisteredPolicy(name, factory, label, bool(uses_redundancy))
+    twin = [e.name for e in POLICY_REGISTRY.values() if e.label == label and e.name != name]
+    if twin:
+        raise ValueError(f"policy label {label!r} is already the label of policy {twin[0]!r}: results could not "
+                         "be told apart (give the policy another label)")
+    if options is not None:
+        if isinstance(options, str) or not all(isinstance(o, str) for o in options):
+            raise TypeError(f"options must be a sequence of option names, got {options!r}")
+        options = tuple(options)
+    compare_keys = dict(compare_keys or {})
+    if not all(isinstance(k, str) and callable(f) for k, f in compare_keys.items()):
+        raise TypeError("compare_keys must map [compare] key names to callables returning options")
+    entry = RegisteredPolicy(name, factory, label, bool(uses_redundancy), options, compare_keys, str(description))
     POLICY_REGISTRY[name] = entry
     return entry
 
 
-register_policy("ckpt", lambda r, **kw: CheckpointOnly(**kw), label=CheckpointOnly.name, uses_redundancy=False)
-register_policy("rep", lambda r, **kw: ReplicationCheckpoint(r, variant="cyclic", **kw), label=ReplicationCheckpoint.name)
-register_policy("rep-disjoint", lambda r, **kw: ReplicationCheckpoint(r, variant="disjoint", **kw),
-                label=ReplicationCheckpoint.name)
-register_policy("spare", SpareCheckpoint, label=SpareCheckpoint.name)
+def _spare_layout_options(value) -> dict:
+    """``compare.layout`` of a scenario file as SpareCheckpoint options."""
+    check_choice(value, "compare.layout", SPARE_LAYOUTS)
+    out: dict = {}
+    if value.startswith(RACK_AWARE):
+        out["layout"] = RACK_AWARE
+    if value.endswith("sidon"):
+        out["offsets"] = "sidon"
+    return out
 
-#: the built-in names (the registry may hold more)
+
+register_policy("ckpt", lambda r, interval="auto": CheckpointOnly(interval), label=CheckpointOnly.name,
+                uses_redundancy=False, options=("interval",),
+                description="checkpoint-only: every failure a global restart and a rollback")
+register_policy("rep", lambda r, interval="auto": ReplicationCheckpoint(r, "cyclic", interval),
+                label=ReplicationCheckpoint.name, options=("interval",),
+                description="Rep+CKPT: r-way replication on SPARe's cyclic stacks, all r layers every step")
+register_policy("rep-disjoint", lambda r, interval="auto": ReplicationCheckpoint(r, "disjoint", interval),
+                label=DISJOINT_LABEL, options=("interval",),
+                description="Rep+CKPT with N/r disjoint replica sets")
+register_policy("spare", SpareCheckpoint, label=SpareCheckpoint.name, options=("interval", "offsets", "layout"),
+                compare_keys={"layout": _spare_layout_options},
+                description="SPARe+CKPT: stacked redundancy with RECTLR, plus checkpoints")
+
+#: the built-in names (the live registry may hold more: :func:`policy_names`)
 POLICY_NAMES = tuple(POLICY_REGISTRY)
+
+_plugins_loaded = False
+
+
+def load_plugins() -> list[str]:
+    """Register the policies installed packages declare under the ``spare_core.policies``
+    entry-point group (once per process; later calls do nothing).
+
+    An entry point ``mine = "my_pkg:MyPolicy"`` names a Policy subclass (registered under
+    the entry point's name with its ``name`` as label, ``uses_redundancy`` if it sets one,
+    and its constructor's keywords as options) or a :class:`RegisteredPolicy` (built with
+    :func:`policy_entry`). A plugin that fails to load, or whose name or label is taken,
+    is skipped with a warning: an installed package never breaks the command line.
+
+    Returns
+    -------
+    list of str
+        The names registered by this call.
+    """
+    global _plugins_loaded
+    if _plugins_loaded:
+        return []
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    added = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in POLICY_REGISTRY:
+            warnings.warn(f"policy plugin {ep.name!r} ({ep.value}) skipped: the name is taken", stacklevel=2)
+            continue
+        try:
+            obj = ep.load()
+            if isinstance(obj, RegisteredPolicy):
+                register_policy(ep.name, obj.factory, label=obj.label, uses_redundancy=obj.uses_redundancy,
+                                options=obj.options, compare_keys=obj.compare_keys, description=obj.description)
+            elif isinstance(obj, type) and issubclass(obj, Policy):
+                register_policy(ep.name, obj, label=obj.name, uses_redundancy=getattr(obj, "uses_redundancy", True),
+                                description=(obj.__doc__ or "").strip().split("\n")[0])
+            else:
+                raise TypeError(f"must name a Policy subclass or a RegisteredPolicy, got {type(obj).__name__}")
+        except Exception as exc:  # noqa: BLE001 - any fault of a third-party package
+            warnings.warn(f"policy plugin {ep.name!r} ({ep.value}) skipped: {exc}", stacklevel=2)
+            continue
+        added.append(ep.name)
+    return added
+
+
+def policy_entry(factory, *, label, uses_redundancy=True, options=None, compare_keys=None,
+                 description="") -> RegisteredPolicy:
+    """A registry entry for a plugin's entry point, not registered yet (its name is the entry
+    point's): ``MY_POLICY = policy_entry(MyPolicy, label="Mine")``."""
+    return RegisteredPolicy("", factory, label, bool(uses_redundancy),
+                            None if options is None else tuple(options), dict(compare_keys or {}), description)
+
+
+def policy_names() -> tuple[str, ...]:
+    """The names of the live registry: the built-ins, those registered in this process and
+    those of installed plugins (:func:`load_plugins`)."""
+    load_plugins()
+    return tuple(POLICY_REGISTRY)
+
+
+def registered_policy(name, what="policy") -> RegisteredPolicy:
+    """The registry entry of ``name`` (plugins loaded first).
+
+    Raises
+    ------
+    ValueError
+        An unknown name; the message lists the registered ones.
+    """
+    check_choice(name, what, policy_names())
+    return POLICY_REGISTRY[name]
 
 
 def make_policy(name, r=None, **kwargs) -> Policy:
@@ -699,13 +893,13 @@ def make_policy(name, r=None, **kwargs) -> Policy:
     Parameters
     ----------
     name : str
-        A key of :data:`POLICY_REGISTRY`: built in, "ckpt" (checkpoint-only), "rep"
-        (Rep+CKPT on cyclic stacks), "rep-disjoint" (Rep+CKPT with disjoint replica sets),
-        "spare" (SPARe+CKPT).
+        A name of the live registry (:func:`policy_names`): built in, "ckpt"
+        (checkpoint-only), "rep" (Rep+CKPT on cyclic stacks), "rep-disjoint" (Rep+CKPT with
+        disjoint replica sets), "spare" (SPARe+CKPT).
     r : int, optional
         Redundancy (ignored by policies without one, required by the others).
     **kwargs
-        Passed to the policy (e.g. ``interval``).
+        The policy's options (e.g. ``interval``; :attr:`RegisteredPolicy.options`).
 
     Returns
     -------
@@ -714,15 +908,14 @@ def make_policy(name, r=None, **kwargs) -> Policy:
     Raises
     ------
     ValueError
-        Unknown name or missing ``r``.
+        Unknown name, an option the policy does not take, or a missing ``r``.
 
     Examples
     --------
     >>> make_policy("spare", 8)
     SpareCheckpoint(interval='auto', redundancy=8, offsets=None)
     """
-    check_choice(name, "policy", tuple(POLICY_REGISTRY))
-    return POLICY_REGISTRY[name].build(r, **kwargs)
+    return registered_policy(name).build(r, **kwargs)
 
 
 def is_policy(obj) -> bool:
@@ -733,10 +926,10 @@ def is_policy(obj) -> bool:
 
 def _check_source(policy, what):
     if isinstance(policy, str):
-        check_choice(policy, what, tuple(POLICY_REGISTRY))
+        registered_policy(policy, what)
     elif not (is_policy(policy) or callable(policy)):
         raise TypeError(
-            f"{what} must be a registered name ({sorted(POLICY_REGISTRY)}), a Policy object or a factory of r, "
+            f"{what} must be a registered name ({sorted(policy_names())}), a Policy object or a factory of r, "
             f"got {type(policy).__name__}"
         )
 
@@ -759,12 +952,13 @@ def policy_at(policy, r=None, *, interval=None, what="policy", **kwargs) -> Poli
     Parameters
     ----------
     policy : str, Policy or callable
-        A :data:`POLICY_REGISTRY` name (built with ``r`` and ``kwargs``), a Policy object
-        (returned as it is; ``r`` and ``kwargs`` must not ask for something else) or a
-        factory ``f(r, **kwargs) -> Policy``.
+        A registered name (built with ``r`` and ``kwargs``), a Policy object (returned as it
+        is; ``r`` and ``kwargs`` must not ask for something else) or a factory
+        ``f(r, **kwargs) -> Policy``.
     r : int, optional
     interval : float or str, optional
-        Replaces the policy's checkpoint interval (:meth:`Policy.with_interval`).
+        Replaces the policy's checkpoint interval (:meth:`Policy.with_interval`), whatever
+        ``kwargs`` say: a study's interval axis wins over a policy's own option.
     what : str
         The argument's name for error messages.
     **kwargs

@@ -1,134 +1,40 @@
-"""A sweep specification: scenarios x policies x redundancies x intervals x seeds, every run
-with a stable key.
+"""A sweep specification: a :class:`~spare_core.sim.Study` (scenarios x policies x
+redundancies x intervals x seeds, every run with a stable key) read from a TOML file.
 
 The key of a run is the SHA-256 of the canonical JSON (sorted keys, no spaces, floats written
 exactly) of its resolved scenario (:meth:`spare_core.sim.Scenario.to_dict`), its policy
 (:meth:`spare_core.sim.Policy.to_dict`: class, label and parameters, the interval setting
 and r included) and its seed. The random streams of a run derive from the key's scenario
-and seed alone (the *group key*): every policy, redundancy and interval on one scenario and
-seed sees the same failures (common random numbers), and nothing about where, when or with
-which other runs it is computed enters its numbers.
+and seed alone (the *group key*; the study's ``streams="key"``): every policy, redundancy and
+interval on one scenario and seed sees the same failures (common random numbers), and
+nothing about where, when or with which other runs it is computed enters its numbers.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from .._validate import as_float, as_int
-from ..scenario_file import MAX_SEEDS
+from .._validate import as_int
 from ..sim import Scenario
-from ..sim.grid import expand_policies
-from ..sim.policies import INTERVAL_RULES, POLICY_REGISTRY, uses_redundancy
+from ..sim.policies import DEFAULT_POLICIES, policy_names
+from ..sim.study import Group, Run, Study, canonical_json, content_key
 
 __all__ = ["SweepSpec", "Run", "Group", "canonical_json", "content_key", "load_spec"]
-
-#: bumped when what a key covers changes (old stores then simply hold other keys)
-KEY_VERSION = 1
 
 _PRESETS = {"paper_600k": Scenario.paper_600k, "llama3_16k": Scenario.llama3_16k}
 _TOP_KEYS = {"name", "seeds", "policies", "redundancies", "intervals", "policy_options", "scenario", "scenarios"}
 
 
-def canonical_json(obj) -> str:
-    """JSON with sorted keys and no spaces; floats exact (``repr``), inf/nan as JSON extensions."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True)
-
-
-def content_key(obj) -> str:
-    """SHA-256 (hex) of :func:`canonical_json` ``(obj)``."""
-    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
-
-
-def _key_of(**parts) -> str:
-    """:func:`content_key` of ``{name: value, ..., "v": KEY_VERSION}`` from values already in
-    canonical JSON: the same bytes (keys sorted, no spaces) without re-encoding the scenario
-    for each of a sweep's runs."""
-    parts["v"] = str(KEY_VERSION)
-    text = "{" + ",".join(f"{json.dumps(k)}:{parts[k]}" for k in sorted(parts)) + "}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run of a sweep: what to simulate and the labels it is stored under."""
-
-    key: str
-    group_key: str
-    scenario_key: str
-    policy: object
-    policy_source: str
-    policy_json: str
-    interval_setting: str
-    seed: int
-
-
-@dataclass(frozen=True)
-class Group:
-    """All runs of one scenario on one seed: the unit of work (they share the failures).
-
-    ``stream_seed`` is the root of the group's random streams, derived from ``key`` alone.
-    """
-
-    key: str
-    scenario: Scenario
-    scenario_json: str
-    seed: int
-    runs: tuple
-
-    @property
-    def stream_seed(self) -> np.random.SeedSequence:
-        # 128 bits of the group key: the same key gives the same streams everywhere
-        return np.random.SeedSequence(int(self.key[:32], 16))
-
-
-def _source_name(src) -> str:
-    if isinstance(src, str):
-        return src
-    return f"{getattr(src, '__module__', '?')}.{getattr(src, '__qualname__', type(src).__qualname__)}"
-
-
-def _interval_arg(v):
-    if v is None:
-        return None
-    if isinstance(v, str):
-        if v not in INTERVAL_RULES:
-            raise ValueError(f"intervals must hold seconds >= 0 or one of {list(INTERVAL_RULES)}, got {v!r}")
-        return v
-    return as_float(v, "interval", min_value=0.0, allow_inf=True)
-
-
-class SweepSpec:
-    """Scenarios x policies x redundancies x intervals x seeds.
+class SweepSpec(Study):
+    """A study whose runs go to a result store: random streams from the run keys.
 
     Parameters
     ----------
-    scenarios : Scenario or sequence of Scenario
-        Each must be writable as a dict (:meth:`Scenario.to_dict`): the dict enters the keys.
-    policies : sequence, default ("ckpt", "rep", "spare")
-        Registered names, Policy objects or factories of r (as :func:`spare_core.sim.sweep`).
-    redundancies : iterable of int, default 1..20
-        r values; those above a scenario's N are skipped there (an error if none is left).
-    intervals : sequence, default (None,)
-        Checkpoint interval settings: seconds, "auto", "young", "daly", or None (the policy's
-        own setting).
-    seeds : int or iterable of int, default 5
-        An int n means 0..n-1.
-    policy_options : dict, optional
-        Per policy name, keyword arguments for its factory (e.g. ``{"spare": {"offsets":
-        "sidon"}}``).
+    scenarios, policies, redundancies, intervals, seeds, policy_options
+        As :class:`~spare_core.sim.Study`.
     name : str, default "sweep"
-
-    Raises
-    ------
-    TypeError, ValueError
-        Any bad or empty axis, an impossible (scenario, policy) pair, a scenario or policy that
-        cannot be written down; all before any simulation.
 
     Examples
     --------
@@ -137,84 +43,10 @@ class SweepSpec:
     (6, 2)
     """
 
-    def __init__(self, scenarios, policies=("ckpt", "rep", "spare"), redundancies=range(1, 21), intervals=(None,),
+    def __init__(self, scenarios, policies=DEFAULT_POLICIES, redundancies=range(1, 21), intervals=(None,),
                  seeds=5, *, policy_options=None, name="sweep"):
-        if isinstance(scenarios, Scenario):
-            scenarios = [scenarios]
-        self.scenarios = list(scenarios) if isinstance(scenarios, (list, tuple)) else None
-        if not self.scenarios or not all(isinstance(s, Scenario) for s in self.scenarios):
-            raise TypeError("scenarios must be a Scenario or a non-empty list of Scenario")
-        self.policies = [policies] if isinstance(policies, str) or callable(policies) else list(policies)
-        for p in self.policies:
-            uses_redundancy(p, "policies")
-        self.redundancies = sorted({as_int(r, "redundancies", min_value=1) for r in redundancies})
-        self.intervals = list(dict.fromkeys(_interval_arg(v) for v in intervals))
-        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-            # a count, not a list: bounded as a scenario file's compare.seeds (10**20 would
-            # otherwise be a list of 10**20 seeds built before the first run)
-            seeds = range(as_int(seeds, "seeds", min_value=1, max_value=MAX_SEEDS))
-        self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0) for s in seeds))
-        for what, grid in (("scenarios", self.scenarios), ("policies", self.policies),
-                           ("redundancies", self.redundancies), ("intervals", self.intervals), ("seeds", self.seeds)):
-            if not grid:
-                raise ValueError(f"{what} must not be empty: the sweep would have no run")
-        self.policy_options = dict(policy_options or {})
-        named = {p for p in self.policies if isinstance(p, str)}
-        unknown = set(self.policy_options) - named
-        if unknown:
-            raise ValueError(f"policy_options names policies not in the sweep: {sorted(unknown)}")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a non-empty string, got {name!r}")
-        self.name = name
-        self._groups = None
-        self.groups()  # every check now, before anyone runs anything
-
-    def groups(self) -> list:
-        """Every (scenario, seed) group with its runs, in a fixed order (biggest N first)."""
-        if self._groups is not None:
-            return self._groups
-        groups = []
-        for sc in self.scenarios:
-            sd = sc.to_dict()
-            sjson = canonical_json(sd)
-            skey = _key_of(scenario=sjson)
-            where = f" (sweep {self.name!r})"
-            built = []
-            for iv in self.intervals:
-                for pi, p in expand_policies(sc, self.policies, self.redundancies,
-                                             policy_kwargs=self.policy_options, interval=iv, where=where):
-                    built.append((_source_name(self.policies[pi]), canonical_json(p.to_dict()),
-                                  "" if iv is None else str(iv), p))
-            seen = {}
-            for src, pjson, _, _ in built:
-                if pjson in seen:
-                    raise ValueError(f"policies {seen[pjson]!r} and {src!r} build the same policy {pjson} on scenario "
-                                     f"{sc.name!r}: each run would appear twice")
-                seen[pjson] = src
-            for seed in self.seeds:
-                sjs = str(seed)
-                gkey = _key_of(scenario=sjson, seed=sjs)
-                runs = tuple(Run(_key_of(policy=pjson, scenario=sjson, seed=sjs), gkey, skey, p, src, pjson, ivs, seed)
-                             for src, pjson, ivs, p in built)
-                groups.append(Group(gkey, sc, sjson, seed, runs))
-        keys = [g.key for g in groups]
-        if len(set(keys)) != len(keys):
-            raise ValueError("two scenarios of the sweep are the same scenario (same to_dict()): runs would repeat")
-        # the biggest scenarios first, so a pool's last tasks are short (stable otherwise)
-        groups.sort(key=lambda g: -g.scenario.n_groups * max(1, len(g.runs)))
-        self._groups = groups
-        return groups
-
-    def runs(self) -> list:
-        """Every run of the sweep."""
-        return [r for g in self.groups() for r in g.runs]
-
-    def __len__(self) -> int:
-        return sum(len(g.runs) for g in self.groups())
-
-    def __repr__(self) -> str:
-        return (f"SweepSpec({self.name!r}: {len(self.scenarios)} scenarios x {len(self.policies)} policies x "
-                f"{len(self.redundancies)} r x {len(self.intervals)} intervals x {len(self.seeds)} seeds = {len(self)} runs)")
+        super().__init__(scenarios, policies, redundancies, intervals, seeds, policy_options=policy_options,
+                         name=name, streams="key")
 
     # -- files ------------------------------------------------------------------------------
     @classmethod
@@ -246,9 +78,9 @@ class SweepSpec:
             red = range(lo, min(hi, max(lo, max(sc.n_groups for sc in scenarios))) + 1)
         elif not isinstance(red, list):
             raise TypeError(f"{source}: redundancies must be a list of ints or {{from = A, to = B}}, got {red!r}")
-        pol = data.get("policies", ["ckpt", "rep", "spare"])
+        pol = data.get("policies", list(DEFAULT_POLICIES))
         if not isinstance(pol, list) or not all(isinstance(p, str) for p in pol):
-            raise TypeError(f"{source}: policies must be a list of names from {sorted(POLICY_REGISTRY)}, got {pol!r}")
+            raise TypeError(f"{source}: policies must be a list of names from {sorted(policy_names())}, got {pol!r}")
         opts = data.get("policy_options", {})
         if not isinstance(opts, dict) or not all(isinstance(v, dict) for v in opts.values()):
             raise TypeError(f"{source}: policy_options must be a table of tables, got {opts!r}")

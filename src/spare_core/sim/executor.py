@@ -1,0 +1,460 @@
+"""The one executor: runs a :class:`~spare_core.sim.study.Study` in this process, in local
+processes or on a Dask cluster, into a :class:`~spare_core.sim.results.ResultSet`, and (given a
+result store) stores each batch as it finishes, resumably.
+
+The unit of work is a *group*, all runs of one scenario on one seed (they share the seed's
+failures, :func:`spare_core.sim.run_group`); groups are packed into *batches*, one task
+each, sized from the measured seconds per run so that a task lasts about ``target_seconds``
+and its fixed cost (pickling, scheduling, one Parquet part and its fsync; docs/sweeps.md has
+the measured figures) stays small against it. A few tasks per worker are in flight at a
+time, so a study of 10^6 runs holds a few batches in flight, not all of them. Workers return a
+batch's runs to the driver, which stores them (one part per batch) and keeps them for the
+result set.
+
+With a store, a resumed execution skips every group whose runs are all stored (their runs
+are read back into the result set); a group with some runs missing (the study grew) is run
+whole again, and only its missing runs are written, so a stored run always holds what an
+uninterrupted execution of the current study computes. Every run's numbers depend on its
+group alone, so nothing here (executor, workers, batch sizes, finishing order,
+interruptions) changes them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import multiprocessing
+import os
+import signal
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+
+from .._validate import as_float, as_int, check_choice
+from .grid import run_group
+from .results import ResultSet, summarise
+from .run import RunResult
+from .study import Study
+
+__all__ = ["execute", "Progress", "EXECUTORS", "run_groups", "map_unordered", "STORE_COLUMNS"]
+
+EXECUTORS = ("local", "dask")
+
+_META = ("key", "group_key", "scenario_key", "scenario_json", "policy_source", "policy_json", "interval_setting", "seed")
+_RESULT = tuple(f.name for f in dataclasses.fields(RunResult) if f.name not in ("timeline", "seed"))
+#: the columns of a stored run: what identifies it, then the fields of its RunResult
+STORE_COLUMNS = _META + _RESULT
+# the first batches, before any run has been timed; and the most runs in one batch
+_FIRST_BATCH, _MAX_BATCH = 32, 20_000
+# tasks in flight per worker: one running, one queued so a worker never waits for the driver
+_IN_FLIGHT = 2
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What :func:`execute` has done so far (passed to ``on_progress`` after each batch).
+
+    Attributes
+    ----------
+    total : int
+        Runs in the study.
+    stored_before : int
+        Runs of the study already in the store when the execution started (skipped).
+    computed : int
+        Runs simulated by this call (and stored, with a store).
+    batches, parts : int
+        Tasks run and Parquet parts written by this call.
+    seconds : float
+        Wall time of this call so far.
+    compute_seconds : float
+        Wall seconds the workers spent simulating (summed over tasks): ``compute_seconds /
+        (seconds x workers)`` is the execution's efficiency, the rest its overhead.
+    """
+
+    total: int
+    stored_before: int
+    computed: int
+    batches: int
+    parts: int
+    seconds: float
+    compute_seconds: float = 0.0
+
+    @property
+    def runs_per_second(self) -> float:
+        return self.computed / self.seconds if self.seconds > 0 else math.nan
+
+
+def run_groups(groups) -> list:
+    """Simulate whole groups: ``[((scenario index, seed), [RunResult in the group's run
+    order], seconds)]``. Runs anywhere: in the driver, a local worker process or a Dask
+    worker (what it returns names each group, so the groups are not sent back)."""
+    out = []
+    for g in groups:
+        t = time.perf_counter()
+        runs = run_group(g.scenario, g.stream_seed, [r.policy for r in g.runs])
+        out.append(((g.scenario_index, g.seed), runs, time.perf_counter() - t))
+    return out
+
+
+class _Planner:
+    """Packs whole groups into batches of about ``target_seconds`` of measured work (or of
+    ``batch_runs`` runs), smaller near the end so the workers finish together."""
+
+    def __init__(self, groups, workers, batch_runs, target_seconds):
+        self._queue = deque(groups)
+        self._left = sum(len(g.runs) for g in groups)
+        self._workers = workers
+        self._fixed = batch_runs
+        self._target = target_seconds
+        self._runs = 0
+        self._seconds = 0.0
+
+    def record(self, runs: int, seconds: float) -> None:
+        self._runs += runs
+        self._seconds += seconds
+
+    def next(self):
+        if not self._queue:
+            return None
+        if self._fixed:
+            size = self._fixed
+        elif self._runs == 0 or self._seconds <= 0:
+            size = _FIRST_BATCH
+        else:
+            per_run = self._seconds / self._runs
+            size = min(_MAX_BATCH, self._target / per_run)
+            if self._workers > 1:  # near the end, smaller batches keep every worker busy
+                size = min(size, math.ceil(self._left / (_IN_FLIGHT * self._workers)))
+        batch, n = [], 0
+        while self._queue and (n < size or not batch):
+            g = self._queue.popleft()
+            batch.append(g)
+            n += len(g.runs)
+        self._left -= n
+        return batch
+
+
+def _batch_key(batch) -> str:
+    return hashlib.sha256("\n".join(g.key or f"{g.scenario_index}:{g.seed}" for g in batch).encode()).hexdigest()[:24]
+
+
+def _ignore_sigint():
+    # Ctrl-C goes to the whole foreground process group: the driver handles it and ends
+    # the workers; a worker dying of it first would only break the pool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _columns(done, keep) -> dict:
+    """A batch's runs as store columns (name -> list), only the runs whose key is in ``keep``;
+    ``done``: ``[(group, runs)]``."""
+    cols = {c: [] for c in STORE_COLUMNS}
+    for g, runs in done:
+        for run, res in zip(g.runs, runs):
+            if run.key not in keep:
+                continue
+            cols["key"].append(run.key)
+            cols["group_key"].append(g.key)
+            cols["scenario_key"].append(run.scenario_key)
+            cols["scenario_json"].append(g.scenario_json)
+            cols["policy_source"].append(run.policy_source)
+            cols["policy_json"].append(run.policy_json)
+            cols["interval_setting"].append(run.interval_setting)
+            cols["seed"].append(run.seed)
+            for f in _RESULT:
+                cols[f].append(getattr(res, f))
+    return cols
+
+
+def _stored_runs(store, groups) -> dict:
+    """The stored RunResults of ``groups`` (key -> RunResult), read back from the store."""
+    keys = {r.key for g in groups for r in g.runs}
+    if not keys:
+        return {}
+    table = store.read(list(STORE_COLUMNS))
+    out = {}
+    for row in table.to_pylist():
+        if row["key"] in keys:
+            out[row["key"]] = RunResult(**{f: row[f] for f in _RESULT}, seed=row["seed"], timeline=None)
+    return out
+
+
+def execute(study, *, executor="local", workers=1, scheduler=None, store=None, batch_runs=None,
+            target_seconds=2.0, on_progress=None, on_interrupt="raise", collect=True) -> ResultSet:
+    """Run every run of ``study`` (that ``store`` does not hold yet) into a result set.
+
+    Parameters
+    ----------
+    study : Study
+    executor : {"local", "dask"}, default "local"
+        "local": this process (``workers=1``) or a pool of ``workers`` processes. "dask": a
+        Dask distributed cluster, ``scheduler``'s or a ``LocalCluster`` of ``workers``
+        single-threaded processes started for it.
+    workers : int, default 1
+        Local processes, or the LocalCluster's workers (``0``: one per CPU); never more
+        than there are groups to run.
+    scheduler : str or distributed.Client, optional
+        With "dask": the address of a running scheduler (``"tcp://host:8786"``) or a Client.
+    store : ResultStore, optional
+        Where each batch is stored as it finishes (:class:`spare_core.sweeps.ResultStore`;
+        the study's streams must be ``"key"``); runs already there are not run again.
+    batch_runs : int, optional
+        Runs per task (whole groups are packed until a batch holds at least this many).
+        Default: sized from the measured time per run to last ``target_seconds``.
+    target_seconds : float, default 2.0
+        Wall seconds of work per task when ``batch_runs`` is not given: also the work a
+        killed worker or driver loses at most per task.
+    on_progress : callable, optional
+        Called as ``on_progress(progress)`` (a :class:`Progress`) after each batch, in the
+        driver.
+    on_interrupt : {"raise", "return"}, default "raise"
+        On Ctrl-C (KeyboardInterrupt) the workers are stopped, and then it is re-raised, or
+        the result set of the groups finished so far is returned with ``interrupted=True``.
+    collect : bool, default True
+        Keep the runs for the result set (False: a store-only execution of a huge study
+        returns a result set without runs; its :attr:`ResultSet.progress` says what was done).
+
+    Returns
+    -------
+    ResultSet
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad arguments (before any simulation). The store's own errors
+        (:class:`~spare_core.sweeps.StoreError`: not writable, full, in use) before any
+        simulation too.
+    """
+    if not isinstance(study, Study):
+        raise TypeError(f"study must be a Study, got {type(study).__name__}")
+    check_choice(executor, "executor", EXECUTORS)
+    workers = as_int(workers, "workers", min_value=0) or (os.cpu_count() or 1)
+    if scheduler is not None and executor != "dask":
+        raise ValueError("scheduler is for executor='dask'")
+    if batch_runs is not None:
+        batch_runs = as_int(batch_runs, "batch_runs", min_value=1)
+    target_seconds = as_float(target_seconds, "target_seconds", min_value=0.0, strict_min=True)
+    if on_progress is not None and not callable(on_progress):
+        raise TypeError(f"on_progress must be callable, got {type(on_progress).__name__}")
+    check_choice(on_interrupt, "on_interrupt", ("raise", "return"))
+    if store is not None:
+        if study.streams != "key":
+            raise ValueError("a stored study needs streams='key' (a stored run's numbers must depend on what it "
+                             "simulates alone)")
+        if not all(callable(getattr(store, m, None)) for m in ("open_for_writing", "keys", "write", "read", "close")):
+            raise TypeError(f"store must be a ResultStore (spare_core.sweeps.ResultStore), got {type(store).__name__}")
+    t0 = time.perf_counter()
+    groups = study.groups()
+    total = sum(len(g.runs) for g in groups)
+    by_id = {(g.scenario_index, g.seed): g for g in groups}
+    done: dict = {}  # (scenario index, seed) -> the group's RunResults (collect=True)
+    done_ids: set = set()  # groups finished or found whole in the store
+    timings: list = []
+    state = {"computed": 0, "batches": 0, "parts": 0, "compute": 0.0, "before": 0}
+    interrupted = False
+    if store is not None:
+        store.open_for_writing(total)
+    try:
+        stored = store.keys() if store is not None else set()
+        state["before"] = sum(1 for g in groups for r in g.runs if r.key in stored)
+        todo = [g for g in groups if store is None or any(r.key not in stored for r in g.runs)]
+        done_ids.update((g.scenario_index, g.seed) for g in groups if g not in todo) if len(todo) < len(groups) else None
+        if collect and store is not None and len(todo) < len(groups):
+            skipped = [g for g in groups if all(r.key in stored for r in g.runs)]
+            back = _stored_runs(store, skipped)
+            for g in skipped:
+                done[(g.scenario_index, g.seed)] = [back[r.key] for r in g.runs]
+        if scheduler is None:  # a batch is a whole group: more workers than groups would idle
+            workers = max(1, min(workers, len(todo)))
+        plan = _Planner(todo, workers, batch_runs, target_seconds)
+
+        def progress():
+            return Progress(total, state["before"], state["computed"], state["batches"], state["parts"],
+                            time.perf_counter() - t0, state["compute"])
+
+        def finish(batch_result):
+            batch = [(by_id[gid], runs, s) for gid, runs, s in batch_result]
+            seconds = sum(s for _, _, s in batch)
+            plan.record(sum(len(g.runs) for g, _, _ in batch), seconds)
+            state["compute"] += seconds
+            state["batches"] += 1
+            computed = 0
+            if store is not None:
+                cols = _columns([(g, runs) for g, runs, _ in batch], {r.key for g, _, _ in batch for r in g.runs} - stored)
+                if cols["key"]:
+                    from .. import __version__
+
+                    cols["spare_core_version"] = [__version__] * len(cols["key"])  # provenance
+                    store.write(cols)
+                    stored.update(cols["key"])
+                    state["parts"] += 1
+                    computed = len(cols["key"])
+            else:
+                computed = sum(len(g.runs) for g, _, _ in batch)
+            state["computed"] += computed
+            for g, runs, s in batch:
+                done_ids.add((g.scenario_index, g.seed))
+                if collect:
+                    done[(g.scenario_index, g.seed)] = runs
+                timings.append({"scenario": g.scenario.name, "seed": g.seed, "seconds": s})
+            if on_progress is not None:
+                on_progress(progress())
+
+        try:
+            if not todo:
+                pass
+            elif executor == "dask":
+                client, close = _dask_client(workers, scheduler)
+                workers = max(1, len(client.scheduler_info().get("workers", {})))
+                plan._workers = workers
+                try:
+                    _run_dask(plan, finish, client)
+                finally:
+                    close()
+            elif workers == 1:
+                while (batch := plan.next()) is not None:
+                    finish(run_groups(batch))
+            else:
+                for result in map_unordered(run_groups, iter(plan.next, None), workers):
+                    finish(result)
+        except KeyboardInterrupt:
+            if on_interrupt == "raise":
+                raise
+            interrupted = True
+        last = progress()
+    finally:
+        if store is not None:
+            store.close()
+    return _assemble(study, groups, done, interrupted=interrupted, elapsed=time.perf_counter() - t0,
+                     workers=workers, timings=timings, progress=last, groups_done=len(done_ids))
+
+
+def _assemble(study, groups, done, *, interrupted, elapsed, workers, timings, progress, groups_done) -> ResultSet:
+    """The result set: cells in the study's order (scenario, then its runs' order), seeds in
+    the study's order; ``done`` maps (scenario index, seed) to a group's runs."""
+    position = {s: i for i, s in enumerate(study.seeds)}
+    by_scenario: dict = {}
+    for g in groups:
+        if (g.scenario_index, g.seed) in done:
+            by_scenario.setdefault(g.scenario_index, []).append(g)
+    runs, summaries, cells = [], [], []
+    for si in sorted(by_scenario):
+        per_seed = sorted(by_scenario[si], key=lambda g: position[g.seed])
+        n = study.scenarios[si].n_groups
+        for j, run in enumerate(per_seed[0].runs):
+            cell = [done[(g.scenario_index, g.seed)][j] for g in per_seed]
+            runs.extend(cell)
+            cells.append(cell)
+            summaries.append(summarise(cell, n, run.interval_setting))
+    labels = study.labels()
+    out = ResultSet(runs, summaries, {k: uses for k, (_, uses) in labels.items()},
+                    {k: name for k, (name, _) in labels.items()}, interrupted, elapsed, workers, groups_done,
+                    len(groups), timings, progress)
+    out._cells = cells
+    return out
+
+
+def map_unordered(fn, tasks, workers: int, *, in_flight: int = _IN_FLIGHT):
+    """``fn(task)`` for every task, in ``workers`` local processes, yielded as each finishes.
+
+    Tasks are drawn from the iterable only as workers free up (``in_flight`` per worker),
+    so a long stream is never all in memory. The workers ignore Ctrl-C (the driver gets it).
+    A task that raises re-raises here; a worker that dies (killed, out of memory, a task
+    its process cannot unpickle) raises ``BrokenProcessPool`` instead of waiting for ever.
+    When the consumer stops early (an exception, Ctrl-C, a ``break``), the workers are
+    terminated at once: their half-done tasks are dropped.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled by name).
+    tasks : iterable
+        Its arguments, one per call (each pickled to a worker).
+    workers : int
+        Processes, >= 1.
+    in_flight : int, default 2
+        Tasks handed out per worker at a time: one running, one queued.
+    """
+    tasks = iter(tasks)
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    before = set(multiprocessing.active_children())
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
+    ok = False
+    try:
+        pending = set()
+        while True:
+            while len(pending) < in_flight * workers and (task := next(tasks, _END)) is not _END:
+                pending.add(ex.submit(fn, task))
+            if not pending:
+                break
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                yield f.result()
+        ok = True
+    finally:
+        if ok:
+            ex.shutdown(wait=True)
+        else:  # interrupted or failed: stop now, not after the running tasks
+            ex.shutdown(wait=False, cancel_futures=True)
+            for proc in set(multiprocessing.active_children()) - before:
+                proc.terminate()
+
+
+_END = object()
+
+
+def _dask_client(workers, scheduler):
+    """``(client, close)`` for the Dask executor: the given Client, one on the given address,
+    or one on a LocalCluster of ``workers`` single-threaded processes started here."""
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - the sweep extra is installed by the tests
+        raise ImportError("executor='dask' needs dask.distributed: pip install 'spare_core[sweep]'") from None
+    if isinstance(scheduler, Client):
+        return scheduler, lambda: None
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address or a distributed.Client, got {type(scheduler).__name__}")
+    if scheduler is not None:
+        client = Client(scheduler)
+        return client, client.close
+    # ":0": the scheduler's HTTP server (health, metrics) on a free port, so a sweep never
+    # collides with a dashboard the user already runs on 8787
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+
+    def close():
+        client.close()
+        cluster.close()
+
+    return client, close
+
+
+def _run_dask(plan, finish, client):
+    from distributed import as_completed
+
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+
+    def submit():
+        batch = plan.next()
+        if batch is None:
+            return None
+        # a worker lost mid-task is not the task's fault: the scheduler reruns it elsewhere
+        # (its allowed-failures); retries cover an exception inside the task itself
+        return client.submit(run_groups, batch, key=f"spare-batch-{_batch_key(batch)}", retries=2)
+
+    futures = [f for f in (submit() for _ in range(_IN_FLIGHT * n_workers)) if f is not None]
+    queue = as_completed(futures)
+    try:
+        for fut in queue:
+            result = fut.result()
+            fut.release()
+            finish(result)
+            nxt = submit()
+            if nxt is not None:
+                queue.add(nxt)
+                futures.append(nxt)
+    finally:
+        client.cancel([f for f in futures if not f.done()])

@@ -1,0 +1,215 @@
+"""What executing a study gives: every run, a summary per cell, the best cell per policy.
+
+A :class:`ResultSet` is what the terminal tables, the JSON/CSV/Parquet files, the plots and
+the reports of the ``spare`` commands are rendered from; :func:`spare_core.sim.sweep` returns
+one too (:data:`SweepResult` is its former name).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._results import fields_dict
+from .run import RunResult
+
+__all__ = ["ResultSet", "SweepResult", "Summary", "summarise"]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Statistics over seeds of one (scenario, policy, r, interval setting) cell.
+
+    ``ratio_*`` summarise TTT/T0 (``inf`` when any seed did not finish within the horizon);
+    the other fields are means over seeds. ``finished`` counts seeds that finished;
+    ``interval_setting`` is the study's interval axis value ("" for the policy's own).
+    """
+
+    scenario: str
+    n_groups: int
+    policy: str
+    redundancy: int
+    seeds: int
+    finished: int
+    ratio_mean: float
+    ratio_std: float
+    ratio_min: float
+    ratio_max: float
+    availability: float
+    overhead: float
+    failures_masked: float
+    wipeouts: float
+    restarts: float
+    progress: float
+    interval_setting: str = ""
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-friendly dict (``inf`` and ``nan`` become None)."""
+        return fields_dict(self)
+
+
+def summarise(runs: list[RunResult], n_groups: int, interval_setting: str = "") -> Summary:
+    """The :class:`Summary` of one cell's runs (one per seed, in seed order)."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs must not be empty")
+    ratios = np.array([r.ratio for r in runs])
+    fin = int(sum(r.finished for r in runs))
+    all_fin = fin == len(runs)
+    return Summary(
+        scenario=runs[0].scenario,
+        n_groups=n_groups,
+        policy=runs[0].policy,
+        redundancy=runs[0].redundancy,
+        seeds=len(runs),
+        finished=fin,
+        ratio_mean=float(ratios.mean()) if all_fin else math.inf,
+        ratio_std=float(ratios.std(ddof=1)) if all_fin and len(runs) > 1 else (0.0 if all_fin else math.inf),
+        ratio_min=float(ratios.min()),
+        ratio_max=float(ratios.max()),
+        availability=float(np.mean([r.availability for r in runs])),
+        overhead=float(np.nanmean([r.overhead for r in runs])) if any(np.isfinite(r.overhead) for r in runs) else math.nan,
+        failures_masked=float(np.mean([r.failures_masked for r in runs])),
+        wipeouts=float(np.mean([r.wipeouts for r in runs])),
+        restarts=float(np.mean([r.restarts for r in runs])),
+        progress=float(np.mean([r.progress for r in runs])),
+        interval_setting=interval_setting,
+    )
+
+
+@dataclass
+class ResultSet:
+    """Every run of an executed study, grouped into cells.
+
+    Attributes
+    ----------
+    runs : list of RunResult
+        Cell by cell (in the study's order: scenario, interval, policy, r), seeds in order.
+    summaries : list of Summary
+        One per cell; after an interruption, only the cells with a finished seed (each
+        summary counts its seeds).
+    redundant : dict
+        Policy label -> whether that policy uses a redundancy r (from the registry).
+    sources : dict
+        Policy label -> the registry name it was built from (None for a Policy object or a
+        factory).
+    interrupted : bool
+        Ctrl-C stopped the execution (``on_interrupt="return"``): the set holds the groups
+        finished before it.
+    elapsed : float
+        Wall seconds of the execution.
+    workers : int
+        Processes (or Dask workers) that ran it.
+    groups_done, groups_total : int
+        (scenario, seed) groups finished (or found in the store) and planned.
+    task_seconds : list of dict
+        Per group computed: scenario name, seed and wall seconds.
+    progress : object
+        The executor's last :class:`~spare_core.sim.executor.Progress`.
+    """
+
+    runs: list
+    summaries: list
+    redundant: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
+    interrupted: bool = False
+    elapsed: float = 0.0
+    workers: int = 1
+    groups_done: int = 0
+    groups_total: int = 0
+    task_seconds: list = field(default_factory=list)
+    progress: object = None
+
+    def __post_init__(self) -> None:
+        # the runs of each summary, in order (set by the executor; else found by label)
+        self._cells: list = []
+
+    @property
+    def cells(self) -> list:
+        """The summaries (one per cell)."""
+        return self.summaries
+
+    # -- lookups ------------------------------------------------------------------------
+    def cell(self, n_groups: int, policy: str, r: int) -> Summary:
+        """The summary of one (N, policy label, r) cell (the first, with several intervals)."""
+        for s in self.summaries:
+            if s.n_groups == n_groups and s.policy == policy and s.redundancy == r:
+                return s
+        raise KeyError((n_groups, policy, r))
+
+    def cell_runs(self, summary: Summary) -> list:
+        """The runs behind one summary (one per seed, in seed order)."""
+        for s, runs in zip(self.summaries, self._cells):
+            if s is summary:
+                return list(runs)
+        return [r for r in self.runs if r.scenario == summary.scenario and r.policy == summary.policy
+                and r.redundancy == summary.redundancy]
+
+    def cell_interval(self, summary: Summary) -> tuple[float, str]:
+        """The checkpoint interval (compute seconds between saves) of a cell and its rule
+        (every seed of a cell uses the same: it depends on the scenario and the policy)."""
+        runs = self.cell_runs(summary)
+        if not runs:
+            return math.nan, "-"
+        return float(runs[0].checkpoint_interval), str(runs[0].interval_rule)
+
+    def best(self, n_groups: int, policy: str) -> Summary | None:
+        """The cell of ``policy`` at N with the least mean TTT/T0 over seeds (None if no r
+        finished on every seed)."""
+        cells = [s for s in self.summaries if s.n_groups == n_groups and s.policy == policy]
+        done = [s for s in cells if math.isfinite(s.ratio_mean)]
+        if not done:
+            return None
+        return min(done, key=lambda s: (s.ratio_mean, s.redundancy))
+
+    def _candidates(self, label: str, scenario: str | None) -> list:
+        cells = [s for s in self.summaries if s.policy == label and (scenario is None or s.scenario == scenario)]
+        # with a policy without redundancy compared, a redundancy policy at r = 1 is that policy
+        # under another name (every failure a restart): its own answer is sought at r >= 2
+        # (unless r = 1 is all it ran)
+        plain = any(not self.redundant.get(s.policy, True) for s in self.summaries)
+        if plain and self.redundant.get(label, True) and any(s.redundancy > 1 for s in cells):
+            cells = [s for s in cells if s.redundancy > 1]
+        return cells
+
+    def best_per_policy(self, scenario: str | None = None) -> list[tuple[Summary, bool]]:
+        """Per policy label (in the study's order): its best cell and whether it finished on
+        every seed (else the cell that got furthest). With a policy without redundancy in the
+        set, the others are judged at r >= 2."""
+        out = []
+        for label in dict.fromkeys(s.policy for s in self.summaries):
+            cells = self._candidates(label, scenario)
+            done = [s for s in cells if math.isfinite(s.ratio_mean)]
+            if done:
+                out.append((min(done, key=lambda s: (s.ratio_mean, s.redundancy)), True))
+            else:
+                out.append((max(cells, key=lambda s: s.progress), False))
+        return out
+
+    def ranking(self, scenario: str | None = None) -> list[Summary]:
+        """Each policy's best finished cell, best first (:meth:`best_per_policy`)."""
+        done = [s for s, finished in self.best_per_policy(scenario) if finished]
+        return sorted(done, key=lambda s: s.ratio_mean)
+
+    # -- renderings ---------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Every field as JSON-friendly values (runs and summaries through their own
+        ``to_dict``; ``inf`` becomes None)."""
+        return fields_dict(self)
+
+    def to_frame(self):
+        """The runs as a pandas DataFrame, one row per run (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("ResultSet.to_frame needs pandas: pip install pandas") from None
+        return pd.DataFrame([r.to_dict() for r in self.runs])
+
+    def __repr__(self) -> str:
+        tail = ", interrupted" if self.interrupted else ""
+        return f"ResultSet({len(self.runs)} runs, {len(self.summaries)} cells{tail})"
+
+
+#: the former name of :class:`ResultSet` (what :func:`spare_core.sim.sweep` returned)
+SweepResult = ResultSet
