@@ -142,8 +142,11 @@ def test_overrides_win_and_parse_toml_values():
     assert sf.scenario.system_mtbf == 1800.0 and sf.policies == ("spare",) and sf.scenario.n_steps == 50
     with pytest.raises(ScenarioFileError, match="KEY=VALUE"):
         apply_overrides({}, ["failures.mtbf"])
-    with pytest.raises(ScenarioFileError, match="SECTION.NAME"):
-        apply_overrides({}, ["a.b.c=1"])
+    with pytest.raises(ScenarioFileError, match="SECTION.TABLE.NAME"):
+        apply_overrides({}, ["a.b.c.d=1"])
+    # three parts reach a policy's own table
+    assert apply_overrides({"policy": {"spare": {"offsets": "sidon"}}}, ["policy.spare.layout=rack-aware"]) == {
+        "policy": {"spare": {"offsets": "sidon", "layout": "rack-aware"}}}
 
 
 def test_overrides_do_not_touch_the_callers_table():

@@ -162,7 +162,7 @@ def test_rack_aware_stacks_survive_rack_failures_that_wipe_consecutive_ones():
 
 
 def test_rack_aware_needs_domains():
-    with pytest.raises(ScenarioFileError, match="compare.layout needs failure domains"):
+    with pytest.raises(ScenarioFileError, match="compare.layout: .*needs failure domains"):
         parse_scenario({**_file({"model": "node", "mtbf": "6 h"}), "compare": {"layout": "rack-aware"}})
     plain = parse_scenario(_file({"model": "node", "mtbf": "6 h"})).scenario
     with pytest.raises(ValueError, match="needs failure domains in the scenario"):

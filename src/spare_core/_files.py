@@ -211,23 +211,28 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
         key, raw = item.split("=", 1)
         key = key.strip()
         parts = key.split(".")
-        if not key or len(parts) > 2 or not all(parts):
-            raise error(f"{source} key must be NAME or SECTION.NAME, got {key!r}")
+        if not key or len(parts) > 3 or not all(parts):
+            raise error(f"{source} key must be NAME, SECTION.NAME or SECTION.TABLE.NAME (e.g. policy.spare.offsets), "
+                        f"got {key!r}")
         try:
             value = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw.strip()
-        if len(parts) == 1:
-            out[parts[0]] = value
-        else:
-            section = out.get(parts[0])
-            if section is None:
-                section = out[parts[0]] = {}
-            elif not isinstance(section, dict):
-                raise error(f"{source} {key}: [{parts[0]}] is not a table, got {section!r}")
+        table = out
+        for depth, part in enumerate(parts[:-1]):
+            sub = table.get(part)
+            if sub is None:
+                sub = {}
+            elif not isinstance(sub, dict):
+                raise error(f"{source} {key}: [{'.'.join(parts[:depth + 1])}] is not a table, got {sub!r}")
+            else:
+                sub = dict(sub)  # a copy: the caller's tables are never changed
+            table[part] = sub
+            table = sub
+        if len(parts) > 1:
             for other in (alternatives or {}).get(key, ()):
-                section.pop(other, None)
-            section[parts[1]] = value
+                table.pop(other, None)
+        table[parts[-1]] = value
     return out
 
 

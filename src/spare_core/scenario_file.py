@@ -75,17 +75,14 @@ from .events.fit import LifetimeFit
 from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
-from .sim import POLICY_NAMES, RACK_AWARE, Scenario, make_policy
+from .sim import DEFAULT_POLICIES, SPARE_LAYOUTS, Scenario, policy_names, registered_policy
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
            "parse_scenario", "parse_duration", "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS",
            "TRACE_OPTIONS", "DOMAIN_KEYS", "scenario_to_dict"]
 
-#: ``compare.layout``: SPARe's stack offsets, or the stacks placed across ``[[failures.domains]]``
-SPARE_LAYOUTS = ("consecutive", "sidon", RACK_AWARE, f"{RACK_AWARE}-sidon")
-
 _SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "cluster", "job", "failures", "costs", "compare"),
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     # the built-in failure models' keys, in the order the messages list them; a model registered
@@ -93,8 +90,9 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
                  "nodes_per_group", "node_ages", "domains", "fit_law"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller"),
-    "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "layout",
-                "charge_patch"),
+    # and the shorthands registered policies read here (``RegisteredPolicy.compare_keys``:
+    # SPARe's ``layout``), see :func:`_allowed`
+    "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "charge_patch"),
 }
 _SUBTABLES = ("cluster", "job", "failures", "costs", "compare")
 #: ``failures.model`` when the file names none: a user's cluster replaces the failed node and
@@ -113,6 +111,9 @@ def _allowed(section: str) -> tuple[str, ...]:
     keys = _SECTIONS[section]
     if section == "failures":
         extra = [k for c in _file_models() for k in c.file_keys if k not in keys]
+        keys = keys + tuple(dict.fromkeys(extra))
+    elif section == "compare":
+        extra = [k for n in policy_names() for k in registered_policy(n).compare_keys if k not in keys]
         keys = keys + tuple(dict.fromkeys(extra))
     return keys
 
@@ -139,7 +140,6 @@ def _alternatives() -> dict[str, tuple[str, ...]]:
 
 # an override of one form of a quantity drops the file's other forms of it
 _ALTERNATIVES = _alternatives()
-_DEFAULT_POLICIES = ("ckpt", "rep", "spare")
 
 
 #: the most seeds per cell a file (or ``--seeds``) may ask for: a grid keeps one task per
@@ -220,20 +220,16 @@ class ScenarioFile:
     trace: Trace | None = field(default=None, repr=False)
     trace_read: dict[str, Any] | None = field(default=None, repr=False)
     fit: LifetimeFit | None = field(default=None, repr=False)
+    policy_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
-        """Keyword arguments per policy name for :func:`spare_core.sim.make_policy`."""
+        """Options per compared policy name (:attr:`policy_options`), with the file's interval
+        when it is not "auto": the keywords of :func:`spare_core.sim.make_policy`."""
         out: dict[str, dict[str, Any]] = {}
         for name in self.policies:
-            kw: dict[str, Any] = {}
+            kw = dict(self.policy_options.get(name, {}))
             if self.interval != "auto":
                 kw["interval"] = self.interval
-            if name == "spare" and self.spare_layout == "sidon":
-                kw["offsets"] = "sidon"
-            elif name == "spare" and self.spare_layout.startswith(RACK_AWARE):
-                kw["layout"] = RACK_AWARE
-                if self.spare_layout.endswith("sidon"):
-                    kw["offsets"] = "sidon"
             if kw:
                 out[name] = kw
         return out
@@ -295,6 +291,7 @@ class ScenarioFile:
             "interval": self.interval,
             "processes": self.processes,
             "spare_layout": self.spare_layout,
+            "policy_options": {k: dict(v) for k, v in self.policy_options.items()},
         }
         if self.trace is not None and self.trace_read is not None:
             out["trace"] = {**self.trace_read, "rows": self.trace.n_events, "units": self.trace.n_units,
@@ -420,7 +417,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     job = _job(rd, tables["job"])
     fails = _failures(rd, tables["failures"], cluster)
     costs = _costs(rd, tables.get("costs", {}))
-    cmp = _compare(rd, tables.get("compare", {}), n_groups=cluster.n_groups, failure_model=fails.model)
+    cmp = _compare(rd, tables.get("compare", {}), data.get("policy", {}), n_groups=cluster.n_groups)
     try:
         scenario = Scenario(
             cluster.n_groups, n_steps=job.steps, t_compute=job.step - job.allreduce, t_allreduce=job.allreduce,
@@ -429,17 +426,25 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
             controller_time=costs.controller, charge_patch=cmp.charge_patch, max_wall_factor=cmp.horizon,
             gpus_per_group=cluster.gpus_per_group, name=name,
         )
-        for p in cmp.policies:  # an interval or layout a policy refuses fails here, before any run
-            make_policy(p, max(cmp.redundancies) if p != "ckpt" else None,
-                        **({"interval": cmp.interval} if cmp.interval != "auto" else {}))
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(f"{source}: {exc}") from None
+    for p in cmp.policies:  # options, an interval or a layout a policy refuses fail here, before any run
+        entry = registered_policy(p)
+        opts, where = cmp.options[p]
+        try:
+            pol = entry.build(max(cmp.redundancies) if entry.uses_redundancy else None, **opts)
+            if cmp.interval != "auto":
+                pol = pol.with_interval(cmp.interval)
+            pol.check(scenario)
+        except (TypeError, ValueError) as exc:
+            raise ScenarioFileError(f"{source}: {' and '.join(where) or f'policy {p!r}'}: {exc}") from None
     return ScenarioFile(
         path=source, name=name, scenario=scenario, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
         gpus_per_group=cluster.gpus_per_group, nodes=cluster.nodes, policies=cmp.policies,
         redundancies=cmp.redundancies, seeds=cmp.seeds, interval=cmp.interval, processes=cmp.processes,
         spare_layout=cmp.layout, rate_note=fails.note, data=plain(data), failure_rate=fails.rate, trace=fails.trace,
         trace_read=fails.trace_read, fit=fails.fit,
+        policy_options={p: opts for p, (opts, _) in cmp.options.items() if opts},
     )
 
 
@@ -593,15 +598,18 @@ class _Compare:
     processes: int
     layout: str
     charge_patch: bool
+    options: dict[str, tuple[dict[str, Any], list[str]]]
 
 
-def _compare(rd: Reader, cp: dict[str, Any], *, n_groups: int, failure_model: FailureModel | str) -> _Compare:
-    """``[compare]``: the policies, the values of r (those <= ``n_groups``), the seeds, the interval
-    rule, the horizon, the workers and SPARe's layout (rack-aware needs ``failure_model``'s domains)."""
-    pol = cp.get("policies", list(_DEFAULT_POLICIES))
+def _compare(rd: Reader, cp: dict[str, Any], tables: Any, *, n_groups: int) -> _Compare:
+    """``[compare]`` and the ``[policy.NAME]`` tables: the policies (names of the live registry)
+    with their options, the values of r (those <= ``n_groups``), the seeds, the interval rule, the
+    horizon and the workers."""
+    names = policy_names()
+    pol = cp.get("policies", list(DEFAULT_POLICIES))
     if not isinstance(pol, list) or not pol:
-        raise rd.fail("compare.policies", f"must be a non-empty list of {list(POLICY_NAMES)}", pol)
-    policies = tuple(rd.choice("compare.policies", p, POLICY_NAMES) for p in pol)
+        raise rd.fail("compare.policies", f"must be a non-empty list of {list(names)}", pol)
+    policies = tuple(rd.choice("compare.policies", p, names) for p in pol)
     if len(set(policies)) != len(policies):
         raise rd.fail("compare.policies", "must not repeat a policy", pol)
     if "redundancies" in cp and "r_max" in cp:
@@ -634,11 +642,46 @@ def _compare(rd: Reader, cp: dict[str, Any], *, n_groups: int, failure_model: Fa
     horizon = rd.number("compare.horizon", cp.get("horizon", 20.0), low=1.0)
     processes = rd.integer("compare.processes", cp.get("processes", 0), low=0)
     layout = rd.choice("compare.layout", cp.get("layout", "consecutive"), SPARE_LAYOUTS)
-    if layout.startswith(RACK_AWARE) and not isinstance(failure_model, DomainFailures):
-        raise rd.fail("compare.layout", "needs failure domains ([[failures.domains]]) to place the stacks across",
-                      layout)
     charge_patch = cp.get("charge_patch", True)
     if not isinstance(charge_patch, bool):
         raise rd.fail("compare.charge_patch", "must be true or false", charge_patch)
     return _Compare(policies=policies, redundancies=usable, seeds=seeds, interval=interval, horizon=horizon,
-                    processes=processes, layout=layout, charge_patch=charge_patch)
+                    processes=processes, layout=layout, charge_patch=charge_patch,
+                    options=_policy_options(rd, cp, tables, policies))
+
+
+def _policy_options(rd: Reader, cp: dict[str, Any], tables: Any, policies: tuple[str, ...]
+                    ) -> dict[str, tuple[dict[str, Any], list[str]]]:
+    """Each compared policy's options and the keys they came from: the ``[compare]`` shorthands
+    the policy declares (``RegisteredPolicy.compare_keys``), then its ``[policy.NAME]`` table.
+
+    A table may name any registered policy (``--policies`` may pick it later); its option names
+    are checked against what the policy declares, their values by the policy when it is built.
+    """
+    if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
+        raise rd.fail("[policy]", "must hold one table per policy ([policy.NAME] with its options)", tables)
+    known = policy_names()
+    for name, opts in tables.items():
+        if name not in known:
+            raise rd.fail(f"[policy.{name}]", f"names no registered policy (registered: {list(known)})", opts)
+        try:
+            registered_policy(name).check_options(opts)
+        except (TypeError, ValueError) as exc:
+            raise rd.fail(f"[policy.{name}]", f"is refused ({exc})", opts) from None
+    out = {}
+    for name in policies:
+        entry = registered_policy(name)
+        opts: dict[str, Any] = {}
+        where = []
+        for key, translate in entry.compare_keys.items():
+            if key in cp:
+                try:
+                    opts.update(translate(cp[key]))
+                except (TypeError, ValueError) as exc:
+                    raise rd.fail(f"compare.{key}", f"is refused by policy {name!r} ({exc})", cp[key]) from None
+                where.append(f"compare.{key}")
+        if name in tables:
+            opts.update(tables[name])
+            where.append(f"[policy.{name}]")
+        out[name] = (opts, where)
+    return out
