@@ -10,16 +10,8 @@ from .._native import load
 from .._results import fields_dict
 from ..events import EpochSource
 from .._seeding import run_seed
-from .._validate import as_float, check_choice
-from .policies import (  # make_policy and POLICY_NAMES live with the registry
-    POLICY_NAMES,
-    FailureHandler,
-    IntervalChoice,
-    Outcomes,
-    Policy,
-    SpareCheckpoint,
-    make_policy,
-)
+from .._validate import as_float
+from .policies import IntervalChoice, Outcomes, policy_names
 from .scenario import Scenario
 
 __all__ = ["simulate", "RunResult", "Timeline"]
@@ -187,7 +179,7 @@ def _check_policy(policy):
     if isinstance(policy, str):
         raise TypeError(
             f"policy must be a Policy object, got the string {policy!r}; "
-            f"use make_policy(name, r) with name in {list(POLICY_NAMES)}"
+            f"use make_policy(name, r) with name in {list(policy_names())}"
         )
     missing = [m for m in needed if not callable(getattr(policy, m, None))]
     if missing:
