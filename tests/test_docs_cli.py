@@ -278,6 +278,16 @@ KEY_CASES: dict[str, list[Case]] = {
     + [Case(sets=(f"compare.layout={v}",), failures=DOMAINS, check=lambda sf, v=v: sf.spare_layout == v)
        for v in ("rack-aware", "rack-aware-sidon")],
     "compare.charge_patch": [_sets("compare.charge_patch=false", check=lambda sf: _sc(sf)["charge_patch"] is False)],
+    "policy.NAME.OPTION": [_sets("policy.spare.offsets=sidon",
+                                 check=lambda sf: sf.policy_options == {"spare": {"offsets": "sidon"}})],
+    "policy.NAME.interval": [_sets("policy.ckpt.interval='30 min'", "policy.rep.interval=young",
+                                   check=lambda sf: sf.policy_kwargs() == {"ckpt": {"interval": 1800.0},
+                                                                           "rep": {"interval": "young"}})],
+    "policy.spare.offsets": [_sets("compare.redundancies=[3]", "policy.spare.offsets=[0, 1, 3]",
+                                   check=lambda sf: sf.policy_options["spare"]["offsets"] == [0, 1, 3])],
+    "policy.spare.layout": [Case(sets=("policy.spare.layout=rack-aware", "policy.spare.offsets=sidon"),
+                                 failures=DOMAINS, check=lambda sf: sf.policy_options["spare"] == {
+                                     "layout": "rack-aware", "offsets": "sidon"})],
 }
 # the options of a named log: one table exercises them together (they describe one file)
 for _k in ("time_column", "unit_column", "reason_column", "tz", "unit_map", "start", "end", "delimiter"):

@@ -75,7 +75,7 @@ from .events.fit import LifetimeFit
 from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
-from .sim import DEFAULT_POLICIES, SPARE_LAYOUTS, Scenario, policy_names, registered_policy
+from .sim import DEFAULT_POLICIES, INTERVAL_RULES, SPARE_LAYOUTS, Scenario, policy_names, registered_policy
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
            "parse_scenario", "parse_duration", "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS",
@@ -432,10 +432,11 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         entry = registered_policy(p)
         opts, where = cmp.options[p]
         try:
-            pol = entry.build(max(cmp.redundancies) if entry.uses_redundancy else None, **opts)
-            if cmp.interval != "auto":
-                pol = pol.with_interval(cmp.interval)
-            pol.check(scenario)
+            for r in cmp.redundancies if entry.uses_redundancy else (None,):
+                pol = entry.build(r, **opts)
+                if cmp.interval != "auto":
+                    pol = pol.with_interval(cmp.interval)
+                pol.check(scenario)
         except (TypeError, ValueError) as exc:
             raise ScenarioFileError(f"{source}: {' and '.join(where) or f'policy {p!r}'}: {exc}") from None
     return ScenarioFile(
@@ -683,5 +684,8 @@ def _policy_options(rd: Reader, cp: dict[str, Any], tables: Any, policies: tuple
         if name in tables:
             opts.update(tables[name])
             where.append(f"[policy.{name}]")
+            if isinstance(opts.get("interval"), str) and opts["interval"] not in INTERVAL_RULES:
+                # the file's units, as compare.interval takes them ("30 min")
+                opts["interval"] = rd.duration(f"policy.{name}.interval", opts["interval"])
         out[name] = (opts, where)
     return out

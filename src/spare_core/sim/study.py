@@ -142,8 +142,9 @@ def expand_policies(scenario, policies, redundancies, *, policy_kwargs=None, int
     seen = {}
     for pi, src in enumerate(policies):
         kw = dict(policy_kwargs.get(src, {})) if isinstance(src, str) else {}
-        if interval is not None:
-            kw.pop("interval", None)  # the axis wins over the option (applied once, below)
+        # the interval is applied once, through policy_at: the axis's, else the policy's option
+        own = kw.pop("interval", None)
+        iv = interval if interval is not None else own
         if uses_redundancy(src):
             rs = [r for r in redundancies if r <= scenario.n_groups]
             if not rs:
@@ -151,9 +152,9 @@ def expand_policies(scenario, policies, redundancies, *, policy_kwargs=None, int
                     f"no redundancy in {list(redundancies)} is <= n_groups = {scenario.n_groups} of scenario "
                     f"{scenario.name!r}{where}, so policy {_show(src)} has no run there"
                 )
-            built = [policy_at(src, r, interval=interval, **kw) for r in rs]
+            built = [policy_at(src, r, interval=iv, **kw) for r in rs]
         else:
-            built = [policy_at(src, None, interval=interval, **kw)]
+            built = [policy_at(src, None, interval=iv, **kw)]
         for p in built:
             p.check(scenario)
             cell = (p.name, p.redundancy)
