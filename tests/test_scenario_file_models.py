@@ -159,3 +159,27 @@ def test_the_reader_counts_years_as_the_rates_do():
     from spare_core.events.rates import SECONDS
 
     assert YEAR == SECONDS["year"] and parse_duration("2 y") == 2 * SECONDS["year"]
+
+
+def test_an_installed_package_adds_a_failure_model_through_the_entry_point(tmp_path):
+    """A package with a ``spare_core.failure_models`` entry point: ``spare run`` on a file naming
+    its kind works in a fresh process that never imported the module (what ``pip install`` gives)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    site = tmp_path / "site"
+    info = site / "spare_clock_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "spare_clock_plugin.py").write_text(textwrap.dedent(USER_MODULE))
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spare-clock-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[spare_core.failure_models]\ntest-clockwork = spare_clock_plugin:Clock\n"
+                                           "broken = spare_clock_plugin:Nothing\n")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(root / "src")]))
+    proc = subprocess.run([sys.executable, "-m", "spare_core", "run", str(_file(tmp_path))], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "test-clockwork: a group every 60 s" in proc.stdout
+    assert "failure model plugin 'broken'" in proc.stderr  # skipped with a warning, never a crash

@@ -52,7 +52,7 @@ from ..distributions import Distribution, Weibull, as_distribution, distribution
 
 __all__ = [
     "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "DEFAULT_WEIBULL_SHAPE",
-    "failure_model_kinds",
+    "failure_model_kinds", "load_failure_model_plugins", "FAILURE_MODEL_ENTRY_POINTS",
 ]
 
 #: Weibull shape used when a model is given a rate without a shape (the SPARe paper's 0.78)
@@ -218,7 +218,8 @@ class FailureModel:
     # -- values ------------------------------------------------------------------------------
     @classmethod
     def by_kind(cls, kind) -> type:
-        """The registered model class of ``kind``."""
+        """The registered model class of ``kind`` (installed plugins loaded first)."""
+        load_failure_model_plugins()
         if kind not in _REGISTRY:
             raise ValueError(f"failure_model must be one of {failure_model_kinds()}, got {kind!r}")
         return _REGISTRY[kind]
@@ -265,8 +266,47 @@ class FailureModel:
 
 
 def failure_model_kinds() -> list[str]:
-    """Names of the registered failure models."""
+    """Names of the registered failure models: the built-ins, those defined in this process,
+    and those installed packages declare (:func:`load_failure_model_plugins`)."""
+    load_failure_model_plugins()
     return list(_REGISTRY)
+
+
+#: the entry-point group through which an installed package adds failure models
+FAILURE_MODEL_ENTRY_POINTS = "spare_core.failure_models"
+_plugins_loaded = False
+
+
+def load_failure_model_plugins() -> list[str]:
+    """Import the failure models installed packages declare under the
+    ``spare_core.failure_models`` entry-point group (once per process).
+
+    An entry point ``my-kind = "my_pkg.models:MyModel"`` names the FailureModel subclass;
+    loading it defines (and so registers) the class, after which a scenario file can name it
+    in ``failures.model`` when it has ``file_keys`` and ``from_file``. A plugin that fails to
+    load is skipped with a warning: an installed package never breaks the command line.
+
+    Returns
+    -------
+    list of str
+        The kinds registered by this call.
+    """
+    global _plugins_loaded
+    if _plugins_loaded:
+        return []
+    _plugins_loaded = True
+    import warnings
+    from importlib.metadata import entry_points
+
+    before = set(_REGISTRY)
+    for ep in entry_points(group=FAILURE_MODEL_ENTRY_POINTS):
+        try:
+            obj = ep.load()
+            if not (isinstance(obj, type) and issubclass(obj, FailureModel)):
+                raise TypeError(f"must name a FailureModel subclass, got {type(obj).__name__}")
+        except Exception as exc:  # noqa: BLE001 - any fault of a third-party package
+            warnings.warn(f"failure model plugin {ep.name!r} ({ep.value}) skipped: {exc}", stacklevel=2)
+    return [k for k in _REGISTRY if k not in before]
 
 
 # -- models with one lifetime law and a rate ---------------------------------------------------
