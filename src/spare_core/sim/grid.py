@@ -82,7 +82,7 @@ def sweep(
     Parameters
     ----------
     scenarios : Scenario or sequence of Scenario
-    policies : sequence, default ("ckpt", "rep", "spare")
+    policies : sequence, default :data:`~spare_core.sim.policies.DEFAULT_POLICIES`
         Each a :data:`~spare_core.sim.policies.POLICY_REGISTRY` name, a Policy object (run
         as it is, at its own r) or a factory of r (``f(r) -> Policy``, e.g.
         :class:`SpareCheckpoint`). A policy without redundancy ("ckpt") runs once (r = 1).
