@@ -30,6 +30,7 @@ import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any
 
 from .._validate import as_float, as_int, check_choice
 from .grid import run_group
@@ -179,8 +180,9 @@ def _stored_runs(store, groups) -> dict:
     return out
 
 
-def execute(study, *, executor="local", workers=1, scheduler=None, store=None, batch_runs=None,
-            target_seconds=2.0, on_progress=None, on_interrupt="raise", collect=True) -> ResultSet:
+def execute(study: Study, *, executor: str = "local", workers: int = 1, scheduler: Any = None, store: Any = None,
+            batch_runs: int | None = None, target_seconds: float = 2.0, on_progress: Any = None,
+            on_interrupt: str = "raise", collect: bool = True) -> ResultSet:
     """Run every run of ``study`` (that ``store`` does not hold yet) into a result set.
 
     Parameters

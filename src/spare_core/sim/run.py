@@ -240,6 +240,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
 
     Examples
     --------
+    >>> from spare_core.sim import SpareCheckpoint
     >>> s = Scenario.paper_600k(200, n_steps=200)
     >>> r = simulate(s, SpareCheckpoint(6), seed=1)
     >>> r.finished, r.policy

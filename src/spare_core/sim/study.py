@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -212,8 +213,9 @@ class Study:
     (6, 2)
     """
 
-    def __init__(self, scenarios, policies=DEFAULT_POLICIES, redundancies=range(1, 21), intervals=(None,),
-                 seeds=5, *, policy_options=None, name="study", streams="key"):
+    def __init__(self, scenarios: Any, policies: Any = DEFAULT_POLICIES, redundancies: Iterable[int] = range(1, 21),
+                 intervals: Iterable[Any] = (None,), seeds: Any = 5, *, policy_options: dict | None = None,
+                 name: str = "study", streams: str = "key") -> None:
         if isinstance(scenarios, Scenario):
             scenarios = [scenarios]
         self.scenarios = list(scenarios) if isinstance(scenarios, (list, tuple)) else None
