@@ -1,4 +1,4 @@
-"""Benchmarks of spare_core.flow against OR-Tools ``SimpleMinCostFlow`` and networkx.
+"""Benchmarks of spare_core.graph.flow against OR-Tools ``SimpleMinCostFlow`` and networkx.
 
 Two workload families, each built from a seeded generator (``make_reassign``,
 ``make_generic``) at a target arc count:
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""pytest-benchmark suite for spare_core.matching, each group with its scipy peer.
+"""pytest-benchmark suite for spare_core.graph.matching, each group with its scipy peer.
 
 ``python -m pytest bench/bench_matching.py`` (needs the bench extra). Groups follow the
 micro / targeted layout of bench/conftest.py; compare the rows within a group, and use
@@ -9,7 +9,7 @@ import pytest
 
 from ratios_matching import (SEED, cyclic_graph, expand_slots, hard_graph, redundancy_graph, scipy_size,
                              tight_case, uniform_graph)
-from spare_core.matching import IncrementalMatching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
 
 pytest.importorskip("pytest_benchmark")
 

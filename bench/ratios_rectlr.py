@@ -15,7 +15,7 @@ top-S coverage with numpy (Phase 0); otherwise for S = S_old, S_old + 1, ... it 
 slot-expanded type x (group, slot) graph and runs scipy's maximum_bipartite_matching
 (Phase 1), then builds the reassignment network (source -> type -> holder group -> sink,
 cost = positions climbed, capacity S* per group) and solves it with OR-Tools
-SimpleMinCostFlow (Phase 2; a second peer uses spare_core.flow.min_cost_flow instead, the
+SimpleMinCostFlow (Phase 2; a second peer uses spare_core.graph.flow.min_cost_flow instead, the
 rebuild-per-failure use of our own flow kernel), and reorders stacks with the same swap rule. Its S* must equal
 ours on every failure (S* depends only on which groups are alive and S before), which is
 checked.
@@ -47,7 +47,7 @@ class RebuildController:
         from ortools.graph.python import min_cost_flow
 
         self._mcf = min_cost_flow
-        self.phase2 = phase2  # "ortools" or "spare_core" (spare_core.flow.min_cost_flow)
+        self.phase2 = phase2  # "ortools" or "spare_core" (spare_core.graph.flow.min_cost_flow)
         self.place = np.asarray(layout.placement)
         self.n, self.r = self.place.shape
         self.restart()
@@ -85,7 +85,7 @@ class RebuildController:
         supplies = np.zeros(n + m + 2, dtype=np.int64)
         supplies[src], supplies[sink] = n, -n
         if self.phase2 == "spare_core":
-            from spare_core.flow import min_cost_flow
+            from spare_core.graph.flow import min_cost_flow
 
             res = min_cost_flow(n + m + 2, tails, heads, caps, costs, supplies)
             flows, total = res.flow[n : n + types.size], int(res.cost)
@@ -139,7 +139,7 @@ def latency(n, r, n_seq, peer_seqs):
     """Per-decision latency along whole sequences; the peers replay the first peer_seqs."""
     lay = StackedLayout(n, r)
     ours = Rectlr(lay)
-    peers = {"rebuild+OR-Tools": RebuildController(lay), "rebuild+spare_core.flow": RebuildController(lay, "spare_core")}
+    peers = {"rebuild+OR-Tools": RebuildController(lay), "rebuild+spare_core.graph.flow": RebuildController(lay, "spare_core")}
     rows = []  # (kind, ours ns, {peer: ns})
     for si, order in enumerate(orders(n, n_seq, SEED)):
         ours.restart()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import families  # noqa: E402

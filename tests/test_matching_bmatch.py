@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from spare_core import _native
-from spare_core.matching import hopcroft_karp
+from spare_core.graph.matching import hopcroft_karp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import families  # noqa: E402
@@ -132,7 +132,7 @@ def test_every_method_on_families_with_capacities(name, s):
 def test_tight_b_matching_family_e():
     """Family (e) of bench/ratios_matching.py: cyclic stacks r = 20, S = 2, groups failed
     until capacity barely suffices (long augmenting paths through saturated groups)."""
-    from spare_core.matching import IncrementalMatching
+    from spare_core.graph.matching import IncrementalMatching
 
     n, r = 300, 20
     rows = np.repeat(np.arange(n), r)
@@ -243,7 +243,7 @@ def test_kernel_refuses_arrays_it_cannot_read_raw():
 def test_kernel_gets_private_graph_copies(monkeypatch):
     """The general path hands ``solve`` private copies; the one-call path (plain CSR arrays)
     never calls it and solves on the copy its own validating pass makes, with the same answer."""
-    from spare_core import matching
+    from spare_core.graph import matching
 
     g, cap = families.make("redundancy", 3_000, seed=2)
     seen = []

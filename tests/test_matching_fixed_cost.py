@@ -13,8 +13,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core import matching
-from spare_core.matching import hopcroft_karp
+from spare_core.graph import matching
+from spare_core.graph.matching import hopcroft_karp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_matching_methods import check, scipy_size  # noqa: E402

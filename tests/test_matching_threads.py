@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spare_core import matching
-from spare_core.matching import METHODS, hopcroft_karp
+from spare_core.graph import matching
+from spare_core.graph.matching import METHODS, hopcroft_karp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from matching_race import race  # noqa: E402

@@ -1,11 +1,11 @@
 # cython: language_level=3
 """Maximum b-matching (right vertex ``j`` takes up to ``capacity[j]`` left vertices) by a
 greedy pass and Pothen-Fan depth-first phases with native capacities: the one-shot path of
-:func:`spare_core.matching.hopcroft_karp` for capacities other than 1 (``method="auto"`` or
-``"pothen_fan"``). Warm starts and :class:`~spare_core.matching.IncrementalMatching` stay
+:func:`spare_core.graph.matching.hopcroft_karp` for capacities other than 1 (``method="auto"`` or
+``"pothen_fan"``). Warm starts and :class:`~spare_core.graph.matching.IncrementalMatching` stay
 with the Hopcroft-Karp kernel (``_hk``).
 
-``solve`` takes a graph :mod:`spare_core.matching` has validated (indptr int64, indices int32
+``solve`` takes a graph :mod:`spare_core.graph.matching` has validated (indptr int64, indices int32
 or int64 in range, a private copy); ``solve_csr`` takes the caller's own CSR arrays and
 validates and copies them itself (``_csr_check.pxd``) before the same solve runs on the copy.
 Both check and copy the capacities (>= 0) in the pass that sets up the right vertices.

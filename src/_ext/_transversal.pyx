@@ -1,10 +1,10 @@
 # cython: language_level=3
 """Maximum transversal (maximum cardinality bipartite matching, unit capacities) by
 depth-first and push-relabel search: the alternatives to Hopcroft-Karp that
-:func:`spare_core.matching.hopcroft_karp` offers as ``method="pothen_fan"`` and
+:func:`spare_core.graph.matching.hopcroft_karp` offers as ``method="pothen_fan"`` and
 ``method="push_relabel"``.
 
-``solve`` takes a graph :mod:`spare_core.matching` has validated (indptr int64, indices int32
+``solve`` takes a graph :mod:`spare_core.graph.matching` has validated (indptr int64, indices int32
 or int64 in range, a private copy); ``solve_csr`` takes the caller's own CSR arrays and
 validates and copies them itself (``_csr_check.pxd``) before the same solve runs on the copy.
 
@@ -713,7 +713,7 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
             pass
         elif method == METHOD_AUTO:
             method = METHOD_POTHEN_FAN if transposed or nnz < pf_max_edges else METHOD_PUSH_RELABEL
-            # each method's own start (as spare_core.matching passes them when named); the
+            # each method's own start (as spare_core.graph.matching passes them when named); the
             # shortcut's greedy matching is push-relabel's greedy start already (a second
             # greedy pass over it found nothing and cost a pass over the rows)
             start = START_NONE if method == METHOD_POTHEN_FAN or greedy_kept else START_GREEDY

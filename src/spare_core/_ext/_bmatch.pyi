@@ -1,6 +1,6 @@
 """Stub of the compiled b-matching kernel (src/_ext/_bmatch.pyx: a greedy pass, then
 Pothen-Fan phases with native right capacities); use
-spare_core.matching.hopcroft_karp(capacity=...)."""
+spare_core.graph.matching.hopcroft_karp(capacity=...)."""
 import numpy as np
 from numpy.typing import NDArray
 

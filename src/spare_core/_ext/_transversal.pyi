@@ -1,5 +1,5 @@
 """Stub of the compiled maximum-transversal kernel (src/_ext/_transversal.pyx: Pothen-Fan with
-lookahead and fairness, FIFO push-relabel, either from the left or from the right side); use spare_core.matching.hopcroft_karp(method=...)."""
+lookahead and fairness, FIFO push-relabel, either from the left or from the right side); use spare_core.graph.matching.hopcroft_karp(method=...)."""
 import numpy as np
 from numpy.typing import NDArray
 

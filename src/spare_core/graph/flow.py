@@ -55,14 +55,14 @@ References
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._native import load
-from ._results import fields_dict
-from ._validate import as_int, as_int_array, check_choice
+from spare_core._native import load
+from spare_core._results import fields_dict
+from spare_core._validate import as_int, as_int_array, check_choice
+from spare_core.graph._validate import max_flow_network, supply_network, validate_network
 
 __all__ = ["FlowResult", "CertificateCheck", "min_cost_flow", "max_flow_min_cost", "check_flow_certificate"]
 
@@ -70,12 +70,8 @@ _kernel = load("_mcf")
 _simplex = load("_netsimplex")
 
 # Node ids are int32 in the kernel and every arc owns two int32-indexed residual slots.
-_MAX_NODES = 2**31 - 3          # room for the two helper nodes of an infeasible instance
-_MAX_ARCS = 2**30 - 2**20
 # Costs, distances and potentials stay far inside int64 below these bounds (a potential
 # is at most a path length, so about n * max|cost|; the kernel adds two of them).
-_MAX_TOTAL = 2**62
-_MAX_PATH = 2**59
 # Largest |cost| for which method='auto' picks SSP (unit-source maximum flows only).
 _SSP_MAX_COST = 64
 
@@ -153,113 +149,6 @@ class CertificateCheck:
     def to_dict(self) -> dict:
         """``{"ok": ..., "violations": [...]}``."""
         return fields_dict(self)
-
-
-# ----------------------------------------------------------------------------- validation
-def _checked_total(approx: float, exact: int, name: str) -> int:
-    """An int64 sum of non-negative values, refused if it could leave the safe range.
-
-    ``approx`` is the same sum in float64 (no wrap-around); ``exact`` is trusted only
-    below the bound, where int64 cannot have wrapped."""
-    if approx > _MAX_TOTAL / 2:
-        raise ValueError(f"{name} must be at most 2**61 in total to stay inside int64, got about {approx:.3g}")
-    return int(exact)
-
-
-def _int_array(values, name, *, length=None, nonneg=False):
-    """``as_int_array(copy=False)``, skipped for a plain 1-d C-contiguous int64 ndarray.
-
-    Such an array needs no conversion; its range is checked afterwards from one pass of
-    the kernel's scan (with ``as_int_array``'s message), which at 1e3 arcs saves most of
-    the wrapper's time (a dozen numpy reductions and dtype queries)."""
-    # The kernel builds its graph from these arrays without the GIL. While other Python
-    # threads run, one could write an out-of-range node into a shared array after the scan
-    # checked it, so then the solve reads private copies (as hopcroft_karp does).
-    shared_ok = threading.active_count() == 1
-    if (shared_ok and type(values) is np.ndarray and values.dtype == np.int64 and values.ndim == 1
-            and values.flags.c_contiguous):
-        if length is not None and values.shape[0] != length:
-            raise ValueError(f"{name} must have length {length}, got {values.shape[0]}")
-        return values
-    return as_int_array(values, name, length=length, min_value=0 if nonneg else None, copy=not shared_ok)
-
-
-class _NetworkScan:
-    """What validation learned about the arcs in one pass (see ``_kernel.scan_network``).
-
-    A plain slotted class: a frozen dataclass costs more to build than the whole scan of
-    a 1e3-arc network."""
-
-    __slots__ = ("cost_min", "cost_max", "negative_cap", "arcs", "loop_cost")
-
-    def __init__(self, cost_min: int, cost_max: int, negative_cap: int, arcs, loop_cost: float = 0.0):
-        self.cost_min = cost_min            # smallest and largest arc cost
-        self.cost_max = cost_max
-        self.negative_cap = negative_cap    # capacity of non-loop negative-cost arcs (< 2**61)
-        self.arcs = arcs                    # the kernel's NetworkScan (terminal sums unchecked)
-        # sum |cost| * capacity over the negative-cost self-loops, in float64: the solvers
-        # saturate those whatever is routed, so they escape the routed-flow bound
-        self.loop_cost = loop_cost
-
-    @property
-    def max_cost(self) -> int:
-        return max(-self.cost_min, self.cost_max)
-
-
-def _validate_network(n_nodes, tail, head, capacity, cost, source=-1, sink=-1):
-    n = as_int(n_nodes, "n_nodes", min_value=0, max_value=_MAX_NODES)
-    tail = _int_array(tail, "tail", nonneg=True)
-    m = tail.shape[0]
-    if m > _MAX_ARCS:
-        raise ValueError(f"the number of arcs must be at most {_MAX_ARCS}, got {m}")
-    head = _int_array(head, "head", length=m, nonneg=True)
-    capacity = _int_array(capacity, "capacity", length=m, nonneg=True)
-    cost = _int_array(cost, "cost", length=m)
-    arcs = _kernel.scan_network(tail, head, capacity, cost, source, sink)
-    for name, lo in (("tail", arcs.tail_min), ("head", arcs.head_min), ("capacity", arcs.cap_min)):
-        if lo < 0:
-            raise ValueError(f"{name} must be >= 0, got {lo}")
-    if m:
-        for name, hi in (("tail", arcs.tail_max), ("head", arcs.head_max)):
-            if hi >= n:
-                raise ValueError(f"{name} holds node id {hi}, out of range for n_nodes={n}")
-    negative_cap = _checked_total(arcs.neg_cap_approx, arcs.neg_cap, "capacity of negative-cost arcs")
-    loop_cost = 0.0
-    if m and arcs.cost_min < 0:
-        loops = (cost < 0) & (tail == head)
-        if loops.any():
-            loop_cost = float(-cost[loops].astype(np.float64) @ capacity[loops].astype(np.float64))
-    return n, tail, head, capacity, cost, _NetworkScan(arcs.cost_min, arcs.cost_max, negative_cap, arcs,
-                                                       loop_cost)
-
-
-def _check_magnitudes(n, capacity, cost, routed, scan):
-    """Refuse instances whose costs, potentials or flows could overflow int64.
-
-    ``routed`` bounds the units the solver moves from sources to sinks; no arc ever
-    carries more than that plus the capacity of the saturated negative arcs.
-    """
-    if cost.size == 0:
-        return
-    max_cost = scan.max_cost
-    if max_cost * (n + 3) > _MAX_PATH:
-        raise ValueError(
-            f"max |cost| times n_nodes must be at most 2**59 so potentials fit in int64, "
-            f"got {max_cost} * {n}"
-        )
-    bound = routed + scan.negative_cap
-    if bound > _MAX_TOTAL / 2:
-        raise ValueError(f"the flow that can be moved must be at most 2**61 units, got {bound}")
-    if max_cost * cost.size * bound <= _MAX_TOTAL / 2 and scan.loop_cost <= _MAX_TOTAL / 2:
-        return  # no arc but a saturated self-loop carries more than bound units
-    carried = np.minimum(capacity, bound).astype(np.float64)
-    total = float(np.abs(cost).astype(np.float64) @ carried) + scan.loop_cost
-    if total > _MAX_TOTAL:
-        raise ValueError(
-            f"sum of |cost| * capacity (capacities capped at the routable {bound} units, "
-            f"negative-cost self-loops at their full capacity) must be at most 2**62 so the "
-            f"total cost fits in int64, got about {total:.3g}"
-        )
 
 
 
@@ -371,16 +260,9 @@ def min_cost_flow(n_nodes, tail, head, capacity, cost, supply, *, method="auto")
     """
     # every option before the O(m) scans of the arrays
     check_choice(method, "method", _METHODS)
-    n, tail, head, capacity, cost, scan = _validate_network(n_nodes, tail, head, capacity, cost)
-    supply = _int_array(supply, "supply", length=n)
-    sup = _kernel.scan_supply(supply)
-    if max(-float(sup.supply_min), float(sup.supply_max)) > _MAX_TOTAL / 2:
-        raise ValueError("supply values must be at most 2**61 in absolute value")
-    positive = _checked_total(sup.positive_approx, sup.positive, "positive supply")
-    negative = _checked_total(sup.negative_approx, sup.negative, "negative supply")
-    if positive != negative:
-        raise ValueError(f"supplies must sum to zero, got {positive - negative}")
-    _check_magnitudes(n, capacity, cost, positive, scan)
+    net = supply_network(n_nodes, tail, head, capacity, cost, supply)
+    n, tail, head, capacity, cost, scan = net.n, net.tail, net.head, net.capacity, net.cost, net.scan
+    supply, sup, positive = net.supply, net.supply_scan, net.routed
     if method == "auto" and scan.cost_min >= 0 and sup.nonzero == 2:
         # One supply node and one demand node on an assignment-layered network with unit
         # arcs out of the supply node: the maximum-flow path with its unit-path SSP stage,
@@ -577,24 +459,10 @@ def max_flow_min_cost(n_nodes, tail, head, capacity, cost, source, sink, *, meth
     >>> r.value, r.cost
     (2, 1)
     """
-    # The terminals are range-checked after the network (n_nodes first), but summed in
-    # the same scan: out-of-range ids match no arc and are refused just below.
     check_choice(method, "method", _METHODS)
-    s = as_int(source, "source")
-    t = as_int(sink, "sink")
-    n, tail, head, capacity, cost, scan = _validate_network(
-        n_nodes, tail, head, capacity, cost, s if 0 <= s < 2**31 else -1, t if 0 <= t < 2**31 else -1)
-    if n < 2:
-        raise ValueError(f"a maximum flow needs at least 2 nodes, got n_nodes={n}")
-    s = as_int(s, "source", min_value=0, max_value=n - 1)
-    t = as_int(t, "sink", min_value=0, max_value=n - 1)
-    if s == t:
-        raise ValueError(f"source and sink must differ, got {s} for both")
-    arcs = scan.arcs
-    out_s = _checked_total(arcs.out_approx, arcs.out_cap, "capacity out of source")
-    in_t = _checked_total(arcs.in_approx, arcs.in_cap, "capacity into sink")
-    bound = min(out_s, in_t)
-    _check_magnitudes(n, capacity, cost, bound, scan)
+    net = max_flow_network(n_nodes, tail, head, capacity, cost, source, sink)
+    n, tail, head, capacity, cost, scan = net.n, net.tail, net.head, net.capacity, net.cost, net.scan
+    s, t, bound, arcs = net.source, net.sink, net.routed, net.scan.arcs
     # Unit source arcs (RECTLR's shard types): one shortest path per waiting unit.
     unit_sources = arcs.out_max <= 1
     unit_flow = unit_sources and scan.cost_min >= 0
@@ -704,7 +572,7 @@ def check_flow_certificate(n_nodes, tail, head, capacity, cost, result, *, suppl
     >>> check_flow_certificate(*net, r, supply=[2, 0, -2])
     CertificateCheck(ok=True)
     """
-    n, tail, head, capacity, cost, _ = _validate_network(n_nodes, tail, head, capacity, cost)
+    n, tail, head, capacity, cost, _ = validate_network(n_nodes, tail, head, capacity, cost)
     m = tail.shape[0]
     if (supply is None) == (source is None or sink is None):
         raise ValueError("give either supply (min_cost_flow) or source and sink (max_flow_min_cost)")

@@ -30,19 +30,18 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import scipy.sparse as sp
 
 from spare_core._native import load
 from spare_core._results import fields_dict
 from spare_core._validate import as_int, as_int_array
+from spare_core.graph._validate import (CSR_TYPES, capacity_checked, capacity_raw, capacity_unit, csr_arrays,
+                                        csr_graph, csr_graph_shared)
 
 __all__ = ["Matching", "hopcroft_karp", "IncrementalMatching"]
 
 _kern = load("_hk")
 _tkern = load("_transversal")
 _bkern = load("_bmatch")
-_MAX_VERTICES = 2**31 - 2  # the kernel stores vertex ids as int32
-_MAX_ROW = 2**31 - 1       # and arc offsets within a row
 # Cold-start strategy of the kernel: greedy in increasing degree order (see
 # bench/ratios_matching.py --ideas for what each start and the pruning buy); a warm start
 # is repaired from the plain greedy.
@@ -78,10 +77,6 @@ _SIDE_PROBE = _tkern.CONSTANTS["SIDE_PROBE"]
 _B_METHOD = {"auto": _bkern.CONSTANTS["METHOD_AUTO"], "pothen_fan": _bkern.CONSTANTS["METHOD_POTHEN_FAN"]}
 _B_NAME = {_bkern.CONSTANTS["METHOD_POTHEN_FAN"]: "pothen_fan", _bkern.CONSTANTS["METHOD_GREEDY"]: "greedy"}
 
-_NATIVE = (np.dtype(np.int32), np.dtype(np.int64))
-# exact types of the fast paths in hopcroft_karp and _graph_csr_shared (subclasses take the
-# general path)
-_CSR_TYPES = (sp.csr_array, sp.csr_matrix)
 _ONE = np.int64(1).tobytes()
 # hopcroft_karp's one-call path (_tkern.solve_csr): method -> (kernel method, start)
 _T_ONE_CALL = {"auto": (_T_AUTO, 0), **{m: (_T_METHOD[m], _T_START[m]) for m in _T_METHOD}}
@@ -104,193 +99,6 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     view.flags.writeable = False
     return view
 
-
-def _check_index_array(arr, name: str) -> np.ndarray:
-    arr = np.asarray(arr)
-    if arr.dtype.kind not in "iu":      # signed or unsigned integers; bool is kind "b"
-        raise TypeError(f"graph {name} must hold integers, got dtype {arr.dtype}")
-    if arr.ndim != 1:
-        raise ValueError(f"graph {name} must be 1-dimensional, got shape {arr.shape}")
-    return arr
-
-
-def _check_range(arr: np.ndarray, name: str, size: int) -> None:
-    if arr.size:
-        lo, hi = arr.min(), arr.max()
-        if lo < 0:
-            raise ValueError(f"graph {name} must be non-negative, got {lo}")
-        if hi >= size:
-            raise ValueError(f"graph {name} must be < {size}, got {hi}")
-
-
-def _check_indptr(indptr, n_major: int, n_stored: int) -> np.ndarray:
-    indptr = _check_index_array(indptr, "indptr")
-    if indptr.shape[0] != n_major + 1:
-        raise ValueError(f"graph indptr must have length {n_major + 1}, got {indptr.shape[0]}")
-    if indptr[0] != 0:
-        raise ValueError(f"graph indptr must start at 0, got {indptr[0]}")
-    if n_major and np.any(indptr[1:] < indptr[:-1]):
-        raise ValueError("graph indptr must be non-decreasing")
-    if indptr[-1] > n_stored:
-        raise ValueError(f"graph indptr ends at {indptr[-1]} but only {n_stored} indices are stored")
-    return indptr
-
-
-def _graph_csr(graph) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Validate ``graph`` and return private CSR arrays (indptr int64, indices int32, n_left, n_right).
-
-    Every index is range-checked on the caller's own arrays before any conversion, so a
-    malformed matrix raises ValueError instead of reaching scipy's or our C code.
-    """
-    indptr, indices, n_left, n_right, _ = _graph_csr_any(graph)
-    _check_rows(indptr, indices)
-    return indptr, indices, n_left, n_right
-
-
-def _graph_csr_shared(graph):
-    """As :func:`_graph_csr`, and what a :class:`Matching` may keep instead of the copies.
-
-    Returns ``(indptr, indices, n_left, n_right, keep_indptr, keep_indices, fingerprint)``.
-    The kernels always read ``indptr``/``indices``: private copies (int64, int32) made in the
-    validating pass itself, so that nothing another thread (or a C extension without the
-    GIL) writes into the caller's arrays during a solve can send a kernel out of bounds.
-    Measured against reading the caller's arrays in place: within the run-to-run noise at
-    1e3 ... 1e6 edges, because the copy is written in the pass that validates anyway
-    (docs/matching.md, section 2).
-
-    For a CSR graph with int32/int64 index arrays, ``keep_*`` are the caller's own arrays
-    and ``fingerprint`` theirs (see ``csr_checked``), so that a result need not hold a
-    second copy of the graph and :meth:`Matching.vertex_cover` can tell whether they were
-    modified since. While other Python threads run, the result keeps the private copies
-    instead (fingerprint None): one of them may be writing into the graph. Other inputs
-    are converted to private arrays, kept as they are.
-    """
-    if type(graph) in _CSR_TYPES:
-        # the common case without the general path's Python-level checks (a third of the
-        # wrapper's fixed cost on 1e3 edges): plain contiguous int32/int64 arrays go straight
-        # to the one C pass, which checks everything else
-        ip, ix = graph.indptr, graph.indices
-        n_left, n_right = graph.shape
-        if (type(ip) is np.ndarray and type(ix) is np.ndarray and ip.dtype in _NATIVE and ix.dtype in _NATIVE
-                and ip.ndim == 1 and ix.ndim == 1 and ip.shape[0] == n_left + 1 and ip.flags.c_contiguous
-                and ix.flags.c_contiguous and n_left <= _MAX_VERTICES and n_right <= _MAX_VERTICES):
-            threaded = threading.active_count() > 1
-            if threaded:  # check snapshots, not the caller's arrays (see _graph_csr_any)
-                ip, ix = ip.copy(), ix.copy()
-            indptr, indices, fp = _kern.csr_checked(ip, ix, n_right, True)
-            if indices.shape[0] > _MAX_ROW:
-                _check_rows(indptr, indices)
-            if threaded:
-                return indptr, indices, n_left, n_right, indptr, indices, None
-            return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
-    indptr, indices, n_left, n_right, fp = _graph_csr_any(graph)
-    _check_rows(indptr, indices)
-    if fp is None or threading.active_count() > 1:
-        return indptr, indices, n_left, n_right, indptr, indices, None
-    ip, ix = np.asarray(graph.indptr), np.asarray(graph.indices)
-    return indptr, indices, n_left, n_right, ip, ix[: indices.shape[0]], fp
-
-
-def _check_rows(indptr, indices) -> None:
-    if indices.shape[0] > _MAX_ROW and indptr.shape[0] > 1 and int(np.diff(indptr).max()) > _MAX_ROW:
-        # the kernel keeps its current arc as an int32 offset within the row
-        raise ValueError(f"graph has a row with more than {_MAX_ROW} stored entries")
-
-
-def _graph_csr_any(graph) -> tuple[np.ndarray, np.ndarray, int, int, int | None]:
-    """Validated private CSR arrays (indptr int64, indices int32 or int64), n_left, n_right,
-    and the fingerprint of the caller's index arrays when they are contiguous CSR arrays of
-    int32/int64 (else None), before the row-length check."""
-    if not sp.issparse(graph):
-        raise TypeError(
-            f"graph must be a scipy.sparse matrix or array (biadjacency, rows = left), "
-            f"got {type(graph).__name__}"
-        )
-    if len(graph.shape) != 2:
-        raise ValueError(f"graph must be 2-dimensional, got shape {graph.shape}")
-    n_left, n_right = (int(x) for x in graph.shape)
-    if n_left > _MAX_VERTICES or n_right > _MAX_VERTICES:
-        raise ValueError(f"graph has too many vertices for int32 ids: shape {graph.shape}")
-    fmt = graph.format
-    # While other Python threads run, validate private snapshots, not the caller's arrays.
-    # csr_checked once read its input twice without the GIL (a check pass, then a copy pass),
-    # and a writer thread between the two put unchecked indices into the "validated" copy
-    # (SIGSEGV in tests/fuzz/test_fuzz_threads.py); it now reads each entry once, so its copy
-    # is always what it checked, and the snapshot keeps the Matching's certificate on arrays
-    # no other thread is rewriting.
-    grab = (lambda a: np.array(a, copy=True)) if threading.active_count() > 1 else (lambda a: a)
-    if fmt == "csr":
-        indices = _check_index_array(grab(graph.indices), "indices")
-        indptr = _check_index_array(grab(graph.indptr), "indptr")
-        if indptr.shape[0] != n_left + 1:
-            raise ValueError(f"graph indptr must have length {n_left + 1}, got {indptr.shape[0]}")
-        if indptr.dtype in _NATIVE and indices.dtype in _NATIVE:
-            # one pass in C: the checks, private int64/int32 copies, and the fingerprint of
-            # the caller's arrays (only meaningful when they are contiguous: the very arrays read)
-            contiguous = indptr.flags.c_contiguous and indices.flags.c_contiguous
-            indptr, indices, fp = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                                                    n_right, True)
-            return indptr, indices, n_left, n_right, (fp if contiguous else None)
-        indptr = _check_indptr(indptr, n_left, indices.shape[0])
-        nnz = int(indptr[-1])
-        _check_range(indices[:nnz], "column index", n_right)
-        return (
-            np.array(indptr, dtype=np.int64, copy=True),
-            np.array(indices[:nnz], dtype=np.int32, copy=True),
-            n_left,
-            n_right,
-            None,
-        )
-    if fmt == "csc":
-        indices = _check_index_array(grab(graph.indices), "indices")
-        indptr = _check_indptr(grab(graph.indptr), n_right, indices.shape[0])
-        nnz = int(indptr[-1])
-        rows = indices[:nnz]
-        _check_range(rows, "row index", n_left)
-        cols = np.repeat(np.arange(n_right, dtype=np.int64), np.diff(indptr).astype(np.int64))
-        rows = rows.astype(np.int64)
-    else:
-        coo = graph if fmt == "coo" else graph.tocoo()
-        if hasattr(coo, "coords"):
-            rows, cols = coo.coords[0], coo.coords[1]
-        else:  # pragma: no cover - scipy < 1.13
-            rows, cols = coo.row, coo.col
-        rows = _check_index_array(grab(rows), "row")
-        cols = _check_index_array(grab(cols), "col")
-        if rows.shape != cols.shape:
-            raise ValueError(f"graph row and col must have equal length, got {rows.shape[0]} and {cols.shape[0]}")
-        _check_range(rows, "row index", n_left)
-        _check_range(cols, "column index", n_right)
-        rows = rows.astype(np.int64)
-        cols = cols.astype(np.int64)
-    indptr64, indices32 = _kern.csr_from_pairs(np.ascontiguousarray(rows), np.ascontiguousarray(cols), n_left)
-    return indptr64, indices32, n_left, n_right, None
-
-
-def _capacity(capacity, n_right: int) -> np.ndarray:
-    return _capacity_unit(capacity, n_right)[0]
-
-
-def _capacity_raw(capacity, n_right: int) -> np.ndarray:
-    """``capacity`` itself when the b-matching kernel can check and copy it (a contiguous
-    int32/int64 vector of length n_right), else the validated int64 copy."""
-    if (type(capacity) is np.ndarray and capacity.dtype in _NATIVE and capacity.ndim == 1
-            and capacity.shape[0] == n_right and capacity.flags.c_contiguous):
-        return capacity
-    return as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
-
-
-def _capacity_unit(capacity, n_right: int) -> tuple[np.ndarray, bool]:
-    """The validated int64 capacities and whether every one is 1."""
-    if capacity is None:
-        return np.ones(n_right, dtype=np.int64), True
-    if (type(capacity) is np.ndarray and capacity.dtype in _NATIVE and capacity.ndim == 1
-            and capacity.shape[0] == n_right and capacity.flags.c_contiguous):
-        # the common case in one C pass (as_int_array takes ~14 us even for 1000 entries,
-        # np.all(cap == 1) another 5)
-        return _kern.nonneg_copy(capacity)
-    cap = as_int_array(capacity, "capacity", dtype=np.int64, length=n_right, min_value=0)
-    return cap, bool(np.all(cap == 1))
 
 
 class Matching:
@@ -360,17 +168,8 @@ class Matching:
             j = int(np.flatnonzero(counted != right_load)[0])
             raise ValueError(f"right_load must count match_left per right vertex: right vertex {j} has "
                              f"{int(counted[j])} partners, right_load says {int(right_load[j])}")
-        indptr = _check_index_array(indptr, "indptr")
-        indices = _check_index_array(indices, "indices")
-        if indptr.shape[0] != n_left + 1:
-            raise ValueError(f"graph indptr must have length n_left + 1 = {n_left + 1}, got {indptr.shape[0]}")
-        if indptr.dtype not in _NATIVE or indices.dtype not in _NATIVE:
-            indptr = _check_indptr(indptr, n_left, indices.shape[0]).astype(np.int64)
-            _check_range(indices[: int(indptr[-1])], "column index", n_right)
-            indices = indices.astype(np.int64)
         # private, validated copies: the kernel must never read a structure nobody checked
-        indptr, indices, _ = _kern.csr_checked(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                                               n_right, True)
+        indptr, indices, _ = csr_arrays(indptr, indices, n_left, n_right)
         if edge_off is not None:
             edge_off = np.ascontiguousarray(edge_off)
             if edge_off.dtype not in (np.dtype(np.uint8), np.dtype(np.bool_)) or edge_off.ndim != 1:
@@ -665,13 +464,13 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
     >>> hopcroft_karp(g, capacity=[2, 1, 0]).size
     3
     """
-    if (warm_start is None and type(graph) in _CSR_TYPES and type(method) is str and method in _T_ONE_CALL
+    if (warm_start is None and type(graph) in CSR_TYPES and type(method) is str and method in _T_ONE_CALL
             and threading.active_count() == 1):
         # the common cases in one C call (validating copy, fingerprint, solve, read-only result
         # arrays): a third of the fixed cost on 1e3 edges was the Python steps between them.
         # None: not plain contiguous int32/int64 arrays (nothing read yet), the general path
         # below handles them. Other threads running: the general path, which checks snapshots
-        # and keeps them (see _graph_csr_shared)
+        # and keeps them (see csr_graph_shared)
         n_left, n_right = graph.shape
         ip, ix = graph.indptr, graph.indices
         got = 1 if capacity is None else None
@@ -694,20 +493,20 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method in _T_METHOD and warm_start is not None:
         raise ValueError(f"warm_start needs method 'hopcroft_karp' or 'auto', got method={method!r}")
-    indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = _graph_csr_shared(graph)
+    indptr, indices, n_left, n_right, keep_ptr, keep_idx, fp = csr_graph_shared(graph)
     if capacity is None:
         cap, unit = None, True
     elif warm_start is None and method in _B_METHOD:
         # b-matching from scratch: the kernel checks and copies the capacities itself (one
-        # C pass instead of _capacity_unit's) and solves unless every one is 1
-        b = _bkern.solve(indptr, indices, n_right, _capacity_raw(capacity, n_right), _B_METHOD[method])
+        # C pass instead of capacity_unit's) and solves unless every one is 1
+        b = _bkern.solve(indptr, indices, n_right, capacity_raw(capacity, n_right), _B_METHOD[method])
         if b is not None:
             match_left, load, cap, size, phases, used = b
             return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=None,
                                  size=size, method=_B_NAME[used])
         cap, unit = None, True
     else:
-        cap, unit = _capacity_unit(capacity, n_right)
+        cap, unit = capacity_unit(capacity, n_right)
     if method == "push_relabel" and not unit:
         raise ValueError(f"method={method!r} solves ordinary matchings (every capacity 1); "
                          f"use method='hopcroft_karp' or 'pothen_fan' for capacities other than 1")
@@ -819,8 +618,8 @@ class IncrementalMatching:
     """
 
     def __init__(self, graph, *, capacity=None):
-        indptr, indices, n_left, n_right = _graph_csr(graph)
-        cap = _capacity(capacity, n_right)
+        indptr, indices, n_left, n_right = csr_graph(graph)
+        cap = capacity_checked(capacity, n_right)
         self._k = k = _kern.HKKernel(indptr, indices, cap, True)
         self._indptr = indptr
         self._indices = indices
