@@ -43,6 +43,7 @@ from _csc cimport build_csc, csc_count, csc_fill
 from _csr_check cimport ptr_t, csr_check_copy, CHECK_OK, plain_index_array, csr_header_error, csr_check_message
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
+cimport cython
 
 import numpy as np
 cimport numpy as cnp
@@ -72,6 +73,41 @@ CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
              "METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL,
              "METHOD_GREEDY": METHOD_GREEDY, "METHOD_GREEDY_REPAIR": METHOD_GREEDY_REPAIR,
              "SIDE_LEFT": SIDE_LEFT, "SIDE_RIGHT": SIDE_RIGHT, "SIDE_PROBE": SIDE_PROBE}
+
+
+@cython.final
+@cython.freelist(4)
+cdef class Solution:
+    """What :func:`solve` and :func:`solve_csr` return, read by name.
+
+    Attributes
+    ----------
+    match_left : ndarray of int64, read-only
+        Right partner of each left vertex, -1 if unmatched.
+    right_load : ndarray of int64, read-only
+        1 for each matched right vertex, else 0.
+    size, phases, work : int
+        Matched pairs; phases of the search (PF+: depth-first phases, push-relabel: global
+        relabels, greedy repair: breadth-first phases); edges scanned.
+    from_right : bool
+        The search ran on the transposed graph (from the right vertices), or was a greedy repair
+        (which searches from the free right vertices).
+    method : int
+        The method that ran: one of the ``METHOD_*`` constants (``METHOD_AUTO`` resolved).
+    fingerprint : int or None
+        :func:`solve_csr`: the fingerprint of the caller's index arrays as read; :func:`solve`:
+        None.
+    """
+    # a cdef class, not a tuple: built in C (a freelist allocation and eight stores), read by
+    # attribute in the wrapper; cheaper to build than a NamedTuple (a Python-level __new__)
+    cdef readonly object match_left, right_load, fingerprint
+    cdef readonly int64_t size, phases, work
+    cdef readonly bint from_right
+    cdef readonly int method
+
+    def __repr__(self):
+        return (f"Solution(size={self.size}, phases={self.phases}, work={self.work}, "
+                f"from_right={self.from_right}, method={self.method})")
 
 
 cdef struct TState:
@@ -645,7 +681,7 @@ cdef void _free_state(TState* s) noexcept nogil:
     s.ml = s.mr = s.cptr = s.cidx = NULL
 
 
-cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_right, int method, int start,
+cdef Solution _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_right, int method, int start,
                  int side, double ratio, int64_t pf_max_edges):
     """The solve of ``solve`` on raw arrays (``ix`` may be NULL when there is no edge);
     the result arrays are read-only (they become a Matching's as they are)."""
@@ -786,7 +822,12 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
     _free_state(&s)
     cnp.PyArray_CLEARFLAGS(out_l, cnp.NPY_ARRAY_WRITEABLE)
     cnp.PyArray_CLEARFLAGS(out_load, cnp.NPY_ARRAY_WRITEABLE)
-    return out_l, out_load, s.size, s.phases, s.work, transposed or method == METHOD_GREEDY_REPAIR, method
+    cdef Solution out = Solution.__new__(Solution)
+    out.match_left, out.right_load, out.fingerprint = out_l, out_load, None
+    out.size, out.phases, out.work = s.size, s.phases, s.work
+    out.from_right = transposed or method == METHOD_GREEDY_REPAIR
+    out.method = method
+    return out
 
 
 def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_LEFT, double ratio=0.0,
@@ -799,8 +840,8 @@ def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_
     the left vertices have an edge). ``method`` METHOD_AUTO: a greedy pass first, returned
     as it is (method METHOD_GREEDY) when it matched every left or every right vertex that
     has an edge; else, starting from it, PF+ if the search runs from the right or the graph
-    has fewer than ``pf_max_edges`` edges, else push-relabel (``start`` is ignored). Returns ``(match_left int64,
-    right_load int64, size, phases, work, searched_from_right, method)``."""
+    has fewer than ``pf_max_edges`` edges, else push-relabel (``start`` is ignored). Returns a
+    :class:`Solution` (``fingerprint`` None)."""
     if indices.dtype.itemsize == 8:
         return _run_views[int64_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)
     return _run_views[int32_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)
@@ -817,8 +858,8 @@ def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, int method, int st
               double ratio=0.0, int64_t pf_max_edges=0):
     """``solve`` on the caller's own CSR arrays in one call: validation, the private copy the
     search reads and the fingerprint of the caller's arrays (one pass, _csr_check.pxd), then
-    the solve on the copy, which is freed before returning. Returns ``solve``'s tuple plus
-    the fingerprint, or None, before reading anything, when the arrays are not plain
+    the solve on the copy, which is freed before returning. Returns ``solve``'s
+    :class:`Solution` with the fingerprint, or None, before reading anything, when the arrays are not plain
     contiguous native int32/int64 ndarrays with ``len(indptr) == n_left + 1`` and
     ``n_left``, ``n_right`` in ``[0, 2**31 - 2]`` (the caller then takes its general path).
     Raises ValueError with ``_hk.csr_checked``'s messages for a malformed graph.
@@ -870,9 +911,11 @@ cdef object _solve_checked(const ptr_t* ip, intp_t n_left, const idx_t* ix, intp
         PyMem_RawFree(op)
         PyMem_RawFree(ox)
         raise ValueError(msg)
+    cdef Solution out
     try:
         out = _run(n_left, op, ox if nnz > 0 else NULL, n_right, method, start, side, ratio, pf_max_edges)
     finally:
         PyMem_RawFree(op)
         PyMem_RawFree(ox)
-    return out + (int(h),)
+    out.fingerprint = int(h)
+    return out

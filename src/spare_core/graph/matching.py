@@ -479,16 +479,16 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
             # the capacities read: the unit-capacity call below takes the graph)
             got = _bkern.solve_csr(ip, ix, n_left, n_right, capacity, _B_METHOD[method])
             if got is not None and type(got) is not int:
-                match_left, load, cap, size, phases, used, fp = got
-                return Matching._wrap(match_left, load, cap, ip, ix, fp, phases, None, size, _B_NAME[used], "left")
+                return Matching._wrap(got.match_left, got.right_load, got.capacity, ip, ix, got.fingerprint,
+                                      got.phases, None, got.size, _B_NAME[got.method], "left")
         if got is not None:
             code, start = _T_ONE_CALL[method]
             got = _tkern.solve_csr(ip, ix, n_left, n_right, code, start, _SIDE_PROBE, _RIGHT_SIDE_RATIO,
                                    _PF_MAX_EDGES)
             if got is not None:
-                match_left, load, size, phases, _, from_right, used, fp = got
-                return Matching._wrap(match_left, load, _unit_capacity(n_right), ip, ix, fp, phases, None, size,
-                                      _T_NAME[used], "right" if from_right else "left")
+                return Matching._wrap(got.match_left, got.right_load, _unit_capacity(n_right), ip, ix,
+                                      got.fingerprint, got.phases, None, got.size, _T_NAME[got.method],
+                                      "right" if got.from_right else "left")
     if method not in METHODS:    # options before any scan of the graph
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     if method in _T_METHOD and warm_start is not None:
@@ -501,9 +501,8 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         # C pass instead of capacity_unit's) and solves unless every one is 1
         b = _bkern.solve(indptr, indices, n_right, capacity_raw(capacity, n_right), _B_METHOD[method])
         if b is not None:
-            match_left, load, cap, size, phases, used = b
-            return Matching._own(match_left, load, cap, keep_ptr, keep_idx, fp, phases=phases, warm_kept=None,
-                                 size=size, method=_B_NAME[used])
+            return Matching._wrap(b.match_left, b.right_load, b.capacity, keep_ptr, keep_idx, fp, b.phases, None,
+                                  b.size, _B_NAME[b.method], "left")
         cap, unit = None, True
     else:
         cap, unit = capacity_unit(capacity, n_right)
@@ -514,11 +513,10 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         method = "transversal"
     if method == "transversal" or method in _T_METHOD:
         code = _T_AUTO if method == "transversal" else _T_METHOD[method]
-        match_left, load, size, phases, _, from_right, used = _tkern.solve(
-            indptr, indices, n_right, code, _T_START.get(method, 0), _SIDE_PROBE, _RIGHT_SIDE_RATIO, _PF_MAX_EDGES)
-        return Matching._own(match_left, load, _unit_capacity(n_right),
-                             keep_ptr, keep_idx, fp, phases=phases, warm_kept=None, size=size,
-                             method=_T_NAME[used], searched_from="right" if from_right else "left")
+        t = _tkern.solve(indptr, indices, n_right, code, _T_START.get(method, 0), _SIDE_PROBE, _RIGHT_SIDE_RATIO,
+                         _PF_MAX_EDGES)
+        return Matching._wrap(t.match_left, t.right_load, _unit_capacity(n_right), keep_ptr, keep_idx, fp, t.phases,
+                              None, t.size, _T_NAME[t.method], "right" if t.from_right else "left")
     warm = None if warm_start is None else _warm_array(warm_start, n_left, n_right)
     # unit capacities: no array of ones alive during the solve (lower peak memory)
     k = _kern.HKKernel(indptr, indices, cap, False, n_right)
