@@ -57,7 +57,7 @@ cdef enum:
     AHEAD = 8
 
 cdef enum:
-    METHOD_AUTO = 0         # PF+ when the probe searches from the right or below pf_max_edges, else push-relabel
+    METHOD_AUTO = 0         # PF+ when the probe finds one side clearly smaller or below pf_max_edges, else push-relabel
     METHOD_POTHEN_FAN = 1   # PF+: Pothen-Fan with lookahead and fairness
     METHOD_PUSH_RELABEL = 2  # FIFO push-relabel with global relabels
     METHOD_GREEDY = 3       # (reported by METHOD_AUTO only) the greedy pass was already maximum
@@ -184,6 +184,10 @@ cdef enum:
     # one transpose more than the search it falls back to
     REPAIR_FEW = 1000
     REPAIR_PASSES = 4
+    # METHOD_AUTO skips its greedy pass on graphs of at least pf_max_edges edges with fewer
+    # than GREEDY_DENSE edges per left vertex whose right side the probe finds clearly
+    # smaller (see _run); dense rows keep it (blocks: 22 per left vertex)
+    GREEDY_DENSE = 8
 
 
 cdef int _pull_repair(TState* s, const idx_t* ix, intp_t busy_r) noexcept nogil:
@@ -688,7 +692,8 @@ cdef Solution _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_r
     cdef TState s, t
     cdef intp_t k, busy_l = 0, busy_r = 0
     cdef int rc = 0
-    cdef bint transposed = side == SIDE_RIGHT, done = False, greedy_kept = False
+    cdef bint transposed = side == SIDE_RIGHT, done = False, greedy_kept = False, left_smaller = False
+    cdef bint counted = False, skip_greedy = False
     cdef int64_t* tptr = NULL
     cdef int64_t nnz = indptr[nl]
     cdef cnp.npy_intp dim
@@ -706,14 +711,32 @@ cdef Solution _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_r
             # of the graph is covered by matched vertices, so no matching is larger (König)
             # and no search is needed. Otherwise the rules below choose the search, which
             # starts from this matching.
-            _greedy(&s, ix)
-            for k in range(nl):
-                busy_l += s.indptr[k + 1] > s.indptr[k]
-            if s.size == busy_l or s.size == n_right:
-                done = True     # (every left or every right vertex matched: no edge scan)
-            else:
+            if side == SIDE_PROBE and nnz >= pf_max_edges and nnz < GREEDY_DENSE * nl:
+                # ... except on a large graph with sparse rows whose right side is clearly
+                # smaller (rect, zipf, hard): there the greedy pass from the larger side
+                # leaves 3-21 % of the right vertices free, so it is never maximum, and the
+                # right-side search it would start does not recover its cost (auto was 1.3x
+                # the named right-side PF+ on zipf at 1e5 edges). The probe's counts come
+                # first; dense rows (blocks: 22 per left vertex, whose greedy pass is maximum
+                # or nearly) keep the greedy pass
+                for k in range(nl):
+                    busy_l += s.indptr[k + 1] > s.indptr[k]
                 rc = _count_right(&s, ix, &busy_r)
-                done = rc == 0 and busy_r == s.size
+                counted = True
+                skip_greedy = rc != 0 or busy_r < ratio * busy_l
+        if method == METHOD_AUTO and nnz > 0 and not skip_greedy:
+            _greedy(&s, ix)
+            if counted:
+                # (size <= busy_r <= n_right: every right vertex matched is the second test)
+                done = s.size == busy_l or s.size == busy_r
+            else:
+                for k in range(nl):
+                    busy_l += s.indptr[k + 1] > s.indptr[k]
+                if s.size == busy_l or s.size == n_right:
+                    done = True     # (every left or every right vertex matched: no edge scan)
+                else:
+                    rc = _count_right(&s, ix, &busy_r)
+                    done = rc == 0 and busy_r == s.size
             if done:
                 transposed = False
                 method = METHOD_GREEDY
@@ -745,10 +768,16 @@ cdef Solution _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_r
                         busy_l += s.indptr[k + 1] > s.indptr[k]
             if side == SIDE_PROBE:
                 transposed = busy_r < ratio * busy_l
+                # the mirror case: clearly fewer left vertices with an edge (a slot-expanded
+                # b-matching: about two slots per type). Most right vertices stay free, so a
+                # search from the left ends at once, while push-relabel would build the
+                # transpose and relabel from every free right vertex
+                left_smaller = busy_l < ratio * busy_r
         if done or rc != 0:
             pass
         elif method == METHOD_AUTO:
-            method = METHOD_POTHEN_FAN if transposed or nnz < pf_max_edges else METHOD_PUSH_RELABEL
+            method = (METHOD_POTHEN_FAN if transposed or left_smaller or nnz < pf_max_edges
+                      else METHOD_PUSH_RELABEL)
             # each method's own start (as spare_core.graph.matching passes them when named); the
             # shortcut's greedy matching is push-relabel's greedy start already (a second
             # greedy pass over it found nothing and cost a pass over the rows)
@@ -840,8 +869,9 @@ def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_
     the left vertices have an edge). ``method`` METHOD_AUTO: a greedy pass first, returned
     as it is (method METHOD_GREEDY) when it matched every left or every right vertex that
     has an edge; else, starting from it, PF+ if the search runs from the right or the graph
-    has fewer than ``pf_max_edges`` edges, else push-relabel (``start`` is ignored). Returns a
-    :class:`Solution` (``fingerprint`` None)."""
+    has fewer than ``pf_max_edges`` edges or clearly fewer left than right vertices have an
+    edge (fewer than ``ratio`` times: the mirror of the right-side rule), else push-relabel
+    (``start`` is ignored). Returns a :class:`Solution` (``fingerprint`` None)."""
     if indices.dtype.itemsize == 8:
         return _run_views[int64_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)
     return _run_views[int32_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)

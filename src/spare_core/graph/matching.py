@@ -49,7 +49,7 @@ _START = _kern.CONSTANTS["START_DEGREE_ORDER"]
 _START_WARM = _kern.CONSTANTS["START_GREEDY"]
 
 
-#: the values of ``method=``; "auto" chooses among the others (see :func:`_auto_method`)
+#: the values of ``method=``; "auto" chooses among the others (see :func:`hopcroft_karp`)
 METHODS = ("auto", "hopcroft_karp", "pothen_fan", "push_relabel")
 _T_METHOD = {"pothen_fan": _tkern.CONSTANTS["METHOD_POTHEN_FAN"],
              "push_relabel": _tkern.CONSTANTS["METHOD_PUSH_RELABEL"]}
@@ -59,10 +59,12 @@ _T_METHOD = {"pothen_fan": _tkern.CONSTANTS["METHOD_POTHEN_FAN"],
 _T_START = {"pothen_fan": _tkern.CONSTANTS["START_NONE"],
             "push_relabel": _tkern.CONSTANTS["START_GREEDY"]}
 
-# method="auto" (see _auto_rules): PF+ below this many edges, push-relabel from it ...
+# method="auto" (the rules are in hopcroft_karp's docstring): PF+ below this many edges,
+# push-relabel from it ...
 _PF_MAX_EDGES = 30_000
-# ... unless fewer right than this fraction of the left vertices have an edge: then PF+ searching
-# from the right side (bench/ratios_matching.py --catalogue all --methods all; docs/matching.md)
+# ... unless one side has fewer than this fraction of the other's vertices with an edge: then PF+
+# from that side (from the right: the transposed graph), never push-relabel
+# (bench/ratios_matching.py --catalogue all --methods all; docs/matching.md)
 _RIGHT_SIDE_RATIO = 0.95
 _T_AUTO = _tkern.CONSTANTS["METHOD_AUTO"]
 _T_NAME = {v: k for k, v in _T_METHOD.items()}
@@ -365,7 +367,10 @@ def hopcroft_karp(graph, *, capacity=None, warm_start=None, method="auto") -> Ma
         searching from the right side when fewer right than 0.95 times the left vertices
         have an edge (searches from the smaller side mostly succeed; from
         the larger one most end unmatched after exploring a large alternating tree: the
-        kernel counts both sides in the pass that starts the transpose); else PF+ below
+        kernel counts both sides in the pass that starts the transpose), PF+ from the left
+        when fewer left than 0.95 times the right vertices have an edge (a slot-expanded
+        b-matching: most right vertices stay free, so the searches end at once, while
+        push-relabel would relabel from every free right vertex); else PF+ below
         30,000 edges and push-relabel above. The named methods ``"pothen_fan"`` and
         ``"push_relabel"`` take the side from the same count. The choice is in
         :attr:`Matching.method`.
