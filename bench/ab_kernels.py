@@ -39,7 +39,10 @@ def _workloads():
     from spare_core.distributions import Deterministic, LogNormal, Weibull
     from spare_core.events import simulate_renewals
     from spare_core.layout import StackedLayout
-    from spare_core.graph.matching import hopcroft_karp
+    try:
+        from spare_core.graph.matching import hopcroft_karp
+    except ImportError:  # a build from before spare_core.graph (A/B against an older tree)
+        from spare_core.matching import hopcroft_karp
     from spare_core.rectlr import Rectlr
 
     re5, re6 = make_reassign(10**5, seed=1), make_reassign(10**6, seed=1)

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+try:
+    from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+except ImportError:  # a build from before spare_core.graph (A/B against an older tree)
+    from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 
 @dataclass

@@ -36,7 +36,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
+try:
+    from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
+except ImportError:  # a build from before spare_core.graph (A/B against an older tree)
+    from spare_core.matching import IncrementalMatching, hopcroft_karp
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 
