@@ -37,7 +37,7 @@ def _workloads():
     from spare_core.distributions import Deterministic, LogNormal, Weibull
     from spare_core.events import simulate_renewals
     from spare_core.layout import StackedLayout
-    from spare_core.matching import hopcroft_karp
+    from spare_core.graph.matching import hopcroft_karp
     from spare_core.rectlr import Rectlr
 
     from bench.peers import solve_ours

@@ -1,4 +1,4 @@
-"""pytest-benchmark suite of spare_core.flow against OR-Tools ``SimpleMinCostFlow`` and networkx.
+"""pytest-benchmark suite of spare_core.graph.flow against OR-Tools ``SimpleMinCostFlow`` and networkx.
 
 Two workload families (``bench/workloads.py``), each built from a seeded generator
 (``make_reassign``: the network RECTLR's third phase solves after failures; ``make_generic``:

@@ -1,4 +1,4 @@
-"""pytest-benchmark suite for spare_core.matching, each group with its scipy peer.
+"""pytest-benchmark suite for spare_core.graph.matching, each group with its scipy peer.
 
 ``python -m pytest bench/bench_matching.py`` (needs the bench extra). Groups follow the
 micro / targeted layout of bench/conftest.py; compare the rows within a group, and use
@@ -7,7 +7,7 @@ micro / targeted layout of bench/conftest.py; compare the rows within a group, a
 import numpy as np
 import pytest
 
-from spare_core.matching import IncrementalMatching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
 
 from bench.peers import scipy_size
 from bench.workloads import SEED, cyclic_graph, expand_slots, hard_graph, redundancy_graph, tight_case, uniform_graph

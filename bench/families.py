@@ -9,8 +9,10 @@ runs every family at 1e3, 1e4, 1e5 edges and at that size. The flow families ``u
 
 The first four are the graphs of issue 15's table (uniform random at average degree 5 and 4,
 rectangular, heavy-tailed right degrees); ``redundancy``, ``hard`` and ``sparse`` are the
-SPARe-shaped families (a, b, c) of the matching table (bench/workloads.py); the last three are
-built to hurt a matching code:
+SPARe-shaped families (a, b, c) of the matching table (bench/workloads.py); ``redundancy_slots``
+is the redundancy family with every group expanded into its S = 2 slots (one right vertex per
+slot, capacity 1: the ordinary matching a simulator without b-matchings solves, and what scipy is
+given for ``redundancy``); the last three are built to hurt a matching code:
 
 - ``chain``: a randomly relabelled staircase (left i joined to right i and i+1, plus a sprinkle
   of random edges): a greedy start leaves free vertices whose augmenting paths are very long.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from bench.workloads import distinct_random
+from bench.workloads import distinct_random, expand_slots
 # the flow families (defined with the other workloads), kept here under their names
 from bench.workloads import grid, netgen_wide, user_reassign  # noqa: F401
 
@@ -78,6 +80,14 @@ def redundancy(nnz: int, rng, r: int = 3, removed: float = 0.05):
     cap = np.full(n, 2, dtype=np.int64)
     cap[rng.random(n) < removed] = 0
     return g, cap
+
+
+def redundancy_slots(nnz: int, rng):
+    """The redundancy family slot-expanded (S = 2, 5 % of the groups removed: 0 slots), about
+    ``nnz`` edges after the expansion: n types x about 1.9 n slots, 6 edges per type. An
+    ordinary matching (capacity None)."""
+    g, cap = redundancy(max(int(nnz / 1.9), 4), rng)
+    return expand_slots(g, cap), None
 
 
 def hard(nnz: int, rng):
@@ -136,6 +146,7 @@ FAMILIES = {
     "rect": (rectangular, 900_000, "rectangular 300k x 200k, 3 per left (issue 15)"),
     "zipf": (zipf, 1_500_000, "Zipf-like right degrees, 300k, 1.5M edges (issue 15)"),
     "redundancy": (redundancy, 1_800_000, "(a) SPARe stacks r=3 S=2, 5% groups removed"),
+    "redundancy_slots": (redundancy_slots, 1_800_000, "(a) slot-expanded: one column per slot, unit capacities"),
     "hard": (hard, 1_080_000, "(b) hard: r=2, 10% right removed"),
     "sparse": (sparse, 1_000_000, "(c) uniform at degree 1.67"),
     "chain": (chain, 1_000_000, "relabelled staircase: long augmenting paths"),
@@ -150,7 +161,12 @@ def sizes(full_nnz: int, quick: bool = False) -> list[int]:
     return out
 
 
+# each family's stream number: the first ten in sorted order (as before redundancy_slots was
+# added), later families appended, so that adding one does not change the others' graphs
+_STREAM = (*sorted(set(FAMILIES) - {"redundancy_slots"}), "redundancy_slots")
+
+
 def make(name: str, nnz: int, seed: int = 15):
     """Build family ``name`` at about ``nnz`` edges from a seeded generator."""
     fn = FAMILIES[name][0]
-    return fn(nnz, np.random.default_rng([seed, nnz, sorted(FAMILIES).index(name)]))
+    return fn(nnz, np.random.default_rng([seed, nnz, _STREAM.index(name)]))

@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 import spare_core.pacing.simulate as sim
 from spare_core.events import simulate_renewals
-from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 from spare_core.pacing import SpreadPacer
 
 from bench.workloads import LIFE, Instance
@@ -198,7 +198,7 @@ class RebuildController:
         from ortools.graph.python import min_cost_flow
 
         self._mcf = min_cost_flow
-        self.phase2 = phase2  # "ortools" or "spare_core" (spare_core.flow.min_cost_flow)
+        self.phase2 = phase2  # "ortools" or "spare_core" (spare_core.graph.flow.min_cost_flow)
         self.place = np.asarray(layout.placement)
         self.n, self.r = self.place.shape
         self.restart()
@@ -236,7 +236,7 @@ class RebuildController:
         supplies = np.zeros(n + m + 2, dtype=np.int64)
         supplies[src], supplies[sink] = n, -n
         if self.phase2 == "spare_core":
-            from spare_core.flow import min_cost_flow
+            from spare_core.graph.flow import min_cost_flow
 
             res = min_cost_flow(n + m + 2, tails, heads, caps, costs, supplies)
             flows, total = res.flow[n : n + types.size], int(res.cost)

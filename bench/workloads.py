@@ -20,8 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from spare_core.distributions import Deterministic, LogNormal, Weibull
-from spare_core.flow import max_flow_min_cost
-from spare_core.matching import IncrementalMatching
+from spare_core.graph.flow import max_flow_min_cost
+from spare_core.graph.matching import IncrementalMatching
 
 # ============================================================================ matching
 SEED = 20260          # families a-e of the matching table and the matching pytest suite

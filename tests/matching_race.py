@@ -9,15 +9,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from spare_core import matching
+from spare_core.graph import matching
 
-SRC = str(Path(matching.__file__).resolve().parents[1])
+SRC = str(Path(matching.__file__).resolve().parents[2])
 
 SCRIPT = textwrap.dedent("""
     import threading
     import numpy as np, scipy.sparse as sp
     from scipy.sparse.csgraph import maximum_bipartite_matching
-    from spare_core.matching import hopcroft_karp, _tkern, _T_ONE_CALL, _SIDE_PROBE
+    from spare_core.graph.matching import hopcroft_karp, _tkern, _T_ONE_CALL, _SIDE_PROBE
     rng = np.random.default_rng(16)
     n, nnz = 20_000, 80_000
     g = sp.csr_array((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))

@@ -1,4 +1,4 @@
-"""spare_core.flow: certificates on every result, differential tests against networkx and
+"""spare_core.graph.flow: certificates on every result, differential tests against networkx and
 OR-Tools, RECTLR-shaped reassignment networks, bad input."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from spare_core._native import load
-from spare_core.flow import FlowResult, check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import FlowResult, check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 nx = pytest.importorskip("networkx")
 

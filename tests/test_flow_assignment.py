@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 from bench import families
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from spare_core._native import load
-from spare_core.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 from bench import families
 from bench.peers import certified, solve_ours_result

@@ -1,4 +1,4 @@
-"""Every family of bench/ratios_flow.py on small instances: each method (and ``auto``)
+"""Every family of bench/tables/flow.py on small instances: each method (and ``auto``)
 against networkx and, when installed, OR-Tools, with the certificate checked on every
 result. The benchmark's families are the ones its table reports; these are their
 correctness counterpart."""

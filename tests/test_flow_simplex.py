@@ -1,4 +1,4 @@
-"""spare_core.flow: the network simplex kernel (strongly feasible trees, block pricing).
+"""spare_core.graph.flow: the network simplex kernel (strongly feasible trees, block pricing).
 
 The kernel is run with ``check=True``, which re-verifies after every pivot that the
 thread / subtree-size / last-successor structure describes the parent tree, that tree
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spare_core.flow import (
+from spare_core.graph.flow import (
     _SIMPLEX,
     _SSP,
     FlowResult,

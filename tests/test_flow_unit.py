@@ -1,4 +1,4 @@
-"""spare_core.flow: the unit-path stage of max_flow_min_cost (one Dijkstra per unit waiting
+"""spare_core.graph.flow: the unit-path stage of max_flow_min_cost (one Dijkstra per unit waiting
 at the head of a capacity-1 source arc, Jonker-Volgenant style), checked against
 networkx, against the plain primal-dual SSP of the same kernel and by certificates."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from spare_core.flow import FlowResult, _kernel, check_flow_certificate, max_flow_min_cost
+from spare_core.graph.flow import FlowResult, _kernel, check_flow_certificate, max_flow_min_cost
 
 from test_flow import certified, networks, nx_split_digraph, reassign_instance
 

@@ -1,11 +1,11 @@
-"""Regressions of issue 16 in spare_core.flow: the self-loop overflow guard and the
+"""Regressions of issue 16 in spare_core.graph.flow: the self-loop overflow guard and the
 certificate of infeasible results, status strings and non-results."""
 import dataclasses
 
 import numpy as np
 import pytest
 
-from spare_core.flow import FlowResult, check_flow_certificate, min_cost_flow
+from spare_core.graph.flow import FlowResult, check_flow_certificate, min_cost_flow
 
 
 def test_negative_self_loop_whose_cost_overflows_int64_is_refused():
@@ -52,7 +52,7 @@ def test_certificate_rejects_an_infeasible_result_from_the_dearer_source():
 
 
 def test_certificate_of_max_flow_requires_status_optimal():
-    from spare_core.flow import max_flow_min_cost
+    from spare_core.graph.flow import max_flow_min_cost
     net = (2, [0], [1], [3], [1])
     r = max_flow_min_cost(*net, 0, 1)
     assert check_flow_certificate(*net, r, source=0, sink=1)

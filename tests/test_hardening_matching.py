@@ -1,4 +1,4 @@
-"""Regressions of issue 16 in spare_core.matching: hand-built and edited matchings, the
+"""Regressions of issue 16 in spare_core.graph.matching: hand-built and edited matchings, the
 graph fingerprint, threads."""
 import threading
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spare_core.matching import IncrementalMatching, Matching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, Matching, hopcroft_karp
 
 
 def _graph():

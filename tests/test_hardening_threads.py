@@ -11,7 +11,8 @@ import threading
 
 import numpy as np
 
-from spare_core import flow
+from spare_core.graph import _validate as graph_validate
+from spare_core.graph import flow
 
 
 class _WriteAfterScan:
@@ -61,7 +62,8 @@ def test_min_cost_flow_with_other_threads_running_solves_private_copies(monkeypa
         other = threading.Thread(target=stop.wait)
         other.start()
         try:
-            monkeypatch.setattr(flow, "_kernel", _WriteAfterScan(flow._kernel, head))
+            # the network is scanned by the graph library's one validation path
+            monkeypatch.setattr(graph_validate, "_mcf", _WriteAfterScan(graph_validate._mcf, head))
             got = flow.min_cost_flow(n, tail, head, cap, cost, supply)
         finally:
             stop.set()
@@ -77,7 +79,7 @@ def test_hopcroft_karp_with_other_threads_running_checks_private_copies(monkeypa
     threads running it must only ever see private copies."""
     import scipy.sparse as sp
 
-    from spare_core import matching
+    from spare_core.graph import matching
 
     g = sp.csr_array(np.eye(40))
     seen = []
@@ -96,7 +98,7 @@ def test_hopcroft_karp_with_other_threads_running_checks_private_copies(monkeypa
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        monkeypatch.setattr(matching, "_kern", _Spy())
+        monkeypatch.setattr(graph_validate, "_hk", _Spy())   # where the graph is checked
         assert matching.hopcroft_karp(g).size == 40
     finally:
         stop.set()

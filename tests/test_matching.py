@@ -1,4 +1,4 @@
-"""spare_core.matching against scipy and networkx, with König certificates checked independently."""
+"""spare_core.graph.matching against scipy and networkx, with König certificates checked independently."""
 from __future__ import annotations
 
 import networkx as nx
@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core.matching import IncrementalMatching, Matching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, Matching, hopcroft_karp
 
 
 # -- oracles and checkers (independent of the kernel) ---------------------------------------
@@ -209,7 +209,8 @@ def test_callers_arrays_unchanged():
 @given(graphs(), st.data())
 def test_every_kernel_strategy_is_maximum(case, data):
     """Karp-Sipser start and dead-vertex pruning are optimisations: each combination is exact."""
-    from spare_core.matching import _graph_csr, _kern
+    from spare_core.graph._validate import csr_graph as _graph_csr
+    from spare_core.graph.matching import _kern
 
     g, n_left, n_right, edges = case
     cap = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n_right, max_size=n_right)), dtype=np.int64)
@@ -230,7 +231,8 @@ def test_every_kernel_strategy_is_maximum(case, data):
 
 def test_cold_solve_prunes_first_only_without_right_slack():
     """The prune before the first phase runs iff free left vertices >= free right slots."""
-    from spare_core.matching import _graph_csr, _kern
+    from spare_core.graph._validate import csr_graph as _graph_csr
+    from spare_core.graph.matching import _kern
 
     # 40 left vertices all joined to right 0 and 1 only (plus one private right each for
     # the first 5): greedy leaves 33 free left vertices and no free slot on 0/1
@@ -251,7 +253,8 @@ def test_cold_solve_prunes_first_only_without_right_slack():
 
 def test_kernel_checks_its_arrays():
     """HKKernel is reachable from Python: arrays of the wrong dtype or layout raise TypeError."""
-    from spare_core.matching import _graph_csr, _kern
+    from spare_core.graph._validate import csr_graph as _graph_csr
+    from spare_core.graph.matching import _kern
 
     g = sp.csr_array(np.array([[1, 1], [1, 0]]))
     indptr, indices, _, n_right = _graph_csr(g)
@@ -270,7 +273,8 @@ def test_level_reset_while_a_prune_verdict_is_in_force():
     """The int32 level reset (forced by starting just below its threshold) may fall between a
     prune and the phases that rely on it: with a prune after every phase and the reset placed
     at each of the level steps of a solve, every solve stays maximum and certified."""
-    from spare_core.matching import _graph_csr, _kern
+    from spare_core.graph._validate import csr_graph as _graph_csr
+    from spare_core.graph.matching import _kern
 
     rng = np.random.default_rng(11)
     n = 1500

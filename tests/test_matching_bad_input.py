@@ -1,11 +1,11 @@
-"""Bad input to spare_core.matching raises TypeError/ValueError naming the problem, never crashes."""
+"""Bad input to spare_core.graph.matching raises TypeError/ValueError naming the problem, never crashes."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spare_core.matching import IncrementalMatching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
 
 
 def good():

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core import matching
-from spare_core.matching import hopcroft_karp
+from spare_core.graph import matching
+from spare_core.graph.matching import hopcroft_karp
 
 from bench import families
 from tests.test_matching_methods import check, scipy_size
@@ -33,12 +33,15 @@ def test_fingerprint_and_answer_are_those_of_the_two_step_path(name, nnz, ptr_t,
     ip, ix = g.indptr.astype(ptr_t), g.indices.astype(idx_t)
     got = _one_call(ip, ix, *g.shape)
     _, _, fp = matching._kern.csr_checked(ip, ix, g.shape[1], True)
-    assert got[-1] == fp
+    assert got.fingerprint == fp
     p64, x32, _ = matching._kern.csr_checked(ip, ix, g.shape[1], True)
     ref = matching._tkern.solve(p64, x32, g.shape[1], *matching._T_ONE_CALL["auto"], matching._SIDE_PROBE,
                                 matching._RIGHT_SIDE_RATIO, matching._PF_MAX_EDGES)
-    assert np.array_equal(got[0], ref[0]) and got[2:7] == ref[2:7]
-    assert not got[0].flags.writeable and not got[1].flags.writeable
+    assert ref.fingerprint is None
+    assert np.array_equal(got.match_left, ref.match_left) and np.array_equal(got.right_load, ref.right_load)
+    fields = ("size", "phases", "work", "from_right", "method")
+    assert [getattr(got, f) for f in fields] == [getattr(ref, f) for f in fields]
+    assert not got.match_left.flags.writeable and not got.right_load.flags.writeable
 
 
 def test_extra_stored_indices_are_neither_checked_nor_hashed():
@@ -46,7 +49,7 @@ def test_extra_stored_indices_are_neither_checked_nor_hashed():
     ip = np.array([0, 1, 2], dtype=np.int32)
     ix = np.array([0, 1, -5, 99], dtype=np.int32)
     got = _one_call(ip, ix, 2, 2)
-    assert got[2] == 2 and got[-1] == matching._kern.csr_checked(ip, ix, 2, True)[2]
+    assert got.size == 2 and got.fingerprint == matching._kern.csr_checked(ip, ix, 2, True)[2]
 
 
 def _message(fn):
@@ -208,11 +211,14 @@ def test_b_one_call_fingerprint_and_answer_are_those_of_the_two_step_path(name, 
     for method in ("auto", "pothen_fan"):
         got = _b_one_call(ip, ix, *g.shape, cap, method)
         p64, x32, fp = matching._kern.csr_checked(ip, ix, g.shape[1], True)
-        assert got[-1] == fp
+        assert got.fingerprint == fp
         ref = matching._bkern.solve(p64, x32, g.shape[1], cap, matching._B_METHOD[method])
-        assert all(np.array_equal(a, b) for a, b in zip(got[:3], ref[:3])) and got[3:6] == ref[3:6]
-        assert not any(a.flags.writeable for a in got[:3])
-        assert got[2].dtype == np.int64 and not np.shares_memory(got[2], cap)
+        arrays = ("match_left", "right_load", "capacity")
+        assert ref.fingerprint is None
+        assert all(np.array_equal(getattr(got, a), getattr(ref, a)) for a in arrays)
+        assert (got.size, got.phases, got.method) == (ref.size, ref.phases, ref.method)
+        assert not any(getattr(got, a).flags.writeable for a in arrays)
+        assert got.capacity.dtype == np.int64 and not np.shares_memory(got.capacity, cap)
 
 
 @pytest.mark.parametrize("ptr_t, idx_t", INDEX_TYPES)

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from spare_core.matching import IncrementalMatching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
 
 from test_matching import check_certificate, check_valid, scipy_size, spare_graph
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spare_core.matching import _kern, hopcroft_karp
+from spare_core.graph.matching import _kern, hopcroft_karp
 
 
 def hard_graph(n, seed, index_dtype=np.int64):
@@ -48,7 +48,7 @@ def test_certificate_refuses_a_graph_modified_after_the_solve():
 
 def test_released_kernel_refuses_use():
     g = hard_graph(100, 3)
-    from spare_core.matching import _graph_csr
+    from spare_core.graph._validate import csr_graph as _graph_csr
 
     indptr, indices, _, n_right = _graph_csr(g)
     k = _kern.HKKernel(indptr, indices, None, False, n_right)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core.matching import METHODS, hopcroft_karp
+from spare_core.graph.matching import METHODS, hopcroft_karp
 
 from bench import families
 

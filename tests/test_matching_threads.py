@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spare_core import matching
-from spare_core.matching import METHODS, hopcroft_karp
+from spare_core.graph import matching
+from spare_core.graph.matching import METHODS, hopcroft_karp
 
 from tests.matching_race import race
 
@@ -55,7 +55,7 @@ def test_solve_csr_with_a_writer_thread_never_crashes_or_changes_the_answer(meth
     keeps the caller's arrays), but the entry itself must be safe whatever writes into them:
     its search reads the copy its validating pass wrote. Called directly here, with the
     writer thread running."""
-    race(f'_Size(_tkern.solve_csr(g.indptr, g.indices, n, n, *_T_ONE_CALL["{method}"], _SIDE_PROBE, 0.95, 30000)[2])',
+    race(f'_Size(_tkern.solve_csr(g.indptr, g.indices, n, n, *_T_ONE_CALL["{method}"], _SIDE_PROBE, 0.95, 30000).size)',
          prelude="class _Size:\n    def __init__(self, size):\n        self.size = size\n")
 
 

@@ -28,9 +28,9 @@ from spare_core.checkpoint import availability_optimal
 from spare_core.distributions import Exponential
 from spare_core.events import Engine, simulate_renewals
 from spare_core.events.fit import compare, fit
-from spare_core.flow import check_flow_certificate, min_cost_flow
+from spare_core.graph.flow import check_flow_certificate, min_cost_flow
 from spare_core.layout import StackedLayout
-from spare_core.matching import hopcroft_karp
+from spare_core.graph.matching import hopcroft_karp
 from spare_core.pacing import PacingScenario
 from spare_core.pacing.simulate import simulate_iterations
 from spare_core.pacing.sweep import node_sweep
@@ -77,9 +77,9 @@ def _durations():
 
 # every public result type and a small real call that makes one
 MAKERS = {
-    "spare_core.matching.Matching": lambda: hopcroft_karp(sp.csr_array(np.array([[1, 1], [1, 0], [1, 0]]))),
-    "spare_core.flow.FlowResult": lambda: _flow()[1],
-    "spare_core.flow.CertificateCheck": lambda: check_flow_certificate(*_flow()[0], _flow()[1],
+    "spare_core.graph.matching.Matching": lambda: hopcroft_karp(sp.csr_array(np.array([[1, 1], [1, 0], [1, 0]]))),
+    "spare_core.graph.flow.FlowResult": lambda: _flow()[1],
+    "spare_core.graph.flow.CertificateCheck": lambda: check_flow_certificate(*_flow()[0], _flow()[1],
                                                                        supply=np.array([2, 0, 0, -2])),
     "spare_core.rectlr.Decision": _decision,
     "spare_core.rectlr.PatchPlan": lambda: _decision().patch,
@@ -112,7 +112,7 @@ MAKERS = {
 RESULT_NAME = re.compile(r"(Result|ResultSet|Stats|Counts|Choice|Optimum|Summary|Check|Fit|Period|Decision|Plan|Arrays|"
                          r"Comparison|Matching|Event|Timeline|Row)$")
 NOT_RESULTS = {
-    "spare_core.matching.IncrementalMatching",  # a solver with state, not an answer
+    "spare_core.graph.matching.IncrementalMatching",  # a solver with state, not an answer
     "spare_core.sweeps.store.ResultStore",      # an on-disk store
 }
 
@@ -122,6 +122,8 @@ def _public_classes():
     for info in pkgutil.walk_packages([str(ROOT)], "spare_core."):
         if "._ext" in info.name or info.name.endswith("__main__"):
             continue
+        if info.name in ("spare_core.matching", "spare_core.flow"):
+            continue  # deprecated re-exports of spare_core.graph's modules (they warn when imported)
         mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():
             if inspect.isclass(obj) and obj.__module__ == info.name and not name.startswith("_"):

@@ -97,7 +97,7 @@ def test_rectlr_reads_the_kernel_kinds_and_decision_slots():
 
 
 def test_flow_and_matching_read_the_kernel_codes():
-    from spare_core import flow, matching
+    from spare_core.graph import flow, matching
 
     m, s = load("_mcf").CONSTANTS, load("_netsimplex").CONSTANTS
     assert (flow._SSP, flow._SCALING, flow._MAXFLOW) == (m["M_SSP"], m["M_COST_SCALING"], m["M_MAX_FLOW"])

@@ -1,4 +1,4 @@
-"""flow: peer ratios for spare_core.flow: ours vs OR-Tools SimpleMinCostFlow vs networkx.
+"""flow: peer ratios for spare_core.graph.flow: ours vs OR-Tools SimpleMinCostFlow vs networkx.
 
 Same instance, same run, interleaved repeats; every timing goes from the caller's numpy
 arrays to the per-arc flows (conversion included) and every solver's optimal cost is

@@ -1,4 +1,4 @@
-"""matching: spare_core.matching against scipy's maximum_bipartite_matching, same workloads, same run.
+"""matching: spare_core.graph.matching against scipy's maximum_bipartite_matching, same workloads, same run.
 
 Prints, per graph family and size, our median time, scipy's median time and the ratio
 scipy/ours (> 1: we are faster). Repeats alternate between the two so both see the same
@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core.matching import IncrementalMatching, hopcroft_karp
+from spare_core.graph.matching import IncrementalMatching, hopcroft_karp
 
 from bench.peers import scipy_size
 from bench.workloads import SEED, cyclic_graph, expand_slots, hard_graph, redundancy_graph, tight_case, uniform_graph
@@ -196,7 +196,8 @@ def family_e(quick):
 
 def ideas(quick):
     """What each idea buys on the hard families: kernel variants against scipy, paired."""
-    from spare_core.matching import _graph_csr, _kern
+    from spare_core.graph._validate import csr_graph as _graph_csr
+    from spare_core.graph.matching import _kern
 
     rng = np.random.default_rng([SEED, 6])
     n = 60_000 if quick else 600_000

@@ -15,7 +15,7 @@ top-S coverage with numpy (Phase 0); otherwise for S = S_old, S_old + 1, ... it 
 slot-expanded type x (group, slot) graph and runs scipy's maximum_bipartite_matching
 (Phase 1), then builds the reassignment network (source -> type -> holder group -> sink,
 cost = positions climbed, capacity S* per group) and solves it with OR-Tools
-SimpleMinCostFlow (Phase 2; a second peer uses spare_core.flow.min_cost_flow instead, the
+SimpleMinCostFlow (Phase 2; a second peer uses spare_core.graph.flow.min_cost_flow instead, the
 rebuild-per-failure use of our own flow kernel), and reorders stacks with the same swap rule. Its S* must equal
 ours on every failure (S* depends only on which groups are alive and S before), which is
 checked.
@@ -43,7 +43,7 @@ def latency(n, r, n_seq, peer_seqs):
     """Per-decision latency along whole sequences; the peers replay the first peer_seqs."""
     lay = StackedLayout(n, r)
     ours = Rectlr(lay)
-    peers = {"rebuild+OR-Tools": RebuildController(lay), "rebuild+spare_core.flow": RebuildController(lay, "spare_core")}
+    peers = {"rebuild+OR-Tools": RebuildController(lay), "rebuild+spare_core.graph.flow": RebuildController(lay, "spare_core")}
     rows = []  # (kind, ours ns, {peer: ns})
     for si, order in enumerate(orders(n, n_seq, SEED)):
         ours.restart()

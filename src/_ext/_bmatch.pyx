@@ -1,11 +1,11 @@
 # cython: language_level=3
 """Maximum b-matching (right vertex ``j`` takes up to ``capacity[j]`` left vertices) by a
 greedy pass and Pothen-Fan depth-first phases with native capacities: the one-shot path of
-:func:`spare_core.matching.hopcroft_karp` for capacities other than 1 (``method="auto"`` or
-``"pothen_fan"``). Warm starts and :class:`~spare_core.matching.IncrementalMatching` stay
+:func:`spare_core.graph.matching.hopcroft_karp` for capacities other than 1 (``method="auto"`` or
+``"pothen_fan"``). Warm starts and :class:`~spare_core.graph.matching.IncrementalMatching` stay
 with the Hopcroft-Karp kernel (``_hk``).
 
-``solve`` takes a graph :mod:`spare_core.matching` has validated (indptr int64, indices int32
+``solve`` takes a graph :mod:`spare_core.graph.matching` has validated (indptr int64, indices int32
 or int64 in range, a private copy); ``solve_csr`` takes the caller's own CSR arrays and
 validates and copies them itself (``_csr_check.pxd``) before the same solve runs on the copy.
 Both check and copy the capacities (>= 0) in the pass that sets up the right vertices.
@@ -38,6 +38,7 @@ from _prefetch cimport prefetch_write
 from _csr_check cimport ptr_t, csr_check_copy, CHECK_OK, plain_index_array, csr_header_error, csr_check_message
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
+cimport cython
 
 import numpy as np
 cimport numpy as cnp
@@ -99,6 +100,36 @@ cdef enum:
     AHEAD = 8               # prefetch distance (vertices) in the greedy pass
 
 CONSTANTS = {"METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_GREEDY": METHOD_GREEDY}
+
+
+@cython.final
+@cython.freelist(4)
+cdef class Solution:
+    """What :func:`solve` and :func:`solve_csr` return, read by name.
+
+    Attributes
+    ----------
+    match_left : ndarray of int64, read-only
+        Right partner of each left vertex, -1 if unmatched.
+    right_load : ndarray of int64, read-only
+        Left vertices matched to each right vertex.
+    capacity : ndarray of int64, read-only
+        The validated copy of the capacities the solve used.
+    size, phases : int
+        Matched left vertices; PF+ phases (0 when the greedy pass was already maximum).
+    method : int
+        ``METHOD_GREEDY`` or ``METHOD_POTHEN_FAN``: what ran.
+    fingerprint : int or None
+        :func:`solve_csr`: the fingerprint of the caller's index arrays as read; :func:`solve`:
+        None.
+    """
+    # a cdef class rather than a tuple read by position (see _transversal.Solution)
+    cdef readonly object match_left, right_load, capacity, fingerprint
+    cdef readonly int64_t size, phases
+    cdef readonly int method
+
+    def __repr__(self):
+        return f"Solution(size={self.size}, phases={self.phases}, method={self.method})"
 
 
 cdef struct RightB:         # per right vertex: one record, so the greedy's test and update are one cache miss
@@ -359,11 +390,11 @@ cdef RightB* _right_records(object capacity, intp_t n_right, intp_t nl, int64_t*
     return R
 
 
-cdef object _solve_owned(intp_t nl, const int64_t* ip, const void* ix, bint ix64, intp_t n_right, object cap_a,
+cdef Solution _solve_owned(intp_t nl, const int64_t* ip, const void* ix, bint ix64, intp_t n_right, object cap_a,
                          RightB* R, int method):
     """The solve on a validated graph (``ip`` int64, ``ix`` int32 or int64) with the right
-    records ``R`` from :func:`_right_records`, which it frees. Returns ``(match_left,
-    right_load, capacity, size, phases, method)``, all three arrays read-only."""
+    records ``R`` from :func:`_right_records`, which it frees. Returns a :class:`Solution`
+    (its three arrays read-only, ``fingerprint`` None)."""
     cdef cnp.npy_intp dims[1]
     try:
         dims[0] = nl
@@ -401,7 +432,10 @@ cdef object _solve_owned(intp_t nl, const int64_t* ip, const void* ix, bint ix64
     cnp.PyArray_CLEARFLAGS(<cnp.ndarray>out_l, cnp.NPY_ARRAY_WRITEABLE)
     cnp.PyArray_CLEARFLAGS(<cnp.ndarray>out_load, cnp.NPY_ARRAY_WRITEABLE)
     cnp.PyArray_CLEARFLAGS(<cnp.ndarray>cap_a, cnp.NPY_ARRAY_WRITEABLE)
-    return out_l, out_load, cap_a, s.size, s.phases, method
+    cdef Solution out = Solution.__new__(Solution)
+    out.match_left, out.right_load, out.capacity, out.fingerprint = out_l, out_load, cap_a, None
+    out.size, out.phases, out.method = s.size, s.phases, method
+    return out
 
 
 def solve(indptr, indices, intp_t n_right, capacity, int method):
@@ -410,8 +444,8 @@ def solve(indptr, indices, intp_t n_right, capacity, int method):
     C-contiguous int32/int64 array of length ``n_right``: checked >= 0 and copied here, so
     the caller needs no separate pass). ``method`` METHOD_AUTO (greedy; returned as it is,
     method METHOD_GREEDY, when it is maximum; else PF+ from it) or METHOD_POTHEN_FAN (the
-    same, reported as PF+). Returns ``(match_left int64, right_load int64, capacity int64
-    copy, size, phases, method)``, the arrays read-only, or None without solving when every
+    same, reported as PF+). Returns a :class:`Solution` (match_left, right_load, the int64
+    capacity copy, size, phases, method; the arrays read-only), or None without solving when every
     capacity is 1 (the caller's ordinary-matching kernels are faster there). ValueError
     "capacity must be >= 0, got x" (the smallest value) before any work otherwise."""
     if method != METHOD_AUTO and method != METHOD_POTHEN_FAN:
@@ -449,7 +483,7 @@ def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, capacity, int meth
     """``solve`` on the caller's own CSR arrays and capacities in one call: the capacities'
     check and copy, the graph's validating copy and fingerprint (one pass,
     ``_csr_check.pxd``, the fingerprint ``_hk.csr_checked`` gives), the solve on the
-    copy (freed before returning) and read-only results. Returns ``solve``'s tuple plus the
+    copy (freed before returning) and read-only results. Returns ``solve``'s Solution with the
     fingerprint; 1, having read only the capacities, when every capacity is 1 (the caller
     takes its ordinary-matching path); None, before reading anything, when the arrays are
     not plain contiguous native int32/int64 ndarrays with ``len(indptr) == n_left + 1``,
@@ -527,9 +561,11 @@ cdef object _solve_checked(const ptr_t* ip, intp_t n_left, const idx_t* ix, intp
         PyMem_RawFree(ox)
         PyMem_RawFree(R)
         raise ValueError(msg)
+    cdef Solution out
     try:
         out = _solve_owned(n_left, op, ox, False, n_right, cap_a, R, method)
     finally:
         PyMem_RawFree(op)
         PyMem_RawFree(ox)
-    return out + (int(h),)
+    out.fingerprint = int(h)
+    return out

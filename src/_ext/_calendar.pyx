@@ -860,12 +860,24 @@ cdef class EventCore:
         return self.cal.count + self.fq_size
 
 
+cdef class RenewalTotals:
+    """What :func:`run_renewals` returns, read by name: the counts of failures, repairs and
+    events, the most units down at once (``peak_down``) and the clock at the end (``now``)."""
+    cdef readonly int64_t n_failures, n_repairs, n_events, peak_down
+    cdef readonly float64_t now
+
+    def __repr__(self):
+        return (f"RenewalTotals(n_failures={self.n_failures}, n_repairs={self.n_repairs}, "
+                f"n_events={self.n_events}, peak_down={self.peak_down}, now={self.now!r})")
+
+
 def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repair_value,
                  object repair_sampler, float64_t horizon, float64_t bucket_width,
                  intp_t n_buckets, intp_t batch):
     """Throughput loop behind ``simulate_renewals``: per-unit renewals with repairs until
     `horizon`. The samplers are callables ``size -> float64 array`` (validated upstream):
-    ``n`` initial lifetimes, then batches of 1024, 2048, ... up to ``batch``."""
+    ``n`` initial lifetimes, then batches of 1024, 2048, ... up to ``batch``. Returns a
+    :class:`RenewalTotals`."""
     cdef EventCore core = EventCore(n, 0, bucket_width, n_buckets, 0.0, False)
     cdef int st
     # Refill sizes double from 1024 up to `batch`, so short runs do not sample (and throw
@@ -896,4 +908,7 @@ def run_renewals(int32_t n, object life_sampler, int repair_mode, float64_t repa
                 "are below the floating-point resolution of the clock")
         else:  # pragma: no cover - no stop mask, unbounded max_events
             raise RuntimeError(f"event kernel returned unexpected status {st}")
-    return (core.n_failures, core.n_repairs, core.n_events, core.peak_down, core.now)
+    cdef RenewalTotals out = RenewalTotals.__new__(RenewalTotals)
+    out.n_failures, out.n_repairs, out.n_events = core.n_failures, core.n_repairs, core.n_events
+    out.peak_down, out.now = core.peak_down, core.now
+    return out

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Hopcroft-Karp maximum (b-)matching kernel with incremental repair.
 
-No policy and no validation here: :mod:`spare_core.matching` checks and coerces every
+No policy and no validation here: :mod:`spare_core.graph.matching` checks and coerces every
 argument (index ranges, dtypes, capacities) before anything reaches this module. The
 buffer layout and invariants are documented in ``_hk.pxd``.
 
@@ -44,7 +44,7 @@ cdef enum:
 
 import numpy as np
 
-# The enums of _hk.pxd for Python callers (spare_core.matching reads them from here).
+# The enums of _hk.pxd for Python callers (spare_core.graph.matching reads them from here).
 CONSTANTS = {
     "MATCHED": MATCHED, "PENDING": PENDING, "DEAD": DEAD,
     "START_GREEDY": START_GREEDY, "START_DEGREE_ORDER": START_DEGREE_ORDER,
@@ -890,7 +890,7 @@ cdef inline void _greedy_mindeg(HKState* s, const int32_t* cptr) noexcept nogil:
 cdef class HKKernel:
     """Owns a (b-)matching on a CSR graph and all scratch; see ``_hk.pxd``.
 
-    Constructed only by :mod:`spare_core.matching` with validated arrays: ``indptr``
+    Constructed only by :mod:`spare_core.graph.matching` with validated arrays: ``indptr``
     int64[n_left + 1], ``indices`` int32 or int64[nnz] in range (read, never written: a
     one-shot solve passes the caller's own), ``cap`` int64[n_right] >= 0 or None (unit
     capacities, one-shot only, with ``n_right``). The partner lists of several-slot mode

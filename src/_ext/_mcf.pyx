@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Min-cost flow kernels: successive shortest paths with node potentials (primal-dual).
 
-Only typed memoryviews and scalars arrive here; ``spare_core.flow`` validates every
+Only typed memoryviews and scalars arrive here; ``spare_core.graph.flow`` validates every
 argument first (index ranges, capacities >= 0, supplies balanced, int64 overflow bounds),
 so the kernels hold no policy and trust their inputs.
 
@@ -49,7 +49,7 @@ import numpy as np
 
 cdef int64_t INF64 = 0x3FFFFFFFFFFFFFFF
 
-# The enums of _mcf.pxd for Python callers (spare_core.flow reads them from here).
+# The enums of _mcf.pxd for Python callers (spare_core.graph.flow reads them from here).
 CONSTANTS = {
     "FLOW_OK": FLOW_OK, "FLOW_STUCK": FLOW_STUCK,
     "M_SSP": M_SSP, "M_COST_SCALING": M_COST_SCALING, "M_MAX_FLOW": M_MAX_FLOW,
@@ -923,7 +923,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           intp_t source=-1, intp_t sink=-1, int64_t open_bound=0, int method=0,
           int64_t alpha=16, bint exact=True, bint unit_paths=False, intp_t max_path=8,
           intp_t update_every=0):
-    """Min-cost flow on validated arrays (see ``spare_core.flow`` for the public API).
+    """Min-cost flow on validated arrays (see ``spare_core.graph.flow`` for the public API).
 
     Modes
     -----

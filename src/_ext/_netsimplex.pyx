@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Primal network simplex for min-cost flow (bounded arcs, strongly feasible trees).
 
-Only typed memoryviews and scalars arrive here; ``spare_core.flow`` validates every
+Only typed memoryviews and scalars arrive here; ``spare_core.graph.flow`` validates every
 argument first (index ranges, capacities >= 0, supplies balanced, int64 overflow bounds).
 
 Algorithm (Ahuja, Magnanti & Orlin 1993, "Network Flows", ch. 11; Cunningham 1976;
@@ -87,7 +87,7 @@ cdef enum:
     START_SHORTEST_PATHS = 1   # zero-supply nodes hung on shortest paths to the demands
     START_CRASH = 2            # supply nodes too, their supply routed down the tree
 
-# The enums above for Python callers (spare_core.flow reads them from here).
+# The enums above for Python callers (spare_core.graph.flow reads them from here).
 CONSTANTS = {
     "NS_OK": NS_OK, "NS_INFEASIBLE": NS_INFEASIBLE, "NS_PIVOT_LIMIT": NS_PIVOT_LIMIT,
     "NS_BAD_TREE": NS_BAD_TREE, "START_STAR": START_STAR, "START_SHORTEST_PATHS": START_SHORTEST_PATHS,
@@ -850,7 +850,7 @@ def solve(intp_t n, const int64_t[::1] tail, const int64_t[::1] head,
           const int64_t[::1] cap, const int64_t[::1] cost, const int64_t[::1] supply,
           int64_t max_pivots=-1, bint check=False, intp_t block=0, double block_factor=1.0,
           int start=START_CRASH, intp_t list_head=16, double renumber_factor=2.0):
-    """Network simplex on validated arrays (see ``spare_core.flow`` for the public API).
+    """Network simplex on validated arrays (see ``spare_core.graph.flow`` for the public API).
 
     Parameters (IN unless said)
     ---------------------------

@@ -1,10 +1,10 @@
 # cython: language_level=3
 """Maximum transversal (maximum cardinality bipartite matching, unit capacities) by
 depth-first and push-relabel search: the alternatives to Hopcroft-Karp that
-:func:`spare_core.matching.hopcroft_karp` offers as ``method="pothen_fan"`` and
+:func:`spare_core.graph.matching.hopcroft_karp` offers as ``method="pothen_fan"`` and
 ``method="push_relabel"``.
 
-``solve`` takes a graph :mod:`spare_core.matching` has validated (indptr int64, indices int32
+``solve`` takes a graph :mod:`spare_core.graph.matching` has validated (indptr int64, indices int32
 or int64 in range, a private copy); ``solve_csr`` takes the caller's own CSR arrays and
 validates and copies them itself (``_csr_check.pxd``) before the same solve runs on the copy.
 
@@ -43,6 +43,7 @@ from _csc cimport build_csc, csc_count, csc_fill
 from _csr_check cimport ptr_t, csr_check_copy, CHECK_OK, plain_index_array, csr_header_error, csr_check_message
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawCalloc, PyMem_RawFree
+cimport cython
 
 import numpy as np
 cimport numpy as cnp
@@ -56,7 +57,7 @@ cdef enum:
     AHEAD = 8
 
 cdef enum:
-    METHOD_AUTO = 0         # PF+ when the probe searches from the right or below pf_max_edges, else push-relabel
+    METHOD_AUTO = 0         # PF+ when the probe finds one side clearly smaller or below pf_max_edges, else push-relabel
     METHOD_POTHEN_FAN = 1   # PF+: Pothen-Fan with lookahead and fairness
     METHOD_PUSH_RELABEL = 2  # FIFO push-relabel with global relabels
     METHOD_GREEDY = 3       # (reported by METHOD_AUTO only) the greedy pass was already maximum
@@ -72,6 +73,41 @@ CONSTANTS = {"START_NONE": START_NONE, "START_GREEDY": START_GREEDY,
              "METHOD_AUTO": METHOD_AUTO, "METHOD_POTHEN_FAN": METHOD_POTHEN_FAN, "METHOD_PUSH_RELABEL": METHOD_PUSH_RELABEL,
              "METHOD_GREEDY": METHOD_GREEDY, "METHOD_GREEDY_REPAIR": METHOD_GREEDY_REPAIR,
              "SIDE_LEFT": SIDE_LEFT, "SIDE_RIGHT": SIDE_RIGHT, "SIDE_PROBE": SIDE_PROBE}
+
+
+@cython.final
+@cython.freelist(4)
+cdef class Solution:
+    """What :func:`solve` and :func:`solve_csr` return, read by name.
+
+    Attributes
+    ----------
+    match_left : ndarray of int64, read-only
+        Right partner of each left vertex, -1 if unmatched.
+    right_load : ndarray of int64, read-only
+        1 for each matched right vertex, else 0.
+    size, phases, work : int
+        Matched pairs; phases of the search (PF+: depth-first phases, push-relabel: global
+        relabels, greedy repair: breadth-first phases); edges scanned.
+    from_right : bool
+        The search ran on the transposed graph (from the right vertices), or was a greedy repair
+        (which searches from the free right vertices).
+    method : int
+        The method that ran: one of the ``METHOD_*`` constants (``METHOD_AUTO`` resolved).
+    fingerprint : int or None
+        :func:`solve_csr`: the fingerprint of the caller's index arrays as read; :func:`solve`:
+        None.
+    """
+    # a cdef class, not a tuple: built in C (a freelist allocation and eight stores), read by
+    # attribute in the wrapper; cheaper to build than a NamedTuple (a Python-level __new__)
+    cdef readonly object match_left, right_load, fingerprint
+    cdef readonly int64_t size, phases, work
+    cdef readonly bint from_right
+    cdef readonly int method
+
+    def __repr__(self):
+        return (f"Solution(size={self.size}, phases={self.phases}, work={self.work}, "
+                f"from_right={self.from_right}, method={self.method})")
 
 
 cdef struct TState:
@@ -148,6 +184,10 @@ cdef enum:
     # one transpose more than the search it falls back to
     REPAIR_FEW = 1000
     REPAIR_PASSES = 4
+    # METHOD_AUTO skips its greedy pass on graphs of at least pf_max_edges edges with fewer
+    # than GREEDY_DENSE edges per left vertex whose right side the probe finds clearly
+    # smaller (see _run); dense rows keep it (blocks: 22 per left vertex)
+    GREEDY_DENSE = 8
 
 
 cdef int _pull_repair(TState* s, const idx_t* ix, intp_t busy_r) noexcept nogil:
@@ -645,14 +685,15 @@ cdef void _free_state(TState* s) noexcept nogil:
     s.ml = s.mr = s.cptr = s.cidx = NULL
 
 
-cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_right, int method, int start,
+cdef Solution _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_right, int method, int start,
                  int side, double ratio, int64_t pf_max_edges):
     """The solve of ``solve`` on raw arrays (``ix`` may be NULL when there is no edge);
     the result arrays are read-only (they become a Matching's as they are)."""
     cdef TState s, t
     cdef intp_t k, busy_l = 0, busy_r = 0
     cdef int rc = 0
-    cdef bint transposed = side == SIDE_RIGHT, done = False, greedy_kept = False
+    cdef bint transposed = side == SIDE_RIGHT, done = False, greedy_kept = False, left_smaller = False
+    cdef bint counted = False, skip_greedy = False
     cdef int64_t* tptr = NULL
     cdef int64_t nnz = indptr[nl]
     cdef cnp.npy_intp dim
@@ -670,14 +711,32 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
             # of the graph is covered by matched vertices, so no matching is larger (König)
             # and no search is needed. Otherwise the rules below choose the search, which
             # starts from this matching.
-            _greedy(&s, ix)
-            for k in range(nl):
-                busy_l += s.indptr[k + 1] > s.indptr[k]
-            if s.size == busy_l or s.size == n_right:
-                done = True     # (every left or every right vertex matched: no edge scan)
-            else:
+            if side == SIDE_PROBE and nnz >= pf_max_edges and nnz < GREEDY_DENSE * nl:
+                # ... except on a large graph with sparse rows whose right side is clearly
+                # smaller (rect, zipf, hard): there the greedy pass from the larger side
+                # leaves 3-21 % of the right vertices free, so it is never maximum, and the
+                # right-side search it would start does not recover its cost (auto was 1.3x
+                # the named right-side PF+ on zipf at 1e5 edges). The probe's counts come
+                # first; dense rows (blocks: 22 per left vertex, whose greedy pass is maximum
+                # or nearly) keep the greedy pass
+                for k in range(nl):
+                    busy_l += s.indptr[k + 1] > s.indptr[k]
                 rc = _count_right(&s, ix, &busy_r)
-                done = rc == 0 and busy_r == s.size
+                counted = True
+                skip_greedy = rc != 0 or busy_r < ratio * busy_l
+        if method == METHOD_AUTO and nnz > 0 and not skip_greedy:
+            _greedy(&s, ix)
+            if counted:
+                # (size <= busy_r <= n_right: every right vertex matched is the second test)
+                done = s.size == busy_l or s.size == busy_r
+            else:
+                for k in range(nl):
+                    busy_l += s.indptr[k + 1] > s.indptr[k]
+                if s.size == busy_l or s.size == n_right:
+                    done = True     # (every left or every right vertex matched: no edge scan)
+                else:
+                    rc = _count_right(&s, ix, &busy_r)
+                    done = rc == 0 and busy_r == s.size
             if done:
                 transposed = False
                 method = METHOD_GREEDY
@@ -709,11 +768,17 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
                         busy_l += s.indptr[k + 1] > s.indptr[k]
             if side == SIDE_PROBE:
                 transposed = busy_r < ratio * busy_l
+                # the mirror case: clearly fewer left vertices with an edge (a slot-expanded
+                # b-matching: about two slots per type). Most right vertices stay free, so a
+                # search from the left ends at once, while push-relabel would build the
+                # transpose and relabel from every free right vertex
+                left_smaller = busy_l < ratio * busy_r
         if done or rc != 0:
             pass
         elif method == METHOD_AUTO:
-            method = METHOD_POTHEN_FAN if transposed or nnz < pf_max_edges else METHOD_PUSH_RELABEL
-            # each method's own start (as spare_core.matching passes them when named); the
+            method = (METHOD_POTHEN_FAN if transposed or left_smaller or nnz < pf_max_edges
+                      else METHOD_PUSH_RELABEL)
+            # each method's own start (as spare_core.graph.matching passes them when named); the
             # shortcut's greedy matching is push-relabel's greedy start already (a second
             # greedy pass over it found nothing and cost a pass over the rows)
             start = START_NONE if method == METHOD_POTHEN_FAN or greedy_kept else START_GREEDY
@@ -786,7 +851,12 @@ cdef object _run(intp_t nl, const int64_t* indptr, const idx_t* ix, intp_t n_rig
     _free_state(&s)
     cnp.PyArray_CLEARFLAGS(out_l, cnp.NPY_ARRAY_WRITEABLE)
     cnp.PyArray_CLEARFLAGS(out_load, cnp.NPY_ARRAY_WRITEABLE)
-    return out_l, out_load, s.size, s.phases, s.work, transposed or method == METHOD_GREEDY_REPAIR, method
+    cdef Solution out = Solution.__new__(Solution)
+    out.match_left, out.right_load, out.fingerprint = out_l, out_load, None
+    out.size, out.phases, out.work = s.size, s.phases, s.work
+    out.from_right = transposed or method == METHOD_GREEDY_REPAIR
+    out.method = method
+    return out
 
 
 def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_LEFT, double ratio=0.0,
@@ -799,8 +869,9 @@ def solve(indptr, indices, intp_t n_right, int method, int start, int side=SIDE_
     the left vertices have an edge). ``method`` METHOD_AUTO: a greedy pass first, returned
     as it is (method METHOD_GREEDY) when it matched every left or every right vertex that
     has an edge; else, starting from it, PF+ if the search runs from the right or the graph
-    has fewer than ``pf_max_edges`` edges, else push-relabel (``start`` is ignored). Returns ``(match_left int64,
-    right_load int64, size, phases, work, searched_from_right, method)``."""
+    has fewer than ``pf_max_edges`` edges or clearly fewer left than right vertices have an
+    edge (fewer than ``ratio`` times: the mirror of the right-side rule), else push-relabel
+    (``start`` is ignored). Returns a :class:`Solution` (``fingerprint`` None)."""
     if indices.dtype.itemsize == 8:
         return _run_views[int64_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)
     return _run_views[int32_t](indptr, indices, n_right, method, start, side, ratio, pf_max_edges)
@@ -817,8 +888,8 @@ def solve_csr(indptr, indices, intp_t n_left, intp_t n_right, int method, int st
               double ratio=0.0, int64_t pf_max_edges=0):
     """``solve`` on the caller's own CSR arrays in one call: validation, the private copy the
     search reads and the fingerprint of the caller's arrays (one pass, _csr_check.pxd), then
-    the solve on the copy, which is freed before returning. Returns ``solve``'s tuple plus
-    the fingerprint, or None, before reading anything, when the arrays are not plain
+    the solve on the copy, which is freed before returning. Returns ``solve``'s
+    :class:`Solution` with the fingerprint, or None, before reading anything, when the arrays are not plain
     contiguous native int32/int64 ndarrays with ``len(indptr) == n_left + 1`` and
     ``n_left``, ``n_right`` in ``[0, 2**31 - 2]`` (the caller then takes its general path).
     Raises ValueError with ``_hk.csr_checked``'s messages for a malformed graph.
@@ -870,9 +941,11 @@ cdef object _solve_checked(const ptr_t* ip, intp_t n_left, const idx_t* ix, intp
         PyMem_RawFree(op)
         PyMem_RawFree(ox)
         raise ValueError(msg)
+    cdef Solution out
     try:
         out = _run(n_left, op, ox if nnz > 0 else NULL, n_right, method, start, side, ratio, pf_max_edges)
     finally:
         PyMem_RawFree(op)
         PyMem_RawFree(ox)
-    return out + (int(h),)
+    out.fingerprint = int(h)
+    return out

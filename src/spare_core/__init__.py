@@ -2,8 +2,8 @@
 
 Submodules (imported on first use so ``import spare_core`` stays cheap):
 
-- :mod:`spare_core.matching` - Hopcroft-Karp (b-)matching with König certificates, incremental repair
-- :mod:`spare_core.flow` - min-cost flow with dual-potential certificates
+- :mod:`spare_core.graph` - maximum (b-)matching with König certificates and incremental repair
+  (``graph.matching``), min-cost flow with dual-potential certificates (``graph.flow``)
 - :mod:`spare_core.layout`, :mod:`spare_core.rectlr`, :mod:`spare_core.analytic` - the SPARe model
 - :mod:`spare_core.topology`, :mod:`spare_core.domain_endurance` - failure domains (racks, switches,
   power) and what whole-domain failures do to a layout
@@ -28,12 +28,16 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"matching", "flow", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint",
+_SUBMODULES = {"graph", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint",
                "topology", "domain_endurance", "sweeps", "distributions", "scenario_file"}
 
 
+# old paths of spare_core.graph's modules, reachable for one release (they warn when imported)
+_DEPRECATED = {"matching", "flow"}
+
+
 def __getattr__(name):
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _DEPRECATED:
         return importlib.import_module(f"spare_core.{name}")
     raise AttributeError(f"module 'spare_core' has no attribute {name!r}")
 

@@ -228,7 +228,7 @@ class Rectlr:
     phase1 : {"kernel", "matching"}
         Who finds S* when Phase 0 does not suffice. "kernel" (default): the
         shortest-path kernel itself (a lost type without an augmenting path at S proves
-        S infeasible). "matching": a :class:`~spare_core.matching.IncrementalMatching`
+        S infeasible). "matching": a :class:`~spare_core.graph.matching.IncrementalMatching`
         (Hopcroft-Karp b-matching, capacity S per group) kept across failures, whose
         ``augment()`` is re-run after each group is switched off; the kernel then only runs
         Phase 2 at that S*. Decisions are identical; the default is the faster (see Notes).
@@ -260,7 +260,7 @@ class Rectlr:
     The shortest-path Phase 1 is the default because the "matching" Phase 1 pays one
     Hopcroft-Karp ``augment()`` per reordering plus the calls from Python; the measured
     latencies of both are in docs/closed_form.md ("Decision latency of the controller",
-    ``bench/ratios_rectlr.py``).
+    ``bench/tables/rectlr.py``).
 
     Examples
     --------
@@ -287,7 +287,7 @@ class Rectlr:
         if self.phase1 == "matching":
             import scipy.sparse as sp
 
-            from .matching import IncrementalMatching
+            from .graph.matching import IncrementalMatching
 
             n, r = layout.placement.shape
             rows = np.repeat(np.arange(n), r)

@@ -1,4 +1,4 @@
-"""Fuzz: spare_core.flow (min_cost_flow, max_flow_min_cost, check_flow_certificate).
+"""Fuzz: spare_core.graph.flow (min_cost_flow, max_flow_min_cost, check_flow_certificate).
 
 Random networks with int64-edge costs and capacities, self-loops and parallel arcs: every
 answer must pass the independent certificate check with exact Python-int arithmetic (or the
@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 from fuzz_arrays import INT64_EDGES, disguise, snapshot, unchanged
 from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
-from spare_core.flow import FlowResult, check_flow_certificate, max_flow_min_cost, min_cost_flow
+from spare_core.graph.flow import FlowResult, check_flow_certificate, max_flow_min_cost, min_cost_flow
 
 METHODS = ["auto", "ssp", "cost_scaling", "network_simplex"]
 BIG = [2**20, 2**31, 2**40, 2**55, 2**61, 2**62, 2**63 - 1]

@@ -1,4 +1,4 @@
-"""Fuzz: spare_core.matching (hopcroft_karp, Matching, IncrementalMatching).
+"""Fuzz: spare_core.graph.matching (hopcroft_karp, Matching, IncrementalMatching).
 
 Well-formed graphs in any disguise must give a maximum matching (scipy's
 maximum_bipartite_matching is the oracle) and leave the caller's arrays alone; malformed
@@ -16,7 +16,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from fuzz_arrays import INT64_EDGES, disguise, snapshot, unchanged
 from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
-from spare_core.matching import METHODS, IncrementalMatching, Matching, hopcroft_karp
+from spare_core.graph.matching import METHODS, IncrementalMatching, Matching, hopcroft_karp
 
 
 @st.composite

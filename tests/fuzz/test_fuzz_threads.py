@@ -28,8 +28,8 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from fuzz_isolate import CLEAN_ERRORS, run_isolated
 from fuzz_profile import PROFILE, fuzz
-from spare_core.flow import check_flow_certificate, min_cost_flow
-from spare_core.matching import hopcroft_karp
+from spare_core.graph.flow import check_flow_certificate, min_cost_flow
+from spare_core.graph.matching import hopcroft_karp
 
 #: seconds one case races the writer against the solver (longer in the long profile)
 RACE_SECONDS = 0.15 if PROFILE == "fast" else 1.0

@@ -1,4 +1,4 @@
-"""Stub for the compiled Hopcroft-Karp kernel (spare_core._ext._hk); use spare_core.matching."""
+"""Stub for the compiled Hopcroft-Karp kernel (spare_core._ext._hk); use spare_core.graph.matching."""
 import numpy as np
 from numpy.typing import NDArray
 

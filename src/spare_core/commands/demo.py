@@ -2,7 +2,7 @@
 
 N shard types on cyclic stacks of r groups (group g holds types g, g+1, ..., g+r-1), every
 group computing the top S entries of its stack. Groups fail one at a time (seeded); after
-each failure the RECTLR matching phases run on an :class:`~spare_core.matching.IncrementalMatching`:
+each failure the RECTLR matching phases run on an :class:`~spare_core.graph.matching.IncrementalMatching`:
 repair at the current S, and if some type is left uncovered, raise S for all groups until
 every type is covered (S <= r) or no S works (wipe-out). Each step's maximum matching is
 proved by its König vertex cover and timed next to a fresh scipy solve of the same
@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core.matching import IncrementalMatching
+from spare_core.graph.matching import IncrementalMatching
 
 from . import MAX_COUNT, UsageError, bounded, positive_int, seed_int
 

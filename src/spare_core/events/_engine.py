@@ -221,11 +221,11 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
     elif rep is not None:
         rr = stream_rng(root, "unit-repairs", 0)
         mode, rsampler = _REPAIR_SAMPLED, (lambda k: rep.sample(rr, k))
-    f, r, e, peak, _ = _K.run_renewals(
+    run = _K.run_renewals(
         n, lambda k: life.sample(rl, k), mode, value, rsampler, horizon,
         _bucket_width(_calendar_rate(n, life, rep)), _n_buckets(n), batch,
     )
-    return RenewalCounts(int(f), int(r), int(e), int(peak), n, horizon)
+    return RenewalCounts(run.n_failures, run.n_repairs, run.n_events, run.peak_down, n, horizon)
 
 
 def load_trace_csv(path) -> tuple[np.ndarray, np.ndarray]:
