@@ -47,6 +47,7 @@ import dataclasses
 import math
 from typing import ClassVar, Protocol, runtime_checkable
 
+from .._plugins import load_entry_points
 from .._validate import as_float
 from ..distributions import Distribution, Weibull, as_distribution, distribution_from_dict
 
@@ -295,17 +296,13 @@ def load_failure_model_plugins() -> list[str]:
     if _plugins_loaded:
         return []
     _plugins_loaded = True
-    import warnings
-    from importlib.metadata import entry_points
-
     before = set(_REGISTRY)
-    for ep in entry_points(group=FAILURE_MODEL_ENTRY_POINTS):
-        try:
-            obj = ep.load()
-            if not (isinstance(obj, type) and issubclass(obj, FailureModel)):
-                raise TypeError(f"must name a FailureModel subclass, got {type(obj).__name__}")
-        except Exception as exc:  # noqa: BLE001 - any fault of a third-party package
-            warnings.warn(f"failure model plugin {ep.name!r} ({ep.value}) skipped: {exc}", stacklevel=2)
+
+    def register(name, obj):  # loading the class defined it, and so registered its kind
+        if not (isinstance(obj, type) and issubclass(obj, FailureModel)):
+            raise TypeError(f"must name a FailureModel subclass, got {type(obj).__name__}")
+
+    load_entry_points(FAILURE_MODEL_ENTRY_POINTS, "failure model", register)
     return [k for k in _REGISTRY if k not in before]
 
 

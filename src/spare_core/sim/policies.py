@@ -47,13 +47,13 @@ import copy
 import functools
 import hashlib
 import inspect
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import numpy as np
 
 from .._native import load
+from .._plugins import load_entry_points
 from .._results import fields_dict
 from .._validate import as_float, as_int, as_int_array, check_choice
 from ..checkpoint import availability_optimal, daly_interval, young_interval
@@ -836,28 +836,20 @@ def load_plugins() -> list[str]:
     if _plugins_loaded:
         return []
     _plugins_loaded = True
-    from importlib.metadata import entry_points
 
-    added = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in POLICY_REGISTRY:
-            warnings.warn(f"policy plugin {ep.name!r} ({ep.value}) skipped: the name is taken", stacklevel=2)
-            continue
-        try:
-            obj = ep.load()
-            if isinstance(obj, RegisteredPolicy):
-                register_policy(ep.name, obj.factory, label=obj.label, uses_redundancy=obj.uses_redundancy,
-                                options=obj.options, compare_keys=obj.compare_keys, description=obj.description)
-            elif isinstance(obj, type) and issubclass(obj, Policy):
-                register_policy(ep.name, obj, label=obj.name, uses_redundancy=getattr(obj, "uses_redundancy", True),
-                                description=(obj.__doc__ or "").strip().split("\n")[0])
-            else:
-                raise TypeError(f"must name a Policy subclass or a RegisteredPolicy, got {type(obj).__name__}")
-        except Exception as exc:  # noqa: BLE001 - any fault of a third-party package
-            warnings.warn(f"policy plugin {ep.name!r} ({ep.value}) skipped: {exc}", stacklevel=2)
-            continue
-        added.append(ep.name)
-    return added
+    def register(name, obj):
+        if name in POLICY_REGISTRY:
+            raise ValueError("the name is taken")
+        if isinstance(obj, RegisteredPolicy):
+            register_policy(name, obj.factory, label=obj.label, uses_redundancy=obj.uses_redundancy,
+                            options=obj.options, compare_keys=obj.compare_keys, description=obj.description)
+        elif isinstance(obj, type) and issubclass(obj, Policy):
+            register_policy(name, obj, label=obj.name, uses_redundancy=getattr(obj, "uses_redundancy", True),
+                            description=(obj.__doc__ or "").strip().split("\n")[0])
+        else:
+            raise TypeError(f"must name a Policy subclass or a RegisteredPolicy, got {type(obj).__name__}")
+
+    return load_entry_points(ENTRY_POINT_GROUP, "policy", register)
 
 
 def policy_entry(factory, *, label, uses_redundancy=True, options=None, compare_keys=None,
