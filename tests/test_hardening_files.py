@@ -171,3 +171,250 @@ def test_a_hostfile_over_the_host_cap_is_refused(tmp_path, monkeypatch):
         load_scenario_file(EXAMPLES / "trace_job.toml",
                            [f'failures.trace.path="{tmp_path / "trace_job_failures.csv"}"',
                             f'failures.trace.unit_map="{tmp_path / "hosts.txt"}"'])
+
+
+# -- outputs ----------------------------------------------------------------------------------
+from spare_core import _writer  # noqa: E402
+from spare_core.cli import main  # noqa: E402
+
+RUN = [EXAMPLES / "paper_600k.toml", "--steps", "200", "--seeds", "2", "--r-max", "2", "--processes", "1"]
+# a horizon of 1.05 T0: most runs do not finish, so TTT/T0 is infinite in runs and cells
+UNFINISHED = ["--horizon", "1.05"]
+
+
+@pytest.fixture
+def spare_here(capsys, monkeypatch):
+    """``spare ARGV`` in this process: (exit status, stdout, stderr)."""
+    monkeypatch.delenv("SPARE_DEBUG", raising=False)
+
+    def call(*argv):
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def strict_load(path):
+    def no(token):
+        raise AssertionError(f"{path}: non-standard JSON token {token}")
+    return json.loads(Path(path).read_text(), parse_constant=no)
+
+
+def null_reasons(doc):
+    """Every (key, reason) of every "null_reasons" in the document."""
+    out = []
+    if isinstance(doc, dict):
+        out += list(doc.get("null_reasons", {}).items())
+        for v in doc.values():
+            out += null_reasons(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            out += null_reasons(v)
+    return out
+
+
+@pytest.mark.parametrize("flag", ["--json", "--csv", "--parquet"])
+def test_an_output_through_a_symlink_writes_its_target_and_keeps_the_link(spare_here, tmp_path, flag):
+    # before: os.replace(tmp, link) replaced the symlink with a regular file; the target kept its old bytes
+    if flag == "--parquet":
+        pytest.importorskip("pyarrow")
+    target = tmp_path / "real" / f"out{flag[2:]}"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    code, _, err = spare_here("run", *RUN, flag, link)
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes() != b"old" and target.stat().st_size > 100
+    assert [p.name for p in target.parent.iterdir()] == [target.name]  # no temporary file left
+
+
+def test_a_dangling_symlink_creates_its_target(spare_here, tmp_path):
+    target = tmp_path / "made.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    code, _, err = spare_here("run", *RUN, "--json", link)
+    assert code == 0, err
+    assert link.is_symlink() and strict_load(target)["provenance"]["command"] == "spare run"
+
+
+@pytest.mark.parametrize("flag", ["--json", "--csv", "--parquet"])
+@pytest.mark.parametrize("kind", ["fifo", "device", "symlink to a fifo"])
+def test_an_output_that_is_a_fifo_or_a_device_is_refused_before_any_work(spare_here, tmp_path, fifo, flag, kind):
+    # before: the run went ahead and the FIFO or device was replaced by a regular file
+    path = {"fifo": fifo, "device": Path("/dev/null"), "symlink to a fifo": tmp_path / "l"}[kind]
+    if kind == "symlink to a fifo":
+        path.symlink_to(fifo)
+    code, out, err = spare_here("run", *RUN, flag, path)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and out == "", (code, out, err)
+    assert flag in err and ("a FIFO" in err or "a character device" in err) and "regular files" in err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_outputs_honour_the_umask_and_keep_an_existing_files_mode(spare_here, tmp_path):
+    # before: mkstemp's 0600 for every output, whatever the umask; an existing 0644 file became 0600
+    old = os.umask(0o022)
+    try:
+        code, _, err = spare_here("run", *RUN, "--json", tmp_path / "a.json", "--csv", tmp_path / "a.csv")
+        assert code == 0, err
+        assert stat.S_IMODE(os.stat(tmp_path / "a.json").st_mode) == 0o644
+        assert stat.S_IMODE(os.stat(tmp_path / "a.csv").st_mode) == 0o644
+        os.umask(0o077)
+        (tmp_path / "b.json").write_text("{}")
+        os.chmod(tmp_path / "b.json", 0o640)
+        code, _, err = spare_here("run", *RUN, "--json", tmp_path / "b.json", "--csv", tmp_path / "c.csv")
+        assert code == 0, err
+        assert stat.S_IMODE(os.stat(tmp_path / "b.json").st_mode) == 0o640
+        assert stat.S_IMODE(os.stat(tmp_path / "c.csv").st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_run_json_is_strict_and_says_why_a_value_is_null(spare_here, tmp_path):
+    # before: null without a word of why (the reader had to know that "finished": false means inf)
+    code, _, err = spare_here("run", *RUN, *UNFINISHED, "--json", tmp_path / "r.json")
+    assert code == 0, err
+    doc = strict_load(tmp_path / "r.json")
+    unfinished = [r for r in doc["runs"] if not r["finished"]]
+    assert unfinished and all(r["ratio"] is None and "did not finish" in r["null_reasons"]["ratio"]
+                              for r in unfinished)
+
+
+def test_a_sigkill_while_writing_leaves_the_old_file(tmp_path):
+    target = tmp_path / "good.json"
+    target.write_text('{"good": true}\n')
+
+    def die(fh):
+        fh.write(b'{"half": ')
+        fh.flush()
+        os.kill(os.getpid(), 9)
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child dies in the write
+        try:
+            _writer.write_atomic(target, die)
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9
+    assert json.loads(target.read_text()) == {"good": True}
+
+
+def test_json_safe_gives_reasons_in_lists_and_nested_objects():
+    doc = _writer.json_safe({"a": [1.0, float("nan")], "b": {"c": float("-inf")}, "d": float("inf")},
+                            {"d": {"inf": "unfinished"}})
+    assert doc == {"a": [1.0, None], "b": {"c": None, "null_reasons": {"c": "the value was -inf, which JSON "
+                                                                           "cannot hold"}},
+                   "d": None, "null_reasons": {"a[1]": "the value was nan, which JSON cannot hold",
+                                               "d": "unfinished"}}
+
+
+# -- the sweep report and the plots -----------------------------------------------------------
+SPEC = """
+name = "unfinished"
+seeds = 2
+policies = ["ckpt", "spare"]
+redundancies = [1, 2]
+[[scenarios]]
+preset = "paper_600k"
+n_steps = 300
+max_wall_factor = 1.05
+grid = {n_groups = [30]}
+"""
+
+
+@pytest.fixture
+def store(tmp_path):
+    pytest.importorskip("pyarrow")
+    from spare_core.sweeps import ResultStore, load_spec, run_sweep
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    run_sweep(load_spec(spec), ResultStore(tmp_path / "store"))
+    return tmp_path / "store"
+
+
+def test_sweep_report_json_is_strict_with_reasons(spare_here, store, tmp_path):
+    # before: json.dump(..., default=...) with allow_nan: "ratio_mean": Infinity
+    code, _, err = spare_here("sweep", "--report", "--store", store, "--json", tmp_path / "rep.json")
+    assert code == 0, err
+    text = (tmp_path / "rep.json").read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    doc = strict_load(tmp_path / "rep.json")
+    assert any(c["ratio_mean"] is None and "did not finish" in c["null_reasons"]["ratio_mean"] for c in doc["cells"])
+
+
+class _Interrupted(dict):
+    """A report row that stops the program (Ctrl-C) when the JSON writer walks it."""
+
+    def items(self):
+        raise KeyboardInterrupt
+
+
+def test_sweep_report_json_interrupted_mid_write_leaves_the_good_report(spare_here, store, tmp_path, monkeypatch):
+    # before: written in place (open(path, "w") then json.dump), so Ctrl-C or SIGKILL in the middle
+    # left a truncated, invalid JSON where the good report was
+    out = tmp_path / "rep.json"
+    assert spare_here("sweep", "--report", "--store", store, "--json", out)[0] == 0
+    good = out.read_bytes()
+    import spare_core.sweeps as sweeps
+    real = sweeps.summarise_store
+
+    class Rows:
+        def __init__(self, t):
+            self.t = t
+
+        def to_pylist(self):
+            return [_Interrupted(r) for r in self.t.to_pylist()]
+
+        def __getattr__(self, name):
+            return getattr(self.t, name)
+    monkeypatch.setattr(sweeps, "summarise_store", lambda s: Rows(real(s)))
+    code, _, err = spare_here("sweep", "--report", "--store", store, "--json", out)
+    assert code == 130, err
+    assert out.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep.json", "spec.toml", "store"]
+
+
+def test_sweep_json_onto_a_fifo_is_refused_before_any_run(tmp_path, fifo):
+    # before: only the directory was checked: the whole sweep ran, then open(FIFO, "w") blocked for ever
+    pytest.importorskip("pyarrow")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    line = one_line(spare("sweep", spec, "--store", tmp_path / "store", "--json", fifo, timeout=60))
+    assert "--json" in line and "a FIFO" in line
+    assert not (tmp_path / "store").exists()
+
+
+def test_plot_files_go_through_symlinks_and_a_fifo_among_them_is_refused_before_any_work(spare_here, tmp_path, fifo):
+    pytest.importorskip("matplotlib")
+    d = tmp_path / "plots"
+    d.mkdir()
+    real = tmp_path / "elsewhere.png"
+    (d / "ttt_vs_r.png").symlink_to(real)
+    (d / "timeline.png").symlink_to(fifo)
+    code, out, err = spare_here("run", *RUN, "--plot", d)
+    # before: the whole grid ran, then matplotlib opened the FIFO for writing and blocked
+    assert code == 2 and out == "" and "timeline.png" in err and "a FIFO" in err, (code, err)
+    (d / "timeline.png").unlink()
+    code, out, err = spare_here("run", *RUN, "--plot", d)
+    assert code == 0, err
+    assert (d / "ttt_vs_r.png").is_symlink() and real.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, err = spare_here("pacing", "--nodes", "4", "8", "--iterations", "30", "--replicas", "1",
+                                "--plot", d / "ttt_vs_r.png")
+    assert code == 0, err
+    assert (d / "ttt_vs_r.png").is_symlink() and real.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pacing_sweep_to_json_is_strict_and_atomic(tmp_path):
+    from spare_core.pacing import node_sweep
+    res = node_sweep([4], n_iterations=20, replicas=1, seed=0)
+    link = tmp_path / "l.json"
+    link.symlink_to(tmp_path / "t.json")
+    res.to_json(link)
+    assert link.is_symlink() and strict_load(tmp_path / "t.json")["rows"]
