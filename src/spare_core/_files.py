@@ -42,7 +42,7 @@ MAX_TOML_BYTES = 4 * 2**20
 #: decompressed) or a hostfile may hold: a 10**6-row log of 100-byte rows is 100 MB
 MAX_LOG_BYTES = 128 * 2**20
 #: the most rows of a failure log and hosts of a hostfile (the parsed cells are Python objects:
-#: a 10**6-row log takes about 0.5 GB while it is read)
+#: a 10**6-row log takes about 0.45 GB while it is read)
 MAX_LOG_ROWS = 2**22
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))

@@ -400,15 +400,8 @@ def _read_csv(path, opts):
     out = {k: [] for k in cols}
     lines = []
     idx = None
-    data = _read_log(path)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(path, data[:exc.start].count(b"\n") + 1,
-                               f"not UTF-8 text ({exc.reason}); is it a Parquet file without a .parquet suffix?") from None
-    del data
-    with io.StringIO(text, newline="") as fh:
-        del text
+    # decoded as it is read, as from the file (a decoded copy of the whole log would double it)
+    with io.TextIOWrapper(io.BytesIO(_read_log(path)), encoding="utf-8-sig", newline="") as fh:
         reader = csv.reader(fh, delimiter=opts["delimiter"], strict=True)
         try:
             for row in reader:
@@ -435,6 +428,9 @@ def _read_csv(path, opts):
                 lines.append(ln)
         except csv.Error as exc:
             raise TraceFormatError(path, reader.line_num, f"not valid CSV ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise TraceFormatError(path, None, f"not UTF-8 text ({exc.reason}); is it a Parquet file "
+                                               f"without a .parquet suffix?") from None
     if not lines:
         raise TraceFormatError(path, None, "no failure rows (the file is empty or has only a header/comments)")
     return {"time": out["time"], "unit": out["unit"], "reason": out["reason"] if cols["reason"] is not None else None,
