@@ -418,3 +418,15 @@ def test_pacing_sweep_to_json_is_strict_and_atomic(tmp_path):
     link.symlink_to(tmp_path / "t.json")
     res.to_json(link)
     assert link.is_symlink() and strict_load(tmp_path / "t.json")["rows"]
+
+
+def test_a_damaged_parquet_log_is_one_line_naming_the_file(tmp_path):
+    # found by tests/fuzz/test_fuzz_logs.py: pyarrow's thrift message ends in a newline, and the
+    # error was two lines ("... Invalid data\n)")
+    pytest.importorskip("pyarrow")
+    import struct
+    p = tmp_path / "bad.parquet"
+    p.write_bytes(b"PAR1" + b"\xff" * 40 + struct.pack("<i", 40) + b"PAR1")
+    with pytest.raises(TraceFormatError) as e:
+        read_trace(p)
+    assert "\n" not in str(e.value) and "bad.parquet" in str(e.value) and "not a readable Parquet file" in str(e.value)

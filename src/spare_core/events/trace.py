@@ -481,7 +481,7 @@ def _read_parquet(path, opts):
         pf = pq.ParquetFile(pa.BufferReader(data))
         schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as exc:
-        raise TraceFormatError(path, None, f"not a readable Parquet file ({exc})") from None
+        raise TraceFormatError(path, None, f"not a readable Parquet file ({_one_line(exc)})") from None
     names = list(schema.names)
     twice = sorted({n for n in names if names.count(n) > 1})
     wanted = {}
@@ -523,6 +523,11 @@ def _read_parquet(path, opts):
     return out
 
 
+def _one_line(exc):
+    """An exception's text on one line (pyarrow's messages hold newlines)."""
+    return " ".join(str(exc).split())
+
+
 def _bounded_parquet_table(path, data, pf, columns):
     """The selected columns, refused before they are decoded when they would exceed the log's
     limits: :data:`~spare_core._files.MAX_LOG_ROWS` rows, and
@@ -553,7 +558,7 @@ def _bounded_parquet_table(path, data, pf, columns):
     try:
         table = pq.ParquetFile(pa.BufferReader(data), read_dictionary=text or None).read(columns=columns)
     except (OSError, pa.ArrowException) as exc:
-        raise TraceFormatError(path, None, f"not a readable Parquet file ({exc})") from None
+        raise TraceFormatError(path, None, f"not a readable Parquet file ({_one_line(exc)})") from None
     if table.num_rows > MAX_LOG_ROWS:
         raise TraceFormatError(path, None, f"{table.num_rows:,} rows, more than the {MAX_LOG_ROWS:,} a log may hold "
                                            "(docs/cli.md, 'Input files')")
