@@ -430,3 +430,26 @@ def test_a_damaged_parquet_log_is_one_line_naming_the_file(tmp_path):
     with pytest.raises(TraceFormatError) as e:
         read_trace(p)
     assert "\n" not in str(e.value) and "bad.parquet" in str(e.value) and "not a readable Parquet file" in str(e.value)
+
+
+def test_a_huge_n_units_with_host_names_is_refused_not_padded(tmp_path):
+    # found by the long fuzz profile: n_units = 2**62 with host names padded the name tuple to
+    # n_units entries (MemoryError)
+    p = tmp_path / "log.csv"
+    p.write_text("time,unit\n0,node-a\n1,node-b\n")
+    with pytest.raises(TraceFormatError, match=r"log\.csv.*n_units=4611686018427387904 with host names: at most "
+                                               r"4,194,304 named units"):
+        read_trace(p, n_units=2**62)
+    assert read_trace(p, n_units=5).unit_names == ("node-a", "node-b", "", "", "")
+
+
+def test_a_parquet_unit_column_of_out_of_range_timestamps_is_one_error(tmp_path):
+    # found by the long fuzz profile (a flipped bit in a timestamp column): OverflowError
+    # "date value out of range" escaped from pyarrow's to_pylist
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p = tmp_path / "ts.parquet"
+    pq.write_table(pa.table({"time": pa.array([1.0, 2.0]), "unit": pa.array([2**62, 0], pa.timestamp("us"))}), p)
+    with pytest.raises(TraceFormatError, match=r"ts\.parquet.*unit column 'unit' \(timestamp\[us\]\) holds a value "
+                                               "that cannot be read as text"):
+        read_trace(p)

@@ -24,8 +24,9 @@ from . import UsageError
 from .._writer import OutputError, check_output, json_safe, write_atomic
 from .._writer import write_json as _write_json
 
-__all__ = ["check_output_path", "check_plot_dir", "PLOT_FILES", "NULL_REASONS", "provenance", "write_json", "write_csv", "write_parquet",
-           "RUN_COLUMNS", "run_rows", "write_outputs", "check_parquet", "check_outputs", "add_output_arguments"]
+__all__ = ["check_output_path", "check_plot_dir", "PLOT_FILES", "NULL_REASONS", "provenance", "write_json",
+           "write_csv", "write_parquet", "RUN_COLUMNS", "run_rows", "write_outputs", "check_parquet", "check_outputs",
+           "add_output_arguments"]
 
 #: the per-run columns of the CSV and Parquet outputs (a RunResult's fields, its scenario's N)
 RUN_COLUMNS = ("scenario", "n_groups", "policy", "redundancy", "seed", "finished", "ratio", "time_to_train", "t0",
@@ -101,7 +102,7 @@ def provenance(command: str, argv: Sequence[str] | None, *, scenario: Mapping[st
 
 
 #: why a value of a run, a cell or a best cell is null in the JSON outputs (strict JSON: no Infinity/NaN)
-_UNFINISHED_RUN = "the run did not finish before the horizon (its time-to-train is only bounded below)"
+_UNFINISHED_RUN = "a run did not finish before the horizon (its time-to-train is only bounded below)"
 _UNFINISHED_CELL = "a seed of the cell did not finish before the horizon"
 NULL_REASONS = {
     # a run's and a cell's fields that are None (after to_dict) only when a run did not finish
@@ -110,7 +111,7 @@ NULL_REASONS = {
     "ratio_min": {"inf": "no seed of the cell finished before the horizon",
                   "null": "no seed of the cell finished before the horizon"},
     **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}
-       for k in ( "ratio_ci_low", "ratio_ci_high", "ratio_q05", "ratio_q50", "ratio_q95",
+       for k in ("ratio_ci_low", "ratio_ci_high", "ratio_q05", "ratio_q50", "ratio_q95",
                  "runner_up_ratio")},
 }
 

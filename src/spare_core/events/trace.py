@@ -519,7 +519,11 @@ def _read_parquet(path, opts):
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ):
             out[k] = ("num", col.to_numpy(zero_copy_only=False))
         else:
-            out[k] = [str(x) for x in col.to_pylist()]
+            try:
+                out[k] = [str(x) for x in col.to_pylist()]
+            except (OverflowError, ValueError, pa.ArrowException) as exc:  # e.g. a timestamp past year 9999
+                raise TraceFormatError(path, None, f"{k} column {name!r} ({typ}) holds a value that cannot be read "
+                                                   f"as text ({_one_line(exc)})") from None
     return out
 
 
@@ -552,9 +556,11 @@ def _bounded_parquet_table(path, data, pf, columns):
                 total += max(int(cc.total_uncompressed_size), 0)
     if total > MAX_LOG_BYTES:
         raise TraceFormatError(path, None, f"the selected columns hold {total:,} bytes decompressed, over {limit}")
-    schema = pf.schema_arrow
-    text = [c for c in columns if pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type)
-            or pa.types.is_binary(schema.field(c).type) or pa.types.is_large_binary(schema.field(c).type)]
+    def is_text(typ):
+        return pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
+            or pa.types.is_large_binary(typ)
+
+    text = [c for c in columns if is_text(pf.schema_arrow.field(c).type)]
     try:
         table = pq.ParquetFile(pa.BufferReader(data), read_dictionary=text or None).read(columns=columns)
     except (OSError, pa.ArrowException) as exc:
@@ -565,12 +571,13 @@ def _bounded_parquet_table(path, data, pf, columns):
     cols = {}
     for name in table.column_names:
         col = table.column(name).combine_chunks()
-        if pa.types.is_dictionary(col.type):
+        if pa.types.is_dictionary(col.type) and is_text(col.type.value_type):
             lengths = pc.binary_length(col.dictionary).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
             idx = col.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
             size = int(lengths[idx].sum()) if idx.size and lengths.size else 0
             if size > MAX_LOG_BYTES:
                 raise TraceFormatError(path, None, f"column {name!r} holds {size:,} bytes of text, over {limit}")
+        if pa.types.is_dictionary(col.type):
             col = col.cast(col.type.value_type)
         cols[name] = col
     return pa.table(cols)
@@ -632,6 +639,9 @@ def _assemble(path, where, cols, opts, start, end):
         if opts["n_units"] < n_units:
             raise TraceFormatError(path, None, f"n_units={opts['n_units']} but the trace has unit id {n_units - 1}")
         if names is not None:  # units that never failed have no name in the log
+            if opts["n_units"] > MAX_LOG_ROWS:  # one name each: bounded like a hostfile's hosts
+                raise TraceFormatError(path, None, f"n_units={opts['n_units']} with host names: at most "
+                                                   f"{MAX_LOG_ROWS:,} named units (docs/cli.md, 'Input files')")
             names = names + ("",) * (opts["n_units"] - len(names))
         n_units = opts["n_units"]
     last = float(rel[-1])
