@@ -1,5 +1,6 @@
-"""The product files' reader: TOML documents, durations with units, ``KEY=VALUE`` overrides and
-the value checks that name the file and the key in every error.
+"""The product files' reader: input files opened one way (:func:`read_input`: regular files
+only, a stated size cap), TOML documents, durations with units, ``KEY=VALUE`` overrides and the
+value checks that name the file and the key in every error.
 
 Infrastructure: scenario files and sweep specs (product layer) read their documents here, and
 the failure models (``spare_core.events``) check their own ``[failures]`` keys with
@@ -8,7 +9,9 @@ the failure models (``spare_core.events``) check their own ``[failures]`` keys w
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,7 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["TomlFileError", "Reader", "read_toml", "parse_duration", "apply_overrides", "plain", "DAY", "YEAR"]
+__all__ = ["InputFileError", "read_input", "file_kind", "MAX_TOML_BYTES", "MAX_LOG_BYTES", "MAX_LOG_ROWS", "TomlFileError", "Reader", "read_toml", "parse_duration", "apply_overrides", "plain", "DAY", "YEAR"]
 
 DAY = 86_400.0
 #: the Julian year, as the failure-rate forms count it (``events.rates.SECONDS["year"]``; a test
@@ -33,6 +36,16 @@ _UNITS = {
     "w": 7 * DAY, "week": 7 * DAY, "weeks": 7 * DAY,
     "y": YEAR, "yr": YEAR, "year": YEAR, "years": YEAR,
 }
+#: the most bytes a TOML input (scenario file, sweep spec) may hold: real ones are a few KB
+MAX_TOML_BYTES = 4 * 2**20
+#: the most bytes a failure log (CSV or Parquet, and a Parquet log's selected columns once
+#: decompressed) or a hostfile may hold: a 10**6-row log of 100-byte rows is 100 MB
+MAX_LOG_BYTES = 128 * 2**20
+#: the most rows of a failure log and hosts of a hostfile (the parsed cells are Python objects:
+#: a 10**6-row log takes about 0.45 GB while it is read)
+MAX_LOG_ROWS = 2**22
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 _DURATION = re.compile(r"^\s*([0-9][0-9_]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]+)\s*$")
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
@@ -55,6 +68,95 @@ class TomlFileError(ValueError):
         super().__init__(message)
         self.path = path
         self.line = line
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:g} MiB"
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` is, in words (``"a FIFO"``, ``"a character device"``, ...)."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+class InputFileError(ValueError):
+    """An input file that cannot be read: ``path`` and ``reason`` (one line, no file name).
+
+    Each reader wraps it in its own error, e.g. ``cannot read scenario file 'x.toml': a FIFO,
+    not a regular file``.
+    """
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path!r}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
+    """The bytes of an input file: the one way every reader of the library opens its inputs.
+
+    The path (a symlink is followed) must be a regular file holding at most ``limit`` bytes:
+    a directory, a FIFO, a device or a socket is refused before anything is read (a FIFO is
+    opened non-blocking and checked again on the open descriptor, so a path swapped in between
+    cannot block), and at most ``limit + 1`` bytes are ever read (a regular file that grows
+    or whose size the kernel does not report, as in ``/proc``, is cut off there).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str
+        What the file is (``"scenario file"``, ``"failure log"``), in the size message.
+    limit : int
+        The most bytes accepted (:data:`MAX_TOML_BYTES`, :data:`MAX_LOG_BYTES`).
+
+    Raises
+    ------
+    InputFileError
+        A ValueError with ``reason``: the OS error (missing, permission), the kind of a file
+        that is not regular, or the size over ``limit``.
+
+    Examples
+    --------
+    >>> read_input("/dev/zero", "scenario file", MAX_TOML_BYTES)
+    Traceback (most recent call last):
+    ...
+    spare_core._files.InputFileError: '/dev/zero': a character device, not a regular file
+    """
+    p = os.fspath(path)
+    over = f"over the {_mib(limit)} limit of a {what} (docs/cli.md, 'Input files')"
+    try:
+        st = os.stat(p)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputFileError(p, f"{file_kind(st.st_mode)}, not a regular file")
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputFileError(p, exc.strerror or str(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputFileError(p, f"{file_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise InputFileError(p, f"{st.st_size:,} bytes, {over}")
+        os.set_blocking(fd, True)
+        chunks, n = [], 0
+        while True:
+            try:
+                b = os.read(fd, min(1 << 20, limit + 1 - n))
+            except OSError as exc:
+                raise InputFileError(p, exc.strerror or str(exc)) from None
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+            if n > limit:
+                raise InputFileError(p, f"more than {limit:,} bytes, {over}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def parse_duration(text: str) -> float:
@@ -258,15 +360,16 @@ def read_toml(path: str | Path, what: str, error: type[TomlFileError] = TomlFile
     Raises
     ------
     TomlFileError
-        The same for every fault, a ValueError: a missing, unreadable or directory path
+        The same for every fault, a ValueError: a missing or unreadable path, one that is not a
+        regular file (a directory, FIFO or device) or holds more than :data:`MAX_TOML_BYTES`
         (``cannot read scenario file 'x.toml': No such file or directory``), bytes that are not
         UTF-8, or invalid TOML; the message names the file and, for the text, the line.
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise error(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}", str(p)) from None
+        raw = read_input(p, what, MAX_TOML_BYTES)
+    except InputFileError as exc:
+        raise error(f"cannot read {what} {str(p)!r}: {exc.reason}", str(p)) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

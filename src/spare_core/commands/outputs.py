@@ -1,5 +1,7 @@
-"""Output files of the ``spare`` commands: checked before any work, written atomically, each
-carrying its provenance (library version, the whole resolved scenario, seeds, timings).
+"""Output files of the ``spare`` commands: checked before any work, written by the library's
+one writer (:mod:`spare_core._writer`: through symlinks, regular files only, atomic, the umask,
+strict JSON), each carrying its provenance (library version, the whole resolved scenario,
+seeds, timings).
 
 - ``--json FILE``: one document (provenance, summaries, best cells, every run);
 - ``--csv FILE``: one row per run, the provenance as ``# ``-prefixed JSON lines on top
@@ -13,17 +15,18 @@ import csv
 import datetime
 import io
 import json
-import math
 import os
 import platform
 import sys
-import tempfile
 from typing import Any, Mapping, Sequence
 
 from . import UsageError
+from .._writer import OutputError, check_output, json_safe, write_atomic
+from .._writer import write_json as _write_json
 
-__all__ = ["check_output_path", "check_plot_dir", "provenance", "write_json", "write_csv", "write_parquet",
-           "RUN_COLUMNS", "run_rows", "write_outputs", "check_parquet", "check_outputs", "add_output_arguments"]
+__all__ = ["check_output_path", "check_plot_dir", "PLOT_FILES", "NULL_REASONS", "provenance", "write_json",
+           "write_csv", "write_parquet", "RUN_COLUMNS", "run_rows", "write_outputs", "check_parquet", "check_outputs",
+           "add_output_arguments"]
 
 #: the per-run columns of the CSV and Parquet outputs (a RunResult's fields, its scenario's N)
 RUN_COLUMNS = ("scenario", "n_groups", "policy", "redundancy", "seed", "finished", "ratio", "time_to_train", "t0",
@@ -33,28 +36,26 @@ RUN_COLUMNS = ("scenario", "n_groups", "policy", "redundancy", "seed", "finished
 
 
 def check_output_path(path: str | None, flag: str) -> None:
-    """Raise :class:`UsageError` unless ``path`` can be written (checked before any work).
+    """Raise :class:`UsageError` unless ``path`` can be written (checked before any work): its
+    directory exists and is writable, and the path (or a symlink's target) is a regular file or
+    nothing yet; a directory, FIFO, device or socket is refused (docs/cli.md, "Outputs").
 
     The file is not created: a run that fails or is stopped leaves no partial file.
     """
-    if path is None:
-        return
-    if not path or not path.strip():
-        raise UsageError(f"{flag} must be a file path, got {path!r}")
-    if os.path.isdir(path):
-        raise UsageError(f"{flag} must be a file path, not a directory: {path!r}")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise UsageError(f"{flag}: the directory {parent!r} does not exist (for {path!r})")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag}: the directory {parent!r} is not writable (for {path!r})")
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise UsageError(f"{flag}: the file {path!r} exists and is not writable")
+    try:
+        check_output(path, flag)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
 
 
-def check_plot_dir(path: str | None, flag: str = "--plot") -> None:
-    """Raise :class:`UsageError` unless ``path`` is (or can be made) a writable directory, and
-    matplotlib is importable; both before any work."""
+#: the files ``--plot DIR`` writes into DIR (``spare run``/``advise``/``compare``; ``spare pacing``: pacing.png)
+PLOT_FILES = ("ttt_vs_r.png", "ettr_vs_interval.png", "timeline.png")
+
+
+def check_plot_dir(path: str | None, flag: str = "--plot", files: Sequence[str] = PLOT_FILES) -> None:
+    """Raise :class:`UsageError` unless ``path`` is (or can be made) a writable directory in
+    which ``files`` can be written (:func:`check_output_path`), and matplotlib is importable;
+    all before any work."""
     if path is None:
         return
     if not path or not path.strip():
@@ -66,6 +67,9 @@ def check_plot_dir(path: str | None, flag: str = "--plot") -> None:
         raise UsageError(f"{flag}: the directory {probe!r} does not exist (for {path!r})")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise UsageError(f"{flag}: the directory {probe!r} is not writable")
+    if os.path.isdir(path):
+        for name in files:
+            check_output_path(os.path.join(path, name), flag)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -97,37 +101,29 @@ def provenance(command: str, argv: Sequence[str] | None, *, scenario: Mapping[st
     }
 
 
+#: why a value of a run, a cell or a best cell is null in the JSON outputs (strict JSON: no Infinity/NaN)
+_UNFINISHED_RUN = "a run did not finish before the horizon (its time-to-train is only bounded below)"
+_UNFINISHED_CELL = "a seed of the cell did not finish before the horizon"
+NULL_REASONS = {
+    # a run's and a cell's fields that are None (after to_dict) only when a run did not finish
+    **{k: {"inf": _UNFINISHED_RUN, "null": _UNFINISHED_RUN} for k in ("ratio", "time_to_train")},
+    **{k: {"inf": _UNFINISHED_CELL, "null": _UNFINISHED_CELL} for k in ("ratio_mean", "ratio_std", "ratio_max")},
+    "ratio_min": {"inf": "no seed of the cell finished before the horizon",
+                  "null": "no seed of the cell finished before the horizon"},
+    **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}
+       for k in ("ratio_ci_low", "ratio_ci_high", "ratio_q05", "ratio_q50", "ratio_q95",
+                 "runner_up_ratio")},
+}
+
+
 def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _json_safe(value.item())
-    return value
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename (no torn file)."""
-    parent = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".spare-", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return json_safe(value, NULL_REASONS)
 
 
 def write_json(path: str, doc: Mapping[str, Any]) -> None:
-    """``doc`` as indented JSON (non-finite floats become null), written atomically."""
-    _atomic_write(path, (json.dumps(_json_safe(doc), indent=1, allow_nan=False) + "\n").encode("utf-8"))
+    """``doc`` as indented strict JSON (a non-finite float becomes null, its reason under
+    ``"null_reasons"``), written by the one writer (atomic, through symlinks, the umask)."""
+    _write_json(path, doc, reasons=NULL_REASONS, indent=1)
 
 
 def run_rows(runs: Sequence[Any], n_groups: Mapping[str, int]) -> list[dict[str, Any]]:
@@ -149,7 +145,7 @@ def write_csv(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, A
     w.writeheader()
     for row in rows:
         w.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    _atomic_write(path, buf.getvalue().encode("utf-8"))
+    write_atomic(path, buf.getvalue().encode("utf-8"))
 
 
 def write_parquet(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any]) -> None:
@@ -162,7 +158,7 @@ def write_parquet(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[st
         {"spare_core": json.dumps(_json_safe(prov), allow_nan=False)})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
-    _atomic_write(path, sink.getvalue().to_pybytes())
+    write_atomic(path, sink.getvalue().to_pybytes())
 
 
 def check_parquet(path: str | None) -> None:

@@ -116,7 +116,9 @@ def _plot(result, path) -> str:
         ax.set_ylabel(ylabel)
         ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
+    from .plots import save_figure
+
+    save_figure(fig, path)
     plt.close(fig)
     return f"plot written to {path}"
 
@@ -139,7 +141,7 @@ def run(args) -> int:
     distinct(args.nodes, "--nodes")
     check_output_path(args.json, "--json")
     if args.plot is not None and (os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]):
-        check_plot_dir(args.plot)
+        check_plot_dir(args.plot, files=("pacing.png",))
         args.plot = os.path.join(args.plot, "pacing.png")
     check_output_path(args.plot, "--plot")
     t0 = time.perf_counter()

@@ -34,6 +34,16 @@ def _pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, path: str) -> str:
+    """``fig`` saved at ``path`` by the one writer (atomic, through symlinks, regular files only,
+    the umask); the format from the suffix (PNG without one). Returns the path."""
+    from .._writer import write_atomic
+
+    fmt = os.path.splitext(path)[1][1:].lower() or "png"
+    write_atomic(path, lambda fh: fig.savefig(fh, format=fmt))
+    return path
+
+
 def _colour(label: str, i: int) -> str:
     return _COLOURS.get(label, f"C{i + 3}")
 
@@ -98,7 +108,7 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     path = os.path.join(directory, "ttt_vs_r.png")
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
     return [path]
 
@@ -133,7 +143,7 @@ def plot_interval(points: Sequence[tuple[float, list[float]]], *, young: float, 
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(directory, "ettr_vs_interval.png")
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
     return path
 
@@ -169,6 +179,6 @@ def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None)
     ax_d.set_xlim(0, hours_shown if hours_shown else end)
     fig.tight_layout()
     path = os.path.join(directory, "timeline.png")
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
     return path

@@ -10,11 +10,11 @@ every finished batch stored.
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 
 from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
+from .outputs import check_output_path
 from .progress import progress_bar
 
 HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
@@ -62,19 +62,11 @@ def _report(store, json_path) -> int:
         print(f"{b['scenario'][:36]:<36} {b['policy'][:12]:<12} {b['interval_setting'] or 'policy':>9} {b['redundancy']:>6} "
               f"{_num(b['ratio_mean']):>8} {ci:>17} {b['runs']:>5} {_num(b['availability_mean']):>6}  {ru}")
     if json_path:
-        doc = {"store": str(store), "cells": summary.to_pylist(), "best": best.to_pylist()}
-        with open(json_path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1, default=lambda v: None)
+        from .outputs import write_json  # strict JSON (null with its reason), atomic, through symlinks
+
+        write_json(json_path, {"store": str(store), "cells": summary.to_pylist(), "best": best.to_pylist()})
         print(f"wrote {json_path}")
     return 0
-
-
-def _check_json_path(path):
-    import os
-
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d) or not os.access(d, os.W_OK):
-        raise ValueError(f"--json {path!r}: directory {d!r} does not exist or is not writable")
 
 
 def run(args) -> int:
@@ -84,8 +76,7 @@ def run(args) -> int:
     except ImportError as e:
         raise UsageError(str(e)) from None
     try:
-        if args.json:
-            _check_json_path(args.json)
+        check_output_path(args.json, "--json")  # a regular file or nothing yet, before any work
         if args.report:
             if args.spec:
                 raise ValueError("--report takes no SPEC.toml")

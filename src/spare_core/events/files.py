@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._files import DAY, Reader, plain
+from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, plain, read_input
 from .fit import LAWS, LifetimeFit, compare, fit
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
 from .rates import FailureRate
@@ -218,14 +218,18 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
     full = Path(path).expanduser()
     if not full.is_absolute():
         full = base_dir / full
-    if not full.is_file():
-        raise rd.fail("failures.trace", f"must name a readable file (looked for {str(full)!r})", path)
+    try:
+        data = read_input(full, "failure log", MAX_LOG_BYTES)
+    except InputFileError as exc:
+        raise rd.fail("failures.trace", f"must name a readable file ({exc.reason}; looked for {str(full)!r})",
+                      path) from None
+    digest = hashlib.sha256(data).hexdigest()
+    del data
     full = full.resolve()  # the provenance names the file wherever the command ran
     try:
         trace = read_trace(full, **opts)
     except (TraceFormatError, TypeError, ValueError, ImportError) as exc:
         raise rd.error(f"failures.trace: {exc}") from None
-    digest = hashlib.sha256(full.read_bytes()).hexdigest()
     return trace, {"path": str(full), "sha256": digest, **plain(opts)}
 
 
@@ -236,10 +240,16 @@ def _hostfile(rd: Reader, path: str, base_dir: Path) -> list[str]:
     if not full.is_absolute():
         full = base_dir / full
     try:
-        text = full.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_input(full, "hostfile", MAX_LOG_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc.reason}; looked for "
+                                                 f"{str(full)!r})", path) from None
+    except UnicodeDecodeError as exc:
         raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc})", path) from None
     hosts = [line.split()[0] for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(hosts) > MAX_LOG_ROWS:
+        raise rd.error(f"failures.trace.unit_map: the hostfile {str(full)!r} lists {len(hosts):,} hosts, more "
+                       f"than the {MAX_LOG_ROWS:,} a hostfile may list (docs/cli.md, 'Input files')")
     if not hosts:
         raise rd.fail("failures.trace.unit_map", "must name a hostfile listing at least one host", path)
     return hosts

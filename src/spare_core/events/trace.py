@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import io
 import math
 import os
 import re
 
 import numpy as np
 
+from .._files import MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, read_input
 from .._validate import as_int, check_choice
 
 __all__ = ["Trace", "TraceFormatError", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS"]
@@ -398,7 +400,8 @@ def _read_csv(path, opts):
     out = {k: [] for k in cols}
     lines = []
     idx = None
-    with open(path, newline="", encoding="utf-8-sig") as fh:
+    # decoded as it is read, as from the file (a decoded copy of the whole log would double it)
+    with io.TextIOWrapper(io.BytesIO(_read_log(path)), encoding="utf-8-sig", newline="") as fh:
         reader = csv.reader(fh, delimiter=opts["delimiter"], strict=True)
         try:
             for row in reader:
@@ -417,6 +420,9 @@ def _read_csv(path, opts):
                 if len(row) < need:
                     raise TraceFormatError(path, ln, f"row has {len(row)} column(s), needs {need} "
                                                      f"(columns {_describe(cols)}): {row!r}")
+                if len(lines) >= MAX_LOG_ROWS:
+                    raise TraceFormatError(path, ln, f"more than {MAX_LOG_ROWS:,} failure rows, the most a log may "
+                                                     "hold (docs/cli.md, 'Input files')")
                 for k, c in idx.items():
                     out[k].append(row[c])
                 lines.append(ln)
@@ -429,6 +435,15 @@ def _read_csv(path, opts):
         raise TraceFormatError(path, None, "no failure rows (the file is empty or has only a header/comments)")
     return {"time": out["time"], "unit": out["unit"], "reason": out["reason"] if cols["reason"] is not None else None,
             "lines": np.asarray(lines, dtype=np.int64)}
+
+
+def _read_log(path):
+    """The log's bytes (:func:`spare_core._files.read_input`: a regular file, at most
+    :data:`~spare_core._files.MAX_LOG_BYTES`)."""
+    try:
+        return read_input(path, "failure log", MAX_LOG_BYTES)
+    except InputFileError as exc:
+        raise TraceFormatError(path, None, exc.reason) from None
 
 
 def _describe(cols):
@@ -461,11 +476,14 @@ def _read_parquet(path, opts):
             f"reading the Parquet trace {path!r} needs pyarrow: pip install 'spare_core[parquet]' "
             "(or save the log as CSV)"
         ) from None
+    data = _read_log(path)
     try:
-        schema = pq.read_schema(path)
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as exc:
-        raise TraceFormatError(path, None, f"not a readable Parquet file ({exc})") from None
+        raise TraceFormatError(path, None, f"not a readable Parquet file ({_one_line(exc)})") from None
     names = list(schema.names)
+    twice = sorted({n for n in names if names.count(n) > 1})
     wanted = {}
     for k in ("time", "unit", "reason"):
         c = opts[k]
@@ -479,7 +497,10 @@ def _read_parquet(path, opts):
             if c >= len(names):
                 raise TraceFormatError(path, None, f"{k} column position {c} is beyond the file's {len(names)} columns")
             wanted[k] = names[c]
-    table = pq.read_table(path, columns=sorted(set(wanted.values())))
+        if wanted[k] in twice:
+            raise TraceFormatError(path, None, f"{k} column {wanted[k]!r} appears more than once in the file "
+                                               f"(columns {names})")
+    table = _bounded_parquet_table(path, data, pf, sorted(set(wanted.values())))
     if table.num_rows == 0:
         raise TraceFormatError(path, None, "no failure rows (the table is empty)")
     out = {"lines": np.arange(1, table.num_rows + 1, dtype=np.int64), "reason": None}
@@ -498,8 +519,68 @@ def _read_parquet(path, opts):
         elif pa.types.is_integer(typ) or pa.types.is_floating(typ):
             out[k] = ("num", col.to_numpy(zero_copy_only=False))
         else:
-            out[k] = [str(x) for x in col.to_pylist()]
+            try:
+                out[k] = [str(x) for x in col.to_pylist()]
+            except (OverflowError, ValueError, pa.ArrowException) as exc:  # e.g. a timestamp past year 9999
+                raise TraceFormatError(path, None, f"{k} column {name!r} ({typ}) holds a value that cannot be read "
+                                                   f"as text ({_one_line(exc)})") from None
     return out
+
+
+def _one_line(exc):
+    """An exception's text on one line (pyarrow's messages hold newlines)."""
+    return " ".join(str(exc).split())
+
+
+def _bounded_parquet_table(path, data, pf, columns):
+    """The selected columns, refused before they are decoded when they would exceed the log's
+    limits: :data:`~spare_core._files.MAX_LOG_ROWS` rows, and
+    :data:`~spare_core._files.MAX_LOG_BYTES` once decompressed, text cells counted at their full
+    length (a dictionary-encoded column is read as a dictionary first, so one long string
+    repeated on every row is measured, not expanded)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    md = pf.metadata
+    if md.num_rows > MAX_LOG_ROWS:
+        raise TraceFormatError(path, None, f"{md.num_rows:,} rows, more than the {MAX_LOG_ROWS:,} a log may hold "
+                                           "(docs/cli.md, 'Input files')")
+    limit = f"the {MAX_LOG_BYTES / 2**20:g} MiB limit of a failure log (docs/cli.md, 'Input files')"
+    total = 0
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for c in range(rg.num_columns):
+            cc = rg.column(c)
+            if cc.path_in_schema.split(".")[0] in columns:
+                total += max(int(cc.total_uncompressed_size), 0)
+    if total > MAX_LOG_BYTES:
+        raise TraceFormatError(path, None, f"the selected columns hold {total:,} bytes decompressed, over {limit}")
+    def is_text(typ):
+        return pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
+            or pa.types.is_large_binary(typ)
+
+    text = [c for c in columns if is_text(pf.schema_arrow.field(c).type)]
+    try:
+        table = pq.ParquetFile(pa.BufferReader(data), read_dictionary=text or None).read(columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceFormatError(path, None, f"not a readable Parquet file ({_one_line(exc)})") from None
+    if table.num_rows > MAX_LOG_ROWS:
+        raise TraceFormatError(path, None, f"{table.num_rows:,} rows, more than the {MAX_LOG_ROWS:,} a log may hold "
+                                           "(docs/cli.md, 'Input files')")
+    cols = {}
+    for name in table.column_names:
+        col = table.column(name).combine_chunks()
+        if pa.types.is_dictionary(col.type) and is_text(col.type.value_type):
+            lengths = pc.binary_length(col.dictionary).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            idx = col.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            size = int(lengths[idx].sum()) if idx.size and lengths.size else 0
+            if size > MAX_LOG_BYTES:
+                raise TraceFormatError(path, None, f"column {name!r} holds {size:,} bytes of text, over {limit}")
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        cols[name] = col
+    return pa.table(cols)
 
 
 def _tz_name(tz, path):
@@ -558,6 +639,9 @@ def _assemble(path, where, cols, opts, start, end):
         if opts["n_units"] < n_units:
             raise TraceFormatError(path, None, f"n_units={opts['n_units']} but the trace has unit id {n_units - 1}")
         if names is not None:  # units that never failed have no name in the log
+            if opts["n_units"] > MAX_LOG_ROWS:  # one name each: bounded like a hostfile's hosts
+                raise TraceFormatError(path, None, f"n_units={opts['n_units']} with host names: at most "
+                                                   f"{MAX_LOG_ROWS:,} named units (docs/cli.md, 'Input files')")
             names = names + ("",) * (opts["n_units"] - len(names))
         n_units = opts["n_units"]
     last = float(rel[-1])

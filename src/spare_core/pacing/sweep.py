@@ -1,7 +1,6 @@
 """Node-count sweep with and without pacing, and scaling efficiency (``spare pacing``)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -103,9 +102,11 @@ class PacingSweepResult:
                 "rows": [r.to_dict() for r in self.rows]}
 
     def to_json(self, path) -> None:
-        """Write :meth:`to_dict` to ``path`` (indented JSON)."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+        """Write :meth:`to_dict` to ``path`` (indented strict JSON, atomically, through a symlink;
+        the library's one writer, :mod:`spare_core._writer`)."""
+        from .._writer import write_json
+
+        write_json(path, self.to_dict(), indent=2)
 
     def __repr__(self) -> str:
         nodes = sorted({r.n_nodes for r in self.rows})
