@@ -146,6 +146,7 @@ class ResultStore:
         self.skipped: list = []  # (part, reason) of the last read or keys()
         self.quarantined: list = []  # (part, reason, new path) of the last open_for_writing()
         self.duplicates = 0
+        self._checked: dict = {}  # part -> (size, mtime_ns, inode) when it passed every check
 
     @staticmethod
     def warm_up() -> None:
@@ -358,15 +359,32 @@ class ResultStore:
             table = table.set_column(names.index("seed"), "seed", seed.cast(pa.uint64()))
         return table
 
-    def _good_parts(self, on_bad):
+    def _good_parts(self, on_bad, keys_only=False):
         """``[(path, table)]`` of the parts that pass every check; ``on_bad(path, reason)``
-        for the others."""
+        for the others. ``keys_only``: a part this object has checked whole and that has not
+        changed since (same size, mtime, inode) is read back by its key column alone (still
+        checksummed): a writer's resumption checks each part whole once, not twice."""
+        _, pq = require_pyarrow()
         kinds = _kinds()
         out = []
         for part in self.parts():
             try:
+                st = part.stat()
+                sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+            except OSError:
+                sig = None
+            if keys_only and sig is not None and self._checked.get(part) == sig:
+                try:
+                    out.append((part, pq.read_table(part, columns=["key"], page_checksum_verification=True)))
+                    continue
+                except Exception:
+                    pass  # changed under us after all: the whole check below says how
+            try:
                 out.append((part, self._read_part(part, kinds)))
+                if sig is not None:
+                    self._checked[part] = sig
             except _BadPart as e:
+                self._checked.pop(part, None)
                 on_bad(part, str(e))
         return out
 
@@ -402,7 +420,7 @@ class ResultStore:
         """The run keys of the parts that pass every check."""
         self.skipped = []
         out: set = set()
-        for _, t in self._good_parts(self._skip):
+        for _, t in self._good_parts(self._skip, keys_only=True):
             out.update(t.column("key").to_pylist())
         return out
 
