@@ -346,7 +346,9 @@ class ResultStore:
         if not all(isinstance(k, str) and _HEX_KEY.fullmatch(k) for k in klist):
             raise _BadPart("has keys that are not SHA-256 hex digests")
         m = _PART_NAME.fullmatch(path.name)
-        if m and hashlib.sha256("\n".join(sorted(klist)).encode()).hexdigest()[:32] != m.group(1):
+        if m is None:
+            raise _BadPart("is not named part-<hash of its keys>.parquet")
+        if hashlib.sha256("\n".join(sorted(klist)).encode()).hexdigest()[:32] != m.group(1):
             raise _BadPart("holds other keys than its name says")
         seed = table.column("seed")
         if seed.null_count:
