@@ -142,7 +142,9 @@ def run(args) -> int:
                              batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
     except KeyboardInterrupt:
         bar.close()
-        print(f"spare sweep: interrupted; {len(store.keys())} runs are stored in {args.store} "
+        with _StoreWarnings():
+            n_stored = len(store.keys())
+        print(f"spare sweep: interrupted; {n_stored} runs are stored in {args.store} "
               "(run the same command to resume)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StoreError as e:
