@@ -194,3 +194,17 @@ def test_report_on_what_is_not_a_store(tmp_path, capsys, what):
     assert ("does not exist" if what == "missing" else "is not a sweep store") in err
     with pytest.raises(StoreError):
         summarise_store(d)
+
+
+def test_a_part_with_missing_values_is_skipped(one_part, tmp_path):
+    # a Parquet file with the store's columns, keys and name, but nulls where numbers belong
+    d, ref = one_part
+    dst, part = _copy(d, tmp_path)
+    t = ref.set_column(ref.schema.names.index("ratio"), "ratio", pa.nulls(ref.num_rows, pa.float64()))
+    pq.write_table(t, part)
+    with pytest.warns(StoreWarning, match="missing values in column 'ratio'"):
+        assert ResultStore(dst).read().num_rows == 0
+    t = ref.set_column(ref.schema.names.index("wipeouts"), "wipeouts", pa.nulls(ref.num_rows))
+    pq.write_table(t, part)
+    with pytest.warns(StoreWarning, match="'wipeouts' of type null"):
+        assert ResultStore(dst).read().num_rows == 0

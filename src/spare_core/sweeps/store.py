@@ -95,8 +95,10 @@ def _kinds():
 def _type_ok(t, kind) -> bool:
     import pyarrow.types as pt
 
-    if pt.is_null(t) or kind == "any":
+    if kind == "any":
         return True
+    if pt.is_null(t):  # a column of nulls: only where text may be missing
+        return kind == "string"
     if kind == "string":
         return pt.is_string(t) or pt.is_large_string(t)
     if kind == "uint":
@@ -339,6 +341,9 @@ class ResultStore:
             raise _BadPart(f"is damaged ({_first_line(e)})") from None
         if table.schema.names != names:
             raise _BadPart("changed its columns between two reads")
+        for c, kind in kinds.items():
+            if kind in ("number", "bool", "uint") and table.column(c).null_count:
+                raise _BadPart(f"has missing values in column {c!r}")
         keys = table.column("key")
         if keys.null_count:
             raise _BadPart("has runs without a key")
@@ -351,8 +356,6 @@ class ResultStore:
         if hashlib.sha256("\n".join(sorted(klist)).encode()).hexdigest()[:32] != m.group(1):
             raise _BadPart("holds other keys than its name says")
         seed = table.column("seed")
-        if seed.null_count:
-            raise _BadPart("has runs without a seed")
         if seed.type != pa.uint64():  # parts written before the uint64 column: int64
             import pyarrow.compute as pc
 
