@@ -161,6 +161,7 @@ def test_foreign_and_other_schema_parquet_parts_are_skipped(data):
     d, parts = _copy()
     ref = reference()
     kind = data.draw(st.sampled_from(["foreign", "store columns, some retyped", "store columns, some dropped",
+                                      "store columns, some nulled",
                                       "a part under another part's name", "a renamed copy"]))
     name = data.draw(st.sampled_from([p.name for p in parts] + ["part-x.parquet", "part-" + "0" * 32 + ".parquet"]))
     target = d / "runs" / name
@@ -171,13 +172,27 @@ def test_foreign_and_other_schema_parquet_parts_are_skipped(data):
         n = data.draw(st.integers(0, 5))
         t = pa.table({c: _column(data.draw(st.sampled_from(_TYPES)), n, seed) for c in names})
     else:
-        t = ref["table"]
+        # under a part's own name (its keys), a nulled or dropped column must still be found
+        own = ref["parts"].get(name)
+        t = own if own is not None and kind in ("store columns, some nulled", "store columns, some dropped") \
+            else ref["table"]
         if kind == "store columns, some retyped":
             for c in data.draw(st.lists(st.sampled_from(list(STORE_COLUMNS)), min_size=1, max_size=4, unique=True)):
                 tp = data.draw(st.sampled_from(_TYPES))
                 t = t.set_column(t.schema.names.index(c), c, _column(tp, t.num_rows, seed))
+        elif kind == "store columns, some nulled":
+            numeric = [c for c in STORE_COLUMNS if not pa.types.is_string(t.schema.field(c).type)]
+            for c in data.draw(st.lists(st.sampled_from(numeric), min_size=1, max_size=4, unique=True)):
+                tp = data.draw(st.sampled_from([t.schema.field(c).type, pa.null()]))
+                mask = data.draw(st.lists(st.booleans(), min_size=t.num_rows, max_size=t.num_rows))
+                if not any(mask):
+                    mask[0] = True
+                col = t.column(c).to_pylist()
+                t = t.set_column(t.schema.names.index(c), c, pa.array(
+                    [None if m else v for m, v in zip(mask, col)], None if tp == pa.null() and all(mask) else t.schema.field(c).type))
         elif kind == "store columns, some dropped":
-            drop = data.draw(st.lists(st.sampled_from(list(STORE_COLUMNS)), min_size=1, max_size=4, unique=True))
+            drop = data.draw(st.lists(st.sampled_from([c for c in STORE_COLUMNS if c != "key"]),
+                                      min_size=1, max_size=4, unique=True))
             t = t.drop_columns(drop)
         elif kind == "a part under another part's name":
             t = t.slice(0, data.draw(st.integers(0, t.num_rows - 1)))
