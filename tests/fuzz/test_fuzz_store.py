@@ -25,9 +25,11 @@ from fuzz_profile import fuzz
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+import scipy.special  # noqa: E402,F401  (summarise_store's import, done once here: forks inherit it)
+from spare_core.cli import main  # noqa: E402  (imported here, not in each forked child)
 from spare_core.sim import Scenario  # noqa: E402
 from spare_core.sim.executor import STORE_COLUMNS  # noqa: E402
-from spare_core.sweeps import ResultStore, SweepSpec, run_sweep  # noqa: E402
+from spare_core.sweeps import ResultStore, SweepSpec, run_sweep, summarise_store  # noqa: E402
 
 
 def _spec():
@@ -59,9 +61,6 @@ def _copy():
 def _read_everything(d):
     """In the child: what each reader makes of the store (rows read, keys, skipped parts,
     the report's exit status and stderr lines)."""
-    from spare_core.cli import main
-    from spare_core.sweeps import summarise_store
-
     store = ResultStore(d)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
