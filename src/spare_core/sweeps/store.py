@@ -336,7 +336,7 @@ class ResultStore:
             if not _type_ok(t, kind):
                 raise _BadPart(f"has column {c!r} of type {t}, not {kind}")
         try:
-            table = pq.read_table(path, page_checksum_verification=True)
+            table = pq.read_table(path, page_checksum_verification=True, use_threads=False)
         except Exception as e:  # a page checksum, a page that does not decode
             raise _BadPart(f"is damaged ({_first_line(e)})") from None
         if table.schema.names != names:
@@ -380,7 +380,8 @@ class ResultStore:
                 sig = None
             if keys_only and sig is not None and self._checked.get(part) == sig:
                 try:
-                    out.append((part, pq.read_table(part, columns=["key"], page_checksum_verification=True)))
+                    out.append((part, pq.read_table(part, columns=["key"], page_checksum_verification=True,
+                                                                use_threads=False)))
                     continue
                 except Exception:
                     pass  # changed under us after all: the whole check below says how
