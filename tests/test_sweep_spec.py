@@ -134,12 +134,15 @@ def test_keys_cover_scenario_policy_interval_and_seed():
     other = {r.key for r in _spec(scenarios=[tiny(30, restart_time=3601.0), tiny(12, failure_model="system")],
                                   intervals=[None, "young", 900.0]).runs()}
     assert len(other & again) == len(again) // 2  # only the unchanged scenario's runs keep their keys
-    # the documented content: SHA-256 of the canonical JSON of scenario dict, policy dict, seed
+    # the documented content: SHA-256 of the canonical JSON of the scenario dict without its
+    # name, the policy dict and the seed (KEY_VERSION 2)
     for r in runs[:: 7]:
         sc = next(g.scenario for g in spec.groups() if g.key == r.group_key)
-        doc = {"v": 1, "scenario": sc.to_dict(), "policy": r.policy.to_dict(), "seed": r.seed}
+        sd = {k: v for k, v in sc.to_dict().items() if k != "name"}
+        doc = {"v": 2, "scenario": sd, "policy": r.policy.to_dict(), "seed": r.seed}
         assert r.key == content_key(doc)
-        assert r.group_key == content_key({"v": 1, "scenario": sc.to_dict(), "seed": r.seed})
+        assert r.group_key == content_key({"v": 2, "scenario": sd, "seed": r.seed})
+        assert r.scenario_key == content_key({"v": 2, "scenario": sd})
     groups = spec.groups()
     assert len({g.key for g in groups}) == len(groups) == 4
     for g in groups:

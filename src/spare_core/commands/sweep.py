@@ -43,10 +43,37 @@ def _num(v, fmt="{:.3f}"):
     return "inf" if v is None or (isinstance(v, float) and math.isinf(v)) else ("nan" if v != v else fmt.format(v))
 
 
+class _StoreWarnings:
+    """Print each :class:`~spare_core.sweeps.StoreWarning` (a part skipped or quarantined)
+    as one line on stderr, not as Python's two-line warning."""
+
+    def __enter__(self):
+        import warnings
+
+        self._cm = warnings.catch_warnings(record=True)
+        self._seen = self._cm.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc):
+        from ..sweeps import StoreWarning
+
+        self._cm.__exit__(*exc)
+        for w in self._seen:
+            if issubclass(w.category, StoreWarning):
+                print(f"spare sweep: {w.message}", file=sys.stderr)
+            else:
+                import warnings
+
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        return False
+
+
 def _report(store, json_path) -> int:
     from ..sweeps import best_redundancy, summarise_store
 
-    summary = summarise_store(store)
+    with _StoreWarnings():
+        summary = summarise_store(store)
     if summary.num_rows == 0:
         print(f"store {store} holds no runs")
         return 0
@@ -101,11 +128,14 @@ def run(args) -> int:
 
     print(f"spare sweep: {spec!r}", flush=True)
     try:
-        done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
-                         batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
+        with _StoreWarnings():
+            done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
+                             batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
     except KeyboardInterrupt:
         bar.close()
-        print(f"spare sweep: interrupted; {len(store.keys())} runs are stored in {args.store} "
+        with _StoreWarnings():
+            n_stored = len(store.keys())
+        print(f"spare sweep: interrupted; {n_stored} runs are stored in {args.store} "
               "(run the same command to resume)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StoreError as e:

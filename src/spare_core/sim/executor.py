@@ -167,12 +167,12 @@ def _columns(done, keep) -> dict:
     return cols
 
 
-def _stored_runs(store, groups) -> dict:
-    """The stored RunResults of ``groups`` (key -> RunResult), read back from the store."""
+def _stored_runs(table, groups) -> dict:
+    """The stored RunResults of ``groups`` (key -> RunResult), from ``table`` (the store's
+    runs, read back by :meth:`ResultStore.read`: parts that fail its checks left out)."""
     keys = {r.key for g in groups for r in g.runs}
     if not keys:
         return {}
-    table = store.read(list(STORE_COLUMNS))
     out = {}
     for row in table.to_pylist():
         if row["key"] in keys:
@@ -257,13 +257,20 @@ def execute(study: Study, *, executor: str = "local", workers: int = 1, schedule
     if store is not None:
         store.open_for_writing(total)
     try:
-        stored = store.keys() if store is not None else set()
+        table = None
+        if store is None:
+            stored = set()
+        elif collect:  # one read: the keys and the runs read back come from the same checked parts
+            table = store.read(list(STORE_COLUMNS))
+            stored = set(table.column("key").to_pylist())
+        else:
+            stored = store.keys()
         state["before"] = sum(1 for g in groups for r in g.runs if r.key in stored)
         todo = [g for g in groups if store is None or any(r.key not in stored for r in g.runs)]
         done_ids.update((g.scenario_index, g.seed) for g in groups if g not in todo) if len(todo) < len(groups) else None
         if collect and store is not None and len(todo) < len(groups):
             skipped = [g for g in groups if all(r.key in stored for r in g.runs)]
-            back = _stored_runs(store, skipped)
+            back = _stored_runs(table, skipped)
             for g in skipped:
                 done[(g.scenario_index, g.seed)] = [back[r.key] for r in g.runs]
         if scheduler is None:  # a batch is a whole group: more workers than groups would idle

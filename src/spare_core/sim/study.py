@@ -9,8 +9,8 @@ split into *groups*: all runs of one scenario on one seed, which share that seed
 (common random numbers) and are the executor's unit of work.
 
 Every run has a content key: the SHA-256 of the canonical JSON (sorted keys, no spaces,
-floats written exactly) of its resolved scenario (:meth:`spare_core.sim.Scenario.to_dict`),
-its policy (:meth:`spare_core.sim.Policy.to_dict`: class, label and parameters, the interval
+floats written exactly) of its resolved scenario (:meth:`spare_core.sim.Scenario.to_dict` without the display name,
+:func:`scenario_identity`), its policy (:meth:`spare_core.sim.Policy.to_dict`: class, label and parameters, the interval
 setting and r included) and its seed. Where a group's random streams come from is the
 study's ``streams``:
 
@@ -33,10 +33,16 @@ from .._validate import as_float, as_int, check_choice
 from .policies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
 from .scenario import Scenario
 
-__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "canonical_json", "content_key", "expand_policies"]
+__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "MAX_KEYED_SEED", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies"]
 
-#: bumped when what a key covers changes (old stores then simply hold other keys)
-KEY_VERSION = 1
+#: bumped when what a key covers changes (old stores then simply hold other keys).
+#: 2: a scenario is keyed without its display name (``name``), so a run's key depends on
+#: what it simulates alone, not on how a spec's grid happened to name it
+KEY_VERSION = 2
+
+#: the largest seed a keyed study takes: the store's ``seed`` column is an unsigned 64-bit
+#: integer (every seed a keyed study accepts stores)
+MAX_KEYED_SEED = 2**64 - 1
 
 #: where a group's random streams come from (module docstring)
 STREAMS = ("seed", "key")
@@ -54,6 +60,14 @@ def canonical_json(obj) -> str:
 def content_key(obj) -> str:
     """SHA-256 (hex) of :func:`canonical_json` ``(obj)``."""
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+
+
+def scenario_identity(scenario) -> dict:
+    """What a scenario simulates: :meth:`Scenario.to_dict` without its display ``name``, the
+    scenario part of every key (two scenarios that differ by their names alone are one)."""
+    d = scenario.to_dict()
+    d.pop("name", None)
+    return d
 
 
 def _key_of(**parts) -> str:
@@ -231,6 +245,9 @@ class Study:
             # otherwise be a list of 10**20 seeds built before the first run)
             seeds = range(as_int(seeds, "seeds", min_value=1, max_value=MAX_SEEDS))
         self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0) for s in seeds))
+        if streams == "key" and self.seeds and max(self.seeds) > MAX_KEYED_SEED:
+            raise ValueError(f"seed must be <= 2**64 - 1 in a keyed study (the store's seed column is a uint64), "
+                             f"got {max(self.seeds)}")
         for what, grid in (("scenarios", self.scenarios), ("policies", self.policies),
                            ("redundancies", self.redundancies), ("intervals", self.intervals), ("seeds", self.seeds)):
             if not grid:
@@ -259,7 +276,9 @@ class Study:
         for si, sc in enumerate(self.scenarios):
             # keys only where streams derive from them: a "seed" study (a command's, sweep()'s)
             # also runs what cannot be written down, and skips encoding a scenario it never stores
-            sjson = canonical_json(sc.to_dict()) if keyed else None
+            # the key's scenario (without its name) and the stored one (with it, to rebuild it)
+            sjson = canonical_json(scenario_identity(sc)) if keyed else None
+            stored_json = canonical_json(sc.to_dict()) if keyed else None
             skey = None if sjson is None else _key_of(scenario=sjson)
             where = f" (sweep {self.name!r})"
             built = []
@@ -290,10 +309,16 @@ class Study:
                 runs = tuple(Run(None if gkey is None or pjson is None else _key_of(policy=pjson, scenario=sjson, seed=sjs),
                                  gkey, skey, p, src, pjson, ivs, seed)
                              for src, pjson, ivs, p in built)
-                groups.append(Group(gkey, sc, sjson, seed, runs, si, self.streams))
-        keys = [g.key for g in groups if g.key is not None]
-        if len(set(keys)) != len(keys):
-            raise ValueError("two scenarios of the sweep are the same scenario (same to_dict()): runs would repeat")
+                groups.append(Group(gkey, sc, stored_json, seed, runs, si, self.streams))
+        first: dict = {}
+        for g in groups:
+            if g.key is None:
+                continue
+            other = first.setdefault(g.key, g)
+            if other is not g:
+                raise ValueError(
+                    f"scenarios {other.scenario.name!r} and {g.scenario.name!r} of the sweep are the same scenario "
+                    "(equal to_dict() but for the name; e.g. one value spelt two ways): runs would repeat")
         # the biggest scenarios first, so a pool's last tasks are short (stable otherwise)
         groups.sort(key=lambda g: -g.scenario.n_groups * max(1, len(g.runs)))
         self._groups = groups

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .aggregate import best_redundancy, summarise_store
 from .runner import EXECUTORS, SweepProgress, execute, run_batch, run_sweep
 from .spec import Group, Run, SweepSpec, load_spec
-from .store import ResultStore, StoreError
+from .store import ResultStore, StoreError, StoreWarning
 
 __all__ = ["SweepSpec", "load_spec", "Run", "Group", "execute", "run_sweep", "run_batch", "SweepProgress", "EXECUTORS",
-           "ResultStore", "StoreError", "summarise_store", "best_redundancy"]
+           "ResultStore", "StoreError", "StoreWarning", "summarise_store", "best_redundancy"]

@@ -25,9 +25,8 @@ def _table(source):
         return source
     if not isinstance(source, ResultStore):
         source = ResultStore(source)
-    if not source.path.is_dir():
-        raise FileNotFoundError(f"store {str(source.path)!r} does not exist")
-    return source.read()
+    source.check_store()  # a StoreError (one line) for what is not a store
+    return source.read()  # parts that fail a check: skipped, each a StoreWarning
 
 
 def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
@@ -36,7 +35,8 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
     Parameters
     ----------
     source : ResultStore, path or pyarrow.Table
-        A store (its directory) or a table read from one.
+        A store (its directory) or a table read from one. Parts that fail the store's
+        checks are left out, each with a :class:`~spare_core.sweeps.StoreWarning`.
     confidence : float, default 0.95
         Level of the Student-t interval of the mean TTT/T0 over seeds.
     quantiles : sequence of float, default (0.05, 0.5, 0.95)
@@ -51,6 +51,11 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
         progress. A cell with an unfinished seed has an infinite mean and interval (the run
         hit its horizon: its TTT is only bounded below); with one seed the interval is NaN.
         Sorted by scenario, policy, interval setting and r.
+
+    Raises
+    ------
+    spare_core.sweeps.StoreError
+        ``source`` is a path that is not a store (missing, no or a foreign store.json).
     """
     pa, _ = require_pyarrow()
     if not (0 < confidence < 1):

@@ -2,7 +2,9 @@
 redundancies x intervals x seeds, every run with a stable key) read from a TOML file.
 
 The key of a run is the SHA-256 of the canonical JSON (sorted keys, no spaces, floats written
-exactly) of its resolved scenario (:meth:`spare_core.sim.Scenario.to_dict`), its policy
+exactly) of its resolved scenario (:meth:`spare_core.sim.Scenario.to_dict` without the
+display name: renaming a scenario, or a grid that grows and so names it otherwise, keeps its
+keys), its policy
 (:meth:`spare_core.sim.Policy.to_dict`: class, label and parameters, the interval setting
 and r included) and its seed. The random streams of a run derive from the key's scenario
 and seed alone (the *group key*; the study's ``streams="key"``): every policy, redundancy and
@@ -90,7 +92,10 @@ class SweepSpec(Study):
         seeds = data.get("seeds", 5)
         if not isinstance(seeds, (int, list)) or isinstance(seeds, bool):
             raise TypeError(f"{source}: seeds must be an int (0..n-1) or a list of ints, got {seeds!r}")
-        return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"))
+        try:
+            return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"))
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{source}: {e}") from None
 
 
 def _toml_value(v) -> str:

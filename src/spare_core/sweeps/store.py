@@ -6,6 +6,7 @@ Layout of a store directory::
     DIR/runs/part-<hash>.parquet      one finished batch of runs (the hash: of its run keys)
     DIR/runs/.part-*.tmp              a part being written (never read; removed on resume)
     DIR/.lock                         held (flock) by the one driver writing the store
+    DIR/quarantine/                   damaged or foreign parts moved aside by a writer
 
 A part is written to a temporary name, flushed to disk (fsync) and renamed into place
 (``os.replace``, atomic on POSIX filesystems), so a reader sees a part whole or not at
@@ -13,6 +14,14 @@ all: a driver killed mid-write leaves only a ``.tmp`` file, which no reader coun
 next writer removes. Only the driver writes (workers return rows to it), and an exclusive
 lock keeps a second driver out, so no run is stored twice; :meth:`ResultStore.read` drops
 repeated keys all the same (a defence, counted in ``duplicates``).
+
+Every part is written with Parquet page checksums (CRC-32 of each page) and every read
+checks them, the part's schema (the columns of a stored run, :data:`STORE_COLUMNS
+<spare_core.sim.executor.STORE_COLUMNS>`, with their types) and its name (the hash of the
+keys it holds). A part that fails any check (damaged, truncated, foreign, another schema, not
+a file) is never merged: readers skip it with a :class:`StoreWarning` naming its path and the
+reason, and a writer (:meth:`ResultStore.open_for_writing`) moves it to ``DIR/quarantine/``,
+so that the runs it held are simulated again.
 
 Why Parquet rather than SQLite or DuckDB: the store must be readable while a sweep writes it
 (aggregation reads finished parts, no lock needed), live on the shared filesystems clusters
@@ -26,11 +35,13 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
+import warnings
 from pathlib import Path
 
-__all__ = ["ResultStore", "StoreError"]
+__all__ = ["ResultStore", "StoreError", "StoreWarning"]
 
 _FORMAT = "spare_core sweep store"
 _VERSION = 1
@@ -42,6 +53,59 @@ _MIN_FREE = 16 << 20
 
 class StoreError(OSError):
     """The store cannot be used (not writable, full, in use, not a store)."""
+
+
+class StoreWarning(UserWarning):
+    """A part of the store was skipped (reading) or quarantined (writing): damaged or foreign."""
+
+
+class _BadPart(Exception):
+    """A part that fails a check (the message says which)."""
+
+
+_PART_NAME = re.compile(r"part-([0-9a-f]{32})\.parquet")
+_HEX_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
+
+
+def _kinds():
+    """Column name -> what its type must be ("string", "uint", "number", "bool"): the columns
+    of a stored run (:data:`spare_core.sim.executor.STORE_COLUMNS`)."""
+    import dataclasses
+
+    from ..sim.executor import STORE_COLUMNS
+    from ..sim.run import RunResult
+
+    ann = {f.name: str(f.type) for f in dataclasses.fields(RunResult)}
+    out = {}
+    for c in STORE_COLUMNS:
+        if c == "seed":
+            out[c] = "uint"
+        elif c in ann:
+            out[c] = {"str": "string", "bool": "bool", "int": "number", "float": "number"}.get(ann[c], "any")
+        else:  # key, group and scenario keys, JSON, source, interval setting
+            out[c] = "string"
+    return out
+
+
+def _type_ok(t, kind) -> bool:
+    import pyarrow.types as pt
+
+    if kind == "any":
+        return True
+    if pt.is_null(t):  # a column of nulls: only where text may be missing
+        return kind == "string"
+    if kind == "string":
+        return pt.is_string(t) or pt.is_large_string(t)
+    if kind == "uint":
+        return pt.is_integer(t)
+    if kind == "bool":
+        return pt.is_boolean(t)
+    return pt.is_integer(t) or pt.is_floating(t)
 
 
 def require_pyarrow():
@@ -81,6 +145,10 @@ class ResultStore:
     def __init__(self, path):
         self.path = Path(path)
         self._lock_fd = None
+        self.skipped: list = []  # (part, reason) of the last read or keys()
+        self.quarantined: list = []  # (part, reason, new path) of the last open_for_writing()
+        self.duplicates = 0
+        self._checked: dict = {}  # part -> (size, mtime_ns, inode) when it passed every check
 
     @staticmethod
     def warm_up() -> None:
@@ -149,6 +217,7 @@ class ResultStore:
                 self._atomic_write(manifest, json.dumps({"format": _FORMAT, "version": _VERSION}).encode())
             for stale in self.runs_dir.glob(".part-*.tmp"):  # torn writes of a killed driver
                 stale.unlink()
+            self.quarantine_bad_parts()  # damaged or foreign parts: aside, their runs redone
         except BaseException:
             self.close()
             raise
@@ -197,16 +266,17 @@ class ResultStore:
         if self._lock_fd is None:
             raise StoreError("open_for_writing() the store before writing to it")
         pa, pq = require_pyarrow()
-        table = pa.table(columns)
+        # seeds as uint64: every seed a keyed study accepts (0 .. 2**64 - 1) stores
+        table = pa.table({k: pa.array(v, pa.uint64()) if k == "seed" else v for k, v in columns.items()})
         digest = hashlib.sha256("\n".join(sorted(columns["key"])).encode()).hexdigest()[:32]
         final = self.runs_dir / f"part-{digest}.parquet"
         tmp = self.runs_dir / f".part-{digest}-{uuid.uuid4().hex[:8]}.tmp"
         try:
             # encoded in memory and written in one call (pyarrow's many small writes to a
             # file cost several times the encoding); no column statistics: keys and JSON are
-            # long strings nobody filters on by range
+            # long strings nobody filters on by range; a CRC-32 per page, checked on every read
             buf = pa.BufferOutputStream()
-            pq.write_table(table, buf, compression="zstd", write_statistics=False)
+            pq.write_table(table, buf, compression="zstd", write_statistics=False, write_page_checksum=True)
             with open(tmp, "wb") as fh:
                 fh.write(buf.getvalue().to_pybytes())
                 fh.flush()
@@ -222,31 +292,160 @@ class ResultStore:
         return final
 
     # -- reading ---------------------------------------------------------------------------
+    def check_store(self) -> None:
+        """Raise :class:`StoreError` unless the path is a sweep store (a directory with this
+        format's ``store.json``): what a reader of something else is told, in one line."""
+        p = self.path
+        if not p.is_dir():
+            raise StoreError(f"store {str(p)!r} does not exist or is not a directory")
+        manifest = p / "store.json"
+        try:
+            doc = json.loads(manifest.read_text(encoding="utf-8"))
+            ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
+        except FileNotFoundError:
+            raise StoreError(f"{str(p)!r} is not a sweep store (it has no store.json)") from None
+        except (OSError, ValueError):
+            ok = False
+        if not ok:
+            raise StoreError(f"{str(p)!r} is not a sweep store (its store.json is not a {_FORMAT})")
+
     def parts(self) -> list:
-        """The finished parts (sorted by name); temporary files are never listed."""
+        """The finished parts (sorted by name); temporary files are never listed, nor what
+        does not have a part's name (stray files are not the store's)."""
         if not self.runs_dir.is_dir():
             return []
         return sorted(p for p in self.runs_dir.glob("part-*.parquet"))
 
-    def keys(self) -> set:
-        """The run keys stored so far."""
+    def _read_part(self, path: Path, kinds: dict):
+        """The whole part as a table, every check passed; :class:`_BadPart` otherwise."""
+        pa, pq = require_pyarrow()
+        if not path.is_file():
+            raise _BadPart("is not a regular file")
+        try:
+            schema = pq.read_schema(path)
+            names = list(schema.names)
+        except Exception as e:  # truncated, not Parquet, a footer that does not decode
+            raise _BadPart(f"is not a readable Parquet file ({_first_line(e)})") from None
+        if len(set(names)) != len(names):
+            raise _BadPart("has repeated column names")
+        missing = [c for c in kinds if c not in names]
+        if missing:
+            raise _BadPart(f"is not a part of a sweep store (no column {missing[0]!r})")
+        for c, kind in kinds.items():
+            t = schema.field(c).type
+            if not _type_ok(t, kind):
+                raise _BadPart(f"has column {c!r} of type {t}, not {kind}")
+        try:
+            table = pq.read_table(path, page_checksum_verification=True, use_threads=False)
+        except Exception as e:  # a page checksum, a page that does not decode
+            raise _BadPart(f"is damaged ({_first_line(e)})") from None
+        if table.schema.names != names:
+            raise _BadPart("changed its columns between two reads")
+        for c, kind in kinds.items():
+            if kind in ("number", "bool", "uint") and table.column(c).null_count:
+                raise _BadPart(f"has missing values in column {c!r}")
+        keys = table.column("key")
+        if keys.null_count:
+            raise _BadPart("has runs without a key")
+        klist = keys.to_pylist()
+        if not all(isinstance(k, str) and _HEX_KEY.fullmatch(k) for k in klist):
+            raise _BadPart("has keys that are not SHA-256 hex digests")
+        m = _PART_NAME.fullmatch(path.name)
+        if m is None:
+            raise _BadPart("is not named part-<hash of its keys>.parquet")
+        if hashlib.sha256("\n".join(sorted(klist)).encode()).hexdigest()[:32] != m.group(1):
+            raise _BadPart("holds other keys than its name says")
+        seed = table.column("seed")
+        if seed.type != pa.uint64():  # parts written before the uint64 column: int64
+            import pyarrow.compute as pc
+
+            if len(seed) and pc.min(seed).as_py() < 0:
+                raise _BadPart("has negative seeds")
+            table = table.set_column(names.index("seed"), "seed", seed.cast(pa.uint64()))
+        return table
+
+    def _good_parts(self, on_bad, keys_only=False):
+        """``[(path, table)]`` of the parts that pass every check; ``on_bad(path, reason)``
+        for the others. ``keys_only``: a part this object has checked whole and that has not
+        changed since (same size, mtime, inode) is read back by its key column alone (still
+        checksummed): a writer's resumption checks each part whole once, not twice."""
         _, pq = require_pyarrow()
-        out: set = set()
+        kinds = _kinds()
+        out = []
         for part in self.parts():
-            out.update(pq.read_table(part, columns=["key"]).column("key").to_pylist())
+            try:
+                st = part.stat()
+                sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+            except OSError:
+                sig = None
+            if keys_only and sig is not None and self._checked.get(part) == sig:
+                try:
+                    out.append((part, pq.read_table(part, columns=["key"], page_checksum_verification=True,
+                                                                use_threads=False)))
+                    continue
+                except Exception:
+                    pass  # changed under us after all: the whole check below says how
+            try:
+                out.append((part, self._read_part(part, kinds)))
+                if sig is not None:
+                    self._checked[part] = sig
+            except _BadPart as e:
+                self._checked.pop(part, None)
+                on_bad(part, str(e))
+        return out
+
+    def _skip(self, part: Path, reason: str) -> None:
+        self.skipped.append((part, reason))
+        warnings.warn(f"store {str(self.path)!r}: skipped part {str(part)!r}: it {reason}", StoreWarning, stacklevel=4)
+
+    def quarantine_bad_parts(self) -> list:
+        """Move every part that fails a check to ``DIR/quarantine/`` (the writer holds the
+        lock); ``[(part, reason, new path)]``, each also a :class:`StoreWarning`."""
+        if self._lock_fd is None:
+            raise StoreError("open_for_writing() the store before quarantining parts")
+        moved = []
+
+        def move(part, reason):
+            qdir = self.path / "quarantine"
+            qdir.mkdir(exist_ok=True)
+            target = qdir / part.name
+            if target.exists() or target.is_symlink():
+                target = qdir / f"{part.name}.{uuid.uuid4().hex[:8]}"
+            os.replace(part, target)
+            moved.append((part, reason, target))
+            warnings.warn(f"store {str(self.path)!r}: part {str(part)!r} {reason}: moved to {str(target)!r}; "
+                          "its runs will be simulated again", StoreWarning, stacklevel=4)
+
+        self._good_parts(move)
+        if moved:
+            _fsync_dir(self.runs_dir)
+        self.quarantined = moved
+        return moved
+
+    def keys(self) -> set:
+        """The run keys of the parts that pass every check."""
+        self.skipped = []
+        out: set = set()
+        for _, t in self._good_parts(self._skip, keys_only=True):
+            out.update(t.column("key").to_pylist())
         return out
 
     def read(self, columns=None):
         """Every stored run as one ``pyarrow.Table`` (a repeated key kept once).
+
+        Only parts that pass every check are read (page checksums, schema, name); each part
+        skipped is a :class:`StoreWarning` and an entry ``(path, reason)`` of ``skipped``.
 
         Parameters
         ----------
         columns : list of str, optional
             Only these columns (``key`` is always read).
         """
-        pa, pq = require_pyarrow()
+        pa, _ = require_pyarrow()
+        self.skipped = []
         cols = None if columns is None else list(dict.fromkeys(["key", *columns]))
-        tables = [pq.read_table(p, columns=cols) for p in self.parts()]
+        tables = [t if cols is None else t.select(cols) for _, t in self._good_parts(self._skip)]
+        self.duplicates = 0
         if not tables:
             return pa.table({"key": pa.array([], pa.string())})
         table = pa.concat_tables(tables, promote_options="permissive")
