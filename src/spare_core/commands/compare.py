@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 import sys
 
-from . import EXIT_INTERRUPTED, UsageError, bounded, distinct, finite_float, positive_int, process_count
+from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_int, process_count, seed_count
 from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
 from .progress import run_study
 from .report import fmt_duration, fmt_ratio
-from ..scenario_file import MAX_SEEDS, scenario_to_dict
+from ..scenario_file import scenario_to_dict
 from ..sim import Scenario, Study, closed_form_redundancy, registered_policy
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"
@@ -28,7 +28,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--groups", type=positive_int, nargs="+", default=[200, 600, 1000], metavar="N",
                         help="numbers of data-parallel groups (default: 200 600 1000)")
     parser.add_argument("--r-max", type=positive_int, default=20, help="largest redundancy tried (default 20)")
-    parser.add_argument("--seeds", type=bounded(int, 1, "an integer", MAX_SEEDS), default=5, help="seeds per cell, 0..S-1 (default 5)")
+    parser.add_argument("--seeds", type=seed_count, default=5, help="seeds per cell, 0..S-1 (default 5)")
     parser.add_argument("--processes", type=process_count, default=0,
                         help="worker processes (default 0: one per CPU)")
     parser.add_argument("--failure-model", choices=("per-unit", "system", "node"), default="per-unit",
@@ -36,7 +36,7 @@ def add_arguments(parser) -> None:
                              "renewal process, or node renewals (8-GPU nodes, only the failed node replaced)")
     parser.add_argument("--rep-variant", choices=("cyclic", "disjoint"), default="cyclic",
                         help="Rep+CKPT on SPARe's cyclic stacks (default) or N/r disjoint replica sets")
-    parser.add_argument("--horizon", type=finite_float, default=20.0,
+    parser.add_argument("--horizon", type=horizon_float, default=20.0,
                         help="stop a run at this many T0 and report it unfinished (default 20)")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: the preset's 10,000)")
     parser.add_argument("--layout", choices=("consecutive", "sidon"), default="consecutive",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import UsageError, bounded, finite_float, positive_int, process_count
+from . import UsageError, horizon_float, positive_int, process_count, seed_count
 from .outputs import add_output_arguments, check_outputs
 from .progress import progress_bar, run_study
 from .report import fmt_duration
-from ..scenario_file import MAX_SEEDS, ScenarioFile, ScenarioFileError, load_scenario_file
+from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
 __all__ = ["add_file_arguments", "load_job", "describe_job", "file_study", "run_job", "interval_points",
@@ -27,9 +27,9 @@ def add_file_arguments(parser: Any) -> None:
                              f"{', '.join(policy_names())}; plugins too) (file: compare.policies)")
     parser.add_argument("--r-max", type=positive_int, default=None,
                         help="try r = 1..R (file: compare.r_max / compare.redundancies)")
-    parser.add_argument("--seeds", type=bounded(int, 1, "an integer", MAX_SEEDS), default=None, help="seeds per cell (file: compare.seeds)")
+    parser.add_argument("--seeds", type=seed_count, default=None, help="seeds per cell (file: compare.seeds)")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (file: job.steps)")
-    parser.add_argument("--horizon", type=finite_float, default=None,
+    parser.add_argument("--horizon", type=horizon_float, default=None,
                         help="stop a run at this many T0 (file: compare.horizon)")
     parser.add_argument("--processes", type=process_count, default=None,
                         help="worker processes, 0 = one per CPU (file: compare.processes)")

@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .. import _limits
 from .._validate import as_float, as_int, check_choice
 from .policies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
 from .scenario import Scenario
@@ -43,7 +44,7 @@ STREAMS = ("seed", "key")
 
 #: the most seeds per cell a study may ask for: the executor keeps one group per (scenario,
 #: seed) in memory, and 2**24 of them are already months of CPU at the smallest runs
-MAX_SEEDS = 2**24
+MAX_SEEDS = _limits.MAX_SEEDS
 
 
 def canonical_json(obj) -> str:
@@ -230,7 +231,7 @@ class Study:
             # a count, not a list: bounded as a scenario file's compare.seeds (10**20 would
             # otherwise be a list of 10**20 seeds built before the first run)
             seeds = range(as_int(seeds, "seeds", min_value=1, max_value=MAX_SEEDS))
-        self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0) for s in seeds))
+        self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0, max_value=_limits.MAX_SEED) for s in seeds))
         for what, grid in (("scenarios", self.scenarios), ("policies", self.policies),
                            ("redundancies", self.redundancies), ("intervals", self.intervals), ("seeds", self.seeds)):
             if not grid:
