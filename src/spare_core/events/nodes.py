@@ -271,13 +271,15 @@ class NodeFailureLog:
         ts, ns = [], []
         passes = 0
         block = _BURST_MIN_BLOCK
+        # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
+        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes
         while active.shape[0]:
             t = nxt[active]
             ts.append(t)
             ns.append(active)
             passes += 1
             k = active.shape[0]
-            if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS:
+            if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
                 t = t + self.draw_lifetimes(active)
             else:
                 t, block = self._burst(t, active, end, block, ts, ns)
