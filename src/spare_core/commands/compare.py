@@ -14,6 +14,7 @@ import sys
 
 from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_int, process_count, seed_count
 from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
+from .budget import check_budget
 from .progress import run_study
 from .report import fmt_duration, fmt_ratio
 from ..scenario_file import scenario_to_dict
@@ -41,6 +42,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: the preset's 10,000)")
     parser.add_argument("--layout", choices=("consecutive", "sidon"), default="consecutive",
                         help="SPARe's stack offsets: the paper's consecutive cyclic stacks (default) or Sidon-type")
+    parser.add_argument("--force", action="store_true", help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
     parser.add_argument("--no-patch-cost", action="store_true",
                         help="do not charge SPARe's patch work (extra layers) on failure steps")
     add_output_arguments(parser)
@@ -65,6 +67,7 @@ def run(args) -> int:
     # an r above every scenario's group count builds no policy: the range stops there
     study = Study(scenarios, policies, range(1, min(args.r_max, max(args.groups)) + 1), seeds=range(args.seeds),
                   policy_options=kw, name="spare compare", streams="seed")
+    check_budget(study, args.force, "")
     res = run_study(study, workers=args.processes, desc="spare compare")
     elapsed, procs = res.elapsed, res.workers
     rep_label = registered_policy(rep).label

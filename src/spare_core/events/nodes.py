@@ -42,6 +42,9 @@ INITIAL_AGES = ("stationary", "new")
 _CHUNK_FAILURES = 4096
 #: empty chunks ahead beyond which the log skips to the next failure's chunk at once
 _SKIP_CHUNKS = 1024
+#: passes in a row in which no node's time moved (every lifetime below the spacing of floats)
+#: after which the times move on by one float
+_STUCK_PASSES = 1000
 #: passes of one chunk drawn one at a time before a burst's passes are drawn in blocks
 _BURST_PASSES = 8
 #: passes per block at first (doubled while whole blocks are kept, halved otherwise) ...
@@ -269,7 +272,7 @@ class NodeFailureLog:
             end = float(np.nextafter(self.horizon, math.inf))
         active = np.flatnonzero(nxt < end)
         ts, ns = [], []
-        passes = 0
+        passes = stuck = 0
         block = _BURST_MIN_BLOCK
         # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
         own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes
@@ -280,9 +283,17 @@ class NodeFailureLog:
             passes += 1
             k = active.shape[0]
             if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
+                before, moved = t, 1
                 t = t + self.draw_lifetimes(active)
             else:
-                t, block = self._burst(t, active, end, block, ts, ns)
+                before = t
+                t, block, moved = self._burst(t, active, end, block, ts, ns)
+            stuck = stuck + moved if np.array_equal(t, before) else 0
+            if stuck >= _STUCK_PASSES:
+                # every lifetime vanished in rounding pass after pass (times far beyond the
+                # lifetimes' scale): one float further, or the passes would repeat for ever
+                t = np.nextafter(before, math.inf)
+                stuck = 0
             nxt[active] = t
             active = active[t < end]
         if ts:
@@ -297,7 +308,7 @@ class NodeFailureLog:
     def _burst(self, t, active, end, block, ts, ns):
         """``block`` passes of ``active`` (times ``t``) drawn at once: the passes before the
         first in which a node reaches ``end`` are added to ``ts``/``ns``; returns the times
-        after the last pass kept (the loop filters them) and the next block size."""
+        after the last pass kept (the loop filters them), the next block size and the passes kept."""
         k = active.shape[0]
         bg = self._rng.bit_generator
         saved = bg.state
@@ -317,7 +328,7 @@ class NodeFailureLog:
         for p in range(1, kept):
             ts.append(cum[p])
             ns.append(active)
-        return cum[kept].copy(), max(_BURST_MIN_BLOCK, nxt_block)
+        return cum[kept].copy(), max(_BURST_MIN_BLOCK, nxt_block), kept
 
 
 class _Scan:
