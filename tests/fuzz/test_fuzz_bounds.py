@@ -57,7 +57,7 @@ def _spare(argv):
     return code, err.getvalue()
 
 
-def _check(out, case, name):
+def _check(out, case, name, value):
     assert out.ok, f"{case}: {out.error_type.__name__}: {out.message}"
     code, err = out.value
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -105,7 +105,7 @@ def test_every_ranged_key_runs_or_exits_2_naming_it(tmp_path_factory, key, value
         base.write_text(BASE)
         argv = ["run", str(base), "--set", f"{key}={value}"]
     out = run_isolated(_spare, argv, case=" ".join(argv[2:]) or f"{key} = {value} in the file", timeout=60)
-    _check(out, f"{key}={value} ({'file' if in_file else '--set'})", key)
+    _check(out, f"{key}={value} ({'file' if in_file else '--set'})", key, value)
 
 
 @fuzz(0.25)
@@ -117,7 +117,7 @@ def test_run_flags_with_force_run_or_exit_2(tmp_path_factory, flag, value, force
     if force and flag in ("--steps", "--horizon"):
         argv += ["--policies", "ckpt"]
     out = run_isolated(_spare, argv, case=" ".join(argv[2:]), timeout=60)
-    _check(out, " ".join(argv[2:]), flag)
+    _check(out, " ".join(argv[2:]), flag, value)
 
 
 @fuzz(1.0)
