@@ -70,7 +70,10 @@ def _check(out, case, name, value):
         r = _limits.range_of(name)
         v = _number(value)
         if r is not None and v is not None and not r.contains(v):
-            assert name in lines[0] or name.split(".")[-1] in lines[0], (case, lines[0])
+            # or, for an override of one rate form, the rule it broke first: an override of
+            # failures.measured_on_gpus drops the file's other rate forms (docs/cli.md)
+            assert name in lines[0] or name.split(".")[-1] in lines[0] or "needs exactly one rate form" in lines[0], \
+                (case, lines[0])
 
 
 def _number(text):
