@@ -217,9 +217,9 @@ def test_ctrl_c_exits_130_and_writes_finished_runs(tmp_path):
     out = tmp_path / "partial.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     # many short (N, seed) tasks: some finish before the interrupt, far too many to all finish
-    # before it however fast the machine
+    # before it however fast the machine (beyond the work budget in total: --force)
     proc = subprocess.Popen([sys.executable, "-m", "spare_core", "compare", "--groups", "30", "40", "--r-max", "4",
-                             "--seeds", "100000", "--steps", "200", "--processes", "2", "--json", str(out)],
+                             "--seeds", "100000", "--steps", "200", "--processes", "2", "--force", "--json", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
     time.sleep(6.0)

@@ -438,6 +438,8 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     **{(c, "--horizon"): _one(c, "--horizon", "4") for c in ("run", "advise", "compare")},
     **{(c, "--processes"): _one(c, "--processes", "2") for c in ("run", "advise", "compare")},
     ("advise", "--no-sensitivity"): _one("advise", "--no-sensitivity"),
+    **{(c, "--force"): _one(c, "--force") for c in ("run", "advise", "compare")},
+    ("sweep", "--force"): _one("sweep", "--force"),
     ("compare", "--groups"): _one("compare", "--groups", "6", "12"),
     ("compare", "--failure-model"): _one("compare", "--failure-model", "node"),
     ("compare", "--rep-variant"): _one("compare", "--rep-variant", "disjoint"),

@@ -50,7 +50,8 @@ def test_numeric_options_refuse_overflow_nan_inf_and_negatives_in_one_line(capsy
 
 def test_file_r_max_far_above_the_group_count_builds_no_huge_range():
     from spare_core.scenario_file import load_scenario_file
-    sf = load_scenario_file(EXAMPLE, ["compare.r_max=1000000000000000000"])
+    # the largest r_max the one range allows (that of --r-max): still no range of 2**31 numbers
+    sf = load_scenario_file(EXAMPLE, [f"compare.r_max={2**31 - 1}"])
     assert max(sf.redundancies) <= sf.scenario.n_groups
 
 

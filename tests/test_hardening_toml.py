@@ -63,7 +63,7 @@ def test_a_sweep_spec_with_a_huge_seed_count_is_refused_before_building_it(tmp_p
     from spare_core.scenario_file import MAX_SEEDS
     f = tmp_path / "spec.toml"
     f.write_text(SPEC.replace("seeds = 1", "seeds = 99999999999999999999"))
-    with pytest.raises(ValueError, match=f"seeds must be <= {MAX_SEEDS}, got 99999999999999999999"):
+    with pytest.raises(ValueError, match=f"seeds must be an integer >= 1 and <= {MAX_SEEDS}, got 99999999999999999999"):
         load_spec(f)
 
 

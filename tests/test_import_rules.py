@@ -86,7 +86,8 @@ def test_private_modules_are_imported_only_inside_their_package():
 # docs/architecture.md, "Layers": a module imports only from its own layer or below.
 LAYERS = [
     ("infrastructure", {"spare_core", "spare_core._validate", "spare_core._native", "spare_core._seeding",
-                        "spare_core._results", "spare_core._difference_sets", "spare_core._files", "spare_core._writer", "spare_core._plugins",
+                        "spare_core._results", "spare_core._difference_sets", "spare_core._files", "spare_core._writer",
+                        "spare_core._plugins", "spare_core._limits",
                         "spare_core._deprecation"}),
     ("values and kernels", {"spare_core.distributions", "spare_core.topology", "spare_core.checkpoint",
                             "spare_core.graph",

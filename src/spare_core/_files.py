@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ._limits import range_of
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -225,13 +227,16 @@ class Reader:
     def integer(self, key: str, value: Any, *, low: int = 1, high: int | None = None) -> int:
         """``value`` as an int in ``[low, high]`` (an integral float is taken: TOML ``3.0``)."""
         rule = f"must be an integer >= {low}" + ("" if high is None else f" and <= {high}")
+        rng = range_of(key)  # the key's one range (spare_core._limits), as its flag's and a spec's
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer() and math.isfinite(value):
                 value = int(value)
             else:
-                raise self.fail(key, rule, value)
+                raise self.fail(key, rule if rng is None else rng.rule(), value)
         if value < low or (high is not None and value > high):
             raise self.fail(key, rule, value)
+        if rng is not None and not rng.contains(value):
+            raise self.fail(key, rng.rule(), value)
         return int(value)
 
     def number(self, key: str, value: Any, *, low: float = 0.0, strict: bool = True, high: float | None = None,
@@ -248,6 +253,9 @@ class Reader:
             ok = x < high if high_strict else x <= high
         if not ok:
             raise self.fail(key, f"must be a finite number {bound}", value)
+        rng = range_of(key)
+        if rng is not None and not rng.contains(x):
+            raise self.fail(key, rng.rule(), value)
         return x
 
     def duration(self, key: str, value: Any, *, strict: bool = True) -> float:
@@ -265,6 +273,9 @@ class Reader:
             x = float(value)
         if not (math.isfinite(x) and (x > 0 if strict else x >= 0)):
             raise self.fail(key, rule, value)
+        rng = range_of(key)
+        if rng is not None and not rng.contains(x):
+            raise self.fail(key, rng.rule(), value)
         return x
 
     def text(self, key: str, value: Any) -> str:

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import _files
+from . import _files, _limits
 from ._files import Reader, TomlFileError, parse_duration, plain, read_toml
 from .distributions import Exponential, LogNormal
 from .events import FailureModel, failure_model_kinds
@@ -144,7 +144,7 @@ _ALTERNATIVES = _alternatives()
 
 #: the most seeds per cell a file (or ``--seeds``) may ask for: a grid keeps one task per
 #: (scenario, seed) in memory, and 2**24 of them are already months of CPU at the smallest runs
-MAX_SEEDS = 2**24
+MAX_SEEDS = _limits.MAX_SEEDS
 
 
 class ScenarioFileError(TomlFileError):

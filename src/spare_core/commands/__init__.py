@@ -7,6 +7,8 @@ import argparse
 import math
 from typing import Any, Callable
 
+from .. import _limits
+
 
 #: exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)
 EXIT_INTERRUPTED = 130
@@ -16,13 +18,11 @@ class UsageError(Exception):
     """Bad input to a command: the message names the argument, the rule and the bad value."""
 
 
-#: the largest count an argument may give (nodes, groups, iterations, steps, ...): the kernels
-#: index with C ``int``, so a larger count is an overflow, refused at parsing (exit status 2)
-MAX_COUNT = 2**31 - 1
-#: the largest root seed: seeds are 63-bit integers wherever they are stored
-MAX_SEED = 2**63 - 1
-#: the most worker processes a command starts (each is a forked copy of this process)
-MAX_PROCESSES = 1024
+# the bounds of counts, seeds and processes: the one table of ranges (spare_core._limits), which
+# the scenario-file reader, --set and sweep specs read too
+MAX_COUNT = _limits.MAX_COUNT
+MAX_SEED = _limits.MAX_SEED
+MAX_PROCESSES = _limits.MAX_PROCESSES
 
 
 def bounded(cast: Callable[[str], Any], low: Any, what: str, high: Any = None) -> Callable[[str], Any]:
@@ -48,9 +48,32 @@ def bounded(cast: Callable[[str], Any], low: Any, what: str, high: Any = None) -
     return convert
 
 
-positive_int = bounded(int, 1, "an integer", MAX_COUNT)
-seed_int = bounded(int, 0, "an integer", MAX_SEED)
-process_count = bounded(int, 0, "an integer", MAX_PROCESSES)
+def ranged(quantity: str) -> Callable[[str], Any]:
+    """argparse type of a quantity of the one table of ranges (:data:`spare_core._limits.RANGES`)."""
+    r = _limits.RANGES[quantity]
+    if r.kind == "int":
+        return bounded(int, r.low, "an integer", r.high)
+
+    def convert(text: str) -> Any:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        try:
+            value = float(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"must be a number, got {shown!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {shown!r}")
+        if not r.contains(value):
+            raise argparse.ArgumentTypeError(f"{r.rule()}, got {shown}")
+        return value
+
+    return convert
+
+
+positive_int = ranged("count")
+seed_int = ranged("seed")
+seed_count = ranged("seeds")
+process_count = ranged("processes")
+horizon_float = ranged("horizon")
 finite_float = bounded(float, -math.inf, "a number")
 
 

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from . import EXIT_INTERRUPTED
-from .filejob import add_file_arguments, describe_job, load_job, run_job
+from .filejob import add_file_arguments, check_job_budget, describe_job, load_job, run_job
 from .outputs import provenance, run_rows, write_outputs
 from .report import fmt_duration, mean_ci
 from .run import best_rows, write_plots
@@ -72,6 +72,7 @@ def _advice(res: Any, sf: Any) -> dict[str, Any] | None:
 def run(args: Any) -> int:
     """Run the grid (and the sensitivity grids), print the advice, write the outputs."""
     sf = load_job(args)
+    check_job_budget(sf, args, () if args.no_sensitivity else tuple(RATE_FACTORS))
     grids = {1.0: run_job(sf, desc="spare advise")}
     if not args.no_sensitivity and not grids[1.0].interrupted:
         for f in RATE_FACTORS:

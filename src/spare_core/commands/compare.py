@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import sys
 
-from . import EXIT_INTERRUPTED, UsageError, bounded, distinct, finite_float, positive_int, process_count
+from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_int, process_count, seed_count
 from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
+from .budget import check_budget
 from .progress import run_study
 from .report import fmt_duration, fmt_ratio
-from ..scenario_file import MAX_SEEDS, scenario_to_dict
+from ..scenario_file import scenario_to_dict
 from ..sim import Scenario, Study, closed_form_redundancy, registered_policy
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"
@@ -28,7 +29,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--groups", type=positive_int, nargs="+", default=[200, 600, 1000], metavar="N",
                         help="numbers of data-parallel groups (default: 200 600 1000)")
     parser.add_argument("--r-max", type=positive_int, default=20, help="largest redundancy tried (default 20)")
-    parser.add_argument("--seeds", type=bounded(int, 1, "an integer", MAX_SEEDS), default=5, help="seeds per cell, 0..S-1 (default 5)")
+    parser.add_argument("--seeds", type=seed_count, default=5, help="seeds per cell, 0..S-1 (default 5)")
     parser.add_argument("--processes", type=process_count, default=0,
                         help="worker processes (default 0: one per CPU)")
     parser.add_argument("--failure-model", choices=("per-unit", "system", "node"), default="per-unit",
@@ -36,11 +37,12 @@ def add_arguments(parser) -> None:
                              "renewal process, or node renewals (8-GPU nodes, only the failed node replaced)")
     parser.add_argument("--rep-variant", choices=("cyclic", "disjoint"), default="cyclic",
                         help="Rep+CKPT on SPARe's cyclic stacks (default) or N/r disjoint replica sets")
-    parser.add_argument("--horizon", type=finite_float, default=20.0,
+    parser.add_argument("--horizon", type=horizon_float, default=20.0,
                         help="stop a run at this many T0 and report it unfinished (default 20)")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: the preset's 10,000)")
     parser.add_argument("--layout", choices=("consecutive", "sidon"), default="consecutive",
                         help="SPARe's stack offsets: the paper's consecutive cyclic stacks (default) or Sidon-type")
+    parser.add_argument("--force", action="store_true", help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
     parser.add_argument("--no-patch-cost", action="store_true",
                         help="do not charge SPARe's patch work (extra layers) on failure steps")
     add_output_arguments(parser)
@@ -65,6 +67,7 @@ def run(args) -> int:
     # an r above every scenario's group count builds no policy: the range stops there
     study = Study(scenarios, policies, range(1, min(args.r_max, max(args.groups)) + 1), seeds=range(args.seeds),
                   policy_options=kw, name="spare compare", streams="seed")
+    check_budget(study, args.force, "")
     res = run_study(study, workers=args.processes, desc="spare compare")
     elapsed, procs = res.elapsed, res.workers
     rep_label = registered_policy(rep).label

@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import UsageError, bounded, finite_float, positive_int, process_count
+from . import UsageError, horizon_float, positive_int, process_count, seed_count
+from .budget import check_budget
 from .outputs import add_output_arguments, check_outputs
 from .progress import progress_bar, run_study
 from .report import fmt_duration
-from ..scenario_file import MAX_SEEDS, ScenarioFile, ScenarioFileError, load_scenario_file
+from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
-__all__ = ["add_file_arguments", "load_job", "describe_job", "file_study", "run_job", "interval_points",
+__all__ = ["add_file_arguments", "load_job", "check_job_budget", "describe_job", "file_study", "run_job", "interval_points",
            "timeline_run"]
 
 
@@ -27,12 +28,13 @@ def add_file_arguments(parser: Any) -> None:
                              f"{', '.join(policy_names())}; plugins too) (file: compare.policies)")
     parser.add_argument("--r-max", type=positive_int, default=None,
                         help="try r = 1..R (file: compare.r_max / compare.redundancies)")
-    parser.add_argument("--seeds", type=bounded(int, 1, "an integer", MAX_SEEDS), default=None, help="seeds per cell (file: compare.seeds)")
+    parser.add_argument("--seeds", type=seed_count, default=None, help="seeds per cell (file: compare.seeds)")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (file: job.steps)")
-    parser.add_argument("--horizon", type=finite_float, default=None,
+    parser.add_argument("--horizon", type=horizon_float, default=None,
                         help="stop a run at this many T0 (file: compare.horizon)")
     parser.add_argument("--processes", type=process_count, default=None,
                         help="worker processes, 0 = one per CPU (file: compare.processes)")
+    parser.add_argument("--force", action="store_true", help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
     add_output_arguments(parser)
 
 
@@ -63,6 +65,15 @@ def load_job(args: Any) -> ScenarioFile:
         raise UsageError(str(exc)) from None
     check_outputs(args)
     return sf
+
+
+def check_job_budget(sf: ScenarioFile, args: Any, factors: tuple[float, ...] = ()) -> None:
+    """The file's grid (and its grids at failure rate x ``factors``) within the work budget,
+    or a :class:`UsageError` with the estimate (``--force`` goes on); before any run."""
+    force = bool(getattr(args, "force", False))
+    check_budget(file_study(sf), force, sf.path)
+    for f in factors:
+        check_budget(file_study(sf, sf.at_rate(f)), force, f"{sf.path} at failure rate x{f:g}")
 
 
 def describe_job(sf: ScenarioFile) -> list[str]:

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from . import EXIT_INTERRUPTED
-from .filejob import add_file_arguments, describe_job, interval_points, load_job, run_job, timeline_run
+from .filejob import add_file_arguments, check_job_budget, describe_job, interval_points, load_job, run_job, timeline_run
 from .outputs import provenance, run_rows, write_outputs
 from .report import fmt_duration, fmt_ratio, mean_ci
 
@@ -40,6 +40,7 @@ def best_rows(res: Any) -> list[dict[str, Any]]:
 def run(args: Any) -> int:
     """Run the file's grid, print the table, write the outputs; return the exit status."""
     sf = load_job(args)
+    check_job_budget(sf, args)
     res = run_job(sf, desc="spare run")
     rows = best_rows(res) if res.summaries else []
     prov = provenance("spare run", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 
+from .budget import check_budget
 from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
 from .outputs import check_output_path
 from .progress import progress_bar
@@ -35,6 +36,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--task-seconds", type=finite_float, default=2.0, metavar="S",
                         help="seconds of work per task when --batch-runs is not given (default 2; "
                              "longer on a large cluster, see docs/sweeps.md)")
+    parser.add_argument("--force", action="store_true", help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
     parser.add_argument("--report", action="store_true", help="only report the store; run nothing")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the report (cells and best r) as JSON")
 
@@ -117,6 +119,7 @@ def run(args) -> int:
         spec = load_spec(args.spec)
     except (OSError, ValueError, TypeError) as e:
         raise UsageError(str(e)) from None
+    check_budget(spec, args.force, str(args.spec))
     store = ResultStore(args.store)
     bar = progress_bar(len(spec), "spare sweep (runs)")
     shown = [0]

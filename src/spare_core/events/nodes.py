@@ -40,6 +40,17 @@ INITIAL_AGES = ("stationary", "new")
 
 # wall time drawn per chunk of the log, in system MTBFs: ~4096 failures per chunk
 _CHUNK_FAILURES = 4096
+#: empty chunks ahead beyond which the log skips to the next failure's chunk at once
+_SKIP_CHUNKS = 1024
+#: passes in a row in which no node's time moved (every lifetime below the spacing of floats)
+#: after which the times move on by one float
+_STUCK_PASSES = 1000
+#: passes of one chunk drawn one at a time before a burst's passes are drawn in blocks
+_BURST_PASSES = 8
+#: passes per block at first (doubled while whole blocks are kept, halved otherwise) ...
+_BURST_MIN_BLOCK = 4
+#: ... and the most lifetimes one block draws (nodes x passes); more active nodes: one pass at a time
+_BURST_MAX_DRAWS = 1 << 16
 
 _EMPTY_T = np.zeros(0)
 _EMPTY_U = np.zeros(0, dtype=np.int64)
@@ -237,16 +248,52 @@ class NodeFailureLog:
         return self.law.sample(self._rng, nodes.shape[0])
 
     def extend(self) -> None:
-        """Add the failures of the next ``chunk_seconds`` of wall time."""
-        end = self.horizon + self.chunk_seconds
+        """Add the failures of the next ``chunk_seconds`` of wall time.
+
+        One pass draws a replacement lifetime for every node that failed again within the
+        chunk. A burst (a few nodes failing again and again: a Weibull shape far below 1 draws
+        many tiny lifetimes) would take one pass per failure; after :data:`_BURST_PASSES`
+        passes the lifetimes of many passes are drawn at once instead, and the passes up to the
+        first in which a node leaves the chunk are kept, the generator then set to where those
+        passes alone leave it (the same draws in the same order: the log is the same, bit for
+        bit, as one pass at a time).
+        """
         nxt = self._next
+        first = float(nxt.min()) if nxt.shape[0] else math.inf
+        if first - self.horizon > _SKIP_CHUNKS * self.chunk_seconds:
+            # no failure for many chunks (a heavy-tailed residual age): skip the empty chunks at
+            # once, to the last chunk boundary before the next failure (empty chunks draw nothing)
+            n = math.floor((first - self.horizon) / self.chunk_seconds) - 1
+            if math.isfinite(first) and n > 0:
+                self.horizon = self.horizon + n * self.chunk_seconds
+                return
+        end = self.horizon + self.chunk_seconds
+        if not end > self.horizon:  # a chunk below the spacing of floats this far: one float further
+            end = float(np.nextafter(self.horizon, math.inf))
         active = np.flatnonzero(nxt < end)
         ts, ns = [], []
+        passes = stuck = 0
+        block = _BURST_MIN_BLOCK
+        # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
+        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes
         while active.shape[0]:
             t = nxt[active]
             ts.append(t)
             ns.append(active)
-            t = t + self.draw_lifetimes(active)
+            passes += 1
+            k = active.shape[0]
+            if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
+                before, moved = t, 1
+                t = t + self.draw_lifetimes(active)
+            else:
+                before = t
+                t, block, moved = self._burst(t, active, end, block, ts, ns)
+            stuck = stuck + moved if np.array_equal(t, before) else 0
+            if stuck >= _STUCK_PASSES:
+                # every lifetime vanished in rounding pass after pass (times far beyond the
+                # lifetimes' scale): one float further, or the passes would repeat for ever
+                t = np.nextafter(before, math.inf)
+                stuck = 0
             nxt[active] = t
             active = active[t < end]
         if ts:
@@ -256,6 +303,32 @@ class NodeFailureLog:
             self.times.extend(t[order].tolist())
             self.groups.extend((node[order] // self.nodes_per_group).tolist())
         self.horizon = end
+
+
+    def _burst(self, t, active, end, block, ts, ns):
+        """``block`` passes of ``active`` (times ``t``) drawn at once: the passes before the
+        first in which a node reaches ``end`` are added to ``ts``/``ns``; returns the times
+        after the last pass kept (the loop filters them), the next block size and the passes kept."""
+        k = active.shape[0]
+        bg = self._rng.bit_generator
+        saved = bg.state
+        drawn = self.law.sample(self._rng, k * block).reshape(block, k)
+        cum = np.empty((block + 1, k))
+        cum[0] = t
+        cum[1:] = drawn
+        np.add.accumulate(cum, axis=0, out=cum)  # c[p] = c[p-1] + l[p], the additions of one pass at a time
+        out = np.flatnonzero((cum[1:] >= end).any(axis=1))
+        kept = int(out[0]) + 1 if out.shape[0] else block
+        if kept < block:  # the generator where ``kept`` passes of ``k`` draws leave it
+            bg.state = saved
+            self.law.sample(self._rng, k * kept)
+            nxt_block = max(_BURST_MIN_BLOCK, block // 2)
+        else:
+            nxt_block = min(2 * block, _BURST_MAX_DRAWS // k if k else block)
+        for p in range(1, kept):
+            ts.append(cum[p])
+            ns.append(active)
+        return cum[kept].copy(), max(_BURST_MIN_BLOCK, nxt_block), kept
 
 
 class _Scan:

@@ -374,6 +374,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
     DONE, RESTARTED, NEED_MULT, TIMEOUT = K["DONE"], K["RESTARTED"], K["NEED_MULT"], K["TIMEOUT"]
     advance = kern.advance
+    max_wall = float(params[K["P_MAX_WALL"]])
 
     seen = masked = restarts = 0
     tl_t, tl_g, tl_r, tl_d = [], [], [], []
@@ -438,6 +439,12 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             epoch, start, pos = epoch + 1, resume, 0
             handler.restart()
             batch = hint
+            if resume > max_wall:
+                # the restart ends past the wall limit: the kernel would stop there (TIMEOUT)
+                # whatever the next epoch holds, so the source is never asked for it (a node log
+                # would be drawn up to that start, chunk by chunk, for ever)
+                status = TIMEOUT
+                break
             continue
         if status == DONE or status == TIMEOUT:
             break

@@ -29,27 +29,24 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .. import _limits
 from .._validate import as_float, as_int, check_choice
 from .policies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
 from .scenario import Scenario
 
-__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "MAX_KEYED_SEED", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies"]
+__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies"]
 
 #: bumped when what a key covers changes (old stores then simply hold other keys).
 #: 2: a scenario is keyed without its display name (``name``), so a run's key depends on
 #: what it simulates alone, not on how a spec's grid happened to name it
 KEY_VERSION = 2
 
-#: the largest seed a keyed study takes: the store's ``seed`` column is an unsigned 64-bit
-#: integer (every seed a keyed study accepts stores)
-MAX_KEYED_SEED = 2**64 - 1
-
 #: where a group's random streams come from (module docstring)
 STREAMS = ("seed", "key")
 
 #: the most seeds per cell a study may ask for: the executor keeps one group per (scenario,
 #: seed) in memory, and 2**24 of them are already months of CPU at the smallest runs
-MAX_SEEDS = 2**24
+MAX_SEEDS = _limits.MAX_SEEDS
 
 
 def canonical_json(obj) -> str:
@@ -244,10 +241,7 @@ class Study:
             # a count, not a list: bounded as a scenario file's compare.seeds (10**20 would
             # otherwise be a list of 10**20 seeds built before the first run)
             seeds = range(as_int(seeds, "seeds", min_value=1, max_value=MAX_SEEDS))
-        self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0) for s in seeds))
-        if streams == "key" and self.seeds and max(self.seeds) > MAX_KEYED_SEED:
-            raise ValueError(f"seed must be <= 2**64 - 1 in a keyed study (the store's seed column is a uint64), "
-                             f"got {max(self.seeds)}")
+        self.seeds = list(dict.fromkeys(as_int(s, "seed", min_value=0, max_value=_limits.MAX_SEED) for s in seeds))
         for what, grid in (("scenarios", self.scenarios), ("policies", self.policies),
                            ("redundancies", self.redundancies), ("intervals", self.intervals), ("seeds", self.seeds)):
             if not grid:

@@ -18,6 +18,7 @@ import json
 import math
 from pathlib import Path
 
+from .. import _limits
 from .._validate import as_int
 from ..sim import Scenario
 from ..sim.policies import DEFAULT_POLICIES, policy_names
@@ -92,6 +93,15 @@ class SweepSpec(Study):
         seeds = data.get("seeds", 5)
         if not isinstance(seeds, (int, list)) or isinstance(seeds, bool):
             raise TypeError(f"{source}: seeds must be an int (0..n-1) or a list of ints, got {seeds!r}")
+        # refused here, before any run: a seed beyond int64 would simulate, then fail to be stored
+        for s in seeds if isinstance(seeds, list) else (seeds,):
+            key, r = ("seed", _limits.RANGES["seed"]) if isinstance(seeds, list) else ("seeds", _limits.RANGES["seeds"])
+            if isinstance(s, int) and not isinstance(s, bool) and not r.contains(s):
+                raise ValueError(f"{source}: {key} {r.rule()}, got {s!r}")
+        if isinstance(red, (list, range)):
+            for r_ in red:
+                if isinstance(r_, int) and not isinstance(r_, bool) and not _limits.RANGES["count"].contains(r_):
+                    raise ValueError(f"{source}: redundancies {_limits.RANGES['count'].rule()}, got {r_!r}")
         try:
             return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"))
         except (TypeError, ValueError) as e:
@@ -122,6 +132,7 @@ def _scenarios_of(table, where, base_dir):
     for values in combos:
         kw = dict(t, **dict(zip(grid, values)))
         try:
+            _check_ranges(kw)
             if preset is None:
                 sc = _plain_scenario(kw)
             elif preset == "paper_600k":
@@ -132,6 +143,19 @@ def _scenarios_of(table, where, base_dir):
             raise type(e)(f"{where}: {e}") from None
         out.append((sc, values))
     return _named(out, grid)
+
+
+def _check_ranges(kw):
+    """A spec's scenario keywords in the one table of ranges (``scenario.<keyword>``), as a
+    scenario file's keys: a number outside its key's range is refused before anything runs."""
+    for k, v in kw.items():
+        r = _limits.range_of(f"scenario.{k}")
+        if r is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue  # not a number: the scenario's own check names the type
+        if r.kind == "int" and isinstance(v, float) and not v.is_integer():
+            continue
+        if not r.contains(v):
+            raise ValueError(f"{k} {r.rule()}, got {v!r}")
 
 
 def _plain_scenario(kw):

@@ -1,0 +1,110 @@
+"""The work budget: a study whose expected work is beyond :data:`spare_core._limits.BUDGET` is
+refused before any run, with the estimate in the message, unless ``--force`` is given.
+
+The estimate reads the scenarios alone (docs/cli.md, "Budget"): a run simulates at most up to
+its wall limit ``horizon x T0``; at the failure model's long-run rate (its system MTBF, which
+the Weibull shape keeps) it meets ``horizon x T0 / MTBF`` failures and walks at most
+``horizon x steps`` steps; a node-renewal log holds every node failure up to the wall limit,
+about 64 bytes each, once per seed in each worker.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .. import _limits
+from . import UsageError
+
+__all__ = ["Estimate", "estimate", "check_budget", "LOG_BYTES_PER_FAILURE"]
+
+#: bytes a node failure log keeps per failure (a float and a group id in two Python lists)
+LOG_BYTES_PER_FAILURE = 64
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The work of a study, estimated before any run.
+
+    Attributes
+    ----------
+    runs : int
+    failures_per_run, steps_per_run : float
+        The largest over the study's scenarios.
+    failures, steps : float
+        Summed over every run.
+    log_bytes : float
+        The largest node-failure log of one seed (0 without node renewals).
+    """
+
+    runs: int
+    failures_per_run: float
+    steps_per_run: float
+    failures: float
+    steps: float
+    log_bytes: float
+
+    def over(self) -> list[str]:
+        """The budget lines this estimate exceeds, in words."""
+        b = _limits.BUDGET
+        out = []
+        for key, words in (("failures_per_run", "failures per run"), ("steps_per_run", "steps per run"),
+                           ("failures", "failures over all runs"), ("steps", "steps over all runs"),
+                           ("log_bytes", "bytes of a node failure log")):
+            v = getattr(self, key)
+            if not v <= b[key]:
+                out.append(f"{_g(v)} {words} (budget {_g(b[key])})")
+        return out
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}" if math.isfinite(x) else "inf"
+
+
+def _scenario(sc: Any) -> tuple[float, float, float]:
+    """Failures and steps of one run of ``sc`` up to its wall limit, and its node log's bytes."""
+    wall = sc.max_wall_factor * sc.t0
+    try:
+        mtbf = float(sc.system_mtbf)
+    except (ArithmeticError, ValueError):
+        mtbf = 0.0
+    failures = wall / mtbf if mtbf > 0 else math.inf
+    steps = sc.max_wall_factor * sc.n_steps
+    log = failures * LOG_BYTES_PER_FAILURE if getattr(sc.failures, "kind", "") == "node" or \
+        getattr(getattr(sc.failures, "base", None), "kind", "") == "node" else 0.0
+    return failures, steps, log
+
+
+def estimate(scenarios: Any, runs_per_scenario: Any) -> Estimate:
+    """The estimate of runs of ``scenarios`` (``runs_per_scenario``: one count per scenario)."""
+    fpr = spr = fl = st = lb = 0.0
+    runs = 0
+    for sc, n in zip(scenarios, runs_per_scenario):
+        f, s, b = _scenario(sc)
+        fpr, spr, lb = max(fpr, f), max(spr, s), max(lb, b)
+        fl += f * n
+        st += s * n
+        runs += n
+    return Estimate(runs=runs, failures_per_run=fpr, steps_per_run=spr, failures=fl, steps=st, log_bytes=lb)
+
+
+def check_budget(study: Any, force: bool, what: str) -> Estimate:
+    """Raise :class:`UsageError` if ``study`` is beyond the budget and ``force`` is false.
+
+    Each scenario must still be runnable at all (``Scenario.check_runnable``), ``--force`` or not.
+    """
+    scs = list(study.scenarios)
+    counts = [0] * len(scs)
+    for g in study.groups():
+        counts[g.scenario_index] += len(g.runs)
+    est = estimate(scs, counts)
+    over = est.over()
+    if over and not force:
+        raise UsageError(f"{what + ': ' if what else ''}the expected work is beyond the budget: {'; '.join(over)} "
+                         f"({est.runs} runs; --force runs it anyway)")
+    for sc in scs:
+        try:
+            sc.check_runnable()
+        except ValueError as exc:
+            raise UsageError(f"{what + ': ' if what else ''}scenario {sc.name!r} cannot be simulated: {exc}") from None
+    return est
