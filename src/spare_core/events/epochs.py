@@ -35,6 +35,44 @@ _EMPTY_T.flags.writeable = False
 _EMPTY_U.flags.writeable = False
 
 
+def _draw_times(t, asked: int, after: float, model, shift: float = 0.0) -> np.ndarray:
+    """The times a process's ``take`` handed out, as a new float64 array (minus ``shift``),
+    checked once where they enter the library, whichever model drew them (a user's
+    :class:`FailureModel` included): 1-d, at most ``asked`` of them, finite, non-decreasing
+    and not before ``after`` (the previous failure of the epoch, or its start). A NaN time
+    used to end the run as if no failure came (0 failures seen), a negative one could make
+    it loop; now each is a ValueError naming the model."""
+    try:
+        a = np.array(t, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{type(model).__name__}: the process's take() must return float times, "
+                        f"got {type(t).__name__}") from None
+    if a.ndim != 1 or a.shape[0] > asked:
+        raise ValueError(f"{type(model).__name__}: the process's take({asked}) must return at most {asked} "
+                         f"times in a 1-d sequence, got shape {a.shape}")
+    if shift:
+        a -= shift
+    if a.shape[0] and not (a[0] >= after and a[-1] < math.inf and (a.shape[0] == 1 or np.all(a[1:] >= a[:-1]))):
+        raise ValueError(f"{type(model).__name__}: the process's failure times must be finite, non-decreasing "
+                         f"and not before the epoch's start or previous failure ({after + shift!r}), got "
+                         f"{(a[:8] + shift).tolist()}{' ...' if a.shape[0] > 8 else ''}")
+    return a
+
+
+def _draw_units(u, n: int, n_groups: int, model) -> np.ndarray:
+    """The groups a process handed out for ``n`` failures, as a new int64 array, checked:
+    integers in ``[0, n_groups)``, one per failure."""
+    a = np.array(u)
+    if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and a.size == 0) or a.shape != (n,):
+        raise ValueError(f"{type(model).__name__}: the process must return integer groups, one per failure "
+                         f"({n}), got dtype {a.dtype} and shape {a.shape}")
+    a = a.astype(np.int64, copy=False)
+    if n and not (a.min() >= 0 and a.max() < n_groups):
+        raise ValueError(f"{type(model).__name__}: the process returned a group outside [0, {n_groups}): "
+                         f"{a.min()} .. {a.max()}")
+    return a
+
+
 @runtime_checkable
 class EpochSource(Protocol):
     """What the simulator reads: the failures of epoch ``k`` of a run, relative to its start.
@@ -177,6 +215,8 @@ class EpochFailures:
         with_units = with_units or self._gives_units
         if have > self._pulled:  # a rebuilt driver replays the cached prefix
             _, u_re = d.take(have - self._pulled, with_units)
+            if u_re is not None:
+                u_re = _draw_units(u_re, have - self._pulled, self._n, self._model)
             if u_re is not None and not with_units:  # the process hands its units out anyway
                 self._gives_units = with_units = True
             self._pulled = have
@@ -187,6 +227,9 @@ class EpochFailures:
         if with_units and self._synced < self._pulled:
             u_old = self._merge_units(u_old, d.take_units())
         t_new, u_new = d.take(want - have, with_units)
+        t_new = _draw_times(t_new, want - have, float(t_old[-1]) if have else 0.0, self._model)
+        if u_new is not None:
+            u_new = _draw_units(u_new, t_new.shape[0], self._n, self._model)
         if u_new is not None and not with_units:  # the process hands its units out anyway
             self._gives_units = with_units = True
             if self._synced < have:
@@ -195,7 +238,7 @@ class EpochFailures:
         done = got < want - have or d.n_alive == 0
         self._pulled = have + got
         if got:
-            t_arr = np.array(t_new)  # the epoch started at 0: these are the offsets
+            t_arr = t_new  # a new array; the epoch started at 0: these are the offsets
             if have:
                 t_arr = np.concatenate((t_old, t_arr))
             t_arr.flags.writeable = False
@@ -214,7 +257,7 @@ class EpochFailures:
         skip = cached.shape[0] - (self._pulled - len(owed))
         if skip >= len(owed):
             return cached
-        extra = np.array(owed[skip:], dtype=np.int64)
+        extra = _draw_units(owed[skip:], len(owed) - skip, self._n, self._model)
         return np.concatenate((cached, extra)) if cached.shape[0] else extra
 
     def _complete_units(self, k: int) -> None:
@@ -236,7 +279,7 @@ class EpochFailures:
         cached, pulled = self._units[k], self._side_pulled
         _, units = side.take(have - pulled, True)
         self._side_pulled = have
-        extra = np.array(units[cached.shape[0] - pulled :], dtype=np.int64)
+        extra = _draw_units(units[cached.shape[0] - pulled :], have - cached.shape[0], self._n, self._model)
         self._set_units(k, np.concatenate((cached, extra)) if cached.shape[0] else extra)
 
     def _set_units(self, k: int, units: np.ndarray) -> None:
@@ -356,12 +399,12 @@ class RunFailures:
         else:
             ask = need
             t, u = self._proc.take(ask - have, True)
-        if len(t) < ask - have:
+        start = self._key[1]
+        tt = _draw_times(t, ask - have, float(self._times[-1]) if have else 0.0, self._model, shift=start)
+        if tt.shape[0] < ask - have:
             self._done = True
-        if len(t):
-            start = self._key[1]
-            tt = np.array(t, dtype=np.float64) - start
-            uu = np.array(u, dtype=np.int64)
+        if tt.shape[0]:
+            uu = _draw_units(u, tt.shape[0], self._n, self._model)
             if have:
                 tt = np.concatenate((self._times, tt))
                 uu = np.concatenate((self._units, uu))
