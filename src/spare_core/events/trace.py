@@ -503,7 +503,15 @@ def _read_parquet(path, opts):
             if c >= len(names):
                 raise TraceFormatError(path, None, f"{k} column position {c} is beyond the file's {len(names)} columns")
             wanted[k] = names[c]
-    table = pq.read_table(path, columns=sorted(set(wanted.values())))
+    for k, name in wanted.items():
+        if names.count(name) > 1:  # pyarrow cannot select it (a 7-line ArrowInvalid without the file)
+            raise TraceFormatError(path, None, f"{k} column {name!r} appears {names.count(name)} times in the file's "
+                                               f"columns {names}; write it once")
+    try:
+        table = pq.read_table(path, columns=sorted(set(wanted.values())))
+    except (OSError, pa.ArrowException) as exc:
+        words = " ".join(str(exc).split())
+        raise TraceFormatError(path, None, f"not a readable Parquet file ({words[:200]})") from None
     if table.num_rows == 0:
         raise TraceFormatError(path, None, "no failure rows (the table is empty)")
     out = {"lines": np.arange(1, table.num_rows + 1, dtype=np.int64), "reason": None}
