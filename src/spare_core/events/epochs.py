@@ -52,7 +52,7 @@ def _draw_times(t, asked: int, after: float, model, shift: float = 0.0) -> np.nd
                          f"times in a 1-d sequence, got shape {a.shape}")
     if shift:
         a -= shift
-    if a.shape[0] and not (a[0] >= after and a[-1] < math.inf and (a.shape[0] == 1 or np.all(a[1:] >= a[:-1]))):
+    if a.shape[0] and not (a[0] >= after and a[-1] < math.inf and (a.shape[0] == 1 or (a[1:] >= a[:-1]).all())):
         raise ValueError(f"{type(model).__name__}: the process's failure times must be finite, non-decreasing "
                          f"and not before the epoch's start or previous failure ({after + shift!r}), got "
                          f"{(a[:8] + shift).tolist()}{' ...' if a.shape[0] > 8 else ''}")
@@ -67,7 +67,7 @@ def _draw_units(u, n: int, n_groups: int, model) -> np.ndarray:
         raise ValueError(f"{type(model).__name__}: the process must return integer groups, one per failure "
                          f"({n}), got dtype {a.dtype} and shape {a.shape}")
     a = a.astype(np.int64, copy=False)
-    if n and not (a.min() >= 0 and a.max() < n_groups):
+    if n and not a.view(np.uint64).max() < n_groups:  # one pass: a negative id is huge as unsigned
         raise ValueError(f"{type(model).__name__}: the process returned a group outside [0, {n_groups}): "
                          f"{a.min()} .. {a.max()}")
     return a
