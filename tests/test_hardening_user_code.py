@@ -204,3 +204,33 @@ def test_a_user_failure_model_answering_well_runs(renews):
     s = Scenario(**_NO_RATE, failure_model=_model(lambda t, g: (t, g), renews))
     r = simulate(s, SpareCheckpoint(2), seed=0)
     assert r.failures_seen > 0
+
+
+def test_a_user_process_whose_epoch_does_not_count_restarts_is_refused():
+    # before: EpochFailures moved the process to epoch k in a loop that never ended
+    class Stuck(_Proc):
+        restarts = [0]
+
+        def restart(self, time):
+            self.restarts[0] += 1
+            if self.restarts[0] > 10_000:  # the old code restarted it for ever
+                raise _Looped("restarted 10,000 times")
+            super().restart(time)
+            self.epoch = 0
+
+    @dataclass(frozen=True)
+    class M(FailureModel, kind="test-user-code-stuck-epoch"):
+        def mtbf(self, n_groups):
+            return 7.0
+
+        def process(self, n_groups, seed, *, start=0.0):
+            return Stuck(n_groups, lambda t, g: (t, g), start)
+
+        def describe(self, n_groups):
+            return "every 7 s"
+
+        @property
+        def renews_all_at_restart(self):
+            return True
+    with pytest.raises(ValueError, match="M: the process's epoch must count its restarts \\(epoch 0 became 0"):
+        simulate(Scenario(**_NO_RATE, failure_model=M()), CheckpointOnly(), seed=0)

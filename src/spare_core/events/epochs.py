@@ -162,6 +162,15 @@ class EpochFailures:
             fresh.restart(0.0)  # the clock never left 0, so each restart is allowed
         return fresh
 
+    def _counted(self, e0, new):
+        """``new``, the process after a restart in epoch ``e0``, whose ``epoch`` must count it
+        (a user's process whose epoch stayed put made this loop for ever)."""
+        e1 = new.epoch
+        if not (type(e1) is int or isinstance(e1, (int, np.integer))) or isinstance(e1, bool) or e1 != e0 + 1:
+            raise ValueError(f"{type(self._model).__name__}: the process's epoch must count its restarts "
+                             f"(epoch {e0!r} became {e1!r} after a restart)")
+        return new
+
     def _goto(self, k: int) -> None:
         d = self._driver
         if d.epoch > k:
@@ -169,7 +178,8 @@ class EpochFailures:
             d = self._driver = self._model.process(self._n, self._seed)
             self._pulled = self._synced = 0
         while d.epoch < k:
-            d = self._driver = self._next_epoch(d)
+            e0 = d.epoch
+            d = self._driver = self._counted(e0, self._next_epoch(d))
             self._pulled = self._synced = 0
             if d.epoch >= len(self._times):
                 self._times.append(_EMPTY_T)
@@ -272,7 +282,8 @@ class EpochFailures:
             side = self._side = self._model.process(self._n, self._seed)
             self._side_pulled = 0
         while side.epoch < k:
-            side = self._side = self._next_epoch(side)
+            e0 = side.epoch
+            side = self._side = self._counted(e0, self._next_epoch(side))
             self._side_pulled = 0
         # units do not depend on when the epoch started, so the side stream's times are
         # unused; what it consumed of epoch k before ([0, side_pulled)) is already cached
