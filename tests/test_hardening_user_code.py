@@ -191,7 +191,8 @@ def _back_second(t, g):  # the epoch's second failure 4 s before its first
 @pytest.mark.parametrize("policy", [CheckpointOnly, lambda: SpareCheckpoint(2)])
 def test_a_user_failure_models_bad_draws_are_refused(renews, edit, says, policy):
     s = Scenario(**_NO_RATE, failure_model=_model(edit, renews))
-    if edit in (_nan_second, _back_second) and policy is CheckpointOnly:  # restarts at each first failure: never reads the NaN
+    # CKPT-only restarts at each epoch's first failure: it never reads the second one
+    if edit in (_nan_second, _back_second) and policy is CheckpointOnly:
         assert simulate(s, policy(), seed=0) == simulate(Scenario(**_NO_RATE, failure_model=_model(
             lambda t, g: (t, g), renews)), policy(), seed=0)
         return

@@ -246,9 +246,10 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     units : {"auto", "ids", "names"}, keyword-only
         ``"ids"``: the unit column holds integer ids >= 0 that fit in int64 (used as they
         are; an integral float such as ``7.0``, as pandas writes an integer column with a
-        missing value, is the id 7). ``"names"``: it holds host names, mapped to ids by ``unit_map`` or, without a
-        map, in order of first appearance. ``"auto"`` (default): ids if every cell is an
-        integer (or an integral float, ``7.0``), else names. Ignored (names) when ``unit_map`` is given.
+        missing value, is the id 7). ``"names"``: it holds host names, mapped to ids by
+        ``unit_map`` or, without a map, in order of first appearance. ``"auto"`` (default):
+        ids if every cell is an integer (or an integral float, ``7.0``), else names.
+        Ignored (names) when ``unit_map`` is given.
     unit_map : mapping of str to int, or sequence of str, optional, keyword-only
         Host name -> unit id (several hosts may share an id, e.g. the nodes of one
         data-parallel group), or a sequence of names whose positions are the ids. A host
@@ -294,8 +295,9 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         A :class:`ValueError` naming the file, line (or Parquet row) and rule: missing
         column, short row, empty or unparseable time, negative time (``"seconds"``) or
         time before ``start``, times going backwards (``sort=False``), mixed time formats
-        or time zones, an ambiguous or nonexistent local time (without ``fold``/``dst``), unit id not an integer / negative / beyond int64, host missing from
-        ``unit_map``, no failure rows at all.
+        or time zones, an ambiguous or nonexistent local time (without ``fold``/``dst``),
+        unit id not an integer / negative / beyond int64, host missing from ``unit_map``,
+        no failure rows at all.
     ImportError
         A Parquet file without pyarrow installed.
 
