@@ -42,6 +42,20 @@ def _draw_times(t, asked: int, after: float, model, shift: float = 0.0) -> np.nd
     and not before ``after`` (the previous failure of the epoch, or its start). A NaN time
     used to end the run as if no failure came (0 failures seen), a negative one could make
     it loop; now each is a ValueError naming the model."""
+    if type(t) is list and len(t) <= min(asked, 16):  # the usual few floats: checked without numpy calls
+        prev = after
+        for x in t:
+            if type(x) is not float:
+                break
+            x -= shift
+            if not prev <= x < math.inf:  # NaN fails it too
+                break
+            prev = x
+        else:
+            a = np.array(t, dtype=np.float64)
+            if shift:
+                a -= shift
+            return a
     try:
         a = np.array(t, dtype=np.float64)
     except (TypeError, ValueError):
@@ -62,6 +76,8 @@ def _draw_times(t, asked: int, after: float, model, shift: float = 0.0) -> np.nd
 def _draw_units(u, n: int, n_groups: int, model) -> np.ndarray:
     """The groups a process handed out for ``n`` failures, as a new int64 array, checked:
     integers in ``[0, n_groups)``, one per failure."""
+    if type(u) is list and len(u) == n <= 16 and all(type(x) is int and 0 <= x < n_groups for x in u):
+        return np.array(u, dtype=np.int64)  # the usual few ints: checked without numpy calls
     a = np.array(u)
     if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and a.size == 0) or a.shape != (n,):
         raise ValueError(f"{type(model).__name__}: the process must return integer groups, one per failure "
