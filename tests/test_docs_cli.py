@@ -163,6 +163,13 @@ end = "2025-03-20T00:00:00"
 header = true
 delimiter = ";"
 """
+# local times in Paris: the autumn change (02:10 and 02:50 summer time, then 02:20 winter time)
+# and the spring gap (02:30 does not exist)
+LOG_AUTUMN = ("time,unit\n2024-10-27T01:30:00,1\n2024-10-27T02:10:00,2\n2024-10-27T02:50:00,3\n"
+              "2024-10-27T02:20:00,4\n")
+LOG_SPRING = "time,unit\n2024-03-31T01:30:00,1\n2024-03-31T02:30:00,2\n2024-03-31T03:30:00,3\n"
+TRACE_LOCAL = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "{log}"\n'
+               'tz = "Europe/Paris"\nn_units = 8\n{key}\n')
 FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = "log.csv"\n'
 DOMAINS = """
 [failures]
@@ -262,6 +269,12 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.trace.n_units": [Case(failures=TRACE_T1.format("n_units = 8"), check=lambda sf: sf.trace.n_units == 8)],
     "failures.trace.sort": [Case(failures=TRACE_T1.format("sort = true"))],
     "failures.trace.header": [Case(failures=TRACE_T1.format("header = true"))],
+    # a log in Paris time crossing the autumn change (rows 3-4 in the repeated hour, first and
+    # second pass) and one in the spring gap (row 2): resolved by fold / dst, else refused
+    "failures.trace.fold": [Case(failures=TRACE_LOCAL.format(log="log_autumn.csv", key='fold = "infer"'),
+                                 check=lambda sf: sf.trace.times.tolist() == [0.0, 2400.0, 4800.0, 6600.0])],
+    "failures.trace.dst": [Case(failures=TRACE_LOCAL.format(log="log_spring.csv", key='dst = "before"'),
+                                check=lambda sf: sf.trace.times.tolist() == [0.0, 3600.0, 3600.0])],
     "costs.restart": [_sets("costs.restart='2 min'", check=lambda sf: _sc(sf)["restart_time"] == 120.0)],
     "costs.checkpoint_save": [_sets("costs.checkpoint_save='10 s'", check=lambda sf: _sc(sf)["checkpoint_time"] == 10)],
     "costs.shrink": [_sets("costs.shrink='0.5 s'", check=lambda sf: _sc(sf)["shrink_time"] == 0.5)],
@@ -307,6 +320,8 @@ def logs(tmp_path):
     (tmp_path / "log.csv").write_text(LOG)
     (tmp_path / "log2.csv").write_text(LOG2)
     (tmp_path / "hosts.txt").write_text(HOSTS)
+    (tmp_path / "log_autumn.csv").write_text(LOG_AUTUMN)
+    (tmp_path / "log_spring.csv").write_text(LOG_SPRING)
     return tmp_path
 
 

@@ -274,7 +274,7 @@ def test_user_policy_bad_protocol_values():
         def checkpoint_interval(self, scenario):
             return 600.0
 
-    with pytest.raises(ValueError, match="policy initial depth must be > 0"):
+    with pytest.raises(ValueError, match="policy initial depth must be >= 1"):
         simulate(small(), ZeroDepth(), seed=0)
     with pytest.raises(ValueError, match="policy failure seconds must be >= 0"):
         simulate(small(), NegativeCost(), seed=0)

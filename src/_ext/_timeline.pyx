@@ -34,11 +34,15 @@ See the ``ST_*`` constants. ``ACT_KIND`` is PENDING when a step must start at ``
 Status codes returned: NEED_FAILURES (all failures given were consumed and the activity in
 progress ends after ``t_next``), DONE, RESTARTED (the last consumed failure restarted the
 run; the caller restarts its failure source and policy), NEED_MULT (the multiplier buffer is
-exhausted at a step boundary), TIMEOUT (the next event lies beyond ``max_wall``).
+exhausted at a step boundary), TIMEOUT (the next event lies beyond ``max_wall``),
+FAILURE_BEFORE_NOW (raised as a ValueError by ``advance``), BAD_OUTCOME (the policy's answer
+for failure ``j`` has a depth that is not a finite number >= 1, patch layers that are not a
+finite number >= 0, or a restart before the batch's last entry: the caller reports it).
 A failure before the activity it would interrupt (time running backwards) stops the scan
 (FAILURE_BEFORE_NOW) and :func:`advance` raises ``ValueError``.
 """
 from _types cimport intp_t, float64_t, int8_t, int64_t
+from libc.float cimport DBL_MAX
 
 import numpy as np
 
@@ -88,6 +92,7 @@ cdef enum:
     NEED_MULT = 3
     TIMEOUT = 4
     FAILURE_BEFORE_NOW = 5
+    BAD_OUTCOME = 6
 
 # the same numbers for Python callers
 SLOTS = {
@@ -129,6 +134,7 @@ SLOTS = {
     "NEED_MULT": NEED_MULT,
     "TIMEOUT": TIMEOUT,
     "FAILURE_BEFORE_NOW": FAILURE_BEFORE_NOW,
+    "BAD_OUTCOME": BAD_OUTCOME,
 }
 
 
@@ -199,6 +205,13 @@ cdef int _advance(
                 # a failure before the activity it would interrupt: time would run backwards
                 # and the caller's loop could restart forever, so stop and report it
                 status = FAILURE_BEFORE_NOW
+                break
+            # the policy's answer for this failure, whatever class produced it: a finite
+            # depth >= 1, finite patch layers >= 0 (NaN fails every comparison), a restart
+            # only as the batch's last entry; checked here, where it is read, at no cost
+            if not (fdepth[j] >= 1.0 and fdepth[j] <= DBL_MAX and fpatch[j] >= 0.0 and fpatch[j] <= DBL_MAX) \
+                    or (fkind[j] != 0 and j != nf - 1):
+                status = BAD_OUTCOME
                 break
             if fkind[j] != 0:
                 # rollback to the last checkpoint; the partial activity is lost as well

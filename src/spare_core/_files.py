@@ -319,6 +319,9 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
     """
     out: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
     for item in overrides:
+        if isinstance(item, str) and ("\n" in item or "\r" in item):
+            # TOML would read the rest as more keys and keep only the first: 'k=v\nx=1' dropped x=1
+            raise error(f"{source} item must be one line (one KEY=VALUE per --set), got {item!r}")
         if "=" not in item:
             raise error(f"{source} must be KEY=VALUE (e.g. failures.mtbf='2 h'), got {item!r}")
         key, raw = item.split("=", 1)

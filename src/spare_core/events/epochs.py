@@ -35,6 +35,60 @@ _EMPTY_T.flags.writeable = False
 _EMPTY_U.flags.writeable = False
 
 
+def _draw_times(t, asked: int, after: float, model, shift: float = 0.0) -> np.ndarray:
+    """The times a process's ``take`` handed out, as a new float64 array (minus ``shift``),
+    checked once where they enter the library, whichever model drew them (a user's
+    :class:`FailureModel` included): 1-d, at most ``asked`` of them, finite, non-decreasing
+    and not before ``after`` (the previous failure of the epoch, or its start). A NaN time
+    used to end the run as if no failure came (0 failures seen), a negative one could make
+    it loop; now each is a ValueError naming the model."""
+    if type(t) is list and len(t) <= min(asked, 16):  # the usual few floats: checked without numpy calls
+        prev = after
+        for x in t:
+            if type(x) is not float:
+                break
+            x -= shift
+            if not prev <= x < math.inf:  # NaN fails it too
+                break
+            prev = x
+        else:
+            a = np.array(t, dtype=np.float64)
+            if shift:
+                a -= shift
+            return a
+    try:
+        a = np.array(t, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{type(model).__name__}: the process's take() must return float times, "
+                        f"got {type(t).__name__}") from None
+    if a.ndim != 1 or a.shape[0] > asked:
+        raise ValueError(f"{type(model).__name__}: the process's take({asked}) must return at most {asked} "
+                         f"times in a 1-d sequence, got shape {a.shape}")
+    if shift:
+        a -= shift
+    if a.shape[0] and not (a[0] >= after and a[-1] < math.inf and (a.shape[0] == 1 or (a[1:] >= a[:-1]).all())):
+        raise ValueError(f"{type(model).__name__}: the process's failure times must be finite, non-decreasing "
+                         f"and not before the epoch's start or previous failure ({after + shift!r}), got "
+                         f"{(a[:8] + shift).tolist()}{' ...' if a.shape[0] > 8 else ''}")
+    return a
+
+
+def _draw_units(u, n: int, n_groups: int, model) -> np.ndarray:
+    """The groups a process handed out for ``n`` failures, as a new int64 array, checked:
+    integers in ``[0, n_groups)``, one per failure."""
+    if type(u) is list and len(u) == n <= 16 and all(type(x) is int and 0 <= x < n_groups for x in u):
+        return np.array(u, dtype=np.int64)  # the usual few ints: checked without numpy calls
+    a = np.array(u)
+    if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and a.size == 0) or a.shape != (n,):
+        raise ValueError(f"{type(model).__name__}: the process must return integer groups, one per failure "
+                         f"({n}), got dtype {a.dtype} and shape {a.shape}")
+    a = a.astype(np.int64, copy=False)
+    if n and not a.view(np.uint64).max() < n_groups:  # one pass: a negative id is huge as unsigned
+        raise ValueError(f"{type(model).__name__}: the process returned a group outside [0, {n_groups}): "
+                         f"{a.min()} .. {a.max()}")
+    return a
+
+
 @runtime_checkable
 class EpochSource(Protocol):
     """What the simulator reads: the failures of epoch ``k`` of a run, relative to its start.
@@ -124,6 +178,15 @@ class EpochFailures:
             fresh.restart(0.0)  # the clock never left 0, so each restart is allowed
         return fresh
 
+    def _counted(self, e0, new):
+        """``new``, the process after a restart in epoch ``e0``, whose ``epoch`` must count it
+        (a user's process whose epoch stayed put made this loop for ever)."""
+        e1 = new.epoch
+        if not (type(e1) is int or isinstance(e1, (int, np.integer))) or isinstance(e1, bool) or e1 != e0 + 1:
+            raise ValueError(f"{type(self._model).__name__}: the process's epoch must count its restarts "
+                             f"(epoch {e0!r} became {e1!r} after a restart)")
+        return new
+
     def _goto(self, k: int) -> None:
         d = self._driver
         if d.epoch > k:
@@ -131,7 +194,8 @@ class EpochFailures:
             d = self._driver = self._model.process(self._n, self._seed)
             self._pulled = self._synced = 0
         while d.epoch < k:
-            d = self._driver = self._next_epoch(d)
+            e0 = d.epoch
+            d = self._driver = self._counted(e0, self._next_epoch(d))
             self._pulled = self._synced = 0
             if d.epoch >= len(self._times):
                 self._times.append(_EMPTY_T)
@@ -177,6 +241,8 @@ class EpochFailures:
         with_units = with_units or self._gives_units
         if have > self._pulled:  # a rebuilt driver replays the cached prefix
             _, u_re = d.take(have - self._pulled, with_units)
+            if u_re is not None:
+                u_re = _draw_units(u_re, have - self._pulled, self._n, self._model)
             if u_re is not None and not with_units:  # the process hands its units out anyway
                 self._gives_units = with_units = True
             self._pulled = have
@@ -187,6 +253,9 @@ class EpochFailures:
         if with_units and self._synced < self._pulled:
             u_old = self._merge_units(u_old, d.take_units())
         t_new, u_new = d.take(want - have, with_units)
+        t_new = _draw_times(t_new, want - have, float(t_old[-1]) if have else 0.0, self._model)
+        if u_new is not None:
+            u_new = _draw_units(u_new, t_new.shape[0], self._n, self._model)
         if u_new is not None and not with_units:  # the process hands its units out anyway
             self._gives_units = with_units = True
             if self._synced < have:
@@ -195,7 +264,7 @@ class EpochFailures:
         done = got < want - have or d.n_alive == 0
         self._pulled = have + got
         if got:
-            t_arr = np.array(t_new)  # the epoch started at 0: these are the offsets
+            t_arr = t_new  # a new array; the epoch started at 0: these are the offsets
             if have:
                 t_arr = np.concatenate((t_old, t_arr))
             t_arr.flags.writeable = False
@@ -214,7 +283,7 @@ class EpochFailures:
         skip = cached.shape[0] - (self._pulled - len(owed))
         if skip >= len(owed):
             return cached
-        extra = np.array(owed[skip:], dtype=np.int64)
+        extra = _draw_units(owed[skip:], len(owed) - skip, self._n, self._model)
         return np.concatenate((cached, extra)) if cached.shape[0] else extra
 
     def _complete_units(self, k: int) -> None:
@@ -229,14 +298,15 @@ class EpochFailures:
             side = self._side = self._model.process(self._n, self._seed)
             self._side_pulled = 0
         while side.epoch < k:
-            side = self._side = self._next_epoch(side)
+            e0 = side.epoch
+            side = self._side = self._counted(e0, self._next_epoch(side))
             self._side_pulled = 0
         # units do not depend on when the epoch started, so the side stream's times are
         # unused; what it consumed of epoch k before ([0, side_pulled)) is already cached
         cached, pulled = self._units[k], self._side_pulled
         _, units = side.take(have - pulled, True)
         self._side_pulled = have
-        extra = np.array(units[cached.shape[0] - pulled :], dtype=np.int64)
+        extra = _draw_units(units[cached.shape[0] - pulled :], have - cached.shape[0], self._n, self._model)
         self._set_units(k, np.concatenate((cached, extra)) if cached.shape[0] else extra)
 
     def _set_units(self, k: int, units: np.ndarray) -> None:
@@ -356,12 +426,12 @@ class RunFailures:
         else:
             ask = need
             t, u = self._proc.take(ask - have, True)
-        if len(t) < ask - have:
+        start = self._key[1]
+        tt = _draw_times(t, ask - have, float(self._times[-1]) if have else 0.0, self._model, shift=start)
+        if tt.shape[0] < ask - have:
             self._done = True
-        if len(t):
-            start = self._key[1]
-            tt = np.array(t, dtype=np.float64) - start
-            uu = np.array(u, dtype=np.int64)
+        if tt.shape[0]:
+            uu = _draw_units(u, tt.shape[0], self._n, self._model)
             if have:
                 tt = np.concatenate((self._times, tt))
                 uu = np.concatenate((self._units, uu))

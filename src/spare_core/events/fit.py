@@ -367,6 +367,19 @@ class LifetimeFit:
         self.confidence = confidence
         self._data, self._p, self._cache = D, p, {}
 
+    def _key(self):
+        return (self.law, tuple(sorted(self.params.items())), self.loglik, self.n, self.n_failures,
+                self.n_censored, self.confidence)
+
+    def __eq__(self, other):
+        # by value, so that a pickled or deep-copied scenario file equals the one loaded
+        if not isinstance(other, LifetimeFit):
+            return NotImplemented
+        return self._key() == other._key() and self.distribution == other.distribution
+
+    def __hash__(self):
+        return hash(self._key())
+
     @property
     def n_params(self) -> int:
         return len(_PARAMS[self.law])

@@ -132,6 +132,11 @@ class FailureRate:
     def __setattr__(self, name, value):
         raise AttributeError(f"FailureRate is immutable (cannot set {name!r})")
 
+    def __reduce__(self):
+        # pickle and copy.deepcopy rebuild it through the constructor (the default slot
+        # restore would call __setattr__: a loaded scenario file could not be pickled)
+        return _rebuild_rate, (self._rate, self.unit, self.gpus_per_node)
+
     # -- constructors --------------------------------------------------------------------
     @classmethod
     def from_rate(cls, failures, *, per, unit, gpus_per_node=None) -> "FailureRate":
@@ -311,3 +316,7 @@ class FailureRate:
         g = "" if self.gpus_per_node is None else f", gpus_per_node={self.gpus_per_node}"
         mtbf_h = float(1 / (self._rate * SECONDS["hour"]))
         return (f"FailureRate({day:.6g} per {self.unit}-day, {self.unit} MTBF {mtbf_h:.6g} h{g})")
+
+
+def _rebuild_rate(rate, unit, gpus_per_node) -> FailureRate:
+    return FailureRate(rate, unit, gpus_per_node=gpus_per_node)

@@ -32,18 +32,23 @@ import numpy as np
 from .._files import MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, read_input
 from .._validate import as_int, check_choice
 
-__all__ = ["Trace", "TraceFormatError", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS"]
+__all__ = ["Trace", "TraceFormatError", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS", "FOLDS", "DSTS"]
 
 #: accepted values of ``read_trace(time_format=...)``
 TIME_FORMATS = ("auto", "seconds", "epoch", "iso")
 #: accepted values of ``read_trace(units=...)``
 UNIT_KINDS = ("auto", "ids", "names")
+#: accepted values of ``read_trace(fold=...)`` (a local time of the repeated hour) and ``dst=``
+#: (a local time of the skipped hour)
+FOLDS = ("earlier", "later", "infer")
+DSTS = ("before", "after")
 #: seconds per unit of a numeric time column (``read_trace(time_unit=...)``)
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _US = _dt.timedelta(microseconds=1)
-_INT_RE = re.compile(r"\s*[+-]?\d+\s*\Z")
+# an integer id as a float export writes it (pandas: an integer column with a missing value)
+_ID_RE = re.compile(r"\s*[+-]?\d+(\.0*)?\s*\Z")
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -210,7 +215,8 @@ def _rebuild(times, units, n_units, end, unit_names, reasons, start, source) -> 
 
 def read_trace(path, *, time_column="time", unit_column="unit", reason_column=None,
                time_format="auto", time_unit="s", tz=None, units="auto", unit_map=None,
-               n_units=None, start=None, end=None, sort=False, header="auto", delimiter=","):
+               n_units=None, start=None, end=None, sort=False, header="auto", delimiter=",",
+               fold=None, dst=None):
     """Read a failure log (CSV or Parquet) into a :class:`Trace`.
 
     Parameters
@@ -235,12 +241,17 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     tz : datetime.tzinfo or str, optional, keyword-only
         Time zone of datetimes written without an offset (an IANA name such as
         ``"Europe/Paris"``, or a tzinfo). Default UTC. A file mixing datetimes with and
-        without an offset is refused.
+        without an offset is refused. A local time that the zone makes ambiguous (the hour
+        repeated when the clocks go back) or that does not exist in it (the hour skipped
+        when they go forward) is refused naming its line, unless ``fold`` or ``dst``
+        resolves it.
     units : {"auto", "ids", "names"}, keyword-only
         ``"ids"``: the unit column holds integer ids >= 0 that fit in int64 (used as they
-        are). ``"names"``: it holds host names, mapped to ids by ``unit_map`` or, without a
-        map, in order of first appearance. ``"auto"`` (default): ids if every cell is an
-        integer, else names. Ignored (names) when ``unit_map`` is given.
+        are; an integral float such as ``7.0``, as pandas writes an integer column with a
+        missing value, is the id 7). ``"names"``: it holds host names, mapped to ids by
+        ``unit_map`` or, without a map, in order of first appearance. ``"auto"`` (default):
+        ids if every cell is an integer (or an integral float, ``7.0``), else names.
+        Ignored (names) when ``unit_map`` is given.
     unit_map : mapping of str to int, or sequence of str, optional, keyword-only
         Host name -> unit id (several hosts may share an id, e.g. the nodes of one
         data-parallel group), or a sequence of names whose positions are the ids. A host
@@ -266,6 +277,15 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         start with a digit or sign) is reported, never skipped as a header.
     delimiter : str, keyword-only
         CSV field delimiter (default ``","``).
+    fold : {None, "earlier", "later", "infer"}, keyword-only
+        A local time of the repeated hour (autumn): ``"earlier"`` is its first occurrence
+        (the summer-time offset), ``"later"`` the second, ``"infer"`` the first unless that
+        would go back before the previous row (a log in time order that crosses the change:
+        02:50 then 02:10 is the second 02:10). Default None: refused.
+    dst : {None, "before", "after"}, keyword-only
+        A local time in the skipped hour (spring), read with the UTC offset in force
+        ``"before"`` the change (a clock not yet moved forward: 02:30 in Paris is then 03:30
+        summer time) or ``"after"`` it (01:30 winter time). Default None: refused.
 
     Returns
     -------
@@ -277,8 +297,9 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         A :class:`ValueError` naming the file, line (or Parquet row) and rule: missing
         column, short row, empty or unparseable time, negative time (``"seconds"``) or
         time before ``start``, times going backwards (``sort=False``), mixed time formats
-        or time zones, unit id not an integer / negative / beyond int64, host missing from
-        ``unit_map``, no failure rows at all.
+        or time zones, an ambiguous or nonexistent local time (without ``fold``/``dst``),
+        unit id not an integer / negative / beyond int64, host missing from ``unit_map``,
+        no failure rows at all.
     ImportError
         A Parquet file without pyarrow installed.
 
@@ -303,7 +324,7 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         raise TypeError(f"trace path must be a str or os.PathLike, got {type(path).__name__}")
     spath = os.fspath(path)
     opts = _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units,
-                    unit_map, n_units, sort, header, delimiter)
+                    unit_map, n_units, sort, header, delimiter, fold, dst)
     if spath.lower().endswith((".parquet", ".pq")):
         cols = _read_parquet(spath, opts)
         where = "row"
@@ -314,7 +335,7 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
 
 
 def _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units, unit_map,
-             n_units, sort, header, delimiter) -> dict:
+             n_units, sort, header, delimiter, fold=None, dst=None) -> dict:
     """Validate every option before the file is opened."""
     for name, col in (("time_column", time_column), ("unit_column", unit_column), ("reason_column", reason_column)):
         if col is None and name == "reason_column":
@@ -334,13 +355,18 @@ def _options(time_column, unit_column, reason_column, time_format, time_unit, tz
         raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
     if not isinstance(sort, (bool, np.bool_)):
         raise TypeError(f"sort must be a bool, got {sort!r}")
+    if fold is not None:
+        check_choice(fold, "fold", FOLDS)
+    if dst is not None:
+        check_choice(dst, "dst", DSTS)
     tzinfo = _as_tz(tz)
     mapping, map_names = _as_unit_map(unit_map)
     if n_units is not None:
         n_units = as_int(n_units, "n_units", min_value=1)
     return dict(time=time_column, unit=unit_column, reason=reason_column, time_format=time_format,
                 scale=TIME_UNITS[time_unit], tz=tzinfo, units=units, map=mapping, map_names=map_names,
-                n_units=n_units, sort=bool(sort), header=header, delimiter=delimiter)
+                n_units=n_units, sort=bool(sort), header=header, delimiter=delimiter,
+                local=(tzinfo, fold, dst))
 
 
 def _as_tz(tz):
@@ -511,7 +537,14 @@ def _read_parquet(path, opts):
             raise TraceFormatError(path, row, f"empty {k} cell (null) in column {name!r}", where="row")
         typ = col.type
         if k == "time" and pa.types.is_timestamp(typ):
-            if typ.tz is None:  # wall-clock times: read in the given zone
+            if typ.tz is None and not isinstance(opts["tz"], _dt.timezone):
+                # wall-clock times in a zone with clock changes: placed row by row, with the
+                # same rules for the repeated and the skipped hour as a CSV's (fold, dst)
+                naive = col.cast(pa.timestamp("us"), safe=False).cast(pa.int64()).to_numpy()
+                out[k] = ("us", _localize_us(naive, opts["local"], lambda i, words: TraceFormatError(
+                    path, i + 1, words, where="row")))
+                continue
+            if typ.tz is None:  # wall-clock times at a fixed offset
                 col = pc.assume_timezone(col, timezone=_tz_name(opts["tz"], path))
             out[k] = ("us", col.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64()).to_numpy())
         elif k == "time" and pa.types.is_date(typ):
@@ -605,13 +638,13 @@ def _assemble(path, where, cols, opts, start, end):
     times, absolute = _parse_times(cols["time"], opts, err)
     if absolute:  # int64 microseconds since the epoch
         # default origin: the earliest failure (the first one once sorted)
-        origin = int(times.min()) if start is None else _instant_us(start, "start", opts["tz"], path)
+        origin = int(times.min()) if start is None else _instant_us(start, "start", opts["local"], path)
         if times.size and origin > times.min():
             i = int(np.argmin(times))
             raise err(i, f"failure at {_fmt_us(int(times[i]))} precedes start {_fmt_us(origin)}")
         rel = (times - origin) / 1e6
         start_dt = _EPOCH + _dt.timedelta(microseconds=origin)
-        end_s = None if end is None else (_instant_us(end, "end", opts["tz"], path) - origin) / 1e6
+        end_s = None if end is None else (_instant_us(end, "end", opts["local"], path) - origin) / 1e6
     else:
         if start is not None:
             raise TypeError("start is only for absolute times (epoch or ISO); 'seconds' traces start at 0")
@@ -690,7 +723,7 @@ def _parse_times(col, opts, err):
                                  + (", detected from the first row" if opts["time_format"] == "auto" else "") + ")")
         _check_finite(vals, err)
         return _numeric(vals, fmt, opts["scale"], err)
-    return _parse_iso_column(col, opts["tz"], err), True
+    return _parse_iso_column(col, opts["local"], err), True
 
 
 def _check_finite(vals, err):
@@ -717,8 +750,9 @@ def _is_number(s: str) -> bool:
     return True
 
 
-def _parse_iso(s: str, tz):
-    """``(datetime, had_offset)`` or None."""
+def _parse_iso(s: str, local, prev=None):
+    """``(datetime, had_offset)`` or None; a naive datetime is placed in ``local`` =
+    ``(tz, fold, dst)`` (:func:`_localize`, whose ValueError it lets through)."""
     s = s.strip()
     if s[-1:] in ("Z", "z"):
         s = s[:-1] + "+00:00"
@@ -727,21 +761,76 @@ def _parse_iso(s: str, tz):
     except ValueError:
         return None
     if d.utcoffset() is None:
-        return d.replace(tzinfo=tz), False
+        return _localize(d, *local, prev=prev), False
     return d, True
 
 
-def _parse_iso_column(col, tz, err):
+def _localize(d: _dt.datetime, tz, fold, dst, prev=None) -> _dt.datetime:
+    """The naive wall-clock ``d`` as an instant of zone ``tz``. A wall time the zone shows
+    twice (the hour repeated when the clocks go back) needs ``fold`` ("earlier": the first
+    occurrence), one it skips (the clocks go forward) needs ``dst`` ("before": read with
+    the offset in force before the change); else a ValueError in words. (Python alone would
+    silently take the first occurrence, so a log crossing the autumn change either went
+    backwards by an hour or, sorted, was shifted by one.) ``fold = "infer"`` takes the first
+    occurrence unless it is before ``prev``, the previous row's instant."""
+    if isinstance(tz, _dt.timezone):  # a fixed offset (UTC by default): every wall time is one instant
+        return d.replace(tzinfo=tz)
+    a = d.replace(tzinfo=tz, fold=0)
+    b = d.replace(tzinfo=tz, fold=1)
+    oa, ob = a.utcoffset(), b.utcoffset()
+    if oa == ob:
+        return a
+    name = getattr(tz, "key", None) or str(tz)
+    if a.astimezone(_dt.timezone.utc).astimezone(tz).replace(tzinfo=None) == d:  # shown twice
+        if fold is None:
+            raise ValueError(f"local time {d.isoformat()} is ambiguous in {name} (the hour repeated when the "
+                             f"clocks go back: offsets {_fmt_offset(oa)} and {_fmt_offset(ob)}); set "
+                             "fold = \"earlier\" or \"later\"")
+        if fold == "infer":  # the log runs forward: the first occurrence unless it would go back
+            return a if prev is None or a >= prev else b
+        return a if fold == "earlier" else b
+    if dst is None:
+        raise ValueError(f"local time {d.isoformat()} does not exist in {name} (the hour skipped when the "
+                         f"clocks go forward); set dst = \"before\" (offset {_fmt_offset(oa)}) or \"after\" "
+                         f"(offset {_fmt_offset(ob)})")
+    return a if dst == "before" else b
+
+
+def _fmt_offset(off: _dt.timedelta) -> str:
+    m = int(off.total_seconds()) // 60
+    return f"{'+' if m >= 0 else '-'}{abs(m) // 60:02d}:{abs(m) % 60:02d}"
+
+
+def _localize_us(naive_us: np.ndarray, local, fail) -> np.ndarray:
+    """Naive wall-clock microseconds (a Parquet timestamp without a zone) as epoch
+    microseconds in ``local`` = ``(tz, fold, dst)``; ``fail(i, words)`` raises for row ``i``."""
+    out = np.empty(naive_us.shape[0], dtype=np.int64)
+    naive_epoch = _EPOCH.replace(tzinfo=None)
+    prev = None
+    for i, v in enumerate(naive_us.tolist()):
+        try:
+            prev = _localize(naive_epoch + _dt.timedelta(microseconds=v), *local, prev=prev)
+            out[i] = (prev - _EPOCH) // _US
+        except (ValueError, OverflowError) as exc:
+            raise fail(i, str(exc)) from None
+    return out
+
+
+def _parse_iso_column(col, local, err):
     out = np.empty(len(col), dtype=np.int64)
     offset_line = None  # index of the first row that had / lacked an offset
-    had0 = None
+    had0 = prev = None
     for i, c in enumerate(col):
-        p = _parse_iso(c, tz) if c.strip() else None
+        try:
+            p = _parse_iso(c, local, prev) if c.strip() else None
+        except ValueError as exc:  # an ambiguous or nonexistent local time
+            raise err(i, str(exc)) from None
         if p is None:
             what = "empty" if not c.strip() else repr(c)
             raise err(i, f"time {what} is not an ISO 8601 datetime (nor a number: "
                          "the first row decides, see time_format)")
         d, had = p
+        prev = d
         if had0 is None:
             had0, offset_line = had, i
         elif had != had0:
@@ -751,20 +840,29 @@ def _parse_iso_column(col, tz, err):
     return out
 
 
-def _instant_us(value, name, tz, path) -> int:
-    if isinstance(value, str):
-        p = _parse_iso(value, tz) if value.strip() else None
-        if p is None:
-            raise ValueError(f"{name} must be an ISO 8601 datetime, got {value!r}")
-        value = p[0]
-    if isinstance(value, _dt.datetime):
-        if value.utcoffset() is None:
-            value = value.replace(tzinfo=tz)
-        return (value - _EPOCH) // _US
+def _instant_us(value, name, local, path) -> int:
+    try:
+        if isinstance(value, str):
+            p = _parse_iso(value, local) if value.strip() else None
+            if p is None:
+                raise ValueError(f"{name} must be an ISO 8601 datetime, got {value!r}")
+            value = p[0]
+        if isinstance(value, _dt.datetime):
+            if value.utcoffset() is None:
+                value = _localize(value, *local)
+            return (value - _EPOCH) // _US
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(name) else f"{name}: {msg}") from None
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         if not math.isfinite(float(value)):
             raise ValueError(f"{name} must be finite, got {value}")
-        return int(round(float(value) * 1e6))
+        us = int(round(float(value) * 1e6))
+        try:  # an instant a datetime can hold (years 1-9999), as every later use needs
+            _EPOCH + _dt.timedelta(microseconds=us)
+        except OverflowError:
+            raise ValueError(f"{name} must be epoch seconds within the years 1-9999, got {value!r}") from None
+        return us
     raise TypeError(f"{name} must be a datetime, an ISO 8601 string or epoch seconds, got {type(value).__name__}")
 
 
@@ -788,9 +886,12 @@ def _parse_units(col, opts, err):
         arr = col[1]
         if mapping is not None or opts["units"] == "names":
             col = [str(x) for x in arr.tolist()]
-        elif not np.issubdtype(arr.dtype, np.integer):
-            raise err(None, f"unit ids must be integers, the unit column is {arr.dtype}")
-        else:
+        elif not np.issubdtype(arr.dtype, np.integer) and not (
+                arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr))
+                and np.all(np.abs(arr) <= 2.0 ** 53)):
+            raise err(None, f"unit ids must be integers, the unit column is {arr.dtype}"
+                      + ("" if arr.dtype.kind != "f" else " with values that are not integers"))
+        else:  # integers, or floats that are all integers (a float export of an integer column)
             ids = arr.astype(np.int64)
             neg = np.flatnonzero(ids < 0)
             if neg.size:
@@ -800,13 +901,15 @@ def _parse_units(col, opts, err):
     if mapping is not None:
         kind = "names"
     elif kind == "auto":
-        kind = "ids" if all(_INT_RE.match(c) for c in col) else "names"
+        # integers, some written as integral floats (``7.0``: how pandas exports an integer
+        # column with a missing value) are ids, never names numbered by appearance
+        kind = "ids" if all(_ID_RE.match(c) for c in col) else "names"
     if kind == "ids":
         ids = np.empty(len(col), dtype=np.int64)
         for i, c in enumerate(col):
-            if not _INT_RE.match(c):
+            if not _ID_RE.match(c):
                 raise err(i, f"unit {c!r} is not an integer id (units='ids'; use units='names' for host names)")
-            v = int(c)
+            v = int(c.split(".")[0])
             if v < 0:
                 raise err(i, f"unit id {v} is negative")
             if v > _INT64_MAX:

@@ -268,7 +268,7 @@ class _RunPlan:
     """What a run needs before its first failure: the kernel's parameter vector, the policy's
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
-    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "trusted")
+    __slots__ = ("kern", "params", "interval", "init_depth", "handler")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -277,7 +277,7 @@ class _RunPlan:
         if not isinstance(interval, IntervalChoice):
             raise TypeError(f"policy.checkpoint_interval must return an IntervalChoice, got {type(interval).__name__}")
         as_float(interval.seconds, "checkpoint interval", min_value=0.0, allow_inf=True)
-        init_depth = as_float(policy.initial_depth(scenario), "policy initial depth", min_value=0.0, strict_min=True)
+        init_depth = as_float(policy.initial_depth(scenario), "policy initial depth", min_value=1.0)
         fsec = as_float(policy.failure_seconds(scenario), "policy failure seconds", min_value=0.0)
         patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
 
@@ -300,8 +300,6 @@ class _RunPlan:
         if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):
             raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
         self.kern, self.params, self.interval, self.init_depth, self.handler = kern, params, interval, init_depth, handler
-        # the built-in handlers' answers are well-formed by construction; a user's are checked
-        self.trusted = type(handler).__module__ == __name__.rsplit(".", 1)[0] + ".policies"
         return self
 
 
@@ -367,12 +365,13 @@ class _LoopOutcome:
 def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool) -> _LoopOutcome:
     """The batch loop: failures pulled from ``source`` in batches, the handler decides a batch
     at once, the compiled kernel walks the steps, saves and restarts between them."""
-    kern, params, handler, trusted, init_depth = plan.kern, plan.params, plan.handler, plan.trusted, plan.init_depth
+    kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
     K = kern.SLOTS
     mult = mults.chunk()
     state = kern.new_state(init_depth, 0.0)
     MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
     DONE, RESTARTED, NEED_MULT, TIMEOUT = K["DONE"], K["RESTARTED"], K["NEED_MULT"], K["TIMEOUT"]
+    BAD_OUTCOME = K["BAD_OUTCOME"]
     advance = kern.advance
     max_wall = float(params[K["P_MAX_WALL"]])
 
@@ -400,9 +399,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             rel, units = source.get(epoch, pos + 1, pos + batch, start=start)
             stop = min(pos + batch, rel.shape[0])
             fgroup = units[pos:stop]
-        out = handler.on_failures(fgroup)
-        if not trusted:
-            out = _check_outcomes(out, fgroup.shape[0])
+        out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
         n = out.restart.shape[0]
         frel = rel[pos : pos + n]
         if n > 0 and out.restart[n - 1] != 0:
@@ -413,6 +410,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
         while True:
             status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult)
             if status != NEED_MULT:
+                if status == BAD_OUTCOME:
+                    _bad_outcome(out, j)
                 break
             mult = mults.chunk()
             state[MIDX] = 0.0
@@ -511,32 +510,65 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
 
 
 def _check_outcomes(out, n_given: int) -> Outcomes:
-    """A user policy's batch answer must be well-formed before the kernel reads it."""
-    if not isinstance(out, Outcomes):
+    """Every handler's batch answer (a built-in's too: its ``on_failures`` may be replaced
+    on the instance) must be well-formed before the kernel reads it: :class:`Outcomes` of
+    numeric numpy arrays of one length, every failure up to the first restart answered (an
+    empty answer to a non-empty batch would make the run loop for ever). The values (finite
+    depths >= 1, finite patch layers >= 0, a restart only as the last entry) are checked by
+    the ``_timeline`` kernel as it reads each answer (status ``BAD_OUTCOME``, reported by
+    :func:`_bad_outcome`): free there, where numpy reductions on every small batch cost
+    about a tenth of ``spare compare``."""
+    if type(out) is not Outcomes and not isinstance(out, Outcomes):
         raise TypeError(f"on_failures must return Outcomes, got {type(out).__name__}")
+    r, d, p = out.restart, out.depth, out.patch_layers
+    if not (type(r) is np.ndarray and type(d) is np.ndarray and type(p) is np.ndarray
+            and r.dtype == np.int8 and d.dtype == np.float64 and p.dtype == np.float64):
+        out = _outcome_arrays(out)
+        r, d, p = out.restart, out.depth, out.patch_layers
+    n = r.shape[0]
+    if r.ndim != 1 or d.shape != (n,) or p.shape != (n,):
+        for name in ("restart", "depth", "patch_layers"):
+            if getattr(out, name).shape != (n,):
+                raise ValueError(f"outcomes.{name} must be an array of length {n}, "
+                                 f"got shape {getattr(out, name).shape}")
+    if n > n_given or (n < n_given and (n == 0 or r[n - 1] == 0)):
+        raise ValueError(
+            f"on_failures must process every failure up to the first restart: got {n} of {n_given}"
+        )
+    if not (r.flags.c_contiguous and d.flags.c_contiguous and p.flags.c_contiguous):
+        out = Outcomes(np.ascontiguousarray(r), np.ascontiguousarray(d), np.ascontiguousarray(p))
+    return out
+
+
+def _bad_outcome(out: Outcomes, j: int):
+    """The ValueError of answer ``j`` of a batch, which the kernel refused (``BAD_OUTCOME``)."""
+    d, p = out.depth[j : j + 1], out.patch_layers[j : j + 1]
+    if (d >= 1.0).all() and (d < math.inf).all() and (p >= 0.0).all() and (p < math.inf).all():
+        raise ValueError("outcomes may hold a restart only as the last entry, got one at "
+                         f"{j} of {len(out)}")
+    _bad_values(d, p)
+
+
+def _outcome_arrays(out) -> Outcomes:
+    """``out`` with int8 restarts and float64 depths and patches (numeric numpy arrays of
+    another dtype are converted; anything else is a TypeError naming the field)."""
     for name in ("restart", "depth", "patch_layers"):  # before len(): lists have no shape
         a = getattr(out, name)
         if not isinstance(a, np.ndarray) or a.dtype.kind not in "iuf":
             raise TypeError(f"outcomes.{name} must be a numeric numpy array, got "
                             f"{type(a).__name__}{' of ' + str(a.dtype) if isinstance(a, np.ndarray) else ''}")
-    n = len(out)
-    if n > n_given or (n < n_given and (n == 0 or out.restart[n - 1] == 0)):
-        raise ValueError(
-            f"on_failures must process every failure up to the first restart: got {n} of {n_given}"
-        )
-    for name in ("restart", "depth", "patch_layers"):
-        a = getattr(out, name)
-        if not isinstance(a, np.ndarray) or a.shape != (n,):
-            raise ValueError(f"outcomes.{name} must be an array of length {n}")
     if out.restart.dtype != np.int8:
         raise TypeError(f"outcomes.restart must be int8, got {out.restart.dtype}")
-    out = Outcomes(
-        out.restart.copy(),
-        np.ascontiguousarray(out.depth, dtype=np.float64),
-        np.ascontiguousarray(out.patch_layers, dtype=np.float64),
-    )
-    if n and (not np.all(np.isfinite(out.depth)) or out.depth.min() <= 0 or not np.all(np.isfinite(out.patch_layers)) or out.patch_layers.min() < 0):
-        raise ValueError("outcomes need finite depths > 0 and patch_layers >= 0")
-    if n > 1 and np.any(out.restart[: n - 1] != 0):
-        raise ValueError("outcomes may hold a restart only as the last entry")
-    return out
+    if out.restart.ndim != 1:
+        raise ValueError(f"outcomes.restart must be a 1-d array, got shape {out.restart.shape}")
+    return Outcomes(out.restart, np.asarray(out.depth, dtype=np.float64),
+                    np.asarray(out.patch_layers, dtype=np.float64))
+
+
+def _bad_values(depth: np.ndarray, patch: np.ndarray):
+    """The ValueError of an answer with a depth outside [1, inf) or a patch outside [0, inf)."""
+    bad_d = depth[~((depth >= 1.0) & (depth < math.inf))]
+    bad_p = patch[~((patch >= 0.0) & (patch < math.inf))]
+    what = (f"depths {bad_d[:4].tolist()}" if bad_d.size else "") + \
+        (" and " if bad_d.size and bad_p.size else "") + (f"patch_layers {bad_p[:4].tolist()}" if bad_p.size else "")
+    raise ValueError(f"outcomes need finite depths >= 1 and finite patch_layers >= 0, got {what}")
