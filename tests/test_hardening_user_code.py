@@ -15,6 +15,8 @@ from spare_core.events import FailureModel
 from spare_core.sim import CheckpointOnly, Outcomes, Policy, Scenario, SpareCheckpoint, simulate
 from spare_core.sim.policies import ReplicationCheckpoint
 
+from tests.user_code_fakes import EditedProcess
+
 SMALL = dict(n_groups=8, n_steps=200, t_compute=1.0, t_allreduce=0.1, system_mtbf=40.0, restart_time=5.0,
              checkpoint_time=1.0)
 
@@ -117,35 +119,6 @@ def test_a_replaced_on_failures_that_answers_well_gives_the_same_run():
 
 # -- a user's FailureModel whose process answers garbage ---------------------------------
 
-class _Proc:
-    """Failures every 7 s of the epoch on groups 0, 1, ...; ``edit(offsets, groups)`` spoils
-    each batch handed out (offsets from the epoch's start)."""
-
-    def __init__(self, n, edit, start=0.0):
-        self.n_units, self.epoch, self._start, self._now, self._i, self._edit = n, 0, start, start, 0, edit
-
-    epoch_start = property(lambda self: self._start)
-    now = property(lambda self: self._now)
-    n_alive = property(lambda self: self.n_units)
-
-    def restart(self, time):
-        self.epoch += 1
-        self._start = self._now = time
-        self._i = 0
-
-    def take(self, k, with_units=True):
-        t = [7.0 * (self._i + j + 1) for j in range(k)]
-        g = [(self._i + j) % self.n_units for j in range(k)]
-        self._i += k
-        if k:
-            self._now = self._start + t[-1]
-        t, g = self._edit(t, g)
-        return [self._start + x for x in t], g
-
-    def take_units(self):
-        return []
-
-
 def _model(edit, renews=True):
     @dataclass(frozen=True)
     class M(FailureModel, kind=f"test-user-code-{id(edit)}-{renews}"):
@@ -153,7 +126,7 @@ def _model(edit, renews=True):
             return 7.0
 
         def process(self, n_groups, seed, *, start=0.0):
-            return _Proc(n_groups, edit, start)
+            return EditedProcess(n_groups, edit, start)
 
         def describe(self, n_groups):
             return "every 7 s"
@@ -209,7 +182,7 @@ def test_a_user_failure_model_answering_well_runs(renews):
 
 def test_a_user_process_whose_epoch_does_not_count_restarts_is_refused():
     # before: EpochFailures moved the process to epoch k in a loop that never ended
-    class Stuck(_Proc):
+    class Stuck(EditedProcess):
         restarts = [0]
 
         def restart(self, time):

@@ -25,6 +25,7 @@ from fuzz_profile import fuzz
 from spare_core.events import FailureModel
 from spare_core.sim import CheckpointOnly, Outcomes, Scenario, SpareCheckpoint, simulate
 from spare_core.sim.policies import ReplicationCheckpoint
+from tests.user_code_fakes import EditedProcess
 
 SMALL = dict(n_groups=8, n_steps=150, t_compute=1.0, t_allreduce=0.1, restart_time=5.0, checkpoint_time=1.0)
 VALUES = [math.nan, math.inf, -math.inf, -5.0, 0.0, 0.55, 1e-300, 1.0, 2.0, 3.5, 1e308]
@@ -99,37 +100,6 @@ def test_a_replaced_on_failures_answering_garbage(name, how, value, from_call):
             assert out.value == run_isolated(lambda: _numbers(simulate(scenario, POLICIES[name](), seed=0))).value
 
 
-class _Proc:
-    """Failures every 7 s of the epoch on groups 0, 1, ... (``spoil`` from take ``from_take``)."""
-
-    def __init__(self, n, spoil, from_take, start=0.0):
-        self.n_units, self.epoch, self._start, self._now, self._i = n, 0, start, start, 0
-        self._spoil, self._from, self._takes = spoil, from_take, 0
-
-    epoch_start = property(lambda self: self._start)
-    now = property(lambda self: self._now)
-    n_alive = property(lambda self: self.n_units)
-
-    def restart(self, time):
-        self.epoch += 1
-        self._start = self._now = time
-        self._i = 0
-
-    def take(self, k, with_units=True):
-        t = [7.0 * (self._i + j + 1) for j in range(k)]
-        g = [(self._i + j) % self.n_units for j in range(k)]
-        self._i += k
-        self._takes += 1
-        if k:
-            self._now = self._start + t[-1]
-        if self._takes >= self._from:
-            t, g = self._spoil(t, g)
-        return [self._start + x for x in t] if isinstance(t, list) else t, g
-
-    def take_units(self):
-        return []
-
-
 SPOILS = {
     "none": lambda t, g: (t, g),
     "nan": lambda t, g: ([math.nan] * len(t), g),
@@ -155,7 +125,7 @@ def _user_model(spoil, from_take, renews):
             return 7.0
 
         def process(self, n_groups, seed, *, start=0.0):
-            return _Proc(n_groups, SPOILS[spoil], from_take, start)
+            return EditedProcess(n_groups, SPOILS[spoil], start, from_take)
 
         def describe(self, n_groups):
             return "every 7 s"
