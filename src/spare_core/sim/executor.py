@@ -38,7 +38,7 @@ from .results import ResultSet, summarise
 from .run import RunResult
 from .study import Study
 
-__all__ = ["execute", "Progress", "EXECUTORS", "run_groups", "map_unordered", "STORE_COLUMNS"]
+__all__ = ["execute", "Progress", "EXECUTORS", "run_groups", "store_columns", "map_unordered", "STORE_COLUMNS"]
 
 EXECUTORS = ("local", "dask")
 
@@ -146,13 +146,13 @@ def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _columns(done, keep) -> dict:
-    """A batch's runs as store columns (name -> list), only the runs whose key is in ``keep``;
-    ``done``: ``[(group, runs)]``."""
+def store_columns(done, keep=None) -> dict:
+    """Runs as store columns (name -> list): ``done`` is ``[(group, its RunResults)]``; only
+    the runs whose key is in ``keep`` (all with None)."""
     cols = {c: [] for c in STORE_COLUMNS}
     for g, runs in done:
         for run, res in zip(g.runs, runs):
-            if run.key not in keep:
+            if keep is not None and run.key not in keep:
                 continue
             cols["key"].append(run.key)
             cols["group_key"].append(g.key)
@@ -289,7 +289,7 @@ def execute(study: Study, *, executor: str = "local", workers: int = 1, schedule
             state["batches"] += 1
             computed = 0
             if store is not None:
-                cols = _columns([(g, runs) for g, runs, _ in batch], {r.key for g, _, _ in batch for r in g.runs} - stored)
+                cols = store_columns([(g, runs) for g, runs, _ in batch], {r.key for g, _, _ in batch for r in g.runs} - stored)
                 if cols["key"]:
                     from .. import __version__
 

@@ -10,10 +10,9 @@ whole again, only its missing runs written.
 """
 from __future__ import annotations
 
-from ..sim.executor import EXECUTORS, STORE_COLUMNS, Progress, map_unordered, run_groups
+from ..sim.executor import EXECUTORS, STORE_COLUMNS, Progress, map_unordered, run_groups, store_columns
 from ..sim.executor import execute as _execute
 from ..sim.study import Study
-from .spec import SweepSpec
 from .store import ResultStore
 
 __all__ = ["execute", "run_sweep", "run_batch", "map_unordered", "SweepProgress", "EXECUTORS", "COLUMNS"]
@@ -46,19 +45,8 @@ def execute(study, *, store=None, **options):
 
 def run_batch(groups) -> dict:
     """Simulate whole groups; return their rows as store columns (name -> list)."""
-    cols = {c: [] for c in STORE_COLUMNS}
     by_id = {(g.scenario_index, g.seed): g for g in groups}
-    for gid, runs, _ in run_groups(groups):
-        g = by_id[gid]
-        for run, res in zip(g.runs, runs):
-            for c, v in zip(("key", "group_key", "scenario_key", "scenario_json", "policy_source", "policy_json",
-                             "interval_setting", "seed"),
-                            (run.key, g.key, run.scenario_key, g.scenario_json, run.policy_source, run.policy_json,
-                             run.interval_setting, run.seed)):
-                cols[c].append(v)
-            for f in STORE_COLUMNS[8:]:
-                cols[f].append(getattr(res, f))
-    return cols
+    return store_columns([(by_id[gid], runs) for gid, runs, _ in run_groups(groups)])
 
 
 def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch_runs=None,
