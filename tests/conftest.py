@@ -1,7 +1,9 @@
 """Hypothesis profiles: ``ci`` (default; fast and derandomized so CI is deterministic) and
 ``thorough`` for local runs: ``HYPOTHESIS_PROFILE=thorough pytest``."""
 import os
+from typing import NamedTuple
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -19,3 +21,30 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+class Done(NamedTuple):
+    """What a command left, in the subprocess result's names (and as ``code, out, err``)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def spare_here(capsys, monkeypatch):
+    """``spare ARGV`` through :func:`spare_core.cli.main` in this process: a :class:`Done`."""
+    from spare_core.cli import main
+
+    monkeypatch.delenv("SPARE_DEBUG", raising=False)
+
+    def call(*argv):
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse: --help, --version, usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+
+    return call

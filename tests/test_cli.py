@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from spare_core import __version__
-from spare_core.cli import main
 from spare_core.sim import Scenario, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,30 +33,6 @@ def spare(*argv, timeout=120, **kw):
     env.pop("SPARE_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "spare_core", *map(str, argv)], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=kw.get("cwd"))
-
-
-class Done:
-    """What a command left: exit status, stdout, stderr (the subprocess result's shape)."""
-
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-@pytest.fixture
-def spare_here(capsys, monkeypatch):
-    """``spare ARGV`` through :func:`spare_core.cli.main` in this process."""
-    monkeypatch.delenv("SPARE_DEBUG", raising=False)
-
-    def call(*argv):
-        capsys.readouterr()
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:  # argparse: --help, --version, usage errors
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
-        return Done(code, out, err)
-
-    return call
 
 
 def test_version_and_errors_in_a_real_process(tmp_path):

@@ -175,28 +175,10 @@ def test_a_hostfile_over_the_host_cap_is_refused(tmp_path, monkeypatch):
 
 # -- outputs ----------------------------------------------------------------------------------
 from spare_core import _writer  # noqa: E402
-from spare_core.cli import main  # noqa: E402
 
 RUN = [EXAMPLES / "paper_600k.toml", "--steps", "200", "--seeds", "2", "--r-max", "2", "--processes", "1"]
 # a horizon of 1.05 T0: most runs do not finish, so TTT/T0 is infinite in runs and cells
 UNFINISHED = ["--horizon", "1.05"]
-
-
-@pytest.fixture
-def spare_here(capsys, monkeypatch):
-    """``spare ARGV`` in this process: (exit status, stdout, stderr)."""
-    monkeypatch.delenv("SPARE_DEBUG", raising=False)
-
-    def call(*argv):
-        capsys.readouterr()
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def strict_load(path):
