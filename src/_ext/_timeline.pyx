@@ -19,6 +19,15 @@ Run model (documented for users in ``spare_core.sim``)
   - causes a restart: work since the last committed checkpoint (and the activity in
     progress) is lost, the run resumes at ``f + restart_time`` with depth ``initial_depth``.
   A failure exactly at the end of an activity happens after it (ties favour completion).
+* Other event kinds (strategies beyond the SPARe paper's): ``F_RESTART_MEMORY`` rolls back
+  only to the last in-memory snapshot and resumes after ``memory_restore``; a restart resumes
+  no earlier than the event's ``ready`` time (replacements in place); ``F_DROP`` (elastic
+  training) loses the activity in progress and redoes it after a pause of ``drop_pause``
+  (an activity of its own: a drop during it starts it again); ``F_REJOIN``
+  extends the activity by ``rejoin_pause`` and switches later steps to the new depth. An
+  in-memory snapshot (``memory_save``) follows a step ending ``memory_every`` after the last
+  snapshot or save when no persistent save is due; a persistent save is also a snapshot. A
+  completed step credits ``worth`` steps (1 unless an event set it).
 * Wall times are doubles built one way, which the reference simulator
   (``spare_core.sim._reference``) repeats operation for operation: failure ``j`` is at
   ``t_offset + frel[j]`` (one rounding; the epoch caches hold offsets drawn from the epoch
@@ -51,6 +60,16 @@ cdef enum:
     K_STEP = 0
     K_SAVE = 1
     K_PENDING = 2
+    K_MSAVE = 3
+    K_PAUSE = 4
+
+# failure kinds (``fkind``): what the policy (and the run loop) decided for an event
+cdef enum:
+    F_MASK = 0
+    F_RESTART = 1
+    F_RESTART_MEMORY = 2
+    F_REJOIN = 3
+    F_DROP = 4
 
 # state slots, parameter slots and status codes
 cdef enum:
@@ -73,7 +92,18 @@ cdef enum:
     ST_RESTART_TOTAL = 16
     ST_STEPS_EXEC = 17
     ST_FINISH = 18
-    N_STATE = 19
+    ST_WORTH = 19
+    ST_T_MEM = 20
+    ST_DONE_MEM = 21
+    ST_WORK_MEM = 22
+    ST_LAYERS_MEM = 23
+    ST_N_MEM = 24
+    ST_MEM_TOTAL = 25
+    ST_WAIT_TOTAL = 26
+    ST_PAUSE_TOTAL = 27
+    ST_N_MEM_RESTORE = 28
+    ST_RESUME_KIND = 29
+    N_STATE = 30
     P_T_COMP = 0
     P_T_AR = 1
     P_SAVE = 2
@@ -85,7 +115,12 @@ cdef enum:
     P_FAIL_SECONDS = 8
     P_PATCH_SECONDS = 9
     P_PATCH_LAYERS = 10
-    N_PARAMS = 11
+    P_MEM_EVERY = 11
+    P_MEM_SAVE = 12
+    P_MEM_RESTORE = 13
+    P_DROP_PAUSE = 14
+    P_REJOIN_PAUSE = 15
+    N_PARAMS = 16
     NEED_FAILURES = 0
     DONE = 1
     RESTARTED = 2
@@ -115,6 +150,17 @@ SLOTS = {
     "ST_RESTART_TOTAL": ST_RESTART_TOTAL,
     "ST_STEPS_EXEC": ST_STEPS_EXEC,
     "ST_FINISH": ST_FINISH,
+    "ST_WORTH": ST_WORTH,
+    "ST_T_MEM": ST_T_MEM,
+    "ST_DONE_MEM": ST_DONE_MEM,
+    "ST_WORK_MEM": ST_WORK_MEM,
+    "ST_LAYERS_MEM": ST_LAYERS_MEM,
+    "ST_N_MEM": ST_N_MEM,
+    "ST_MEM_TOTAL": ST_MEM_TOTAL,
+    "ST_WAIT_TOTAL": ST_WAIT_TOTAL,
+    "ST_PAUSE_TOTAL": ST_PAUSE_TOTAL,
+    "ST_N_MEM_RESTORE": ST_N_MEM_RESTORE,
+    "ST_RESUME_KIND": ST_RESUME_KIND,
     "N_STATE": N_STATE,
     "P_T_COMP": P_T_COMP,
     "P_T_AR": P_T_AR,
@@ -127,6 +173,16 @@ SLOTS = {
     "P_FAIL_SECONDS": P_FAIL_SECONDS,
     "P_PATCH_SECONDS": P_PATCH_SECONDS,
     "P_PATCH_LAYERS": P_PATCH_LAYERS,
+    "P_MEM_EVERY": P_MEM_EVERY,
+    "P_MEM_SAVE": P_MEM_SAVE,
+    "P_MEM_RESTORE": P_MEM_RESTORE,
+    "P_DROP_PAUSE": P_DROP_PAUSE,
+    "P_REJOIN_PAUSE": P_REJOIN_PAUSE,
+    "F_MASK": F_MASK,
+    "F_RESTART": F_RESTART,
+    "F_RESTART_MEMORY": F_RESTART_MEMORY,
+    "F_REJOIN": F_REJOIN,
+    "F_DROP": F_DROP,
     "N_PARAMS": N_PARAMS,
     "NEED_FAILURES": NEED_FAILURES,
     "DONE": DONE,
@@ -140,13 +196,28 @@ SLOTS = {
 
 # Every enum of this kernel (the SLOTS above plus the activity kinds), under the name all
 # kernels use.
-CONSTANTS = dict(SLOTS, K_STEP=K_STEP, K_SAVE=K_SAVE, K_PENDING=K_PENDING)
+CONSTANTS = dict(SLOTS, K_STEP=K_STEP, K_SAVE=K_SAVE, K_PENDING=K_PENDING, K_MSAVE=K_MSAVE, K_PAUSE=K_PAUSE)
 
 cdef inline void _commit(float64_t* st) noexcept nogil:
-    # the steps since the last checkpoint become part of the trained model
-    st[ST_COMMITTED] += st[ST_DONE_UNC]
-    st[ST_USEFUL] += st[ST_WORK_UNC]
-    st[ST_LAYERS_USEFUL] += st[ST_LAYERS_UNC]
+    # a persistent save: the steps since the last save (those held only by the memory tier
+    # too) become part of the trained model
+    st[ST_COMMITTED] += st[ST_DONE_MEM] + st[ST_DONE_UNC]
+    st[ST_USEFUL] += st[ST_WORK_MEM] + st[ST_WORK_UNC]
+    st[ST_LAYERS_USEFUL] += st[ST_LAYERS_MEM] + st[ST_LAYERS_UNC]
+    st[ST_DONE_MEM] = 0.0
+    st[ST_WORK_MEM] = 0.0
+    st[ST_LAYERS_MEM] = 0.0
+    st[ST_DONE_UNC] = 0.0
+    st[ST_WORK_UNC] = 0.0
+    st[ST_LAYERS_UNC] = 0.0
+
+
+cdef inline void _snapshot(float64_t* st) noexcept nogil:
+    # an in-memory snapshot: the steps since the last snapshot survive a restart that finds
+    # a copy, not one that falls back to the persistent checkpoint
+    st[ST_DONE_MEM] += st[ST_DONE_UNC]
+    st[ST_WORK_MEM] += st[ST_WORK_UNC]
+    st[ST_LAYERS_MEM] += st[ST_LAYERS_UNC]
     st[ST_DONE_UNC] = 0.0
     st[ST_WORK_UNC] = 0.0
     st[ST_LAYERS_UNC] = 0.0
@@ -155,11 +226,13 @@ cdef inline void _commit(float64_t* st) noexcept nogil:
 cdef int _advance(
     float64_t* st,                     # IN-OUT state, N_STATE slots
     const float64_t* par,              # IN parameters, N_PARAMS slots
-    const float64_t* frel,             # IN failure times minus t_offset, ascending, length nf
+    const float64_t* frel,             # IN event times minus t_offset, ascending, length nf
     float64_t t_offset,                # IN start of the failures' epoch
-    const int8_t* fkind,               # IN 0 masked, 1 restart
-    const float64_t* fdepth,           # IN stack depth after a masked failure
+    const int8_t* fkind,               # IN F_MASK, F_RESTART, F_RESTART_MEMORY, F_REJOIN or F_DROP
+    const float64_t* fdepth,           # IN stack depth after the event
     const float64_t* fpatch,           # IN patch layers of a masked failure
+    const float64_t* fworth,           # IN steps credited per step after the event, or NULL (unchanged)
+    const float64_t* fready,           # IN earliest resume after a restart at the event, or NULL (none)
     intp_t nf,
     intp_t* j_io,                      # IN-OUT next failure to consume
     float64_t t_next,                  # IN no unlisted failure before this time
@@ -169,15 +242,19 @@ cdef int _advance(
     cdef intp_t j = j_io[0]
     cdef intp_t midx = <intp_t>st[ST_MULT_IDX]
     cdef int kind = <int>st[ST_ACT_KIND]
+    cdef int fk
     cdef float64_t t_comp = par[P_T_COMP], t_ar = par[P_T_AR]
     cdef float64_t save_time = par[P_SAVE], restart_time = par[P_RESTART]
     cdef float64_t interval = par[P_INTERVAL], n_steps = par[P_N_STEPS]
     cdef float64_t init_depth = par[P_INIT_DEPTH], max_wall = par[P_MAX_WALL]
     cdef float64_t fail_sec = par[P_FAIL_SECONDS], patch_sec = par[P_PATCH_SECONDS]
     cdef float64_t patch_lay = par[P_PATCH_LAYERS]
+    cdef float64_t mem_every = par[P_MEM_EVERY], mem_save = par[P_MEM_SAVE]
+    cdef float64_t mem_restore = par[P_MEM_RESTORE]
+    cdef float64_t drop_pause = par[P_DROP_PAUSE], rejoin_pause = par[P_REJOIN_PAUSE]
     cdef float64_t act_start = st[ST_ACT_START], act_end = st[ST_ACT_END]
-    cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH]
-    cdef float64_t f, resume
+    cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH], worth = st[ST_WORTH]
+    cdef float64_t f, resume, rt
     cdef int status
     while True:
         if kind == K_PENDING:
@@ -206,35 +283,82 @@ cdef int _advance(
                 # and the caller's loop could restart forever, so stop and report it
                 status = FAILURE_BEFORE_NOW
                 break
-            # the policy's answer for this failure, whatever class produced it: a finite
-            # depth >= 1, finite patch layers >= 0 (NaN fails every comparison), a restart
-            # only as the batch's last entry; checked here, where it is read, at no cost
+            fk = fkind[j]
+            # the policy's answer for this event, whatever class produced it: a known kind, a
+            # finite depth >= 1, finite patch layers >= 0 (NaN fails every comparison), a
+            # step worth in (0, 1], a finite ready time, a restart only as the batch's last
+            # entry; checked here, where it is read, at no cost
             if not (fdepth[j] >= 1.0 and fdepth[j] <= DBL_MAX and fpatch[j] >= 0.0 and fpatch[j] <= DBL_MAX) \
-                    or (fkind[j] != 0 and j != nf - 1):
+                    or fk < F_MASK or fk > F_DROP \
+                    or ((fk == F_RESTART or fk == F_RESTART_MEMORY) and j != nf - 1) \
+                    or (fworth != NULL and not (fworth[j] > 0.0 and fworth[j] <= 1.0)) \
+                    or (fready != NULL and not (fready[j] >= -DBL_MAX and fready[j] <= DBL_MAX)):
                 status = BAD_OUTCOME
                 break
-            if fkind[j] != 0:
-                # rollback to the last checkpoint; the partial activity is lost as well
-                st[ST_LOST] += st[ST_WORK_UNC] + (f - act_start)
+            if fk == F_RESTART or fk == F_RESTART_MEMORY:
+                if kind == K_PAUSE:
+                    # the pause that was under way is over: not lost work
+                    st[ST_PAUSE_TOTAL] -= act_end - f
+                    act_start = f
+                if fk == F_RESTART:
+                    # rollback to the last persistent checkpoint; the partial activity is lost as well
+                    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM] + (f - act_start)
+                    st[ST_DONE_MEM] = 0.0
+                    st[ST_WORK_MEM] = 0.0
+                    st[ST_LAYERS_MEM] = 0.0
+                    rt = restart_time
+                else:
+                    # a copy of the last in-memory snapshot survived: only what follows it is lost
+                    st[ST_LOST] += st[ST_WORK_UNC] + (f - act_start)
+                    st[ST_N_MEM_RESTORE] += 1.0
+                    rt = mem_restore
                 st[ST_DONE_UNC] = 0.0
                 st[ST_WORK_UNC] = 0.0
                 st[ST_LAYERS_UNC] = 0.0
-                resume = f + restart_time
-                st[ST_RESTART_TOTAL] += restart_time
-                st[ST_T_LAST] = resume
+                resume = f + rt
+                st[ST_RESTART_TOTAL] += rt
+                if fready != NULL and fready[j] > resume:
+                    # the replacements are not all in place yet: the job waits for them
+                    st[ST_WAIT_TOTAL] += fready[j] - resume
+                    resume = fready[j]
+                if fk == F_RESTART:
+                    st[ST_T_LAST] = resume
+                st[ST_T_MEM] = resume
                 act_start = resume
                 act_end = resume
                 depth = init_depth
+                worth = 1.0
                 layers = 0.0
                 kind = K_PENDING
                 j += 1
                 status = RESTARTED
                 break
-            # shrink/controller seconds plus the patch work, charged to the activity in progress
-            act_end += fail_sec + patch_sec * fpatch[j]
-            if kind == K_STEP:
-                layers += patch_lay * fpatch[j]
+            if fk == F_DROP:
+                # a membership change that loses the activity in progress: every group pauses
+                # and then the activity is redone by the live groups (a step with a fresh
+                # attempt); a drop during a pause starts the pause again
+                if kind == K_PAUSE:
+                    st[ST_PAUSE_TOTAL] -= act_end - f  # the rest of the pause did not happen
+                else:
+                    st[ST_LOST] += f - act_start
+                    st[ST_RESUME_KIND] = kind
+                st[ST_PAUSE_TOTAL] += drop_pause
+                act_start = f
+                act_end = f + drop_pause
+                kind = K_PAUSE
+            elif fk == F_REJOIN:
+                # a group back: every group pauses (0 s unless the policy reconfigures), the
+                # new depth applies from the next step
+                act_end += rejoin_pause
+                st[ST_PAUSE_TOTAL] += rejoin_pause
+            else:
+                # shrink/controller seconds plus the patch work, charged to the activity in progress
+                act_end += fail_sec + patch_sec * fpatch[j]
+                if kind == K_STEP:
+                    layers += patch_lay * fpatch[j]
             depth = fdepth[j]
+            if fworth != NULL:
+                worth = fworth[j]
             j += 1
             continue
         # the activity in progress completes before any known failure
@@ -242,27 +366,47 @@ cdef int _advance(
             status = TIMEOUT
             break
         if kind == K_STEP:
-            st[ST_DONE_UNC] += 1.0
+            st[ST_DONE_UNC] += worth
             st[ST_WORK_UNC] += act_end - act_start
             st[ST_LAYERS_UNC] += layers
             st[ST_STEPS_EXEC] += 1.0
-            if st[ST_COMMITTED] + st[ST_DONE_UNC] >= n_steps:
+            if st[ST_COMMITTED] + st[ST_DONE_MEM] + st[ST_DONE_UNC] >= n_steps:
                 _commit(st)
                 st[ST_FINISH] = act_end
                 status = DONE
                 break
+            act_start = act_end
             if act_end - st[ST_T_LAST] >= interval:
-                act_start = act_end
                 act_end = act_end + save_time
                 kind = K_SAVE
+            elif act_end - st[ST_T_MEM] >= mem_every:
+                act_end = act_end + mem_save
+                kind = K_MSAVE
             else:
-                act_start = act_end
                 kind = K_PENDING
-        else:
+        elif kind == K_PAUSE:
+            # the pause is over: the interrupted activity starts again
+            kind = <int>st[ST_RESUME_KIND]
+            act_start = act_end
+            if kind == K_SAVE:
+                act_end = act_start + save_time
+            elif kind == K_MSAVE:
+                act_end = act_start + mem_save
+            else:
+                kind = K_PENDING
+        elif kind == K_SAVE:
             _commit(st)
             st[ST_N_CKPT] += 1.0
             st[ST_SAVE_TOTAL] += act_end - act_start
             st[ST_T_LAST] = act_end
+            st[ST_T_MEM] = act_end
+            act_start = act_end
+            kind = K_PENDING
+        else:
+            _snapshot(st)
+            st[ST_N_MEM] += 1.0
+            st[ST_MEM_TOTAL] += act_end - act_start
+            st[ST_T_MEM] = act_end
             act_start = act_end
             kind = K_PENDING
     st[ST_ACT_START] = act_start
@@ -270,6 +414,7 @@ cdef int _advance(
     st[ST_ACT_KIND] = kind
     st[ST_ACT_LAYERS] = layers
     st[ST_DEPTH] = depth
+    st[ST_WORTH] = worth
     st[ST_MULT_IDX] = midx
     j_io[0] = j
     return status
@@ -283,6 +428,8 @@ def new_state(double initial_depth, double start_time=0.0):
     st[ST_ACT_KIND] = K_PENDING
     st[ST_DEPTH] = initial_depth
     st[ST_T_LAST] = start_time
+    st[ST_T_MEM] = start_time
+    st[ST_WORTH] = 1.0
     return st
 
 
@@ -297,6 +444,8 @@ def advance(
     intp_t start,
     float64_t t_next,
     const float64_t[::1] mult,
+    const float64_t[::1] fworth=None,
+    const float64_t[::1] fready=None,
 ):
     """Advance a run through failures ``start..`` of a batch; return ``(status, next_index)``.
 
@@ -306,22 +455,31 @@ def advance(
         Run state from :func:`new_state`; updated in place.
     params : float64[N_PARAMS], IN
         ``t_comp, t_allreduce, save_time, restart_time, interval, n_steps, initial_depth,
-        max_wall, fail_seconds, patch_seconds, patch_layers``: a masked failure adds
+        max_wall, fail_seconds, patch_seconds, patch_layers, memory_every, memory_save,
+        memory_restore, drop_pause, rejoin_pause``: a masked failure adds
         ``fail_seconds + patch_seconds * patch`` to the activity in progress and
-        ``patch_layers * patch`` layers to a step in progress.
+        ``patch_layers * patch`` layers to a step in progress; ``memory_every = inf``
+        takes no in-memory snapshot.
     frel : float64[nf], IN
         Failure times relative to ``t_offset`` (ascending, not before the state's current
         activity start).
     t_offset : float, IN
         Added to ``frel`` (the epoch start: the caches keep epoch-relative times).
     fkind, fdepth, fpatch : arrays of length nf, IN
-        Kind (0 masked, 1 restart), depth after a masked failure, its patch layers.
+        Kind (``F_MASK``, ``F_RESTART``, ``F_RESTART_MEMORY``, ``F_REJOIN``, ``F_DROP``),
+        depth after the event, patch layers of a masked failure.
     start : int, IN
         First failure of the batch to consume, ``0 <= start <= nf``.
     t_next : float, IN
         No failure outside the batch occurs before this time (``inf`` if none).
     mult : float64[n_mult], IN
         Step-duration multipliers, consumed from ``state[ST_MULT_IDX]``.
+    fworth : float64[nf], IN, optional
+        Steps credited per completed step after each event, in (0, 1] (elastic training that
+        shrinks its batch); None keeps the state's worth.
+    fready : float64[nf], IN, optional
+        Earliest resume time after a restart at each event (replacement nodes in place);
+        None: the restart time alone.
 
     Returns
     -------
@@ -339,7 +497,8 @@ def advance(
     cdef int status
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS:
         raise ValueError("state or params has the wrong length")
-    if fkind.shape[0] != nf or fdepth.shape[0] != nf or fpatch.shape[0] != nf:
+    if fkind.shape[0] != nf or fdepth.shape[0] != nf or fpatch.shape[0] != nf \
+            or (fworth is not None and fworth.shape[0] != nf) or (fready is not None and fready.shape[0] != nf):
         raise ValueError("failure arrays must have one length")
     if start < 0 or start > nf:
         raise ValueError(f"start must be in [0, {nf}], got {start}")
@@ -357,6 +516,8 @@ def advance(
             &fkind[0] if nf > 0 else NULL,
             &fdepth[0] if nf > 0 else NULL,
             &fpatch[0] if nf > 0 else NULL,
+            &fworth[0] if nf > 0 and fworth is not None else NULL,
+            &fready[0] if nf > 0 and fready is not None else NULL,
             nf, &j, t_next,
             &mult[0] if mult.shape[0] > 0 else NULL,
             mult.shape[0],
@@ -471,3 +632,165 @@ def set_first_wipe(int64_t[::1] dead_count, const int64_t[::1] set_of, const int
     if res == -3:
         raise ValueError(f"set_of must be in [0, {ns})")
     return res
+
+
+# repair state slots (``rs``, float64)
+cdef enum:
+    R_SWAP = 0          # IN a spare is in the failed node's place this long after it is free
+    R_REPAIR = 1        # IN a failed node is back in the spare pool this long after its failure
+    R_REJOIN = 2        # IN a swapped group rejoins this long after its spare is in place
+    R_N_SPARES = 3      # IN hot spares; -1: unlimited
+    R_USED = 4          # IN-OUT failures that took a spare so far (the pool's counter)
+    R_READY = 5         # IN-OUT latest replacement in place among this epoch's failures
+    R_HEAD = 6          # IN-OUT first pending rejoin in the ring ``pend_*``
+    R_COUNT = 7         # IN-OUT pending rejoins
+    N_REPAIR = 8
+
+REPAIR_SLOTS = {
+    "R_SWAP": R_SWAP, "R_REPAIR": R_REPAIR, "R_REJOIN": R_REJOIN, "R_N_SPARES": R_N_SPARES,
+    "R_USED": R_USED, "R_READY": R_READY, "R_HEAD": R_HEAD, "R_COUNT": R_COUNT,
+    "N_REPAIR": N_REPAIR,
+}
+
+
+cdef intp_t _merge_repairs(
+    float64_t* rs, float64_t* back, float64_t* pend_t, int64_t* pend_g, intp_t n,
+    float64_t* pool, intp_t n_pool,
+    const float64_t* raw_rel, const int64_t* raw_g, intp_t n_raw, float64_t t_offset,
+    float64_t raw_next,
+    float64_t* out_rel, int64_t* out_g, int8_t* out_rejoin, float64_t* out_ready,
+    float64_t* out_pool_old, int64_t* out_raw, intp_t max_out, intp_t* raw_used,
+) noexcept nogil:
+    # Merge a batch of raw failures (every failure of the log, in or out of the job) with the
+    # pending rejoins: a failure of a group out of the job is dropped; a failure of a group in
+    # it takes the next spare (FIFO: the k-th failure takes an initial spare if k < spares,
+    # else the node of failure k - spares once it is repaired), which is in place
+    # ``max(f, free) + swap`` later; the group rejoins ``rejoin`` after that. Repair and
+    # rejoin delays are constants, so rejoins come in failure order: the pending rejoins are
+    # a FIFO ring. Returns the events written; -1 on a group id out of range.
+    cdef intp_t i = 0, m = 0, g, k, slot, head = <intp_t>rs[R_HEAD], cnt = <intp_t>rs[R_COUNT]
+    cdef float64_t f, free, in_place, pr
+    cdef float64_t swap = rs[R_SWAP], rep = rs[R_REPAIR], rej = rs[R_REJOIN]
+    cdef intp_t spares = <intp_t>rs[R_N_SPARES]
+    while m < max_out:
+        if i < n_raw:
+            f = t_offset + raw_rel[i]
+        else:
+            f = raw_next
+        if cnt > 0 and pend_t[head] <= f:
+            # a rejoin before the next failure (ties: the rejoin first)
+            pr = pend_t[head]
+            out_rel[m] = pr - t_offset
+            out_g[m] = pend_g[head]
+            out_rejoin[m] = 1
+            out_ready[m] = rs[R_READY]
+            out_pool_old[m] = 0.0
+            out_raw[m] = i - 1
+            m += 1
+            head = head + 1 if head + 1 < n else 0
+            cnt -= 1
+            continue
+        if i >= n_raw:
+            break
+        g = <intp_t>raw_g[i]
+        if g < 0 or g >= n:
+            raw_used[0] = i
+            return -1
+        i += 1
+        if f < back[g]:
+            continue  # the group is out of the job: its node's failure changes nothing
+        k = <intp_t>rs[R_USED]
+        free = -DBL_MAX
+        out_pool_old[m] = 0.0
+        if spares >= 0:
+            if spares == 0:
+                free = f + rep  # no pool: the failed node itself, once repaired
+            else:
+                slot = k % spares
+                if k >= spares:
+                    free = pool[slot]
+                out_pool_old[m] = pool[slot]
+                pool[slot] = f + rep
+        rs[R_USED] = k + 1
+        if free > f:
+            in_place = free + swap
+        else:
+            in_place = f + swap
+        if in_place > rs[R_READY]:
+            rs[R_READY] = in_place
+        back[g] = in_place + rej
+        slot = head + cnt
+        if slot >= n:
+            slot -= n
+        pend_t[slot] = back[g]
+        pend_g[slot] = g
+        cnt += 1
+        out_rel[m] = raw_rel[i - 1]
+        out_g[m] = g
+        out_rejoin[m] = 0
+        out_ready[m] = rs[R_READY]
+        out_raw[m] = i - 1
+        m += 1
+    rs[R_HEAD] = head
+    rs[R_COUNT] = cnt
+    raw_used[0] = i
+    return m
+
+
+def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t, int64_t[::1] pend_g,
+                  float64_t[::1] pool, const float64_t[::1] raw_rel, const int64_t[::1] raw_g,
+                  float64_t t_offset, float64_t raw_next,
+                  float64_t[::1] out_rel, int64_t[::1] out_g, int8_t[::1] out_rejoin,
+                  float64_t[::1] out_ready, float64_t[::1] out_pool_old, int64_t[::1] out_raw):
+    """Merge raw failures with pending rejoins under a spare pool; see ``_merge_repairs``.
+
+    Parameters
+    ----------
+    rs : float64[N_REPAIR], IN-OUT
+        Repair parameters and counters (``REPAIR_SLOTS``).
+    back : float64[N], IN-OUT
+        Time each group is back in the job (a failure before it is dropped).
+    pend_t, pend_g : float64[N], int64[N], IN-OUT
+        Ring of pending rejoins (time, group), from ``rs[R_HEAD]``, ``rs[R_COUNT]`` long.
+    pool : float64[max(spares, 1)], IN-OUT
+        Ring of the pool's return times (failure ``k`` writes slot ``k % spares``).
+    raw_rel, raw_g : float64[m], int64[m], IN
+        Failures of the batch, times relative to ``t_offset``, ascending.
+    raw_next : float, IN
+        Absolute time of the first failure after the batch (``inf``: none known to follow);
+        rejoins after it wait for the next batch.
+    out_rel, out_g, out_rejoin, out_ready, out_pool_old, out_raw : arrays of one length, OUT
+        The merged events (relative time, group, 1 for a rejoin, latest replacement in place
+        so far in the epoch, the pool slot's previous value for undoing a failure, the last
+        raw failure read when the event was written: -1 for none).
+
+    Returns
+    -------
+    (int, int)
+        Events written and raw failures consumed. O(m + events) with the GIL released.
+    """
+    cdef intp_t n = back.shape[0], m, used = 0
+    cdef intp_t n_out = out_rel.shape[0]
+    if rs.shape[0] != N_REPAIR:
+        raise ValueError("rs has the wrong length")
+    if pend_t.shape[0] != n or pend_g.shape[0] != n or n < 1:
+        raise ValueError("back, pend_t and pend_g must have one length >= 1")
+    if raw_g.shape[0] != raw_rel.shape[0]:
+        raise ValueError("raw_rel and raw_g must have one length")
+    if out_g.shape[0] != n_out or out_rejoin.shape[0] != n_out or out_ready.shape[0] != n_out \
+            or out_pool_old.shape[0] != n_out or out_raw.shape[0] != n_out:
+        raise ValueError("the output arrays must have one length")
+    if not (-1 <= rs[R_N_SPARES] <= pool.shape[0]) or pool.shape[0] < 1:
+        raise ValueError("rs[R_N_SPARES] must be in [-1, len(pool)] and pool non-empty")
+    if not (0 <= rs[R_HEAD] < n and 0 <= rs[R_COUNT] <= n) or rs[R_USED] < 0:
+        raise ValueError("repair counters out of range")
+    with nogil:
+        m = _merge_repairs(&rs[0], &back[0], &pend_t[0], &pend_g[0], n, &pool[0], pool.shape[0],
+                           &raw_rel[0] if raw_rel.shape[0] else NULL,
+                           &raw_g[0] if raw_g.shape[0] else NULL, raw_rel.shape[0], t_offset, raw_next,
+                           &out_rel[0] if n_out else NULL, &out_g[0] if n_out else NULL,
+                           &out_rejoin[0] if n_out else NULL, &out_ready[0] if n_out else NULL,
+                           &out_pool_old[0] if n_out else NULL, &out_raw[0] if n_out else NULL, n_out, &used)
+    if m == -1:
+        raise ValueError(f"raw_g must be in [0, {n})")
+    return m, used

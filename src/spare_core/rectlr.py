@@ -319,6 +319,41 @@ class Rectlr:
         self._n_failed = 0
         self._wiped = False
 
+    def rejoin(self, group) -> int:
+        """A failed group is back (its node replaced and its state caught up from a live
+        peer): recompute the stack depth for the groups still down; returns the new S.
+
+        The controller is reset and the groups still down are failed again (in index order)
+        in one kernel call: Phase 1 raises S from the least feasible depth of each prefix,
+        so the result is the least S at which the groups still down can be masked, whatever
+        the order (fewer groups down never needs a larger S, so no wipe-out can occur). The
+        stacks may be reordered differently from the original failure order. There is no
+        rollback: the run keeps its progress.
+
+        Raises
+        ------
+        ValueError
+            ``group`` out of range or not down.
+        RuntimeError
+            The controller is wiped out (call :meth:`restart`).
+        """
+        g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
+        if self._wiped:
+            raise RuntimeError("the controller is wiped out; call restart() before groups rejoin")
+        if self._core.alive_arr[g]:
+            raise ValueError(f"group must be down to rejoin, group {g} is alive")
+        down = np.flatnonzero(self._core.alive_arr == 0).astype(np.int32)
+        down = down[down != g]
+        n_failed = self._n_failed
+        self.restart()
+        if down.size:
+            if self._im is not None:
+                self._fail_each(down)
+            else:
+                self._run_many(down)
+        self._n_failed = n_failed
+        return int(self._core.S)
+
     @property
     def alive(self) -> np.ndarray:
         view = self._core.alive_arr.view(np.bool_)

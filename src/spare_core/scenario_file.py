@@ -76,25 +76,31 @@ from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, INTERVAL_RULES, SPARE_LAYOUTS, Scenario, policy_names, registered_policy
+from .sim.recovery import MemoryTier, Pricing, Repairs
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
            "parse_scenario", "parse_duration", "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS",
            "TRACE_OPTIONS", "DOMAIN_KEYS", "scenario_to_dict"]
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy"),
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint",
+         "elastic"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     # the built-in failure models' keys, in the order the messages list them; a model registered
     # later adds its own (``FailureModel.file_keys``, see :func:`_allowed`)
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
                  "nodes_per_group", "node_ages", "domains", "fit_law"),
-    "costs": ("restart", "checkpoint_save", "shrink", "controller"),
+    "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
+    "repair": ("swap", "spares", "time", "rejoin"),
+    "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies"),
+    # the options of the "elastic" policy (as in [policy.elastic])
+    "elastic": ("reconfigure", "batch", "min_groups", "microbatches"),
     # and the shorthands registered policies read here (``RegisteredPolicy.compare_keys``:
     # SPARe's ``layout``), see :func:`_allowed`
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "charge_patch"),
 }
-_SUBTABLES = ("cluster", "job", "failures", "costs", "compare")
+_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint", "elastic")
 #: ``failures.model`` when the file names none: a user's cluster replaces the failed node and
 #: keeps the others (the paper preset names "per-unit")
 _DEFAULT_FAILURE_MODEL = "node"
@@ -417,15 +423,20 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     job = _job(rd, tables["job"])
     fails = _failures(rd, tables["failures"], cluster)
     costs = _costs(rd, tables.get("costs", {}))
-    cmp = _compare(rd, tables.get("compare", {}), data.get("policy", {}), n_groups=cluster.n_groups)
+    policy_tables = _elastic_table(rd, tables.get("elastic"), data.get("policy", {}))
+    cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
+    repair = _repair(rd, tables.get("repair"), cluster)
     try:
         scenario = Scenario(
             cluster.n_groups, n_steps=job.steps, t_compute=job.step - job.allreduce, t_allreduce=job.allreduce,
             system_mtbf=fails.system_mtbf, weibull_shape=fails.shape, failure_model=fails.model,
             restart_time=costs.restart, checkpoint_time=costs.save, jitter=job.jitter, shrink_time=costs.shrink,
             controller_time=costs.controller, charge_patch=cmp.charge_patch, max_wall_factor=cmp.horizon,
-            gpus_per_group=cluster.gpus_per_group, name=name,
+            gpus_per_group=cluster.gpus_per_group, name=name, repair=repair,
+            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour),
         )
+        if "checkpoint" in tables:
+            scenario = scenario.replace(memory=_memory(rd, tables["checkpoint"], scenario))
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(f"{source}: {exc}") from None
     for p in cmp.policies:  # options, an interval or a layout a policy refuses fail here, before any run
@@ -579,14 +590,65 @@ class _Costs:
     save: float
     shrink: float
     controller: float
+    gpu_hour: float | None
 
 
 def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
-    """``[costs]``: a global restart, one checkpoint save, and per masked failure the shrink and RECTLR."""
+    """``[costs]``: a global restart, one checkpoint save, per masked failure the shrink and
+    RECTLR, and the price of a GPU-hour."""
     return _Costs(restart=rd.duration("costs.restart", co.get("restart", 1800.0), strict=False),
                   save=rd.duration("costs.checkpoint_save", co.get("checkpoint_save", 60.0)),
                   shrink=rd.duration("costs.shrink", co.get("shrink", 0.1), strict=False),
-                  controller=rd.duration("costs.controller", co.get("controller", 0.1), strict=False))
+                  controller=rd.duration("costs.controller", co.get("controller", 0.1), strict=False),
+                  gpu_hour=None if "gpu_hour" not in co else rd.number("costs.gpu_hour", co["gpu_hour"], low=0.0,
+                                                                        strict=True))
+
+
+def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster) -> Repairs | None:
+    """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model)."""
+    if rp is None:
+        return None
+    spares = rp.get("spares")
+    return Repairs(swap=rd.duration("repair.swap", rp.get("swap", 0.0), strict=False),
+                   spares=None if spares is None else rd.integer("repair.spares", spares, low=0, high=10**7),
+                   time=rd.duration("repair.time", rp.get("time", 0.0), strict=False),
+                   rejoin=rd.duration("repair.rejoin", rp.get("rejoin", 0.0), strict=False),
+                   gpus_per_node=cluster.gpus_per_node)
+
+
+def _memory(rd: Reader, ck: dict[str, Any], scenario: Scenario) -> MemoryTier:
+    """``[checkpoint]``: the in-memory tier. ``memory_every = "auto"`` is Young's interval
+    sqrt(2 * memory_save * MTBF) with the system MTBF (every failure may restore from memory)."""
+    for k in ("memory_save", "memory_restore"):
+        if k not in ck:
+            raise rd.fail(f"checkpoint.{k}", "is required with an in-memory tier", None)
+    save = rd.duration("checkpoint.memory_save", ck["memory_save"])
+    every = ck.get("memory_every", "auto")
+    if every == "auto":
+        every = math.sqrt(2.0 * save * scenario.system_mtbf)
+    else:
+        every = rd.duration("checkpoint.memory_every", every)
+    return MemoryTier(save=save, every=every, restore=rd.duration("checkpoint.memory_restore", ck["memory_restore"],
+                                                                   strict=False),
+                      copies=rd.integer("checkpoint.memory_copies", ck.get("memory_copies", 1), low=1, high=64))
+
+
+def _elastic_table(rd: Reader, el: dict[str, Any] | None, tables: Any) -> Any:
+    """``[elastic]`` as the options of the "elastic" policy, with ``[policy.elastic]`` (one or
+    the other for each option)."""
+    if el is None:
+        return tables
+    if not isinstance(tables, dict):
+        return tables  # _policy_options says what is wrong with it
+    opts = dict(el)
+    if "reconfigure" in opts:
+        opts["reconfigure"] = rd.duration("elastic.reconfigure", opts["reconfigure"], strict=False)
+    both = sorted(set(opts) & set(tables.get("elastic", {})))
+    if both:
+        raise rd.fail(f"elastic.{both[0]}", "is given in [elastic] and in [policy.elastic]", opts[both[0]])
+    out = dict(tables)
+    out["elastic"] = {**tables.get("elastic", {}), **opts}
+    return out
 
 
 @dataclass(frozen=True)

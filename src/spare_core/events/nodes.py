@@ -356,12 +356,24 @@ class NodeEpochs:
     ``(k, start)``), and so is epoch 0, the same for every run.
     """
 
-    __slots__ = ("log", "_cur", "_zero")
+    __slots__ = ("log", "_cur", "_zero", "_all", "_every")
 
-    def __init__(self, log: NodeFailureLog):
+    def __init__(self, log: NodeFailureLog, *, every: bool = False):
         self.log = log
         self._cur = None
         self._zero = None
+        self._every = every  # hand out failures of groups already out too (runs with repairs)
+        self._all = None
+
+    def unfiltered(self) -> "NodeEpochs":
+        """The same log's epochs with every failure after the epoch's start, also those of
+        groups already out (a run with repairs drops those itself: a repaired group is back
+        in the job before the next restart). Shared by the runs of the seed like this one."""
+        if self._every:
+            return self
+        if self._all is None:
+            self._all = NodeEpochs(self.log, every=True)
+        return self._all
 
     def _scan(self, k, start) -> _Scan:
         cur = self._cur
@@ -388,7 +400,7 @@ class NodeEpochs:
         log = self.log
         T, G = log.times, log.groups
         dead, ptr = s.dead, s.ptr
-        need = min(want - have, s.n_alive)
+        need = want - have if self._every else min(want - have, s.n_alive)
         new_t, new_g = [], []
         while need:
             end = len(T)
@@ -397,7 +409,7 @@ class NodeEpochs:
                 continue
             for i in range(ptr, end):
                 g = G[i]
-                if not dead[g]:
+                if self._every or not dead[g]:
                     dead[g] = 1
                     new_t.append(T[i])
                     new_g.append(g)
@@ -410,8 +422,9 @@ class NodeEpochs:
             ptr = i + 1
         s.ptr = ptr
         got = len(new_t)
-        s.n_alive -= got
-        s.done = s.n_alive == 0
+        if not self._every:
+            s.n_alive -= got
+            s.done = s.n_alive == 0
         if got:
             start = s.start
             # the same IEEE subtraction as the other sources: t - start

@@ -64,6 +64,11 @@ __all__ = [
     "FailureHandler",
     "Outcome",
     "Outcomes",
+    "MASKED",
+    "RESTART",
+    "RESTART_MEMORY",
+    "REJOINED",
+    "DROPPED",
     "IntervalChoice",
     "CheckpointOnly",
     "ReplicationCheckpoint",
@@ -99,19 +104,31 @@ class Outcome:
     restart: bool
     depth: float = 1.0
     patch_layers: float = 0.0
+    #: elastic policies: the failure drops its group (the activity in progress is redone)
+    drop: bool = False
+    #: steps credited per step from now on (None: unchanged; elastic training that shrinks
+    #: its batch credits live / N)
+    worth: float | None = None
+
+
+#: event kinds of :attr:`Outcomes.restart` (the ``_timeline`` kernel's ``F_*``)
+MASKED, RESTART, RESTART_MEMORY, REJOINED, DROPPED = 0, 1, 2, 3, 4
 
 
 @dataclass
 class Outcomes:
-    """Batch form of :class:`Outcome`: arrays of one length (the failures processed).
+    """Batch form of :class:`Outcome`: arrays of one length (the events processed).
 
-    ``restart`` is int8 (1 = restart; only the last entry may be 1), ``depth`` and
-    ``patch_layers`` float64.
+    ``restart`` is int8, the event's kind: 0 masked, 1 restart (only as the last entry), 3 a
+    group rejoined, 4 a group dropped (elastic); the run loop turns a restart into 2 (restore
+    from the in-memory tier) when a snapshot copy survived. ``depth`` and ``patch_layers``
+    are float64; ``worth`` (float64 or None) the steps credited per step after each event.
     """
 
     restart: np.ndarray
     depth: np.ndarray
     patch_layers: np.ndarray
+    worth: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.restart.shape[0])
@@ -138,6 +155,8 @@ class FailureHandler:
 
     #: failures to pull from the engine per batch at the start of an epoch (a hint)
     batch_hint = 16
+    #: True if every failure is a global restart (no group is ever out while the job runs)
+    every_failure_restarts = False
     #: False if the handler never reads the group ids, only how many failures it is given:
     #: the simulator may then pass placeholders (-1) and skip drawing which group failed
     needs_groups = True
@@ -164,6 +183,54 @@ class FailureHandler:
 
     def restart(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def on_rejoin(self, group: int) -> Outcome:
+        """A failed group is back (its node replaced, its state caught up): the depth (and
+        worth) from the next step. Only called when the scenario has repairs
+        (:class:`spare_core.sim.Repairs`); a handler that cannot take a group back raises."""
+        raise NotImplementedError(f"{type(self).__name__} cannot take a failed group back before a restart "
+                                  "(it has no on_rejoin): run it without [repair]")
+
+    def on_events(self, groups: np.ndarray, rejoin: np.ndarray) -> Outcomes:
+        """Failures (``rejoin == 0``) and rejoins (``rejoin == 1``) in order, stopping after
+        the first restart: runs of failures go to :meth:`on_failures`, each rejoin to
+        :meth:`on_rejoin` (kind 3 in the answer)."""
+        n = groups.shape[0]
+        parts = []
+        i = 0
+        while i < n:
+            if rejoin[i]:
+                o = self.on_rejoin(int(groups[i]))
+                if not isinstance(o, Outcome):
+                    raise TypeError(f"on_rejoin must return an Outcome, got {type(o).__name__}")
+                w = None if o.worth is None else np.array([o.worth])
+                parts.append(Outcomes(np.array([REJOINED], dtype=np.int8), np.array([float(o.depth)]),
+                                      np.zeros(1), w))
+                i += 1
+                continue
+            e = i
+            while e < n and not rejoin[e]:
+                e += 1
+            o = self.on_failures(groups[i:e])
+            parts.append(o)
+            if len(o) < e - i or (len(o) and o.restart[len(o) - 1] in (RESTART, RESTART_MEMORY)):
+                break
+            i = e
+        return _concat_outcomes(parts)
+
+
+def _concat_outcomes(parts) -> Outcomes:
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return Outcomes(np.zeros(0, dtype=np.int8), np.zeros(0), np.zeros(0))
+    given = [p.worth is not None for p in parts]
+    if any(given) and not all(given):
+        raise TypeError("a handler gives worths for all its events or for none")
+    worth = np.concatenate([np.asarray(p.worth, dtype=np.float64) for p in parts]) if all(given) else None
+    return Outcomes(np.concatenate([np.asarray(p.restart, dtype=np.int8) for p in parts]),
+                    np.concatenate([np.asarray(p.depth, dtype=np.float64) for p in parts]),
+                    np.concatenate([np.asarray(p.patch_layers, dtype=np.float64) for p in parts]), worth)
 
 
 def _interval_arg(interval):
@@ -298,6 +365,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 # -- checkpoint-only -----------------------------------------------------------------------
 class _RestartEveryFailure(FailureHandler):
     batch_hint = 1
+    every_failure_restarts = True  # no group is ever out: repairs need no failures of groups out
     needs_groups = False  # every failure restarts, whichever group it hits
     # the simulator only reads outcomes, so one constant answer serves every failure
     _ONE = Outcomes(_ro(np.ones(1, dtype=np.int8)), _ro(np.ones(1)), _ro(np.zeros(1)))
@@ -362,6 +430,10 @@ class _CyclicHandler(FailureHandler):
     def restart(self):
         self._dead[:] = 0
 
+    def on_rejoin(self, group):
+        self._dead[group] = 0
+        return Outcome(False, float(self._r))
+
 
 class _DisjointHandler(_CyclicHandler):
     def __init__(self, n, r):
@@ -382,6 +454,10 @@ class _DisjointHandler(_CyclicHandler):
 
     def restart(self):
         self._count[:] = 0
+
+    def on_rejoin(self, group):
+        self._count[self._set_of[group]] -= 1
+        return Outcome(False, float(self._r))
 
 
 #: the label of Rep+CKPT with disjoint replica sets (distinct from the cyclic variant's)
@@ -504,6 +580,9 @@ class _RectlrHandler(FailureHandler):
 
     def restart(self):
         self._ctl.restart()
+
+    def on_rejoin(self, group):
+        return Outcome(False, float(self._ctl.rejoin(group)))
 
 
 class SpareCheckpoint(Policy):
@@ -810,6 +889,12 @@ register_policy("rep-disjoint", lambda r, interval="auto": ReplicationCheckpoint
 register_policy("spare", SpareCheckpoint, label=SpareCheckpoint.name, options=("interval", "offsets", "layout"),
                 compare_keys={"layout": _spare_layout_options},
                 description="SPARe+CKPT: stacked redundancy with RECTLR, plus checkpoints")
+
+from .elastic import ElasticDP  # noqa: E402  (it subclasses Policy, defined above)
+
+register_policy("elastic", lambda r, **options: ElasticDP(**options), label=ElasticDP.name, uses_redundancy=False,
+                options=("reconfigure", "batch", "min_groups", "microbatches", "interval"),
+                description="elastic data parallelism (torchft-style): failed groups drop out, the others go on")
 
 #: the built-in names (the live registry may hold more: :func:`policy_names`)
 POLICY_NAMES = tuple(POLICY_REGISTRY)

@@ -11,7 +11,7 @@ from .._results import fields_dict
 from ..events import EpochSource
 from .._seeding import run_seed
 from .._validate import as_float
-from .policies import IntervalChoice, Outcomes, policy_names
+from .policies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
 from .scenario import Scenario
 
 __all__ = ["simulate", "RunResult", "Timeline"]
@@ -96,6 +96,23 @@ class RunResult:
         Wall seconds lost to rollbacks, spent saving, spent restarting.
     steps_executed : int
         Steps computed, including those rolled back.
+    rejoins : int
+        Groups back in the job after a swap (scenarios with repairs).
+    memory_snapshots, memory_restores : int
+        In-memory snapshots taken; restarts restored from memory (scenarios with a memory tier).
+    memory_save_time : float
+        Wall seconds spent taking in-memory snapshots.
+    wait_time : float
+        Wall seconds restarts waited, past their restart time, for replacement nodes.
+    pause_time : float
+        Wall seconds all groups paused for membership changes (elastic training).
+    gpus_paid : int
+        GPUs paid for while the job runs: the job's ``n_groups * gpus_per_group`` plus the
+        spare pool's (0 when the scenario has no ``gpus_per_group``).
+    gpu_hour_price : float
+        The scenario's price of a GPU-hour (0: none given).
+    gpu_hours, cost : float (properties)
+        ``gpus_paid * wall_time / 3600`` and ``gpu_hours * gpu_hour_price`` (NaN when unknown).
     timeline : Timeline or None
     """
 
@@ -125,6 +142,14 @@ class RunResult:
     save_time: float
     restart_time: float
     steps_executed: int
+    rejoins: int = 0
+    memory_snapshots: int = 0
+    memory_restores: int = 0
+    memory_save_time: float = 0.0
+    wait_time: float = 0.0
+    pause_time: float = 0.0
+    gpus_paid: int = 0
+    gpu_hour_price: float = 0.0
     timeline: Timeline | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
@@ -136,10 +161,22 @@ class RunResult:
             f"checkpoints={self.checkpoints})"
         )
 
+    @property
+    def gpu_hours(self) -> float:
+        """GPU-hours paid for (``gpus_paid * wall_time / 3600``; NaN when the GPUs are unknown)."""
+        return self.gpus_paid * self.wall_time / 3600.0 if self.gpus_paid > 0 else math.nan
+
+    @property
+    def cost(self) -> float:
+        """``gpu_hours * gpu_hour_price`` (NaN without a price or GPUs)."""
+        return self.gpu_hours * self.gpu_hour_price if self.gpu_hour_price > 0 else math.nan
+
     def to_dict(self) -> dict:
-        """The scalar fields as a JSON-friendly dict (``inf`` becomes None); the timeline is
-        left out (:meth:`Timeline.to_dict` exports it)."""
-        return fields_dict(self, exclude=("timeline",))
+        """The scalar fields, ``gpu_hours`` and ``cost`` as a JSON-friendly dict (``inf`` and
+        NaN become None); the timeline is left out (:meth:`Timeline.to_dict` exports it)."""
+        out = fields_dict(self, exclude=("timeline",))
+        out.update(fields_dict(self, ("gpu_hours", "cost")))
+        return out
 
 
 class StepMultipliers:
@@ -260,6 +297,14 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     source = failures if failures is not None else scenario.epoch_failures(seed)
     if not type(source).__module__.startswith("spare_core."):
         source = _CheckedSource(source, scenario.n_groups)  # a user's source: answers checked
+    if scenario.repair is not None and not getattr(plan.handler, "every_failure_restarts", False):
+        # a repaired group fails again: the run reads every failure of the log, in or out
+        # of the job, and its own loop drops those of groups that are out
+        every = getattr(source, "unfiltered", None)
+        if every is None:
+            raise ValueError(f"[repair]: the failure source of model {scenario.failure_model!r} cannot hand out the "
+                             "failures of groups out of the job (failures.model = \"node\" can)")
+        source = every()
     loop = _run_batches(plan, source, StepMultipliers(scenario, mult_seed), bool(timeline))
     return _assemble(scenario, policy, seed, plan, loop)
 
@@ -268,7 +313,7 @@ class _RunPlan:
     """What a run needs before its first failure: the kernel's parameter vector, the policy's
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
-    __slots__ = ("kern", "params", "interval", "init_depth", "handler")
+    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -295,12 +340,48 @@ class _RunPlan:
         params[K["P_FAIL_SECONDS"]] = fsec
         params[K["P_PATCH_SECONDS"]] = patch_cost
         params[K["P_PATCH_LAYERS"]] = 1.0 if scenario.charge_patch else 0.0
+        mem = scenario.memory
+        params[K["P_MEM_EVERY"]] = math.inf if mem is None else mem.every
+        params[K["P_MEM_SAVE"]] = 0.0 if mem is None else mem.save
+        params[K["P_MEM_RESTORE"]] = 0.0 if mem is None else mem.restore
+        params[K["P_DROP_PAUSE"]] = _pause(policy, "drop_seconds", scenario)
+        params[K["P_REJOIN_PAUSE"]] = _pause(policy, "rejoin_seconds", scenario)
 
         handler = policy.handler(scenario)
         if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):
             raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
         self.kern, self.params, self.interval, self.init_depth, self.handler = kern, params, interval, init_depth, handler
+        self.n_groups = scenario.n_groups
+        self.holders = None if mem is None else _holders(scenario)
+        self.repair = scenario.repair
+        if self.repair is not None and not getattr(handler, "every_failure_restarts", False) \
+                and scenario.failures.renews_all_at_restart:
+            raise ValueError(
+                f"[repair] with policy {getattr(policy, 'name', type(policy).__name__)!r} needs a failure model in "
+                f"which a repaired group fails again on its own clock; failure model {scenario.failure_model!r} "
+                "renews every group only at a global restart: use failures.model = \"node\" (node renewals)")
         return self
+
+
+def _holders(scenario) -> np.ndarray:
+    """The groups holding each group's in-memory snapshot copies (in other failure domains
+    when the failure model has domains)."""
+    from .recovery import copy_holders
+
+    dom = None
+    domains = getattr(scenario.failures, "domains", None)
+    if callable(domains):
+        try:
+            dom = domains(scenario.n_groups).labels[0]
+        except (TypeError, ValueError, AttributeError):
+            dom = None
+    return copy_holders(scenario.n_groups, scenario.memory.copies, dom)
+
+
+def _pause(policy, method: str, scenario) -> float:
+    """A policy's optional pause (``drop_seconds``/``rejoin_seconds``; 0 s when it has none)."""
+    f = getattr(policy, method, None)
+    return 0.0 if f is None else as_float(f(scenario), f"policy {method}", min_value=0.0)
 
 
 class _CheckedSource:
@@ -355,7 +436,7 @@ class _LoopOutcome:
     """What the batch loop leaves: the kernel state, the last status, the counters and the
     per-epoch / per-failure records."""
 
-    __slots__ = ("state", "status", "seen", "masked", "restarts", "ep_start", "ep_end", "ep_fail", "tl")
+    __slots__ = ("state", "status", "seen", "masked", "restarts", "rejoins", "ep_start", "ep_end", "ep_fail", "tl")
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -364,7 +445,13 @@ class _LoopOutcome:
 
 def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool) -> _LoopOutcome:
     """The batch loop: failures pulled from ``source`` in batches, the handler decides a batch
-    at once, the compiled kernel walks the steps, saves and restarts between them."""
+    at once, the compiled kernel walks the steps, saves and restarts between them.
+
+    With repairs (``plan.repair``) the source hands out every failure of the log and the
+    compiled ``merge_repairs`` turns a batch into the job's events: failures of groups in the
+    job and the rejoins of swapped groups, with the spare pool's timing. With an in-memory
+    tier (``plan.holders``) a restart whose down groups all keep a snapshot copy restores
+    from memory."""
     kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
     K = kern.SLOTS
     mult = mults.chunk()
@@ -374,15 +461,22 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     BAD_OUTCOME = K["BAD_OUTCOME"]
     advance = kern.advance
     max_wall = float(params[K["P_MAX_WALL"]])
+    holders = plan.holders
+    book = None
+    if plan.repair is not None:
+        from .recovery import RepairBook
 
-    seen = masked = restarts = 0
+        book = RepairBook(plan.repair, plan.n_groups)
+    down = np.zeros(plan.n_groups, dtype=bool) if holders is not None else None
+
+    seen = masked = restarts = rejoins = seen_before = 0  # seen_before: failures of earlier epochs
     tl_t, tl_g, tl_r, tl_d = [], [], [], []
     ep_start, ep_end, ep_fail = [0.0], [], []
     hint = max(1, int(getattr(handler, "batch_hint", 16)))
     batch = hint
     # a handler that never reads the group ids gets placeholders, and the stream then draws
     # no victims for epochs nobody else needs (the times, and every later draw, are unchanged)
-    blind = not timeline and not getattr(handler, "needs_groups", True)
+    blind = not timeline and not getattr(handler, "needs_groups", True) and book is None and holders is None
     if blind:
         placeholder = np.full(max(hint, _MAX_BATCH), -1, dtype=np.int64)
         placeholder.flags.writeable = False
@@ -391,6 +485,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     report_consumed = getattr(source, "epoch_consumed", None)
     status = None
     while True:
+        ready = None
         if blind:
             rel = source.times(epoch, pos + 1, pos + batch, start=start)
             stop = min(pos + batch, rel.shape[0])
@@ -399,16 +494,36 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             rel, units = source.get(epoch, pos + 1, pos + batch, start=start)
             stop = min(pos + batch, rel.shape[0])
             fgroup = units[pos:stop]
-        out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
-        n = out.restart.shape[0]
-        frel = rel[pos : pos + n]
-        if n > 0 and out.restart[n - 1] != 0:
-            t_next = math.inf  # the batch ends with a restart: nothing after it matters
+        if book is None:
+            out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
+            n = out.restart.shape[0]
+            frel = rel[pos : pos + n]
+            is_rejoin = None
         else:
+            raw_next = start + source.next_time(epoch, stop, start=start)
+            frel, fgroup, is_rejoin, ready, pool_old, raw_idx, used = book.merge(
+                rel[pos:stop], fgroup, start, raw_next, max(batch, 1) + 1)
+            on_events = getattr(handler, "on_events", None)
+            if on_events is None:
+                raise TypeError(f"{type(handler).__name__} has no on_events(groups, rejoin): it cannot run with [repair]")
+            out = _check_outcomes(on_events(fgroup, is_rejoin), fgroup.shape[0])
+            n = out.restart.shape[0]
+            frel, ready = frel[:n], ready[:n]
+        last_restart = n > 0 and out.restart[n - 1] in (RESTART, RESTART_MEMORY)
+        if last_restart:
+            t_next = math.inf  # the batch ends with a restart: nothing after it matters
+            if holders is not None and out.restart[n - 1] == RESTART:
+                after = pos + n if book is None else pos + int(raw_idx[n - 1]) + 1
+                _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel)
+        elif book is None:
             t_next = start + source.next_time(epoch, pos + n, start=start)
+        else:
+            nxt = start + rel[pos + used] if pos + used < stop else raw_next
+            t_next = min(nxt, book.next_rejoin(start))
         j = 0
         while True:
-            status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult)
+            status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult,
+                                out.worth, ready)
             if status != NEED_MULT:
                 if status == BAD_OUTCOME:
                     _bad_outcome(out, j)
@@ -416,27 +531,44 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             mult = mults.chunk()
             state[MIDX] = 0.0
         n_restart = 1 if status == RESTARTED else 0  # a restart is always the last consumed
-        seen += j
-        pos += j
+        n_rejoin = 0 if is_rejoin is None else int(is_rejoin[:j].sum())
+        n_fail = j - n_rejoin
+        seen += n_fail
         restarts += n_restart
-        masked += j - n_restart
+        rejoins += n_rejoin
+        masked += n_fail - n_restart
+        if book is None:
+            pos += j
+        elif status == RESTARTED:
+            pos += int(raw_idx[j - 1]) + 1
+        else:
+            pos += used
+        if down is not None and j:
+            _mark_down(down, fgroup[:j], None if is_rejoin is None else is_rejoin[:j])
         if timeline:
-            tl_t.append(frel[:j] + start)
-            tl_g.append(np.array(fgroup[:j]))
-            tl_r.append(out.restart[:j].astype(bool))
+            keep = slice(None) if is_rejoin is None else (is_rejoin[:j] == 0)
+            tl_t.append((frel[:j] + start)[keep])
+            tl_g.append(np.array(fgroup[:j])[keep])
+            kinds = out.restart[:j]
+            tl_r.append(((kinds == RESTART) | (kinds == RESTART_MEMORY))[keep])
             d = out.depth[:j].copy()
             if n_restart:
                 d[j - 1] = init_depth
-            tl_d.append(d)
+            tl_d.append(d[keep])
         if status == RESTARTED:
             resume = float(state[ACT_END])
             ep_end.append(start + float(frel[j - 1]))
-            ep_fail.append(pos)
+            ep_fail.append(seen - seen_before)
+            seen_before = seen
             ep_start.append(resume)
             if report_consumed is not None:
                 report_consumed(epoch, pos)
             epoch, start, pos = epoch + 1, resume, 0
             handler.restart()
+            if book is not None:
+                book.restart(is_rejoin, pool_old, j)
+            if down is not None:
+                down[:] = False
             batch = hint
             if resume > max_wall:
                 # the restart ends past the wall limit: the kernel would stop there (TIMEOUT)
@@ -448,10 +580,43 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
         if status == DONE or status == TIMEOUT:
             break
         batch = min(2 * batch, _MAX_BATCH)
-    ep_fail.append(pos)
-    return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts,
+    ep_fail.append(seen - seen_before)
+    return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts, rejoins=rejoins,
                         ep_start=ep_start, ep_end=ep_end, ep_fail=ep_fail,
                         tl=(tl_t, tl_g, tl_r, tl_d) if timeline else None)
+
+
+def _mark_down(down: np.ndarray, groups: np.ndarray, rejoin) -> None:
+    """The groups down after the consumed events (a rejoin brings its group back; the last
+    event of a group decides)."""
+    if rejoin is None:
+        down[groups] = True
+        return
+    g, v = groups[::-1], (rejoin[::-1] == 0)
+    u, idx = np.unique(g, return_index=True)
+    down[u] = v[idx]
+
+
+def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel) -> None:
+    """Turn the batch's closing restart into a restore from the in-memory tier when every group
+    down at that moment keeps a snapshot copy on a group that is up.
+
+    Down: the groups down before the batch, the batch's events up to the restart and every
+    failure at the restart's very time (a domain event takes its groups at once)."""
+    now = down.copy()
+    _mark_down(now, fgroup[:n], None if is_rejoin is None else is_rejoin[:n])
+    t = frel[n - 1]
+    i = after
+    while True:  # the failures at the same instant, however far the batch reached
+        rel, units = source.get(epoch, i + 1, i + 8, start=start)
+        if rel.shape[0] <= i or rel[i] != t:
+            break
+        now[units[i]] = True
+        i += 1
+    g = np.flatnonzero(now)
+    if g.size == 0 or not now[holders[g]].all(axis=1).any():
+        out.restart = out.restart.copy()
+        out.restart[n - 1] = RESTART_MEMORY
 
 
 def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutcome) -> RunResult:
@@ -477,6 +642,9 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
             epoch_failures=np.array(loop.ep_fail, dtype=np.int64),
         )
     wipe = bool(getattr(policy, "restart_is_wipeout", True))
+    gpus = 0
+    if scenario.gpus_per_group is not None:
+        gpus = scenario.n_groups * scenario.gpus_per_group + (0 if scenario.repair is None else scenario.repair.spare_gpus)
     restarts = loop.restarts
     return RunResult(
         policy=str(getattr(policy, "name", type(policy).__name__)),
@@ -505,6 +673,14 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
         save_time=float(state[K["ST_SAVE_TOTAL"]]),
         restart_time=float(state[K["ST_RESTART_TOTAL"]]),
         steps_executed=int(state[K["ST_STEPS_EXEC"]]),
+        rejoins=loop.rejoins,
+        memory_snapshots=int(state[K["ST_N_MEM"]]),
+        memory_restores=int(state[K["ST_N_MEM_RESTORE"]]),
+        memory_save_time=float(state[K["ST_MEM_TOTAL"]]),
+        wait_time=float(state[K["ST_WAIT_TOTAL"]]),
+        pause_time=float(state[K["ST_PAUSE_TOTAL"]]),
+        gpus_paid=gpus,
+        gpu_hour_price=0.0 if scenario.pricing is None else scenario.pricing.gpu_hour,
         timeline=tl,
     )
 

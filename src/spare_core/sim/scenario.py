@@ -166,7 +166,15 @@ class Scenario:
         MTBF) need a horizon.
     gpus_per_group : int, optional
         M, GPUs per group: maps nodes to groups for a node failure model that gives neither
-        ``nodes_per_group`` nor ``gpus_per_group`` itself; otherwise informational.
+        ``nodes_per_group`` nor ``gpus_per_group`` itself; the job's GPUs for GPU-hours.
+    repair : Repairs, optional
+        Hot spares, repairs and rejoins (:class:`spare_core.sim.Repairs`). None: a failed
+        group is back only at a global restart, and a replacement is always ready then (the
+        SPARe paper's model).
+    memory : MemoryTier, optional
+        An in-memory checkpoint tier beside the persistent one (:class:`spare_core.sim.MemoryTier`).
+    pricing : Pricing, optional
+        The price of a GPU-hour (:class:`spare_core.sim.Pricing`): runs then report a cost.
     name : str, optional
         Label used in reports.
 
@@ -197,8 +205,12 @@ class Scenario:
     __slots__ = (
         "n_groups", "n_steps", "t_compute", "t_allreduce", "failures", "restart_time", "checkpoint_time", "jitter",
         "step_time_model", "shrink_time", "controller_time", "charge_patch", "max_wall_factor",
-        "gpus_per_group", "name",
+        "gpus_per_group", "repair", "memory", "pricing", "name",
     )
+
+    #: optional parts written to dicts only when given (a scenario without them keeps the
+    #: dict, and the result-store keys, it had before they existed)
+    _OPTIONAL = ("repair", "memory", "pricing")
 
     def __init__(
         self,
@@ -220,6 +232,9 @@ class Scenario:
         charge_patch=True,
         max_wall_factor=20.0,
         gpus_per_group=None,
+        repair=None,
+        memory=None,
+        pricing=None,
         name="custom",
     ):
         self.n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=MAX_GROUPS)
@@ -248,6 +263,11 @@ class Scenario:
         self.charge_patch = bool(charge_patch)
         self.max_wall_factor = as_float(max_wall_factor, "max_wall_factor", min_value=1.0, strict_min=True)
         _check_bounded(self)
+        from .recovery import MemoryTier, Pricing, Repairs
+
+        self.repair = _optional(repair, Repairs, "repair")
+        self.memory = _optional(memory, MemoryTier, "memory")
+        self.pricing = _optional(pricing, Pricing, "pricing")
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
         self.name = name
@@ -372,7 +392,10 @@ class Scenario:
             A ``step_time_model`` without ``to_dict`` (it cannot be written down).
         """
         kw = self._params()
-        out = {k: v for k, v in kw.items() if k not in ("failure_model", "step_time_model")}
+        out = {k: v for k, v in kw.items() if k not in ("failure_model", "step_time_model") + self._OPTIONAL}
+        for k in self._OPTIONAL:
+            if kw[k] is not None:
+                out[k] = kw[k].to_dict()
         out["failure_model"] = kw["failure_model"].to_dict()
         stm = kw["step_time_model"]
         if stm is not None:
@@ -594,6 +617,18 @@ class Scenario:
         kw.update(overrides)
         n = kw.pop("n_groups", 128)
         return cls(n, **kw)
+
+
+def _optional(value, cls, name):
+    """``value`` as a ``cls`` (None stays None; a dict is the class's keywords)."""
+    if value is None or isinstance(value, cls):
+        return value
+    if isinstance(value, dict):
+        try:
+            return cls(**value)
+        except TypeError as e:
+            raise ValueError(f"{name}: {e}") from None
+    raise TypeError(f"{name} must be a {cls.__name__}, a dict of its fields or None, got {type(value).__name__}")
 
 
 def _check_bounded(sc) -> None:

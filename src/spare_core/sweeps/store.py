@@ -72,6 +72,13 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
 
 
+#: RunResult fields added after stores were first written, with the value a run stored
+#: before them has (its scenario had no repairs, memory tier or price): older parts are read
+#: with these filled in instead of being set aside
+_ADDED_COLUMNS = {"rejoins": 0, "memory_snapshots": 0, "memory_restores": 0, "memory_save_time": 0.0,
+                  "wait_time": 0.0, "pause_time": 0.0, "gpus_paid": 0, "gpu_hour_price": 0.0}
+
+
 def _kinds():
     """Column name -> what its type must be ("string", "uint", "number", "bool"): the columns
     of a stored run (:data:`spare_core.sim.executor.STORE_COLUMNS`)."""
@@ -328,10 +335,12 @@ class ResultStore:
             raise _BadPart(f"is not a readable Parquet file ({_first_line(e)})") from None
         if len(set(names)) != len(names):
             raise _BadPart("has repeated column names")
-        missing = [c for c in kinds if c not in names]
+        missing = [c for c in kinds if c not in names and c not in _ADDED_COLUMNS]
         if missing:
             raise _BadPart(f"is not a part of a sweep store (no column {missing[0]!r})")
         for c, kind in kinds.items():
+            if c not in names:
+                continue  # a column added after the part was written (filled in below)
             t = schema.field(c).type
             if not _type_ok(t, kind):
                 raise _BadPart(f"has column {c!r} of type {t}, not {kind}")
@@ -341,6 +350,10 @@ class ResultStore:
             raise _BadPart(f"is damaged ({_first_line(e)})") from None
         if table.schema.names != names:
             raise _BadPart("changed its columns between two reads")
+        for c in _ADDED_COLUMNS:
+            if c not in names:
+                table = table.append_column(c, pa.array([_ADDED_COLUMNS[c]] * table.num_rows, type=pa.float64()
+                                                        if isinstance(_ADDED_COLUMNS[c], float) else pa.int64()))
         for c, kind in kinds.items():
             if kind in ("number", "bool", "uint") and table.column(c).null_count:
                 raise _BadPart(f"has missing values in column {c!r}")
