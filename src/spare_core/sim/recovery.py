@@ -110,7 +110,7 @@ class MemoryTier:
         Seconds to restart from the snapshot (instead of the scenario's restart time), >= 0.
     copies : int, default 1
         Copies of each group's snapshot, on other groups: the next groups in other failure
-        domains where the failure model has domains, else the next groups (:func:`copy_holders`).
+        domains where the failure model has domains, else spread over the groups (:func:`copy_holders`).
 
     Notes
     -----
@@ -156,15 +156,18 @@ class Pricing:
 def copy_holders(n_groups: int, copies: int, domain_of: np.ndarray | None = None) -> np.ndarray:
     """Groups holding each group's in-memory snapshot copies, shape ``(n_groups, copies)``.
 
-    Without failure domains, group g's copies are on groups ``g + 1, ..., g + copies``
-    (mod N). With ``domain_of`` (the domain of each group, groups of a domain contiguous),
+    Without failure domains, group g's copies are on groups ``g + i * (N // (copies + 1))``
+    (mod N), i = 1..copies: spread over the ring. With ``domain_of`` (the domain of each group, groups of a domain contiguous),
     the i-th copy is on the group ``i`` domains further on at the same position within its
     domain (wrapping), so one domain never holds a group and its copies when there are more
     domains than copies.
     """
     g = np.arange(n_groups, dtype=np.int64)
     if domain_of is None or np.unique(domain_of).shape[0] <= 1:
-        return (g[:, None] + np.arange(1, copies + 1)[None, :]) % n_groups
+        # spread evenly: neighbouring groups share racks and switches in a real placement,
+        # and r neighbours down at once is exactly a cyclic wipe-out
+        step = max(1, n_groups // (copies + 1))
+        return (g[:, None] + step * np.arange(1, copies + 1)[None, :]) % n_groups
     dom = np.asarray(domain_of, dtype=np.int64)
     _, first, size = np.unique(dom, return_index=True, return_counts=True)
     order = np.argsort(first)
