@@ -4,7 +4,9 @@ Public API
 ----------
 - :func:`simulate` ``(scenario, policy, *, seed) -> RunResult``
 - :class:`Scenario` with the presets :meth:`Scenario.paper_600k` and :meth:`Scenario.llama3_16k`
-- policies :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`
+- policies :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`,
+  :class:`ElasticDP`; what a cluster recovers with besides them: :class:`Repairs` (hot
+  spares, repairs, rejoins), :class:`MemoryTier` (in-memory checkpoints), :class:`Pricing`
   behind one protocol (:class:`Policy`, :class:`FailureHandler`; see
   :mod:`spare_core.sim.policies`), the registry :data:`POLICY_REGISTRY` with
   :func:`make_policy` and :func:`register_policy`
@@ -24,16 +26,19 @@ References
 """
 from __future__ import annotations
 
-from . import executor, grid, optimum, policies, results, run, scenario, study
+from . import policies  # first: the elastic policy registers itself from there
+from . import elastic, executor, grid, optimum, recovery, results, run, scenario, study
+from .elastic import *  # noqa: F401,F403
 from .executor import *  # noqa: F401,F403
 from .grid import *  # noqa: F401,F403
 from .optimum import *  # noqa: F401,F403
 from .policies import *  # noqa: F401,F403
+from .recovery import *  # noqa: F401,F403
 from .run import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .scenario import *  # noqa: F401,F403
 from .study import *  # noqa: F401,F403
 
 __all__ = (policies.__all__ + run.__all__ + scenario.__all__ + grid.__all__ + optimum.__all__ + study.__all__
-           + results.__all__ + executor.__all__)
+           + results.__all__ + executor.__all__ + recovery.__all__ + elastic.__all__)
 __all__ = list(dict.fromkeys(__all__))
