@@ -14,8 +14,9 @@ where ``A_SRC`` and ``B_SRC`` are ``src`` directories holding a built ``spare_co
 checkout of main with its kernels built in place, and this tree's ``src``); run it from the
 repository root (the workloads are this tree's ``bench/workloads.py``). Workloads: the
 flow kernels (SSP with unit paths, SSP, cost scaling, network simplex), a RECTLR failure
-sequence, Hopcroft-Karp solves and renewal simulations, at sizes where one call takes
-tens to hundreds of milliseconds.
+sequence, Hopcroft-Karp solves, renewal simulations and whole training runs (``simulate``
+on the paper's preset and a Llama-3-like job), at sizes where one call takes tens to
+hundreds of milliseconds.
 """
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ def _workloads():
         ctl.restart()
         return ctl.fail_many_arrays(order)
 
+    from spare_core.sim import Scenario, make_policy, simulate
+
+    paper = Scenario.paper_600k(600, n_steps=2000)
+    llama = Scenario.llama3_16k(n_steps=50_000)
+
+    def runs(scenario, policies):
+        return lambda: [simulate(scenario, p, seed=s) for p in policies for s in range(3)]
+
     return {
         "flow reassign 1e5 (ssp, unit paths)": lambda: solve_ours(re5),
         "flow reassign 1e6 (ssp, unit paths)": lambda: solve_ours(re6),
@@ -68,6 +77,10 @@ def _workloads():
             60_000, life, Deterministic(10.0), 500.0, seed=0),
         "events renewals 6e4 lognormal repair": lambda: simulate_renewals(
             60_000, life, LogNormal(10.0, 1.0), 500.0, seed=0),
+        # whole runs through the _timeline kernel (the paper's policies: what must not slow)
+        "simulate paper N=600 ckpt/rep/spare": runs(paper, [make_policy("ckpt"), make_policy("rep", 6),
+                                                            make_policy("spare", 8)]),
+        "simulate llama3 16k ckpt/spare": runs(llama, [make_policy("ckpt"), make_policy("spare", 4)]),
     }
 
 
