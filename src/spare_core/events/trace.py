@@ -1339,7 +1339,7 @@ def _parse_strftime_column(col, spec: _Strftime, local, err) -> np.ndarray:
     def names(values, table, what):  # month / AM-PM names: looked up once per distinct value
         uniq, inv = np.unique(np.char.lower(values), return_inverse=True)
         idx = np.array([table.get(u, -1) for u in uniq.tolist()], dtype=np.int64)[inv.reshape(-1)]
-        bad(idx < 0, lambda i: f"{values[i]!r} is not a {what}")
+        bad(idx < 0, lambda i: f"{str(values[i])!r} is not a {what}")
         return idx
 
     if "year" in f:
@@ -1388,7 +1388,7 @@ def _parse_strftime_column(col, spec: _Strftime, local, err) -> np.ndarray:
                               return_inverse=True)
         sign, oh, om = (np.array(v, dtype=np.int64)[inv.reshape(-1)] for v in zip(
             *((-1 if x[0] == "-" else 1, int(x[1:3]), int(x[3:5])) for x in uniq.tolist())))
-        bad((oh > 23) | (om > 59), lambda i: f"UTC offset {off[i]!r} is out of range")
+        bad((oh > 23) | (om > 59), lambda i: f"UTC offset {str(off[i])!r} is out of range")
         return us - sign * (oh * 3600 + om * 60) * 1_000_000
     tz = local[0]
     if isinstance(tz, _dt.timezone):  # a fixed offset (UTC by default): one subtraction

@@ -320,9 +320,10 @@ class TraceReplay(FailureModel, kind="trace"):
 
         Group g's nodes are units ``g * p .. g * p + p - 1`` (p = ``nodes_per_group``); it is
         placed in the domains of its first node at every level of :attr:`Trace.levels
-        <spare_core.events.trace.Trace.levels>` but the last (the node itself), coarsest
-        first. A group that straddles two domains (p not dividing a domain's size) counts
-        in its first node's.
+        <spare_core.events.trace.Trace.levels>` whose domains hold more than p nodes, coarsest
+        first (a finer level, down to the node itself, would make every group its own domain).
+        A group that straddles two domains (p not dividing a domain's size) counts in its
+        first node's.
 
         Returns
         -------
@@ -331,7 +332,8 @@ class TraceReplay(FailureModel, kind="trace"):
         Raises
         ------
         ValueError
-            A log without levels (not read with ``host_pattern``), or with only one.
+            A log without levels (not read with ``host_pattern``), or none whose domains
+            hold more than one group.
         """
         from ..topology import FailureDomains
 
@@ -340,13 +342,16 @@ class TraceReplay(FailureModel, kind="trace"):
         if tr.levels is None:
             raise ValueError("the replayed log has no racks: read it with host_pattern (a regex with named groups, "
                              "failures.trace.host_pattern) to place its hosts in cabinets, cages, ...")
-        if len(tr.levels) < 2:
-            raise ValueError(f"host_pattern names one level ({tr.levels[0][0]!r}), the node itself: name the "
-                             "levels above it (cabinet, cage, ...) to get domains")
+        per = self.nodes_per_group or 1
+        keep = [k for k in range(len(tr.levels)) if tr.domain_size(k) > per]
+        if not keep:
+            sizes = ", ".join(f"a {name} {tr.domain_size(k)}" for k, (name, _) in enumerate(tr.levels))
+            raise ValueError(f"no level of host_pattern holds more than one group of {per} nodes ({sizes}): "
+                             "name a coarser level (cabinet, rack, ...) to get domains")
         self.groups(n_groups)
-        first = np.arange(n_groups, dtype=np.int64) * (self.nodes_per_group or 1)
-        labels = np.stack([first // tr.domain_size(k) for k in range(len(tr.levels) - 1)])
-        return FailureDomains(labels, names=[name for name, _ in tr.levels[:-1]])
+        first = np.arange(n_groups, dtype=np.int64) * per
+        return FailureDomains(np.stack([first // tr.domain_size(k) for k in keep]),
+                              names=[tr.levels[k][0] for k in keep])
 
     # -- windows -----------------------------------------------------------------------------
     def window_offsets(self) -> np.ndarray:
