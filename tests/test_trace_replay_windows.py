@@ -130,7 +130,7 @@ def test_hosts_numbered_by_appearance_warn_and_spread_fixes_it(tmp_path):
     assert words.startswith("the log's failures concentrate on groups 0-9 of 600 (10 touched)")
     assert "its 300 failing hosts" in words and "about 238" in words and 'placement = "spread"' in words
     with pytest.warns(TraceWarning, match="concentrate on groups 0-9 of 600"):
-        Scenario(600, n_steps=100, t_compute=1.0, failure_model=model)
+        Scenario(600, n_steps=100, t_compute=1.0, t_allreduce=0.1, failure_model=model)
     spread = model.replace(placement="spread")
     g = spread.groups(600)
     assert spread.concentration(600) is None and np.unique(g).size > 200
