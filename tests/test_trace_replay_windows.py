@@ -187,7 +187,7 @@ def _cage_job(tmp_path, layout=None, windows=None):
     if windows:
         failures["windows"] = windows
     data = {"cluster": {"gpus": 192 * 8, "gpus_per_node": 8, "gpus_per_group": 32},
-            "job": {"step_time": "30 s", "steps": 20_000},
+            "job": {"step_time": "30 s", "steps": 60_000},
             "failures": failures, "costs": {"restart": "10 min", "checkpoint_save": "30 s"},
             "compare": {"seeds": 2, "r_max": 3}}
     if layout:
@@ -208,14 +208,16 @@ def test_rack_aware_spare_on_a_log_with_racks(tmp_path):
     assert "4 windows of the log" in sf.rate_note
     by_hand = StackedLayout.rack_aware(fd, 3)
     wipe = {"consecutive": 0, "rack-aware": 0}
-    for seed in range(2):
+    for seed in range(4):
         a = simulate(sc, make_policy("spare", 3, layout="rack-aware"), seed=seed).to_dict()
         b = simulate(sc, make_policy("spare", 3, layout=by_hand), seed=seed).to_dict()
         assert {k: v for k, v in a.items() if k != "policy"} == {k: v for k, v in b.items() if k != "policy"}
         wipe["rack-aware"] += a["wipeouts"]
         wipe["consecutive"] += simulate(sc, make_policy("spare", 3), seed=seed).to_dict()["wipeouts"]
-    # a cage failure takes 8 consecutive groups: every holder of some type with consecutive stacks
-    assert wipe["rack-aware"] < wipe["consecutive"] / 2
+    # a cage failure takes 8 consecutive groups: every holder of some type with consecutive stacks,
+    # never all three holders across the cages (the wipe-outs left come from failures piling up:
+    # a cage event spends 8 of the ~12 failures r = 3 endures at N = 48); 20 against 34 when written
+    assert wipe["rack-aware"] < 0.8 * wipe["consecutive"]
 
 
 def test_rack_aware_without_racks_is_one_error(tmp_path):
