@@ -535,6 +535,16 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     ...                 start="2024-05-01T00:00:00Z")
     >>> tr.times.tolist(), tr.units.tolist(), tr.unit_names, tr.reasons
     ([1800.0, 3600.0], [0, 1], ('node-b', 'node-a'), ('GPU', 'HBM3'))
+
+    US dates with minutes and Cray host names (cabinet 0-1, cage 2, slot 7, node 3):
+
+    >>> _ = p.write_text("date,host\\n3/1/2024 6:05 PM,c0-1c2s7n3\\n3/2/2024 9:30 AM,c1-0c0s0n0\\n")
+    >>> tr = read_trace(p, time_column="date", unit_column="host", time_format="%m/%d/%Y %I:%M %p",
+    ...                 host_pattern=r"c(?P<cabinet>\\d+-\\d+)c(?P<cage>\\d)s(?P<slot>\\d)n(?P<node>\\d)")
+    >>> tr.times.tolist(), tr.n_units, [(name, len(labels)) for name, labels in tr.levels]
+    ([0.0, 55500.0], 192, [('cabinet', 2), ('cage', 3), ('slot', 8), ('node', 4)])
+    >>> tr.units.tolist(), tr.domains("cabinet")[tr.units].tolist()
+    ([95, 96], [0, 1])
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"trace path must be a str or os.PathLike, got {type(path).__name__}")

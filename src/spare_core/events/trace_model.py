@@ -156,6 +156,15 @@ class TraceReplay(FailureModel, kind="trace"):
     >>> p.take(2); p.restart(20.0); p.take(3)
     ([5.0, 5.0], [0, 1])
     ([30.0, 45.0, 45.0], [3, 0, 1])
+
+    Four windows: seed 3 replays the one starting at t = 30 (the row at 30 comes first, then the
+    log from its start, 10 s later):
+
+    >>> m = TraceReplay(tr, after="loop", windows=4)
+    >>> m.window_offsets().tolist(), [m.window(s) for s in range(4)]
+    ([0.0, 10.0, 20.0, 30.0], [0, 2, 1, 3])
+    >>> m.process(4, seed=3).take(3)
+    ([0.0, 15.0, 15.0], [3, 0, 1])
     """
 
     trace: Trace
