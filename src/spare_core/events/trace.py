@@ -1244,19 +1244,34 @@ _STRF_CLASHES = (("year", "year2"), ("month", "month_name", "month_full", "yday"
                  ("hour", "hour12"), ("weekday", "weekday_full"))
 
 
+# fields read as numbers; a pattern of only these and names, each two numbers apart by
+# something that is not a digit, is read by the fast path of _strftime_fields
+_STRF_NUMERIC = ("year", "year2", "month", "day", "yday", "hour", "hour12", "minute", "second")
+# names the fast path reads as text (a weekday name is only matched)
+_STRF_NAMES = ("month_name", "month_full", "ampm")
+# every byte that is not an ASCII digit -> a blank: a column of such times becomes numbers
+_NOT_DIGITS = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
+
+
 @dataclasses.dataclass(frozen=True)
 class _Strftime:
-    """A compiled ``time_format`` pattern: the fields in order, the regex of one cell, and
-    the regex of a column joined by newlines (one match per line)."""
+    """A compiled ``time_format`` pattern: the fields in order, the regex of one cell, the
+    regex of a column joined by newlines (one match per line), the same without groups and with
+    groups for the names only, and whether the fast path applies (numbers and names only,
+    never two numbers without a separator)."""
 
     pattern: str
     fields: tuple
     cell: re.Pattern
     column: re.Pattern
+    line: re.Pattern
+    names: re.Pattern
+    fast: bool
 
 
 def _compile_strftime(fmt: str) -> _Strftime:
     """The pattern ``fmt`` compiled, or a one-line ValueError naming what is wrong."""
+    # parts: (None, None) a run of blanks, (regex, None) a literal, (regex, field) a directive
     parts, fields = [], []
     i = 0
     while i < len(fmt):
@@ -1267,7 +1282,7 @@ def _compile_strftime(fmt: str) -> _Strftime:
             d = fmt[i + 1]
             i += 2
             if d == "%":
-                parts.append("%")
+                parts.append(("%", None))
                 continue
             if d not in STRFTIME_DIRECTIVES:
                 raise ValueError(f"time_format {fmt!r}: %{d} is not supported (supported: "
@@ -1276,13 +1291,13 @@ def _compile_strftime(fmt: str) -> _Strftime:
             if field in fields:
                 raise ValueError(f"time_format {fmt!r} reads the {field.replace('_', ' ')} twice")
             fields.append(field)
-            parts.append(f"({_STRF_RE[field]})")
+            parts.append((_STRF_RE[field], field))
         elif c.isspace():
             while i < len(fmt) and fmt[i].isspace():
                 i += 1
-            parts.append(None)  # any run of blanks, as strptime
+            parts.append((None, None))  # any run of blanks, as strptime
         else:
-            parts.append(re.escape(c))
+            parts.append((re.escape(c), None))
             i += 1
     have = set(fields)
     for clash in _STRF_CLASHES:
@@ -1296,10 +1311,25 @@ def _compile_strftime(fmt: str) -> _Strftime:
         raise ValueError(f"time_format {fmt!r} needs a month and a day (%m or %b, and %d) or a day of the year (%j)")
     if ("hour12" in have) != ("ampm" in have):
         raise ValueError(f"time_format {fmt!r}: %I (hour 1-12) and %p (AM/PM) go together")
-    cell = "".join(r"\s+" if p is None else p for p in parts)
-    line = "".join(r"[^\S\n]+" if p is None else p for p in parts)
-    return _Strftime(fmt, tuple(fields), re.compile(r"\s*" + cell + r"\s*", re.IGNORECASE),
-                     re.compile(r"^[^\S\n]*" + line + r"[^\S\n]*$", re.IGNORECASE | re.MULTILINE))
+
+    def regex(blank, keep):  # the pattern, blanks as ``blank``, capturing the fields ``keep`` says
+        return "".join(blank if rx is None else rx if field is None else
+                       ("(" if keep(field) else "(?:") + rx + ")" for rx, field in parts)
+
+    # fast: numbers and names only, each two numbers apart by something that is not a digit (a
+    # literal without digits, blanks, a name)
+    fast = all(f in _STRF_NUMERIC or f in _STRF_NAMES or f.startswith("weekday") for f in fields)
+    prev_numeric = False
+    for rx, field in parts:
+        numeric = field in _STRF_NUMERIC
+        if numeric and prev_numeric or field is None and rx is not None and any(c.isdigit() for c in rx):
+            fast = False
+        prev_numeric = numeric
+    flags = re.IGNORECASE | re.MULTILINE
+    blank = r"[^\S\n]"  # a blank, never the newline between two rows
+    return _Strftime(fmt, tuple(fields), re.compile(r"\s*" + regex(r"\s+", bool) + r"\s*", re.IGNORECASE),
+                     *(re.compile(f"^{blank}*" + regex(blank + "+", keep) + f"{blank}*$", flags)
+                       for keep in (bool, lambda f: False, lambda f: f in _STRF_NAMES)), fast)
 
 
 def _days_from_civil(y, m, d):
@@ -1320,26 +1350,44 @@ def _is_leap(y):
 _DAYS_IN_MONTH = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
 
 
-def _strftime_match(col, spec: _Strftime, err) -> np.ndarray:
-    """The captured fields of every cell, a (rows, fields) str array; a cell that does not
-    match is an error naming its row."""
+def _strftime_fields(col, spec: _Strftime, err) -> dict:
+    """The fields of every cell: field name -> int64 array (numeric fields) or str array (names,
+    the fraction, the offset); a cell that does not match is an error naming its row.
+
+    The column is joined by newlines and matched as one text (one regex pass in C). A pattern
+    of numbers only then needs no per-row object at all: the text with every non-digit made a
+    blank is read by :func:`numpy.fromstring`, k numbers per row (checked against the count of
+    lines that matched); other patterns take the captured strings (``re.findall``).
+    """
     n = len(col)
     joined = "\n".join(col)
-    found = spec.column.findall(joined) if joined.count("\n") == n - 1 else []
+    whole = joined.count("\n") == n - 1  # no cell holds a newline: line i is row i
+    if whole and spec.fast and joined.isascii() and spec.line.subn("", joined)[1] == n:
+        numbers = [f for f in spec.fields if f in _STRF_NUMERIC]
+        names = [f for f in spec.fields if f in _STRF_NAMES]
+        vals = np.fromstring(joined.encode("ascii").translate(_NOT_DIGITS), dtype=np.int64, sep=" ")
+        if vals.size == n * len(numbers):
+            vals = vals.reshape(n, len(numbers))
+            out = {f: vals[:, i] for i, f in enumerate(numbers)}
+            if names:  # the names alone captured (the numbers never become Python objects)
+                text = np.array(spec.names.findall(joined), dtype=str).reshape(n, len(names))
+                out.update({f: text[:, i] for i, f in enumerate(names)})
+            return out
+    found = spec.column.findall(joined) if whole else []
     if len(found) != n:  # some cell does not match (or holds a newline): find the first, row by row
         for i, c in enumerate(col):
             if spec.cell.fullmatch(c) is None:
                 what = "empty" if not c.strip() else repr(c.strip())
                 raise err(i, f"time {what} does not match time_format {spec.pattern!r}")
         raise err(None, f"the time column does not match time_format {spec.pattern!r}")  # pragma: no cover
-    return np.array(found, dtype=str).reshape(n, len(spec.fields))
+    cells = np.array(found, dtype=str).reshape(n, len(spec.fields))
+    return {f: cells[:, i].astype(np.int64) if f in _STRF_NUMERIC else cells[:, i] for i, f in enumerate(spec.fields)}
 
 
 def _parse_strftime_column(col, spec: _Strftime, local, err) -> np.ndarray:
     """Epoch microseconds (int64) of a column of times in the pattern ``spec``; a value out
     of range (month 13, 31 April, hour 24...) is an error naming its row."""
-    cells = _strftime_match(col, spec, err)
-    f = {name: cells[:, k] for k, name in enumerate(spec.fields)}
+    f = _strftime_fields(col, spec, err)
 
     def bad(mask, what):
         if np.any(mask):
@@ -1347,45 +1395,45 @@ def _parse_strftime_column(col, spec: _Strftime, local, err) -> np.ndarray:
             raise err(i, f"time {col[i].strip()!r}: {what(i)} (time_format {spec.pattern!r})")
 
     def names(values, table, what):  # month / AM-PM names: looked up once per distinct value
-        uniq, inv = np.unique(np.char.lower(values), return_inverse=True)
-        idx = np.array([table.get(u, -1) for u in uniq.tolist()], dtype=np.int64)[inv.reshape(-1)]
+        uniq, inv = np.unique(values, return_inverse=True)
+        idx = np.array([table.get(u.lower(), -1) for u in uniq.tolist()], dtype=np.int64)[inv.reshape(-1)]
         bad(idx < 0, lambda i: f"{str(values[i])!r} is not a {what}")
         return idx
 
     if "year" in f:
-        year = f["year"].astype(np.int64)
+        year = f["year"]
         bad(year < 1, lambda i: "year 0 does not exist")
     else:
-        y2 = f["year2"].astype(np.int64)
+        y2 = f["year2"]
         year = np.where(y2 >= 69, 1900 + y2, 2000 + y2)
     if "yday" in f:
-        yday = f["yday"].astype(np.int64)
+        yday = f["yday"]
         bad((yday < 1) | (yday > 365 + _is_leap(year)), lambda i: f"day of the year {yday[i]} is out of range")
         days = _days_from_civil(year, np.ones_like(year), np.ones_like(year)) + yday - 1
     else:
         if "month" in f:
-            month = f["month"].astype(np.int64)
+            month = f["month"]
             bad((month < 1) | (month > 12), lambda i: f"month {month[i]} is out of range 1-12")
         elif "month_name" in f:
             month = names(f["month_name"], {m[:3]: k + 1 for k, m in enumerate(_MONTHS)}, "month name")
         else:
             month = names(f["month_full"], {m: k + 1 for k, m in enumerate(_MONTHS)}, "month name")
-        day = f["day"].astype(np.int64)
+        day = f["day"]
         dim = _DAYS_IN_MONTH[month - 1] + ((month == 2) & _is_leap(year))
         bad((day < 1) | (day > dim), lambda i: f"day {day[i]} is out of range for month {month[i]} of {year[i]}")
         days = _days_from_civil(year, month, day)
     zero = np.zeros(len(col), dtype=np.int64)
     if "hour12" in f:
-        h12 = f["hour12"].astype(np.int64)
+        h12 = f["hour12"]
         bad((h12 < 1) | (h12 > 12), lambda i: f"hour {h12[i]} is out of range 1-12 (%I)")
         pm = names(f["ampm"], {"am": 0, "pm": 1}, "AM/PM marker")
         hour = h12 % 12 + 12 * pm
     else:
-        hour = f["hour"].astype(np.int64) if "hour" in f else zero
+        hour = f["hour"] if "hour" in f else zero
         bad(hour > 23, lambda i: f"hour {hour[i]} is out of range 0-23")
-    minute = f["minute"].astype(np.int64) if "minute" in f else zero
+    minute = f["minute"] if "minute" in f else zero
     bad(minute > 59, lambda i: f"minute {minute[i]} is out of range 0-59")
-    second = f["second"].astype(np.int64) if "second" in f else zero
+    second = f["second"] if "second" in f else zero
     bad(second > 59, lambda i: f"second {second[i]} is out of range 0-59")
     us = (((days * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000
     if "fraction" in f:  # "5" is half a second: right-padded to 6 digits
