@@ -163,6 +163,19 @@ end = "2025-03-20T00:00:00"
 header = true
 delimiter = ";"
 """
+# the same log read with a strftime pattern, its hosts decoded by a regex (rack digit, node digit)
+TRACE_T3 = """
+[failures]
+model = "trace"
+after = "stop"
+
+[failures.trace]
+path = "log2.csv"
+time_column = "when"
+unit_column = "host"
+delimiter = ";"
+{}
+"""
 # local times in Paris: the autumn change (02:10 and 02:50 summer time, then 02:20 winter time)
 # and the spring gap (02:30 does not exist)
 LOG_AUTUMN = ("time,unit\n2024-10-27T01:30:00,1\n2024-10-27T02:10:00,2\n2024-10-27T02:50:00,3\n"
@@ -255,6 +268,14 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.nodes_per_group": [Case(failures=TRACE_T1.format("").replace('after = "stop"',
                                                                            'after = "stop"\nnodes_per_group = 2'),
                                       check=lambda sf: sf.scenario.failures.nodes_per_group == 2)],
+    "failures.windows": [Case(failures=TRACE_T1.format("").replace('after = "stop"', 'after = "loop"\nwindows = 3'),
+                              check=lambda sf: sf.scenario.failures.windows == 3 and "3 windows" in sf.rate_note)],
+    "failures.placement": [Case(failures=TRACE_T1.format("").replace('after = "stop"',
+                                                                      'after = "stop"\nplacement = "spread"'),
+                                check=lambda sf: sf.scenario.failures.placement == "spread")],
+    "failures.trace.host_pattern": [Case(failures=TRACE_T3.format("host_pattern = 'node-(?P<rack>\\d)(?P<node>\\d)'"),
+                                         check=lambda sf: sf.trace.levels[0][0] == "rack" and sf.trace.n_units == 8
+                                         and "by rack: 36 failures" in sf.rate_note)],
     "failures.domains": [Case(failures=DOMAINS, check=lambda sf: "rack domains" in sf.rate_note)],
     "failures.domains.name": [Case(failures=DOMAINS, check=lambda sf: "switch domains" in sf.rate_note)],
     "failures.domains.nodes": [Case(failures=DOMAINS)],
@@ -262,7 +283,9 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.domains.interruptions": [Case(failures=DOMAINS)],
     "failures.domains.period": [Case(failures=DOMAINS)],
     "failures.trace.path": [Case(failures=TRACE_T1.format(""))],
-    "failures.trace.time_format": [Case(failures=TRACE_T1.format('time_format = "seconds"'))],
+    "failures.trace.time_format": [Case(failures=TRACE_T1.format('time_format = "seconds"')),
+                                   Case(failures=TRACE_T3.format('time_format = "%Y-%m-%dT%H:%M:%S"'),
+                                        check=lambda sf: sf.trace.times[1] == 8 * 3600.0)],
     "failures.trace.time_unit": [Case(failures=TRACE_T1.format('time_unit = "min"'),
                                       check=lambda sf: sf.trace.times[0] == 40680.0 * 60)],
     "failures.trace.units": [Case(failures=TRACE_T1.format('units = "ids"'))],
@@ -334,6 +357,10 @@ KEY_CASES: dict[str, list[Case]] = {
 for _k in ("time_column", "unit_column", "reason_column", "tz", "unit_map", "start", "end", "delimiter"):
     KEY_CASES[f"failures.trace.{_k}"] = [Case(failures=TRACE_T2, check=lambda sf: sf.trace.n_units == 8
                                               and sf.trace.reasons[0] == "xid 0")]
+# a window of the log: the rows before start dropped and counted
+KEY_CASES["failures.trace.start"].append(Case(failures=TRACE_T3.format('start = 2025-03-05T00:00:00Z'),
+                                              check=lambda sf: sf.trace.dropped_before == 6
+                                              and "6 before start" in sf.rate_note))
 KEY_CASES["failures.trace.unit_map"].append(
     Case(failures=TRACE_T2.replace('"hosts.txt"', str([f"node-{i:02d}" for i in range(8)]))))
 

@@ -21,12 +21,23 @@ consumed per second of wall time (medians of repeats, all measured in the same r
 - ``Engine.add_trace`` (the Cython calendar engine), one ``run()`` over the whole log with
   a 30 s repair per failure (two engine events per row; a different job: units, not groups,
   and no restarts), as the compiled reference.
+
+Then reading the same number of rows from CSV (``read_trace``), rows per second: times as
+seconds, ISO 8601, and US dates with minutes through a strftime pattern (the whole column at
+once) against ``datetime.strptime`` row by row (what a hand-written reader does); Cray host
+names numbered by appearance and decoded by ``host_pattern``. And the cost of a window: a
+replay process built at window 0 (the log as it is) and at another window (the log rotated).
 """
 from __future__ import annotations
 
 import numpy as np
 
+import datetime as dt
+import tempfile
+from pathlib import Path
+
 from spare_core.events import Engine, RunFailures
+from spare_core.events.trace import read_trace
 from spare_core.events.trace_model import TraceReplay
 
 from bench.peers import NoRewind, PythonReplay
@@ -81,4 +92,48 @@ def run(args) -> int:
     # chunked and one-at-a-time sources hand out the same failures
     a, b = RunFailures(model, N_GROUPS, 0), RunFailures(NoRewind(model), N_GROUPS, 0)
     assert drive_source(a, 20, max_batch=64) == drive_source(b, 20, max_batch=64)
+    reading(tr, repeats)
     return 0
+
+
+CRAY = r"c(?P<cabinet>\d+-\d+)c(?P<cage>\d+)s(?P<slot>\d+)n(?P<node>\d+)"
+
+
+def reading(tr, repeats):
+    """Rows/s of read_trace on the log written as CSV in three time forms, and the cost of a window."""
+    n = tr.n_events
+    t0 = dt.datetime(2014, 1, 1, tzinfo=dt.timezone.utc).timestamp()
+    stamps = [dt.datetime.fromtimestamp(t0 + t, dt.timezone.utc) for t in tr.times.tolist()]
+    # Titan's layout: 25 x 8 cabinets, 3 cages, 8 slots, 4 nodes; node u at position 9 u mod 19,200
+    pos = (9 * tr.units) % 19_200
+    col, rest = np.divmod(pos, 768)
+    row, rest = np.divmod(rest, 96)
+    cage, rest = np.divmod(rest, 32)
+    slot, node = np.divmod(rest, 4)
+    hosts = [f"c{a}-{b}c{c}s{d}n{e}" for a, b, c, d, e in zip(col.tolist(), row.tolist(), cage.tolist(),
+                                                               slot.tolist(), node.tolist())]
+    us = "%m/%d/%Y %H:%M"
+    forms = {"seconds": [f"{t:.3f}" for t in tr.times.tolist()],
+             "ISO 8601": [d.strftime("%Y-%m-%dT%H:%M:%SZ") for d in stamps],
+             f"strftime {us!r}": [d.strftime(us) for d in stamps]}
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"reading {n:,} CSV rows (median of {repeats}), rows/s:")
+        paths = {}
+        for name, cells in forms.items():
+            paths[name] = Path(tmp) / f"{len(paths)}.csv"
+            paths[name].write_text("time,host\n" + "".join(f"{c},{h}\n" for c, h in zip(cells, hosts)))
+        for name, path in paths.items():
+            kw = {"time_format": us} if name.startswith("strftime") else {}
+            sec = wall_median(lambda: read_trace(path, unit_column="host", **kw), repeats)
+            print(f"  read_trace, times as {name:<28} {n / sec / 1e6:6.2f} M rows/s")
+        path = paths[f"strftime {us!r}"]
+        sec = wall_median(lambda: read_trace(path, unit_column="host", time_format=us, host_pattern=CRAY), repeats)
+        print(f"  {'the same, hosts decoded by host_pattern':<50} {n / sec / 1e6:6.2f} M rows/s")
+        cells = forms[f"strftime {us!r}"]
+        sec = wall_median(lambda: [dt.datetime.strptime(c, us) for c in cells], repeats)
+        print(f"  {'datetime.strptime row by row (times only)':<50} {n / sec / 1e6:6.2f} M rows/s")
+    for k in (1, 8):
+        model = TraceReplay(tr, after="loop", nodes_per_group=NODES_PER_GROUP, windows=k)
+        seed = next(s for s in range(k) if model.window(s) == k - 1)  # window 0 for k = 1, else a rotated one
+        sec = wall_median(lambda: model.process(N_GROUPS, seed=seed), repeats)
+        print(f"  process at window {k - 1} of {k}: {sec * 1e3:7.1f} ms to build ({n:,} rows)")

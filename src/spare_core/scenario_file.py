@@ -266,8 +266,7 @@ class ScenarioFile:
         fm = self.scenario.failures
         if isinstance(fm, TraceReplay):
             tr = fm.trace
-            faster = Trace(tr.times / factor, tr.units, n_units=tr.n_units, end=tr.end / factor,
-                           unit_names=tr.unit_names, reasons=tr.reasons, start=tr.start, source=tr.source)
+            faster = tr.replace(times=tr.times / factor, end=tr.end / factor)  # racks, windows' log alike
             return self.scenario.replace(failure_model=fm.replace(trace=faster))
         if isinstance(fm, DomainFailures):  # the single failures and every domain's, alike
             return self.scenario.replace(failure_model=fm.replace(

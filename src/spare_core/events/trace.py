@@ -21,6 +21,7 @@ References
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as _dt
 import io
 import math
@@ -32,7 +33,8 @@ import numpy as np
 from .._files import MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, read_input
 from .._validate import as_int, check_choice
 
-__all__ = ["Trace", "TraceFormatError", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS", "FOLDS", "DSTS"]
+__all__ = ["Trace", "TraceFormatError", "DomainSummary", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS",
+           "FOLDS", "DSTS", "NUMBERINGS", "STRFTIME_DIRECTIVES"]
 
 #: accepted values of ``read_trace(time_format=...)``
 TIME_FORMATS = ("auto", "seconds", "epoch", "iso")
@@ -42,6 +44,8 @@ UNIT_KINDS = ("auto", "ids", "names")
 #: (a local time of the skipped hour)
 FOLDS = ("earlier", "later", "infer")
 DSTS = ("before", "after")
+#: how a trace's unit ids were given (:attr:`Trace.numbering`)
+NUMBERINGS = ("ids", "unit_map", "appearance", "host_pattern")
 #: seconds per unit of a numeric time column (``read_trace(time_unit=...)``)
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -90,11 +94,28 @@ class Trace:
         The absolute instant of time 0 (timezone-aware), when the log had absolute times.
     source : str, optional
         Where the trace was read from.
+    dropped_before, dropped_after : int, optional
+        Rows of the file outside the window ``[start, end]`` that :func:`read_trace` left
+        out (default 0): a longer log cut to the job's window says what it cut.
+    numbering : {"ids", "unit_map", "appearance", "host_pattern"}, optional
+        How the unit ids were given: ids of the log itself (default), a host -> id map,
+        host names numbered in order of first appearance (the ids then say nothing about
+        where a host sits in the job: see :meth:`TraceReplay.concentration
+        <spare_core.events.trace_model.TraceReplay.concentration>`), or positions decoded
+        from the host names (``host_pattern``).
+    levels : sequence of (str, sequence of str), optional
+        The physical hierarchy of the units, coarsest first (e.g. cabinet, cage, slot,
+        node): each level's name and the labels of its values. Unit ids are then positions
+        in mixed radix: the unit of digits ``(d_0, ..., d_L-1)`` is
+        ``sum(d_k * prod(radix_j for j > k))`` with ``radix_k = len(labels_k)``, so the
+        domain of a unit at level ``k`` is ``unit // prod(radix_j for j > k)``. The product of
+        the radices must equal ``n_units``.
 
     Attributes
     ----------
-    times, units, n_units, end, unit_names, reasons, start, source
-        As above (``unit_names`` and ``reasons`` as tuples or None).
+    times, units, n_units, end, unit_names, reasons, start, source, dropped_before, dropped_after, numbering, levels
+        As above (``unit_names`` and ``reasons`` as tuples or None, ``levels`` as a tuple
+        of ``(name, labels)`` tuples or None).
 
     Examples
     --------
@@ -105,10 +126,11 @@ class Trace:
     [0, 1, 0, 2, 0, 0, 0, 0]
     """
 
-    __slots__ = ("times", "units", "n_units", "end", "unit_names", "reasons", "start", "source")
+    __slots__ = ("times", "units", "n_units", "end", "unit_names", "reasons", "start", "source",
+                 "dropped_before", "dropped_after", "numbering", "levels")
 
     def __init__(self, times, units, *, n_units=None, end=None, unit_names=None, reasons=None,
-                 start=None, source=None):
+                 start=None, source=None, dropped_before=0, dropped_after=0, numbering="ids", levels=None):
         t = np.array(times, dtype=np.float64, copy=True).reshape(-1) if np.ndim(times) else None
         if t is None:
             raise ValueError(f"times must be 1-dimensional, got {times!r}")
@@ -158,10 +180,19 @@ class Trace:
             raise TypeError(f"start must be a timezone-aware datetime or None, got {start!r}")
         if source is not None and not isinstance(source, str):
             raise TypeError(f"source must be a str or None, got {type(source).__name__}")
+        dropped_before = as_int(dropped_before, "dropped_before", min_value=0)
+        dropped_after = as_int(dropped_after, "dropped_after", min_value=0)
+        check_choice(numbering, "numbering", NUMBERINGS)
+        levels = _check_levels(levels, n)
+        if (levels is None) != (numbering != "host_pattern"):
+            raise ValueError("levels go with numbering='host_pattern' (positions decoded from host names), "
+                             f"got numbering={numbering!r} with levels={'None' if levels is None else 'given'}")
         t.setflags(write=False)
         u.setflags(write=False)
         for name, value in (("times", t), ("units", u), ("n_units", n), ("end", e), ("unit_names", unit_names),
-                            ("reasons", reasons), ("start", start), ("source", source)):
+                            ("reasons", reasons), ("start", start), ("source", source),
+                            ("dropped_before", dropped_before), ("dropped_after", dropped_after),
+                            ("numbering", numbering), ("levels", levels)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
@@ -170,8 +201,17 @@ class Trace:
     def __reduce__(self):
         # pickled to worker processes with the scenarios replaying it: rebuilt (and checked)
         # through the constructor, since the default slot restore would call __setattr__
-        return _rebuild, (self.times, self.units, self.n_units, self.end, self.unit_names, self.reasons, self.start,
-                          self.source)
+        return _rebuild, tuple(getattr(self, k) for k in self.__slots__)
+
+    def replace(self, **changes) -> "Trace":
+        """A copy with some attributes changed (checked again), e.g. the time axis scaled:
+        ``tr.replace(times=tr.times / 2, end=tr.end / 2)``."""
+        unknown = sorted(set(changes) - set(self.__slots__))
+        if unknown:
+            raise TypeError(f"Trace has no attribute {unknown[0]!r} (attributes: {list(self.__slots__)})")
+        kw = {k: getattr(self, k) for k in self.__slots__}
+        kw.update(changes)
+        return _rebuild(*(kw[k] for k in self.__slots__))
 
     def __delattr__(self, name):
         raise AttributeError(f"Trace is immutable (cannot delete {name!r})")
@@ -188,35 +228,183 @@ class Trace:
         """Failures of each unit id, an int64 array of length :attr:`n_units`."""
         return np.bincount(self.units, minlength=self.n_units).astype(np.int64)
 
+    @property
+    def n_dropped(self) -> int:
+        """Rows of the file outside ``[start, end]`` (:attr:`dropped_before` + :attr:`dropped_after`)."""
+        return self.dropped_before + self.dropped_after
+
+    # -- the physical hierarchy (``levels``, from ``read_trace(host_pattern=...)``) ----------
+    def _level(self, level) -> int:
+        if self.levels is None:
+            raise ValueError("the trace has no levels (read it with host_pattern to decode racks from host names)")
+        names = [name for name, _ in self.levels]
+        if isinstance(level, str):
+            if level not in names:
+                raise ValueError(f"level must be one of {names}, got {level!r}")
+            return names.index(level)
+        k = as_int(level, "level", min_value=-len(names), max_value=len(names) - 1)
+        return k % len(names)
+
+    def domain_size(self, level) -> int:
+        """Units in one domain of ``level`` (a level name or index): the product of the finer radices."""
+        k = self._level(level)
+        return math.prod(len(labels) for _, labels in self.levels[k + 1:])
+
+    def domains(self, level) -> np.ndarray:
+        """The domain of every unit at ``level`` (name or index), an int64 array of length
+        :attr:`n_units`: ``unit // domain_size(level)`` (domains are contiguous unit ranges)."""
+        return np.arange(self.n_units, dtype=np.int64) // self.domain_size(level)
+
+    def domain_names(self, level) -> tuple:
+        """The name of each domain of ``level``: its labels from the coarsest level down,
+        joined by ``"/"`` (``"13-3"`` for a cabinet, ``"13-3/1"`` for a cage in it)."""
+        k = self._level(level)
+        names = [""]
+        for _, labels in self.levels[:k + 1]:
+            names = [f"{p}/{q}" if p else q for p in names for q in labels]
+        return tuple(names)
+
+    def failures_per_domain(self, level) -> np.ndarray:
+        """Failures of each domain of ``level`` (int64, one per domain)."""
+        size = self.domain_size(level)
+        return np.bincount(self.units // size, minlength=self.n_units // size).astype(np.int64)
+
+    def domain_summary(self, level=0) -> "DomainSummary":
+        """How the failures fall on the domains of ``level`` (default the coarsest): see
+        :class:`DomainSummary`."""
+        k = self._level(level)
+        counts = self.failures_per_domain(k)
+        size = self.domain_size(k)
+        dom = self.units // size
+        # instants where two or more distinct units of one domain failed together (a switch,
+        # a power fault): distinct (time, domain, unit) triples, then those sharing (time, domain)
+        order = np.lexsort((self.units, dom, self.times))
+        t, d, u = self.times[order], dom[order], self.units[order]
+        new_unit = np.ones(t.size, dtype=bool)
+        new_unit[1:] = (t[1:] != t[:-1]) | (d[1:] != d[:-1]) | (u[1:] != u[:-1])
+        t, d = t[new_unit], d[new_unit]
+        same = (t[1:] == t[:-1]) & (d[1:] == d[:-1])
+        starts = same & np.concatenate(([True], ~same[:-1])) if same.size else same
+        shared = int(np.count_nonzero(starts))
+        n_dom = counts.size
+        mean = counts.mean()
+        dispersion = float(counts.var(ddof=1) / mean) if n_dom > 1 and mean > 0 else float("nan")
+        if n_dom > 1:
+            from scipy.stats import chisquare
+
+            p = float(chisquare(counts).pvalue)
+        else:
+            p = float("nan")
+        top = max(1, math.ceil(n_dom / 10))
+        busiest = int(np.argmax(counts))
+        return DomainSummary(level=self.levels[k][0], domains=n_dom, failures=int(counts.sum()),
+                             busiest=self.domain_names(k)[busiest], busiest_failures=int(counts[busiest]),
+                             top_decile_share=float(np.sort(counts)[::-1][:top].sum() / max(1, counts.sum())),
+                             dispersion=dispersion, p_uniform=p, shared_instants=shared)
+
     def __eq__(self, other):
         if not isinstance(other, Trace):
             return NotImplemented
+        rest = [k for k in self.__slots__ if k not in ("times", "units")]
         return (np.array_equal(self.times, other.times) and np.array_equal(self.units, other.units)
-                and (self.n_units, self.end, self.unit_names, self.reasons, self.start, self.source)
-                == (other.n_units, other.end, other.unit_names, other.reasons, other.start, other.source))
+                and all(getattr(self, k) == getattr(other, k) for k in rest))
 
     __hash__ = None
 
     def __repr__(self):
         failed = int(np.count_nonzero(self.failures_per_unit()))
         extra = "" if self.start is None else f", start={self.start.isoformat()}"
+        if self.n_dropped:
+            extra += f", {self.n_dropped} rows outside the window dropped"
         return (f"Trace({self.n_events} events, {self.n_units} units, {failed} failed, "
                 f"end={self.end:g} s{extra})")
+
+
+@dataclasses.dataclass(frozen=True)
+class DomainSummary:
+    """How a log's failures fall on the domains of one level (:meth:`Trace.domain_summary`).
+
+    Attributes
+    ----------
+    level : str
+        The level (a named group of ``host_pattern``).
+    domains, failures : int
+        Domains of the level (positions in the hierarchy, failing or not) and failures.
+    busiest, busiest_failures : str, int
+        The domain with the most failures and its count.
+    top_decile_share : float
+        Share of the failures on the busiest 10 % of the domains (0.1 if they fell evenly).
+    dispersion : float
+        Index of dispersion of the per-domain counts (variance / mean): about 1 when
+        failures fall on domains independently at one rate (Poisson), above 1 when some
+        domains fail more (lemon nodes, a bad rack); NaN with one domain.
+    p_uniform : float
+        p-value of Pearson's chi-squared test that every domain fails at the same rate
+        (:func:`scipy.stats.chisquare`; every domain has the same number of positions).
+    shared_instants : int
+        Failure instants at which two or more distinct units of one domain failed
+        together (a switch, a power fault: what rack-aware stacks guard against).
+    """
+
+    level: str
+    domains: int
+    failures: int
+    busiest: str
+    busiest_failures: int
+    top_decile_share: float
+    dispersion: float
+    p_uniform: float
+    shared_instants: int
+
+    def __str__(self) -> str:
+        return (f"{self.failures:,} failures on {self.domains:,} {self.level} domains: the busiest ({self.busiest}) "
+                f"{self.busiest_failures:,}, the busiest 10 % {100 * self.top_decile_share:.0f} %, dispersion "
+                f"{self.dispersion:.3g} (1 if they fell at random; chi-squared p = {self.p_uniform:.2g}); "
+                f"{self.shared_instants:,} instants with 2+ nodes of one {self.level} failing together")
 
 
 # ---------------------------------------------------------------------------------------
 # reading
 
 
-def _rebuild(times, units, n_units, end, unit_names, reasons, start, source) -> Trace:
+def _rebuild(times, units, n_units, end, unit_names, reasons, start, source, dropped_before=0, dropped_after=0,
+             numbering="ids", levels=None) -> Trace:
     return Trace(times, units, n_units=n_units, end=end, unit_names=unit_names, reasons=reasons, start=start,
-                 source=source)
+                 source=source, dropped_before=dropped_before, dropped_after=dropped_after, numbering=numbering,
+                 levels=levels)
+
+
+def _check_levels(levels, n_units):
+    """``levels`` as a tuple of ``(name, labels)`` tuples (or None), the radices multiplying to ``n_units``."""
+    if levels is None:
+        return None
+    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+        raise TypeError(f"levels must be a sequence of (name, labels) pairs, got {type(levels).__name__}")
+    out = []
+    for item in levels:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)):
+            raise TypeError(f"levels must hold (name, labels) pairs, got {item!r}")
+        name, labels = item
+        labels = tuple(labels)
+        if not labels or not all(isinstance(x, str) for x in labels):
+            raise ValueError(f"level {name!r} must have at least one label, all str")
+        out.append((name, labels))
+    if not out:
+        raise ValueError("levels must hold at least one level")
+    names = [name for name, _ in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"levels must have distinct names, got {names}")
+    size = math.prod(len(labels) for _, labels in out)
+    if size != n_units:
+        raise ValueError(f"levels give {size} positions ({' x '.join(str(len(lb)) for _, lb in out)}) but "
+                         f"n_units={n_units}: the positions are the units")
+    return tuple(out)
 
 
 def read_trace(path, *, time_column="time", unit_column="unit", reason_column=None,
                time_format="auto", time_unit="s", tz=None, units="auto", unit_map=None,
                n_units=None, start=None, end=None, sort=False, header="auto", delimiter=",",
-               fold=None, dst=None):
+               fold=None, dst=None, host_pattern=None):
     """Read a failure log (CSV or Parquet) into a :class:`Trace`.
 
     Parameters
@@ -230,12 +418,18 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         ``"unit"``.
     reason_column : str or int, optional, keyword-only
         A column kept as :attr:`Trace.reasons` (text, e.g. the failure cause).
-    time_format : {"auto", "seconds", "epoch", "iso"}, keyword-only
+    time_format : {"auto", "seconds", "epoch", "iso"} or str, keyword-only
         ``"seconds"``: numbers, already relative to the trace's origin (they must be
         >= 0). ``"epoch"``: numbers, Unix time. ``"iso"``: ISO 8601 datetimes, with or
         without a UTC offset (``Z`` accepted). ``"auto"`` (default): numbers are
         ``"seconds"``, text is ``"iso"`` (an epoch column is never guessed). A Parquet
-        timestamp column is always absolute.
+        timestamp column is always absolute. Any other text holding a ``%`` is a
+        strftime pattern (``"%m/%d/%Y %H:%M"`` for US dates with minutes,
+        ``"%d.%m.%Y %H:%M:%S"``, ``"%a %b %d %H:%M:%S %Y"``): the directives of
+        :data:`STRFTIME_DIRECTIVES` (C-locale month and day names, a year required,
+        ``%I`` with ``%p``), whitespace matching any run of blanks, as
+        :meth:`datetime.datetime.strptime` reads them, parsed for the whole column at
+        once (a regular expression over the column, then numpy) rather than row by row.
     time_unit : {"ns", "us", "ms", "s", "min", "h", "d"}, keyword-only
         Unit of a numeric time column (default seconds).
     tz : datetime.tzinfo or str, optional, keyword-only
@@ -260,12 +454,17 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         Units in the cluster (default: from the map, or the largest id + 1, or the number
         of distinct names).
     start : datetime.datetime or str or float, optional, keyword-only
-        For absolute times: the instant of time 0 (a datetime, an ISO string or epoch
-        seconds), e.g. the job's start; no failure may precede it. Default: the first
-        failure (which then sits at time 0).
+        Start of the window of the log to keep, which becomes time 0 (e.g. the job's
+        start): for absolute times an instant (a datetime, an ISO string, a string in the
+        ``time_format`` pattern, or epoch seconds), for ``"seconds"`` traces a number of
+        seconds on the log's axis. Rows before it are dropped and counted
+        (:attr:`Trace.dropped_before`). Default: the first failure (absolute times, which
+        then sits at time 0) or 0 (``"seconds"``).
     end : datetime.datetime or str or float, optional, keyword-only
-        End of the observation window: for absolute times an instant like ``start``, for
-        ``"seconds"`` traces a number of seconds. Default: the last failure.
+        End of the window (of the observation: the log says nothing after it), given like
+        ``start``. Rows after it are dropped and counted (:attr:`Trace.dropped_after`).
+        Default: the last failure. Every row is still read and checked (a malformed row
+        outside the window is an error too), and hosts are numbered over the whole log.
     sort : bool, keyword-only
         Times going backwards are an error naming the line (default), so a shuffled or
         concatenated log is never replayed in file order by accident; ``sort=True`` sorts
@@ -286,6 +485,21 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         A local time in the skipped hour (spring), read with the UTC offset in force
         ``"before"`` the change (a clock not yet moved forward: 02:30 in Paris is then 03:30
         summer time) or ``"after"`` it (01:30 winter time). Default None: refused.
+    host_pattern : str, optional, keyword-only
+        A regular expression (Python :mod:`re`) that every host name must match whole, whose
+        named groups, in the order they appear, are the levels of the machine's hierarchy
+        from the coarsest to the node: for Cray names such as ``c21-5c0s7n2`` (cabinet
+        column 21, row 5, cage 0, slot 7, node 2)
+        ``r"c(?P<cabinet>\\d+-\\d+)c(?P<cage>\\d+)s(?P<slot>\\d+)n(?P<node>\\d+)"``. A level
+        whose values are all digits spans the integers from its smallest to its largest value
+        (a slot no failure names keeps its place); other levels take their distinct values in
+        natural order (digits compared as numbers: ``"2-1"`` before ``"10-0"``). The units are
+        then the positions of this hierarchy in mixed radix (``n_units`` = the product of the
+        levels' sizes, hosts that never failed included), so consecutive units are
+        neighbours and a level's domains (a cabinet: everything sharing its labels down to
+        that level) are ranges of units (:attr:`Trace.levels`, :meth:`Trace.domains`). Two
+        hosts on one position, a host that does not match, or more than 4,194,304 positions
+        are errors. Not with ``unit_map`` or ``units="ids"``.
 
     Returns
     -------
@@ -295,11 +509,13 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     ------
     TraceFormatError
         A :class:`ValueError` naming the file, line (or Parquet row) and rule: missing
-        column, short row, empty or unparseable time, negative time (``"seconds"``) or
-        time before ``start``, times going backwards (``sort=False``), mixed time formats
-        or time zones, an ambiguous or nonexistent local time (without ``fold``/``dst``),
-        unit id not an integer / negative / beyond int64, host missing from ``unit_map``,
-        no failure rows at all.
+        column, short row, empty or unparseable time (a time that does not match the
+        ``time_format`` pattern, or a month, day, hour... out of range), negative time
+        (``"seconds"``), times going backwards (``sort=False``), mixed time formats or time
+        zones, an ambiguous or nonexistent local time (without ``fold``/``dst``), unit id
+        not an integer / negative / beyond int64, host missing from ``unit_map`` or not
+        matching ``host_pattern``, no failure rows at all or none between ``start`` and
+        ``end``.
     ImportError
         A Parquet file without pyarrow installed.
 
@@ -319,12 +535,22 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     ...                 start="2024-05-01T00:00:00Z")
     >>> tr.times.tolist(), tr.units.tolist(), tr.unit_names, tr.reasons
     ([1800.0, 3600.0], [0, 1], ('node-b', 'node-a'), ('GPU', 'HBM3'))
+
+    US dates with minutes and Cray host names (cabinet 0-1, cage 2, slot 7, node 3):
+
+    >>> _ = p.write_text("date,host\\n3/1/2024 6:05 PM,c0-1c2s7n3\\n3/2/2024 9:30 AM,c1-0c0s0n0\\n")
+    >>> tr = read_trace(p, time_column="date", unit_column="host", time_format="%m/%d/%Y %I:%M %p",
+    ...                 host_pattern=r"c(?P<cabinet>\\d+-\\d+)c(?P<cage>\\d)s(?P<slot>\\d)n(?P<node>\\d)")
+    >>> tr.times.tolist(), tr.n_units, [(name, len(labels)) for name, labels in tr.levels]
+    ([0.0, 55500.0], 192, [('cabinet', 2), ('cage', 3), ('slot', 8), ('node', 4)])
+    >>> tr.units.tolist(), tr.domains("cabinet")[tr.units].tolist()
+    ([95, 96], [0, 1])
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"trace path must be a str or os.PathLike, got {type(path).__name__}")
     spath = os.fspath(path)
     opts = _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units,
-                    unit_map, n_units, sort, header, delimiter, fold, dst)
+                    unit_map, n_units, sort, header, delimiter, fold, dst, host_pattern)
     if spath.lower().endswith((".parquet", ".pq")):
         cols = _read_parquet(spath, opts)
         where = "row"
@@ -335,7 +561,7 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
 
 
 def _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units, unit_map,
-             n_units, sort, header, delimiter, fold=None, dst=None) -> dict:
+             n_units, sort, header, delimiter, fold=None, dst=None, host_pattern=None) -> dict:
     """Validate every option before the file is opened."""
     for name, col in (("time_column", time_column), ("unit_column", unit_column), ("reason_column", reason_column)):
         if col is None and name == "reason_column":
@@ -344,7 +570,12 @@ def _options(time_column, unit_column, reason_column, time_format, time_unit, tz
             raise TypeError(f"{name} must be a column name (str) or a 0-based position (int), got {col!r}")
         if not isinstance(col, str) and col < 0:
             raise ValueError(f"{name} must be a position >= 0, got {col}")
-    check_choice(time_format, "time_format", TIME_FORMATS)
+    strftime = None
+    if isinstance(time_format, str) and "%" in time_format:
+        strftime = _compile_strftime(time_format)
+    elif not isinstance(time_format, str) or time_format not in TIME_FORMATS:
+        raise ValueError(f"time_format must be one of {list(TIME_FORMATS)} or a strftime pattern (text with %, "
+                         f"e.g. '%m/%d/%Y %H:%M'), got {time_format!r}")
     check_choice(time_unit, "time_unit", tuple(TIME_UNITS))
     check_choice(units, "units", UNIT_KINDS)
     if header not in ("auto", True, False):
@@ -363,10 +594,18 @@ def _options(time_column, unit_column, reason_column, time_format, time_unit, tz
     mapping, map_names = _as_unit_map(unit_map)
     if n_units is not None:
         n_units = as_int(n_units, "n_units", min_value=1)
+    host_re = None
+    if host_pattern is not None:
+        host_re = _compile_host_pattern(host_pattern)
+        for name, value, bad in (("unit_map", unit_map, unit_map is not None), ("units", units, units == "ids"),
+                                 ("n_units", n_units, n_units is not None)):
+            if bad:
+                raise ValueError(f"host_pattern does not go with {name}={value!r}: the pattern numbers the hosts "
+                                 "itself (its positions are the units)")
     return dict(time=time_column, unit=unit_column, reason=reason_column, time_format=time_format,
-                scale=TIME_UNITS[time_unit], tz=tzinfo, units=units, map=mapping, map_names=map_names,
-                n_units=n_units, sort=bool(sort), header=header, delimiter=delimiter,
-                local=(tzinfo, fold, dst))
+                strftime=strftime, scale=TIME_UNITS[time_unit], tz=tzinfo, units=units, map=mapping,
+                map_names=map_names, n_units=n_units, sort=bool(sort), header=header, delimiter=delimiter,
+                local=(tzinfo, fold, dst), host_re=host_re)
 
 
 def _as_tz(tz):
@@ -638,22 +877,26 @@ def _assemble(path, where, cols, opts, start, end):
     times, absolute = _parse_times(cols["time"], opts, err)
     if absolute:  # int64 microseconds since the epoch
         # default origin: the earliest failure (the first one once sorted)
-        origin = int(times.min()) if start is None else _instant_us(start, "start", opts["local"], path)
-        if times.size and origin > times.min():
-            i = int(np.argmin(times))
-            raise err(i, f"failure at {_fmt_us(int(times[i]))} precedes start {_fmt_us(origin)}")
+        origin = int(times.min()) if start is None else _instant_us(start, "start", opts, path)
+        end_us = None if end is None else _instant_us(end, "end", opts, path)
+        if end_us is not None and end_us < origin:
+            raise TraceFormatError(path, None, f"end {_fmt_us(end_us)} is before start {_fmt_us(origin)}")
         rel = (times - origin) / 1e6
         start_dt = _EPOCH + _dt.timedelta(microseconds=origin)
-        end_s = None if end is None else (_instant_us(end, "end", opts["local"], path) - origin) / 1e6
+        end_s = None if end_us is None else (end_us - origin) / 1e6
     else:
-        if start is not None:
-            raise TypeError("start is only for absolute times (epoch or ISO); 'seconds' traces start at 0")
-        rel, start_dt = times, None
-        end_s = None if end is None else _seconds(end, "end", path)
-        bad = np.flatnonzero(rel < 0)
+        bad = np.flatnonzero(times < 0)
         if bad.size:
-            raise err(int(bad[0]), f"time {rel[bad[0]]:g} is negative; 'seconds' times count from the "
+            raise err(int(bad[0]), f"time {times[bad[0]]:g} is negative; 'seconds' times count from the "
                                    "trace's origin (use time_format='epoch' for Unix times)")
+        # a window of a 'seconds' log: start and end on the log's own axis, start becoming 0
+        origin = 0.0 if start is None else _seconds(start, "start", path)
+        end_log = None if end is None else _seconds(end, "end", path)
+        if end_log is not None and end_log < origin:
+            raise TraceFormatError(path, None, f"end ({end_log:g} s) is before start ({origin:g} s)")
+        rel = times - origin if origin else times
+        start_dt = None
+        end_s = None if end_log is None else end_log - origin
     order = None
     back = np.flatnonzero(np.diff(rel) < 0)
     if back.size:
@@ -663,7 +906,7 @@ def _assemble(path, where, cols, opts, start, end):
                              f"{int(lines[i])}); the log must be sorted by time, or pass sort=True")
         order = np.argsort(rel, kind="stable")
         rel = rel[order]
-    units, names, n_units = _parse_units(cols["unit"], opts, err)
+    units, names, n_units, numbering, levels = _parse_units(cols["unit"], opts, err)
     reasons = None if cols["reason"] is None else tuple(_as_str(x) for x in _cells(cols["reason"]))
     if order is not None:
         units = units[order]
@@ -677,11 +920,20 @@ def _assemble(path, where, cols, opts, start, end):
                                                    f"{MAX_LOG_ROWS:,} named units (docs/cli.md, 'Input files')")
             names = names + ("",) * (opts["n_units"] - len(names))
         n_units = opts["n_units"]
-    last = float(rel[-1])
-    if end_s is not None and end_s < last:
-        raise TraceFormatError(path, None, f"end ({end_s:g} s after the origin) is before the last failure ({last:g} s)")
+    # the window [start, end]: rows outside are dropped and counted (hosts were numbered over
+    # the whole log: a node failing only outside the window is still a node of the cluster)
+    before = int(np.searchsorted(rel, 0.0, side="left"))
+    after_at = rel.shape[0] if end_s is None else int(np.searchsorted(rel, end_s, side="right"))
+    n_after = rel.shape[0] - after_at
+    if after_at <= before:
+        raise TraceFormatError(path, None, f"no failure rows between start and end ({before:,} before start, "
+                                           f"{n_after:,} after end)")
+    if before or n_after:
+        rel, units = rel[before:after_at], units[before:after_at]
+        reasons = None if reasons is None else reasons[before:after_at]
     return Trace(rel, units, n_units=n_units, end=end_s, unit_names=names, reasons=reasons,
-                 start=start_dt, source=path)
+                 start=start_dt, source=path, dropped_before=before, dropped_after=n_after, numbering=numbering,
+                 levels=levels)
 
 
 def _cells(col):
@@ -701,12 +953,14 @@ def _parse_times(col, opts, err):
         kind, arr = col
         if kind == "us":
             return arr.astype(np.int64), True
-        if fmt == "iso":
-            raise err(None, "time_format='iso' but the time column is numeric")
+        if fmt == "iso" or opts["strftime"] is not None:
+            raise err(None, f"time_format={fmt!r} but the time column is numeric")
         fmt = "seconds" if fmt == "auto" else fmt
         vals = arr.astype(np.float64)
         _check_finite(vals, err)
         return _numeric(vals, fmt, opts["scale"], err)
+    if opts["strftime"] is not None:
+        return _parse_strftime_column(col, opts["strftime"], opts["local"], err), True
     first = col[0].strip()
     if fmt == "auto":
         fmt = "seconds" if _is_number(first) else "iso"
@@ -840,12 +1094,19 @@ def _parse_iso_column(col, local, err):
     return out
 
 
-def _instant_us(value, name, local, path) -> int:
+def _instant_us(value, name, opts, path) -> int:
+    local, spec = opts["local"], opts["strftime"]
     try:
         if isinstance(value, str):
             p = _parse_iso(value, local) if value.strip() else None
+            if p is None and spec is not None and spec.cell.fullmatch(value):
+                def fail(i, rule):
+                    return ValueError(f"{name}: {rule}")
+                return int(_parse_strftime_column([value], spec, local, fail)[0])
             if p is None:
-                raise ValueError(f"{name} must be an ISO 8601 datetime, got {value!r}")
+                raise ValueError(f"{name} must be an ISO 8601 datetime"
+                                 + ("" if spec is None else f" or a time in time_format {spec.pattern!r}")
+                                 + f", got {value!r}")
             value = p[0]
         if isinstance(value, _dt.datetime):
             if value.utcoffset() is None:
@@ -880,11 +1141,12 @@ def _fmt_us(us: int) -> str:
 
 
 def _parse_units(col, opts, err):
-    """``(int64 ids, names by id or None, n_units)``."""
+    """``(int64 ids, names by id or None, n_units, numbering, levels)`` (:attr:`Trace.numbering`,
+    :attr:`Trace.levels`)."""
     mapping = opts["map"]
     if isinstance(col, tuple):  # Parquet numeric column
         arr = col[1]
-        if mapping is not None or opts["units"] == "names":
+        if mapping is not None or opts["units"] == "names" or opts["host_re"] is not None:
             col = [str(x) for x in arr.tolist()]
         elif not np.issubdtype(arr.dtype, np.integer) and not (
                 arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr))
@@ -896,11 +1158,11 @@ def _parse_units(col, opts, err):
             neg = np.flatnonzero(ids < 0)
             if neg.size:
                 raise err(int(neg[0]), f"unit id {ids[neg[0]]} is negative")
-            return ids, None, int(ids.max()) + 1
+            return ids, None, int(ids.max()) + 1, "ids", None
     kind = opts["units"]
     if mapping is not None:
         kind = "names"
-    elif kind == "auto":
+    elif kind == "auto" and opts["host_re"] is None:
         # integers, some written as integral floats (``7.0``: how pandas exports an integer
         # column with a missing value) are ids, never names numbered by appearance
         kind = "ids" if all(_ID_RE.match(c) for c in col) else "names"
@@ -916,7 +1178,7 @@ def _parse_units(col, opts, err):
                 raise err(i, f"unit id {c.strip()} ({len(c.strip().lstrip('+'))} digits) does not fit in int64; "
                              "read the column as names with units='names'")
             ids[i] = v
-        return ids, None, int(ids.max()) + 1
+        return ids, None, int(ids.max()) + 1, "ids", None
     names = [c.strip() for c in col]
     if mapping is not None:
         ids = np.empty(len(names), dtype=np.int64)
@@ -925,11 +1187,340 @@ def _parse_units(col, opts, err):
             if v is None:
                 raise err(i, f"host {s!r} is not in unit_map ({len(mapping)} hosts)")
             ids[i] = v
-        return ids, opts["map_names"], max(mapping.values()) + 1
+        return ids, opts["map_names"], max(mapping.values()) + 1, "unit_map", None
     seen: dict[str, int] = {}
     ids = np.empty(len(names), dtype=np.int64)
     for i, s in enumerate(names):
         if not s:
             raise err(i, "empty unit cell")
         ids[i] = seen.setdefault(s, len(seen))
-    return ids, tuple(seen), len(seen)
+    if opts["host_re"] is None:
+        return ids, tuple(seen), len(seen), "appearance", None
+    # positions decoded from the names: the regex runs once per distinct host
+    hosts = list(seen)
+
+    def fail(j, rule):  # host j (in order of first appearance): its first row
+        return err(None if j is None else int(np.argmax(ids == j)), rule)
+
+    pos, size, levels = _host_positions(hosts, opts["host_re"], fail)
+    by_pos = [""] * size
+    for h, q in zip(hosts, pos.tolist()):
+        by_pos[q] = h
+    return pos[ids], tuple(by_pos), size, "host_pattern", levels
+
+
+# ---------------------------------------------------------------------------------------
+# strftime patterns, parsed a whole column at a time
+
+#: the strftime directives ``time_format`` patterns may use: directive -> (field, what it reads)
+STRFTIME_DIRECTIVES = {
+    "Y": ("year", "year, 4 digits"),
+    "y": ("year2", "year in the century, 2 digits (69-99: 19xx, 00-68: 20xx, as strptime)"),
+    "m": ("month", "month 1-12, 1 or 2 digits"),
+    "b": ("month_name", "month name, abbreviated (Jan ... Dec)"),
+    "h": ("month_name", "as %b"),
+    "B": ("month_full", "month name (January ... December)"),
+    "d": ("day", "day of the month, 1 or 2 digits"),
+    "j": ("yday", "day of the year 1-366, 1 to 3 digits"),
+    "H": ("hour", "hour 0-23, 1 or 2 digits"),
+    "I": ("hour12", "hour 1-12, 1 or 2 digits (needs %p)"),
+    "p": ("ampm", "AM or PM"),
+    "M": ("minute", "minute 0-59, 1 or 2 digits"),
+    "S": ("second", "second 0-59, 1 or 2 digits"),
+    "f": ("fraction", "fraction of a second, 1 to 6 digits"),
+    "z": ("offset", "UTC offset +HHMM, +HH:MM or Z"),
+    "a": ("weekday", "weekday name, abbreviated (read, not checked against the date)"),
+    "A": ("weekday_full", "weekday name (read, not checked against the date)"),
+}
+_STRF_RE = {"year": r"\d{4}", "year2": r"\d{2}", "month": r"\d{1,2}", "month_name": r"[A-Za-z]{3}",
+            "month_full": r"[A-Za-z]{3,9}", "day": r"\d{1,2}", "yday": r"\d{1,3}", "hour": r"\d{1,2}",
+            "hour12": r"\d{1,2}", "ampm": r"[AaPp][Mm]", "minute": r"\d{1,2}", "second": r"\d{1,2}",
+            "fraction": r"\d{1,6}", "offset": r"[+-]\d{2}:?\d{2}|[Zz]", "weekday": r"[A-Za-z]{3}",
+            "weekday_full": r"[A-Za-z]{6,9}"}
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+# fields that say the same thing: one of each set at most
+_STRF_CLASHES = (("year", "year2"), ("month", "month_name", "month_full", "yday"), ("day", "yday"),
+                 ("hour", "hour12"), ("weekday", "weekday_full"))
+
+
+# fields read as numbers; a pattern of only these and names, each two numbers apart by
+# something that is not a digit, is read by the fast path of _strftime_fields
+_STRF_NUMERIC = ("year", "year2", "month", "day", "yday", "hour", "hour12", "minute", "second")
+# names the fast path reads as text (a weekday name is only matched)
+_STRF_NAMES = ("month_name", "month_full", "ampm")
+# every byte that is not an ASCII digit -> a blank: a column of such times becomes numbers
+_NOT_DIGITS = bytes(c if 48 <= c <= 57 else 32 for c in range(256))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Strftime:
+    """A compiled ``time_format`` pattern: the fields in order, the regex of one cell, the
+    regex of a column joined by newlines (one match per line), the same without groups and with
+    groups for the names only, and whether the fast path applies (numbers and names only,
+    never two numbers without a separator)."""
+
+    pattern: str
+    fields: tuple
+    cell: re.Pattern
+    column: re.Pattern
+    line: re.Pattern
+    names: re.Pattern
+    fast: bool
+
+
+def _compile_strftime(fmt: str) -> _Strftime:
+    """The pattern ``fmt`` compiled, or a one-line ValueError naming what is wrong."""
+    # parts: (None, None) a run of blanks, (regex, None) a literal, (regex, field) a directive
+    parts, fields = [], []
+    i = 0
+    while i < len(fmt):
+        c = fmt[i]
+        if c == "%":
+            if i + 1 == len(fmt):
+                raise ValueError(f"time_format {fmt!r} ends with a lone '%' (write %% for a percent sign)")
+            d = fmt[i + 1]
+            i += 2
+            if d == "%":
+                parts.append(("%", None))
+                continue
+            if d not in STRFTIME_DIRECTIVES:
+                raise ValueError(f"time_format {fmt!r}: %{d} is not supported (supported: "
+                                 f"{' '.join('%' + k for k in STRFTIME_DIRECTIVES)} %%)")
+            field = STRFTIME_DIRECTIVES[d][0]
+            if field in fields:
+                raise ValueError(f"time_format {fmt!r} reads the {field.replace('_', ' ')} twice")
+            fields.append(field)
+            parts.append((_STRF_RE[field], field))
+        elif c.isspace():
+            while i < len(fmt) and fmt[i].isspace():
+                i += 1
+            parts.append((None, None))  # any run of blanks, as strptime
+        else:
+            parts.append((re.escape(c), None))
+            i += 1
+    have = set(fields)
+    for clash in _STRF_CLASHES:
+        both = [f for f in clash if f in have]
+        if len(both) > 1:
+            raise ValueError(f"time_format {fmt!r} gives {' and '.join(both)}: they say the same thing, keep one")
+    if not have & {"year", "year2"}:
+        raise ValueError(f"time_format {fmt!r} has no year (%Y or %y): a time without one cannot be placed "
+                         "(strptime would put it in 1900)")
+    if "yday" not in have and not (have & {"month", "month_name", "month_full"} and "day" in have):
+        raise ValueError(f"time_format {fmt!r} needs a month and a day (%m or %b, and %d) or a day of the year (%j)")
+    if ("hour12" in have) != ("ampm" in have):
+        raise ValueError(f"time_format {fmt!r}: %I (hour 1-12) and %p (AM/PM) go together")
+
+    def regex(blank, keep):  # the pattern, blanks as ``blank``, capturing the fields ``keep`` says
+        return "".join(blank if rx is None else rx if field is None else
+                       ("(" if keep(field) else "(?:") + rx + ")" for rx, field in parts)
+
+    # fast: numbers and names only, each two numbers apart by something that is not a digit (a
+    # literal without digits, blanks, a name)
+    fast = all(f in _STRF_NUMERIC or f in _STRF_NAMES or f.startswith("weekday") for f in fields)
+    prev_numeric = False
+    for rx, field in parts:
+        numeric = field in _STRF_NUMERIC
+        if numeric and prev_numeric or field is None and rx is not None and any(c.isdigit() for c in rx):
+            fast = False
+        prev_numeric = numeric
+    flags = re.IGNORECASE | re.MULTILINE
+    blank = r"[^\S\n]"  # a blank, never the newline between two rows
+    return _Strftime(fmt, tuple(fields), re.compile(r"\s*" + regex(r"\s+", bool) + r"\s*", re.IGNORECASE),
+                     *(re.compile(f"^{blank}*" + regex(blank + "+", keep) + f"{blank}*$", flags)
+                       for keep in (bool, lambda f: False, lambda f: f in _STRF_NAMES)), fast)
+
+
+def _days_from_civil(y, m, d):
+    """Days since 1970-01-01 of the proleptic Gregorian dates (y, m, d), vectorised
+    (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms", days_from_civil)."""
+    y = y - (m <= 2)
+    era = np.floor_divide(y, 400)
+    yoe = y - era * 400
+    doy = (153 * (m + np.where(m > 2, -3, 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _is_leap(y):
+    return (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+
+
+_DAYS_IN_MONTH = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+
+
+def _strftime_fields(col, spec: _Strftime, err) -> dict:
+    """The fields of every cell: field name -> int64 array (numeric fields) or str array (names,
+    the fraction, the offset); a cell that does not match is an error naming its row.
+
+    The column is joined by newlines and matched as one text (one regex pass in C). A pattern
+    of numbers only then needs no per-row object at all: the text with every non-digit made a
+    blank is read by :func:`numpy.fromstring`, k numbers per row (checked against the count of
+    lines that matched); other patterns take the captured strings (``re.findall``).
+    """
+    n = len(col)
+    joined = "\n".join(col)
+    whole = joined.count("\n") == n - 1  # no cell holds a newline: line i is row i
+    if whole and spec.fast and joined.isascii() and spec.line.subn("", joined)[1] == n:
+        numbers = [f for f in spec.fields if f in _STRF_NUMERIC]
+        names = [f for f in spec.fields if f in _STRF_NAMES]
+        vals = np.fromstring(joined.encode("ascii").translate(_NOT_DIGITS), dtype=np.int64, sep=" ")
+        if vals.size == n * len(numbers):
+            vals = vals.reshape(n, len(numbers))
+            out = {f: vals[:, i] for i, f in enumerate(numbers)}
+            if names:  # the names alone captured (the numbers never become Python objects)
+                text = np.array(spec.names.findall(joined), dtype=str).reshape(n, len(names))
+                out.update({f: text[:, i] for i, f in enumerate(names)})
+            return out
+    found = spec.column.findall(joined) if whole else []
+    if len(found) != n:  # some cell does not match (or holds a newline): find the first, row by row
+        for i, c in enumerate(col):
+            if spec.cell.fullmatch(c) is None:
+                what = "empty" if not c.strip() else repr(c.strip())
+                raise err(i, f"time {what} does not match time_format {spec.pattern!r}")
+        raise err(None, f"the time column does not match time_format {spec.pattern!r}")  # pragma: no cover
+    cells = np.array(found, dtype=str).reshape(n, len(spec.fields))
+    return {f: cells[:, i].astype(np.int64) if f in _STRF_NUMERIC else cells[:, i] for i, f in enumerate(spec.fields)}
+
+
+def _parse_strftime_column(col, spec: _Strftime, local, err) -> np.ndarray:
+    """Epoch microseconds (int64) of a column of times in the pattern ``spec``; a value out
+    of range (month 13, 31 April, hour 24...) is an error naming its row."""
+    f = _strftime_fields(col, spec, err)
+
+    def bad(mask, what):
+        if np.any(mask):
+            i = int(np.argmax(mask))
+            raise err(i, f"time {col[i].strip()!r}: {what(i)} (time_format {spec.pattern!r})")
+
+    def names(values, table, what):  # month / AM-PM names: looked up once per distinct value
+        uniq, inv = np.unique(values, return_inverse=True)
+        idx = np.array([table.get(u.lower(), -1) for u in uniq.tolist()], dtype=np.int64)[inv.reshape(-1)]
+        bad(idx < 0, lambda i: f"{str(values[i])!r} is not a {what}")
+        return idx
+
+    if "year" in f:
+        year = f["year"]
+        bad(year < 1, lambda i: "year 0 does not exist")
+    else:
+        y2 = f["year2"]
+        year = np.where(y2 >= 69, 1900 + y2, 2000 + y2)
+    if "yday" in f:
+        yday = f["yday"]
+        bad((yday < 1) | (yday > 365 + _is_leap(year)), lambda i: f"day of the year {yday[i]} is out of range")
+        days = _days_from_civil(year, np.ones_like(year), np.ones_like(year)) + yday - 1
+    else:
+        if "month" in f:
+            month = f["month"]
+            bad((month < 1) | (month > 12), lambda i: f"month {month[i]} is out of range 1-12")
+        elif "month_name" in f:
+            month = names(f["month_name"], {m[:3]: k + 1 for k, m in enumerate(_MONTHS)}, "month name")
+        else:
+            month = names(f["month_full"], {m: k + 1 for k, m in enumerate(_MONTHS)}, "month name")
+        day = f["day"]
+        dim = _DAYS_IN_MONTH[month - 1] + ((month == 2) & _is_leap(year))
+        bad((day < 1) | (day > dim), lambda i: f"day {day[i]} is out of range for month {month[i]} of {year[i]}")
+        days = _days_from_civil(year, month, day)
+    zero = np.zeros(len(col), dtype=np.int64)
+    if "hour12" in f:
+        h12 = f["hour12"]
+        bad((h12 < 1) | (h12 > 12), lambda i: f"hour {h12[i]} is out of range 1-12 (%I)")
+        pm = names(f["ampm"], {"am": 0, "pm": 1}, "AM/PM marker")
+        hour = h12 % 12 + 12 * pm
+    else:
+        hour = f["hour"] if "hour" in f else zero
+        bad(hour > 23, lambda i: f"hour {hour[i]} is out of range 0-23")
+    minute = f["minute"] if "minute" in f else zero
+    bad(minute > 59, lambda i: f"minute {minute[i]} is out of range 0-59")
+    second = f["second"] if "second" in f else zero
+    bad(second > 59, lambda i: f"second {second[i]} is out of range 0-59")
+    us = (((days * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000
+    if "fraction" in f:  # "5" is half a second: right-padded to 6 digits
+        frac = f["fraction"]
+        us += frac.astype(np.int64) * 10 ** (6 - np.char.str_len(frac).astype(np.int64))
+    if "offset" in f:
+        off = f["offset"]
+        # "+HH:MM", "+HHMM" or "Z" as "+HHMM"; a log has few distinct offsets: read once each
+        uniq, inv = np.unique(np.char.replace(np.where(np.char.upper(off) == "Z", "+0000", off), ":", ""),
+                              return_inverse=True)
+        sign, oh, om = (np.array(v, dtype=np.int64)[inv.reshape(-1)] for v in zip(
+            *((-1 if x[0] == "-" else 1, int(x[1:3]), int(x[3:5])) for x in uniq.tolist())))
+        bad((oh > 23) | (om > 59), lambda i: f"UTC offset {str(off[i])!r} is out of range")
+        return us - sign * (oh * 3600 + om * 60) * 1_000_000
+    tz = local[0]
+    if isinstance(tz, _dt.timezone):  # a fixed offset (UTC by default): one subtraction
+        return us - int(tz.utcoffset(None) // _US)
+    # a zone with clock changes: each wall time placed by the zone's rules (fold / dst), row by row
+    return _localize_us(us, local, err)
+
+
+def _compile_host_pattern(pattern):
+    """``host_pattern`` compiled, with at least one named group; a one-line error otherwise."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"host_pattern must be a regular expression (str), got {type(pattern).__name__}")
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"host_pattern {pattern!r} is not a valid regular expression ({exc})") from None
+    if not rx.groupindex:
+        raise ValueError(f"host_pattern {pattern!r} has no named group: name the levels, e.g. "
+                         r"'c(?P<cabinet>\d+-\d+)c(?P<cage>\d+)s(?P<slot>\d+)n(?P<node>\d+)'")
+    return rx
+
+
+def _natural_key(s: str):
+    """Sort key comparing runs of digits as numbers (``"2-1"`` before ``"10-0"``)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s) if p)
+
+
+def _host_positions(hosts, rx, fail):
+    """The position of each distinct host in the hierarchy of ``rx``'s named groups.
+
+    Returns ``(positions int64 by host, n_positions, levels)``; ``fail(j, rule)`` raises for
+    host ``j``.
+    """
+    groups = sorted(rx.groupindex.items(), key=lambda kv: kv[1])
+    values = [[] for _ in groups]
+    for j, h in enumerate(hosts):
+        m = rx.fullmatch(h)
+        if m is None:
+            raise fail(j, f"host {h!r} does not match host_pattern {rx.pattern!r}")
+        for k, (name, gi) in enumerate(groups):
+            v = m.group(gi)
+            if v is None or v == "":
+                raise fail(j, f"host {h!r}: the group {name!r} of host_pattern matched nothing")
+            values[k].append(v)
+    digits, labels = [], []
+    size = 1
+    for (name, _), vals in zip(groups, values):
+        if all(v.isascii() and v.isdigit() for v in vals):
+            ints = np.array([int(v) for v in vals], dtype=object)
+            lo, hi = int(ints.min()), int(ints.max())
+            radix = hi - lo + 1
+            size *= radix
+            if size > MAX_LOG_ROWS:
+                break
+            digits.append(np.array([int(v) - lo for v in vals], dtype=np.int64))
+            labels.append((name, tuple(str(x) for x in range(lo, hi + 1))))
+        else:
+            uniq = sorted(set(vals), key=_natural_key)
+            size *= len(uniq)
+            if size > MAX_LOG_ROWS:
+                break
+            index = {v: i for i, v in enumerate(uniq)}
+            digits.append(np.array([index[v] for v in vals], dtype=np.int64))
+            labels.append((name, tuple(uniq)))
+    if size > MAX_LOG_ROWS:
+        raise fail(None, f"host_pattern {rx.pattern!r} gives more than {MAX_LOG_ROWS:,} node positions (level "
+                         f"{name!r} reaches {size:,}): does a group capture more than a position (a serial number)?")
+    pos = np.zeros(len(hosts), dtype=np.int64)
+    for d, (_, lab) in zip(digits, labels):
+        pos = pos * len(lab) + d
+    uniq, first, counts = np.unique(pos, return_index=True, return_counts=True)
+    if np.any(counts > 1):
+        p = uniq[int(np.argmax(counts > 1))]
+        a, b = np.flatnonzero(pos == p)[:2]
+        raise fail(int(b), f"hosts {hosts[a]!r} and {hosts[b]!r} fall on one position of host_pattern "
+                           f"{rx.pattern!r}: its named groups must tell every node apart")
+    return pos, size, tuple(labels)

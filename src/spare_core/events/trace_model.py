@@ -15,22 +15,54 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import warnings
 
 import numpy as np
 
 from .._native import load
-from .._seeding import as_seed_sequence, stream_rng
+from .._seeding import as_seed_sequence, run_seed, stream_key, stream_rng
 from .._validate import as_float, as_int, check_choice
 from .files import FAILURE_RATE_KEYS, FileFailures, fit_from_file, trace_from_file
 from .fit import LAWS, fit
 from .models import FailureModel
 from .trace import Trace, read_trace
 
-__all__ = ["TraceReplay", "AFTER"]
+__all__ = ["TraceReplay", "TraceWarning", "AFTER", "PLACEMENTS"]
 
 #: what a replay does past the trace's end
 AFTER = ("stop", "loop", "fit")
+#: where the log's units sit in the job (``TraceReplay.placement``)
+PLACEMENTS = ("log", "spread")
+#: the most windows a replay may take (a window per failure instant is already more than useful)
+MAX_WINDOWS = 1_000_000
+# below this share of the groups a random placement would touch, a log numbered by appearance
+# is said to concentrate its failures (TraceReplay.concentration)
+_CONCENTRATED = 0.5
+
+
+class TraceWarning(UserWarning):
+    """A replay that runs but probably not as meant (failures concentrated on a few groups
+    because hosts were numbered by first appearance)."""
+
+
+@functools.lru_cache(maxsize=16)
+def _window_order(k: int) -> np.ndarray:
+    """The fixed, seeded order in which run seeds visit ``k`` windows (a permutation)."""
+    rng = np.random.default_rng(np.random.SeedSequence([stream_key("trace-windows"), k]))
+    out = rng.permutation(k)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _spread(nodes: int) -> np.ndarray:
+    """The fixed, seeded placement of ``nodes`` log units over as many job nodes (a permutation)."""
+    rng = np.random.default_rng(np.random.SeedSequence([stream_key("trace-placement"), nodes]))
+    out = rng.permutation(nodes)
+    out.flags.writeable = False
+    return out
 
 _SCAN = load("_trace_scan")  # the per-epoch scan, compiled
 _NO_TIMES, _NO_GROUPS = np.zeros(0), np.zeros(0, dtype=np.int64)
@@ -59,6 +91,24 @@ class TraceReplay(FailureModel, kind="trace"):
         Default: unit ``u`` is group ``u``.
     law : {"exponential", "weibull", "lognormal"}
         The law fitted with ``after="fit"`` (default Weibull).
+    windows : int
+        K >= 1 (default 1: every run replays the log from its start). With K > 1 a run
+        replays the log from one of K start offsets ``k * end / K`` (k = 0..K-1): its time 0
+        is the log's time ``k * end / K``, it reads the log on to ``end`` then from the
+        log's start again (the log as a circle), and ``after`` applies once it has read the
+        whole log (``end`` after its start). A run on the integer seed ``s`` replays window
+        ``order[s mod K]``, ``order`` a fixed permutation drawn by a seeded numpy Generator
+        (:meth:`window`), so runs on seeds 0..n-1 replay ``min(n, K)`` distinct failure
+        histories and a confidence interval over them reflects the log's variability, not
+        only the step-time noise (:meth:`histories`).
+    placement : {"log", "spread"}
+        Where the log's units sit in the job. ``"log"`` (default): unit ``u`` is node ``u``
+        of the job (in group ``u // nodes_per_group``): right when the ids are the job's rank
+        order (ids, ``unit_map``) or physical positions (``host_pattern``). ``"spread"``: the
+        log's units are placed on the job's ``n_groups * nodes_per_group`` nodes by a fixed
+        permutation drawn by a seeded numpy Generator (the same for every run of a job of
+        that size): for host names numbered by first appearance, whose ids say nothing
+        about where a host sits (:meth:`concentration`).
 
     Notes
     -----
@@ -79,6 +129,21 @@ class TraceReplay(FailureModel, kind="trace"):
     failure instants (the maximum-likelihood mean of an exponential fitted to the
     system-level gaps, the last one censored).
 
+    *Windows, not a block bootstrap.* A window keeps the log's own sequence intact for as
+    long as the job runs: bursts, multi-node events, a lemon node failing again and again,
+    the drift of the rate over the years. A block bootstrap would splice blocks from
+    different years into one job and cut those patterns at every seam; the circle has one
+    seam (the log's end joined to its start), crossed only by a window that starts less than
+    a job's length before the end. Windows are distinct histories as long as the job's
+    wall time stays under ``end / K`` (longer jobs share part of their failures with the
+    next window).
+
+    *Racks.* A log read with ``host_pattern`` knows where each node sits:
+    :meth:`domains` gives each group the domains of its first node at every level but the
+    node's (for rack-aware SPARe stacks, :meth:`spare_core.layout.StackedLayout.rack_aware`)
+    and :meth:`Trace.domain_summary <spare_core.events.trace.Trace.domain_summary>` how the
+    failures fall on them.
+
     Examples
     --------
     >>> tr = Trace([5.0, 5.0, 9.0, 30.0], [0, 1, 0, 3], n_units=4, end=40.0)
@@ -91,17 +156,29 @@ class TraceReplay(FailureModel, kind="trace"):
     >>> p.take(2); p.restart(20.0); p.take(3)
     ([5.0, 5.0], [0, 1])
     ([30.0, 45.0, 45.0], [3, 0, 1])
+
+    Four windows: seed 3 replays the one starting at t = 30 (the row at 30 comes first, then the
+    log from its start, 10 s later):
+
+    >>> m = TraceReplay(tr, after="loop", windows=4)
+    >>> m.window_offsets().tolist(), [m.window(s) for s in range(4)]
+    ([0.0, 10.0, 20.0, 30.0], [0, 2, 1, 3])
+    >>> m.process(4, seed=3).take(3)
+    ([0.0, 15.0, 15.0], [3, 0, 1])
     """
 
     trace: Trace
     after: str
     nodes_per_group: int | None = None
     law: str = "weibull"
+    windows: int = 1
+    placement: str = "log"
 
     renews_all_at_restart = False
     # a scenario file's ``[failures]`` with ``model = "trace"``: the log, what comes past its
-    # end, its units per group; the log is the rate and the law, and holds its own multi-node events
-    file_keys = ("trace", "after", "nodes_per_group", "fit_law")
+    # end, its units per group, the windows replayed, where its units sit; the log is the
+    # rate and the law, and holds its own multi-node events
+    file_keys = ("trace", "after", "nodes_per_group", "fit_law", "windows", "placement")
     file_refused = {**{k: "does not go with model = 'trace' (the log is the rate and the law)"
                        for k in ("law", "weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus")},
                     "domains": "does not go with model = 'trace' (a log already holds its multi-node events)"}
@@ -117,6 +194,13 @@ class TraceReplay(FailureModel, kind="trace"):
             object.__setattr__(self, "nodes_per_group", as_int(self.nodes_per_group, "nodes_per_group", min_value=1))
         if self.after == "loop" and not self.trace.end > 0:
             raise ValueError("after='loop' needs a trace with end > 0 (the loop's period)")
+        object.__setattr__(self, "windows", as_int(self.windows, "windows", min_value=1, max_value=MAX_WINDOWS))
+        if self.windows > 1 and not self.trace.end > 0:
+            raise ValueError(f"windows={self.windows} needs a trace with end > 0 (the windows divide it)")
+        check_choice(self.placement, "placement", PLACEMENTS)
+        if self.placement == "spread" and self.trace.levels is not None:
+            raise ValueError("placement='spread' would throw away where host_pattern placed the hosts; keep "
+                             "placement='log'")
         if self.after == "fit":
             self.fitted()  # fails now, not mid-simulation, if the log cannot be fitted
 
@@ -140,42 +224,179 @@ class TraceReplay(FailureModel, kind="trace"):
                               f"number of {gpn}-GPU nodes (give the log's units per group)", None)
         if after != "fit" and "fit_law" in table:
             raise reader.fail("failures.fit_law", "only goes with law = 'fit' or after = 'fit'", table["fit_law"])
+        windows = reader.integer("failures.windows", table.get("windows", 1), high=MAX_WINDOWS)
+        placement = reader.choice("failures.placement", table.get("placement", "log"), PLACEMENTS)
         trace, read = trace_from_file(reader, table["trace"], cluster.base_dir)
         past, lf = "", None
         if after == "fit":
             # past the end: a renewal process of the log's times between system failures
             lf, past = fit_from_file(reader, trace, table.get("fit_law", "weibull"), LAWS, level="system")
         try:
-            replay = cls(trace, after=after, nodes_per_group=npg, **({"law": lf.law} if lf else {}))
+            replay = cls(trace, after=after, nodes_per_group=npg, windows=windows, placement=placement,
+                         **({"law": lf.law} if lf else {}))
         except (TypeError, ValueError) as exc:
             raise reader.fail("failures.trace", f"cannot be replayed ({exc})", table["trace"]) from None
-        instants = len(set(trace.times.tolist()))
-        note = (f"the log's: {instants} failure instants in {trace.end / 86_400:.3g} days: system MTBF "
-                f"{replay.mtbf(1) / 3600:.3g} h" + (f"; past its end {past}" if past else ""))
-        return FileFailures(model=replay, note=note, trace=trace, trace_read=read, fit=lf)
+        instants = np.unique(trace.times).size
+        parts = [f"the log's: {instants} failure instants in {trace.end / 86_400:.3g} days: system MTBF "
+                 f"{replay.mtbf(1) / 3600:.3g} h"]
+        if trace.n_dropped:
+            parts.append(_dropped_words(trace))
+        if windows > 1:
+            parts.append(replay._windows_words())
+        if trace.levels is not None:
+            parts.append(f"by {trace.levels[0][0]}: {trace.domain_summary(0)}")
+        try:
+            crowded = replay.concentration(cluster.n_groups)
+        except ValueError:  # more log units than the job's nodes: the scenario says so, in its words
+            crowded = None
+        if crowded:
+            parts.append(f"warning: {crowded}")
+        if past:
+            parts.append(f"past its end {past}")
+        return FileFailures(model=replay, note="; ".join(parts), trace=trace, trace_read=read, fit=lf)
 
     # -- the model contract ------------------------------------------------------------------
     def groups(self, n_groups: int) -> np.ndarray:
         """The group of each trace failure for a job of ``n_groups`` groups (int64 array).
 
+        ``placement="log"``: unit ``u`` in group ``u // nodes_per_group``; ``"spread"``: unit
+        ``u`` on job node ``perm[u]``, ``perm`` a seeded permutation of the job's
+        ``n_groups * nodes_per_group`` nodes.
+
         Raises
         ------
         ValueError
-            A unit maps to a group >= ``n_groups``.
+            A unit maps to a group >= ``n_groups`` (more log units than job nodes).
         """
         n_groups = as_int(n_groups, "n_groups", min_value=1)
         per = self.nodes_per_group or 1
         need = -(-self.trace.n_units // per)
         if need > n_groups:
+            how = {"ids": "", "unit_map": " (numbered by unit_map)", "appearance": " (hosts named in the log)",
+                   "host_pattern": " (the positions of host_pattern: " + " x ".join(
+                       f"{len(lab)} {name}" for name, lab in self.trace.levels or ()) + ")"}[self.trace.numbering]
             raise ValueError(
-                f"the trace's {self.trace.n_units} units map to {need} groups "
+                f"the trace's {self.trace.n_units} units{how} map to {need} groups "
                 f"({'1 unit' if per == 1 else f'{per} units'} per group) but the job has n_groups={n_groups}; "
                 "set nodes_per_group or renumber hosts with read_trace(unit_map=...)"
             )
+        if self.placement == "spread":
+            return _spread(n_groups * per)[self.trace.units] // per
         return self.trace.units // per
 
     def check(self, n_groups: int) -> None:
+        """As :meth:`FailureModel.check`; warns (:class:`TraceWarning`) when the failures
+        concentrate on a few groups (:meth:`concentration`)."""
         self.groups(n_groups)
+        crowded = self.concentration(n_groups)
+        if crowded:
+            warnings.warn(crowded, TraceWarning, stacklevel=2)
+
+    def concentration(self, n_groups: int) -> str | None:
+        """Why the failures crowd into the first groups, in words, or None.
+
+        A log of host names without ``unit_map`` numbers its hosts in order of first
+        appearance, so with ``placement="log"`` the F hosts that fail fill groups 0, 1, ...
+        while a random placement of F hosts on the job's M nodes would touch about
+        ``n_groups * (1 - C(M - p, F) / C(M, F))`` groups (p nodes per group). When the
+        groups the log touches are fewer than half of that, the replay is not the cluster's:
+        failures share groups (and SPARe's cyclic stacks: consecutive groups) far more often
+        than they would. None for any other numbering or placement.
+        """
+        tr = self.trace
+        if tr.numbering != "appearance" or self.placement != "log":
+            return None
+        n_groups = as_int(n_groups, "n_groups", min_value=1)
+        per = self.nodes_per_group or 1
+        groups = self.groups(n_groups)
+        touched = np.unique(groups).size
+        failed = np.unique(tr.units).size
+        nodes = n_groups * per
+        # P(a group has none of the F failing nodes) = C(M - p, F) / C(M, F) = prod_i (M - F - i) / (M - i)
+        i = np.arange(min(per, nodes))
+        untouched = float(np.prod(np.clip((nodes - failed - i) / (nodes - i), 0.0, 1.0)))
+        expected = n_groups * (1.0 - untouched)
+        if touched >= _CONCENTRATED * expected:
+            return None
+        return (f"the log's failures concentrate on groups {int(groups.min())}-{int(groups.max())} of {n_groups} "
+                f"({touched} touched): its {failed} failing hosts are numbered in order of first appearance "
+                f"(no unit_map), so they fill the first groups, where a random placement would touch about "
+                f"{expected:.0f}. Give the job's rank order (unit_map, e.g. a hostfile), decode racks from the "
+                "names (host_pattern), or spread the hosts at random (placement = \"spread\")")
+
+    def domains(self, n_groups: int):
+        """The failure domains of the groups, from the log's racks (``host_pattern``).
+
+        Group g's nodes are units ``g * p .. g * p + p - 1`` (p = ``nodes_per_group``); it is
+        placed in the domains of its first node at every level of :attr:`Trace.levels
+        <spare_core.events.trace.Trace.levels>` whose domains hold more than p nodes, coarsest
+        first (a finer level, down to the node itself, would make every group its own domain).
+        A group that straddles two domains (p not dividing a domain's size) counts in its
+        first node's.
+
+        Returns
+        -------
+        spare_core.topology.FailureDomains
+
+        Raises
+        ------
+        ValueError
+            A log without levels (not read with ``host_pattern``), or none whose domains
+            hold more than one group.
+        """
+        from ..topology import FailureDomains
+
+        n_groups = as_int(n_groups, "n_groups", min_value=1)
+        tr = self.trace
+        if tr.levels is None:
+            raise ValueError("the replayed log has no racks: read it with host_pattern (a regex with named groups, "
+                             "failures.trace.host_pattern) to place its hosts in cabinets, cages, ...")
+        per = self.nodes_per_group or 1
+        keep = [k for k in range(len(tr.levels)) if tr.domain_size(k) > per]
+        if not keep:
+            sizes = ", ".join(f"a {name} {tr.domain_size(k)}" for k, (name, _) in enumerate(tr.levels))
+            raise ValueError(f"no level of host_pattern holds more than one group of {per} nodes ({sizes}): "
+                             "name a coarser level (cabinet, rack, ...) to get domains")
+        self.groups(n_groups)
+        first = np.arange(n_groups, dtype=np.int64) * per
+        return FailureDomains(np.stack([first // tr.domain_size(k) for k in keep]),
+                              names=[tr.levels[k][0] for k in keep])
+
+    # -- windows -----------------------------------------------------------------------------
+    def window_offsets(self) -> np.ndarray:
+        """Where each window starts on the log's time axis, seconds: ``k * end / K``."""
+        return np.arange(self.windows, dtype=np.float64) * (self.trace.end / self.windows)
+
+    def window(self, seed) -> int:
+        """The window replayed by a run on ``seed`` (the run's seed, as
+        :func:`spare_core.sim.simulate` takes it: an int or a SeedSequence).
+
+        ``order[s mod K]`` for the integer seed ``s`` (``order``: a permutation of the K
+        windows drawn once by a numpy Generator seeded with K); a SeedSequence enters with
+        its entropy plus its spawn key, so a sweep's 128-bit keyed seeds land on windows
+        uniformly.
+        """
+        return self._window_of(run_seed(seed, "failures"))
+
+    def histories(self, seeds) -> int:
+        """Distinct windows (failure histories) the runs on ``seeds`` replay."""
+        return len({self.window(s) for s in seeds})
+
+    def _window_of(self, root) -> int:
+        """The window of the process seed ``root`` (a run's ``"failures"`` child or a seed given
+        to :meth:`process` directly: the run child's key adds 0)."""
+        if self.windows == 1:
+            return 0
+        root = as_seed_sequence(root)
+        ent = root.entropy
+        if not isinstance(ent, int):  # a sequence of 32-bit words
+            ent = sum(int(w) << (32 * i) for i, w in enumerate(np.atleast_1d(ent).tolist()))
+        return int(_window_order(self.windows)[(ent + sum(root.spawn_key)) % self.windows])
+
+    def _windows_words(self) -> str:
+        step = self.trace.end / self.windows
+        return (f"{self.windows} windows of the log (starts every {step / 86_400:.3g} days, the log as a circle): "
+                f"runs on seeds 0..n-1 replay min(n, {self.windows}) distinct failure histories")
 
     def mtbf(self, n_groups: int) -> float:
         """The log's system MTBF: ``trace.end`` / distinct failure instants, seconds."""
@@ -194,17 +415,29 @@ class TraceReplay(FailureModel, kind="trace"):
             past = f"then {self.fitted().distribution!r} between system failures"
         else:  # no fit: a log that cannot be fitted still describes itself
             past = {"stop": "no failures past its end", "loop": f"looped every {self.trace.end:g} s"}[self.after]
+        extra = "".join(f"; {w}" for w, on in ((_dropped_words(self.trace), self.trace.n_dropped),
+                                               (self._windows_words(), self.windows > 1),
+                                               ("hosts spread over the job's nodes at random (seeded)",
+                                                self.placement == "spread")) if on)
         return (f"trace: {self.trace.n_events} recorded failures over {self.trace.end:g} s{src} "
-                f"(system MTBF {self.mtbf(n_groups):g} s), {past}")
+                f"(system MTBF {self.mtbf(n_groups):g} s), {past}{extra}")
 
     # -- values ------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """JSON-friendly and exact: the trace's times, units, ``n_units``, ``end`` inline."""
+        """JSON-friendly and exact: the trace's times, units, ``n_units``, ``end`` (and
+        ``levels`` when it has them) inline; ``windows`` and ``placement`` when not the
+        defaults (so the dicts, and the keys of stored runs, of earlier replays are unchanged)."""
         tr = self.trace
-        return {"kind": self.kind,
-                "trace": {"times": tr.times.tolist(), "units": tr.units.tolist(), "n_units": tr.n_units,
-                          "end": tr.end},
-                "after": self.after, "nodes_per_group": self.nodes_per_group, "law": self.law}
+        trace = {"times": tr.times.tolist(), "units": tr.units.tolist(), "n_units": tr.n_units, "end": tr.end}
+        if tr.levels is not None:
+            trace["levels"] = [[name, list(labels)] for name, labels in tr.levels]
+        out = {"kind": self.kind, "trace": trace, "after": self.after, "nodes_per_group": self.nodes_per_group,
+               "law": self.law}
+        if self.windows != 1:
+            out["windows"] = self.windows
+        if self.placement != "log":
+            out["placement"] = self.placement
+        return out
 
     @classmethod
     def _from_fields(cls, fields: dict) -> "TraceReplay":
@@ -221,17 +454,40 @@ class TraceReplay(FailureModel, kind="trace"):
                 opts = {k: v for k, v in t.items() if k != "path"}
                 kw["trace"] = read_trace(t["path"], **opts)
             else:
-                extra = set(t) - {"times", "units", "n_units", "end"}
+                extra = set(t) - {"times", "units", "n_units", "end", "levels"}
                 if extra or not {"times", "units"} <= set(t):
                     raise ValueError("failure_model.trace must be a path, {'path': ..., <read_trace options>} or "
-                                     f"{{'times', 'units', 'n_units', 'end'}}, got keys {sorted(t)}")
-                kw["trace"] = Trace(t["times"], t["units"], n_units=t.get("n_units"), end=t.get("end"))
+                                     f"{{'times', 'units', 'n_units', 'end', 'levels'}}, got keys {sorted(t)}")
+                levels = t.get("levels")
+                kw["trace"] = Trace(t["times"], t["units"], n_units=t.get("n_units"), end=t.get("end"),
+                                    levels=levels, numbering="ids" if levels is None else "host_pattern")
         return cls(**kw)
+
+
+def _dropped_words(trace: Trace) -> str:
+    return (f"{trace.n_dropped:,} rows of the file outside [start, end] dropped ({trace.dropped_before:,} before "
+            f"start, {trace.dropped_after:,} after end)")
+
+
+def _rotate(times, groups, end, offset):
+    """The log read from ``offset`` to ``end`` then from 0 to ``offset`` (times from 0 again):
+    rows at or after ``offset`` first, then the earlier ones shifted by ``end - offset``."""
+    cut = int(np.searchsorted(times, offset, side="left"))
+    # clipped at end: t + (end - offset) <= end exactly, but not always once rounded
+    t = np.concatenate((times[cut:] - offset, np.minimum(times[:cut] + (end - offset), end)))
+    g = np.concatenate((groups[cut:], groups[:cut]))
+    t.flags.writeable = False
+    return t, g
 
 
 class TraceProcess:
     """The replay of one run (built by :meth:`TraceReplay.process`; the
     :class:`~spare_core.events.models.FailureProcess` contract).
+
+    Attributes
+    ----------
+    window : int
+        The window this run replays (:meth:`TraceReplay.window`; 0 with one window).
 
     Notes
     -----
@@ -242,7 +498,8 @@ class TraceProcess:
     row in compiled code (``_ext/_trace_scan.pyx``), so a long log replays at the speed of a
     C loop whatever the restarts.
     When looping, the previous row of a group's first row in a copy is its last row in the
-    copy before.
+    copy before. This is where a failure of a group already out is absorbed (the ``prev[j] < p0``
+    test of the scan); a window only rotates the rows before ``prev`` is computed.
     """
 
     def __init__(self, model: TraceReplay, n_groups, seed, *, start=0.0):
@@ -251,6 +508,10 @@ class TraceProcess:
         self._root = as_seed_sequence(seed)
         self._start = as_float(start, "start", min_value=0.0)
         self._times = model.trace.times  # relative to the job's start
+        self.window = model._window_of(self._root)
+        if self.window:  # the log as a circle, read from the window's offset
+            self._times, self._groups = _rotate(self._times, self._groups, model.trace.end,
+                                                float(model.window_offsets()[self.window]))
         n = self._n = self._times.shape[0]
         self._after = model.after
         self._period = model.trace.end
