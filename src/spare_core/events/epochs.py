@@ -353,15 +353,35 @@ class RunFailures:
     """
 
     __slots__ = ("_model", "_n", "_seed", "_proc", "_key", "_times", "_units", "_done", "_chunked", "_consumed",
-                 "_asked", "_path")
+                 "_asked", "_path", "_every", "_all")
 
-    def __init__(self, model, n_groups, seed):
+    def __init__(self, model, n_groups, seed, *, every=False):
         self._model, self._n, self._seed = model, n_groups, seed
+        self._every = every  # processes built with every=True (every failure, also of groups out)
+        self._all = None
         self._proc = None
         self._key = None
         self._chunked = False
         self._consumed = None
         self._path = []          # (start, failures used) of each epoch the process has left
+
+    def unfiltered(self) -> "RunFailures":
+        """The same failures with those of groups already out handed out too (a run with
+        repairs drops them itself), for models whose ``process`` takes ``every=True``
+        (``hands_out_every_failure``); raises AttributeError otherwise."""
+        if self._every:
+            return self
+        if not getattr(self._model, "hands_out_every_failure", False):
+            raise AttributeError(f"failure model {getattr(self._model, 'kind', type(self._model).__name__)!r} "
+                                 "cannot hand out the failures of groups out of the job")
+        if self._all is None:
+            self._all = RunFailures(self._model, self._n, self._seed, every=True)
+        return self._all
+
+    def _new_process(self, start):
+        if self._every:
+            return self._model.process(self._n, self._seed, start=start, every=True)
+        return self._model.process(self._n, self._seed, start=start)
 
     def _at(self, k: int, start: float) -> None:
         if self._key == (k, start):
@@ -369,7 +389,7 @@ class RunFailures:
         if start is None:
             raise TypeError("start must be given: this failure model's epochs depend on when they start")
         if k == 0:
-            self._proc = self._model.process(self._n, self._seed, start=start)
+            self._proc = self._new_process(start)
             self._chunked = callable(getattr(self._proc, "rewind", None)) and callable(
                 getattr(self._proc, "take_arrays", None))
             self._path = []
@@ -398,7 +418,7 @@ class RunFailures:
     def _replay(self, used: int) -> None:
         """A fresh process taken through the epochs of ``_path`` and ``used`` failures of the
         current one: the history of a run that read only what it consumed."""
-        proc = self._model.process(self._n, self._seed, start=self._path[0][0] if self._path else self._key[1])
+        proc = self._new_process(self._path[0][0] if self._path else self._key[1])
         for j, (_, n) in enumerate(self._path):
             if n:
                 proc.take(n, True)

@@ -406,8 +406,12 @@ class TraceReplay(FailureModel, kind="trace"):
         """The :class:`~spare_core.events.fit.LifetimeFit` used past the end (``after="fit"``)."""
         return fit(self.trace, self.law, level="system")
 
-    def process(self, n_groups, seed, *, start=0.0):
-        return TraceProcess(self, n_groups, seed, start=start)
+    #: :meth:`process` takes ``every=True`` (every row, also of groups already out: for runs
+    #: with repairs, which drop those themselves)
+    hands_out_every_failure = True
+
+    def process(self, n_groups, seed, *, start=0.0, every=False):
+        return TraceProcess(self, n_groups, seed, start=start, every=every)
 
     def describe(self, n_groups: int) -> str:
         src = "" if self.trace.source is None else f" from {self.trace.source}"
@@ -480,6 +484,10 @@ def _rotate(times, groups, end, offset):
     return t, g
 
 
+# above every row index a scan compares with ``prev``: nothing is before the epoch's start
+_EVERY_ROW = 1 << 62
+
+
 class TraceProcess:
     """The replay of one run (built by :meth:`TraceReplay.process`; the
     :class:`~spare_core.events.models.FailureProcess` contract).
@@ -502,8 +510,10 @@ class TraceProcess:
     test of the scan); a window only rotates the rows before ``prev`` is computed.
     """
 
-    def __init__(self, model: TraceReplay, n_groups, seed, *, start=0.0):
+    def __init__(self, model: TraceReplay, n_groups, seed, *, start=0.0, every=False):
         self.n_units = as_int(n_groups, "n_groups", min_value=1)
+        # every row, also of groups already out in the epoch (a run with repairs drops those itself)
+        self._every = bool(every)
         self._groups = model.groups(self.n_units)
         self._root = as_seed_sequence(seed)
         self._start = as_float(start, "start", min_value=0.0)
@@ -615,10 +625,14 @@ class TraceProcess:
         if self._cont == "rewound":
             raise RuntimeError("a rewound replay must restart before taking failures")
         t_parts, g_parts = [], []
-        need = min(k, self.n_units - self._handed)
-        if self._after == "loop":  # a looped log only ever takes out the groups it names
-            need = min(need, self._n_in_trace - self._handed)
         n, p0 = self._n, self._epoch_pos
+        if self._every:
+            need = k
+            p0 = _EVERY_ROW  # every previous row index is below it: no row is absorbed
+        else:
+            need = min(k, self.n_units - self._handed)
+            if self._after == "loop":  # a looped log only ever takes out the groups it names
+                need = min(need, self._n_in_trace - self._handed)
         scan = _SCAN.scan
         while need > 0:
             pos = self._pos
@@ -668,7 +682,8 @@ class TraceProcess:
             rng = stream_rng(self._root, "trace-continuation", self.epoch)
             anchor = max(self._start + self._end, self._epoch_start)
             dead = np.zeros(self.n_units, dtype=bool)
-            dead[self._groups[min(self._epoch_pos, self._n):]] = True  # out in this epoch already
+            if not self._every:
+                dead[self._groups[min(self._epoch_pos, self._n):]] = True  # out in this epoch already
             self._cont = [rng, anchor, np.flatnonzero(~dead).tolist()]
         rng, t, alive = self._cont
         for _ in range(need):
@@ -677,8 +692,9 @@ class TraceProcess:
             t += float(self._law.sample(rng, 1)[0])
             j = int(rng.integers(len(alive)))
             g = alive[j]
-            alive[j] = alive[-1]
-            alive.pop()
+            if not self._every:  # a group out stays out until the restart
+                alive[j] = alive[-1]
+                alive.pop()
             self._handed += 1
             times.append(t)
             groups.append(g)

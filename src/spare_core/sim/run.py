@@ -300,11 +300,11 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if scenario.repair is not None and not getattr(plan.handler, "every_failure_restarts", False):
         # a repaired group fails again: the run reads every failure of the log, in or out
         # of the job, and its own loop drops those of groups that are out
-        every = getattr(source, "unfiltered", None)
-        if every is None:
+        try:
+            source = source.unfiltered()
+        except AttributeError:
             raise ValueError(f"[repair]: the failure source of model {scenario.failure_model!r} cannot hand out the "
-                             "failures of groups out of the job (failures.model = \"node\" can)")
-        source = every()
+                             "failures of groups out of the job (failures.model = \"node\" and \"trace\" can)") from None
     loop = _run_batches(plan, source, StepMultipliers(scenario, mult_seed), bool(timeline))
     return _assemble(scenario, policy, seed, plan, loop)
 
