@@ -101,8 +101,8 @@ def test_a_memory_tier_needs_its_save_and_restore(tmp_path):
 
 
 def test_repairs_with_a_masking_policy_need_node_clocks():
-    sc = Scenario(8, n_steps=100, t_compute=10.0, t_allreduce=1.0, system_mtbf=300.0, failure_model="per-unit",
-                  repair=Repairs(swap=60.0))
+    sc = Scenario(8, n_steps=100, t_compute=10.0, t_allreduce=1.0, system_mtbf=3000.0, failure_model="per-unit",
+                  restart_time=60.0, repair=Repairs(swap=60.0))
     with pytest.raises(ValueError, match="failures.model"):
         simulate(sc, make_policy("spare", 2), seed=0)
     # checkpoint-only has no group out to come back: any failure model
@@ -142,3 +142,14 @@ def test_a_store_part_written_before_the_new_columns_is_read_with_their_defaults
     # and resuming does not recompute those runs
     assert run_sweep(spec, tmp_path / "s", workers=1).computed == 0
     assert isinstance(table, pa.Table)
+
+
+def test_a_memory_tier_run_leaves_nothing_behind_for_the_next_run():
+    # checkpoint-only answers every failure with one shared constant: a restore from memory
+    # once rewrote it in place, and every later run in the process restored for free
+    sc = Scenario(4, n_steps=300, t_compute=10.0, t_allreduce=1.0, system_mtbf=2000.0, restart_time=600.0)
+    before = simulate(sc, make_policy("ckpt"), seed=3)
+    mem = simulate(sc.replace(memory=MemoryTier(save=1.0, every=60.0, restore=30.0)), make_policy("ckpt"), seed=3)
+    assert mem.memory_restores > 0
+    after = simulate(sc, make_policy("ckpt"), seed=3)
+    assert after.to_dict() == before.to_dict() and after.memory_restores == 0
