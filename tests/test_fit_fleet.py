@@ -26,33 +26,10 @@ from spare_core.events.trace import Trace
 from spare_core.scenario_file import ScenarioFileError, load_scenario_file
 from spare_core.sim import SpareCheckpoint, simulate
 
+from bench.fleet_fit_table import START, fleet_log  # the seeded fleet-shaped log the docs' table runs on
+
 DAY = 86400.0
 YEAR = 365.25 * DAY
-START = dt.datetime(2014, 1, 23, 6, 0, tzinfo=dt.timezone.utc)
-# yearly rate levels of the shape a real GPU fleet showed (a quiet first year, a wear-out wave
-# in the third, replacements after it): relative to the window's mean
-LEVELS = np.array([0.05, 0.3, 2.2, 1.2, 0.9, 1.2])
-
-
-def fleet_log(n=3000, years=5.5, frailty=1.5, storms=0.0, seed=0):
-    """A log of ``n`` exponential nodes over ``years`` with gamma multipliers of variance
-    ``frailty``, the yearly levels above, and a share ``storms`` of failures followed by a
-    few repeated reports of the same node minutes apart."""
-    end = years * YEAR
-    per = calendar_periods(end, "year", start=START)
-    levels = LEVELS[:len(per)] / (LEVELS[:len(per)] * per.lengths).sum() * end
-    tr = simulate_log(Exponential(4 * YEAR), n, end, seed=seed, frailty=frailty, start=START,
-                      schedule=RateSchedule(per.edges[1:-1], levels))
-    if not storms:
-        return tr
-    rng = np.random.default_rng(seed + 1)
-    pick = rng.random(tr.n_events) < storms
-    k = rng.geometric(0.4, int(pick.sum()))
-    t = np.minimum(np.repeat(tr.times[pick], k) + rng.exponential(300.0, int(k.sum())), end)
-    times = np.concatenate((tr.times, t))
-    units = np.concatenate((tr.units, np.repeat(tr.units[pick], k)))
-    o = np.argsort(times, kind="stable")
-    return Trace(times[o], units[o], n_units=n, end=end, start=START)
 
 
 # -- the node log: per-node multipliers and a changing rate -----------------------------------------
@@ -445,3 +422,24 @@ def test_law_fit_best_picks_a_fleet_law_and_the_job_takes_the_last_years_rate(tm
         load_scenario_file(path, ["failures.fit_law='weibull'"])
     with pytest.raises(ScenarioFileError, match="fit_job_start only goes with fit_rate = 'periods'"):
         load_scenario_file(path, ["failures.fit_rate='constant'", "failures.fit_job_start='start'"])
+
+
+def test_the_docs_table_runs_and_reads_titans_release_format(tmp_path, capsys):
+    from bench.fleet_fit_table import TITAN_NODES, main, titan_log
+
+    (tmp_path / "gc_full.csv").write_text(
+        "SN,location,insert,remove,duration,out,event\n"
+        "1,c1-0c0s0n0,2014-01-01 00:00:00,2019-08-01 20:07:33,1,FALSE,\n"      # never failed: not a row of the log
+        "2,c1-0c0s0n1,,2014-02-01 10:00:00,,,DBE\n"
+        "2,c1-0c0s0n1,2014-01-01 00:00:00,2014-02-01 10:05:00,1,TRUE,DBE\n"
+        "3,c2-0c0s1n0,2014-01-01 00:00:00,2015-06-01 00:00:00,1,TRUE,OTB\n")
+    tr = titan_log(tmp_path / "gc_full.csv")
+    assert tr.n_events == 3 and tr.n_units == TITAN_NODES and tr.reasons == ("DBE", "DBE", "OTB")
+    assert tr.times.tolist() == [0.0, 300.0, tr.end] and tr.unit_names[tr.units[2]] == "c2-0c0s1n0"
+    assert merge_repeats(tr, 3600.0)[1] == 1
+    log = tmp_path / "log.csv"
+    small = fleet_log(n=300, frailty=1.0, storms=0.05, seed=1)
+    log.write_text("time,unit\n" + "".join(f"{t},{u}\n" for t, u in zip(small.times, small.units)))
+    main(["--log", str(log), "--n-units", "300", "--end", str(small.end), "--replicates", "20", "--why"])
+    out = capsys.readouterr().out
+    assert out.count("| weibull") == 3 and "| frailty, a rate per year" in out and "| 1 h |" in out

@@ -278,7 +278,8 @@ def _fit_words(lf: LifetimeFit, level: str, *, short: bool = False) -> str:
     if short:
         return ", ".join(parts)
     if lf.law == "frailty":
-        parts.append(f"identical nodes: likelihood-ratio p = {lf.frailty_p:.2g}")
+        p = lf.frailty_p
+        parts.append(f"identical nodes: likelihood-ratio p {f'= {p:.2g}' if p > 0 else '< 1e-300'}")
     if lf.origin == "stationary" and lf.law in ("weibull", "lognormal"):
         parts.append("each node's first interval a residual lifetime (stationary ages)")
     if isinstance(lf, NodeRateFit) and lf.varies:

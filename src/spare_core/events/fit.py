@@ -1,5 +1,7 @@
 """Fit lifetime laws to failure data: exponential, Weibull, log-normal, with right-censoring,
-profile-likelihood confidence intervals, AIC and a model comparison.
+profile-likelihood confidence intervals, AIC and a model comparison; and the laws of a fleet
+that is not one law: per-node gamma-frailty rate multipliers ("lemons") and a rate per period
+(:func:`fit_node_rates`).
 
 The data are durations: times between failures of one unit (:func:`durations` with
 ``level="unit"``), of the whole cluster (``level="system"``), or any array you bring. A
@@ -18,6 +20,13 @@ Maximum likelihood:
 - log-normal (``mu``, ``sigma`` of ``log x``): closed form without censoring, otherwise
   :func:`scipy.optimize.minimize` from the uncensored estimate, log-likelihood through
   :func:`scipy.special.log_ndtr`.
+
+With ``origin="stationary"`` (nodes found in service, the simulator's default ages) each
+unit's first interval is a residual lifetime: density ``S(x) / mean`` and survival
+``integral_x^inf S(u) du / mean`` (Weibull: the regularised upper incomplete gamma
+``Q(1/k, (x/lambda)^k)``; log-normal: ``Phi(d1) - (x/mean) Phi(d2)``); both parameters are
+then searched together. Whether a fitted law reproduces the log it came from is checked by
+re-simulating the log's window (:mod:`spare_core.events.fit_check`).
 
 Confidence intervals are profile-likelihood intervals: the set of values ``q`` of a
 quantity whose profile log-likelihood ``max l(theta: q(theta) = q)`` is within
