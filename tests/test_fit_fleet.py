@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, optimize, stats
 
 from spare_core.distributions import Exponential, LogNormal, Weibull
 from spare_core.events import NodeFailureLog, NodeRenewals

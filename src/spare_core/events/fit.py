@@ -594,13 +594,16 @@ class LifetimeFit:
             ``0.0`` / ``inf`` (``-inf`` / ``inf`` for ``mu``) where the likelihood never
             drops far enough (too few failures to bound that side).
         """
-        check_choice(quantity, "quantity", _QUANTITIES[self.law])
+        check_choice(quantity, "quantity", self._quantity_names())
         conf = self.confidence if confidence is None else as_float(
             confidence, "confidence", min_value=0.0, strict_min=True, max_value=1.0 - 1e-12)
         key = (quantity, conf)
         if key not in self._cache:
             self._cache[key] = self._interval(quantity, conf)
         return self._cache[key]
+
+    def _quantity_names(self) -> tuple:
+        return _QUANTITIES[self.law]
 
     def _interval(self, q, conf):
         D, p = self._data, self._p
@@ -629,7 +632,7 @@ class LifetimeFit:
     @property
     def intervals(self) -> dict:
         """Every quantity's interval at :attr:`confidence` (``{name: (low, high)}``)."""
-        return {q: self.interval(q) for q in _QUANTITIES[self.law]}
+        return {q: self.interval(q) for q in self._quantity_names()}
 
     def __repr__(self):
         ps = ", ".join(f"{k}={v:.6g}" for k, v in self.params.items())
@@ -946,18 +949,11 @@ class NodeRateFit(LifetimeFit):
             raise ValueError(f"no failure was logged in the period holding {at / 86400:.4g} d: the rate there is 0")
         return RateSchedule.from_periods(self.periods.edges, self.period_rates / r0, at=at)
 
-    def interval(self, quantity, confidence=None) -> tuple[float, float]:
-        """Profile-likelihood confidence interval of ``"mean"`` (the node MTBF over the window)
-        or ``"frailty"``; see :meth:`LifetimeFit.interval`."""
-        check_choice(quantity, "quantity", tuple(self.params))
-        conf = self.confidence if confidence is None else as_float(
-            confidence, "confidence", min_value=0.0, strict_min=True, max_value=1.0 - 1e-12)
-        key = (quantity, conf)
-        if key not in self._cache:
-            self._cache[key] = self._node_interval(quantity, conf)
-        return self._cache[key]
+    def _quantity_names(self) -> tuple:
+        # "mean" (the node MTBF over the window) and "frailty": :meth:`LifetimeFit.interval` gives them
+        return tuple(self.params)
 
-    def _node_interval(self, q, conf):
+    def _interval(self, q, conf):
         c = self._counts
         crit = 0.5 * float(stats.chi2.ppf(conf, 1))
         lam_hat = c.M / c.n
@@ -986,10 +982,6 @@ class NodeRateFit(LifetimeFit):
         hi = _root_side(prof, v0, 1.0 / math.sqrt(c.M), +1)
         # the mean is the window over the failures per node: its bounds swap
         return (0.0 if hi is None else c.T / math.exp(hi), math.inf if lo is None else c.T / math.exp(lo))
-
-    @property
-    def intervals(self) -> dict:
-        return {q: self.interval(q) for q in self.params}
 
     def __repr__(self):
         ps = ", ".join(f"{k}={v:.6g}" for k, v in self.params.items())

@@ -32,7 +32,7 @@ import numpy as np
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_float, as_int, check_choice
 from ..distributions import Distribution
-from .fit import NODE_LAWS
+from .fit import MAX_FRAILTY, NODE_LAWS
 from .models import LifetimeLawModel
 from .rates import RateSchedule
 
@@ -40,9 +40,6 @@ __all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess",
 
 #: how node clocks start at time 0
 INITIAL_AGES = ("stationary", "new")
-#: largest frailty variance a model takes: beyond it almost every node's multiplier underflows to 0
-#: (gamma shape 1/variance) and a handful of nodes carry every failure
-MAX_FRAILTY = 100.0
 
 # wall time drawn per chunk of the log, in system MTBFs: ~4096 failures per chunk
 _CHUNK_FAILURES = 4096
