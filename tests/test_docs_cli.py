@@ -262,6 +262,21 @@ KEY_CASES: dict[str, list[Case]] = {
                          for m, law in (("node", "lognormal"), ("per-unit", "exponential"), ("system", "best"))]
     + [Case(failures='\n[failures]\nmodel = "trace"\nafter = "fit"\nfit_law = "exponential"\ntrace = "log.csv"\n',
             check=lambda sf: sf.fit.law == "exponential")],
+    "failures.fit_rate": [Case(failures=FIT.format(model="node", law="frailty") + 'fit_rate = "periods"\n',
+                               check=lambda sf: sf.fit.varies and sf.fit.check.periods == sf.fit.periods),
+                          Case(failures=FIT.format(model="node", law="exponential") + 'fit_rate = "constant"\n',
+                               check=lambda sf: sf.fit.law == "exponential" and not sf.scenario.failures.rate_levels)],
+    "failures.fit_periods": [Case(failures=FIT.format(model="node", law="exponential")
+                                  + 'fit_rate = "periods"\nfit_periods = "5 d"\n',
+                                  check=lambda sf: sf.fit.periods.lengths[0] == 5 * 86400.0),
+                             Case(failures=FIT.format(model="node", law="weibull") + 'fit_periods = "week"\n',
+                                  check=lambda sf: sf.fit.check.periods.lengths[0] == 7 * 86400.0)],
+    "failures.fit_job_start": [Case(failures=FIT.format(model="node", law="exponential")
+                                    + f'fit_rate = "periods"\nfit_job_start = "{at}"\n',
+                                    check=lambda sf, at=at: bool(sf.scenario.failures.rate_levels) == (at != "end"))
+                               for at in ("start", "end", "3 d")],
+    "failures.fit_merge": [Case(failures=FIT.format(model="node", law="weibull") + 'fit_merge = "2 d"\n',
+                                check=lambda sf: "repeated reports of a node's failure merged" in sf.rate_note)],
     "failures.trace": [Case(failures=FIT.format(model="node", law="weibull")), Case(failures=TRACE_T1.format(""))],
     "failures.after": [Case(failures=TRACE_T1.replace("stop", a).format(""),
                             check=lambda sf, a=a: sf.scenario.failures.after == a) for a in ("stop", "loop", "fit")],

@@ -75,6 +75,24 @@ def _durations():
     return np.random.default_rng(0).weibull(1.5, 40) * 100.0
 
 
+def _node_log():
+    from spare_core.events.fit_check import simulate_log
+
+    return simulate_log(Exponential(50.0), 30, 200.0, seed=1, frailty=1.0)
+
+
+def _node_rate_fit():
+    from spare_core.events.fit import fit_node_rates
+
+    return fit_node_rates(_node_log(), periods=50.0)
+
+
+def _fit_check():
+    from spare_core.events.fit_check import check_fit
+
+    return check_fit(_node_rate_fit(), _node_log(), replicates=20)
+
+
 # every public result type and a small real call that makes one
 MAKERS = {
     "spare_core.graph.matching.Matching": lambda: hopcroft_karp(sp.csr_array(np.array([[1, 1], [1, 0], [1, 0]]))),
@@ -90,6 +108,8 @@ MAKERS = {
                                                                         100.0, seed=2),
     "spare_core.events.fit.LifetimeFit": lambda: fit(_durations(), "weibull"),
     "spare_core.events.fit.Comparison": lambda: compare(_durations()),
+    "spare_core.events.fit.NodeRateFit": _node_rate_fit,
+    "spare_core.events.fit_check.FitCheck": _fit_check,
     "spare_core.checkpoint.CheckpointPeriod": lambda: availability_optimal(30.0, 60.0, 3600.0),
     "spare_core.sim.policies.IntervalChoice": lambda: make_policy("spare", 2).checkpoint_interval(_small()),
     "spare_core.sim.run.RunResult": lambda: simulate(_small(), make_policy("spare", 2), seed=0,

@@ -16,21 +16,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, plain, read_input
-from .fit import LAWS, LifetimeFit, compare, fit
+from .fit import NODE_LAWS, LifetimeFit, NodeRateFit, fit, fit_node_rates, merge_repeats
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
-from .rates import FailureRate
+from .rates import PERIODS, FailureRate, Periods, calendar_periods
 from .trace import Trace, TraceFormatError, read_trace
 
-__all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "TRACE_OPTIONS",
-           "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file"]
+__all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "FIT_RATES", "TRACE_OPTIONS",
+           "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file",
+           "checked_fit_from_file"]
 
 #: the forms a failure rate can be given in, under ``[failures]`` (exactly one of them)
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
 #: ``failures.law``: a Weibull of ``weibull_shape`` at the given rate, or one fitted to ``failures.trace``
 FAILURE_LAWS = ("weibull", "fit")
-#: ``failures.fit_law``: the law fitted to a log (``law = "fit"``, ``after = "fit"``); "best" ranks them by AIC
-FIT_LAWS = (*LAWS, "best")
+#: ``failures.fit_law``: the law fitted to a log (``law = "fit"``, ``after = "fit"``); "frailty" (per-node rate
+#: multipliers) with ``model = "node"`` only; "best" ranks them by how well each reproduces the log
+FIT_LAWS = (*NODE_LAWS, "best")
+#: ``failures.fit_rate`` (``model = "node"``): one rate over the log, or one per period of ``fit_periods``
+FIT_RATES = ("constant", "periods")
 #: keys of a ``[failures.trace]`` table besides ``path``: the options of :func:`~spare_core.events.trace.read_trace`
 TRACE_OPTIONS = tuple(p for p in inspect.signature(read_trace).parameters if p != "path")
 #: the keys every rate model reads: a law, its shape, one rate form, or a log to fit
@@ -104,13 +110,28 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
         if "trace" not in fl:
             raise rd.error("law = 'fit' needs failures.trace (the log to fit)")
         trace, read = trace_from_file(rd, fl["trace"], cluster.base_dir)
-        # a Weibull (or exponential) per node scales to the per-unit and system models through
-        # its mean and shape; a log-normal per node is a node model's lifetime only
-        lf, words = fit_from_file(rd, trace, fl.get("fit_law", "weibull"), laws, level="unit")
+        # the law is fitted under the ages the simulation gives the nodes: a cluster in service
+        # (stationary: each node's first interval is a residual lifetime), or new nodes
+        ages = getattr(base, "initial", "stationary")
+        origin = "start" if ages == "new" else "stationary"
+        rates, periods, job_start = _fit_rate_options(rd, fl, trace)
+        fitted, merged = trace, ""
+        if "fit_merge" in fl:
+            fitted, dropped = merge_repeats(trace, rd.duration("failures.fit_merge", fl["fit_merge"], strict=False))
+            merged = f" ({dropped} repeated reports of a node's failure merged)"
+        lf, words, check = checked_fit_from_file(rd, fitted, fl.get("fit_law", "weibull"), laws, level="unit",
+                                                 origin=origin, initial=ages, periods=periods,
+                                                 per_period=rates == "periods")
+        if not check.ok:
+            raise rd.error(f"failures.law = 'fit': {_refusal(lf, check)}{_repeats_hint(fitted)}")
+        words += merged
+        if isinstance(lf, NodeRateFit):
+            return _node_rate_model(rd, base, lf, words, check, cluster, trace, read, job_start)
         rate = FailureRate.from_mtbf(lf.mean, unit="node", gpus_per_node=cluster.gpus_per_node)
         mtbf = rate.system_mtbf(cluster.nodes)
         note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged nodes over {trace.end / DAY:.3g} "
-                f"days ({lf.n_censored} censored) x {cluster.nodes} nodes: system MTBF {mtbf / 3600:.3g} h")
+                f"days ({lf.n_censored} censored) x {cluster.nodes} nodes: system MTBF {mtbf / 3600:.3g} h; "
+                f"{_check_words(check)}")
         if lf.law == "lognormal":
             assert isinstance(base, FailureModel)  # only a model with a lifetime field lists it in ``laws``
             return FileFailures(model=base.replace(lifetime=lf.distribution), note=note, rate=rate, trace=trace,
@@ -120,6 +141,9 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
                             trace_read=read)
     if "fit_law" in fl:
         raise rd.fail("failures.fit_law", "only goes with law = 'fit' or after = 'fit'", fl["fit_law"])
+    for key in ("fit_rate", "fit_periods", "fit_job_start", "fit_merge"):
+        if key in fl:
+            raise rd.fail(f"failures.{key}", "only goes with law = 'fit'", fl[key])
     if "trace" in fl:
         raise rd.fail("failures.trace", "only goes with model = 'trace' or law = 'fit'", fl["trace"])
     shape = rd.number("failures.weibull_shape", fl.get("weibull_shape", DEFAULT_WEIBULL_SHAPE))
@@ -171,29 +195,199 @@ def rate_from_file(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> tupl
 
 def fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple[str, ...], *, level: str
                   ) -> tuple[LifetimeFit, str]:
-    """``failures.fit_law`` fitted to the log at ``level`` ("best": the lowest AIC of ``allowed``),
+    """``failures.fit_law`` fitted to the log at ``level`` (every unit new at the log's start;
+    "best": the law of ``allowed`` that reproduces the log best, :func:`checked_fit_from_file`),
     and the fit in words (mean and shape parameters with their 95 % profile-likelihood intervals)."""
+    lf, words, _ = checked_fit_from_file(rd, trace, fit_law, allowed, level=level)
+    return lf, words
+
+
+def checked_fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple[str, ...], *, level: str,
+                          origin: str = "start", initial: str | None = None, periods: Any = "auto",
+                          per_period: bool = False) -> tuple[LifetimeFit, str, Any]:
+    """``failures.fit_law`` fitted to the log, checked against it, and the fit in words.
+
+    Every candidate is re-simulated over the log's own window
+    (:func:`spare_core.events.fit_check.check_fit`, ``initial`` ages, ``periods`` for the
+    per-period counts). ``"best"`` fits every law of ``allowed`` (with ``per_period``: the
+    exponential and the frailty law with a rate per period) and keeps the one
+    :func:`~spare_core.events.fit_check.rank_checks` puts first: the log's count reproduced, then
+    the per-period and failing-nodes scores; AIC is only reported. Returns ``(fit, words,
+    check)``; the caller decides what a check that fails means (``law = "fit"`` refuses it).
+    """
+    from .fit_check import check_fit, rank_checks  # fit_check simulates with the node model, which imports this module
+
     name = rd.choice("failures.fit_law", fit_law, FIT_LAWS)
     if name != "best" and name not in allowed:
         raise rd.fail("failures.fit_law", f"must be one of {list(allowed) + ['best']} with this model (a {name} "
                       "node lifetime has no per-group or system form: use model = 'node')", fit_law)
-    what = "node lifetimes" if level == "unit" else "times between system failures"
+    if per_period and name not in ("exponential", "frailty", "best"):
+        raise rd.fail("failures.fit_rate", f"'periods' goes with fit_law = 'exponential', 'frailty' or 'best' (a "
+                      f"{name} renewal law has one rate), got fit_law = {name!r} with fit_rate", "periods")
+    if name == "best":
+        names = [n for n in allowed if n in ("exponential", "frailty")] if per_period else list(allowed)
+    else:
+        names = [name]
     try:
-        if name == "best":
-            c = compare(trace, allowed, level=level)
-            lf, chosen = c.best, (f", the lowest AIC of {'/'.join(allowed)} (Akaike weight {c.weights[0]:.2f}, "
-                                  f"next {c.fits[1].law} at +{c.delta_aic[1]:.3g})")
-        else:
-            lf, chosen = fit(trace, name, level=level), ""
+        fits = [_fit_one(trace, n, level, origin, periods if per_period else None) for n in names]
+        check_periods = periods if isinstance(periods, Periods) else calendar_periods(trace.end, periods,
+                                                                                       start=trace.start)
     except ValueError as exc:
         raise rd.fail("failures.trace", f"cannot be fitted ({exc})", rd.source) from None
+    checks = [check_fit(f, trace, initial=initial, periods=check_periods, level=level) for f in fits]
+    for f, c in zip(fits, checks):
+        f.check = c
+    order = rank_checks(checks, [f.aic for f in fits])
+    lf, check = fits[order[0]], checks[order[0]]
+    chosen = ""
+    if name == "best":
+        if len(fits) > 1:
+            nxt = fits[order[1]]
+            chosen = (f", the law of {'/'.join(names)} that reproduces the log best ({_rank_words(check)}; next "
+                      f"{_fit_name(nxt)}: {_rank_words(checks[order[1]])}; AIC {lf.aic - min(f.aic for f in fits):+.4g} "
+                      f"from the lowest)")
+        else:
+            chosen = f", the only law of {names[0]} this model takes"
+    what = ("node failures" if isinstance(lf, NodeRateFit) else "node lifetimes") if level == "unit" else \
+        "times between system failures"
+    return lf, f"{_fit_name(lf)} fitted to the log's {what}{chosen}: {_fit_words(lf, level)}", check
+
+
+def _fit_one(trace: Trace, law: str, level: str, origin: str, periods: Any) -> LifetimeFit:
+    if law == "frailty" or (law == "exponential" and periods is not None):
+        return fit_node_rates(trace, frailty=law == "frailty", periods=periods)
+    return fit(trace, law, level=level, origin=origin)
+
+
+def _fit_name(lf: LifetimeFit) -> str:
+    if isinstance(lf, NodeRateFit) and lf.varies:
+        return f"{lf.law} with a rate per period"
+    return lf.law
+
+
+def _fit_words(lf: LifetimeFit, level: str, *, short: bool = False) -> str:
+    """The fit's parameters with their 95 % profile-likelihood intervals (``short``: without
+    the notes on ages and periods)."""
     unit = DAY if level == "unit" else 3600.0
     lo, hi = lf.interval("mean")
-    parts = [f"mean {lf.mean / unit:.3g} {'d' if level == 'unit' else 'h'} (95 % CI {lo / unit:.3g}-{hi / unit:.3g})"]
-    for q in {"weibull": ("shape",), "lognormal": ("sigma",)}.get(lf.law, ()):
+    mean_words = "mean over the log" if isinstance(lf, NodeRateFit) else "mean"
+    parts = [f"{mean_words} {lf.mean / unit:.3g} {'d' if level == 'unit' else 'h'} (95 % CI {lo / unit:.3g}-{hi / unit:.3g})"]
+    for q in {"weibull": ("shape",), "lognormal": ("sigma",), "frailty": ("frailty",)}.get(lf.law, ()):
         q_lo, q_hi = lf.interval(q)
         parts.append(f"{q} {lf.params[q]:.3g} ({q_lo:.3g}-{q_hi:.3g})")
-    return lf, f"{lf.law} fitted to the log's {what}{chosen}: {', '.join(parts)}"
+    if short:
+        return ", ".join(parts)
+    if lf.law == "frailty":
+        p = lf.frailty_p
+        parts.append(f"identical nodes: likelihood-ratio p {f'= {p:.2g}' if p > 0 else '< 1e-300'}")
+    if lf.origin == "stationary" and lf.law in ("weibull", "lognormal"):
+        parts.append("each node's first interval a residual lifetime (stationary ages)")
+    if isinstance(lf, NodeRateFit) and lf.varies:
+        per = lf.periods
+        r = lf.period_rates * lf.mean
+        parts.append("rate x " + ", ".join(f"{lab} {v:.3g}" for lab, v in zip(per.labels, r)) + " of the mean")
+    return ", ".join(parts)
+
+
+def _rank_words(c: Any) -> str:
+    ok = "count reproduced" if c.ok else "count NOT reproduced"
+    return f"{ok}, score {c.score + c.nodes_score:.4g}"
+
+
+def _check_words(c: Any) -> str:
+    """The check in a few words: the count, and the periods when they are not reproduced."""
+    lo, hi = c.interval
+    out = (f"re-simulated on the log's window ({c.replicates} runs): {c.count:,} failures logged, "
+           f"{c.median:,.0f} simulated (95 % {lo:,}-{hi:,})")
+    if c.failing_nodes is not None:
+        a, b = c.nodes_interval
+        out += f", {c.failing_nodes:,} failing nodes logged ({a:,}-{b:,} simulated)"
+    if len(c.periods) > 1:
+        if c.periods_p < 0.05:
+            med = np.median(c.period_simulated, axis=0)
+            out += (f"; per-period counts NOT reproduced (p = {c.periods_p:.2g}): log "
+                    f"{'/'.join(f'{v:,}' for v in c.period_counts.tolist())} against "
+                    f"{'/'.join(f'{v:,.0f}' for v in med)} simulated ({c.periods.labels[0]}..{c.periods.labels[-1]})")
+        else:
+            out += f"; per-period counts reproduced (p = {c.periods_p:.2g})"
+    return out
+
+
+def _refusal(lf: LifetimeFit, c: Any) -> str:
+    """Why a fit is refused, one line."""
+    lo, hi = c.interval
+    years = c.end / (365.25 * DAY)
+    span = f"{years:.3g} years" if years >= 1 else f"{c.end / DAY:.3g} days"
+    return (f"the fitted {_fit_name(lf)} ({_fit_words(lf, 'unit', short=True)}) does not reproduce the "
+            f"log: re-simulated over its {span} on its {c.n_units:,} nodes with {c.initial} ages it gives "
+            f"{c.median:,.0f} failures (95 % of {c.replicates} runs: {lo:,}-{hi:,}) against the {c.count:,} logged; "
+            "try fit_law = 'best' or 'frailty' (docs/failures.md, 'Checking a fit')")
+
+
+def _repeats_hint(trace: Trace) -> str:
+    """A pointer to ``fit_merge`` when failures follow the same node's previous failure within an
+    hour (a part reporting one fault again and again reads as extreme infant mortality)."""
+    _, n = merge_repeats(trace, 3600.0)
+    if not n:
+        return ""
+    return (f"; {n} of the log's {trace.n_events:,} failures follow the same node's previous one within 1 h "
+            "(repeated reports of one failure? fit_merge = '1 h' merges them)")
+
+
+def _fit_rate_options(rd: Reader, fl: dict[str, Any], trace: Trace) -> tuple[str, Any, float]:
+    """``fit_rate``, the periods (``fit_periods``) and where the job starts in the log (``fit_job_start``)."""
+    rates = rd.choice("failures.fit_rate", fl.get("fit_rate", "constant"), FIT_RATES)
+    spec = fl.get("fit_periods", "auto")
+    if isinstance(spec, str) and spec in PERIODS:
+        periods: Any = spec
+    else:
+        periods = rd.duration("failures.fit_periods", spec)
+    if trace.end > 0:
+        try:
+            periods = calendar_periods(trace.end, periods, start=trace.start)
+        except ValueError as exc:
+            raise rd.fail("failures.fit_periods", f"cannot cut the log's window ({exc})", spec) from None
+    at = fl.get("fit_job_start", "end")
+    if at == "end":
+        job_start = float(trace.end)
+    elif at == "start":
+        job_start = 0.0
+    else:
+        job_start = rd.duration("failures.fit_job_start", at, strict=False)
+        if job_start > trace.end:
+            raise rd.fail("failures.fit_job_start", f"must be 'start', 'end' or a time within the log's "
+                          f"{trace.end / DAY:.4g} days", at)
+    if "fit_job_start" in fl and rates != "periods":
+        raise rd.fail("failures.fit_job_start", "only goes with fit_rate = 'periods' (a constant rate is the same "
+                      "everywhere in the log)", at)
+    return rates, periods, job_start
+
+
+def _node_rate_model(rd: Reader, base: Any, lf: NodeRateFit, words: str, check: Any, cluster: FileCluster,
+                     trace: Trace, read: dict[str, Any], job_start: float) -> FileFailures:
+    """The node model of an exponential / frailty fit: per-node multipliers, the rate in force
+    where the job starts in the log (and the period rates after it)."""
+    r0 = lf.rate_at(job_start)
+    if not r0 > 0:
+        raise rd.fail("failures.fit_job_start", f"must fall in a period with failures (none was logged in the one "
+                      f"holding {job_start / DAY:.4g} d: its rate is 0)", "end" if job_start >= trace.end else job_start)
+    sched = lf.schedule(job_start)
+    node_mean = 1.0 / r0
+    rate = FailureRate.from_mtbf(node_mean, unit="node", gpus_per_node=cluster.gpus_per_node)
+    mtbf = rate.system_mtbf(cluster.nodes)
+    times, levels = ((), ()) if sched is None or not sched.times.shape[0] else (
+        tuple(sched.times.tolist()), tuple(sched.levels.tolist()))
+    model = base.replace(system_mtbf=mtbf, shape=1.0, frailty=lf.params.get("frailty", 0.0), rate_times=times,
+                         rate_levels=levels)
+    where = ""
+    if lf.varies:
+        j = int(np.searchsorted(lf.periods.edges[1:-1], job_start, side="right"))
+        where = (f"; the job starts {'at the end of' if job_start >= trace.end else f'{job_start / DAY:.4g} d into'} "
+                 f"the log, at {lf.periods.labels[j]}'s rate: node MTBF {node_mean / DAY:.3g} d"
+                 + (f", then the later periods' rates" if times else ""))
+    note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged nodes over {trace.end / DAY:.3g} days"
+            f"{where} x {cluster.nodes} nodes: system MTBF {mtbf / 3600:.3g} h; {_check_words(check)}")
+    return FileFailures(model=model, note=note, rate=rate, trace=trace, fit=lf, trace_read=read)
 
 
 def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[str, Any]]:

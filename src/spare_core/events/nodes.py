@@ -17,6 +17,8 @@ References
    unexpected interruptions in 54 days on 16,384 GPUs; faulty hosts replaced).
 .. [2] D. R. Cox, *Renewal Theory*, Methuen, 1962 (superposition of renewal processes;
    the stationary residual lifetime).
+.. [3] J. W. Vaupel, K. G. Manton and E. Stallard, "The impact of heterogeneity in individual
+   frailty on the dynamics of mortality", Demography 16(3), 1979 (gamma frailty).
 """
 from __future__ import annotations
 
@@ -28,10 +30,11 @@ from typing import ClassVar
 import numpy as np
 
 from .._seeding import as_seed_sequence, stream_rng
-from .._validate import as_int, check_choice
+from .._validate import as_float, as_int, check_choice
 from ..distributions import Distribution
-from .fit import LAWS
+from .fit import MAX_FRAILTY, NODE_LAWS
 from .models import LifetimeLawModel
+from .rates import RateSchedule
 
 __all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "INITIAL_AGES"]
 
@@ -81,6 +84,17 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         clock starts from the residual lifetime, :meth:`Distribution.sample_residual`: the
         failure rate is ``1 / system_mtbf`` from the first second); "new", all nodes installed
         at time 0 (with shape < 1 the first hours see more failures).
+    frailty : float, default 0
+        Heterogeneous nodes ("lemons"): the variance ``v`` of per-node rate multipliers
+        ``Z ~ Gamma(shape 1/v, scale v)`` (mean 1). Node ``i``'s lifetimes are the law's draws
+        divided by ``Z_i`` (for an exponential law: failures at ``Z_i`` times the rate), and
+        ``Z_i`` stays with the node's *slot* across replacements, so a lemon keeps failing.
+        0: every node alike. At most :data:`MAX_FRAILTY`.
+    rate_times, rate_levels : tuple of float, default ()
+        A failure rate that changes over time: the levels of a
+        :class:`~spare_core.events.rates.RateSchedule` (``rate_levels[0]`` from time 0 to
+        ``rate_times[0]``, and so on; the last level continues). The level multiplies every
+        node's hazard (a time change of the law). Both empty: a constant rate.
 
     Notes
     -----
@@ -100,6 +114,14 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     *When it fits.* A cluster that replaces the failed host and keeps the rest, which is how
     large training clusters are run; this is the model to describe a user's cluster with.
 
+    *Frailty and a changing rate.* The multipliers are drawn once per seed (first draws of the
+    lifetimes' stream); the system rate stays ``1 / system_mtbf`` on average over seeds (the
+    multipliers have mean 1), while one seed's cluster may hold more or fewer lemons. With a
+    rate schedule, ``system_mtbf`` is the MTBF at level 1 and :meth:`mtbf` the MTBF at the
+    job's start (``system_mtbf / rate_levels[0]``), which is what checkpoint rules read.
+    Both come from a log with ``fit_law = "frailty"`` / ``fit_rate = "periods"``
+    (:func:`spare_core.events.fit.fit_node_rates`).
+
     *Cost.* The wall-clock log is drawn in chunks of ``4096 * system_mtbf`` seconds: a pass over
     the nodes whose next failure falls in the chunk, then repeated batch draws for nodes that
     fail again within it, then one sort; O(n_nodes) per chunk plus O(f log f) for its f failures.
@@ -114,7 +136,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
 
     renews_all_at_restart: ClassVar[bool] = False
     #: the rate models' keys and the nodes' ages at the job's start
-    file_keys: ClassVar[tuple[str, ...]] = (*LifetimeLawModel.file_keys, "node_ages")
+    file_keys: ClassVar[tuple[str, ...]] = (*LifetimeLawModel.file_keys, "node_ages", "fit_rate", "fit_periods",
+                                            "fit_job_start", "fit_merge")
 
     system_mtbf: float | None = None
     shape: float | None = None
@@ -123,10 +146,23 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     nodes_per_group: int | None = None
     gpus_per_group: int | None = None
     initial: str = "stationary"
+    frailty: float = 0.0
+    rate_times: tuple = ()
+    rate_levels: tuple = ()
 
     def __post_init__(self):
         super().__post_init__()
         set_ = object.__setattr__
+        set_(self, "frailty", as_float(self.frailty, "frailty", min_value=0.0, max_value=MAX_FRAILTY))
+        for name in ("rate_times", "rate_levels"):
+            v = getattr(self, name)
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+                raise TypeError(f"{name} must be a sequence of numbers, got {type(v).__name__} {v!r}")
+            set_(self, name, tuple(float(as_float(x, name)) for x in v))
+        if self.rate_times or self.rate_levels:
+            sched = RateSchedule(self.rate_times, self.rate_levels)  # checks lengths, order, signs
+            if not sched.levels[0] > 0:
+                raise ValueError(f"rate_levels[0] (the level at the job's start) must be > 0, got {sched.levels[0]}")
         set_(self, "gpus_per_node", as_int(self.gpus_per_node, "gpus_per_node", min_value=1))
         if self.nodes_per_group is not None:
             set_(self, "nodes_per_group", as_int(self.nodes_per_group, "nodes_per_group", min_value=1))
@@ -157,7 +193,16 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                               "group)", cluster.gpus_per_group)
         ages = reader.choice("failures.node_ages", table.get("node_ages", "stationary"), INITIAL_AGES)
         base = cls(gpus_per_node=cluster.gpus_per_node, gpus_per_group=cluster.gpus_per_group, initial=ages)
-        return rate_model_from_file(base, reader, table, cluster, laws=LAWS)
+        return rate_model_from_file(base, reader, table, cluster, laws=NODE_LAWS)
+
+    def schedule(self) -> RateSchedule | None:
+        """The rate schedule of ``rate_times`` / ``rate_levels`` (None for a constant rate)."""
+        return RateSchedule(self.rate_times, self.rate_levels) if self.rate_levels else None
+
+    def mtbf(self, n_groups):
+        """System MTBF at the job's start: the law's over the nodes, divided by the level then."""
+        base = super().mtbf(n_groups)
+        return base / self.rate_levels[0] if self.rate_levels else base
 
     def nodes_in_group(self) -> int:
         """Nodes per group (``nodes_per_group`` or ``gpus_per_group // gpus_per_node``)."""
@@ -185,7 +230,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     def log(self, n_groups: int, seed) -> "NodeFailureLog":
         """The wall-clock failure log of the job's nodes under ``seed``."""
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
-                              chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups))
+                              chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
+                              schedule=self.schedule())
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -195,9 +241,17 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
 
     def describe(self, n_groups):
         npg = self.nodes_in_group()
+        extra = ""
+        if self.frailty:
+            extra += f"; per-node rate multipliers Gamma(mean 1, variance {self.frailty:.3g}) kept by each slot"
+        if self.rate_levels:
+            lv = self.rate_levels
+            extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
+                                                              f"{', ...' if len(lv) > 4 else ''} from "
+                                                              f"{self.rate_times[0] / 86400:.4g} d" if len(lv) > 1 else ""))
         return (
             f"node: {self._law_words('per node')}; {npg} nodes of {self.gpus_per_node} GPUs per group, "
-            f"only the failed node replaced, {self.initial} ages at the start"
+            f"only the failed node replaced, {self.initial} ages at the start{extra}"
         )
 
 
@@ -216,6 +270,12 @@ class NodeFailureLog:
         Node ages at time 0 (see :class:`NodeRenewals`).
     chunk_seconds : float
         Wall time drawn per chunk (fixed, so the log does not depend on who reads it how far).
+    frailty : float, default 0
+        Variance of the per-node rate multipliers (see :class:`NodeRenewals`); drawn first
+        from the lifetimes' stream when > 0.
+    schedule : RateSchedule, optional
+        A changing rate: the nodes' clocks run in the schedule's operational time (its
+        cumulative level), and failure times are mapped back to wall time.
 
     Attributes
     ----------
@@ -228,24 +288,43 @@ class NodeFailureLog:
     """
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
-                 "_rng")
+                 "_rng", "scales", "schedule")
 
-    def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds):
+    def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
+                 schedule=None):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
         self.chunk_seconds = float(chunk_seconds)
         self._rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
         n = n_groups * nodes_per_group
+        #: per-node lifetime multipliers 1 / Z (None: all nodes alike); inf for a multiplier that
+        #: underflowed to 0 (a node that never fails)
+        self.scales = None
+        if frailty > 0:
+            z = self._rng.standard_gamma(1.0 / frailty, n) * frailty
+            with np.errstate(divide="ignore"):
+                self.scales = 1.0 / z
+        self.schedule = schedule
         first = law.sample_residual if initial == "stationary" else law.sample
-        self._next = first(self._rng, n)  # per-node next failure time
+        nxt = first(self._rng, n)  # per-node next failure time (operational time with a schedule)
+        if self.scales is not None:
+            nxt *= self.scales
+        self._next = nxt
         self.times: list = []
         self.groups: list = []
         self.horizon = 0.0
 
     def draw_lifetimes(self, nodes: np.ndarray) -> np.ndarray:
         """Fresh lifetimes of the replacements of ``nodes`` (in this order)."""
-        return self.law.sample(self._rng, nodes.shape[0])
+        out = self.law.sample(self._rng, nodes.shape[0])
+        if self.scales is not None:
+            out *= self.scales[nodes]
+        return out
+
+    def _wall(self, t):
+        """Wall time of the clocks' time(s) ``t`` (the same array without a schedule)."""
+        return t if self.schedule is None else self.schedule.inverse(t)
 
     def extend(self) -> None:
         """Add the failures of the next ``chunk_seconds`` of wall time.
@@ -260,6 +339,8 @@ class NodeFailureLog:
         """
         nxt = self._next
         first = float(nxt.min()) if nxt.shape[0] else math.inf
+        if self.schedule is not None:
+            first = float(self._wall(first))
         if first - self.horizon > _SKIP_CHUNKS * self.chunk_seconds:
             # no failure for many chunks (a heavy-tailed residual age): skip the empty chunks at
             # once, to the last chunk boundary before the next failure (empty chunks draw nothing)
@@ -270,7 +351,7 @@ class NodeFailureLog:
         end = self.horizon + self.chunk_seconds
         if not end > self.horizon:  # a chunk below the spacing of floats this far: one float further
             end = float(np.nextafter(self.horizon, math.inf))
-        active = np.flatnonzero(nxt < end)
+        active = np.flatnonzero(self._wall(nxt) < end)
         ts, ns = [], []
         passes = stuck = 0
         block = _BURST_MIN_BLOCK
@@ -295,9 +376,9 @@ class NodeFailureLog:
                 t = np.nextafter(before, math.inf)
                 stuck = 0
             nxt[active] = t
-            active = active[t < end]
+            active = active[self._wall(t) < end]
         if ts:
-            t = np.concatenate(ts)
+            t = self._wall(np.concatenate(ts))
             node = np.concatenate(ns)
             order = np.lexsort((node, t))
             self.times.extend(t[order].tolist())
@@ -313,11 +394,13 @@ class NodeFailureLog:
         bg = self._rng.bit_generator
         saved = bg.state
         drawn = self.law.sample(self._rng, k * block).reshape(block, k)
+        if self.scales is not None:
+            drawn *= self.scales[active]
         cum = np.empty((block + 1, k))
         cum[0] = t
         cum[1:] = drawn
         np.add.accumulate(cum, axis=0, out=cum)  # c[p] = c[p-1] + l[p], the additions of one pass at a time
-        out = np.flatnonzero((cum[1:] >= end).any(axis=1))
+        out = np.flatnonzero((self._wall(cum[1:]) >= end).any(axis=1))
         kept = int(out[0]) + 1 if out.shape[0] else block
         if kept < block:  # the generator where ``kept`` passes of ``k`` draws leave it
             bg.state = saved
