@@ -434,10 +434,10 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
             gpus_per_group=cluster.gpus_per_group, name=name, repair=repair,
             pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour),
         )
-        if "checkpoint" in tables:
-            scenario = scenario.replace(memory=_memory(rd, tables["checkpoint"], scenario))
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(f"{source}: {exc}") from None
+    if "checkpoint" in tables:
+        scenario = scenario.replace(memory=_memory(rd, tables["checkpoint"], scenario))
     for p in cmp.policies:  # options, an interval or a layout a policy refuses fail here, before any run
         entry = registered_policy(p)
         opts, where = cmp.options[p]
@@ -618,18 +618,21 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster) -> Repa
 def _memory(rd: Reader, ck: dict[str, Any], scenario: Scenario) -> MemoryTier:
     """``[checkpoint]``: the in-memory tier. ``memory_every = "auto"`` is Young's interval
     sqrt(2 * memory_save * MTBF) with the system MTBF (every failure may restore from memory)."""
-    for k in ("memory_save", "memory_restore"):
-        if k not in ck:
-            raise rd.fail(f"checkpoint.{k}", "is required with an in-memory tier", None)
-    save = rd.duration("checkpoint.memory_save", ck["memory_save"])
+    # every value given is checked first (a bad one is named whatever else is missing)
+    save = rd.duration("checkpoint.memory_save", ck["memory_save"]) if "memory_save" in ck else None
+    restore = rd.duration("checkpoint.memory_restore", ck["memory_restore"], strict=False) \
+        if "memory_restore" in ck else None
     every = ck.get("memory_every", "auto")
+    if every != "auto":
+        every = rd.duration("checkpoint.memory_every", every)
+    copies = rd.integer("checkpoint.memory_copies", ck.get("memory_copies", 1), low=1, high=64)
+    if save is None or restore is None:
+        given = ", ".join(f"checkpoint.{k}" for k in ck)
+        raise rd.fail(given, "sets an in-memory tier, which needs checkpoint.memory_save and "
+                      "checkpoint.memory_restore as well", {k: ck[k] for k in ck})
     if every == "auto":
         every = math.sqrt(2.0 * save * scenario.system_mtbf)
-    else:
-        every = rd.duration("checkpoint.memory_every", every)
-    return MemoryTier(save=save, every=every, restore=rd.duration("checkpoint.memory_restore", ck["memory_restore"],
-                                                                   strict=False),
-                      copies=rd.integer("checkpoint.memory_copies", ck.get("memory_copies", 1), low=1, high=64))
+    return MemoryTier(save=save, every=every, restore=restore, copies=copies)
 
 
 def _elastic_table(rd: Reader, el: dict[str, Any] | None, tables: Any) -> Any:
