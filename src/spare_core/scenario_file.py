@@ -310,6 +310,9 @@ class ScenarioFile:
                           "mean": self.fit.mean, "confidence": self.fit.confidence,
                           "intervals": {k: list(v) for k, v in self.fit.intervals.items()},
                           "failures": self.fit.n_failures, "censored": self.fit.n_censored}
+            check = getattr(self.fit, "check", None)
+            if check is not None:  # the fit re-simulated over the log's own window
+                out["fit"]["check"] = check.to_dict()
         return out
 
 

@@ -42,6 +42,7 @@ from .epochs import EpochFailures, EpochSource, RunFailures
 from .nodes import INITIAL_AGES, NodeEpochs, NodeFailureLog, NodeRenewalProcess, NodeRenewals
 from .trace import Trace, TraceFormatError, read_trace
 from .fit import Comparison, Durations, LifetimeFit, durations, fit
+from .fit_check import FitCheck, check_fit
 from .rates import FailureRate
 from .trace_model import TraceReplay
 from .files import FileCluster, FileFailures
@@ -58,6 +59,7 @@ __all__ = [
     "EpochSource", "EpochFailures", "RunFailures", "FailureStream", "MODELS",
     # recorded logs, fits and rates
     "Trace", "TraceFormatError", "read_trace", "fit", "LifetimeFit", "Durations", "durations", "Comparison",
+    "FitCheck", "check_fit",
     "FailureRate",
     # the general event engine
     "Engine", "Event", "EngineStats", "KINDS", "RenewalCounts", "simulate_renewals", "load_trace_csv",
