@@ -254,3 +254,23 @@ def test_a_generated_titan_like_log_reads_whole(tmp_path):
     # the positions are the generator's (cabinet = column-major over the columns and rows seen)
     names = np.array(tr.unit_names)[tr.units]
     assert names.tolist() == [cray_host(*q) for q in pos.tolist()]
+
+
+def test_the_titan_table_runs_on_a_file_of_its_format(tmp_path, capsys):
+    """bench/trace_log_table.py (docs/failures.md's Titan table) on a generated file in the
+    public log's format: its failure rows become a log, and every row of the table runs."""
+    from bench.trace_log_table import main
+    from tests.trace_logs import cray_events
+
+    times, pos = cray_events(300, seed=3, shape=(2, 1, 3, 8, 4), years=(1,), lemons=0.05,
+                             start=dt.datetime(2016, 1, 1, tzinfo=UTC))
+    src = tmp_path / "gc_full.csv"
+    with open(src, "w") as f:
+        f.write("SN,location,insert,remove,duration,out,event\n")
+        for i, (t, p) in enumerate(zip(times.tolist(), pos.tolist())):
+            when = dt.datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+            f.write(f"{i:013d},{cray_host(*p)},2013-12-01 00:00:00,{when},1,FALSE,{('DBE', 'OTB', '')[i % 3]}\n")
+    assert main(["--log", str(src), "--group", "8", "--days", "2", "--seeds", "3", "--r", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"log: {sum(1 for i in range(times.size) if i % 3 != 2):,} failure rows" in out
+    assert "| host_pattern, windows = 3, rack-aware | " in out and "by cabinet: " in out
