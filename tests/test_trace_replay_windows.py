@@ -15,7 +15,7 @@ from spare_core.events.trace_model import TraceReplay, TraceWarning
 from spare_core.scenario_file import ScenarioFileError, parse_scenario
 from spare_core.sim import Scenario, make_policy, simulate
 
-from tests.test_trace_replay import SlowReplay
+from tests.test_trace_replay import SlowReplay, drive_both
 from tests.trace_logs import CRAY_PATTERN, cray_log
 
 
@@ -45,14 +45,7 @@ def test_a_window_replays_the_log_read_from_its_offset(rows, extra_end, windows,
     proc = model.process(12, seed=run_seed(seed, "failures"))
     w = model.window(seed)
     assert proc.window == w and model.window_offsets()[w] == pytest.approx(w * tr.end / windows)
-    ref = SlowReplay(rotated(tr, model.window_offsets()[w]), after, 12, 1, 0.0)
-    for op, arg in ops:
-        if op == "take":
-            assert proc.take(arg) == ref.take(arg)
-        else:
-            t = proc.now + arg * 0.5
-            proc.restart(t)
-            ref.restart(t)
+    drive_both(proc, SlowReplay(rotated(tr, model.window_offsets()[w]), after, 12, 1, 0.0), ops, 12)
 
 
 def test_seeds_visit_every_window_once_before_any_twice():
