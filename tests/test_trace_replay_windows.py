@@ -198,7 +198,7 @@ def test_rack_aware_spare_on_a_log_with_racks(tmp_path):
     assert fd.names == ("cabinet", "cage") and fd.n_domains == (2, 6)
     # the report's rate line: how the failures fall on the cabinets, the windows
     assert "by cabinet: " in sf.rate_note and "instants with 2+ nodes of one cabinet failing together" in sf.rate_note
-    assert "4 windows of the log" in sf.rate_note
+    assert "4 windows of the log" in sc.failure_description and "windows" not in sf.rate_note
     by_hand = StackedLayout.rack_aware(fd, 3)
     wipe = {"consecutive": 0, "rack-aware": 0}
     for seed in range(4):
@@ -258,9 +258,9 @@ def test_scenario_file_keys_and_the_rate_line(tmp_path):
         return sf, [str(w.message) for w in seen if issubclass(w.category, TraceWarning)]
 
     sf, warned = load()
-    assert "rows of the file outside [start, end] dropped (100 before start, 99 after end)" in sf.rate_note
+    assert "rows of the file outside [start, end] dropped (100 before start, 99 after end)" in \
+        sf.scenario.failure_description
     assert "warning: the log's failures concentrate on groups" in sf.rate_note and len(warned) == 1
-    assert "199 rows of the file outside [start, end] dropped" in sf.scenario.failure_description
     sf, warned = load(placement="spread", windows=5)
     assert "warning" not in sf.rate_note and not warned
     assert sf.scenario.failures.windows == 5 and sf.scenario.failures.placement == "spread"

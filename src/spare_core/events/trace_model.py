@@ -229,12 +229,9 @@ class TraceReplay(FailureModel, kind="trace"):
         except (TypeError, ValueError) as exc:
             raise reader.fail("failures.trace", f"cannot be replayed ({exc})", table["trace"]) from None
         instants = np.unique(trace.times).size
+        # the rows dropped and the windows are in the model's description (describe), printed beside
         parts = [f"the log's: {instants} failure instants in {trace.end / 86_400:.3g} days: system MTBF "
                  f"{replay.mtbf(1) / 3600:.3g} h"]
-        if trace.n_dropped:
-            parts.append(_dropped_words(trace))
-        if windows > 1:
-            parts.append(replay._windows_words())
         if trace.levels is not None:
             parts.append(f"by {trace.levels[0][0]}: {trace.domain_summary(0)}")
         try:
