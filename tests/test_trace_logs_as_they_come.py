@@ -69,7 +69,8 @@ def test_a_pattern_in_a_zone_with_summer_time(tmp_path):
 @pytest.mark.parametrize("text, fmt, line, rule", [
     ("time,unit\n04/09/2017 21:36,a\n13/10/2017 1:05,b\n", "%m/%d/%Y %H:%M", 3,
      "time '13/10/2017 1:05': month 13 is out of range 1-12 (time_format '%m/%d/%Y %H:%M')"),
-    ("time,unit\n02/29/2016 1:05,a\n02/29/2017 1:05,b\n", "%m/%d/%Y %H:%M", 3, "day 29 is out of range for month 2 of 2017"),
+    ("time,unit\n02/29/2016 1:05,a\n02/29/2017 1:05,b\n", "%m/%d/%Y %H:%M", 3,
+     "day 29 is out of range for month 2 of 2017"),
     ("time,unit\n1/1/2017 24:00,a\n", "%m/%d/%Y %H:%M", 2, "hour 24 is out of range 0-23"),
     ("time,unit\n1/1/2017 1:00,a\n1/1/2017 1:60,a\n", "%m/%d/%Y %H:%M", 3, "minute 60 is out of range 0-59"),
     ("time,unit\n1/1/2017 1:00,a\n2017-01-02 1:00,a\n", "%m/%d/%Y %H:%M", 3,

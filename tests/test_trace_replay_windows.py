@@ -68,7 +68,8 @@ def test_one_window_is_the_replay_as_before():
     rng = np.random.default_rng(2)
     t = np.sort(rng.integers(0, 5000, 3000)).astype(float)
     tr = Trace(t, rng.integers(0, 64, t.size), n_units=64, end=5000.0)
-    a, b = TraceReplay(tr, after="loop").process(64, seed=3), TraceReplay(tr, after="loop", windows=1).process(64, seed=3)
+    a = TraceReplay(tr, after="loop").process(64, seed=3)
+    b = TraceReplay(tr, after="loop", windows=1).process(64, seed=3)
     for k in (5, 100, 7):
         assert a.take(k) == b.take(k)
         a.restart(a.now + 100.0)

@@ -429,7 +429,9 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         :data:`STRFTIME_DIRECTIVES` (C-locale month and day names, a year required,
         ``%I`` with ``%p``), whitespace matching any run of blanks, as
         :meth:`datetime.datetime.strptime` reads them, parsed for the whole column at
-        once (a regular expression over the column, then numpy) rather than row by row.
+        once (a regular expression over the column, then numpy) rather than row by row;
+        only in a ``tz`` with summer time is each wall time then placed row by row (the
+        zone's rules, ``fold`` and ``dst``).
     time_unit : {"ns", "us", "ms", "s", "min", "h", "d"}, keyword-only
         Unit of a numeric time column (default seconds).
     tz : datetime.tzinfo or str, optional, keyword-only
