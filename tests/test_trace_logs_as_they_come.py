@@ -275,3 +275,16 @@ def test_the_titan_table_runs_on_a_file_of_its_format(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"log: {sum(1 for i in range(times.size) if i % 3 != 2):,} failure rows" in out
     assert "| host_pattern, windows = 3, rack-aware | " in out and "by cabinet: " in out
+
+
+def test_a_parquet_log_of_text_times_and_names(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"time": ["1/23/2014 5:59", "1/23/2014 17:05", "12/1/2014 0:00"],
+                             "host": ["c1-0c0s0n1", "c0-1c2s7n3", "c1-0c0s0n1"]}), p)
+    tr = read_trace(p, unit_column="host", time_format="%m/%d/%Y %H:%M", host_pattern=CRAY_PATTERN,
+                    end="2014-06-01T00:00Z")
+    assert tr.times.tolist() == [0.0, 11 * 3600 + 6 * 60.0] and tr.dropped_after == 1
+    assert [tr.unit_names[u] for u in tr.units] == ["c1-0c0s0n1", "c0-1c2s7n3"]
+    assert tr.domains("cabinet")[tr.units].tolist() == [1, 0]
