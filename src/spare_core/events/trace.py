@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from .._files import MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, read_input
+from .._results import fields_dict
 from .._validate import as_int, check_choice
 
 __all__ = ["Trace", "TraceFormatError", "DomainSummary", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS",
@@ -355,6 +356,10 @@ class DomainSummary:
     dispersion: float
     p_uniform: float
     shared_instants: int
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict (NaN as None)."""
+        return fields_dict(self)
 
     def __str__(self) -> str:
         return (f"{self.failures:,} failures on {self.domains:,} {self.level} domains: the busiest ({self.busiest}) "
