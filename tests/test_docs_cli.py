@@ -284,7 +284,8 @@ KEY_CASES: dict[str, list[Case]] = {
                                                                            'after = "stop"\nnodes_per_group = 2'),
                                       check=lambda sf: sf.scenario.failures.nodes_per_group == 2)],
     "failures.windows": [Case(failures=TRACE_T1.format("").replace('after = "stop"', 'after = "loop"\nwindows = 3'),
-                              check=lambda sf: sf.scenario.failures.windows == 3 and "3 windows" in sf.rate_note)],
+                              check=lambda sf: sf.scenario.failures.windows == 3
+                              and "3 windows" in sf.scenario.failure_description)],
     "failures.placement": [Case(failures=TRACE_T1.format("").replace('after = "stop"',
                                                                       'after = "stop"\nplacement = "spread"'),
                                 check=lambda sf: sf.scenario.failures.placement == "spread")],
@@ -375,7 +376,7 @@ for _k in ("time_column", "unit_column", "reason_column", "tz", "unit_map", "sta
 # a window of the log: the rows before start dropped and counted
 KEY_CASES["failures.trace.start"].append(Case(failures=TRACE_T3.format('start = 2025-03-05T00:00:00Z'),
                                               check=lambda sf: sf.trace.dropped_before == 6
-                                              and "6 before start" in sf.rate_note))
+                                              and "6 before start" in sf.scenario.failure_description))
 KEY_CASES["failures.trace.unit_map"].append(
     Case(failures=TRACE_T2.replace('"hosts.txt"', str([f"node-{i:02d}" for i in range(8)]))))
 

@@ -28,6 +28,7 @@ from spare_core.checkpoint import availability_optimal
 from spare_core.distributions import Exponential
 from spare_core.events import Engine, simulate_renewals
 from spare_core.events.fit import compare, fit
+from spare_core.events.trace import Trace
 from spare_core.graph.flow import check_flow_certificate, min_cost_flow
 from spare_core.layout import StackedLayout
 from spare_core.graph.matching import hopcroft_karp
@@ -110,6 +111,9 @@ MAKERS = {
     "spare_core.events.fit.Comparison": lambda: compare(_durations()),
     "spare_core.events.fit.NodeRateFit": _node_rate_fit,
     "spare_core.events.fit_check.FitCheck": _fit_check,
+    "spare_core.events.trace.DomainSummary": lambda: Trace(
+        [1.0, 1.0, 2.0, 5.0], [0, 1, 5, 5], n_units=8, numbering="host_pattern",
+        levels=(("rack", ("a", "b")), ("node", ("0", "1", "2", "3")))).domain_summary("rack"),
     "spare_core.checkpoint.CheckpointPeriod": lambda: availability_optimal(30.0, 60.0, 3600.0),
     "spare_core.sim.policies.IntervalChoice": lambda: make_policy("spare", 2).checkpoint_interval(_small()),
     "spare_core.sim.run.RunResult": lambda: simulate(_small(), make_policy("spare", 2), seed=0,

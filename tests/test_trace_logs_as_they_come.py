@@ -69,7 +69,8 @@ def test_a_pattern_in_a_zone_with_summer_time(tmp_path):
 @pytest.mark.parametrize("text, fmt, line, rule", [
     ("time,unit\n04/09/2017 21:36,a\n13/10/2017 1:05,b\n", "%m/%d/%Y %H:%M", 3,
      "time '13/10/2017 1:05': month 13 is out of range 1-12 (time_format '%m/%d/%Y %H:%M')"),
-    ("time,unit\n02/29/2016 1:05,a\n02/29/2017 1:05,b\n", "%m/%d/%Y %H:%M", 3, "day 29 is out of range for month 2 of 2017"),
+    ("time,unit\n02/29/2016 1:05,a\n02/29/2017 1:05,b\n", "%m/%d/%Y %H:%M", 3,
+     "day 29 is out of range for month 2 of 2017"),
     ("time,unit\n1/1/2017 24:00,a\n", "%m/%d/%Y %H:%M", 2, "hour 24 is out of range 0-23"),
     ("time,unit\n1/1/2017 1:00,a\n1/1/2017 1:60,a\n", "%m/%d/%Y %H:%M", 3, "minute 60 is out of range 0-59"),
     ("time,unit\n1/1/2017 1:00,a\n2017-01-02 1:00,a\n", "%m/%d/%Y %H:%M", 3,
@@ -254,3 +255,36 @@ def test_a_generated_titan_like_log_reads_whole(tmp_path):
     # the positions are the generator's (cabinet = column-major over the columns and rows seen)
     names = np.array(tr.unit_names)[tr.units]
     assert names.tolist() == [cray_host(*q) for q in pos.tolist()]
+
+
+def test_the_titan_table_runs_on_a_file_of_its_format(tmp_path, capsys):
+    """bench/trace_log_table.py (docs/failures.md's Titan table) on a generated file in the
+    public log's format: its failure rows become a log, and every row of the table runs."""
+    from bench.trace_log_table import main
+    from tests.trace_logs import cray_events
+
+    times, pos = cray_events(300, seed=3, shape=(2, 1, 3, 8, 4), years=(1,), lemons=0.05,
+                             start=dt.datetime(2016, 1, 1, tzinfo=UTC))
+    src = tmp_path / "gc_full.csv"
+    with open(src, "w") as f:
+        f.write("SN,location,insert,remove,duration,out,event\n")
+        for i, (t, p) in enumerate(zip(times.tolist(), pos.tolist())):
+            when = dt.datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+            f.write(f"{i:013d},{cray_host(*p)},2013-12-01 00:00:00,{when},1,FALSE,{('DBE', 'OTB', '')[i % 3]}\n")
+    assert main(["--log", str(src), "--group", "8", "--days", "2", "--seeds", "3", "--r", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"log: {sum(1 for i in range(times.size) if i % 3 != 2):,} failure rows" in out
+    assert "| host_pattern, windows = 3, rack-aware | " in out and "by cabinet: " in out
+
+
+def test_a_parquet_log_of_text_times_and_names(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"time": ["1/23/2014 5:59", "1/23/2014 17:05", "12/1/2014 0:00"],
+                             "host": ["c1-0c0s0n1", "c0-1c2s7n3", "c1-0c0s0n1"]}), p)
+    tr = read_trace(p, unit_column="host", time_format="%m/%d/%Y %H:%M", host_pattern=CRAY_PATTERN,
+                    end="2014-06-01T00:00Z")
+    assert tr.times.tolist() == [0.0, 11 * 3600 + 6 * 60.0] and tr.dropped_after == 1
+    assert [tr.unit_names[u] for u in tr.units] == ["c1-0c0s0n1", "c0-1c2s7n3"]
+    assert tr.domains("cabinet")[tr.units].tolist() == [1, 0]

@@ -65,7 +65,12 @@ def test_replay_order_matches_slow_reference(rows, extra_end, per, extra_groups,
     tr = Trace(times, [u for _, u in rows], end=max(times) + extra_end + (1 if after == "loop" else 0))
     n_groups = -(-tr.n_units // per) + extra_groups
     proc = TraceReplay(tr, after=after, nodes_per_group=per).process(n_groups, seed=0, start=start)
-    ref = SlowReplay(tr, after, n_groups, per, start)
+    drive_both(proc, SlowReplay(tr, after, n_groups, per, start), ops, n_groups)
+
+
+def drive_both(proc, ref, ops, n_groups):
+    """Apply ``ops`` (("take", k) or ("restart", half-seconds after now)) to a process and to
+    its slow reference; they must agree at every step."""
     for op, arg in ops:
         if op == "take":
             assert proc.take(arg) == ref.take(arg)

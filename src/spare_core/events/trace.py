@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from .._files import MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, read_input
+from .._results import fields_dict
 from .._validate import as_int, check_choice
 
 __all__ = ["Trace", "TraceFormatError", "DomainSummary", "read_trace", "TIME_FORMATS", "UNIT_KINDS", "TIME_UNITS",
@@ -356,6 +357,10 @@ class DomainSummary:
     p_uniform: float
     shared_instants: int
 
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict (NaN as None)."""
+        return fields_dict(self)
+
     def __str__(self) -> str:
         return (f"{self.failures:,} failures on {self.domains:,} {self.level} domains: the busiest ({self.busiest}) "
                 f"{self.busiest_failures:,}, the busiest 10 % {100 * self.top_decile_share:.0f} %, dispersion "
@@ -429,7 +434,9 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         :data:`STRFTIME_DIRECTIVES` (C-locale month and day names, a year required,
         ``%I`` with ``%p``), whitespace matching any run of blanks, as
         :meth:`datetime.datetime.strptime` reads them, parsed for the whole column at
-        once (a regular expression over the column, then numpy) rather than row by row.
+        once (a regular expression over the column, then numpy) rather than row by row;
+        only in a ``tz`` with summer time is each wall time then placed row by row (the
+        zone's rules, ``fold`` and ``dst``).
     time_unit : {"ns", "us", "ms", "s", "min", "h", "d"}, keyword-only
         Unit of a numeric time column (default seconds).
     tz : datetime.tzinfo or str, optional, keyword-only

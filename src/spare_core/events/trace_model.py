@@ -48,19 +48,11 @@ class TraceWarning(UserWarning):
 
 
 @functools.lru_cache(maxsize=16)
-def _window_order(k: int) -> np.ndarray:
-    """The fixed, seeded order in which run seeds visit ``k`` windows (a permutation)."""
-    rng = np.random.default_rng(np.random.SeedSequence([stream_key("trace-windows"), k]))
-    out = rng.permutation(k)
-    out.flags.writeable = False
-    return out
-
-
-@functools.lru_cache(maxsize=16)
-def _spread(nodes: int) -> np.ndarray:
-    """The fixed, seeded placement of ``nodes`` log units over as many job nodes (a permutation)."""
-    rng = np.random.default_rng(np.random.SeedSequence([stream_key("trace-placement"), nodes]))
-    out = rng.permutation(nodes)
+def _permutation(name: str, size: int) -> np.ndarray:
+    """A fixed permutation of ``size`` drawn by a numpy Generator seeded with ``name`` and
+    ``size``, the same in every run and process: ``"trace-windows"``, the order in which run
+    seeds visit the windows; ``"trace-placement"``, the job node of each log unit."""
+    out = np.random.default_rng(np.random.SeedSequence([stream_key(name), size])).permutation(size)
     out.flags.writeable = False
     return out
 
@@ -237,12 +229,9 @@ class TraceReplay(FailureModel, kind="trace"):
         except (TypeError, ValueError) as exc:
             raise reader.fail("failures.trace", f"cannot be replayed ({exc})", table["trace"]) from None
         instants = np.unique(trace.times).size
+        # the rows dropped and the windows are in the model's description (describe), printed beside
         parts = [f"the log's: {instants} failure instants in {trace.end / 86_400:.3g} days: system MTBF "
                  f"{replay.mtbf(1) / 3600:.3g} h"]
-        if trace.n_dropped:
-            parts.append(_dropped_words(trace))
-        if windows > 1:
-            parts.append(replay._windows_words())
         if trace.levels is not None:
             parts.append(f"by {trace.levels[0][0]}: {trace.domain_summary(0)}")
         try:
@@ -281,7 +270,7 @@ class TraceReplay(FailureModel, kind="trace"):
                 "set nodes_per_group or renumber hosts with read_trace(unit_map=...)"
             )
         if self.placement == "spread":
-            return _spread(n_groups * per)[self.trace.units] // per
+            return _permutation("trace-placement", n_groups * per)[self.trace.units] // per
         return self.trace.units // per
 
     def check(self, n_groups: int) -> None:
@@ -391,7 +380,7 @@ class TraceReplay(FailureModel, kind="trace"):
         ent = root.entropy
         if not isinstance(ent, int):  # a sequence of 32-bit words
             ent = sum(int(w) << (32 * i) for i, w in enumerate(np.atleast_1d(ent).tolist()))
-        return int(_window_order(self.windows)[(ent + sum(root.spawn_key)) % self.windows])
+        return int(_permutation("trace-windows", self.windows)[(ent + sum(root.spawn_key)) % self.windows])
 
     def _windows_words(self) -> str:
         step = self.trace.end / self.windows
