@@ -104,7 +104,7 @@ def run(args) -> int:
                 line = (f"{n:>5}  {label:<11} {rshow:>6} {fmt_ratio(b):<34} {b.availability:6.3f} {b.overhead:8.2f} "
                         f"{b.failures_masked:8.0f} {b.wipeouts:9.1f}  {fmt_duration(every):>10}  {red}")
                 best_json[str(n)][label] = b.to_dict()
-            rules.append(f"{label}: {rule.split(' (')[0]}")
+            rules.append(f"{label}: {rule.split(' (')[0].split(',')[0]}")
             lines.append(line)
         lines.append(f"{'':>5}  checkpoint rule: " + "; ".join(rules))
         lines.append(f"{'':>5}  closed-form r* = floor(log2 N + 0.833) = {closed_form_redundancy(n)}")
