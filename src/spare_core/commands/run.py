@@ -66,7 +66,7 @@ def run(args: Any) -> int:
     for line in describe_job(sf):
         print(line)
     print("TTT/T0: mean ± std [min-max] over seeds at the best r; CI: 95 % Student-t interval of the mean, cut at "
-          "TTT/T0 >= 1; avail: time in kept steps / wall time (redundant layers count as kept; ETTR = 1 / TTT/T0); "
+          "TTT/T0 >= 1; avail: time in kept steps / wall time (redundant layers count as kept; ETTR = 1 / (TTT/T0)); "
           "ckpt every: compute time between checkpoints")
     print()
     header = (f"{'policy':<11} {'best r':>6} {'TTT/T0':<34} {'95 % CI':<15} {'avail':>6} {'overhead':>8} "
