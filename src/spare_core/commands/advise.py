@@ -134,7 +134,8 @@ def _interval_choice(scan: IntervalScan, advice: dict[str, Any], sf: Any) -> dic
         verdict = f"the fastest of the {k} intervals simulated, {what}, cannot be told apart with one seed"
     else:
         verdict = (f"none of the {k} intervals simulated is faster beyond the seed noise (the fastest, {what}: "
-                   f"{gain[0]:+.2f} % [{gain[1]:+.2f}, {gain[2]:+.2f}], {100 * level:.2f} % CI)")
+                   f"TTT {gain[0]:+.2f} % [{gain[1]:+.2f}, {gain[2]:+.2f}] against the rule's, paired, "
+                   f"{100 * level:.2f} % CI)")
     step = step_seconds(sf, advice["source"], advice["redundancy"]) if advice.get("source") else math.nan
     out = {
         "seconds": seconds,

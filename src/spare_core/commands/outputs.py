@@ -112,15 +112,19 @@ def provenance(command: str, argv: Sequence[str] | None, *, scenario: Mapping[st
 #: why a value of a run, a cell or a best cell is null in the JSON outputs (strict JSON: no Infinity/NaN)
 _UNFINISHED_RUN = "a run did not finish before the horizon (its time-to-train is only bounded below)"
 _UNFINISHED_CELL = "a seed of the cell did not finish before the horizon"
+_ONE_SEED = "one seed: no confidence interval"
 NULL_REASONS = {
     # a run's and a cell's fields that are None (after to_dict) only when a run did not finish
-    **{k: {"inf": _UNFINISHED_RUN, "null": _UNFINISHED_RUN} for k in ("ratio", "time_to_train")},
+    **{k: {"inf": _UNFINISHED_RUN, "null": _UNFINISHED_RUN, "nan": _ONE_SEED} for k in ("ratio", "time_to_train")},
     **{k: {"inf": _UNFINISHED_CELL, "null": _UNFINISHED_CELL} for k in ("ratio_mean", "ratio_std", "ratio_max")},
     "ratio_min": {"inf": "no seed of the cell finished before the horizon",
                   "null": "no seed of the cell finished before the horizon"},
     # a run's ETTR, a cell's mean ETTR, advise's [mean, low, high]
-    "ettr": {"nan": "a run did not finish before the horizon: its ETTR (T0 / time-to-train) is below 1 / horizon",
+    "ettr": {"nan": "a run did not finish before the horizon (its ETTR, T0 / time-to-train, is below 1 / horizon), "
+                    "or one seed gives no confidence interval",
              "null": "a run did not finish before the horizon: its ETTR (T0 / time-to-train) is below 1 / horizon"},
+    # the [low, high] or [mean, low, high] of a confidence interval over one seed
+    **{k: {"nan": _ONE_SEED, "inf": _UNFINISHED_CELL} for k in ("ratio_ci95", "ttt_days", "availability")},
     **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}
        for k in ("ratio_ci_low", "ratio_ci_high", "ratio_q05", "ratio_q50", "ratio_q95",
                  "runner_up_ratio")},

@@ -141,9 +141,10 @@ def run(args) -> int:
     distinct(args.nodes, "--nodes")
     check_output_path(args.json, "--json")
     if args.plot is not None and args.plot != "-" and (os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]):
-        check_plot_dir(args.plot, files=("pacing.png",))
+        check_plot_dir(args.plot, files=("pacing.png",))  # a directory to be made: its parent checked
         args.plot = os.path.join(args.plot, "pacing.png")
-    check_output_path(args.plot, "--plot")
+    if args.plot is None or os.path.isdir(os.path.dirname(os.path.abspath(args.plot))):
+        check_output_path(args.plot, "--plot")
     t0 = time.perf_counter()
     try:
         base = _scenario(args)

@@ -84,7 +84,8 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
             hi = np.array([x.max() if ok else np.nan for x, ok in zip(ratio, fin)])
             ax_t.plot(r, mean, marker="o", ms=3.5, color=colour, label=label)
             ax_t.fill_between(r, lo, hi, color=colour, alpha=0.18, lw=0)
-            best = result.best(sc.n_groups, label)
+            # the best r as the tables judge it (ResultSet.best_per_policy: at r >= 2 beside CKPT-only)
+            best = next((c for c, done in result.best_per_policy(sc.name) if done and c.policy == label), None)
             if best is not None:
                 ax_t.plot([best.redundancy], [best.ratio_mean], marker="*", ms=13, color=colour, mec="black",
                           mew=0.6, zorder=5)
@@ -93,8 +94,10 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
             ax_a.fill_between(r, [a.min() for a in av], [a.max() for a in av], color=colour, alpha=0.18, lw=0)
         seeds = max((s.seeds for s in result.summaries if s.scenario == sc.name), default=0)
         ax_t.set_title(f"{sc.name}: N = {sc.n_groups} groups — TTT/T0 (★ best r)", fontsize=10)
-        for ax in (ax_t, ax_a):  # r is an integer: no tick at 1.5
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        rs = [s.redundancy for s in result.summaries if s.scenario == sc.name]
+        for ax in (ax_t, ax_a):  # r is an integer: no tick at 1.5; both panels over every r run
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+            ax.set_xlim(min(rs) - 0.5, max(rs) + 0.5)
         ax_t.set_xlabel("redundancy r")
         ax_t.set_ylabel("time-to-train / failure-free T0")
         ours = [s for s in result.summaries if s.scenario == sc.name]
@@ -214,7 +217,7 @@ def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None)
     ax_d.step(np.concatenate([[0.0], t, [end]]), np.concatenate([[1.0], depth, depth[-1:] if depth.size else [1.0]]),
               where="post", color="#2ca02c", lw=1)
     ax_d.set_ylabel("stack depth S")
-    ax_d.yaxis.set_major_locator(MaxNLocator(integer=True))  # S is an integer: no tick at 1.25
+    ax_d.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # S is an integer: no tick at 1.25
     ax_d.set_ylim(0.5, max(1.0, float(depth.max()) if depth.size else 1.0) + 0.5)
     ax_d.set_xlabel("wall time (hours)")
     ax_d.set_xlim(0, hours_shown if hours_shown else end)
