@@ -121,12 +121,8 @@ def best_redundancy(summary):
     pa, _ = require_pyarrow()
     if summary.num_rows == 0:
         return summary
-    rows = summary.to_pylist()
-    by: dict = {}
-    for r in rows:
-        by.setdefault((r["scenario_key"], r["policy"], r["interval_setting"]), []).append(r)
     out = []
-    for cells in by.values():
+    for cells in _combinations(summary).values():
         done = sorted((c for c in cells if math.isfinite(c["ratio_mean"])), key=lambda c: (c["ratio_mean"], c["redundancy"]))
         if not done:
             continue
@@ -154,12 +150,17 @@ def unfinished_combinations(summary):
     """
     if summary.num_rows == 0:
         return []
-    by: dict = {}
-    for r in summary.to_pylist():
-        by.setdefault((r["scenario_key"], r["policy"], r["interval_setting"]), []).append(r)
     out = []
-    for cells in by.values():
+    for cells in _combinations(summary).values():
         if any(math.isfinite(c["ratio_mean"]) for c in cells):
             continue
         out.append(dict(max(cells, key=lambda c: (c["progress_mean"], c["finished"], -c["redundancy"]))))
     return out
+
+
+def _combinations(summary) -> dict:
+    """The summary's rows per (scenario, policy, interval setting), in the summary's order."""
+    by: dict = {}
+    for r in summary.to_pylist():
+        by.setdefault((r["scenario_key"], r["policy"], r["interval_setting"]), []).append(r)
+    return by
