@@ -13,7 +13,7 @@ import math
 import sys
 
 from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_int, process_count, seed_count
-from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
+from .outputs import add_output_arguments, check_outputs, provenance, run_record, run_rows, write_outputs
 from .budget import check_budget
 from .progress import run_study
 from .report import fmt_duration, fmt_ratio
@@ -131,8 +131,8 @@ def run(args) -> int:
         "cells": [s.to_dict() for s in res.summaries],
         "best": best_json,
         "runs": [
-            {k: v for k, v in r.to_dict().items() if k in (
-                "policy", "redundancy", "scenario", "seed", "finished", "ratio", "availability", "overhead",
+            {k: v for k, v in run_record(r).items() if k in (
+                "policy", "redundancy", "scenario", "seed", "finished", "ratio", "ettr", "availability", "overhead",
                 "failures_seen", "failures_masked", "wipeouts", "restarts", "checkpoints", "progress",
                 "checkpoint_interval")}
             for r in res.runs

@@ -116,7 +116,7 @@ def best_redundancy(summary):
     pyarrow.Table
         The chosen rows of ``summary`` (ties go to the smaller r), plus ``runner_up_r`` and
         ``runner_up_ratio`` (the next best r; null if none). Combinations where no r
-        finished on every seed are left out.
+        finished on every seed are left out (:func:`unfinished_combinations` gives them).
     """
     pa, _ = require_pyarrow()
     if summary.num_rows == 0:
