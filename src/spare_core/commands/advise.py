@@ -114,7 +114,9 @@ def _interval_choice(scan: IntervalScan, advice: dict[str, Any], sf: Any) -> dic
     chosen = scan.chosen
     base = {r.seed: r for r in scan.runs(chosen)}
     done = [s for s in scan.intervals() if math.isfinite(scan.cell(s).ratio_mean)]
-    fastest = min(done, key=lambda s: (scan.cell(s).ratio_mean, abs(math.log(s / chosen)) if chosen > 0 else s))
+    # ties go to the interval nearest the rule's (on a log scale)
+    fastest = min(done, key=lambda s: (scan.cell(s).ratio_mean,
+                                       abs(math.log(s / chosen)) if 0 < s and 0 < chosen < math.inf else math.inf))
     k = len(scan.intervals())
     level = 1 - (1 - SCAN_LEVEL) / k
     diffs = [100 * (r.ratio / base[r.seed].ratio - 1) for r in scan.runs(fastest) if r.seed in base]

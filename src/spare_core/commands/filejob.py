@@ -198,7 +198,8 @@ def interval_scan(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, 
     if opt.meaningful:
         forms["T_c*"] = opt.period - ts
     unit = chosen.seconds if chosen.seconds > 0 and math.isfinite(chosen.seconds) else forms["Young"]
-    candidates = sorted(({f * unit for f in factors} | set(forms.values()) | {chosen.seconds}) - {0.0, math.inf})
+    # the policy's own interval even where it is 0 (every step) or inf (never): what the grid ran
+    candidates = sorted((({f * unit for f in factors} | set(forms.values())) - {0.0, math.inf}) | {chosen.seconds})
     entry = registered_policy(name)
     options = {k: v for k, v in sf.policy_kwargs().get(name, {}).items() if k != "interval"}
     study = Study([sc], [name], [r if entry.uses_redundancy else 1], intervals=candidates, seeds=sf.seeds,
