@@ -59,7 +59,9 @@ def _best(c) -> str:
 def best_rows(doc, label: str) -> list[str]:
     rows = []
     for i, (n, best) in enumerate(sorted(doc["best"].items(), key=lambda kv: int(kv[0]))):
-        rep, spare = best.get("Rep+CKPT"), best.get("SPARe+CKPT")
+        # Rep+CKPT is labelled "Rep+CKPT (disjoint)" under --rep-variant disjoint
+        rep = next((v for k, v in best.items() if k.startswith("Rep+CKPT")), None)
+        spare = best.get("SPARe+CKPT")
         change = "-" if not (rep and spare) else f"{100 * (spare['ratio_mean'] / rep['ratio_mean'] - 1):+.1f} %"
         rows.append(f"| {label if i == 0 else ''} | {n} | {_best(rep) if rep else '-'} | "
                     f"{_best(spare) if spare else '-'} | {change.replace('-', '−')} |")

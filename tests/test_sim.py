@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spare_core.checkpoint import expected_segment_time
+from spare_core.checkpoint import daly_interval, expected_segment_time
 from spare_core.distributions import Deterministic, Exponential
 from spare_core.sim import (
     CheckpointOnly,
@@ -91,7 +91,9 @@ def test_checkpoint_only_matches_expected_waste(model):
 def test_paper_ckpt_only_interval_is_flagged_and_barely_progresses():
     s = Scenario.paper_600k(200, max_wall_factor=2.0)
     r = simulate(s, CheckpointOnly(), seed=0)
-    assert r.checkpoint_interval == 0.0 and "meaningless" in r.interval_rule
+    # T_c* (747 s) exceeds the 300 s between restarts: "auto" says so and takes Daly's, never every step
+    assert r.checkpoint_interval == pytest.approx(daly_interval(60.0, 300.0))
+    assert "T_c* 747 s exceeds T_f" in r.interval_rule and r.interval_rule.startswith("auto: Daly")
     assert not r.finished and math.isinf(r.ratio) and r.progress < 0.1
     assert "unfinished" in repr(r)
     assert r.to_dict()["time_to_train"] is None
@@ -316,7 +318,7 @@ def test_llama3_preset_runs_with_spare_helping():
     a = simulate(s, CheckpointOnly(), seed=0)
     b = simulate(s, SpareCheckpoint(4), seed=0)
     assert a.finished and b.finished
-    assert a.checkpoint_interval > 0 and "availability-optimal" in a.interval_rule
+    assert a.checkpoint_interval > 0 and a.interval_rule.startswith("auto: ") and "T_c*" in a.interval_rule
 
 
 # -- bad input ------------------------------------------------------------------------------

@@ -16,24 +16,68 @@ The rules (docs/cli.md, "Outputs"):
 - **the umask**: a new file gets mode ``0o666 & ~umask`` (as ``open(path, "w")`` would); an
   existing file keeps its permission bits;
 - **strict JSON**: :func:`strict_json` writes no ``Infinity`` or ``NaN`` token: a non-finite
-  number becomes ``null`` and the object holding it says why under ``"null_reasons"``.
+  number becomes ``null`` and the object holding it says why under ``"null_reasons"``;
+- **"-" is standard output**, as for every Unix tool (a file named ``-`` is ``./-``): the bytes
+  go to the stream :func:`stdout_to` names (the process's stdout otherwise), flushed, nothing
+  else checked (a pipe, a terminal). The ``spare`` command then prints its report on stderr.
 
 Infrastructure: any layer may write through it; nothing here knows what a file holds.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import secrets
 import stat
-from typing import Any, Callable, Mapping
+import sys
+from typing import Any, Callable, Iterator, Mapping, TextIO
 
 from ._files import file_kind
 
 __all__ = ["OutputError", "output_target", "check_output", "write_atomic", "strict_json", "json_safe",
-           "write_json", "NULL_REASONS"]
+           "write_json", "NULL_REASONS", "STDOUT", "stdout_to"]
+
+#: the path that means standard output
+STDOUT = "-"
+
+# where a write to "-" goes while the ``spare`` command prints its report elsewhere (None: sys.stdout)
+_stdout: list[TextIO | None] = [None]
+
+
+@contextlib.contextmanager
+def stdout_to(stream: TextIO) -> Iterator[None]:
+    """Within the block, a write to ``"-"`` goes to ``stream`` (the real stdout, while
+    ``sys.stdout`` is pointed at stderr for the human-readable report)."""
+    before = _stdout[0]
+    _stdout[0] = stream
+    try:
+        yield
+    finally:
+        _stdout[0] = before
+
+
+def _write_stdout(data: bytes | Callable[[Any], None]) -> str:
+    stream = _stdout[0] or sys.stdout
+    stream.flush()
+    raw = getattr(stream, "buffer", None)
+    if raw is None:  # a text-only stream (io.StringIO): decode what was written
+        import io
+
+        sink = io.BytesIO()
+        if callable(data):
+            data(sink)
+        else:
+            sink.write(data)
+        stream.write(sink.getvalue().decode("utf-8", "replace"))
+    elif callable(data):
+        data(raw)
+    else:
+        raw.write(data)
+    (raw or stream).flush()
+    return STDOUT
 
 #: the key under which an object of a strict JSON document says why some of its values are null
 NULL_REASONS = "null_reasons"
@@ -79,6 +123,8 @@ def check_output(path: str | os.PathLike[str] | None, flag: str | None = None) -
     if path is None:
         return
     p = os.fspath(path)
+    if p == STDOUT:
+        return
     target = output_target(p, flag)
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
@@ -92,7 +138,8 @@ def check_output(path: str | os.PathLike[str] | None, flag: str | None = None) -
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[Any], None], flag: str | None = None) -> str:
     """Write ``data`` (bytes, or a function writing into a binary file object) to ``path`` by
-    the rules of this module; return the file written (the symlink's target for a symlink).
+    the rules of this module; return the file written (the symlink's target for a symlink,
+    ``"-"`` for standard output).
 
     Raises
     ------
@@ -101,6 +148,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[Any], Non
     OSError
         The disk is full, the directory not writable, ...: the target is left as it was.
     """
+    if os.fspath(path) == STDOUT:
+        return _write_stdout(data)
     target = output_target(path, flag)
     parent, name = os.path.split(target)
     try:

@@ -18,6 +18,13 @@ The model assumes at most one restart per period. When ``T_c* > T_f`` a typical 
 interrupted before it ends, ``T/2`` is no longer the expected loss, and the number is
 meaningless; :func:`availability_optimal` detects that and says so instead of pretending.
 
+Young's, Daly's and the availability-optimal intervals are three approximations of one
+optimum. :func:`best_closed_form` compares them on one exact model, the expected wall time per
+unit of work when restarts are exponential with mean ``T_f`` (:func:`expected_segment_time`),
+and picks the least; it is what a policy's ``interval = "auto"`` uses. In that model the
+restart time multiplies the expected time without moving the optimum, while ``T_c*`` grows
+with ``T_r``: where ``T_r`` is not small against ``T_f``, ``T_c*`` is too long.
+
 References
 ----------
 .. [1] J. W. Young, "A first order approximation to the optimum checkpoint interval",
@@ -42,6 +49,9 @@ __all__ = [
     "availability_optimal",
     "CheckpointPeriod",
     "expected_segment_time",
+    "time_per_work",
+    "best_closed_form",
+    "ClosedFormPick",
 ]
 
 
@@ -306,3 +316,146 @@ def expected_segment_time(work, save_time, restart_time, failure_rate) -> float:
     tr = as_float(restart_time, "restart_time", min_value=0.0)
     lam = _pos(failure_rate, "failure_rate")
     return (1.0 / lam + tr) * math.expm1(lam * (w + ts))
+
+
+def time_per_work(interval, save_time, restart_time, time_between_restarts) -> float:
+    """Expected wall time per unit of useful work when checkpointing every ``interval`` of work.
+
+    ``expected_segment_time(interval, save_time, restart_time, 1 / time_between_restarts) /
+    interval``: each segment of ``interval`` work plus a save is retried after every restart,
+    restarts exponential with mean ``time_between_restarts``. 1 means no loss at all; ``inf``
+    where the expectation overflows a float (a segment far longer than ``T_f``).
+
+    Parameters
+    ----------
+    interval : float
+        Work between saves, seconds, > 0.
+    save_time, restart_time, time_between_restarts : float
+        T_s >= 0, T_r >= 0, T_f > 0, seconds.
+
+    Returns
+    -------
+    float
+        Wall seconds per second of useful work, >= 1.
+
+    Examples
+    --------
+    >>> round(time_per_work(600.0, 60.0, 0.0, 1e12), 6)
+    1.1
+    """
+    tau = _pos(interval, "interval")
+    tf = _pos(time_between_restarts, "time_between_restarts")
+    try:
+        return expected_segment_time(tau, save_time, restart_time, 1.0 / tf) / tau
+    except OverflowError:
+        return math.inf
+
+
+@dataclass(frozen=True)
+class ClosedFormPick:
+    """The closed-form checkpoint interval with the least expected time, and the others.
+
+    Attributes
+    ----------
+    seconds : float
+        The chosen interval: compute seconds between the end of one save and the next.
+    name : str
+        Which closed form: ``"Young"``, ``"Daly"`` or ``"T_c*"`` (the availability-optimal
+        period minus the save).
+    candidates : dict
+        Name -> ``(seconds, wall time per unit of work)`` (:func:`time_per_work`) of every
+        closed form; ``T_c*`` only where it is meaningful.
+    excluded : str
+        Why ``T_c*`` is not a candidate ("" when it is).
+    time_between_restarts : float
+        T_f, seconds.
+    """
+
+    seconds: float
+    name: str
+    candidates: dict
+    excluded: str
+    time_between_restarts: float
+
+    @property
+    def reason(self) -> str:
+        """One line: the pick, the model it was judged on, and how much longer the others are."""
+        best = self.candidates[self.name][1]
+        others = [f"{k} {s:.0f} s {_excess(w, best)}" for k, (s, w) in self.candidates.items() if k != self.name]
+        if self.excluded:
+            others.append(self.excluded)
+        return (f"{self.name} with T_f = {self.time_between_restarts:.0f} s, the closed form with the least "
+                f"expected time under exponential restarts ({'; '.join(others)})")
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-serialisable dict (and ``reason``)."""
+        return {**fields_dict(self), "reason": self.reason}
+
+
+def _excess(w: float, best: float) -> str:
+    """How much longer a candidate's expected time is than the pick's, in words."""
+    if not math.isfinite(w):
+        return "never completes"
+    pct = 100.0 * (w / best - 1.0)
+    if pct < 0.01:
+        return "+<0.01 %"
+    return f"+{pct:.2g} %" if pct < 100 else f"{w / best:.3g}x the time"
+
+
+def best_closed_form(save_time, restart_time, time_between_restarts) -> ClosedFormPick:
+    """Young's, Daly's or the availability-optimal interval: the one with the least expected
+    wall time per unit of work (:func:`time_per_work`).
+
+    The three closed forms approximate one optimum under different assumptions; they are
+    judged on one exact model (exponential restarts with mean ``T_f``, a restart costing
+    ``T_r``, no restart during a restart). The availability-optimal period is a candidate
+    only where it is meaningful (:func:`availability_optimal`: ``T_c* <= T_f``); Young's and
+    Daly's always exist, so the pick is never "after every step". Ties go to the earlier of
+    Daly, Young, ``T_c*``.
+
+    Parameters
+    ----------
+    save_time : float
+        T_s, seconds, > 0.
+    restart_time : float
+        T_r, seconds, >= 0.
+    time_between_restarts : float
+        T_f, the mean time between restarts, seconds, > 0.
+
+    Returns
+    -------
+    ClosedFormPick
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad arguments.
+
+    Notes
+    -----
+    Where the restarts are far from exponential (SPARe's wipe-outs, Weibull shapes far from
+    1) the judge is itself an approximation; ``spare advise`` checks the pick with a short
+    simulated scan (:func:`spare_core.sim.optimal_interval` does the same from Python).
+
+    Examples
+    --------
+    The paper's checkpoint-only regime, where T_c* exceeds the time between restarts:
+
+    >>> p = best_closed_form(60.0, 3600.0, 300.0)
+    >>> p.name, round(p.seconds), "T_c*" in p.candidates
+    ('Daly', 152, False)
+    """
+    ts = _pos(save_time, "save_time")
+    tr = as_float(restart_time, "restart_time", min_value=0.0)
+    tf = _pos(time_between_restarts, "time_between_restarts")
+    forms = {"Daly": daly_interval(ts, tf), "Young": young_interval(ts, tf)}
+    opt = availability_optimal(ts, tr, tf)
+    excluded = ""
+    if opt.meaningful:
+        forms["T_c*"] = opt.period - ts
+    else:
+        excluded = f"T_c* {opt.period:.0f} s exceeds T_f: not applicable"
+    cands = {k: (v, time_per_work(v, ts, tr, tf)) for k, v in forms.items()}
+    name = min(cands, key=lambda k: (cands[k][1], list(cands).index(k)))
+    return ClosedFormPick(seconds=cands[name][0], name=name, candidates=cands, excluded=excluded,
+                          time_between_restarts=tf)

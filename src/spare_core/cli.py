@@ -7,6 +7,8 @@ Each command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
   stderr, ``spare <command>: error: ...``, and exit with status 2, no traceback;
 - Ctrl-C prints one line and exits with status 130 (a command that runs a grid writes the
   runs finished so far first);
+- an output flag given ``-`` writes to standard output, and the report goes to stderr;
+- a closed pipe (``spare ... | head``) ends the command quietly, status 0;
 - any other error prints one line and exits with status 1 (``SPARE_DEBUG=1`` shows the
   traceback);
 - ``spare --version``.
@@ -14,12 +16,14 @@ Each command module defines ``HELP`` (one line), ``add_arguments(parser)`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from typing import NoReturn, Sequence
+from typing import Iterator, NoReturn, Sequence
 
 from . import __version__
+from ._writer import STDOUT, stdout_to
 from .commands import EXIT_INTERRUPTED, UsageError
 
 # each name is a module under spare_core.commands (sub-command "x-y" -> module x_y)
@@ -56,9 +60,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the output flags whose value "-" means standard output
+STDOUT_FLAGS = ("json", "csv", "parquet", "plot")
+
+
+@contextlib.contextmanager
+def _report_stream(args: argparse.Namespace) -> Iterator[None]:
+    """With an output flag at "-" (standard output: the document), the report goes to stderr
+    so that stdout holds the document alone; at most one output can take stdout."""
+    dash = [f"--{k}" for k in STDOUT_FLAGS if getattr(args, k, None) == STDOUT]
+    if len(dash) > 1:
+        raise UsageError(f"{' and '.join(dash)} are both '-': only one output can go to stdout")
+    if not dash:
+        yield
+        return
+    real = sys.stdout
+    with stdout_to(real), contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _silence_stdout() -> None:
+    """Point the stdout file descriptor at /dev/null, so that the interpreter's last flush of
+    what is still buffered does not fail again at exit (Python's documented recipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``spare`` with ``argv`` (default: the process's arguments); return the exit status."""
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports every command: a Ctrl-C there is a Ctrl-C too
+    except KeyboardInterrupt:
+        print("spare: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
     args.argv = list(argv) if argv is not None else sys.argv[1:]  # the command line, for provenance
     if not hasattr(args, "_run"):
@@ -66,18 +103,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     prog = f"spare {args.command}"
     try:
-        return int(args._run(args) or 0)
+        with _report_stream(args):
+            code = int(args._run(args) or 0)
+            sys.stdout.flush()  # a closed pipe shows here, not as a message at the interpreter's exit
+        return code
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # `spare ... | head`
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+    except BrokenPipeError:  # `spare ... | head`: the reader has what it wanted
+        _silence_stdout()
         return 0
     except Exception as exc:  # a bug or an environment problem: one line, traceback on request
         if os.environ.get("SPARE_DEBUG"):

@@ -140,6 +140,10 @@ def _alternatives() -> dict[str, tuple[str, ...]]:
     rates = FAILURE_RATE_KEYS + ("period", "measured_on_gpus")
     for n in rates:
         out[f"failures.{n}"] += ("law", "trace")
+    # period and measured_on_gpus qualify failures.interruptions, they are not a rate of their own:
+    # setting one drops nothing (it used to drop the file's mtbf, and the error said "got none")
+    for n in ("period", "measured_on_gpus"):
+        out[f"failures.{n}"] = ()
     out["failures.law"] = rates + ("weibull_shape",)
     return out
 
@@ -507,7 +511,11 @@ def _cluster(rd: Reader, cl: dict[str, Any], base_dir: Path) -> FileCluster:
     if "gpus_per_group" in cl:
         gpg = rd.integer("cluster.gpus_per_group", cl["gpus_per_group"])
     elif "tp" in cl or "pp" in cl:
-        gpg = rd.integer("cluster.tp", cl.get("tp", 1)) * rd.integer("cluster.pp", cl.get("pp", 1))
+        if ("tp" in cl) != ("pp" in cl):  # never a silent 1: a replica of tp x 1 GPUs is rarely what was meant
+            given, other = ("tp", "pp") if "tp" in cl else ("pp", "tp")
+            raise rd.fail(f"cluster.{given}", f"needs cluster.{other} too (a replica is tp x pp GPUs; write {other} = 1 "
+                          f"if the model has no {'pipeline' if other == 'pp' else 'tensor'} parallelism)", cl[given])
+        gpg = rd.integer("cluster.tp", cl["tp"]) * rd.integer("cluster.pp", cl["pp"])
     else:
         raise rd.error("[cluster] needs gpus_per_group (or tp and pp): the GPUs of one data-parallel replica")
     if gpus % gpg:

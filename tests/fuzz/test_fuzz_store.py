@@ -77,6 +77,19 @@ def _read_everything(d):
                 cells=summary.num_rows, status=status, err=err.getvalue())
 
 
+def _same_table(a, b) -> bool:
+    """``a.equals(b)`` with NaN equal to NaN (a CKPT-only run that kept no step has overhead NaN,
+    and Arrow's equality says NaN != NaN)."""
+    if a.schema != b.schema or a.num_rows != b.num_rows:
+        return False
+    for name in a.column_names:
+        x, y = a.column(name).to_pylist(), b.column(name).to_pylist()
+        if any(u != v and not (isinstance(u, float) and isinstance(v, float) and u != u and v != v)
+               for u, v in zip(x, y)):
+            return False
+    return True
+
+
 def _check(d, damaged, case):
     """The property: the runs of the undamaged parts, exactly; every damaged part named."""
     ref = reference()
@@ -90,7 +103,7 @@ def _check(d, damaged, case):
     if want is None:
         assert got["table"].num_rows == 0, case
     else:
-        assert got["table"].equals(want), f"{case}: the store read back other values (damage merged)"
+        assert _same_table(got["table"], want), f"{case}: the store read back other values (damage merged)"
     assert got["keys"] == set(got["table"].column("key").to_pylist()), case
     assert got["status"] == 0 and "Traceback" not in got["err"], f"{case}: {got['err']}"
     assert got["err"].count("\n") == len(skipped), f"{case}: not one line per skipped part: {got['err']!r}"
@@ -105,7 +118,7 @@ def _resume_equals_reference(d, case):
             return ResultStore(d).read().sort_by("key")
     out = run_isolated(go, case=case, timeout=120)
     assert out.ok, f"{case}: resuming raised {out.error_type.__name__}: {out.message}"
-    assert out.value.equals(reference()["table"]), f"{case}: a resumed store differs from an undamaged one"
+    assert _same_table(out.value, reference()["table"]), f"{case}: a resumed store differs from an undamaged one"
 
 
 @fuzz(1.0)

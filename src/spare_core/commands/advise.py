@@ -2,31 +2,56 @@
 
 Runs the file's grid (policies x r x seeds), then reports:
 
-- the policy and r with the least mean TTT/T0, its checkpoint interval and the rule;
-- the expected ETTR (effective training time ratio: useful time / wall time, the
-  simulator's availability) and time-to-train, each with a 95 % confidence interval over
-  seeds;
+- the policy and r with the least mean TTT/T0;
+- the one checkpoint interval to set in the trainer, in steps (and the compute time it
+  stands for), with the rule that chose it; a short simulated scan of intervals around it
+  (the closed forms and multiples, on the same seeds and failures) replaces it only when
+  an interval is faster beyond the seed noise;
+- the expected time-to-train and TTT/T0, ETTR (T0 / time-to-train) and availability (time
+  in kept steps / wall time, which counts redundant stack layers as kept), each with a 95 %
+  confidence interval over seeds, cut at what is physically possible;
 - the runner-up (the best other policy) and by how much it is slower, with a 95 %
   interval of the paired difference (the two see the same failures on each seed, so the
   difference is measured more tightly than either value);
 - how the answer moves when the failure rate is 50 % lower or higher (the whole grid run
   again at each rate).
+
+Every run behind those lines (the grid, the sensitivity grids, the interval scan) is in
+``--json``/``--csv``/``--parquet``, each with its ``grid``.
+
+Each part is one function computing it and one printing it (``_advice`` / ``_print_advice``,
+``_runner_up``, ``_interval_choice``, ``_sensitivity`` / ``_print_sensitivity``), so that
+another objective ranks the same grids without touching the rest.
 """
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 from . import EXIT_INTERRUPTED
-from .filejob import add_file_arguments, check_job_budget, describe_job, load_job, run_job
-from .outputs import provenance, run_rows, write_outputs
-from .report import fmt_duration, mean_ci
+from .filejob import (IntervalScan, add_file_arguments, check_job_budget, describe_job, interval_scan, interval_steps,
+                      load_job, run_job, step_seconds)
+from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
+from .report import fmt_ci, fmt_duration, mean_ci
 from .run import best_rows, write_plots
+from ..sim.results import FRACTION_BOUNDS, RATIO_BOUNDS, ettr
 
 HELP = "recommend a policy, r and checkpoint interval for a scenario file, with confidence intervals and sensitivity"
 
 #: failure-rate multipliers of the sensitivity check
 RATE_FACTORS = (0.5, 1.5)
+
+#: the grid name of the interval scan's runs in the outputs
+SCAN_GRID = "interval scan"
+
+#: family-wise level of the scan's decision: the best of K intervals replaces the rule's only
+#: when its paired interval at 1 - (1 - this) / K (Bonferroni) is clear of 0
+SCAN_LEVEL = 0.95
+
+
+def _rate_grid(f: float) -> str:
+    return f"failure rate x{f:g}"
 
 
 def add_arguments(parser: Any) -> None:
@@ -36,83 +61,216 @@ def add_arguments(parser: Any) -> None:
                         help="skip the failure rate ±50 %% runs (they cost two more grids)")
 
 
+# -- what each part computes ----------------------------------------------------------------
+def _estimates(runs: list[Any], t0: float) -> dict[str, Any]:
+    """TTT/T0, time-to-train, ETTR and availability of one cell's runs: mean and 95 % CI."""
+    ratio = mean_ci([r.ratio for r in runs], bounds=RATIO_BOUNDS)
+    return {
+        "ratio": ratio,
+        "ttt_days": tuple(x * t0 / 86400 for x in ratio),
+        "ettr": mean_ci([ettr(r) for r in runs], bounds=FRACTION_BOUNDS),
+        "availability": mean_ci([r.availability for r in runs], bounds=FRACTION_BOUNDS),
+        "seeds": len(runs),
+    }
+
+
 def _advice(res: Any, sf: Any) -> dict[str, Any] | None:
-    """The best cell, its interval, ETTR and TTT with CIs, and the runner-up (the ranking is
-    :meth:`ResultSet.ranking`: with a policy without redundancy compared, the others are
-    ranked at r >= 2, where they are an alternative to it)."""
+    """The best cell, its interval and the estimates (the ranking is :meth:`ResultSet.ranking`:
+    with a policy without redundancy compared, the others are ranked at r >= 2, where they are
+    an alternative to it); None if no policy finished on every seed."""
     ranked = res.ranking()
     if not ranked:
         return None
     best = ranked[0]
-    runs = res.cell_runs(best)
-    t0 = sf.scenario.t0
     every, rule = res.cell_interval(best)
-    out: dict[str, Any] = {
+    return {
         "policy": best.policy,
+        "source": res.sources.get(best.policy),
         "redundancy": best.redundancy,
         "uses_redundancy": res.redundant.get(best.policy, True),
         "checkpoint_interval": every,
         "interval_rule": rule,
-        "ratio": mean_ci([r.ratio for r in runs]),
-        "ettr": mean_ci([r.availability for r in runs]),
-        "ttt_days": mean_ci([r.ratio * t0 / 86400 for r in runs]),
-        "seeds": len(runs),
-        "runner_up": None,
+        **_estimates(res.cell_runs(best), sf.scenario.t0),
+        "runner_up": _runner_up(res, ranked),
     }
-    if len(ranked) > 1:
-        second = ranked[1]
-        other = {r.seed: r for r in res.cell_runs(second)}
-        diffs = [100 * (other[r.seed].ratio / r.ratio - 1) for r in runs if r.seed in other]
-        out["runner_up"] = {"policy": second.policy, "redundancy": second.redundancy,
-                            "uses_redundancy": res.redundant.get(second.policy, True),
-                            "ratio": second.ratio_mean, "slower_percent": mean_ci(diffs)}
+
+
+def _runner_up(res: Any, ranked: list[Any]) -> dict[str, Any] | None:
+    """The best other policy and how much slower it is than the best, paired over seeds."""
+    if len(ranked) < 2:
+        return None
+    best, second = ranked[0], ranked[1]
+    other = {r.seed: r for r in res.cell_runs(second)}
+    diffs = [100 * (other[r.seed].ratio / r.ratio - 1) for r in res.cell_runs(best) if r.seed in other]
+    return {"policy": second.policy, "redundancy": second.redundancy,
+            "uses_redundancy": res.redundant.get(second.policy, True),
+            "ratio": second.ratio_mean, "slower_percent": mean_ci(diffs)}
+
+
+def _interval_choice(scan: IntervalScan, advice: dict[str, Any], sf: Any) -> dict[str, Any]:
+    """The interval to set: the grid's (the policy's rule), unless the scan's fastest interval
+    is faster beyond the seed noise (its paired interval, Bonferroni-corrected over the K
+    intervals tried, clear of 0); the estimates then come from the scan's runs."""
+    chosen = scan.chosen
+    base = {r.seed: r for r in scan.runs(chosen)}
+    done = [s for s in scan.intervals() if math.isfinite(scan.cell(s).ratio_mean)]
+    # ties go to the interval nearest the rule's (on a log scale)
+    fastest = min(done, key=lambda s: (scan.cell(s).ratio_mean,
+                                       abs(math.log(s / chosen)) if 0 < s and 0 < chosen < math.inf else math.inf))
+    k = len(scan.intervals())
+    level = 1 - (1 - SCAN_LEVEL) / k
+    diffs = [100 * (r.ratio / base[r.seed].ratio - 1) for r in scan.runs(fastest) if r.seed in base]
+    gain = mean_ci(diffs, level) if fastest != chosen else (0.0, 0.0, 0.0)
+    switch = fastest != chosen and gain[2] < 0
+    seconds = fastest if switch else chosen
+    names = scan.names(fastest)
+    what = f"{fmt_duration(fastest)}" + (f" ({', '.join(n for n in names if n != 'chosen')})"
+                                         if [n for n in names if n != "chosen"] else "")
+    if fastest == chosen:
+        verdict = f"the fastest of the {k} intervals simulated is the rule's own"
+    elif switch:
+        verdict = (f"{what} is faster than the rule's {fmt_duration(chosen)} by {-gain[0]:.2f} % "
+                   f"[{-gain[2]:.2f}, {-gain[1]:.2f}] (paired over {len(diffs)} seeds, {100 * level:.2f} % CI: "
+                   f"{100 * SCAN_LEVEL:g} % over the {k} intervals simulated): set instead")
+    elif len(diffs) < 2:
+        verdict = f"the fastest of the {k} intervals simulated, {what}, cannot be told apart with one seed"
+    else:
+        verdict = (f"none of the {k} intervals simulated is faster beyond the seed noise (the fastest, {what}: "
+                   f"TTT {gain[0]:+.2f} % [{gain[1]:+.2f}, {gain[2]:+.2f}] against the rule's, paired, "
+                   f"{100 * level:.2f} % CI)")
+    step = step_seconds(sf, advice["source"], advice["redundancy"]) if advice.get("source") else math.nan
+    out = {
+        "seconds": seconds,
+        "steps": interval_steps(seconds, step) if math.isfinite(step) else None,
+        "step_seconds": step,
+        "rule": advice["interval_rule"] if not switch else f"simulated scan: {verdict}",
+        "scan": {"intervals": scan.intervals(), "fastest": fastest, "switched": switch,
+                 "faster_percent": [-gain[0], -gain[2], -gain[1]], "level": level, "verdict": verdict,
+                 "closed_forms": dict(scan.forms)},
+    }
+    if switch:
+        out["estimates"] = _estimates(scan.runs(seconds), sf.scenario.t0)
     return out
 
 
-def run(args: Any) -> int:
-    """Run the grid (and the sensitivity grids), print the advice, write the outputs."""
-    sf = load_job(args)
-    check_job_budget(sf, args, () if args.no_sensitivity else tuple(RATE_FACTORS))
-    grids = {1.0: run_job(sf, desc="spare advise")}
-    if not args.no_sensitivity and not grids[1.0].interrupted:
-        for f in RATE_FACTORS:
-            sc = sf.at_rate(f)
-            grids[f] = run_job(sf, sc, desc=f"failure rate x{f:g}")
-            if grids[f].interrupted:
-                break
-    main = grids[1.0]
-    interrupted = any(g.interrupted for g in grids.values())
-    advice = _advice(main, sf) if main.summaries else None
-    sens = {}
+def _sensitivity(grids: dict[float, Any], sf: Any) -> dict[float, dict[str, Any] | None]:
+    """Per failure-rate factor: the best cell of that grid, its interval in seconds and steps."""
+    sens: dict[float, dict[str, Any] | None] = {}
     for f, g in grids.items():
         if f == 1.0 or g.interrupted or not g.summaries:
             continue
-        sc = sf.at_rate(f)
         ranked = g.ranking()
-        sens[f] = None if not ranked else {
-            "policy": ranked[0].policy, "redundancy": ranked[0].redundancy,
-            "uses_redundancy": g.redundant.get(ranked[0].policy, True),
-            "ratio": ranked[0].ratio_mean, "checkpoint_interval": g.cell_interval(ranked[0])[0],
-            "system_mtbf": sc.system_mtbf,
-        }
+        if not ranked:
+            sens[f] = None
+            continue
+        top = ranked[0]
+        every = g.cell_interval(top)[0]
+        src = g.sources.get(top.policy)
+        step = step_seconds(sf, src, top.redundancy) if src else math.nan
+        sens[f] = {"policy": top.policy, "redundancy": top.redundancy,
+                   "uses_redundancy": g.redundant.get(top.policy, True), "ratio": top.ratio_mean,
+                   "checkpoint_interval": every,
+                   "checkpoint_steps": interval_steps(every, step) if math.isfinite(step) else None,
+                   "system_mtbf": sf.scenario.system_mtbf / f}
+    return sens
+
+
+# -- what each part prints --------------------------------------------------------------------
+def _save_every(seconds: float, steps: int | None, step: float) -> str:
+    if steps is None or not math.isfinite(step):
+        return f"every {fmt_duration(seconds)} of training"
+    return f"every {steps:,} steps ({fmt_duration(seconds)} of training at {step:.3g} s per step)"
+
+
+def _print_advice(a: dict[str, Any], sf: Any) -> None:
+    r_txt = f" at r = {a['redundancy']}" if a["uses_redundancy"] else ""
+    iv = a["interval"]
+    print(f"recommendation: {a['policy']}{r_txt}")
+    print(f"  set in the trainer: save a checkpoint {_save_every(iv['seconds'], iv['steps'], iv['step_seconds'])}")
+    print(f"    why: {iv['rule']}")
+    if not iv["scan"]["switched"]:
+        print(f"    checked: {iv['scan']['verdict']}")
+    n = a["seeds"]
+    m, lo, hi = a["ttt_days"]
+    ci = f"[{lo:.2f}, {hi:.2f}] (95 % CI over {n} seeds)" if n > 1 else "(one seed: no CI)"
+    print(f"  expected time-to-train {m:.2f} d {ci}, TTT/T0 {a['ratio'][0]:.3f} {fmt_ci(a['ratio'])}; "
+          f"failure-free {fmt_duration(sf.scenario.t0)}")
+    print(f"  expected ETTR (T0 / time-to-train) {a['ettr'][0]:.3f} {fmt_ci(a['ettr'])}")
+    print(f"  availability (time in kept steps / wall time; redundant stack layers count as kept) "
+          f"{a['availability'][0]:.3f} {fmt_ci(a['availability'])}")
+    ru = a["runner_up"]
+    if ru is None:
+        print("  runner-up: none (one policy compared, or no other finished on every seed)")
+        return
+    m, lo, hi = ru["slower_percent"]
+    rr = f" r = {ru['redundancy']}" if ru["uses_redundancy"] else ""
+    if math.isnan(lo):
+        print(f"  runner-up: {ru['policy']}{rr}, TTT {m:+.1f} % (one seed: no CI)")
+        return
+    sure = "the gap is clear of 0" if lo > 0 else "the gap is within the seed noise: run more seeds"
+    print(f"  runner-up: {ru['policy']}{rr}, TTT {m:+.1f} % [{lo:+.1f}, {hi:+.1f}] (paired over seeds; {sure})")
+
+
+def _print_sensitivity(sens: dict[float, Any], a: dict[str, Any], no_sensitivity: bool) -> None:
+    for f, v in sens.items():
+        tag = f"failure rate x{f:g} (system MTBF {fmt_duration(v['system_mtbf'] if v else math.nan)})"
+        if v is None:
+            print(f"  failure rate x{f:g}: no policy finishes on every seed")
+            continue
+        same = v["policy"] == a["policy"] and v["redundancy"] == a["redundancy"]
+        rr = f" r = {v['redundancy']}" if v["uses_redundancy"] else ""
+        verdict = "same choice" if same else "the choice changes"
+        steps = f"{v['checkpoint_steps']:,} steps" if v["checkpoint_steps"] else fmt_duration(v["checkpoint_interval"])
+        print(f"  {tag}: {v['policy']}{rr}, TTT/T0 {v['ratio']:.3f}, save every {steps} "
+              f"({fmt_duration(v['checkpoint_interval'])}) — {verdict}")
+    if not sens and not no_sensitivity:
+        print("  sensitivity: not run")
+
+
+# -- the command --------------------------------------------------------------------------------
+def run(args: Any) -> int:
+    """Run the grid (the sensitivity grids, the interval scan), print the advice, write every run."""
+    sf = load_job(args)
+    check_job_budget(sf, args, () if args.no_sensitivity else tuple(RATE_FACTORS), scan=True)
+    grids = {1.0: run_job(sf, desc="spare advise")}
+    if not args.no_sensitivity and not grids[1.0].interrupted:
+        for f in RATE_FACTORS:
+            grids[f] = run_job(sf, sf.at_rate(f), desc=f"failure rate x{f:g}")
+            if grids[f].interrupted:
+                break
+    main = grids[1.0]
+    advice = _advice(main, sf) if main.summaries and not main.interrupted else None
+    scan = None
+    if advice is not None and advice["source"] is not None and not any(g.interrupted for g in grids.values()):
+        scan = interval_scan(sf, advice["source"], advice["redundancy"])
+        if not scan.result.interrupted:
+            advice["interval"] = _interval_choice(scan, advice, sf)
+            advice.update(advice["interval"].pop("estimates", {}))
+            advice["checkpoint_interval"] = advice["interval"]["seconds"]
+    interrupted = any(g.interrupted for g in grids.values()) or (scan is not None and scan.result.interrupted)
+    sens = _sensitivity(grids, sf)
+
+    elapsed = sum(g.elapsed for g in grids.values()) + (scan.result.elapsed if scan else 0.0)
     prov = provenance("spare advise", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
-                      timings={"elapsed_seconds": sum(g.elapsed for g in grids.values()),
-                               "processes": main.workers, "tasks": main.task_seconds},
+                      timings={"elapsed_seconds": elapsed, "processes": main.workers, "tasks": main.task_seconds},
                       interrupted=interrupted)
+    parts = [(MAIN_GRID, main)] + [(_rate_grid(f), g) for f, g in grids.items() if f != 1.0]
+    if scan is not None:
+        parts.append((SCAN_GRID, scan.result))
     doc = {
         "command": "spare advise",
         "provenance": prov,
         "advice": advice,
         "sensitivity": {f"rate_x{f:g}": v for f, v in sens.items()},
-        "cells": [s.to_dict() for s in main.summaries],
-        "runs": [r.to_dict() for r in main.runs],
+        "cells": [{**s.to_dict(), "grid": name} for name, g in parts for s in g.summaries],
+        "runs": [run_record(r, name) for name, g in parts for r in g.runs],
     }
-    table = run_rows(main.runs, {sf.scenario.name: sf.scenario.n_groups})
+    groups = {sf.scenario.name: sf.scenario.n_groups}
+    table = [row for name, g in parts for row in run_rows(g.runs, groups, name)]
     if interrupted:
         written = write_outputs(args, doc, table, prov)
         where = f"; wrote {', '.join(written)}" if written else ""
-        print(f"spare advise: interrupted, {len(main.runs)} runs of the main grid finished{where}",
-              file=sys.stderr)
+        print(f"spare advise: interrupted, {len(table)} runs finished{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
 
     for line in describe_job(sf):
@@ -121,43 +279,16 @@ def run(args: Any) -> int:
     if advice is None:
         print(f"no policy finishes on every seed within {sf.scenario.max_wall_factor:g} T0: nothing to recommend; "
               "raise compare.horizon, try larger r or another policy")
+    elif "interval" not in advice:  # a policy object without a registry name: no scan (never from a file)
+        print(f"recommendation: {advice['policy']}, checkpoint every {fmt_duration(advice['checkpoint_interval'])}")
     else:
-        a = advice
-        r_txt = f" at r = {a['redundancy']}" if a["uses_redundancy"] else ""
-        print(f"recommendation: {a['policy']}{r_txt}, checkpoint every {fmt_duration(a['checkpoint_interval'])} "
-              f"of compute ({a['interval_rule']})")
-        m, lo, hi = a["ttt_days"]
-        print(f"  expected time-to-train {m:.2f} d [{lo:.2f}, {hi:.2f}] (95 % CI over {a['seeds']} seeds), "
-              f"TTT/T0 {a['ratio'][0]:.3f} [{a['ratio'][1]:.3f}, {a['ratio'][2]:.3f}]; failure-free "
-              f"{fmt_duration(sf.scenario.t0)}")
-        m, lo, hi = a["ettr"]
-        print(f"  expected ETTR (useful / wall time) {m:.3f} [{lo:.3f}, {hi:.3f}]")
-        ru = a["runner_up"]
-        if ru is None:
-            print("  runner-up: none (one policy compared, or no other finished on every seed)")
-        else:
-            m, lo, hi = ru["slower_percent"]
-            rr = f" r = {ru['redundancy']}" if ru["uses_redundancy"] else ""
-            sure = "the gap is clear of 0" if lo > 0 else "the gap is within the seed noise: run more seeds"
-            print(f"  runner-up: {ru['policy']}{rr}, TTT {m:+.1f} % [{lo:+.1f}, {hi:+.1f}] (paired over seeds; {sure})")
-        for f, v in sens.items():
-            tag = f"failure rate x{f:g} (system MTBF {fmt_duration(sf.scenario.system_mtbf / f)})"
-            if v is None:
-                print(f"  {tag}: no policy finishes on every seed")
-                continue
-            same = v["policy"] == a["policy"] and v["redundancy"] == a["redundancy"]
-            rr = f" r = {v['redundancy']}" if v["uses_redundancy"] else ""
-            verdict = "same choice" if same else "the choice changes"
-            print(f"  {tag}: {v['policy']}{rr}, TTT/T0 {v['ratio']:.3f}, checkpoint every "
-                  f"{fmt_duration(v['checkpoint_interval'])} — {verdict}")
-        if not sens and not args.no_sensitivity:
-            print("  sensitivity: not run")
-    elapsed = sum(g.elapsed for g in grids.values())
-    n_runs = sum(len(g.runs) for g in grids.values())
+        _print_advice(advice, sf)
+        _print_sensitivity(sens, advice, args.no_sensitivity)
     print()
-    print(f"{n_runs} runs in {elapsed:.1f} s on {main.workers} process(es)")
+    grids_run = ", ".join(f"{name} {len(g.runs)}" for name, g in parts)
+    print(f"{len(table)} runs ({grids_run}) in {elapsed:.1f} s on {main.workers} process(es)")
     for path in write_outputs(args, doc, table, prov):
         print(f"wrote {path}")
     if args.plot:
-        write_plots(args.plot, sf, main, best_rows(main))
+        write_plots(args.plot, sf, main, best_rows(main), scan=scan)
     return 0

@@ -13,7 +13,7 @@ import math
 import sys
 
 from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_int, process_count, seed_count
-from .outputs import add_output_arguments, check_outputs, provenance, run_rows, write_outputs
+from .outputs import add_output_arguments, check_outputs, provenance, run_record, run_rows, write_outputs
 from .budget import check_budget
 from .progress import run_study
 from .report import fmt_duration, fmt_ratio
@@ -104,7 +104,7 @@ def run(args) -> int:
                 line = (f"{n:>5}  {label:<11} {rshow:>6} {fmt_ratio(b):<34} {b.availability:6.3f} {b.overhead:8.2f} "
                         f"{b.failures_masked:8.0f} {b.wipeouts:9.1f}  {fmt_duration(every):>10}  {red}")
                 best_json[str(n)][label] = b.to_dict()
-            rules.append(f"{label}: {rule.split(' (')[0]}")
+            rules.append(f"{label}: {rule.split(' (')[0].split(',')[0]}")
             lines.append(line)
         lines.append(f"{'':>5}  checkpoint rule: " + "; ".join(rules))
         lines.append(f"{'':>5}  closed-form r* = floor(log2 N + 0.833) = {closed_form_redundancy(n)}")
@@ -131,8 +131,8 @@ def run(args) -> int:
         "cells": [s.to_dict() for s in res.summaries],
         "best": best_json,
         "runs": [
-            {k: v for k, v in r.to_dict().items() if k in (
-                "policy", "redundancy", "scenario", "seed", "finished", "ratio", "availability", "overhead",
+            {k: v for k, v in run_record(r).items() if k in (
+                "policy", "redundancy", "scenario", "seed", "finished", "ratio", "ettr", "availability", "overhead",
                 "failures_seen", "failures_masked", "wipeouts", "restarts", "checkpoints", "progress",
                 "checkpoint_interval")}
             for r in res.runs

@@ -4,18 +4,20 @@ set, the extra simulations behind the plots."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from . import UsageError, horizon_float, positive_int, process_count, seed_count
 from .budget import check_budget
 from .outputs import add_output_arguments, check_outputs
-from .progress import progress_bar, run_study
+from .progress import run_study
 from .report import fmt_duration
+from ..checkpoint import availability_optimal, daly_interval, young_interval
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
-__all__ = ["add_file_arguments", "load_job", "check_job_budget", "describe_job", "file_study", "run_job", "interval_points",
-           "timeline_run"]
+__all__ = ["add_file_arguments", "load_job", "check_job_budget", "describe_job", "file_study", "run_job", "interval_scan",
+           "IntervalScan", "SCAN_FACTORS", "scan_study_size", "step_seconds", "interval_steps", "timeline_run"]
 
 
 def add_file_arguments(parser: Any) -> None:
@@ -67,13 +69,15 @@ def load_job(args: Any) -> ScenarioFile:
     return sf
 
 
-def check_job_budget(sf: ScenarioFile, args: Any, factors: tuple[float, ...] = ()) -> None:
-    """The file's grid (and its grids at failure rate x ``factors``) within the work budget,
-    or a :class:`UsageError` with the estimate (``--force`` goes on); before any run."""
+def check_job_budget(sf: ScenarioFile, args: Any, factors: tuple[float, ...] = (), *, scan: bool = False) -> None:
+    """The file's grid (its grids at failure rate x ``factors``, an interval scan) within the
+    work budget, or a :class:`UsageError` with the estimate (``--force`` goes on); before any run."""
     force = bool(getattr(args, "force", False))
     check_budget(file_study(sf), force, sf.path)
     for f in factors:
         check_budget(file_study(sf, sf.at_rate(f)), force, f"{sf.path} at failure rate x{f:g}")
+    if scan:
+        check_budget(scan_study_size(sf), force, f"{sf.path} interval scan")
 
 
 def describe_job(sf: ScenarioFile) -> list[str]:
@@ -112,40 +116,123 @@ def run_job(sf: ScenarioFile, scenario: Scenario | None = None, *, desc: str) ->
 
 
 def _policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> Any:
-    """The file's policy ``name`` at ``r`` with its options (and ``interval``, if given)."""
+    """The file's policy ``name`` at ``r`` with its options (and ``interval``, if given; else
+    ``compare.interval`` where it is not "auto", as :func:`file_study` applies it)."""
+    if interval is None and sf.interval != "auto":
+        interval = sf.interval
     entry = registered_policy(name)
     options = {k: v for k, v in sf.policy_kwargs().get(name, {}).items() if k != "interval" or interval is None}
     pol = entry.build(r if entry.uses_redundancy else None, **options)
     return pol if interval is None else pol.with_interval(interval)
 
 
-def interval_points(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, ...] = (
-        0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)) -> dict[str, Any]:
-    """ETTR (availability) over seeds at checkpoint intervals around the chosen one.
+#: multiples of the policy's interval an interval scan simulates (besides the closed forms)
+SCAN_FACTORS = (0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
 
-    The candidates are ``factors`` times the policy's interval (Young's where the rule
-    checkpoints every step) plus Young's and Daly's; each runs on the file's seeds (the
-    runs of a seed see the same failures).
+
+@dataclass
+class IntervalScan:
+    """TTT/T0 of one policy at one r over checkpoint intervals, every interval on the same
+    seeds (and the same failures: common random numbers).
+
+    Attributes
+    ----------
+    result : ResultSet
+        One cell per interval (``interval_setting`` the seconds).
+    label : str
+        The policy's label; ``redundancy`` its r.
+    chosen, chosen_rule : float, str
+        The policy's own interval (what the grid ran) and its rule.
+    forms : dict
+        Closed form name -> seconds: ``Young``, ``Daly`` and, where meaningful, ``T_c*``
+        (the availability-optimal period minus the save).
+    uses_redundancy : bool
+        Whether the policy has an r.
+    """
+
+    result: ResultSet
+    label: str
+    redundancy: int
+    chosen: float
+    chosen_rule: str
+    forms: dict
+    uses_redundancy: bool = True
+
+    def intervals(self) -> list[float]:
+        """The simulated intervals, ascending."""
+        return sorted(float(s.interval_setting) for s in self.result.summaries)
+
+    def cell(self, seconds: float) -> Any:
+        """The summary of one interval."""
+        for s in self.result.summaries:
+            if float(s.interval_setting) == seconds:
+                return s
+        raise KeyError(seconds)
+
+    def runs(self, seconds: float) -> list[Any]:
+        """The runs of one interval, in seed order."""
+        return self.result.cell_runs(self.cell(seconds))
+
+    def names(self, seconds: float) -> list[str]:
+        """The closed forms (and "chosen") that equal ``seconds``."""
+        out = [k for k, v in self.forms.items() if v == seconds]
+        return out + (["chosen"] if seconds == self.chosen else [])
+
+
+def interval_scan(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, ...] = SCAN_FACTORS) -> IntervalScan:
+    """TTT/T0 of the file's policy ``name`` at ``r`` at checkpoint intervals around its own.
+
+    The candidates are Young's, Daly's and (where meaningful) the availability-optimal
+    interval with the policy's mean time between restarts, the policy's own interval (what
+    the file's grid ran) and ``factors`` times it (Young's where the policy saves after every
+    step); each runs on the file's seeds through the executor (Ctrl-C: the result set so
+    far, marked interrupted). The policy's own interval runs exactly as in the grid.
     """
     sc = sf.scenario
-    chosen = _policy(sf, name, r).checkpoint_interval(sc)
-    young = _policy(sf, name, r, "young").checkpoint_interval(sc).seconds
-    daly = _policy(sf, name, r, "daly").checkpoint_interval(sc).seconds
-    unit = chosen.seconds if chosen.seconds > 0 else young
-    candidates = sorted({f * unit for f in factors} | {young, daly} - {0.0})
-    bar = progress_bar(len(candidates) * len(sf.seeds), "ETTR vs interval")
-    points = []
-    try:
-        for c in candidates:
-            pol = _policy(sf, name, r, c)
-            vals = []
-            for s in sf.seeds:
-                vals.append(simulate(sc, pol, seed=s).availability)
-                bar.update(1)
-            points.append((c, vals))
-    finally:
-        bar.close()
-    return {"points": points, "young": young, "daly": daly, "chosen": chosen.seconds, "rule": chosen.rule}
+    pol = _policy(sf, name, r)
+    chosen = pol.checkpoint_interval(sc)
+    tf = pol.time_between_restarts(sc)
+    ts = sc.checkpoint_time
+    forms = {"Young": young_interval(ts, tf), "Daly": daly_interval(ts, tf)}
+    opt = availability_optimal(ts, sc.restart_time, tf)
+    if opt.meaningful:
+        forms["T_c*"] = opt.period - ts
+    unit = chosen.seconds if chosen.seconds > 0 and math.isfinite(chosen.seconds) else forms["Young"]
+    # the policy's own interval even where it is 0 (every step) or inf (never): what the grid ran
+    candidates = sorted((({f * unit for f in factors} | set(forms.values())) - {0.0, math.inf}) | {chosen.seconds})
+    entry = registered_policy(name)
+    options = {k: v for k, v in sf.policy_kwargs().get(name, {}).items() if k != "interval"}
+    study = Study([sc], [name], [r if entry.uses_redundancy else 1], intervals=candidates, seeds=sf.seeds,
+                  policy_options={name: options} if options else None, name=f"{sf.name} interval scan",
+                  streams="seed")
+    res = run_study(study, workers=sf.processes, desc="interval scan")
+    return IntervalScan(res, pol.name, r if entry.uses_redundancy else 1, chosen.seconds, chosen.rule, forms,
+                        entry.uses_redundancy)
+
+
+def scan_study_size(sf: ScenarioFile) -> Study:
+    """A study the size of :func:`interval_scan`'s (for the work budget before any run: the
+    budget reads the scenario and the number of runs, not which policy runs)."""
+    name = sf.policies[0]
+    r = sf.redundancies[0] if registered_policy(name).uses_redundancy else 1
+    n = len(SCAN_FACTORS) + 4  # the factors, three closed forms and the policy's own
+    return Study([sf.scenario], [name], [r], intervals=[float(i + 1) for i in range(n)], seeds=sf.seeds,
+                 name=f"{sf.name} interval scan", streams="seed")
+
+
+def step_seconds(sf: ScenarioFile, name: str, r: int) -> float:
+    """Seconds of one failure-free step of policy ``name`` at ``r`` right after a (re)start
+    (``initial_depth`` stack layers plus the all-reduce): what turns an interval into steps."""
+    sc = sf.scenario
+    return _policy(sf, name, r).initial_depth(sc) * sc.t_compute + sc.t_allreduce
+
+
+def interval_steps(seconds: float, step: float) -> int:
+    """Steps between saves for an interval of ``seconds``: the simulator saves after the first
+    step that ends ``seconds`` after the last save, so ``ceil(seconds / step)`` (at least 1)."""
+    if not math.isfinite(seconds):
+        return 0
+    return max(1, math.ceil(seconds / step - 1e-9))
 
 
 def timeline_run(sf: ScenarioFile, name: str, r: int) -> Any:

@@ -23,16 +23,22 @@ from typing import Any, Mapping, Sequence
 from . import UsageError
 from .._writer import OutputError, check_output, json_safe, write_atomic
 from .._writer import write_json as _write_json
+from ..sim.results import ettr
 
 __all__ = ["check_output_path", "check_plot_dir", "PLOT_FILES", "NULL_REASONS", "provenance", "write_json",
-           "write_csv", "write_parquet", "RUN_COLUMNS", "run_rows", "write_outputs", "check_parquet", "check_outputs",
+           "write_csv", "write_parquet", "RUN_COLUMNS", "MAIN_GRID", "run_record", "run_rows", "write_outputs", "shown_path", "check_parquet", "check_outputs",
            "add_output_arguments"]
 
-#: the per-run columns of the CSV and Parquet outputs (a RunResult's fields, its scenario's N)
-RUN_COLUMNS = ("scenario", "n_groups", "policy", "redundancy", "seed", "finished", "ratio", "time_to_train", "t0",
-               "availability", "overhead", "progress", "failures_seen", "failures_masked", "failures_restart",
-               "wipeouts", "restarts", "checkpoints", "checkpoint_interval", "interval_rule", "lost_time",
-               "save_time", "restart_time", "failure_model")
+#: the per-run columns of the CSV and Parquet outputs (a RunResult's fields, its scenario's N, its
+#: ETTR = T0 / time-to-train, and the grid it belongs to: "main", or ``spare advise``'s
+#: "failure rate x0.5", "failure rate x1.5" and "interval scan")
+RUN_COLUMNS = ("grid", "scenario", "n_groups", "policy", "redundancy", "seed", "finished", "ratio", "time_to_train",
+               "t0", "ettr", "availability", "overhead", "progress", "failures_seen", "failures_masked",
+               "failures_restart", "wipeouts", "restarts", "checkpoints", "checkpoint_interval", "interval_rule",
+               "lost_time", "save_time", "restart_time", "failure_model")
+
+#: the grid of a command's own runs
+MAIN_GRID = "main"
 
 
 def check_output_path(path: str | None, flag: str) -> None:
@@ -60,6 +66,8 @@ def check_plot_dir(path: str | None, flag: str = "--plot", files: Sequence[str] 
         return
     if not path or not path.strip():
         raise UsageError(f"{flag} must be a directory path, got {path!r}")
+    if path == "-":
+        raise UsageError(f"{flag} takes a directory ({', '.join(files)}); '-' (stdout) cannot hold them")
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"{flag} must be a directory, but {path!r} is a file")
     probe = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
@@ -104,12 +112,19 @@ def provenance(command: str, argv: Sequence[str] | None, *, scenario: Mapping[st
 #: why a value of a run, a cell or a best cell is null in the JSON outputs (strict JSON: no Infinity/NaN)
 _UNFINISHED_RUN = "a run did not finish before the horizon (its time-to-train is only bounded below)"
 _UNFINISHED_CELL = "a seed of the cell did not finish before the horizon"
+_ONE_SEED = "one seed: no confidence interval"
 NULL_REASONS = {
     # a run's and a cell's fields that are None (after to_dict) only when a run did not finish
-    **{k: {"inf": _UNFINISHED_RUN, "null": _UNFINISHED_RUN} for k in ("ratio", "time_to_train")},
+    **{k: {"inf": _UNFINISHED_RUN, "null": _UNFINISHED_RUN, "nan": _ONE_SEED} for k in ("ratio", "time_to_train")},
     **{k: {"inf": _UNFINISHED_CELL, "null": _UNFINISHED_CELL} for k in ("ratio_mean", "ratio_std", "ratio_max")},
     "ratio_min": {"inf": "no seed of the cell finished before the horizon",
                   "null": "no seed of the cell finished before the horizon"},
+    # a run's ETTR, a cell's mean ETTR, advise's [mean, low, high]
+    "ettr": {"nan": "a run did not finish before the horizon (its ETTR, T0 / time-to-train, is below 1 / horizon), "
+                    "or one seed gives no confidence interval",
+             "null": "a run did not finish before the horizon: its ETTR (T0 / time-to-train) is below 1 / horizon"},
+    # the [low, high] or [mean, low, high] of a confidence interval over one seed
+    **{k: {"nan": _ONE_SEED, "inf": _UNFINISHED_CELL} for k in ("ratio_ci95", "ttt_days", "availability")},
     **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}
        for k in ("ratio_ci_low", "ratio_ci_high", "ratio_q05", "ratio_q50", "ratio_q95",
                  "runner_up_ratio")},
@@ -126,14 +141,25 @@ def write_json(path: str, doc: Mapping[str, Any]) -> None:
     _write_json(path, doc, reasons=NULL_REASONS, indent=1)
 
 
-def run_rows(runs: Sequence[Any], n_groups: Mapping[str, int]) -> list[dict[str, Any]]:
+def run_record(run: Any, grid: str = MAIN_GRID) -> dict[str, Any]:
+    """A run's ``to_dict()`` with its ETTR (T0 / time-to-train; None if it did not finish) and
+    its grid."""
+    return {"grid": grid, **run.to_dict(), "ettr": ettr(run)}
+
+
+def run_rows(runs: Sequence[Any], n_groups: Mapping[str, int], grid: str = MAIN_GRID) -> list[dict[str, Any]]:
     """One dict per run with :data:`RUN_COLUMNS` (``n_groups`` maps scenario name -> N)."""
     rows = []
     for r in runs:
-        d = r.to_dict()
+        d = run_record(r, grid)
         d["n_groups"] = n_groups.get(r.scenario)
-        rows.append({k: d.get(k) for k in RUN_COLUMNS})
+        rows.append({k: _plain(d.get(k)) for k in RUN_COLUMNS})
     return rows
+
+
+def _plain(v: Any) -> Any:
+    """A table cell: a NaN (an unfinished run's ETTR) is an empty cell, as a None is."""
+    return None if isinstance(v, float) and v != v else v
 
 
 def write_csv(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any]) -> None:
@@ -179,14 +205,19 @@ def write_outputs(args: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str,
     written = []
     if getattr(args, "json", None):
         write_json(args.json, doc)
-        written.append(args.json)
+        written.append(shown_path(args.json))
     if getattr(args, "csv", None):
         write_csv(args.csv, rows, prov)
-        written.append(args.csv)
+        written.append(shown_path(args.csv))
     if getattr(args, "parquet", None):
         write_parquet(args.parquet, rows, prov)
-        written.append(args.parquet)
+        written.append(shown_path(args.parquet))
     return written
+
+
+def shown_path(path: str) -> str:
+    """An output path as the report names it ("-" is stdout)."""
+    return "stdout" if path == "-" else path
 
 
 def add_output_arguments(parser: Any) -> None:

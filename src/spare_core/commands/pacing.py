@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import bounded, distinct, positive_int, seed_int
-from .outputs import check_output_path, check_plot_dir, provenance, write_json
+from .outputs import check_output_path, check_plot_dir, provenance, shown_path, write_json
 
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
 
@@ -120,7 +120,7 @@ def _plot(result, path) -> str:
 
     save_figure(fig, path)
     plt.close(fig)
-    return f"plot written to {path}"
+    return f"plot written to {shown_path(path)}"
 
 
 def _document(args: Any, base: Any, result: Any, elapsed: float) -> dict[str, Any]:
@@ -140,10 +140,11 @@ def run(args) -> int:
     # every argument and output path checked before any work
     distinct(args.nodes, "--nodes")
     check_output_path(args.json, "--json")
-    if args.plot is not None and (os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]):
-        check_plot_dir(args.plot, files=("pacing.png",))
+    if args.plot is not None and args.plot != "-" and (os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]):
+        check_plot_dir(args.plot, files=("pacing.png",))  # a directory to be made: its parent checked
         args.plot = os.path.join(args.plot, "pacing.png")
-    check_output_path(args.plot, "--plot")
+    if args.plot is None or os.path.isdir(os.path.dirname(os.path.abspath(args.plot))):
+        check_output_path(args.plot, "--plot")
     t0 = time.perf_counter()
     try:
         base = _scenario(args)
@@ -161,8 +162,9 @@ def run(args) -> int:
     if args.json:
         elapsed = time.perf_counter() - t0
         write_json(args.json, _document(args, base, result, elapsed))
-        print(f"results written to {args.json}")
+        print(f"results written to {shown_path(args.json)}")
     if args.plot:
-        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
+        if args.plot != "-":
+            os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         print(_plot(result, args.plot))
     return 0

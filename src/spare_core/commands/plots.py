@@ -1,9 +1,10 @@
 """The ``--plot DIR`` pictures of the commands (matplotlib, the ``plot`` extra; imported lazily).
 
-- ``ttt_vs_r.png``: TTT/T0 and availability against r per policy, mean and the spread over
-  seeds (min-max band);
-- ``ettr_vs_interval.png``: effective training time ratio against the checkpoint interval,
-  Young's and Daly's intervals and the chosen one marked;
+- ``ttt_vs_r.png``: TTT/T0 and availability (time in kept steps / wall time, redundant stack
+  layers counted as kept: not ETTR) against r per policy, mean and the spread over seeds
+  (min-max band);
+- ``ettr_vs_interval.png``: ETTR (T0 / time-to-train) against the checkpoint interval,
+  Young's, Daly's, the availability-optimal and the chosen interval marked;
 - ``timeline.png``: one run's failures over wall time, masked ones and restarts apart, with
   the stack depth the policy ran at.
 """
@@ -53,6 +54,8 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
     import numpy as np
 
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     os.makedirs(directory, exist_ok=True)
     shown = [sc for sc in scenarios if any(s.scenario == sc.name for s in result.summaries)]
     fig, axes = plt.subplots(len(shown), 2, figsize=(11, 3.6 * len(shown)), squeeze=False)
@@ -81,7 +84,8 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
             hi = np.array([x.max() if ok else np.nan for x, ok in zip(ratio, fin)])
             ax_t.plot(r, mean, marker="o", ms=3.5, color=colour, label=label)
             ax_t.fill_between(r, lo, hi, color=colour, alpha=0.18, lw=0)
-            best = result.best(sc.n_groups, label)
+            # the best r as the tables judge it (ResultSet.best_per_policy: at r >= 2 beside CKPT-only)
+            best = next((c for c, done in result.best_per_policy(sc.name) if done and c.policy == label), None)
             if best is not None:
                 ax_t.plot([best.redundancy], [best.ratio_mean], marker="*", ms=13, color=colour, mec="black",
                           mew=0.6, zorder=5)
@@ -90,6 +94,10 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
             ax_a.fill_between(r, [a.min() for a in av], [a.max() for a in av], color=colour, alpha=0.18, lw=0)
         seeds = max((s.seeds for s in result.summaries if s.scenario == sc.name), default=0)
         ax_t.set_title(f"{sc.name}: N = {sc.n_groups} groups — TTT/T0 (★ best r)", fontsize=10)
+        rs = [s.redundancy for s in result.summaries if s.scenario == sc.name]
+        for ax in (ax_t, ax_a):  # r is an integer: no tick at 1.5; both panels over every r run
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+            ax.set_xlim(min(rs) - 0.5, max(rs) + 0.5)
         ax_t.set_xlabel("redundancy r")
         ax_t.set_ylabel("time-to-train / failure-free T0")
         ours = [s for s in result.summaries if s.scenario == sc.name]
@@ -100,7 +108,8 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
             top = min(max(highs), 4 * min(lows))
             ax_t.set_ylim(0.95 * min(lows), 1.05 * top)
         ax_t.legend(fontsize=8, loc="upper right")
-        ax_a.set_title(f"availability (useful / wall time), band: min-max over {seeds} seeds", fontsize=10)
+        ax_a.set_title(f"availability (time in kept steps / wall time; redundant layers count as kept),\n"
+                       f"band: min-max over {seeds} seeds; ETTR = 1 / (TTT/T0), left", fontsize=9)
         ax_a.set_xlabel("redundancy r")
         ax_a.set_ylabel("availability")
         ax_a.set_ylim(0, 1.02)
@@ -113,34 +122,65 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
     return [path]
 
 
-def plot_interval(points: Sequence[tuple[float, list[float]]], *, young: float, daly: float, chosen: float,
-                  chosen_rule: str, label: str, directory: str) -> str:
-    """ETTR (mean and min-max over seeds) against the checkpoint interval; returns the path."""
+def plot_interval(scan: Any, *, directory: str, horizon: float) -> str:
+    """ETTR (T0 / time-to-train; mean and min-max over seeds) against the checkpoint interval
+    of an interval scan (:func:`spare_core.commands.filejob.interval_scan`), the closed forms
+    and the chosen interval marked; returns the path.
+
+    The closed forms are vertical lines named in the legend (they often lie a few per cent
+    apart, where tick labels would print over each other); the ticks are 1-2-5 steps. A seed
+    that did not finish (its ETTR is below 1 / ``horizon``) is drawn as a cross at 0.
+    """
+    import textwrap
+
     import numpy as np
 
-    plt = _pyplot()
-    os.makedirs(directory, exist_ok=True)
-    xs = np.array([p[0] for p in points]) / 60.0
-    ys = [np.array(p[1]) for p in points]
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    ax.plot(xs, [y.mean() for y in ys], marker="o", ms=4, color="#d62728", label=f"{label}: simulated ETTR")
-    ax.fill_between(xs, [y.min() for y in ys], [y.max() for y in ys], color="#d62728", alpha=0.15, lw=0,
-                    label="min-max over seeds")
-    for x, name, style in ((young, "Young", ":"), (daly, "Daly", "--")):
-        if x > 0:
-            ax.axvline(x / 60.0, color="black", ls=style, lw=1, label=f"{name}: {x / 60:.1f} min")
-    if chosen > 0:
-        ax.axvline(chosen / 60.0, color="#2ca02c", lw=1.6, label=f"chosen: {chosen / 60:.1f} min")
-    ax.set_xscale("log")
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from ..sim.results import ettr
 
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    os.makedirs(directory, exist_ok=True)
+    secs = scan.intervals()
+    xs = np.array(secs) / 60.0
+    vals = [np.array([ettr(r) for r in scan.runs(s)]) for s in secs]
+    done = np.array([np.isfinite(v).all() for v in vals])
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    mean = np.array([v.mean() if ok else np.nan for v, ok in zip(vals, done)])
+    ax.plot(xs, mean, marker="o", ms=4, color="#d62728", label="simulated ETTR, mean over seeds")
+    lo = np.array([np.nanmin(v) if np.isfinite(v).any() else np.nan for v in vals])
+    hi = np.array([np.nanmax(v) if np.isfinite(v).any() else np.nan for v in vals])
+    ax.fill_between(xs, lo, hi, color="#d62728", alpha=0.15, lw=0, label=f"min-max over {len(vals[0])} seeds")
+    lost = [(x, int((~np.isfinite(v)).sum())) for x, v in zip(xs, vals) if not np.isfinite(v).all()]
+    if lost:
+        ax.plot([x for x, _ in lost], [0.0] * len(lost), "x", ms=7, color="black",
+                label=f"a seed unfinished at {horizon:g} T0 (ETTR < {1 / horizon:.2g})")
+    # one line per distinct interval: the closed forms and the chosen one (names joined when equal)
+    marks: dict[float, list[str]] = {}
+    for name, v in scan.forms.items():
+        marks.setdefault(v, []).append(name)
+    marks.setdefault(scan.chosen, []).append("chosen")
+    styles = {"Young": ":", "Daly": "--", "T_c*": "-."}
+    for v, names in sorted(marks.items()):
+        if not (v > 0 and math.isfinite(v)):
+            continue
+        chosen = "chosen" in names
+        ax.axvline(v / 60.0, color="#2ca02c" if chosen else "black", lw=1.8 if chosen else 1,
+                   ls="-" if chosen else styles.get(names[0], ":"),
+                   label=f"{' = '.join(names)}: {v / 60:.3g} min")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(sorted({round(x, 1) for x in xs[:: max(1, len(xs) // 6)]} | {round(xs[-1], 1)}))
-    ax.set_xlabel("checkpoint interval (compute minutes between saves, log scale)")
-    ax.set_ylabel("ETTR (useful time / wall time)")
-    ax.set_title(f"ETTR vs checkpoint interval — chosen by: {chosen_rule}", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.set_xlim(xs.min() / 1.15, xs.max() * 1.15)
+    if lost:  # the crosses sit at 0
+        ax.set_ylim(bottom=0)
+    ax.set_xlabel("checkpoint interval (minutes of training between saves, log scale)")
+    ax.set_ylabel("ETTR = T0 / time-to-train")
+    rule = textwrap.fill(f"chosen by: {scan.chosen_rule}", 110)
+    who = f"{scan.label} r={scan.redundancy}" if scan.uses_redundancy else scan.label
+    ax.set_title(f"{who}: ETTR vs checkpoint interval\n{rule}", fontsize=8)
+    ax.legend(fontsize=7, loc="lower center")
     fig.tight_layout()
     path = os.path.join(directory, "ettr_vs_interval.png")
     save_figure(fig, path)
@@ -153,6 +193,8 @@ def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None)
     import numpy as np
 
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     os.makedirs(directory, exist_ok=True)
     tl = run.timeline
     t = np.asarray(tl.failure_time) / 3600.0
@@ -175,6 +217,8 @@ def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None)
     ax_d.step(np.concatenate([[0.0], t, [end]]), np.concatenate([[1.0], depth, depth[-1:] if depth.size else [1.0]]),
               where="post", color="#2ca02c", lw=1)
     ax_d.set_ylabel("stack depth S")
+    ax_d.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # S is an integer: no tick at 1.25
+    ax_d.set_ylim(0.5, max(1.0, float(depth.max()) if depth.size else 1.0) + 0.5)
     ax_d.set_xlabel("wall time (hours)")
     ax_d.set_xlim(0, hours_shown if hours_shown else end)
     fig.tight_layout()

@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-__all__ = ["fmt_duration", "mean_ci", "fmt_ratio"]
+from ..sim.results import mean_ci as _mean_ci
+
+__all__ = ["fmt_duration", "mean_ci", "fmt_ci", "fmt_ratio"]
 
 
 def fmt_duration(seconds: float) -> str:
@@ -24,20 +26,20 @@ def fmt_duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
-def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and a Student-t confidence interval over seeds (``(m, m, m)`` for one value;
-    ``inf`` bounds if any value is infinite)."""
-    from scipy import stats
+def mean_ci(values: Sequence[float], level: float = 0.95,
+            bounds: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float, float]:
+    """Mean and the Student-t confidence interval over seeds, cut at the physical ``bounds``
+    (:func:`spare_core.sim.results.mean_ci`: NaN bounds for one value, ``inf`` if any value is
+    infinite)."""
+    return _mean_ci(values, level, bounds)
 
-    xs = [float(v) for v in values]
-    m = sum(xs) / len(xs)
-    if not all(math.isfinite(x) for x in xs):
-        return math.inf, math.inf, math.inf
-    if len(xs) < 2:
-        return m, m, m
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
-    half = float(stats.t.ppf(0.5 + level / 2, len(xs) - 1)) * sd / math.sqrt(len(xs))
-    return m, m - half, m + half
+
+def fmt_ci(ci: tuple[float, float, float], fmt: str = "{:.3f}") -> str:
+    """``[low, high]``, or ``[no CI: one seed]`` when the interval is undefined."""
+    _, lo, hi = ci
+    if math.isnan(lo) or math.isnan(hi):
+        return "[no CI: one seed]"
+    return f"[{fmt.format(lo)}, {fmt.format(hi)}]"
 
 
 def fmt_ratio(s: Any) -> str:

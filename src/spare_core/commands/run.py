@@ -12,9 +12,10 @@ import sys
 from typing import Any
 
 from . import EXIT_INTERRUPTED
-from .filejob import add_file_arguments, check_job_budget, describe_job, interval_points, load_job, run_job, timeline_run
-from .outputs import provenance, run_rows, write_outputs
-from .report import fmt_duration, fmt_ratio, mean_ci
+from .filejob import add_file_arguments, check_job_budget, describe_job, interval_scan, load_job, run_job, timeline_run
+from .outputs import provenance, run_record, run_rows, write_outputs
+from .report import fmt_ci, fmt_duration, fmt_ratio, mean_ci
+from ..sim.results import RATIO_BOUNDS
 
 HELP = "compare the policies of a scenario file (FILE.toml): best r and checkpoint interval per policy"
 
@@ -31,7 +32,7 @@ def best_rows(res: Any) -> list[dict[str, Any]]:
     rows = []
     for cell, finished in res.best_per_policy():
         every, rule = res.cell_interval(cell)
-        m, lo, hi = mean_ci([r.ratio for r in res.cell_runs(cell)])
+        m, lo, hi = mean_ci([r.ratio for r in res.cell_runs(cell)], bounds=RATIO_BOUNDS)
         rows.append({"policy": cell.policy, "finished": finished, "summary": cell, "interval": every, "rule": rule,
                      "ratio_ci": (lo, hi)})
     return rows
@@ -40,7 +41,7 @@ def best_rows(res: Any) -> list[dict[str, Any]]:
 def run(args: Any) -> int:
     """Run the file's grid, print the table, write the outputs; return the exit status."""
     sf = load_job(args)
-    check_job_budget(sf, args)
+    check_job_budget(sf, args, scan=bool(args.plot))
     res = run_job(sf, desc="spare run")
     rows = best_rows(res) if res.summaries else []
     prov = provenance("spare run", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
@@ -53,7 +54,7 @@ def run(args: Any) -> int:
                                "checkpoint_interval": r["interval"], "interval_rule": r["rule"],
                                "ratio_ci95": list(r["ratio_ci"])} for r in rows},
         "cells": [s.to_dict() for s in res.summaries],
-        "runs": [r.to_dict() for r in res.runs],
+        "runs": [run_record(r) for r in res.runs],
     }
     table = run_rows(res.runs, {sf.scenario.name: sf.scenario.n_groups})
     if res.interrupted:
@@ -64,7 +65,8 @@ def run(args: Any) -> int:
         return EXIT_INTERRUPTED
     for line in describe_job(sf):
         print(line)
-    print("TTT/T0: mean ± std [min-max] over seeds at the best r; CI: 95 % Student-t interval of the mean; "
+    print("TTT/T0: mean ± std [min-max] over seeds at the best r; CI: 95 % Student-t interval of the mean, cut at "
+          "TTT/T0 >= 1; avail: time in kept steps / wall time (redundant layers count as kept; ETTR = 1 / (TTT/T0)); "
           "ckpt every: compute time between checkpoints")
     print()
     header = (f"{'policy':<11} {'best r':>6} {'TTT/T0':<34} {'95 % CI':<15} {'avail':>6} {'overhead':>8} "
@@ -75,7 +77,7 @@ def run(args: Any) -> int:
         s = r["summary"]
         rshow = str(s.redundancy) if res.redundant.get(s.policy, True) else "-"
         if r["finished"]:
-            ttt, ci = fmt_ratio(s), f"[{r['ratio_ci'][0]:.3f}, {r['ratio_ci'][1]:.3f}]"
+            ttt, ci = fmt_ratio(s), fmt_ci((s.ratio_mean, *r["ratio_ci"]))
         else:
             ttt, ci, rshow = f"> {sf.scenario.max_wall_factor:g} ({100 * s.progress:.1f} % done at r={s.redundancy})", "-", "-"
         print(f"{s.policy:<11} {rshow:>6} {ttt:<34} {ci:<15} {s.availability:6.3f} {s.overhead:8.2f} "
@@ -89,9 +91,9 @@ def run(args: Any) -> int:
     return 0
 
 
-def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]]) -> None:
+def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]], scan: Any = None) -> None:
     """TTT/T0 and availability vs r; for the best policy at its best r, ETTR vs the checkpoint
-    interval and a failure timeline of one run."""
+    interval (``scan``, or an interval scan run here) and a failure timeline of one run."""
     from .plots import plot_interval, plot_timeline, plot_vs_r
 
     for path in plot_vs_r(res, [sf.scenario], directory, title=f"{sf.name}: {sf.gpus:,} GPUs"):
@@ -101,8 +103,10 @@ def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]]) -
         print("no policy finished on every seed: no interval or timeline plot")
         return
     top = min(done, key=lambda r: r["summary"].ratio_mean)["summary"]
-    pts = interval_points(sf, res.sources[top.policy], top.redundancy)
-    print(f"wrote {plot_interval(pts['points'], young=pts['young'], daly=pts['daly'], chosen=pts['chosen'], chosen_rule=pts['rule'], label=f'{top.policy} r={top.redundancy}', directory=directory)}")
+    if scan is None or (scan.label, scan.redundancy) != (top.policy, top.redundancy):
+        scan = interval_scan(sf, res.sources[top.policy], top.redundancy)
+    if not scan.result.interrupted:
+        print(f"wrote {plot_interval(scan, directory=directory, horizon=sf.scenario.max_wall_factor)}")
     # the timeline of a redundancy policy shows masked failures and the stack depth; CKPT-only's
     # (every failure a restart) only when nothing else ran
     redundant = [s for s in res.summaries if s.redundancy > 1 and math.isfinite(s.ratio_mean)]

@@ -10,12 +10,14 @@ every finished batch stored.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
 import sys
 
 from .budget import check_budget
 from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
-from .outputs import check_output_path
+from .outputs import check_output_path, shown_path
 from .progress import progress_bar
 
 HELP = "run a sweep spec (TOML) into a resumable Parquet store (--executor local|dask), or --report a store"
@@ -71,30 +73,101 @@ class _StoreWarnings:
         return False
 
 
+@contextlib.contextmanager
+def _dask_scheduler(args):
+    """What ``run_sweep`` gets as ``scheduler``: ``--scheduler`` (the user's cluster, as it is)
+    or, for ``--executor dask`` without one, a Client of a LocalCluster started here whose
+    worker processes ignore Ctrl-C.
+
+    A terminal's Ctrl-C goes to the whole foreground process group, the workers included;
+    each then died printing its own tracebacks (about 80 lines for two workers) while the
+    driver, which gets the same signal, already stops the sweep and closes the cluster.
+    SIGINT is ignored while the cluster starts, which the spawned worker processes inherit
+    for good (Python leaves an ignored SIGINT ignored; a blocked one is not inherited, and
+    numpy's threads would let a blocked one be discarded anyway), so a Ctrl-C in those few
+    seconds is lost: on a terminal the command says so. The workers log only critical errors
+    (a heartbeat cut by the shutdown is not one; a failed task still raises in the driver).
+    """
+    if args.executor != "dask" or args.scheduler:
+        yield args.scheduler
+        return
+    import logging
+    import os
+
+    from distributed import Client, LocalCluster
+
+    n = args.workers or (os.cpu_count() or 1)
+    if sys.stderr.isatty():
+        print(f"spare sweep: starting {n} local Dask workers (Ctrl-C is ignored until they are up)", file=sys.stderr)
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        # as the executor starts its own: one thread per worker, the HTTP server on a free port
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=logging.CRITICAL)
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    try:
+        with Client(cluster) as client:
+            yield client
+    finally:
+        cluster.close()
+
+
+#: the longest scenario name shown in a column; longer ones head their own rows
+NAME_COLUMN = 48
+
+
 def _report(store, json_path) -> int:
     from ..sweeps import best_redundancy, summarise_store
+    from ..sweeps.aggregate import unfinished_combinations
 
-    with _StoreWarnings():
-        summary = summarise_store(store)
+    try:
+        with _StoreWarnings():
+            summary = summarise_store(store)
+    except (OSError, ValueError, TypeError) as e:  # not a store, an unreadable one: one line, exit 2
+        raise UsageError(str(e)) from None
     if summary.num_rows == 0:
         print(f"store {store} holds no runs")
         return 0
     best = best_redundancy(summary)
+    unfinished = unfinished_combinations(summary)
     runs = sum(summary.column("runs").to_pylist())
-    print(f"store {store}: {runs} runs in {summary.num_rows} cells (TTT/T0: mean [95 % CI] over seeds)")
-    header = f"{'scenario':<36} {'policy':<12} {'interval':>9} {'best r':>6} {'TTT/T0':>8} {'95 % CI':>17} {'seeds':>5} {'avail':>6}  runner-up"
+    print(f"store {store}: {runs} runs in {summary.num_rows} cells (TTT/T0: mean [95 % CI] over seeds, the CI cut "
+          "at TTT/T0 >= 1; avail: time in kept steps / wall time)")
+    rows = [(b, True) for b in best.to_pylist()] + [(u, False) for u in unfinished]
+    # scenarios in the summary's order; every name in full (grid names differ only at their end)
+    order = {k: i for i, k in enumerate(dict.fromkeys(summary.column("scenario_key").to_pylist()))}
+    rows.sort(key=lambda x: (order[x[0]["scenario_key"]], x[0]["policy"], x[0]["interval_setting"]))
+    names = {x[0]["scenario_key"]: x[0]["scenario"] for x in rows}
+    width = max(len("scenario"), *(len(n) for n in names.values()))
+    inline = width <= NAME_COLUMN
+    lead = f"{'scenario':<{width}} " if inline else "  "
+    header = (f"{lead}{'policy':<12} {'interval':>9} {'best r':>6} {'TTT/T0':>8} {'95 % CI':>17} {'seeds':>5} "
+              f"{'avail':>6}  runner-up")
     print(header)
     print("-" * len(header))
-    for b in best.to_pylist():
-        ru = "-" if b["runner_up_r"] is None else f"r={b['runner_up_r']} ({_num(b['runner_up_ratio'])})"
-        ci = f"[{_num(b['ratio_ci_low'])}, {_num(b['ratio_ci_high'])}]"
-        print(f"{b['scenario'][:36]:<36} {b['policy'][:12]:<12} {b['interval_setting'] or 'policy':>9} {b['redundancy']:>6} "
-              f"{_num(b['ratio_mean']):>8} {ci:>17} {b['runs']:>5} {_num(b['availability_mean']):>6}  {ru}")
+    last = None
+    for b, done in rows:
+        if not inline and b["scenario_key"] != last:
+            print(names[b["scenario_key"]])
+        last = b["scenario_key"]
+        lead = f"{b['scenario']:<{width}} " if inline else "  "
+        head = f"{lead}{b['policy'][:12]:<12} {b['interval_setting'] or 'policy':>9}"
+        if done:
+            ru = "-" if b["runner_up_r"] is None else f"r={b['runner_up_r']} ({_num(b['runner_up_ratio'])})"
+            ci = f"[{_num(b['ratio_ci_low'])}, {_num(b['ratio_ci_high'])}]"
+            print(f"{head} {b['redundancy']:>6} {_num(b['ratio_mean']):>8} {ci:>17} {b['runs']:>5} "
+                  f"{_num(b['availability_mean']):>6}  {ru}")
+        else:  # shown, marked: no r finished on every seed
+            print(f"{head} {'-':>6} {'unfinished':>8} {'-':>17} {b['runs']:>5} {_num(b['availability_mean']):>6}  "
+                  f"no r finished on every seed (furthest: r={b['redundancy']}, {b['finished']}/{b['runs']} seeds "
+                  f"finished, {100 * b['progress_mean']:.1f} % of the steps)")
     if json_path:
         from .outputs import write_json  # strict JSON (null with its reason), atomic, through symlinks
 
-        write_json(json_path, {"store": str(store), "cells": summary.to_pylist(), "best": best.to_pylist()})
-        print(f"wrote {json_path}")
+        write_json(json_path, {"store": str(store), "cells": summary.to_pylist(), "best": best.to_pylist(),
+                               "unfinished": unfinished})
+        print(f"wrote {shown_path(json_path)}")
     return 0
 
 
@@ -109,7 +182,11 @@ def run(args) -> int:
         if args.report:
             if args.spec:
                 raise ValueError("--report takes no SPEC.toml")
-            return _report(args.store, args.json)
+    except (OSError, ValueError, TypeError) as e:
+        raise UsageError(str(e)) from None
+    if args.report:
+        return _report(args.store, args.json)
+    try:
         if not args.spec:
             raise ValueError("give SPEC.toml (or --report)")
         if not (math.isfinite(args.task_seconds) and args.task_seconds > 0):
@@ -121,30 +198,31 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
     check_budget(spec, args.force, str(args.spec))
     store = ResultStore(args.store)
-    bar = progress_bar(len(spec), "spare sweep (runs)")
-    shown = [0]
-
-    def progress(p):
-        n = p.stored_before + p.computed
-        bar.update(n - shown[0])
-        shown[0] = n
-
     print(f"spare sweep: {spec!r}", flush=True)
+    bar = None
     try:
-        with _StoreWarnings():
-            done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
+        with _dask_scheduler(args) as scheduler, _StoreWarnings():
+            bar = progress_bar(len(spec), "spare sweep (runs)")
+            shown = [0]
+
+            def progress(p):
+                n = p.stored_before + p.computed
+                bar.update(n - shown[0])
+                shown[0] = n
+
+            done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=scheduler,
                              batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
     except KeyboardInterrupt:
-        bar.close()
         with _StoreWarnings():
             n_stored = len(store.keys())
         print(f"spare sweep: interrupted; {n_stored} runs are stored in {args.store} "
               "(run the same command to resume)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StoreError as e:
-        bar.close()
         raise UsageError(str(e)) from None
-    bar.close()
+    finally:
+        if bar is not None:
+            bar.close()
     print(f"{done.computed} runs simulated in {done.seconds:.1f} s ({done.runs_per_second:.0f} runs/s, "
           f"{done.batches} batches); {done.stored_before} were stored already; store {args.store}: "
           f"{store.size_bytes() / 1e6:.2f} MB")

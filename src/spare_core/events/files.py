@@ -159,6 +159,11 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
 def rate_from_file(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> tuple[FailureRate, str]:
     """The one rate form given, as a :class:`FailureRate` (exact conversions), and the form in words."""
     given = [k for k in FAILURE_RATE_KEYS if k in fl]
+    if not given:
+        for extra in ("measured_on_gpus", "period"):
+            if extra in fl:
+                raise rd.fail(f"failures.{extra}", "goes with failures.interruptions, which is not given (a rate "
+                              f"needs one of {list(FAILURE_RATE_KEYS)})", fl[extra])
     if len(given) != 1:
         raise rd.error(f"[failures] needs exactly one rate form of {list(FAILURE_RATE_KEYS)}, got "
                        f"{given or 'none'} (or a log: law = 'fit' or model = 'trace' with failures.trace)")

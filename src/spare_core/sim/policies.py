@@ -56,7 +56,7 @@ from .._native import load
 from .._plugins import load_entry_points
 from .._results import fields_dict
 from .._validate import as_float, as_int, as_int_array, check_choice
-from ..checkpoint import availability_optimal, daly_interval, young_interval
+from ..checkpoint import best_closed_form, daly_interval, young_interval
 from .scenario import Scenario
 
 __all__ = [
@@ -246,12 +246,12 @@ class Policy:
     ----------
     interval : float or {"auto", "young", "daly"}, default "auto"
         Compute seconds between checkpoints (0: after every step; inf: never), or a rule:
-        "auto" the availability-optimal period T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r))
-        minus the save time, "young"/"daly" Young's and Daly's intervals with the policy's
-        mean time between restarts T_f as the MTBF. When T_c* exceeds T_f the closed form is
-        meaningless (:func:`spare_core.checkpoint.availability_optimal`); "auto" then
-        checkpoints after every step, the shortest period available, and says so in
-        :attr:`IntervalChoice.rule`.
+        "young"/"daly" Young's and Daly's intervals with the policy's mean time between
+        restarts T_f as the MTBF; "auto" the one of Young's, Daly's and the availability-optimal
+        period T_c* - T_s (where T_c* <= T_f, its model's range) with the least expected time
+        under exponential restarts every T_f
+        (:func:`spare_core.checkpoint.best_closed_form`), never "after every step"; the
+        candidates and why one won are in :attr:`IntervalChoice.rule`.
     """
 
     name = "policy"
@@ -292,10 +292,9 @@ class Policy:
             return IntervalChoice(young_interval(ts, tf), f"Young with T_f = {tf:.0f} s")
         if self.interval == "daly":
             return IntervalChoice(daly_interval(ts, tf), f"Daly with T_f = {tf:.0f} s")
-        p = availability_optimal(ts, scenario.restart_time, tf)
-        if not p.meaningful:
-            return IntervalChoice(0.0, f"every step: closed-form T_c* = {p.period:.0f} s is meaningless ({p.reason})")
-        return IntervalChoice(p.period - ts, f"availability-optimal T_c* = {p.period:.0f} s with T_f = {tf:.0f} s")
+        # "auto": the closed form with the least expected time, never "after every step"
+        pick = best_closed_form(ts, scenario.restart_time, tf)
+        return IntervalChoice(pick.seconds, f"auto: {pick.reason}")
 
     def handler(self, scenario: Scenario) -> FailureHandler:  # pragma: no cover - abstract
         raise NotImplementedError

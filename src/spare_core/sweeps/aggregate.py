@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
+from ..sim.results import RATIO_BOUNDS, mean_ci
 from .store import ResultStore, require_pyarrow
 
-__all__ = ["summarise_store", "best_redundancy"]
+__all__ = ["summarise_store", "best_redundancy", "unfinished_combinations"]
 
 _CELL = ("scenario_key", "policy", "redundancy", "interval_setting")
 _MEANS = ("availability", "overhead", "checkpoint_interval", "failures_masked", "wipeouts", "restarts", "progress")
@@ -38,7 +39,8 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
         A store (its directory) or a table read from one. Parts that fail the store's
         checks are left out, each with a :class:`~spare_core.sweeps.StoreWarning`.
     confidence : float, default 0.95
-        Level of the Student-t interval of the mean TTT/T0 over seeds.
+        Level of the Student-t interval of the mean TTT/T0 over seeds, cut at TTT/T0 >= 1
+        (:func:`spare_core.sim.results.mean_ci`).
     quantiles : sequence of float, default (0.05, 0.5, 0.95)
         Quantiles of TTT/T0 over seeds (columns ``ratio_q05`` ...).
 
@@ -63,8 +65,6 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
     qs = [float(q) for q in quantiles]
     if not all(0 <= q <= 1 for q in qs):
         raise ValueError(f"quantiles must be in [0, 1], got {list(quantiles)}")
-    from scipy.special import stdtrit  # Student-t quantile; scipy.stats takes seconds to import
-
     t = _table(source)
     if t.num_rows == 0:
         return pa.table({})
@@ -86,12 +86,8 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
         if fin < n:
             mean = lo = hi = math.inf
         else:
-            mean = float(ratio.mean())
-            if n > 1:
-                half = float(stdtrit(n - 1, 0.5 + confidence / 2) * ratio.std(ddof=1) / math.sqrt(n))
-                lo, hi = mean - half, mean + half
-            else:
-                lo = hi = math.nan
+            # the Student-t interval cut at TTT/T0 >= 1 (sim.results.mean_ci: why not a bootstrap)
+            mean, lo, hi = mean_ci(ratio, confidence, RATIO_BOUNDS)
         method = "linear" if fin == n else "inverted_cdf"  # inf does not interpolate
         row = {
             "scenario": str(col["scenario"][idx[0]]), "scenario_key": skey, "n_groups": n_of[skey],
@@ -120,17 +116,13 @@ def best_redundancy(summary):
     pyarrow.Table
         The chosen rows of ``summary`` (ties go to the smaller r), plus ``runner_up_r`` and
         ``runner_up_ratio`` (the next best r; null if none). Combinations where no r
-        finished on every seed are left out.
+        finished on every seed are left out (:func:`unfinished_combinations` gives them).
     """
     pa, _ = require_pyarrow()
     if summary.num_rows == 0:
         return summary
-    rows = summary.to_pylist()
-    by: dict = {}
-    for r in rows:
-        by.setdefault((r["scenario_key"], r["policy"], r["interval_setting"]), []).append(r)
     out = []
-    for cells in by.values():
+    for cells in _combinations(summary).values():
         done = sorted((c for c in cells if math.isfinite(c["ratio_mean"])), key=lambda c: (c["ratio_mean"], c["redundancy"]))
         if not done:
             continue
@@ -139,3 +131,36 @@ def best_redundancy(summary):
         best["runner_up_ratio"] = done[1]["ratio_mean"] if len(done) > 1 else None
         out.append(best)
     return pa.Table.from_pylist(out)
+
+
+def unfinished_combinations(summary):
+    """The (scenario, policy, interval setting) combinations :func:`best_redundancy` leaves
+    out: no r finished on every seed. Per combination, the cell that got furthest.
+
+    Parameters
+    ----------
+    summary : pyarrow.Table
+        From :func:`summarise_store`.
+
+    Returns
+    -------
+    list of dict
+        The chosen rows of ``summary`` (most mean progress; ties go to the smaller r), in the
+        summary's order.
+    """
+    if summary.num_rows == 0:
+        return []
+    out = []
+    for cells in _combinations(summary).values():
+        if any(math.isfinite(c["ratio_mean"]) for c in cells):
+            continue
+        out.append(dict(max(cells, key=lambda c: (c["progress_mean"], c["finished"], -c["redundancy"]))))
+    return out
+
+
+def _combinations(summary) -> dict:
+    """The summary's rows per (scenario, policy, interval setting), in the summary's order."""
+    by: dict = {}
+    for r in summary.to_pylist():
+        by.setdefault((r["scenario_key"], r["policy"], r["interval_setting"]), []).append(r)
+    return by
