@@ -40,7 +40,7 @@ def test_run_invariants(case):
     if isinstance(pol, CheckpointOnly):
         assert r.failures_masked == 0 and r.rejoins == 0
     # a group rejoins once per failure that took it out
-    assert r.rejoins <= r.failures_seen - (0 if isinstance(pol, ElasticDP) else 0)
+    assert r.rejoins <= r.failures_seen
     if sc.repair is None:
         assert r.rejoins == 0 and r.wait_time == 0.0
     if sc.memory is None:
