@@ -27,7 +27,7 @@ Run model (documented for users in ``spare_core.sim``)
   extends the activity by ``rejoin_pause`` and switches later steps to the new depth. An
   in-memory snapshot (``memory_save``) follows a step ending ``memory_every`` after the last
   snapshot or save when no persistent save is due; a persistent save is also a snapshot. A
-  completed step credits ``worth`` steps (1 unless an event set it).
+  completed step credits the ``worth`` in force when it started (1 unless an event set it).
 * Wall times are doubles built one way, which the reference simulator
   (``spare_core.sim._reference``) repeats operation for operation: failure ``j`` is at
   ``t_offset + frel[j]`` (one rounding; the epoch caches hold offsets drawn from the epoch
@@ -103,7 +103,8 @@ cdef enum:
     ST_PAUSE_TOTAL = 27
     ST_N_MEM_RESTORE = 28
     ST_RESUME_KIND = 29
-    N_STATE = 30
+    ST_ACT_WORTH = 30
+    N_STATE = 31
     P_T_COMP = 0
     P_T_AR = 1
     P_SAVE = 2
@@ -161,6 +162,7 @@ SLOTS = {
     "ST_PAUSE_TOTAL": ST_PAUSE_TOTAL,
     "ST_N_MEM_RESTORE": ST_N_MEM_RESTORE,
     "ST_RESUME_KIND": ST_RESUME_KIND,
+    "ST_ACT_WORTH": ST_ACT_WORTH,
     "N_STATE": N_STATE,
     "P_T_COMP": P_T_COMP,
     "P_T_AR": P_T_AR,
@@ -254,6 +256,7 @@ cdef int _advance(
     cdef float64_t drop_pause = par[P_DROP_PAUSE], rejoin_pause = par[P_REJOIN_PAUSE]
     cdef float64_t act_start = st[ST_ACT_START], act_end = st[ST_ACT_END]
     cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH], worth = st[ST_WORTH]
+    cdef float64_t act_worth = st[ST_ACT_WORTH]
     cdef float64_t f, resume, rt
     cdef int status
     while True:
@@ -268,6 +271,9 @@ cdef int _advance(
             act_end = act_start + mult[midx] * (depth * t_comp + t_ar)
             midx += 1
             layers = depth
+            # the groups computing the step are those of its start: a rejoin during it changes
+            # the worth of the next step, as it changes the depth of the next step
+            act_worth = worth
             kind = K_STEP
             continue
         if j < nf:
@@ -366,7 +372,7 @@ cdef int _advance(
             status = TIMEOUT
             break
         if kind == K_STEP:
-            st[ST_DONE_UNC] += worth
+            st[ST_DONE_UNC] += act_worth
             st[ST_WORK_UNC] += act_end - act_start
             st[ST_LAYERS_UNC] += layers
             st[ST_STEPS_EXEC] += 1.0
@@ -415,6 +421,7 @@ cdef int _advance(
     st[ST_ACT_LAYERS] = layers
     st[ST_DEPTH] = depth
     st[ST_WORTH] = worth
+    st[ST_ACT_WORTH] = act_worth
     st[ST_MULT_IDX] = midx
     j_io[0] = j
     return status
@@ -430,6 +437,7 @@ def new_state(double initial_depth, double start_time=0.0):
     st[ST_T_LAST] = start_time
     st[ST_T_MEM] = start_time
     st[ST_WORTH] = 1.0
+    st[ST_ACT_WORTH] = 1.0
     return st
 
 

@@ -347,7 +347,9 @@ class DomainFailureProcess:
 
     @property
     def n_alive(self) -> int:
-        return self._n_alive
+        # the groups of a domain failure not handed out yet still count: a reader that stops at
+        # n_alive == 0 (the epoch cache) would lose the rest of a domain event split by a request
+        return self._n_alive + len(self._pending)
 
     def restart(self, time) -> None:
         """Next epoch at ``time``: every group back, every domain clock redrawn, the base

@@ -1,118 +1,343 @@
 """A slow, step-by-step pure-Python simulator of the same run model (test oracle and peer).
 
-It shares nothing with the fast path but the model's definition: it drives a *live*
-failure process (:meth:`spare_core.events.FailureModel.process`, restarted at each resume
-time, one failure at a time, never an epoch source), asks the policy one failure at a time
-(``FailureHandler.on_failure``), and walks every step and save in Python. The tests require
-it to reproduce :func:`spare_core.sim.simulate` exactly; the benchmarks time it as the
+It shares nothing with the fast path but the model's definition (docs/model.md, sections 2,
+3 and 3.3): it drives a *live* failure process (:meth:`spare_core.events.FailureModel.process`,
+restarted at each resume time, one failure at a time, never an epoch source), or with
+repairs the node failure log itself (:meth:`spare_core.events.NodeRenewals.log`: every node
+failure, the run drops those of groups out of the job); asks the policy one event at a time
+(``FailureHandler.on_failure`` / ``on_rejoin``; the elastic policy's membership rule is
+written out here from docs/model.md); keeps the spare pool as the set of its nodes' free
+times; and walks every step, save, snapshot and pause in Python. The tests require it to
+reproduce :func:`spare_core.sim.simulate` exactly; the benchmarks time it as the
 straightforward implementation a user would otherwise write.
 """
 from __future__ import annotations
 
+import bisect
+import copy
+import heapq
 import math
 
-from .policies import Outcome
+from .elastic import ElasticDP
+from .policies import CheckpointOnly, Outcome
 from .._seeding import run_seed
 from .run import StepMultipliers
 
-__all__ = ["reference_simulate"]
+__all__ = ["reference_simulate", "reference_holders"]
+
+_STEP, _SAVE, _MSAVE, _PAUSE, _PENDING = "step", "save", "msave", "pause", "pending"
 
 
 def reference_simulate(scenario, policy, *, seed) -> dict:
     """Simulate one run step by step; return the headline numbers as a dict.
 
-    Keys: ``finished``, ``wall``, ``committed``, ``checkpoints``, ``failures_seen``,
-    ``restarts``, ``useful``, ``layers_useful``, ``steps_executed``.
+    Keys: ``finished``, ``wall``, ``committed`` (steps kept, fractional with elastic
+    ``batch = "shrink"``), ``checkpoints``, ``failures_seen``, ``restarts``, ``useful``,
+    ``layers_useful``, ``steps_executed``, ``rejoins``, ``memory_snapshots``,
+    ``memory_restores``, ``lost_time``, ``save_time``, ``memory_save_time``,
+    ``restart_time``, ``wait_time``, ``pause_time``.
     """
-    stream = _Lookahead(scenario.failure_stream(seed))
-    handler = policy.handler(scenario)
-    mults = StepMultipliers(scenario, run_seed(seed, "step-multipliers"))
-    buf, bi = mults.chunk(), 0
-    interval = policy.checkpoint_interval(scenario).seconds
-    init_depth = float(policy.initial_depth(scenario))
-    fsec = float(policy.failure_seconds(scenario))
-    patch_cost = scenario.t_compute if scenario.charge_patch else 0.0
-    max_wall = scenario.max_wall_factor * scenario.t0
+    return _Run(scenario, policy, seed).run()
 
-    charge = scenario.charge_patch
-    st = dict(depth=init_depth, seen=0, restarts=0)
 
-    def activity(end):
-        """Failures before ``end``: ``(end, patch layers added, resume time or None)``."""
-        added = 0.0
-        while stream.peek() < end:
-            t, g = stream.next_failure()
-            st["seen"] += 1
-            o = handler.on_failure(g)
-            assert isinstance(o, Outcome)
-            if o.restart:
-                st["restarts"] += 1
-                st["depth"] = init_depth
-                resume = t + scenario.restart_time
-                stream.restart(resume)
-                handler.restart()
-                return end, added, resume
-            end += fsec + patch_cost * o.patch_layers
-            added += o.patch_layers if charge else 0.0
-            st["depth"] = o.depth
-        return end, added, None
+def reference_holders(n_groups: int, copies: int, domain_of=None) -> list:
+    """Who holds each group's snapshot copies, as docs/model.md section 3.3 states it:
+    spread evenly over the ring of groups without domains (copy i of group g on group
+    ``g + i * max(1, N // (copies + 1))``), else copy i on the group at the same position
+    in the domain i domains further on (domains in order of their first group, a group's
+    position its rank among its domain's groups, wrapping in a smaller domain)."""
+    if domain_of is None or len(set(int(d) for d in domain_of)) <= 1:
+        step = max(1, n_groups // (copies + 1))
+        return [[(g + step * i) % n_groups for i in range(1, copies + 1)] for g in range(n_groups)]
+    members: dict = {}
+    for g, d in enumerate(domain_of):
+        members.setdefault(int(d), []).append(g)
+    order = list(members)  # dicts keep insertion order: domains by their first group
+    out = []
+    for g, d in enumerate(domain_of):
+        k = order.index(int(d))
+        pos = members[int(d)].index(g)
+        row = []
+        for i in range(1, copies + 1):
+            other = members[order[(k + i) % len(order)]]
+            row.append(other[pos % len(other)])
+        out.append(row)
+    return out
 
-    now = last_ckpt = 0.0
-    committed = done = checkpoints = executed = 0
-    work_unc = layers_unc = useful = layers_useful = 0.0
-    saving = False
-    while True:
-        if saving:
-            end = now + scenario.checkpoint_time
+
+class _Run:
+    """One run's state; :meth:`run` walks it to the end."""
+
+    def __init__(self, scenario, policy, seed):
+        sc = self.sc = scenario
+        self.policy = policy
+        self.rep = sc.repair
+        self.mem = sc.memory
+        self.ckpt_only = isinstance(policy, CheckpointOnly)
+        self.elastic = isinstance(policy, ElasticDP)
+        if self.rep is not None and not self.ckpt_only:
+            # a swapped group is back before the next restart and can fail again: every node failure
+            self.stream = _LogFailures(sc, seed)
         else:
-            if now > max_wall:
-                break
-            if bi == buf.shape[0]:
-                buf, bi = mults.chunk(), 0
-            start, layers = now, st["depth"]
-            end = start + float(buf[bi]) * (layers * scenario.t_compute + scenario.t_allreduce)
-            bi += 1
-        end, added, resume = activity(end)
-        if resume is not None:
-            done, work_unc, layers_unc = 0, 0.0, 0.0
-            now = last_ckpt = resume
-            saving = False
-            continue
-        if end > max_wall:
-            break
-        now = end
-        if saving:
-            last_ckpt = end
-            committed += done
-            useful += work_unc
-            layers_useful += layers_unc
-            done, work_unc, layers_unc = 0, 0.0, 0.0
-            checkpoints += 1
-            saving = False
-            continue
-        executed += 1
-        done += 1
-        work_unc += end - start
-        layers_unc += layers + added
-        if committed + done >= scenario.n_steps:
-            return _out(True, now, committed + done, checkpoints, st["seen"], st["restarts"], useful + work_unc,
-                        layers_useful + layers_unc, executed)
-        saving = now - last_ckpt >= interval
-    return _out(False, max_wall, committed, checkpoints, st["seen"], st["restarts"], useful, layers_useful, executed)
+            self.stream = _Lookahead(sc.failure_stream(seed))
+        self.handler = None if (self.ckpt_only or self.elastic) else policy.handler(sc)
+        self.mults = StepMultipliers(sc, run_seed(seed, "step-multipliers"))
+        self.buf, self.bi = self.mults.chunk(), 0
+        self.interval = policy.checkpoint_interval(sc).seconds
+        self.init_depth = float(policy.initial_depth(sc))
+        self.fsec = float(policy.failure_seconds(sc))
+        self.patch_cost = sc.t_compute if sc.charge_patch else 0.0
+        self.max_wall = sc.max_wall_factor * sc.t0
+        self.reconf = float(policy.reconfigure) if self.elastic else 0.0
+        self.holders = None
+        if self.mem is not None:
+            dom = None
+            domains = getattr(sc.failures, "domains", None)
+            if callable(domains):
+                dom = [int(x) for x in domains(sc.n_groups).labels[0]]
+            self.holders = reference_holders(sc.n_groups, self.mem.copies, dom)
+        # the spare pool: a heap of the times its nodes are free (FIFO follows: repairs all take
+        # the same time, so the node back first is the one that failed first)
+        if self.rep is not None and self.rep.spares:
+            self.pool = [-math.inf] * self.rep.spares
+        else:
+            self.pool = None
+        self.c = dict(seen=0, restarts=0, rejoins=0, ckpt=0, nmem=0, nmemr=0, executed=0)
+        self.t = dict(lost=0.0, save=0.0, msave=0.0, restart=0.0, wait=0.0, pause=0.0)
 
+    # -- the job's events ---------------------------------------------------------------------
+    def _epoch(self, start):
+        self.start = start
+        self.out = {}  # group -> time its replacement is in place (inf: back only at a restart)
+        self.rejoins = []  # heap of (absolute time, order of the failure, group)
+        self.live = self.sc.n_groups
+        self.depth = self.init_depth
+        self.worth = 1.0
 
-def _out(finished, wall, committed, checkpoints, seen, restarts, useful, layers_useful, executed):
-    return dict(
-        finished=finished,
-        wall=wall if finished else math.inf,
-        committed=committed,
-        checkpoints=checkpoints,
-        failures_seen=seen,
-        restarts=restarts,
-        useful=useful,
-        layers_useful=layers_useful,
-        steps_executed=executed,
-    )
+    def _rel(self, t):
+        # every event reaches the run as an offset from its epoch's start (docs/reliability.md,
+        # *Determinism*): a rejoin at absolute time t happens at start + (t - start)
+        return self.start + (t - self.start)
+
+    def _next_event(self, before):
+        """The next event of the job before ``before``: ``("rejoin", t, g)``, ``("fail", t, g)``
+        or None. Failures of groups out of the job are dropped on the way."""
+        while True:
+            f = self.stream.peek()
+            if self.rejoins and self.rejoins[0][0] <= f:  # a tie: the rejoin first
+                t, _, g = self.rejoins[0]
+                if self._rel(t) >= before:
+                    return None
+                heapq.heappop(self.rejoins)
+                return ("rejoin", self._rel(t), g)
+            if f >= before:
+                return None
+            f, g = self.stream.next_failure()
+            if g in self.out:
+                continue  # the group is out: its node's failure changes nothing
+            return ("fail", f, g)
+
+    def _take_spare(self, f):
+        """The time the failed node's replacement is in place."""
+        rep = self.rep
+        if rep.spares is None:
+            free = f
+        elif rep.spares == 0:
+            free = f + rep.time  # no pool: the node itself, once repaired
+        else:
+            free = heapq.heapreplace(self.pool, f + rep.time)
+        return (free if free > f else f) + rep.swap
+
+    # -- policy decisions ---------------------------------------------------------------------
+    def _elastic_state(self):
+        n, k = self.sc.n_groups, self.policy.microbatches
+        if self.policy.batch == "keep":
+            return math.ceil(n * k / self.live) / k, 1.0
+        return 1.0, self.live / n
+
+    def _on_failure(self, g):
+        """(kind, depth, patch) for a failure of group ``g``, which is in the job."""
+        if self.ckpt_only:
+            return "restart", self.init_depth, 0.0
+        if self.elastic:
+            self.live -= 1
+            if self.live < self.policy.min_groups:
+                return "restart", self.init_depth, 0.0
+            return ("drop", *self._elastic_state()[:1], 0.0)
+        o = self.handler.on_failure(g)
+        assert isinstance(o, Outcome)
+        return ("restart" if o.restart else "mask"), float(o.depth), float(o.patch_layers)
+
+    def _on_rejoin(self, g):
+        if self.elastic:
+            self.live += 1
+            return self._elastic_state()[0]
+        return float(self.handler.on_rejoin(g).depth)
+
+    # -- the walk ---------------------------------------------------------------------------
+    def run(self) -> dict:
+        sc, t = self.sc, self.t
+        self._epoch(0.0)
+        kind, a0, a1, layers, resume_kind = _PENDING, 0.0, 0.0, 0.0, None
+        step_worth = 1.0
+        self.t_last = self.t_mem = 0.0
+        committed = done_mem = done_unc = 0.0
+        work_mem = work_unc = useful = 0.0
+        lay_mem = lay_unc = layers_useful = 0.0
+        while True:
+            if kind == _PENDING:
+                if a1 > self.max_wall:
+                    return self._out(False, committed, useful, layers_useful)
+                if self.bi == self.buf.shape[0]:
+                    self.buf, self.bi = self.mults.chunk(), 0
+                a0, layers, step_worth = a1, self.depth, self.worth
+                a1 = a0 + float(self.buf[self.bi]) * (self.depth * sc.t_compute + sc.t_allreduce)
+                self.bi += 1
+                kind = _STEP
+            ev = self._next_event(a1)
+            if ev is not None:
+                what, f, g = ev
+                if what == "rejoin":
+                    self.c["rejoins"] += 1
+                    del self.out[g]
+                    self.depth = self._on_rejoin(g)
+                    if self.elastic:
+                        _, self.worth = self._elastic_state()
+                    # every group pauses: the activity in progress takes longer
+                    a1 += self.reconf
+                    if kind != _PAUSE:
+                        t["pause"] += self.reconf
+                    continue
+                self.c["seen"] += 1
+                ready = self._take_spare(f) if self.rep is not None else -math.inf
+                self.out[g] = (ready, ready + self.rep.rejoin if self.rep is not None else math.inf)
+                if self.rep is not None:
+                    heapq.heappush(self.rejoins, (self.out[g][1], self.c["seen"], g))
+                what, depth, patch = self._on_failure(g)
+                if what == "restart":
+                    from_memory = self._restore_from_memory(f)
+                    if kind == _PAUSE:
+                        t["pause"] += f - a0
+                        a0 = f
+                    if from_memory:
+                        t["lost"] += work_unc + (f - a0)
+                        rt = self.mem.restore
+                        self.c["nmemr"] += 1
+                    else:
+                        t["lost"] += work_unc + work_mem + (f - a0)
+                        done_mem = work_mem = lay_mem = 0.0
+                        rt = sc.restart_time
+                    done_unc = work_unc = lay_unc = 0.0
+                    resume = f + rt
+                    t["restart"] += rt
+                    if self.rep is not None:
+                        # every group down has its replacement in place before the job resumes
+                        ready = max(r for r, _ in self.out.values())
+                        if ready > resume:
+                            t["wait"] += ready - resume
+                            resume = ready
+                    if not from_memory:
+                        self.t_last = resume
+                    self.t_mem = resume
+                    self.c["restarts"] += 1
+                    if self.handler is not None:
+                        self.handler.restart()
+                    self.stream.restart(resume)
+                    self._epoch(resume)
+                    kind, a1 = _PENDING, resume
+                    continue
+                if what == "drop":
+                    # the activity in flight is lost; all pause, then the live groups redo it
+                    if kind == _PAUSE:
+                        t["pause"] += f - a0
+                    else:
+                        t["lost"] += f - a0
+                        resume_kind = kind
+                    self.depth, self.worth = self._elastic_state()
+                    kind, a0, a1 = _PAUSE, f, f + self.reconf
+                    continue
+                a1 += self.fsec + self.patch_cost * patch
+                if kind == _STEP and sc.charge_patch:
+                    layers += patch
+                self.depth = depth
+                continue
+            if a1 > self.max_wall:
+                return self._out(False, committed, useful, layers_useful)
+            if kind == _STEP:
+                self.c["executed"] += 1
+                done_unc += step_worth
+                work_unc += a1 - a0
+                lay_unc += layers
+                if committed + done_mem + done_unc >= sc.n_steps:
+                    committed += done_mem + done_unc
+                    useful += work_mem + work_unc
+                    layers_useful += lay_mem + lay_unc
+                    return self._out(True, committed, useful, layers_useful, wall=a1)
+                a0 = a1
+                if a1 - self.t_last >= self.interval:
+                    kind, a1 = _SAVE, a1 + sc.checkpoint_time
+                elif self.mem is not None and a1 - self.t_mem >= self.mem.every:
+                    kind, a1 = _MSAVE, a1 + self.mem.save
+                else:
+                    kind = _PENDING
+            elif kind == _SAVE:
+                committed += done_mem + done_unc
+                useful += work_mem + work_unc
+                layers_useful += lay_mem + lay_unc
+                done_mem = work_mem = lay_mem = done_unc = work_unc = lay_unc = 0.0
+                self.c["ckpt"] += 1
+                t["save"] += a1 - a0
+                self.t_last = self.t_mem = a1
+                kind = _PENDING
+            elif kind == _MSAVE:
+                done_mem += done_unc
+                work_mem += work_unc
+                lay_mem += lay_unc
+                done_unc = work_unc = lay_unc = 0.0
+                self.c["nmem"] += 1
+                t["msave"] += a1 - a0
+                self.t_mem = a1
+                kind = _PENDING
+            else:  # the pause is over: the lost activity starts again
+                t["pause"] += a1 - a0
+                a0 = a1
+                if resume_kind == _SAVE:
+                    kind, a1 = _SAVE, a0 + sc.checkpoint_time
+                elif resume_kind == _MSAVE:
+                    kind, a1 = _MSAVE, a0 + self.mem.save
+                else:
+                    kind = _PENDING
+
+    def _restore_from_memory(self, f) -> bool:
+        """A restart at ``f`` restores the last snapshot when every group down then (out of the
+        job, or failing at ``f`` itself) has a copy on a group that is up."""
+        if self.mem is None:
+            return False
+        down = set(self.out) | set(self.stream.at(f))
+        return all(any(h not in down for h in self.holders[g]) for g in down)
+
+    def _out(self, finished, committed, useful, layers_useful, wall=None):
+        c, t = self.c, self.t
+        return dict(
+            finished=finished,
+            wall=wall if finished else math.inf,
+            committed=committed,
+            checkpoints=c["ckpt"],
+            failures_seen=c["seen"],
+            restarts=c["restarts"],
+            useful=useful,
+            layers_useful=layers_useful,
+            steps_executed=c["executed"],
+            rejoins=c["rejoins"],
+            memory_snapshots=c["nmem"],
+            memory_restores=c["nmemr"],
+            lost_time=t["lost"],
+            save_time=t["save"],
+            memory_save_time=t["msave"],
+            restart_time=t["restart"],
+            wait_time=t["wait"],
+            pause_time=t["pause"],
+        )
 
 
 class _Lookahead:
@@ -144,6 +369,58 @@ class _Lookahead:
         out, self.buf = self.buf, None
         return out
 
+    def at(self, t) -> list:
+        """The groups of the next failures if they are at ``t`` exactly, not consumed (read from a
+        copy of the process: the live one cannot restart before a failure it has handed out)."""
+        probe = _Lookahead(copy.deepcopy(self.proc))
+        probe.buf = self.buf
+        out = []
+        while probe.peek() == t:
+            out.append(probe.next_failure()[1])
+        return out
+
     def restart(self, time) -> None:
         self.buf = None  # a restart follows a consumed failure: nothing is pending
         self.proc.restart(time)
+
+
+class _LogFailures:
+    """Every failure of the scenario's node failure log after the epoch's start, also those
+    of groups out of the job (the run drops them): what a job with repairs meets."""
+
+    def __init__(self, scenario, seed):
+        log = getattr(scenario.failures, "log", None)
+        if log is None:
+            raise ValueError(f"[repair]: failure model {scenario.failure_model!r} has no node failure log")
+        self.log = log(scenario.n_groups, run_seed(seed, "failures"))
+        self.start = 0.0
+        self.i = 0
+
+    def peek(self) -> float:
+        log = self.log
+        while self.i >= len(log.times):
+            log.extend()
+        return self.start + (log.times[self.i] - self.start)
+
+    def next_failure(self):
+        f = self.peek()
+        g = self.log.groups[self.i]
+        self.i += 1
+        return f, g
+
+    def at(self, t) -> list:
+        """The groups of the next failures if they are at ``t`` exactly (not consumed)."""
+        i, out = self.i, []
+        while self.peek() == t:
+            out.append(self.log.groups[self.i])
+            self.i += 1
+        self.i = i
+        return out
+
+    def restart(self, time) -> None:
+        log = self.log
+        while log.horizon <= time:
+            log.extend()
+        self.start = time
+        self.i = bisect.bisect_right(log.times, time)
+

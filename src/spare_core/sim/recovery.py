@@ -157,10 +157,11 @@ def copy_holders(n_groups: int, copies: int, domain_of: np.ndarray | None = None
     """Groups holding each group's in-memory snapshot copies, shape ``(n_groups, copies)``.
 
     Without failure domains, group g's copies are on groups ``g + i * (N // (copies + 1))``
-    (mod N), i = 1..copies: spread over the ring. With ``domain_of`` (the domain of each group, groups of a domain contiguous),
-    the i-th copy is on the group ``i`` domains further on at the same position within its
-    domain (wrapping), so one domain never holds a group and its copies when there are more
-    domains than copies.
+    (mod N), i = 1..copies: spread over the ring. With ``domain_of`` (the domain of each group;
+    domains ordered by their first group, a group's position its rank within its domain), the
+    i-th copy is on the group ``i`` domains further on at the same position within its domain
+    (wrapping), so one domain never holds a group and its copies when there are more domains
+    than copies.
     """
     g = np.arange(n_groups, dtype=np.int64)
     if domain_of is None or np.unique(domain_of).shape[0] <= 1:
@@ -169,16 +170,23 @@ def copy_holders(n_groups: int, copies: int, domain_of: np.ndarray | None = None
         step = max(1, n_groups // (copies + 1))
         return (g[:, None] + step * np.arange(1, copies + 1)[None, :]) % n_groups
     dom = np.asarray(domain_of, dtype=np.int64)
-    _, first, size = np.unique(dom, return_index=True, return_counts=True)
+    _, first, inv, size = np.unique(dom, return_index=True, return_inverse=True, return_counts=True)
+    # domains in the order of their first group, a group's position its rank in its domain:
+    # labels need not be contiguous (FailureDomains takes any labels)
     order = np.argsort(first)
-    first, size = first[order], size[order]
-    idx = np.searchsorted(first, g, side="right") - 1
-    pos = g - first[idx]
-    nd = first.shape[0]
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    idx = rank[inv.ravel()]
+    size = size[order]
+    members = np.lexsort((g, idx))  # the groups, domain by domain
+    begin = np.concatenate(([0], np.cumsum(size)[:-1]))
+    pos = np.empty(n_groups, dtype=np.int64)
+    pos[members] = np.arange(n_groups) - begin[idx[members]]
+    nd = size.shape[0]
     out = np.empty((n_groups, copies), dtype=np.int64)
     for i in range(1, copies + 1):
         d = (idx + i) % nd
-        out[:, i - 1] = first[d] + pos % size[d]
+        out[:, i - 1] = members[begin[d] + pos % size[d]]
     return out
 
 

@@ -598,8 +598,9 @@ def _mark_down(down: np.ndarray, groups: np.ndarray, rejoin) -> None:
 
 
 def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel) -> Outcomes:
-    """The batch's answer with its closing restart turned into a restore from the in-memory
-    tier when every group down at that moment keeps a snapshot copy on a group that is up.
+    """``out`` with the batch's closing restart turned into a restore from the in-memory tier
+    when every group down at that moment keeps a snapshot copy on a group that is up (a new
+    :class:`Outcomes`: a handler may hand out one shared, constant answer, which must stay as it is).
 
     Down: the groups down before the batch, the batch's events up to the restart and every
     failure at the restart's very time (a domain event takes its groups at once)."""
@@ -615,7 +616,7 @@ def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start
         i += 1
     g = np.flatnonzero(now)
     if g.size == 0 or not now[holders[g]].all(axis=1).any():
-        kinds = out.restart.copy()  # a new answer: a handler may hand out one shared constant
+        kinds = out.restart.copy()
         kinds[n - 1] = RESTART_MEMORY
         return Outcomes(kinds, out.depth, out.patch_layers, out.worth)
     return out
@@ -714,7 +715,7 @@ def _check_outcomes(out, n_given: int) -> Outcomes:
             f"on_failures must process every failure up to the first restart: got {n} of {n_given}"
         )
     if not (r.flags.c_contiguous and d.flags.c_contiguous and p.flags.c_contiguous):
-        out = Outcomes(np.ascontiguousarray(r), np.ascontiguousarray(d), np.ascontiguousarray(p))
+        out = Outcomes(np.ascontiguousarray(r), np.ascontiguousarray(d), np.ascontiguousarray(p), _worth(out.worth))
     return out
 
 
@@ -740,7 +741,12 @@ def _outcome_arrays(out) -> Outcomes:
     if out.restart.ndim != 1:
         raise ValueError(f"outcomes.restart must be a 1-d array, got shape {out.restart.shape}")
     return Outcomes(out.restart, np.asarray(out.depth, dtype=np.float64),
-                    np.asarray(out.patch_layers, dtype=np.float64))
+                    np.asarray(out.patch_layers, dtype=np.float64), _worth(out.worth))
+
+
+def _worth(worth):
+    """A handler's step worths as the kernel reads them (None stays None)."""
+    return None if worth is None else np.ascontiguousarray(worth, dtype=np.float64)
 
 
 def _bad_values(depth: np.ndarray, patch: np.ndarray):
