@@ -14,7 +14,17 @@ Runs the file's grid (policies x r x seeds), then reports:
   interval of the paired difference (the two see the same failures on each seed, so the
   difference is measured more tightly than either value);
 - how the answer moves when the failure rate is 50 % lower or higher (the whole grid run
-  again at each rate).
+  again at each rate), and when the restart, the save and (with ``[repair]``) the swap,
+  the repair time and the spare pool are halved or doubled (each policy's best cell run
+  again: :mod:`spare_core.commands.variants`);
+- with ``[repair]``, how many hot spares: every policy's best cell at several pool sizes
+  (TTT/T0 and cost; ``spares.png`` with ``--plot``); with an in-memory tier, the best
+  policy without it.
+
+``--objective cost`` ranks by the mean cost of the runs (GPU-hours paid, spares included,
+times ``costs.gpu_hour``) instead of the mean TTT/T0. Within one scenario every policy pays
+for the same GPUs, so the two rankings differ only through what the GPUs cost while they
+wait; they part where the spare pool changes (the spares sweep, ``spare map``).
 
 Every run behind those lines (the grid, the sensitivity grids, the interval scan) is in
 ``--json``/``--csv``/``--parquet``, each with its ``grid``.
@@ -35,7 +45,9 @@ from .filejob import (IntervalScan, add_file_arguments, check_job_budget, descri
 from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
 from .report import fmt_ci, fmt_duration, mean_ci
 from .run import best_rows, write_plots
+from .variants import knob_variants, memory_variant, per_policy, run_variants, spare_counts, spares_variants, winner
 from ..sim.results import FRACTION_BOUNDS, RATIO_BOUNDS, ettr
+from . import UsageError
 
 HELP = "recommend a policy, r and checkpoint interval for a scenario file, with confidence intervals and sensitivity"
 
@@ -54,18 +66,44 @@ def _rate_grid(f: float) -> str:
     return f"failure rate x{f:g}"
 
 
+#: what the recommendation minimises
+OBJECTIVES = ("time", "cost")
+
+#: grid names of the variants' runs in the outputs
+KNOB_GRID, SPARES_GRID = "sensitivity", "spares sweep"
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--spares must be a comma-separated list of integers >= 0, got {text!r}") from None
+    if not out or min(out) < 0 or max(out) > 10**7:
+        raise ValueError(f"--spares must be a comma-separated list of integers in 0..10**7, got {text!r}")
+    return out
+
+
 def add_arguments(parser: Any) -> None:
     """Options of ``spare advise``."""
     add_file_arguments(parser)
     parser.add_argument("--no-sensitivity", action="store_true",
-                        help="skip the failure rate ±50 %% runs (they cost two more grids)")
+                        help="skip the sensitivity runs (failure rate ±50 %%, costs halved and doubled)")
+    parser.add_argument("--objective", choices=OBJECTIVES, default="time",
+                        help="rank by mean time-to-train (default) or by mean cost (needs costs.gpu_hour)")
+    parser.add_argument("--spares", type=_counts, default=None, metavar="N,N,...",
+                        help="hot-spare pool sizes of the spares sweep (needs [repair]; default 0, half, the "
+                             "file's, double and 4x)")
 
 
 # -- what each part computes ----------------------------------------------------------------
 def _estimates(runs: list[Any], t0: float) -> dict[str, Any]:
-    """TTT/T0, time-to-train, ETTR and availability of one cell's runs: mean and 95 % CI."""
+    """TTT/T0, time-to-train, ETTR and availability of one cell's runs: mean and 95 % CI; with
+    a price, GPU-hours and cost."""
     ratio = mean_ci([r.ratio for r in runs], bounds=RATIO_BOUNDS)
+    priced = bool(runs) and all(math.isfinite(r.cost) for r in runs)
     return {
+        "gpu_hours": mean_ci([r.gpu_hours for r in runs], bounds=(0.0, math.inf)) if priced else None,
+        "cost": mean_ci([r.cost for r in runs], bounds=(0.0, math.inf)) if priced else None,
         "ratio": ratio,
         "ttt_days": tuple(x * t0 / 86400 for x in ratio),
         "ettr": mean_ci([ettr(r) for r in runs], bounds=FRACTION_BOUNDS),
@@ -74,11 +112,11 @@ def _estimates(runs: list[Any], t0: float) -> dict[str, Any]:
     }
 
 
-def _advice(res: Any, sf: Any) -> dict[str, Any] | None:
+def _advice(res: Any, sf: Any, objective: str = "time") -> dict[str, Any] | None:
     """The best cell, its interval and the estimates (the ranking is :meth:`ResultSet.ranking`:
     with a policy without redundancy compared, the others are ranked at r >= 2, where they are
     an alternative to it); None if no policy finished on every seed."""
-    ranked = res.ranking()
+    ranked = res.ranking(objective=objective)
     if not ranked:
         return None
     best = ranked[0]
@@ -91,6 +129,7 @@ def _advice(res: Any, sf: Any) -> dict[str, Any] | None:
         "checkpoint_interval": every,
         "interval_rule": rule,
         **_estimates(res.cell_runs(best), sf.scenario.t0),
+        "objective": objective,
         "runner_up": _runner_up(res, ranked),
     }
 
@@ -102,9 +141,11 @@ def _runner_up(res: Any, ranked: list[Any]) -> dict[str, Any] | None:
     best, second = ranked[0], ranked[1]
     other = {r.seed: r for r in res.cell_runs(second)}
     diffs = [100 * (other[r.seed].ratio / r.ratio - 1) for r in res.cell_runs(best) if r.seed in other]
+    dearer = [100 * (other[r.seed].cost / r.cost - 1) for r in res.cell_runs(best) if r.seed in other]
     return {"policy": second.policy, "redundancy": second.redundancy,
             "uses_redundancy": res.redundant.get(second.policy, True),
-            "ratio": second.ratio_mean, "slower_percent": mean_ci(diffs)}
+            "ratio": second.ratio_mean, "slower_percent": mean_ci(diffs),
+            "costlier_percent": mean_ci(dearer) if all(math.isfinite(d) for d in dearer) else None}
 
 
 def _interval_choice(scan: IntervalScan, advice: dict[str, Any], sf: Any) -> dict[str, Any]:
@@ -198,6 +239,10 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
     print(f"  expected ETTR (T0 / time-to-train) {a['ettr'][0]:.3f} {fmt_ci(a['ettr'])}")
     print(f"  availability (time in kept steps / wall time; redundant stack layers count as kept) "
           f"{a['availability'][0]:.3f} {fmt_ci(a['availability'])}")
+    if a.get("cost") is not None:
+        g, c = a["gpu_hours"], a["cost"]
+        print(f"  GPU-hours {g[0]:,.0f} {fmt_ci(g, '{:,.0f}')}, cost {c[0]:,.0f} {fmt_ci(c, '{:,.0f}')} "
+              f"(at {sf.scenario.pricing.gpu_hour:g} per GPU-hour, spares included)")
     ru = a["runner_up"]
     if ru is None:
         print("  runner-up: none (one policy compared, or no other finished on every seed)")
@@ -207,8 +252,13 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
     if math.isnan(lo):
         print(f"  runner-up: {ru['policy']}{rr}, TTT {m:+.1f} % (one seed: no CI)")
         return
+    if a.get("objective") == "cost" and ru.get("costlier_percent") is not None:
+        m, lo, hi = ru["costlier_percent"]
+        what = "cost"
+    else:
+        what = "TTT"
     sure = "the gap is clear of 0" if lo > 0 else "the gap is within the seed noise: run more seeds"
-    print(f"  runner-up: {ru['policy']}{rr}, TTT {m:+.1f} % [{lo:+.1f}, {hi:+.1f}] (paired over seeds; {sure})")
+    print(f"  runner-up: {ru['policy']}{rr}, {what} {m:+.1f} % [{lo:+.1f}, {hi:+.1f}] (paired over seeds; {sure})")
 
 
 def _print_sensitivity(sens: dict[float, Any], a: dict[str, Any], no_sensitivity: bool) -> None:
@@ -227,10 +277,79 @@ def _print_sensitivity(sens: dict[float, Any], a: dict[str, Any], no_sensitivity
         print("  sensitivity: not run")
 
 
+def _print_variants(knobs: list[Any], spares: list[Any], memory: list[Any], a: dict[str, Any], objective: str
+                    ) -> None:
+    metric = "cost" if objective == "cost" else "TTT/T0"
+    for v in knobs:
+        if v["winner"] is None:
+            print(f"  {v['label']}: no policy finishes on every seed")
+            continue
+        w = v["winner"]
+        same = w["policy"] == a["policy"]
+        val = f"{w['cost']:,.0f}" if objective == "cost" else f"{w['ratio']:.3f}"
+        print(f"  {v['label']}: {w['policy']}, {metric} {val} — {'same choice' if same else 'the choice changes'}")
+    for v in memory:
+        w = v["winner"]
+        if w is not None:
+            print(f"  {v['label']}: {w['policy']}, TTT/T0 {w['ratio']:.3f}"
+                  + (f", cost {w['cost']:,.0f}" if math.isfinite(w["cost"]) else ""))
+    if spares:
+        print()
+        print("how many hot spares (each policy at its best r; TTT/T0, cost):")
+        pols = list(dict.fromkeys(row["policy"] for v in spares for row in v["rows"]))
+        print("  spares  " + "  ".join(f"{p[:22]:>22}" for p in pols))
+        for v in spares:
+            by = {row["policy"]: row for row in v["rows"]}
+            cells = []
+            for p in pols:
+                row = by.get(p)
+                if row is None or not math.isfinite(row["ratio"]):
+                    cells.append(f"{'unfinished':>22}")
+                else:
+                    c = f", {row['cost']:,.0f}" if math.isfinite(row["cost"]) else ""
+                    cells.append(f"{row['ratio']:.3f}{c}".rjust(22))
+            print(f"  {v['value']:>6}  " + "  ".join(cells))
+
+
+def _spares_plot(directory: str, sf: Any, spares: list[Any]) -> str:
+    """TTT/T0 and cost against the spare pool, one line per policy (``spares.png``)."""
+    from .plots import _colour, _pyplot, save_figure
+
+    plt = _pyplot()
+    priced = sf.scenario.pricing is not None
+    fig, axes = plt.subplots(1, 2 if priced else 1, figsize=(10 if priced else 5.5, 4), squeeze=False)
+    pols = list(dict.fromkeys(row["policy"] for v in spares for row in v["rows"]))
+    for i, p in enumerate(pols):
+        xs = [v["value"] for v in spares]
+        rows = [next((r for r in v["rows"] if r["policy"] == p), None) for v in spares]
+        ys = [r["ratio"] if r is not None else math.nan for r in rows]
+        axes[0][0].plot(xs, ys, "o-", color=_colour(p, i), label=p)
+        if priced:
+            axes[0][1].plot(xs, [r["cost"] if r is not None else math.nan for r in rows], "o-",
+                            color=_colour(p, i), label=p)
+    from matplotlib.ticker import MaxNLocator
+
+    for ax, what in zip(axes[0], ("TTT / T0", f"cost (at {sf.scenario.pricing.gpu_hour:g} per GPU-hour)"
+                                  if priced else "")):
+        ax.set_xlabel("hot spares (nodes)")
+        ax.set_ylabel(what)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{sf.name}: how many hot spares")
+    return save_figure(fig, f"{directory}/spares.png")
+
+
 # -- the command --------------------------------------------------------------------------------
 def run(args: Any) -> int:
     """Run the grid (the sensitivity grids, the interval scan), print the advice, write every run."""
     sf = load_job(args)
+    objective = getattr(args, "objective", "time")
+    if objective == "cost" and sf.scenario.pricing is None:
+        raise UsageError(f"{sf.path}: --objective cost needs the price of a GPU-hour (costs.gpu_hour)")
+    asked_spares = getattr(args, "spares", None)
+    if asked_spares and sf.scenario.repair is None:
+        raise UsageError(f"{sf.path}: --spares needs a [repair] table (how failed nodes come back)")
     check_job_budget(sf, args, () if args.no_sensitivity else tuple(RATE_FACTORS), scan=True)
     grids = {1.0: run_job(sf, desc="spare advise")}
     if not args.no_sensitivity and not grids[1.0].interrupted:
@@ -239,7 +358,7 @@ def run(args: Any) -> int:
             if grids[f].interrupted:
                 break
     main = grids[1.0]
-    advice = _advice(main, sf) if main.summaries and not main.interrupted else None
+    advice = _advice(main, sf, objective) if main.summaries and not main.interrupted else None
     scan = None
     if advice is not None and advice["source"] is not None and not any(g.interrupted for g in grids.values()):
         scan = interval_scan(sf, advice["source"], advice["redundancy"])
@@ -249,19 +368,44 @@ def run(args: Any) -> int:
             advice["checkpoint_interval"] = advice["interval"]["seconds"]
     interrupted = any(g.interrupted for g in grids.values()) or (scan is not None and scan.result.interrupted)
     sens = _sensitivity(grids, sf)
+    # each policy's best cell again on variants of the scenario (costs halved and doubled, the
+    # spare pool, the memory tier off): a few runs per variant
+    knobs, spares, memory, var_parts = [], [], [], []
+    if advice is not None and not interrupted:
+        cells = [(main.sources[c.policy], c.redundancy) for c in main.ranking(objective=objective)
+                 if main.sources.get(c.policy)]
+        sens_v = ([] if args.no_sensitivity else knob_variants(sf.scenario)) + memory_variant(sf.scenario)
+        if cells and sens_v:
+            res_k = run_variants(sf, sens_v, cells, args, KNOB_GRID)
+            var_parts.append((KNOB_GRID, res_k))
+            interrupted = interrupted or res_k.interrupted
+            for v in sens_v:
+                entry = {"label": v.label, "key": v.key, "value": v.value, "winner": winner(res_k, v, objective)}
+                (memory if v.key == "checkpoint" else knobs).append(entry)
+        if cells and sf.scenario.repair is not None and not interrupted:
+            sp_v = spares_variants(sf.scenario, spare_counts(sf.scenario, asked_spares))
+            res_s = run_variants(sf, sp_v, cells, args, SPARES_GRID)
+            var_parts.append((SPARES_GRID, res_s))
+            interrupted = interrupted or res_s.interrupted
+            spares = [{"value": v.value, "rows": per_policy(res_s, v), "winner": winner(res_s, v, objective)}
+                      for v in sp_v]
 
-    elapsed = sum(g.elapsed for g in grids.values()) + (scan.result.elapsed if scan else 0.0)
+    elapsed = sum(g.elapsed for g in grids.values()) + (scan.result.elapsed if scan else 0.0) \
+        + sum(g.elapsed for _, g in var_parts)
     prov = provenance("spare advise", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
                       timings={"elapsed_seconds": elapsed, "processes": main.workers, "tasks": main.task_seconds},
                       interrupted=interrupted)
     parts = [(MAIN_GRID, main)] + [(_rate_grid(f), g) for f, g in grids.items() if f != 1.0]
     if scan is not None:
         parts.append((SCAN_GRID, scan.result))
+    parts += var_parts
     doc = {
         "command": "spare advise",
         "provenance": prov,
         "advice": advice,
-        "sensitivity": {f"rate_x{f:g}": v for f, v in sens.items()},
+        "sensitivity": {**{f"rate_x{f:g}": v for f, v in sens.items()}, **{v["label"]: v["winner"] for v in knobs}},
+        "memory_tier": memory,
+        "spares": spares,
         "cells": [{**s.to_dict(), "grid": name} for name, g in parts for s in g.summaries],
         "runs": [run_record(r, name) for name, g in parts for r in g.runs],
     }
@@ -284,6 +428,7 @@ def run(args: Any) -> int:
     else:
         _print_advice(advice, sf)
         _print_sensitivity(sens, advice, args.no_sensitivity)
+        _print_variants(knobs, spares, memory, advice, objective)
     print()
     grids_run = ", ".join(f"{name} {len(g.runs)}" for name, g in parts)
     print(f"{len(table)} runs ({grids_run}) in {elapsed:.1f} s on {main.workers} process(es)")
@@ -291,4 +436,6 @@ def run(args: Any) -> int:
         print(f"wrote {path}")
     if args.plot:
         write_plots(args.plot, sf, main, best_rows(main), scan=scan)
+        if spares:
+            print(f"wrote {_spares_plot(args.plot, sf, spares)}")
     return 0

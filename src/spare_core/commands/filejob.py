@@ -115,7 +115,7 @@ def run_job(sf: ScenarioFile, scenario: Scenario | None = None, *, desc: str) ->
     return run_study(file_study(sf, scenario), workers=sf.processes, desc=desc)
 
 
-def _policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> Any:
+def file_policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> Any:
     """The file's policy ``name`` at ``r`` with its options (and ``interval``, if given; else
     ``compare.interval`` where it is not "auto", as :func:`file_study` applies it)."""
     if interval is None and sf.interval != "auto":
@@ -189,7 +189,7 @@ def interval_scan(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, 
     far, marked interrupted). The policy's own interval runs exactly as in the grid.
     """
     sc = sf.scenario
-    pol = _policy(sf, name, r)
+    pol = file_policy(sf, name, r)
     chosen = pol.checkpoint_interval(sc)
     tf = pol.time_between_restarts(sc)
     ts = sc.checkpoint_time
@@ -224,7 +224,7 @@ def step_seconds(sf: ScenarioFile, name: str, r: int) -> float:
     """Seconds of one failure-free step of policy ``name`` at ``r`` right after a (re)start
     (``initial_depth`` stack layers plus the all-reduce): what turns an interval into steps."""
     sc = sf.scenario
-    return _policy(sf, name, r).initial_depth(sc) * sc.t_compute + sc.t_allreduce
+    return file_policy(sf, name, r).initial_depth(sc) * sc.t_compute + sc.t_allreduce
 
 
 def interval_steps(seconds: float, step: float) -> int:
@@ -237,4 +237,4 @@ def interval_steps(seconds: float, step: float) -> int:
 
 def timeline_run(sf: ScenarioFile, name: str, r: int) -> Any:
     """The file's policy ``name`` at ``r`` on its first seed, with its timeline."""
-    return simulate(sf.scenario, _policy(sf, name, r), seed=sf.seeds[0], timeline=True)
+    return simulate(sf.scenario, file_policy(sf, name, r), seed=sf.seeds[0], timeline=True)

@@ -266,10 +266,21 @@ class ResultSet:
                 out.append((max(cells, key=lambda s: s.progress), False))
         return out
 
-    def ranking(self, scenario: str | None = None) -> list[Summary]:
-        """Each policy's best finished cell, best first (:meth:`best_per_policy`)."""
+    def ranking(self, scenario: str | None = None, objective: str = "time") -> list[Summary]:
+        """Each policy's best finished cell, best first (:meth:`best_per_policy`): by mean
+        TTT/T0 (``objective="time"``) or by mean cost (``"cost"``: GPU-hours paid, spares
+        included, times the price; :meth:`cell_cost`)."""
         done = [s for s, finished in self.best_per_policy(scenario) if finished]
+        if objective == "cost":
+            return sorted(done, key=lambda s: (self.cell_cost(s), s.ratio_mean))
+        if objective != "time":
+            raise ValueError(f"objective must be 'time' or 'cost', got {objective!r}")
         return sorted(done, key=lambda s: s.ratio_mean)
+
+    def cell_cost(self, cell: Summary) -> float:
+        """Mean cost of a cell's runs (NaN when a run has no price or did not finish)."""
+        runs = self.cell_runs(cell)
+        return float(np.mean([r.cost if r.finished else math.nan for r in runs])) if runs else math.nan
 
     # -- renderings ---------------------------------------------------------------------
     def to_dict(self) -> dict:
