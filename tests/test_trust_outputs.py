@@ -123,7 +123,8 @@ def test_advise_names_one_interval_in_steps_and_writes_every_run_it_printed(spar
     rows = [x for x in c.read_text().splitlines() if not x.startswith("#")][1:]
     pq = pytest.importorskip("pyarrow.parquet")
     assert printed == len(doc["runs"]) == len(rows) == pq.read_table(q).num_rows
-    assert {r["grid"] for r in doc["runs"]} == {"main", "failure rate x0.5", "failure rate x1.5", "interval scan"}
+    assert {r["grid"] for r in doc["runs"]} == {"main", "failure rate x0.5", "failure rate x1.5", "interval scan",
+                                              "sensitivity"}
 
 
 def test_advise_replaces_a_bad_interval_only_when_the_scan_is_clearly_faster(spare_here, tiny, tmp_path):

@@ -20,10 +20,12 @@ import contextlib
 import importlib
 import os
 import sys
+import warnings
 from typing import Iterator, NoReturn, Sequence
 
 from . import __version__
 from ._writer import STDOUT, stdout_to
+from .events.trace_model import TraceWarning
 from .commands import EXIT_INTERRUPTED, UsageError
 
 # each name is a module under spare_core.commands (sub-command "x-y" -> module x_y)
@@ -103,7 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     prog = f"spare {args.command}"
     try:
-        with _report_stream(args):
+        with _report_stream(args), warnings.catch_warnings():
+            # a replay's crowded groups are said on the job's "failures:" line, not again as a
+            # Python warning with its source line
+            warnings.simplefilter("ignore", TraceWarning)
             code = int(args._run(args) or 0)
             sys.stdout.flush()  # a closed pipe shows here, not as a message at the interpreter's exit
         return code

@@ -44,6 +44,7 @@ from .filejob import (IntervalScan, add_file_arguments, check_job_budget, descri
                       load_job, run_job, step_seconds)
 from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
 from .report import fmt_ci, fmt_duration, mean_ci
+from .plots import plot_spares
 from .run import best_rows, write_plots
 from .variants import knob_variants, memory_variant, per_policy, run_variants, spare_counts, spares_variants, winner
 from ..sim.results import FRACTION_BOUNDS, RATIO_BOUNDS, ettr
@@ -311,35 +312,6 @@ def _print_variants(knobs: list[Any], spares: list[Any], memory: list[Any], a: d
             print(f"  {v['value']:>6}  " + "  ".join(cells))
 
 
-def _spares_plot(directory: str, sf: Any, spares: list[Any]) -> str:
-    """TTT/T0 and cost against the spare pool, one line per policy (``spares.png``)."""
-    from .plots import _colour, _pyplot, save_figure
-
-    plt = _pyplot()
-    priced = sf.scenario.pricing is not None
-    fig, axes = plt.subplots(1, 2 if priced else 1, figsize=(10 if priced else 5.5, 4), squeeze=False)
-    pols = list(dict.fromkeys(row["policy"] for v in spares for row in v["rows"]))
-    for i, p in enumerate(pols):
-        xs = [v["value"] for v in spares]
-        rows = [next((r for r in v["rows"] if r["policy"] == p), None) for v in spares]
-        ys = [r["ratio"] if r is not None else math.nan for r in rows]
-        axes[0][0].plot(xs, ys, "o-", color=_colour(p, i), label=p)
-        if priced:
-            axes[0][1].plot(xs, [r["cost"] if r is not None else math.nan for r in rows], "o-",
-                            color=_colour(p, i), label=p)
-    from matplotlib.ticker import MaxNLocator
-
-    for ax, what in zip(axes[0], ("TTT / T0", f"cost (at {sf.scenario.pricing.gpu_hour:g} per GPU-hour)"
-                                  if priced else "")):
-        ax.set_xlabel("hot spares (nodes)")
-        ax.set_ylabel(what)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{sf.name}: how many hot spares")
-    return save_figure(fig, f"{directory}/spares.png")
-
-
 # -- the command --------------------------------------------------------------------------------
 def run(args: Any) -> int:
     """Run the grid (the sensitivity grids, the interval scan), print the advice, write every run."""
@@ -437,5 +409,5 @@ def run(args: Any) -> int:
     if args.plot:
         write_plots(args.plot, sf, main, best_rows(main), scan=scan)
         if spares:
-            print(f"wrote {_spares_plot(args.plot, sf, spares)}")
+            print(f"wrote {plot_spares(args.plot, sf, spares)}")
     return 0

@@ -87,13 +87,23 @@ def describe_job(sf: ScenarioFile) -> list[str]:
         f"{sf.name}: {sf.gpus:,} GPUs = {sf.nodes:,} nodes x {sf.gpus_per_node}, {sc.n_groups} data-parallel groups "
         f"of {sf.gpus_per_group} GPUs; {sc.n_steps:,} steps of {sc.step_time:g} s (all-reduce {sc.t_allreduce:g} s), "
         f"T0 = {fmt_duration(sc.t0)} failure-free",
-        f"failures: {sc.failure_description}; rate: {sf.rate_note}"
-        + ("; a replay: the seeds vary the step-time noise (and the fitted law past the log's end), not the "
-           "logged failures" if sf.scenario.failure_model == "trace" else ""),
+        f"failures: {sc.failure_description}; rate: {sf.rate_note}" + _replay_note(sf),
         f"restart {fmt_duration(sc.restart_time)}, checkpoint save {fmt_duration(sc.checkpoint_time)}; "
         f"policies {', '.join(sf.policies)}; r in {_span(sf.redundancies)}; seeds 0..{len(sf.seeds) - 1}; "
         f"horizon {sc.max_wall_factor:g} T0",
     ]
+
+
+def _replay_note(sf: ScenarioFile) -> str:
+    """What the seeds vary in a replay: the step-time noise, and the failure histories only
+    when the log is replayed from several windows."""
+    if sf.scenario.failure_model != "trace":
+        return ""
+    n = sf.scenario.failures.histories(sf.seeds)
+    if n <= 1:
+        return ("; a replay of one history: the seeds vary the step-time noise (and the fitted law past the log's "
+                "end), not the logged failures (failures.windows replays others)")
+    return f"; a replay from {n} windows of the log: the {len(sf.seeds)} seeds see {n} failure histories"
 
 
 def _span(rs: tuple[int, ...]) -> str:

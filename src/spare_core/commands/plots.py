@@ -226,3 +226,31 @@ def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None)
     save_figure(fig, path)
     plt.close(fig)
     return path
+
+
+def plot_spares(directory: str, sf: Any, spares: list[Any]) -> str:
+    """TTT/T0 and cost against the spare pool, one line per policy (``spares.png``): ``spares``
+    is ``spare advise``'s sweep (per pool size, each policy's row)."""
+    plt = _pyplot()
+    priced = sf.scenario.pricing is not None
+    fig, axes = plt.subplots(1, 2 if priced else 1, figsize=(10 if priced else 5.5, 4), squeeze=False)
+    pols = list(dict.fromkeys(row["policy"] for v in spares for row in v["rows"]))
+    for i, p in enumerate(pols):
+        xs = [v["value"] for v in spares]
+        rows = [next((r for r in v["rows"] if r["policy"] == p), None) for v in spares]
+        ys = [r["ratio"] if r is not None else math.nan for r in rows]
+        axes[0][0].plot(xs, ys, "o-", color=_colour(p, i), label=p)
+        if priced:
+            axes[0][1].plot(xs, [r["cost"] if r is not None else math.nan for r in rows], "o-",
+                            color=_colour(p, i), label=p)
+    from matplotlib.ticker import MaxNLocator
+
+    for ax, what in zip(axes[0], ("TTT / T0", f"cost (at {sf.scenario.pricing.gpu_hour:g} per GPU-hour)"
+                                  if priced else "")):
+        ax.set_xlabel("hot spares (nodes)")
+        ax.set_ylabel(what)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{sf.name}: how many hot spares")
+    return save_figure(fig, f"{directory}/spares.png")
