@@ -514,7 +514,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             t_next = math.inf  # the batch ends with a restart: nothing after it matters
             if holders is not None and out.restart[n - 1] == RESTART:
                 after = pos + n if book is None else pos + int(raw_idx[n - 1]) + 1
-                _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel)
+                out = _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel)
         elif book is None:
             t_next = start + source.next_time(epoch, pos + n, start=start)
         else:
@@ -597,9 +597,11 @@ def _mark_down(down: np.ndarray, groups: np.ndarray, rejoin) -> None:
     down[u] = v[idx]
 
 
-def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel) -> None:
-    """Turn the batch's closing restart into a restore from the in-memory tier when every group
-    down at that moment keeps a snapshot copy on a group that is up.
+def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel) -> Outcomes:
+    """The batch's outcomes with its closing restart turned into a restore from the in-memory
+    tier when every group down at that moment keeps a snapshot copy on a group that is up (a
+    new Outcomes then: the handler's may be shared, as CKPT-only's one constant answer is, and
+    changing it would turn every later restart of every run into a restore).
 
     Down: the groups down before the batch, the batch's events up to the restart and every
     failure at the restart's very time (a domain event takes its groups at once)."""
@@ -615,8 +617,10 @@ def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start
         i += 1
     g = np.flatnonzero(now)
     if g.size == 0 or not now[holders[g]].all(axis=1).any():
-        out.restart = out.restart.copy()
-        out.restart[n - 1] = RESTART_MEMORY
+        kinds = out.restart.copy()
+        kinds[n - 1] = RESTART_MEMORY
+        return Outcomes(kinds, out.depth, out.patch_layers, out.worth)
+    return out
 
 
 def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutcome) -> RunResult:
