@@ -129,7 +129,7 @@ def test_every_example_runs(spare_here, example, tmp_path):
     assert "best r" in p.stdout and "ckpt every" in p.stdout and "rule" in p.stdout
     doc = json.loads(out.read_text())
     assert doc["provenance"]["scenario"]["path"].endswith(example)
-    assert set(doc["best"]) <= {"CKPT-only", "Rep+CKPT", "SPARe+CKPT"} and doc["best"]
+    assert set(doc["best"]) <= {"CKPT-only", "Rep+CKPT", "SPARe+CKPT", "Elastic DP"} and doc["best"]
 
 
 def test_advise_recommends_with_cis_runner_up_and_sensitivity(spare_here, tmp_path):

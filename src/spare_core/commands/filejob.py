@@ -14,7 +14,7 @@ from .report import fmt_duration
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
-__all__ = ["add_file_arguments", "load_job", "check_job_budget", "describe_job", "file_study", "run_job", "interval_points",
+__all__ = ["add_file_arguments", "load_job", "flag_overrides", "check_job_budget", "describe_job", "file_study", "run_job", "interval_points",
            "timeline_run"]
 
 
@@ -47,6 +47,19 @@ def load_job(args: Any) -> ScenarioFile:
             if name not in known:
                 raise UsageError(f"--policies: unknown policy {name!r} (registered: {', '.join(known)})")
         sets.append("compare.policies=" + repr(list(args.policies)).replace("'", '"'))
+    sets += flag_overrides(args)
+    try:
+        sf = load_scenario_file(args.file, sets)
+    except ScenarioFileError as exc:
+        raise UsageError(str(exc)) from None
+    check_outputs(args)
+    return sf
+
+
+def flag_overrides(args: Any) -> list[str]:
+    """``--set`` items for ``--r-max``, ``--seeds``, ``--steps``, ``--horizon``, ``--processes``
+    (those given)."""
+    sets = []
     if args.r_max is not None:
         sets += [f"compare.r_max={args.r_max}"]
     if args.seeds is not None:
@@ -59,12 +72,7 @@ def load_job(args: Any) -> ScenarioFile:
         sets.append(f"compare.horizon={args.horizon!r}")
     if args.processes is not None:
         sets.append(f"compare.processes={args.processes}")
-    try:
-        sf = load_scenario_file(args.file, sets)
-    except ScenarioFileError as exc:
-        raise UsageError(str(exc)) from None
-    check_outputs(args)
-    return sf
+    return sets
 
 
 def check_job_budget(sf: ScenarioFile, args: Any, factors: tuple[float, ...] = ()) -> None:
