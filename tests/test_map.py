@@ -21,7 +21,7 @@ from hypothesis import strategies as hs
 from spare_core.scenario_file import load_scenario_file
 from spare_core.sim import CheckpointOnly, simulate
 from spare_core.sim.policies import POLICY_REGISTRY, RegisteredPolicy
-from spare_core.sim.strategy_map import MapPlan, Strategy, _compass, evaluate_cell
+from spare_core.sim.strategy_map import MapSettings, Strategy, _compass, evaluate_cell
 
 TINY = """
 name = "tiny-map"
@@ -96,16 +96,16 @@ def test_identical_strategies_are_a_tie_and_one_seed_is_never_sure(tiny, monkeyp
                             uses_redundancy=False, options=("interval",))
     monkeypatch.setitem(POLICY_REGISTRY, "ckpt-twin", twin)
     sc = load_scenario_file(tiny(), ["failures.mtbf='20 min'"]).scenario
-    cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("ckpt-twin")], MapPlan(seeds=8))
+    cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("ckpt-twin")], MapSettings(seeds=8))
     assert cell.status == "tie" and cell.seeds == 3 and cell.margin == 0.0
-    one = evaluate_cell(sc, [Strategy("ckpt"), Strategy("rep")], MapPlan(seeds=1, redundancies=(2,)))
+    one = evaluate_cell(sc, [Strategy("ckpt"), Strategy("rep")], MapSettings(seeds=1, redundancies=(2,)))
     assert one.status == "unsure" and one.seeds == 1 and math.isnan(one.margin_low)
 
 
 def test_a_cells_values_are_the_runs_simulate_gives_and_the_work_stays_within_its_bound(tiny):
     sf = load_scenario_file(tiny(), ["failures.mtbf='15 min'", "costs.restart='20 min'"])
     strategies = [Strategy("ckpt"), Strategy("ckpt", memory=True), Strategy("rep")]
-    plan = MapPlan(seeds=6, redundancies=sf.redundancies, tie=0.0)
+    plan = MapSettings(seeds=6, redundancies=sf.redundancies, tie=0.0)
     cell = evaluate_cell(sf.scenario, strategies, plan)
     assert 0 < cell.runs <= plan.max_runs(strategies)
     for st, pick in zip(strategies, cell.picks):
@@ -115,6 +115,8 @@ def test_a_cells_values_are_the_runs_simulate_gives_and_the_work_stays_within_it
         for seed, value in zip(pick.seeds, pick.values):
             run = simulate(sc, pol, seed=seed)
             assert value == run.wall_time / run.t0
+    # the runner-up's interval is searched (its margin is the map's number), even if it could not win
+    assert "behind" not in cell.pick(cell.runner_up).interval_note
     # the winner has the least mean over the seeds every contender ran
     most = max(len(p.seeds) for p in cell.picks)
     assert cell.winner == min((p for p in cell.picks if len(p.seeds) == most), key=lambda p: p.mean).strategy

@@ -7,7 +7,7 @@ without or with the scenario's in-memory checkpoint tier (:class:`~spare_core.si
 compares the strategies on the same failures (common random numbers: on one seed every
 strategy meets the same failures), adding seeds only while the winner is not clear.
 
-Per strategy, on the first ``search_seeds`` seeds (:class:`MapPlan`):
+Per strategy, on the first ``search_seeds`` seeds (:class:`MapSettings`):
 
 1. **r** (a policy with redundancy): the candidates are the plan's redundancies (those >= 2
    and <= N). The search starts at the candidate with the least closed-form estimate
@@ -24,8 +24,8 @@ Per strategy, on the first ``search_seeds`` seeds (:class:`MapPlan`):
    and redoing the work lost to rollbacks, so the search is skipped when that share of the
    wall time is at most ``tie``, or when even without it the strategy would be behind the best
    strategy searched before it (the strategies are searched from the most promising pilot on;
-   the margin of a strategy so skipped is then at most that share too large), or when the
-   policy's interval is fixed in seconds. A strategy whose runs are all cut (below) at its
+   the runner-up, whose margin the map shows, is searched all the same), or when the policy's
+   interval is fixed in seconds. A strategy whose runs are all cut (below) at its
    start is not searched at all.
 
 Every run after a first *pilot* (each strategy at its starting point) stops at
@@ -78,7 +78,7 @@ from .policies import policy_names, registered_policy
 from .scenario import Scenario
 from .study import Study
 
-__all__ = ["Strategy", "MapPlan", "StrategyPick", "MapCell", "evaluate_cell", "OBJECTIVES", "STATUSES",
+__all__ = ["Strategy", "MapSettings", "StrategyPick", "MapCell", "evaluate_cell", "OBJECTIVES", "STATUSES",
            "MEMORY_SUFFIX"]
 
 #: what a map minimises
@@ -152,7 +152,7 @@ class Strategy:
 
 
 @dataclass(frozen=True)
-class MapPlan:
+class MapSettings:
     """How a cell is searched and when it stops adding seeds (module docstring).
 
     Parameters
@@ -354,7 +354,7 @@ class _Cell:
     wherever they stay valid.
     """
 
-    def __init__(self, scenario: Scenario, strategies: Sequence[Strategy], plan: MapPlan):
+    def __init__(self, scenario: Scenario, strategies: Sequence[Strategy], plan: MapSettings):
         self.plan = plan
         self.base = scenario
         self.plain = scenario.replace(memory=None) if scenario.memory is not None else scenario
@@ -430,7 +430,7 @@ class _Cell:
         return best, own
 
 
-def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapPlan | None = None) -> MapCell:
+def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapSettings | None = None) -> MapCell:
     """Search and compare ``strategies`` on ``scenario`` (module docstring).
 
     Parameters
@@ -439,7 +439,7 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
         The cell's scenario; strategies with the in-memory tier need its ``memory``.
     strategies : sequence of Strategy
         At least one; distinct names.
-    plan : MapPlan, optional
+    plan : MapSettings, optional
 
     Returns
     -------
@@ -455,12 +455,12 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
     --------
     >>> sc = Scenario(8, n_steps=200, t_compute=10.0, t_allreduce=1.0, system_mtbf=60.0, restart_time=30.0,
     ...               checkpoint_time=5.0)
-    >>> cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("spare")], MapPlan(seeds=3, redundancies=(2, 3, 4)))
+    >>> cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("spare")], MapSettings(seeds=3, redundancies=(2, 3, 4)))
     >>> cell.winner, cell.status in STATUSES
     ('spare', True)
     """
     t_begin = time.perf_counter()
-    plan = plan or MapPlan()
+    plan = plan or MapSettings()
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
     strategies = list(strategies)
@@ -490,7 +490,7 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
                        time.perf_counter() - t_begin)
     h = min(cell.horizon, plan.cut * best)
 
-    notes = {}
+    notes, behind = {}, set()
     best_value = math.inf  # the least mean objective found so far
     # the most promising first, so that a strategy that cannot win is seen to be so
     for st in sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, h)):
@@ -506,9 +506,19 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
 
             r = cell.rs[_compass(len(cell.rs), cell.rs.index(r), max(1, len(cell.rs) // 4), f_r, plan.tolerance,
                                  plan.r_evaluations)]
-        iv, notes[st.name] = _interval(cell, st, r, own, search, h, best_value)
+        iv, notes[st.name], lagging = _interval(cell, st, r, own, search, h, best_value)
+        if lagging:
+            behind.add(st.name)
         cfg[st.name] = (r, iv)
         best_value = min(best_value, cell.mean(st, r, iv, search, h))
+    # the runner-up's margin is the map's number: its interval is searched too, even when it
+    # could not win
+    ranked = sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, h))
+    if len(ranked) > 1 and ranked[1].name in behind:
+        st = ranked[1]
+        r = cfg[st.name][0]
+        iv, notes[st.name], _ = _interval(cell, st, r, st.options.get("interval", "auto"), search, h, math.inf)
+        cfg[st.name] = (r, iv)
 
     # the comparison: seeds one at a time to the strategies still in contention
     ran = {st.name: list(search) for st in strategies}
@@ -565,20 +575,20 @@ def _pilot_best(cell: _Cell, strategies, cfg, seeds, horizon) -> float | None:
 
 
 def _interval(cell: _Cell, st: Strategy, r, own, seeds, h, best: float) -> tuple:
-    """(interval setting, note) at ``r``: the searched interval, or the policy's own (``best``:
-    the least mean objective of the strategies searched so far)."""
+    """(interval setting, note, skipped as behind) at ``r``: the searched interval, or the
+    policy's own (``best``: the least mean objective of the strategies searched so far)."""
     plan = cell.plan
     if not isinstance(own, str):
-        return own, "fixed by the file"
+        return own, "fixed by the file", False
     sc = cell.scenario(st, h)
     rule = st.policy_at(r, own).checkpoint_interval(sc)
     runs = cell.runs_of(st, r, own, seeds, h)
     # no interval saves more than the time spent saving and redoing lost work
     share = math.fsum(x.save_time + x.lost_time for x in runs) / math.fsum(x.wall_time for x in runs)
     if share <= plan.tie:
-        return own, f"{own} (saves and lost work {100 * share:.2g} % of the wall time: not searched)"
+        return own, f"{own} (saves and lost work {100 * share:.2g} % of the wall time: not searched)", False
     if cell.mean(st, r, own, seeds, h) * (1.0 - share) >= best:
-        return own, f"{own} (behind even without its saves and lost work, {100 * share:.2g} %: not searched)"
+        return own, f"{own} (behind even without its saves and lost work, {100 * share:.2g} %: not searched)", True
     base = rule.seconds if rule.seconds > 0 else st.policy_at(r, "young").checkpoint_interval(sc).seconds
     ks = list(range(_K_LOW, _K_HIGH + 1))
 
@@ -589,8 +599,8 @@ def _interval(cell: _Cell, st: Strategy, r, own, seeds, h, best: float) -> tuple
     k = ks[_compass(len(ks), ks.index(0), 2, lambda i: cell.mean(st, r, setting(ks[i]), seeds, h), plan.tolerance,
                     plan.interval_evaluations)]
     if k == 0 and rule.seconds > 0:
-        return own, f"{own} (searched)"
-    return setting(k), f"searched: {2.0 ** (k / 2):.3g} x the {own} interval{'' if rule.seconds > 0 else ' (Young)'}"
+        return own, f"{own} (searched)", False
+    return setting(k), f"searched: {2.0 ** (k / 2):.3g} x the {own} interval{'' if rule.seconds > 0 else ' (Young)'}", False
 
 
 def _standing(cell: _Cell, contest, cfg, ran, h):
