@@ -85,8 +85,8 @@ def test_an_obvious_winner_is_found_everywhere_and_stops_at_the_least_seeds(tiny
         # the margin: the geometric mean of the runner-up's values over the winner's, seed by seed
         w, r = ({s: v for s, v in zip(p["seeds"], p["values"])} for p in c["picks"])
         assert c["margin"] == pytest.approx(math.expm1(np.mean([math.log(r[s] / w[s]) for s in w])), rel=1e-12)
-        assert 3 <= c["seeds"] < doc["plan"]["seeds"]  # clear before the seed cap: no more were run
-    assert min(c["seeds"] for c in doc["cells"]) == doc["plan"]["min_seeds"] == 3
+        assert 3 <= c["seeds"] < doc["settings"]["seeds"]  # clear before the seed cap: no more were run
+    assert min(c["seeds"] for c in doc["cells"]) == doc["settings"]["min_seeds"] == 3
     assert doc["won"] == {"ckpt": 9, "rep": 0}
     assert "ckpt 9" in p.stdout and "9 cells" in p.stdout
 
@@ -105,9 +105,9 @@ def test_identical_strategies_are_a_tie_and_one_seed_is_never_sure(tiny, monkeyp
 def test_a_cells_values_are_the_runs_simulate_gives_and_the_work_stays_within_its_bound(tiny):
     sf = load_scenario_file(tiny(), ["failures.mtbf='15 min'", "costs.restart='20 min'"])
     strategies = [Strategy("ckpt"), Strategy("ckpt", memory=True), Strategy("rep")]
-    plan = MapSettings(seeds=6, redundancies=sf.redundancies, tie=0.0)
-    cell = evaluate_cell(sf.scenario, strategies, plan)
-    assert 0 < cell.runs <= plan.max_runs(strategies)
+    settings = MapSettings(seeds=6, redundancies=sf.redundancies, tie=0.0)
+    cell = evaluate_cell(sf.scenario, strategies, settings)
+    assert 0 < cell.runs <= settings.max_runs(strategies)
     for st, pick in zip(strategies, cell.picks):
         sc = sf.scenario if st.memory else sf.scenario.replace(memory=None)
         sc = sc.replace(max_wall_factor=cell.horizon)

@@ -130,10 +130,10 @@ def run(args) -> int:
     sf = _cell_scenario(doc, top["i"], top["j"])
     opts = sf.policy_kwargs()
     strategies = [Strategy.parse(s, opts.get(s.split("+")[0], {})) for s in STRATEGIES]
-    plan = MapSettings(redundancies=sf.redundancies, seeds=len(sf.seeds))
+    settings = MapSettings(redundancies=sf.redundancies, seeds=len(sf.seeds))
     prof = cProfile.Profile()
     prof.enable()
-    evaluate_cell(sf.scenario, strategies, plan)
+    evaluate_cell(sf.scenario, strategies, settings)
     prof.disable()
     buf = io.StringIO()
     stats = pstats.Stats(prof, stream=buf)

@@ -228,14 +228,14 @@ def _load(path: str, sets: list[str], where: str) -> ScenarioFile:
         raise UsageError(f"{exc}{where}") from None
 
 
-def _plan(args: Any, sf: ScenarioFile) -> MapSettings:
+def _settings(args: Any, sf: ScenarioFile) -> MapSettings:
     return MapSettings(objective=args.objective, redundancies=sf.redundancies, seeds=len(sf.seeds), tie=args.tie / 100.0)
 
 
 def _evaluate(task: tuple) -> tuple:
     """One cell in a worker: ``(index, MapCell)``."""
-    index, scenario, strategies, plan = task
-    return index, evaluate_cell(scenario, strategies, plan)
+    index, scenario, strategies, settings = task
+    return index, evaluate_cell(scenario, strategies, settings)
 
 
 def run(args: Any) -> int:
@@ -269,7 +269,7 @@ def run(args: Any) -> int:
             opts = csf.policy_kwargs()
             strategies = [Strategy.parse(n, opts.get(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n))
                           for n in names]
-            plan = _plan(args, csf)
+            settings = _settings(args, csf)
             sc = csf.scenario
             if any(s.memory for s in strategies) and sc.memory is None:
                 raise UsageError(f"{args.file}: a +memory strategy needs [checkpoint]{where}")
@@ -277,12 +277,12 @@ def run(args: Any) -> int:
                 raise UsageError(f"--objective cost needs the price of a GPU-hour: costs.gpu_hour in the file{where}")
             try:
                 for st in strategies:
-                    rs = [r for r in plan.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
+                    rs = [r for r in settings.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
                     for r in rs or [1]:
                         st.policy_at(r, st.options.get("interval", "auto")).check(sc)
             except (TypeError, ValueError) as exc:
                 raise UsageError(f"{args.file}: {exc}{where}") from None
-            cells.append(((i, j), sc, strategies, plan))
+            cells.append(((i, j), sc, strategies, settings))
     check_runs([c[1] for c in cells], [c[3].max_runs(c[2]) for c in cells], bool(args.force),
                f"{args.file}: the map's {len(cells)} cells")
 
@@ -349,7 +349,7 @@ def _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupte
             won[c.winner] += 1
         status[c.status] = status.get(c.status, 0) + 1
     return {"command": "spare map", "provenance": prov, "objective": args.objective, "x": xa.to_dict(),
-            "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "plan": cells[0][3].to_dict(),
+            "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "settings": cells[0][3].to_dict(),
             "cells": rows, "won": won, "status": status}
 
 
