@@ -27,7 +27,7 @@ import importlib
 import subprocess
 import sys
 
-SUITES = ("matching", "flow", "events", "rectlr", "pacing", "sim", "sweep", "traces")
+SUITES = ("matching", "flow", "events", "rectlr", "pacing", "sim", "sweep", "traces", "map")
 
 
 def _module(name):

@@ -476,6 +476,7 @@ class Env:
             "sweep": ["sweep", str(self.spec), "--store", self.store],
             "pacing": ["pacing", "--nodes", "4", "8", "--iterations", "20", "--replicas", "1"],
             "demo": ["demo", "--types", "20", "--redundancy", "2", "--every", "5"],
+            "map": ["map", str(self.file), "--strategies", "ckpt", "rep", "--seeds", "2", "--processes", "1"],
         }[command]
 
 
@@ -506,6 +507,15 @@ def _dask_scheduler(e: Env) -> list[list[str]]:
 
 def _one(command: str, *extra: str) -> Callable[[Env], list[list[str]]]:
     return lambda e: [e.base(command) + [e.out(x[5:]) if x.startswith("OUT:") else x for x in extra]]
+
+
+# the axes of a small map, and each axis's other forms
+_MAP_X = ("--x", "failures.mtbf", "--x-values", "'5 min'", "'20 min'")
+_MAP_Y = ("--y", "costs.restart", "--y-values", "60", "300")
+
+
+def _map(*extra: str, x: tuple = _MAP_X, y: tuple = _MAP_Y) -> Callable[[Env], list[list[str]]]:
+    return _one("map", *x, *y, *extra)
 
 
 _OUTPUTS = {"--json": "OUT:out.json", "--csv": "OUT:out.csv", "--parquet": "OUT:out.parquet", "--plot": "OUT:plots"}
@@ -553,6 +563,27 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("pacing", "--pacer"): _one("pacing", "--pacer", "spread"),
     ("pacing", "--json"): _one("pacing", "--json", "OUT:pacing.json"),
     ("pacing", "--plot"): _one("pacing", "--plot", "OUT:pacing.png"),
+    ("map", "--x"): _map(),
+    ("map", "--y"): _map(),
+    ("map", "--x-values"): _map(),
+    ("map", "--y-values"): _map(),
+    ("map", "--x-range"): _map(x=("--x", "failures.mtbf", "--x-range", "5 min", "20 min", "2")),
+    ("map", "--y-range"): _map(y=("--y", "repair.spares", "--y-range", "0", "4", "2")),
+    ("map", "--x-log"): _map(x=("--x", "failures.mtbf", "--x-range", "5 min", "20 min", "2", "--x-log")),
+    ("map", "--y-log"): _map(y=("--y", "costs.checkpoint_save", "--y-range", "1", "10", "2", "--y-log")),
+    ("map", "--set"): _map("--set", "job.steps=60"),
+    ("map", "--strategies"): _map("--strategies", "ckpt", "spare"),
+    ("map", "--objective"): _map("--objective", "cost", "--set", "costs.gpu_hour=2"),
+    ("map", "--seeds"): _map("--seeds", "3"),
+    ("map", "--tie"): _map("--tie", "5"),
+    ("map", "--r-max"): _map("--r-max", "3"),
+    ("map", "--steps"): _map("--steps", "30"),
+    ("map", "--horizon"): _map("--horizon", "4"),
+    ("map", "--processes"): _map("--processes", "2"),
+    ("map", "--force"): _map("--force"),
+    ("map", "--json"): _map("--json", "OUT:map.json"),
+    ("map", "--csv"): _map("--csv", "OUT:map.csv"),
+    ("map", "--plot"): _map("--plot", "OUT:map.png"),
     ("demo", "--types"): _one("demo", "--types", "12"),
     ("demo", "--redundancy"): _one("demo", "--redundancy", "3"),
     ("demo", "--seed"): _one("demo", "--seed", "5"),

@@ -16,7 +16,7 @@ from typing import Any
 from .. import _limits
 from . import UsageError
 
-__all__ = ["Estimate", "estimate", "check_budget", "LOG_BYTES_PER_FAILURE"]
+__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "LOG_BYTES_PER_FAILURE"]
 
 #: bytes a node failure log keeps per failure (a float and a group id in two Python lists)
 LOG_BYTES_PER_FAILURE = 64
@@ -97,7 +97,15 @@ def check_budget(study: Any, force: bool, what: str) -> Estimate:
     counts = [0] * len(scs)
     for g in study.groups():
         counts[g.scenario_index] += len(g.runs)
-    est = estimate(scs, counts)
+    return check_runs(scs, counts, force, what)
+
+
+def check_runs(scenarios: Any, runs_per_scenario: Any, force: bool, what: str) -> Estimate:
+    """:func:`check_budget` for work given as runs per scenario (the most a command will run
+    of each: ``spare map`` bounds its searches so): :class:`UsageError` beyond the budget
+    unless ``force``, and for a scenario that cannot be simulated at all."""
+    scs = list(scenarios)
+    est = estimate(scs, list(runs_per_scenario))
     over = est.over()
     if over and not force:
         raise UsageError(f"{what + ': ' if what else ''}the expected work is beyond the budget: {'; '.join(over)} "

@@ -16,8 +16,9 @@ from ..checkpoint import availability_optimal, daly_interval, young_interval
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
-__all__ = ["add_file_arguments", "load_job", "check_job_budget", "describe_job", "file_study", "run_job", "interval_scan",
-           "IntervalScan", "SCAN_FACTORS", "scan_study_size", "step_seconds", "interval_steps", "timeline_run"]
+__all__ = ["add_file_arguments", "load_job", "flag_overrides", "check_job_budget", "describe_job", "file_study",
+           "run_job", "interval_scan", "IntervalScan", "SCAN_FACTORS", "scan_study_size", "step_seconds", "interval_steps",
+           "timeline_run", "file_policy"]
 
 
 def add_file_arguments(parser: Any) -> None:
@@ -49,6 +50,19 @@ def load_job(args: Any) -> ScenarioFile:
             if name not in known:
                 raise UsageError(f"--policies: unknown policy {name!r} (registered: {', '.join(known)})")
         sets.append("compare.policies=" + repr(list(args.policies)).replace("'", '"'))
+    sets += flag_overrides(args)
+    try:
+        sf = load_scenario_file(args.file, sets)
+    except ScenarioFileError as exc:
+        raise UsageError(str(exc)) from None
+    check_outputs(args)
+    return sf
+
+
+def flag_overrides(args: Any) -> list[str]:
+    """``--set`` items for ``--r-max``, ``--seeds``, ``--steps``, ``--horizon``, ``--processes``
+    (those given)."""
+    sets = []
     if args.r_max is not None:
         sets += [f"compare.r_max={args.r_max}"]
     if args.seeds is not None:
@@ -61,12 +75,7 @@ def load_job(args: Any) -> ScenarioFile:
         sets.append(f"compare.horizon={args.horizon!r}")
     if args.processes is not None:
         sets.append(f"compare.processes={args.processes}")
-    try:
-        sf = load_scenario_file(args.file, sets)
-    except ScenarioFileError as exc:
-        raise UsageError(str(exc)) from None
-    check_outputs(args)
-    return sf
+    return sets
 
 
 def check_job_budget(sf: ScenarioFile, args: Any, factors: tuple[float, ...] = (), *, scan: bool = False) -> None:

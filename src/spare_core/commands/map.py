@@ -1,0 +1,510 @@
+"""``spare map FILE.toml --x KEY --y KEY``: which strategy wins where, and by how much.
+
+Two scenario-file keys (as ``--set`` takes them) span a grid; every cell is the file with
+those two values, and on it the strategies (policies of the live registry, each without or
+with the file's in-memory checkpoint tier: ``ckpt``, ``ckpt+memory``, ``rep``, ``spare``,
+``elastic``) are searched and compared on the same failures by
+:func:`spare_core.sim.strategy_map.evaluate_cell`: r and the checkpoint interval found by
+search, seeds added only while the winner is not clear. The cells run in local worker
+processes (the executor's :func:`~spare_core.sim.map_unordered`; each cell's runs go through
+the one executor in its worker). The work is bounded up front (the work budget counts the most
+runs every cell may make).
+
+Outputs: a table in the terminal (winner and margin per cell), ``--plot FILE|DIR`` a PNG heat
+map (``DIR/map.png``), ``--csv FILE`` one row per cell, ``--json FILE`` every cell with every
+strategy's choice and values; all with their provenance, by the one writer.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .. import _limits
+from .._files import parse_duration
+from .._writer import json_safe, write_atomic
+from .._writer import write_json as _write_json
+from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
+from ..sim import map_unordered, policy_names
+from ..sim.strategy_map import MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, evaluate_cell
+from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int, process_count, seed_count
+from .budget import check_runs
+from .filejob import describe_job, flag_overrides
+from .outputs import check_output_path, check_plot_dir, provenance
+from .progress import progress_bar
+from .report import fmt_duration
+
+HELP = "which strategy wins where: a map over two scenario-file keys, with the margin (PNG, --csv, --json)"
+
+#: the most values along one axis
+MAX_AXIS = 1000
+#: the file --plot DIR writes
+PLOT_FILE = "map.png"
+#: why a cell's value is null in the JSON
+NULL_REASONS = {
+    **{k: {"nan": "one seed, or no runner-up: no interval"} for k in ("margin_low", "margin_high")},
+    "margin": {"nan": "no runner-up (one strategy, or nothing finished)"},
+}
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the map: the key, the values set (TOML values as ``--set`` takes them), their
+    labels and, where numeric, their positions (seconds for a duration)."""
+
+    name: str
+    key: str
+    texts: tuple
+    labels: tuple
+    numbers: tuple | None
+    log: bool
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "values": [_toml_value(t) for t in self.texts], "labels": list(self.labels),
+                "numbers": None if self.numbers is None else list(self.numbers), "log": self.log}
+
+
+def _toml_value(text: str) -> Any:
+    """An axis value as the file reads it (a number, or the text)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text.strip().strip('"').strip("'")
+
+
+def _number(text: str, flag: str) -> tuple[float, bool]:
+    """(value, is a duration with a unit) of a --x-range bound."""
+    try:
+        return float(text), False
+    except ValueError:
+        pass
+    try:
+        return parse_duration(text.strip()), True
+    except ValueError:
+        raise UsageError(f"{flag}: bounds must be numbers or durations ('10 min'), got {text!r}") from None
+
+
+def _fmt_number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.4g}"
+
+
+def build_axis(name: str, key: str, values: Sequence[str] | None, span: Sequence[str] | None, log: bool) -> Axis:
+    """The axis of ``--NAME KEY`` with ``--NAME-values`` or ``--NAME-range LO HI N [--NAME-log]``."""
+    if not key or "=" in key or not all(p for p in key.split(".")):
+        raise UsageError(f"--{name} must be a scenario-file key as --set takes it (e.g. failures.mtbf), got {key!r}")
+    if (values is None) == (span is None):
+        raise UsageError(f"--{name} {key}: give its values with --{name}-values V [V ...] or --{name}-range LO HI N")
+    if values is not None:
+        if log:
+            raise UsageError(f"--{name}-log goes with --{name}-range, not --{name}-values")
+        texts = tuple(str(v) for v in values)
+        if len(set(texts)) != len(texts):
+            raise UsageError(f"--{name}-values must be distinct, got {' '.join(texts)}")
+        if len(texts) > MAX_AXIS:
+            raise UsageError(f"--{name}-values: at most {MAX_AXIS} values, got {len(texts)}")
+        nums = []
+        for t in texts:
+            v = _toml_value(t)
+            if isinstance(v, (int, float)):
+                nums.append(float(v))
+            else:
+                try:
+                    nums.append(parse_duration(v))
+                except ValueError:
+                    nums = None
+                    break
+        rng = _limits.range_of(key)
+        if nums is not None and rng is not None and rng.unit == "s":
+            labels = tuple(fmt_duration(v) for v in nums)
+        else:
+            labels = tuple(str(_toml_value(t)) for t in texts)
+        return Axis(name, key, texts, labels, None if nums is None else tuple(nums), False)
+    lo_t, hi_t, n_t = span
+    flag = f"--{name}-range"
+    lo, lo_unit = _number(lo_t, flag)
+    hi, hi_unit = _number(hi_t, flag)
+    try:
+        n = int(n_t)
+    except ValueError:
+        raise UsageError(f"{flag}: N must be an integer >= 2, got {n_t!r}") from None
+    if not 2 <= n <= MAX_AXIS:
+        raise UsageError(f"{flag}: N must be an integer from 2 to {MAX_AXIS}, got {n}")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise UsageError(f"{flag}: LO must be below HI (both finite), got {lo_t} {hi_t}")
+    if log and not lo > 0:
+        raise UsageError(f"--{name}-log needs LO > 0, got {lo_t}")
+    rng = _limits.range_of(key)
+    duration = lo_unit or hi_unit or (rng is not None and rng.unit == "s")
+    integral = not duration and (rng.kind == "int" if rng is not None else
+                                 all(t.strip().lstrip("+-").isdigit() for t in (lo_t, hi_t)))
+    pts = [lo * (hi / lo) ** (k / (n - 1)) if log else lo + (hi - lo) * k / (n - 1) for k in range(n)]
+    if integral:
+        nums = tuple(dict.fromkeys(int(round(p)) for p in pts))
+        texts = tuple(str(v) for v in nums)
+        labels = texts
+    else:
+        nums = tuple(float(f"{p:.6g}") for p in pts)
+        texts = tuple(repr(v) for v in nums)
+        labels = tuple(fmt_duration(v) if duration else _fmt_number(v) for v in nums)
+    if len(nums) < 2:
+        raise UsageError(f"{flag}: {lo_t} .. {hi_t} holds fewer than 2 distinct values of {key}")
+    return Axis(name, key, texts, labels, tuple(float(v) for v in nums), log)
+
+
+def add_arguments(parser: Any) -> None:
+    """Options of ``spare map``."""
+    parser.add_argument("file", metavar="FILE.toml", help="scenario file (see docs/cli.md and examples/)")
+    for a in ("x", "y"):
+        parser.add_argument(f"--{a}", metavar="KEY", required=True,
+                            help=f"the scenario-file key along {a} (as --set takes it, e.g. failures.mtbf)")
+        parser.add_argument(f"--{a}-values", nargs="+", metavar="VALUE", default=None,
+                            help=f"values of the {a} key (TOML values as --set takes them: 600, '10 min')")
+        parser.add_argument(f"--{a}-range", nargs=3, metavar=("LO", "HI", "N"), default=None,
+                            help=f"N values of the {a} key from LO to HI (numbers or durations; integers for a count)")
+        parser.add_argument(f"--{a}-log", action="store_true", help=f"space the --{a}-range values geometrically")
+    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                        help="override a file value in every cell, e.g. --set repair.spares=16 (repeatable)")
+    parser.add_argument("--strategies", nargs="+", metavar="NAME", default=None,
+                        help="policies of the registry, NAME+memory with the file's in-memory tier (default: "
+                             "compare.policies, and each +memory when the file has [checkpoint])")
+    parser.add_argument("--objective", choices=OBJECTIVES, default="time",
+                        help="minimise time-to-train or cost (needs costs.gpu_hour) (default: time)")
+    parser.add_argument("--seeds", type=seed_count, default=None,
+                        help="the most seeds per cell; fewer when the winner is clear (file: compare.seeds)")
+    parser.add_argument("--tie", type=bounded(float, 0.0, "a number", 100.0), default=1.0,
+                        help="a runner-up within this many %% of the winner (95 %% interval) is a tie (default: 1)")
+    parser.add_argument("--r-max", type=positive_int, default=None,
+                        help="r searched in 2..R (file: compare.r_max / compare.redundancies)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (file: job.steps)")
+    parser.add_argument("--horizon", type=horizon_float, default=None,
+                        help="stop a run at this many T0 (file: compare.horizon)")
+    parser.add_argument("--processes", type=process_count, default=None,
+                        help="worker processes, 0 = one per CPU (file: compare.processes)")
+    parser.add_argument("--force", action="store_true",
+                        help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
+    parser.add_argument("--json", metavar="FILE", default=None, help="write every cell as JSON, with provenance")
+    parser.add_argument("--csv", metavar="FILE", default=None,
+                        help="write one row per cell as CSV (provenance in '# ' lines on top)")
+    parser.add_argument("--plot", metavar="FILE|DIR", default=None,
+                        help=f"write the map as a PNG (DIR/{PLOT_FILE} for a directory; needs matplotlib)")
+
+
+def _strategies(args: Any, sf: ScenarioFile) -> list[str]:
+    """The strategy names asked for (or the file's default), checked."""
+    if args.strategies is not None:
+        names = list(args.strategies)
+    else:
+        names = list(sf.policies)
+        if sf.scenario.memory is not None:
+            names += [p + MEMORY_SUFFIX for p in sf.policies]
+    if len(set(names)) != len(names):
+        raise UsageError(f"--strategies must be distinct, got {' '.join(names)}")
+    known = policy_names()
+    for n in names:
+        base = n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n
+        if base not in known:
+            raise UsageError(f"--strategies: unknown policy {base!r} in {n!r} (registered: {', '.join(known)}; "
+                             f"NAME{MEMORY_SUFFIX} adds the file's in-memory tier)")
+        if base != n and sf.scenario.memory is None:
+            raise UsageError(f"--strategies: {n!r} needs an in-memory checkpoint tier: the file has no [checkpoint] "
+                             "table")
+    return names
+
+
+def _load(path: str, sets: list[str], where: str) -> ScenarioFile:
+    try:
+        return load_scenario_file(path, sets)
+    except ScenarioFileError as exc:
+        raise UsageError(f"{exc}{where}") from None
+
+
+def _settings(args: Any, sf: ScenarioFile) -> MapSettings:
+    return MapSettings(objective=args.objective, redundancies=sf.redundancies, seeds=len(sf.seeds), tie=args.tie / 100.0)
+
+
+def _evaluate(task: tuple) -> tuple:
+    """One cell in a worker: ``(index, MapCell)``."""
+    index, scenario, strategies, settings = task
+    return index, evaluate_cell(scenario, strategies, settings)
+
+
+def run(args: Any) -> int:
+    """Build the grid, check it whole, run it, print and write the map."""
+    xa = build_axis("x", args.x, args.x_values, args.x_range, args.x_log)
+    ya = build_axis("y", args.y, args.y_values, args.y_range, args.y_log)
+    if xa.key == ya.key:
+        raise UsageError(f"--x and --y must be different keys, got {xa.key} twice")
+    for flag in ("json", "csv"):
+        check_output_path(getattr(args, flag), f"--{flag}")
+    if args.plot is not None:
+        if os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]:
+            check_plot_dir(args.plot, files=(PLOT_FILE,))  # created when the map is written
+            args.plot = os.path.join(args.plot, PLOT_FILE)
+        else:
+            check_output_path(args.plot, "--plot")
+            check_plot_dir(os.path.dirname(os.path.abspath(args.plot)), files=())  # and matplotlib
+    base_sets = list(args.set) + flag_overrides(args)
+    sf = _load(args.file, base_sets, "")
+    names = _strategies(args, sf)
+    # the strategies' policies are the file's compared ones, so that their options are read
+    policies = list(dict.fromkeys(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n for n in names))
+    base_sets.append("compare.policies=" + json.dumps(policies))
+    sf = _load(args.file, base_sets, "")
+    # every cell read and checked before any run
+    cells = []
+    for j, yv in enumerate(ya.texts):
+        for i, xv in enumerate(xa.texts):
+            where = f" (the map's cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]})"
+            csf = _load(args.file, base_sets + [f"{xa.key}={xv}", f"{ya.key}={yv}"], where)
+            opts = csf.policy_kwargs()
+            strategies = [Strategy.parse(n, opts.get(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n))
+                          for n in names]
+            settings = _settings(args, csf)
+            sc = csf.scenario
+            if any(s.memory for s in strategies) and sc.memory is None:
+                raise UsageError(f"{args.file}: a +memory strategy needs [checkpoint]{where}")
+            if args.objective == "cost" and sc.pricing is None:
+                raise UsageError(f"--objective cost needs the price of a GPU-hour: costs.gpu_hour in the file{where}")
+            try:
+                for st in strategies:
+                    rs = [r for r in settings.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
+                    for r in rs or [1]:
+                        st.policy_at(r, st.options.get("interval", "auto")).check(sc)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"{args.file}: {exc}{where}") from None
+            cells.append(((i, j), sc, strategies, settings))
+    check_runs([c[1] for c in cells], [c[3].max_runs(c[2]) for c in cells], bool(args.force),
+               f"{args.file}: the map's {len(cells)} cells")
+
+    workers = sf.processes or (os.cpu_count() or 1)
+    workers = max(1, min(workers, len(cells)))
+    # the costliest cells first (failures up to the horizon), so the last tasks are short
+    order = sorted(range(len(cells)), key=lambda k: -cells[k][1].max_wall_factor * cells[k][1].t0
+                   / max(cells[k][1].system_mtbf, 1e-9))
+    tasks = [(k, cells[k][1], cells[k][2], cells[k][3]) for k in order]
+    done: dict = {}
+    bar = progress_bar(len(tasks), "spare map", unit="cell")
+    t0 = time.perf_counter()
+    interrupted = False
+    try:
+        results = (_evaluate(t) for t in tasks) if workers == 1 else map_unordered(_evaluate, tasks, workers)
+        for k, cell in results:
+            done[k] = cell
+            bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - t0
+
+    doc = _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupted)
+    written = _write(args, doc, xa, ya, names)
+    if interrupted:
+        where = f"; wrote {', '.join(written)}" if written else ""
+        print(f"spare map: interrupted after {len(done)}/{len(cells)} cells{where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    for line in describe_job(sf)[:2]:
+        print(line)
+    print(f"map: {xa.key} ({len(xa.texts)} values) x {ya.key} ({len(ya.texts)} values); strategies "
+          f"{', '.join(names)}; objective {args.objective}; at most {cells[0][3].seeds} seeds per cell")
+    print()
+    for line in _table(doc, xa, ya, names):
+        print(line)
+    print()
+    runs = sum(c.runs for c in done.values())
+    print(f"{len(done)} cells, {runs} runs in {elapsed:.1f} s on {workers} process(es)")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _cell_row(ij: tuple, xa: Axis, ya: Axis, cell: MapCell) -> dict:
+    i, j = ij
+    d = cell.to_dict()
+    return {"i": i, "j": j, "x": _toml_value(xa.texts[i]), "y": _toml_value(ya.texts[j]), **d}
+
+
+def _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupted) -> dict:
+    prov = provenance("spare map", getattr(args, "argv", None), scenario=sf.to_dict(),
+                      seeds=list(range(cells[0][3].seeds)),
+                      timings={"elapsed_seconds": elapsed, "processes": workers,
+                               "cells": [{"i": cells[k][0][0], "j": cells[k][0][1], "seconds": c.seconds}
+                                         for k, c in sorted(done.items())]},
+                      interrupted=interrupted)
+    rows = [_cell_row(cells[k][0], xa, ya, c) for k, c in sorted(done.items())]
+    won: dict = {n: 0 for n in names}
+    status: dict = {}
+    for c in done.values():
+        if c.winner is not None:
+            won[c.winner] += 1
+        status[c.status] = status.get(c.status, 0) + 1
+    return {"command": "spare map", "provenance": prov, "objective": args.objective, "x": xa.to_dict(),
+            "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "settings": cells[0][3].to_dict(),
+            "cells": rows, "won": won, "status": status}
+
+
+def _margin_text(cell: dict) -> str:
+    """The margin in % as a cell shows it (``>=`` for a lower bound, ``=`` a tie, ``?`` unsure)."""
+    if cell["winner"] is None:
+        return "x"
+    m = cell["margin"]
+    if m is None or not math.isfinite(m):
+        return "?"
+    pct = 100.0 * m
+    txt = f"{pct:.0f}" if pct >= 9.5 else f"{pct:.1f}"
+    if cell["censored"]:
+        txt = ">=" + txt
+    return txt + {"clear": "", "tie": "=", "unsure": "?"}.get(cell["status"], "")
+
+
+def _letters(names: Sequence[str]) -> dict:
+    return {n: chr(ord("A") + k) if k < 26 else "*" for k, n in enumerate(names)}
+
+
+def _table(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
+    """The map as text: one letter per winner and the margin in %, y from the top."""
+    letters = _letters(names)
+    by = {(c["i"], c["j"]): c for c in doc["cells"]}
+    w = max(8, max(len(lb) for lb in ya.labels) + 1)
+    col = max(7, max(len(lb) for lb in xa.labels) + 1)
+    lines = [f"winner and margin (runner-up's {'TTT' if doc['objective'] == 'time' else 'cost'} over the winner's, %); "
+             + ", ".join(f"{letters[n]} = {n}" for n in names),
+             "  '=' a tie (within --tie), '?' not clear at the seed cap, '>=' a lower bound (a run cut), 'x' nothing "
+             "finished", ""]
+    lines.append(f"{ya.key:>{w}} | " + "".join(f"{lb:>{col}}" for lb in xa.labels) + f"   <- {xa.key}")
+    lines.append("-" * (w + 3 + col * len(xa.labels)))
+    for j in reversed(range(len(ya.texts))):
+        row = []
+        for i in range(len(xa.texts)):
+            c = by.get((i, j))
+            row.append("-" if c is None else ("x" if c["winner"] is None else letters[c["winner"]] + _margin_text(c)))
+        lines.append(f"{ya.labels[j]:>{w}} | " + "".join(f"{t:>{col}}" for t in row))
+    lines.append("")
+    lines.append("cells won: " + ", ".join(f"{n} {doc['won'][n]}" for n in names) + "; "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(doc["status"].items())))
+    return lines
+
+
+def _csv_rows(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> tuple[list[str], list[dict]]:
+    cols = [xa.key, ya.key, "winner", "runner_up", "margin_pct", "margin_low_pct", "margin_high_pct", "status",
+            "censored", "seeds", "runs", "seconds", "horizon"]
+    for n in names:
+        cols += [f"{n}_value", f"{n}_r", f"{n}_interval", f"{n}_seeds", f"{n}_finished"]
+    rows = []
+    for c in doc["cells"]:
+        row = {xa.key: c["x"], ya.key: c["y"], "winner": c["winner"], "runner_up": c["runner_up"],
+               "status": c["status"], "censored": c["censored"], "seeds": c["seeds"], "runs": c["runs"],
+               "seconds": c["seconds"], "horizon": c["horizon"]}
+        for k in ("margin", "margin_low", "margin_high"):
+            v = c[k]
+            row[f"{k}_pct"] = None if v is None else 100.0 * v
+        for p in c["picks"]:
+            n = p["strategy"]
+            row.update({f"{n}_value": p["mean"], f"{n}_r": p["redundancy"], f"{n}_interval": p["interval"],
+                        f"{n}_seeds": len(p["seeds"]), f"{n}_finished": sum(p["finished"])})
+        rows.append(row)
+    return cols, rows
+
+
+def _write(args: Any, doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
+    """The outputs asked for; returns the paths written."""
+    written = []
+    safe = json_safe(doc, NULL_REASONS)
+    if args.json:
+        _write_json(args.json, safe, reasons=NULL_REASONS, indent=1)
+        written.append(args.json)
+    if args.csv:
+        cols, rows = _csv_rows(safe, xa, ya, names)
+        buf = io.StringIO()
+        buf.write(f"# provenance: {json.dumps(safe['provenance'], allow_nan=False)}\n")
+        out = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+        out.writeheader()
+        for row in rows:
+            out.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        write_atomic(args.csv, buf.getvalue().encode("utf-8"), "--csv")
+        written.append(args.csv)
+    if args.plot and safe["cells"]:
+        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
+        written.append(plot_map(safe, xa, ya, names, args.plot))
+    return written
+
+
+def _set_items(argv: Sequence[str]) -> list[str]:
+    """The ``--set`` items of a command line (what the figure's cells share besides the file)."""
+    return [argv[k + 1] for k, a in enumerate(argv[:-1]) if a == "--set"]
+
+
+def plot_map(doc: dict, xa: Axis, ya: Axis, names: Sequence[str], path: str, *, title: str | None = None) -> str:
+    """The map as a heat map: the winner's colour in each cell, paler the smaller its margin,
+    hatched where the winner is not clear (a tie or unsure at the seed cap), the margin in %
+    written in the cell. Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import Patch, Rectangle
+
+    from .plots import save_figure
+
+    nx, ny = len(xa.texts), len(ya.texts)
+    fig_w = min(22.0, max(8.0, 4.2 + 0.62 * nx))
+    fig_h = min(18.0, max(4.5, 2.4 + 0.42 * ny))
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    palette = plt.get_cmap("tab10")
+    colour = {n: to_rgb(palette(k % 10)) for k, n in enumerate(names)}
+    small = max(5.0, min(9.0, 150.0 / max(nx, ny)))
+    for c in doc["cells"]:
+        i, j = c["i"], c["j"]
+        if c["winner"] is None:
+            face, text = (0.85, 0.85, 0.85), "x"
+        else:
+            m = c["margin"] if c["margin"] is not None else 0.0
+            # paler for a smaller margin: full colour from a 30 % margin on
+            s = 0.25 + 0.75 * min(1.0, max(0.0, m) / 0.3)
+            base = colour[c["winner"]]
+            face = tuple(1.0 - s * (1.0 - v) for v in base)
+            text = _margin_text(c).replace(">=", "\u2265")
+        clear = c["status"] == "clear"
+        ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=0.6,
+                               hatch=None if clear else "///"))
+        ax.text(i, j, text, ha="center", va="center", fontsize=small, color="black")
+    ax.set_xlim(-0.5, nx - 0.5)
+    ax.set_ylim(-0.5, ny - 0.5)
+    ax.set_xticks(range(nx))
+    tilt = sum(len(lb) for lb in xa.labels) > 6 * nx or nx > 8
+    ax.set_xticklabels(xa.labels, rotation=45 if tilt else 0, ha="right" if tilt else "center")
+    ax.set_yticks(range(ny))
+    ax.set_yticklabels(ya.labels)
+    ax.set_xlabel(xa.key + (" (log spacing)" if xa.log else ""))
+    ax.set_ylabel(ya.key + (" (log spacing)" if ya.log else ""))
+    ax.grid(False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    what = "TTT" if doc["objective"] == "time" else "cost"
+    sc = doc["provenance"]["scenario"]
+    cl = sc.get("cluster", {})
+    sets = _set_items(doc["provenance"].get("argv", []))
+    ax.set_title(title or f"{sc.get('name', '')} ({cl.get('gpus', 0):,} GPUs, {cl.get('groups', 0)} groups): which "
+                          f"strategy wins ({doc['objective']})\n"
+                          + (f"--set {' '.join(sets)}\n" if sets else "")
+                          + f"number: the runner-up's {what} over the winner's, % (paired over seeds); paler: a smaller "
+                          "margin", fontsize=10, loc="left")
+    handles = [Patch(facecolor=colour[n], label=n) for n in names]
+    handles.append(Patch(facecolor="white", edgecolor="grey", hatch="///", label="not clear: a tie (=) or unsure (?)"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+    fig.tight_layout()
+    try:
+        return save_figure(fig, path)
+    finally:
+        plt.close(fig)
