@@ -21,7 +21,7 @@ from hypothesis import strategies as hs
 from spare_core.scenario_file import load_scenario_file
 from spare_core.sim import CheckpointOnly, simulate
 from spare_core.sim.policies import POLICY_REGISTRY, RegisteredPolicy
-from spare_core.sim.strategy_map import MapPlan, Strategy, _compass, evaluate_cell
+from spare_core.sim.strategy_map import MapSettings, Strategy, _compass, evaluate_cell
 
 TINY = """
 name = "tiny-map"
@@ -85,8 +85,8 @@ def test_an_obvious_winner_is_found_everywhere_and_stops_at_the_least_seeds(tiny
         # the margin: the geometric mean of the runner-up's values over the winner's, seed by seed
         w, r = ({s: v for s, v in zip(p["seeds"], p["values"])} for p in c["picks"])
         assert c["margin"] == pytest.approx(math.expm1(np.mean([math.log(r[s] / w[s]) for s in w])), rel=1e-12)
-        assert 3 <= c["seeds"] < doc["plan"]["seeds"]  # clear before the seed cap: no more were run
-    assert min(c["seeds"] for c in doc["cells"]) == doc["plan"]["min_seeds"] == 3
+        assert 3 <= c["seeds"] < doc["settings"]["seeds"]  # clear before the seed cap: no more were run
+    assert min(c["seeds"] for c in doc["cells"]) == doc["settings"]["min_seeds"] == 3
     assert doc["won"] == {"ckpt": 9, "rep": 0}
     assert "ckpt 9" in p.stdout and "9 cells" in p.stdout
 
@@ -96,18 +96,18 @@ def test_identical_strategies_are_a_tie_and_one_seed_is_never_sure(tiny, monkeyp
                             uses_redundancy=False, options=("interval",))
     monkeypatch.setitem(POLICY_REGISTRY, "ckpt-twin", twin)
     sc = load_scenario_file(tiny(), ["failures.mtbf='20 min'"]).scenario
-    cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("ckpt-twin")], MapPlan(seeds=8))
+    cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("ckpt-twin")], MapSettings(seeds=8))
     assert cell.status == "tie" and cell.seeds == 3 and cell.margin == 0.0
-    one = evaluate_cell(sc, [Strategy("ckpt"), Strategy("rep")], MapPlan(seeds=1, redundancies=(2,)))
+    one = evaluate_cell(sc, [Strategy("ckpt"), Strategy("rep")], MapSettings(seeds=1, redundancies=(2,)))
     assert one.status == "unsure" and one.seeds == 1 and math.isnan(one.margin_low)
 
 
 def test_a_cells_values_are_the_runs_simulate_gives_and_the_work_stays_within_its_bound(tiny):
     sf = load_scenario_file(tiny(), ["failures.mtbf='15 min'", "costs.restart='20 min'"])
     strategies = [Strategy("ckpt"), Strategy("ckpt", memory=True), Strategy("rep")]
-    plan = MapPlan(seeds=6, redundancies=sf.redundancies, tie=0.0)
-    cell = evaluate_cell(sf.scenario, strategies, plan)
-    assert 0 < cell.runs <= plan.max_runs(strategies)
+    settings = MapSettings(seeds=6, redundancies=sf.redundancies, tie=0.0)
+    cell = evaluate_cell(sf.scenario, strategies, settings)
+    assert 0 < cell.runs <= settings.max_runs(strategies)
     for st, pick in zip(strategies, cell.picks):
         sc = sf.scenario if st.memory else sf.scenario.replace(memory=None)
         sc = sc.replace(max_wall_factor=cell.horizon)
@@ -115,6 +115,8 @@ def test_a_cells_values_are_the_runs_simulate_gives_and_the_work_stays_within_it
         for seed, value in zip(pick.seeds, pick.values):
             run = simulate(sc, pol, seed=seed)
             assert value == run.wall_time / run.t0
+    # the runner-up's interval is searched (its margin is the map's number), even if it could not win
+    assert "behind" not in cell.pick(cell.runner_up).interval_note
     # the winner has the least mean over the seeds every contender ran
     most = max(len(p.seeds) for p in cell.picks)
     assert cell.winner == min((p for p in cell.picks if len(p.seeds) == most), key=lambda p: p.mean).strategy
@@ -211,3 +213,38 @@ def test_the_strategy_examples_map(spare_here, example, tmp_path):
     assert [s["name"] for s in doc["strategies"]] == ["ckpt", "rep", "spare", "elastic", "ckpt+memory", "rep+memory",
                                                       "spare+memory", "elastic+memory"]
     assert doc["cells"][0]["winner"] in [s["name"] for s in doc["strategies"]]
+
+
+def test_the_documented_maps_run(spare_here, tmp_path):
+    """Every ``spare map`` line of docs/strategies.md, shrunk to 2 x 2 cells, short jobs and 2 seeds."""
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "strategies.md").read_text()
+    s_line = next(line for line in text.splitlines() if line.startswith('S="'))
+    lines = [line.replace("$S", s_line[3:-1]) for line in text.splitlines() if line.startswith("spare map ")]
+    assert len(lines) >= 4
+    for k, line in enumerate(lines):
+        argv = shlex.split(line)[1:]
+        out = []
+        i = 0
+        while i < len(argv):
+            a = argv[i]
+            if a in ("--x-range", "--y-range"):
+                out += [a, argv[i + 1], argv[i + 2], "2"]
+                i += 4
+            elif a in ("--x-values", "--y-values"):
+                out += [a, argv[i + 1], argv[i + 2]]
+                i += 1
+                while i < len(argv) and not argv[i].startswith("--"):
+                    i += 1
+            elif a == "--plot":
+                out += [a, str(tmp_path / f"map{k}.png")]
+                i += 2
+            else:
+                out.append(root / a if a.startswith("examples/") else a)
+                i += 1
+        p = spare_here(*out, "--steps", "200", "--seeds", "2", "--processes", "1")
+        assert p.returncode == 0, (line, p.stderr)
+        assert (tmp_path / f"map{k}.png").stat().st_size > 0

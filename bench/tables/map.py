@@ -38,7 +38,7 @@ from pathlib import Path
 from spare_core.cli import main
 from spare_core.scenario_file import load_scenario_file
 from spare_core.sim import Study, execute
-from spare_core.sim.strategy_map import MapPlan, Strategy, evaluate_cell
+from spare_core.sim.strategy_map import MapSettings, Strategy, evaluate_cell
 
 FILE = Path(__file__).resolve().parents[2] / "examples" / "llama3_16k_strategies.toml"
 SETS = ["cluster.gpus=102400", "elastic.microbatches=2", "repair.spares=300", "compare.horizon=5"]
@@ -130,10 +130,10 @@ def run(args) -> int:
     sf = _cell_scenario(doc, top["i"], top["j"])
     opts = sf.policy_kwargs()
     strategies = [Strategy.parse(s, opts.get(s.split("+")[0], {})) for s in STRATEGIES]
-    plan = MapPlan(redundancies=sf.redundancies, seeds=len(sf.seeds))
+    settings = MapSettings(redundancies=sf.redundancies, seeds=len(sf.seeds))
     prof = cProfile.Profile()
     prof.enable()
-    evaluate_cell(sf.scenario, strategies, plan)
+    evaluate_cell(sf.scenario, strategies, settings)
     prof.disable()
     buf = io.StringIO()
     stats = pstats.Stats(prof, stream=buf)
@@ -159,7 +159,7 @@ def run(args) -> int:
             opts = sf.policy_kwargs()
             strategies = [Strategy.parse(s, opts.get(s.split("+")[0], {})) for s in STRATEGIES]
             t = time.process_time()
-            cell = evaluate_cell(sf.scenario, strategies, MapPlan(redundancies=sf.redundancies, seeds=len(sf.seeds)))
+            cell = evaluate_cell(sf.scenario, strategies, MapSettings(redundancies=sf.redundancies, seeds=len(sf.seeds)))
             mcpu = time.process_time() - t
             gruns, gcpu, gbest, means = _grid(sf, STRATEGIES, len(sf.seeds))
             print(f"   ({doc['x']['labels'][i]}, {doc['y']['labels'][j]}): map {cell.runs} runs {mcpu:.1f} s, "

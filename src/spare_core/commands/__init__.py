@@ -80,5 +80,7 @@ finite_float = bounded(float, -math.inf, "a number")
 def distinct(values: list[Any], flag: str) -> list[Any]:
     """``values`` if no value repeats, else :class:`UsageError` naming ``flag``."""
     if len(set(values)) != len(values):
-        raise UsageError(f"{flag} values must be distinct, got {' '.join(map(str, values))}")
+        # (not the builtin map: in this package's namespace `map` is the `spare map` sub-module
+        # once it is imported)
+        raise UsageError(f"{flag} values must be distinct, got {' '.join(str(v) for v in values)}")
     return values

@@ -32,7 +32,7 @@ from .._writer import json_safe, write_atomic
 from .._writer import write_json as _write_json
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import map_unordered, policy_names
-from ..sim.strategy_map import MEMORY_SUFFIX, OBJECTIVES, MapCell, MapPlan, Strategy, evaluate_cell
+from ..sim.strategy_map import MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, evaluate_cell
 from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int, process_count, seed_count
 from .budget import check_runs
 from .filejob import describe_job, flag_overrides
@@ -228,14 +228,14 @@ def _load(path: str, sets: list[str], where: str) -> ScenarioFile:
         raise UsageError(f"{exc}{where}") from None
 
 
-def _plan(args: Any, sf: ScenarioFile) -> MapPlan:
-    return MapPlan(objective=args.objective, redundancies=sf.redundancies, seeds=len(sf.seeds), tie=args.tie / 100.0)
+def _settings(args: Any, sf: ScenarioFile) -> MapSettings:
+    return MapSettings(objective=args.objective, redundancies=sf.redundancies, seeds=len(sf.seeds), tie=args.tie / 100.0)
 
 
 def _evaluate(task: tuple) -> tuple:
     """One cell in a worker: ``(index, MapCell)``."""
-    index, scenario, strategies, plan = task
-    return index, evaluate_cell(scenario, strategies, plan)
+    index, scenario, strategies, settings = task
+    return index, evaluate_cell(scenario, strategies, settings)
 
 
 def run(args: Any) -> int:
@@ -269,7 +269,7 @@ def run(args: Any) -> int:
             opts = csf.policy_kwargs()
             strategies = [Strategy.parse(n, opts.get(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n))
                           for n in names]
-            plan = _plan(args, csf)
+            settings = _settings(args, csf)
             sc = csf.scenario
             if any(s.memory for s in strategies) and sc.memory is None:
                 raise UsageError(f"{args.file}: a +memory strategy needs [checkpoint]{where}")
@@ -277,12 +277,12 @@ def run(args: Any) -> int:
                 raise UsageError(f"--objective cost needs the price of a GPU-hour: costs.gpu_hour in the file{where}")
             try:
                 for st in strategies:
-                    rs = [r for r in plan.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
+                    rs = [r for r in settings.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
                     for r in rs or [1]:
                         st.policy_at(r, st.options.get("interval", "auto")).check(sc)
             except (TypeError, ValueError) as exc:
                 raise UsageError(f"{args.file}: {exc}{where}") from None
-            cells.append(((i, j), sc, strategies, plan))
+            cells.append(((i, j), sc, strategies, settings))
     check_runs([c[1] for c in cells], [c[3].max_runs(c[2]) for c in cells], bool(args.force),
                f"{args.file}: the map's {len(cells)} cells")
 
@@ -349,7 +349,7 @@ def _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupte
             won[c.winner] += 1
         status[c.status] = status.get(c.status, 0) + 1
     return {"command": "spare map", "provenance": prov, "objective": args.objective, "x": xa.to_dict(),
-            "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "plan": cells[0][3].to_dict(),
+            "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "settings": cells[0][3].to_dict(),
             "cells": rows, "won": won, "status": status}
 
 
@@ -439,6 +439,11 @@ def _write(args: Any, doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> li
     return written
 
 
+def _set_items(argv: Sequence[str]) -> list[str]:
+    """The ``--set`` items of a command line (what the figure's cells share besides the file)."""
+    return [argv[k + 1] for k, a in enumerate(argv[:-1]) if a == "--set"]
+
+
 def plot_map(doc: dict, xa: Axis, ya: Axis, names: Sequence[str], path: str, *, title: str | None = None) -> str:
     """The map as a heat map: the winner's colour in each cell, paler the smaller its margin,
     hatched where the winner is not clear (a tie or unsure at the seed cap), the margin in %
@@ -469,7 +474,7 @@ def plot_map(doc: dict, xa: Axis, ya: Axis, names: Sequence[str], path: str, *, 
             s = 0.25 + 0.75 * min(1.0, max(0.0, m) / 0.3)
             base = colour[c["winner"]]
             face = tuple(1.0 - s * (1.0 - v) for v in base)
-            text = _margin_text(c)
+            text = _margin_text(c).replace(">=", "\u2265")
         clear = c["status"] == "clear"
         ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=0.6,
                                hatch=None if clear else "///"))
@@ -487,8 +492,13 @@ def plot_map(doc: dict, xa: Axis, ya: Axis, names: Sequence[str], path: str, *, 
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     what = "TTT" if doc["objective"] == "time" else "cost"
-    ax.set_title(title or f"{doc['provenance']['scenario'].get('name', '')}: which strategy wins ({doc['objective']})\n"
-                          f"number: the runner-up's {what} over the winner's, % (paired over seeds); paler: a smaller "
+    sc = doc["provenance"]["scenario"]
+    cl = sc.get("cluster", {})
+    sets = _set_items(doc["provenance"].get("argv", []))
+    ax.set_title(title or f"{sc.get('name', '')} ({cl.get('gpus', 0):,} GPUs, {cl.get('groups', 0)} groups): which "
+                          f"strategy wins ({doc['objective']})\n"
+                          + (f"--set {' '.join(sets)}\n" if sets else "")
+                          + f"number: the runner-up's {what} over the winner's, % (paired over seeds); paler: a smaller "
                           "margin", fontsize=10, loc="left")
     handles = [Patch(facecolor=colour[n], label=n) for n in names]
     handles.append(Patch(facecolor="white", edgecolor="grey", hatch="///", label="not clear: a tie (=) or unsure (?)"))

@@ -7,9 +7,9 @@ without or with the scenario's in-memory checkpoint tier (:class:`~spare_core.si
 compares the strategies on the same failures (common random numbers: on one seed every
 strategy meets the same failures), adding seeds only while the winner is not clear.
 
-Per strategy, on the first ``search_seeds`` seeds (:class:`MapPlan`):
+Per strategy, on the first ``search_seeds`` seeds (:class:`MapSettings`):
 
-1. **r** (a policy with redundancy): the candidates are the plan's redundancies (those >= 2
+1. **r** (a policy with redundancy): the candidates are the settings' redundancies (those >= 2
    and <= N). The search starts at the candidate with the least closed-form estimate
    ``J(r) = (step at the policy's initial depth) / A``, A the first-order availability of the
    policy's closed-form checkpoint period with its mean time between restarts T_f(r)
@@ -24,8 +24,8 @@ Per strategy, on the first ``search_seeds`` seeds (:class:`MapPlan`):
    and redoing the work lost to rollbacks, so the search is skipped when that share of the
    wall time is at most ``tie``, or when even without it the strategy would be behind the best
    strategy searched before it (the strategies are searched from the most promising pilot on;
-   the margin of a strategy so skipped is then at most that share too large), or when the
-   policy's interval is fixed in seconds. A strategy whose runs are all cut (below) at its
+   the runner-up, whose margin the map shows, is searched all the same), or when the policy's
+   interval is fixed in seconds. A strategy whose runs are all cut (below) at its
    start is not searched at all.
 
 Every run after a first *pilot* (each strategy at its starting point) stops at
@@ -42,7 +42,7 @@ mean log ratio (logs, because the ratios are skewed: a restart-bound strategy is
 so far; from ``min_seeds`` seeds on, a strategy whose margin over the leader has its interval
 above 0 leaves the contest, and the cell stops when the runner-up's interval lies below
 ``tie`` (``"tie"``: more seeds cannot make it a win), when one strategy is left (``"clear"``:
-the winner's margin over every other strategy has its interval above 0), or at the plan's
+the winner's margin over every other strategy has its interval above 0), or at the settings'
 ``seeds`` (``"unsure"``).
 
 The objective is the wall time over T0 (``"time"``: TTT/T0 for a finished run) or the cost
@@ -78,7 +78,7 @@ from .policies import policy_names, registered_policy
 from .scenario import Scenario
 from .study import Study
 
-__all__ = ["Strategy", "MapPlan", "StrategyPick", "MapCell", "evaluate_cell", "OBJECTIVES", "STATUSES",
+__all__ = ["Strategy", "MapSettings", "StrategyPick", "MapCell", "evaluate_cell", "OBJECTIVES", "STATUSES",
            "MEMORY_SUFFIX"]
 
 #: what a map minimises
@@ -152,7 +152,7 @@ class Strategy:
 
 
 @dataclass(frozen=True)
-class MapPlan:
+class MapSettings:
     """How a cell is searched and when it stops adding seeds (module docstring).
 
     Parameters
@@ -354,14 +354,14 @@ class _Cell:
     wherever they stay valid.
     """
 
-    def __init__(self, scenario: Scenario, strategies: Sequence[Strategy], plan: MapPlan):
-        self.plan = plan
+    def __init__(self, scenario: Scenario, strategies: Sequence[Strategy], settings: MapSettings):
+        self.settings = settings
         self.base = scenario
         self.plain = scenario.replace(memory=None) if scenario.memory is not None else scenario
         self.horizon = scenario.max_wall_factor
         self.memo: dict = {}  # (strategy name, r, interval) -> {seed: (RunResult, horizon)}
         self.runs = 0
-        rs = [r for r in plan.redundancies if r <= scenario.n_groups]
+        rs = [r for r in settings.redundancies if r <= scenario.n_groups]
         self.rs = [r for r in rs if r >= 2] or rs or [1]
 
     def scenario(self, st: Strategy, horizon: float) -> Scenario:
@@ -370,7 +370,7 @@ class _Cell:
 
     def value(self, run) -> float:
         """The objective of a run (a lower bound when it did not finish)."""
-        if self.plan.objective == "cost":
+        if self.settings.objective == "cost":
             return float(run.cost)
         return float(run.wall_time / run.t0)
 
@@ -430,7 +430,7 @@ class _Cell:
         return best, own
 
 
-def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapPlan | None = None) -> MapCell:
+def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: MapSettings | None = None) -> MapCell:
     """Search and compare ``strategies`` on ``scenario`` (module docstring).
 
     Parameters
@@ -439,7 +439,7 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
         The cell's scenario; strategies with the in-memory tier need its ``memory``.
     strategies : sequence of Strategy
         At least one; distinct names.
-    plan : MapPlan, optional
+    settings : MapSettings, optional
 
     Returns
     -------
@@ -455,12 +455,12 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
     --------
     >>> sc = Scenario(8, n_steps=200, t_compute=10.0, t_allreduce=1.0, system_mtbf=60.0, restart_time=30.0,
     ...               checkpoint_time=5.0)
-    >>> cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("spare")], MapPlan(seeds=3, redundancies=(2, 3, 4)))
+    >>> cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("spare")], MapSettings(seeds=3, redundancies=(2, 3, 4)))
     >>> cell.winner, cell.status in STATUSES
     ('spare', True)
     """
     t_begin = time.perf_counter()
-    plan = plan or MapPlan()
+    settings = settings or MapSettings()
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
     strategies = list(strategies)
@@ -472,14 +472,14 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
     if any(s.memory for s in strategies) and scenario.memory is None:
         raise ValueError(f"strategy {next(s.name for s in strategies if s.memory)!r} needs an in-memory checkpoint "
                          "tier in the scenario ([checkpoint] in a file)")
-    if plan.objective == "cost" and scenario.pricing is None:
+    if settings.objective == "cost" and scenario.pricing is None:
         raise ValueError("objective 'cost' needs the price of a GPU-hour (costs.gpu_hour in a file)")
-    cell = _Cell(scenario, strategies, plan)
-    search = list(range(plan.search_seeds))
+    cell = _Cell(scenario, strategies, settings)
+    search = list(range(settings.search_seeds))
     cfg = {st.name: cell.start(st) for st in strategies}
 
     # the pilot: each strategy at its start, stopped at `cut` T0 (at the horizon if nothing finishes)
-    h = min(cell.horizon, plan.cut)
+    h = min(cell.horizon, settings.cut)
     best = _pilot_best(cell, strategies, cfg, search, h)
     if best is None and h < cell.horizon:
         h = cell.horizon
@@ -488,9 +488,9 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
         picks = [_pick(cell, st, cfg[st.name], search, h, "-") for st in strategies]
         return MapCell(None, None, math.nan, math.nan, math.nan, "none", len(search), True, h, picks, cell.runs,
                        time.perf_counter() - t_begin)
-    h = min(cell.horizon, plan.cut * best)
+    h = min(cell.horizon, settings.cut * best)
 
-    notes = {}
+    notes, behind = {}, set()
     best_value = math.inf  # the least mean objective found so far
     # the most promising first, so that a strategy that cannot win is seen to be so
     for st in sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, h)):
@@ -504,24 +504,34 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
             def f_r(i, st=st, own=own):
                 return cell.mean(st, cell.rs[i], own, search, h)
 
-            r = cell.rs[_compass(len(cell.rs), cell.rs.index(r), max(1, len(cell.rs) // 4), f_r, plan.tolerance,
-                                 plan.r_evaluations)]
-        iv, notes[st.name] = _interval(cell, st, r, own, search, h, best_value)
+            r = cell.rs[_compass(len(cell.rs), cell.rs.index(r), max(1, len(cell.rs) // 4), f_r, settings.tolerance,
+                                 settings.r_evaluations)]
+        iv, notes[st.name], lagging = _interval(cell, st, r, own, search, h, best_value)
+        if lagging:
+            behind.add(st.name)
         cfg[st.name] = (r, iv)
         best_value = min(best_value, cell.mean(st, r, iv, search, h))
+    # the runner-up's margin is the map's number: its interval is searched too, even when it
+    # could not win
+    ranked = sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, h))
+    if len(ranked) > 1 and ranked[1].name in behind:
+        st = ranked[1]
+        r = cfg[st.name][0]
+        iv, notes[st.name], _ = _interval(cell, st, r, st.options.get("interval", "auto"), search, h, math.inf)
+        cfg[st.name] = (r, iv)
 
     # the comparison: seeds one at a time to the strategies still in contention
     ran = {st.name: list(search) for st in strategies}
     contest = list(strategies)
     seed = len(search)
     while True:
-        if seed >= plan.min_seeds and len(contest) > 1:
+        if seed >= settings.min_seeds and len(contest) > 1:
             leader, others = _standing(cell, contest, cfg, ran, h)
-            if min(others, key=lambda o: o[1][0])[1][2] < plan.tie:
+            if min(others, key=lambda o: o[1][0])[1][2] < settings.tie:
                 break  # the runner-up is within the tie band: more seeds cannot make it a win
             # a strategy clearly behind the leader (paired interval above 0) leaves the contest
             contest = [leader] + [st for st, (_, lo, _) in others if not lo > 0]
-        if seed >= plan.seeds or (seed >= plan.min_seeds and len(contest) == 1):
+        if seed >= settings.seeds or (seed >= settings.min_seeds and len(contest) == 1):
             break
         cell.run([(st, *cfg[st.name]) for st in contest], [seed], h)
         for st in contest:
@@ -540,7 +550,7 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], plan: MapP
                        not all(winner.finished), h, picks, cell.runs, seconds)
     ru = min(stats, key=lambda k: stats[k][0])
     m, lo, hi = stats[ru]
-    if hi < plan.tie:
+    if hi < settings.tie:
         status = "tie"
     elif all(s[1] > 0 for s in stats.values()):
         status = "clear"
@@ -565,20 +575,20 @@ def _pilot_best(cell: _Cell, strategies, cfg, seeds, horizon) -> float | None:
 
 
 def _interval(cell: _Cell, st: Strategy, r, own, seeds, h, best: float) -> tuple:
-    """(interval setting, note) at ``r``: the searched interval, or the policy's own (``best``:
-    the least mean objective of the strategies searched so far)."""
-    plan = cell.plan
+    """(interval setting, note, skipped as behind) at ``r``: the searched interval, or the
+    policy's own (``best``: the least mean objective of the strategies searched so far)."""
+    settings = cell.settings
     if not isinstance(own, str):
-        return own, "fixed by the file"
+        return own, "fixed by the file", False
     sc = cell.scenario(st, h)
     rule = st.policy_at(r, own).checkpoint_interval(sc)
     runs = cell.runs_of(st, r, own, seeds, h)
     # no interval saves more than the time spent saving and redoing lost work
     share = math.fsum(x.save_time + x.lost_time for x in runs) / math.fsum(x.wall_time for x in runs)
-    if share <= plan.tie:
-        return own, f"{own} (saves and lost work {100 * share:.2g} % of the wall time: not searched)"
+    if share <= settings.tie:
+        return own, f"{own} (saves and lost work {100 * share:.2g} % of the wall time: not searched)", False
     if cell.mean(st, r, own, seeds, h) * (1.0 - share) >= best:
-        return own, f"{own} (behind even without its saves and lost work, {100 * share:.2g} %: not searched)"
+        return own, f"{own} (behind even without its saves and lost work, {100 * share:.2g} %: not searched)", True
     base = rule.seconds if rule.seconds > 0 else st.policy_at(r, "young").checkpoint_interval(sc).seconds
     ks = list(range(_K_LOW, _K_HIGH + 1))
 
@@ -586,11 +596,11 @@ def _interval(cell: _Cell, st: Strategy, r, own, seeds, h, best: float) -> tuple
         # k = 0 is the rule itself (already run) when it gives an interval
         return own if (k == 0 and rule.seconds > 0) else base * 2.0 ** (k / 2)
 
-    k = ks[_compass(len(ks), ks.index(0), 2, lambda i: cell.mean(st, r, setting(ks[i]), seeds, h), plan.tolerance,
-                    plan.interval_evaluations)]
+    k = ks[_compass(len(ks), ks.index(0), 2, lambda i: cell.mean(st, r, setting(ks[i]), seeds, h), settings.tolerance,
+                    settings.interval_evaluations)]
     if k == 0 and rule.seconds > 0:
-        return own, f"{own} (searched)"
-    return setting(k), f"searched: {2.0 ** (k / 2):.3g} x the {own} interval{'' if rule.seconds > 0 else ' (Young)'}"
+        return own, f"{own} (searched)", False
+    return setting(k), f"searched: {2.0 ** (k / 2):.3g} x the {own} interval{'' if rule.seconds > 0 else ' (Young)'}", False
 
 
 def _standing(cell: _Cell, contest, cfg, ran, h):
