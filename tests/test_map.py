@@ -213,3 +213,38 @@ def test_the_strategy_examples_map(spare_here, example, tmp_path):
     assert [s["name"] for s in doc["strategies"]] == ["ckpt", "rep", "spare", "elastic", "ckpt+memory", "rep+memory",
                                                       "spare+memory", "elastic+memory"]
     assert doc["cells"][0]["winner"] in [s["name"] for s in doc["strategies"]]
+
+
+def test_the_documented_maps_run(spare_here, tmp_path):
+    """Every ``spare map`` line of docs/strategies.md, shrunk to 2 x 2 cells, short jobs and 2 seeds."""
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "strategies.md").read_text()
+    s_line = next(line for line in text.splitlines() if line.startswith('S="'))
+    lines = [line.replace("$S", s_line[3:-1]) for line in text.splitlines() if line.startswith("spare map ")]
+    assert len(lines) >= 4
+    for k, line in enumerate(lines):
+        argv = shlex.split(line)[1:]
+        out = []
+        i = 0
+        while i < len(argv):
+            a = argv[i]
+            if a in ("--x-range", "--y-range"):
+                out += [a, argv[i + 1], argv[i + 2], "2"]
+                i += 4
+            elif a in ("--x-values", "--y-values"):
+                out += [a, argv[i + 1], argv[i + 2]]
+                i += 1
+                while i < len(argv) and not argv[i].startswith("--"):
+                    i += 1
+            elif a == "--plot":
+                out += [a, str(tmp_path / f"map{k}.png")]
+                i += 2
+            else:
+                out.append(root / a if a.startswith("examples/") else a)
+                i += 1
+        p = spare_here(*out, "--steps", "200", "--seeds", "2", "--processes", "1")
+        assert p.returncode == 0, (line, p.stderr)
+        assert (tmp_path / f"map{k}.png").stat().st_size > 0
