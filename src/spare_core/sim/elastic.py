@@ -43,23 +43,6 @@ class _ElasticHandler(FailureHandler):
             return math.ceil(self._n * self._k / self._live) / self._k, 1.0
         return 1.0, self._live / self._n
 
-    def on_failures(self, groups):
-        n = groups.shape[0]
-        kind = np.full(n, DROPPED, dtype=np.int8)
-        depth = np.empty(n)
-        worth = np.empty(n)
-        for i in range(n):
-            g = int(groups[i])
-            if not self._down[g]:
-                self._down[g] = 1
-                self._live -= 1
-            if self._live < self._min:
-                kind[i] = RESTART
-                depth[i], worth[i] = 1.0, 1.0
-                return Outcomes(kind[: i + 1], depth[: i + 1], np.zeros(i + 1), worth[: i + 1])
-            depth[i], worth[i] = self._state()
-        return Outcomes(kind, depth, np.zeros(n), worth)
-
     def on_failure(self, group):
         o = self.on_failures(np.array([group], dtype=np.int64))
         return Outcome(bool(o.restart[0] == RESTART), float(o.depth[0]), 0.0, drop=bool(o.restart[0] == DROPPED),
@@ -73,7 +56,11 @@ class _ElasticHandler(FailureHandler):
         return Outcome(False, d, 0.0, worth=w)
 
     def on_events(self, groups, rejoin):
-        # one pass over the batch (failures and rejoins), no per-event call through the base
+        fast = self._vectorised(groups, rejoin)
+        if fast is not None:
+            return fast
+        # a group twice in the batch, a failure of a group already out or a rejoin of one in
+        # (never from the run loop): one event at a time
         n = groups.shape[0]
         kind = np.empty(n, dtype=np.int8)
         depth = np.empty(n)
@@ -96,6 +83,35 @@ class _ElasticHandler(FailureHandler):
                 kind[i] = DROPPED
             depth[i], worth[i] = self._state()
         return Outcomes(kind, depth, np.zeros(n), worth)
+
+    def _vectorised(self, groups, rejoin):
+        """The batch's answer in numpy when every event changes the live count by one (what
+        the run loop hands out: distinct groups, failures of groups in, rejoins of groups out);
+        None otherwise."""
+        n = groups.shape[0]
+        back = rejoin.astype(bool)
+        down = self._down[groups].astype(bool)
+        if n == 0 or (down != back).any() or np.unique(groups).shape[0] != n:
+            return None
+        live = self._live + np.cumsum(np.where(back, 1, -1))
+        low = np.flatnonzero(live < self._min)
+        m = n if low.shape[0] == 0 else int(low[0]) + 1
+        live = live[:m]
+        kind = np.where(back[:m], REJOINED, DROPPED).astype(np.int8)
+        if self._batch == "keep":
+            depth = np.ceil(self._n * self._k / np.maximum(live, 1)) / self._k
+            worth = np.ones(m)
+        else:
+            depth = np.ones(m)
+            worth = live / self._n
+        if m < n or low.shape[0]:
+            kind[m - 1], depth[m - 1], worth[m - 1] = RESTART, 1.0, 1.0
+        self._down[groups[:m]] = np.where(back[:m], 0, 1)
+        self._live = int(live[-1])
+        return Outcomes(kind, depth, np.zeros(m), worth)
+
+    def on_failures(self, groups):
+        return self.on_events(groups, np.zeros(groups.shape[0], dtype=np.int8))
 
     def restart(self):
         self._down[:] = 0
