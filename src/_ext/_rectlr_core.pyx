@@ -72,6 +72,7 @@ cdef class RectlrCore:
     cdef int64_t[::1] dist, pi
     cdef int32_t[::1] seen, done, heap, hpos, pred_t, pred_c, settled, pi_list, mark
     cdef int32_t[::1] lost, log_t, log_h, log_c, ends, snap_assign, snap_acol, snap_load
+    cdef int32_t[::1] down_buf        # the groups still down when one rejoins
     cdef int32_t stamp, mark_stamp
     cdef intp_t heap_n, n_pi, n_lost, n_alive
     cdef readonly object place_arr, stack_arr, alive_arr, assign_arr, load_arr
@@ -115,6 +116,7 @@ cdef class RectlrCore:
         self.snap_assign = np.zeros(n, dtype=np.int32)
         self.snap_acol = np.zeros(n, dtype=np.int32)
         self.snap_load = np.zeros(n, dtype=np.int32)
+        self.down_buf = np.zeros(n, dtype=np.int32)
         self.stamp = 0
         self.mark_stamp = 0
         self.heap_n = 0
@@ -198,6 +200,31 @@ cdef class RectlrCore:
         if rc < 0:
             raise RuntimeError(f"rectlr kernel: internal error {rc}")
         return done_n
+
+    def rejoin(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px, int64_t[::1] out):
+        """Dead group g is back: reset, then fail again every other group still down (in index
+        order); returns the new S, the least at which those can be masked. pg/pt/px/out are
+        scratch as for fail() (the re-failures' patch plans are not kept)."""
+        cdef intp_t h, m = 0, i
+        cdef int rc = 0
+        self._check_call(g, pg, pt, px, out.shape[0], 0)
+        if self.alive[g]:
+            raise ValueError(f"rectlr kernel: group {g} is alive, it cannot rejoin")
+        with nogil:
+            for h in range(self.n):
+                if not self.alive[h] and h != g:
+                    self.down_buf[m] = <int32_t>h
+                    m += 1
+            rc = self.reset_state()
+            i = 0
+            while rc >= 0 and i < m:
+                rc = self.fail_one(self.down_buf[i], &pg[0], &pt[0], &px[0], &out[0])
+                if rc >= 0 and out[OUT_KIND] == K_WIPEOUT:
+                    rc = -5  # fewer groups down than before cannot wipe out
+                i += 1
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: internal error {rc} when group {g} rejoined")
+        return self.S
 
     def _check_call(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px,
                     intp_t n_out, int alive_needed):

@@ -337,20 +337,24 @@ class Rectlr:
         RuntimeError
             The controller is wiped out (call :meth:`restart`).
         """
-        g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
+        if type(group) is int and 0 <= group < self.layout.n_groups:
+            g = group  # the simulator's call; anything else is validated in full
+        else:
+            g = as_int(group, "group", min_value=0, max_value=self.layout.n_groups - 1)
         if self._wiped:
             raise RuntimeError("the controller is wiped out; call restart() before groups rejoin")
         if self._core.alive_arr[g]:
             raise ValueError(f"group must be down to rejoin, group {g} is alive")
+        n_failed = self._n_failed
+        if self._im is None:  # one kernel call: reset and fail again the groups still down
+            s = int(self._core.rejoin(g, self._pg, self._pt, self._px, self._out))
+            self._n_failed = n_failed
+            return s
         down = np.flatnonzero(self._core.alive_arr == 0).astype(np.int32)
         down = down[down != g]
-        n_failed = self._n_failed
         self.restart()
         if down.size:
-            if self._im is not None:
-                self._fail_each(down)
-            else:
-                self._run_many(down)
+            self._fail_each(down)
         self._n_failed = n_failed
         return int(self._core.S)
 

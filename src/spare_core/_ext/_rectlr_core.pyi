@@ -46,6 +46,14 @@ class RectlrCore:
         px: npt.NDArray[np.uint8],
         out: npt.NDArray[np.int64],
     ) -> None: ...
+    def rejoin(
+        self,
+        g: int,
+        pg: npt.NDArray[np.int32],
+        pt: npt.NDArray[np.int32],
+        px: npt.NDArray[np.uint8],
+        out: npt.NDArray[np.int64],
+    ) -> int: ...
     def fail_many(
         self,
         groups: npt.NDArray[np.int32],

@@ -583,6 +583,33 @@ class _RectlrHandler(FailureHandler):
     def on_rejoin(self, group):
         return Outcome(False, float(self._ctl.rejoin(group)))
 
+    def on_events(self, groups, rejoin):
+        # runs of failures in one kernel call each, a rejoin between them in one call too; one
+        # set of answer arrays for the batch (the generic path builds one per event)
+        n = groups.shape[0]
+        where = np.flatnonzero(rejoin)
+        if where.shape[0] == 0:
+            return self.on_failures(groups)
+        kind = np.zeros(n, dtype=np.int8)
+        depth = np.empty(n)
+        patch = np.zeros(n)
+        ctl = self._ctl
+        i = 0
+        for e in where.tolist() + [n]:
+            if e > i:
+                d = ctl.fail_many_arrays(groups[i:e])  # stops at a wipe-out
+                m = d.kind.shape[0]
+                kind[i : i + m] = d.kind == self._wipeout
+                depth[i : i + m] = d.stack_depth
+                patch[i : i + m] = d.patch_layers
+                if m < e - i or kind[i + m - 1]:
+                    return Outcomes(kind[: i + m], depth[: i + m], patch[: i + m])
+            if e < n:
+                kind[e] = REJOINED
+                depth[e] = ctl.rejoin(int(groups[e]))
+            i = e + 1
+        return Outcomes(kind, depth, patch)
+
 
 class SpareCheckpoint(Policy):
     """SPARe stacked redundancy driven by the RECTLR controller, plus checkpoints.
