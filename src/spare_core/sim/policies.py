@@ -196,41 +196,39 @@ class FailureHandler:
         the first restart: runs of failures go to :meth:`on_failures`, each rejoin to
         :meth:`on_rejoin` (kind 3 in the answer)."""
         n = groups.shape[0]
-        parts = []
+        where = np.flatnonzero(rejoin)
+        if where.shape[0] == 0:
+            return self.on_failures(groups)
+        kind = np.zeros(n, dtype=np.int8)
+        depth = np.empty(n)
+        patch = np.zeros(n)
+        worth = np.full(n, np.nan)
         i = 0
-        while i < n:
-            if rejoin[i]:
-                o = self.on_rejoin(int(groups[i]))
+        for e in where.tolist() + [n]:
+            if e > i:
+                o = self.on_failures(groups[i:e])
+                m = len(o)
+                kind[i : i + m] = o.restart
+                depth[i : i + m] = o.depth
+                patch[i : i + m] = o.patch_layers
+                if o.worth is not None:
+                    worth[i : i + m] = o.worth
+                if m < e - i or (m and o.restart[m - 1] in (RESTART, RESTART_MEMORY)):
+                    n = i + m
+                    break
+            if e < n:
+                o = self.on_rejoin(int(groups[e]))
                 if not isinstance(o, Outcome):
                     raise TypeError(f"on_rejoin must return an Outcome, got {type(o).__name__}")
-                w = None if o.worth is None else np.array([o.worth])
-                parts.append(Outcomes(np.array([REJOINED], dtype=np.int8), np.array([float(o.depth)]),
-                                      np.zeros(1), w))
-                i += 1
-                continue
-            e = i
-            while e < n and not rejoin[e]:
-                e += 1
-            o = self.on_failures(groups[i:e])
-            parts.append(o)
-            if len(o) < e - i or (len(o) and o.restart[len(o) - 1] in (RESTART, RESTART_MEMORY)):
-                break
-            i = e
-        return _concat_outcomes(parts)
-
-
-def _concat_outcomes(parts) -> Outcomes:
-    if len(parts) == 1:
-        return parts[0]
-    if not parts:
-        return Outcomes(np.zeros(0, dtype=np.int8), np.zeros(0), np.zeros(0))
-    given = [p.worth is not None for p in parts]
-    if any(given) and not all(given):
-        raise TypeError("a handler gives worths for all its events or for none")
-    worth = np.concatenate([np.asarray(p.worth, dtype=np.float64) for p in parts]) if all(given) else None
-    return Outcomes(np.concatenate([np.asarray(p.restart, dtype=np.int8) for p in parts]),
-                    np.concatenate([np.asarray(p.depth, dtype=np.float64) for p in parts]),
-                    np.concatenate([np.asarray(p.patch_layers, dtype=np.float64) for p in parts]), worth)
+                kind[e] = REJOINED
+                depth[e] = o.depth
+                if o.worth is not None:
+                    worth[e] = o.worth
+            i = e + 1
+        given = ~np.isnan(worth[:n])
+        if given.any() and not given.all():
+            raise TypeError("a handler gives worths for all its events or for none")
+        return Outcomes(kind[:n], depth[:n], patch[:n], worth[:n] if given.any() else None)
 
 
 def _interval_arg(interval):
