@@ -332,6 +332,33 @@ def test_ctrl_c_of_a_dask_sweep_prints_one_line(tmp_path):
     assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the drop itself
+def test_a_ctrl_c_python_drops_in_a_gc_callback_still_stops_the_sweep():
+    # Dask installs a garbage-collection callback; a KeyboardInterrupt raised while it runs is
+    # dropped by Python ("Exception ignored in ..."), and the sweep went on to the end (exit 0)
+    import gc
+
+    from spare_core.commands.sweep import _CtrlC
+
+    def callback(phase, info):
+        if phase == "start":
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # the handler runs here, inside the callback
+
+    with _CtrlC() as latch:
+        gc.callbacks.append(callback)
+        try:
+            gc.collect()
+        except KeyboardInterrupt:
+            pass  # not where it is dropped: either way the latch must hold it
+        finally:
+            gc.callbacks.remove(callback)
+        assert latch.hit
+        with pytest.raises(KeyboardInterrupt):
+            latch.check()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 # -- bad file values: one clear line ---------------------------------------------------------------------
 def _one_line(p, *words):
     assert p.returncode == 2, (p.stdout, p.stderr)

@@ -14,6 +14,7 @@ import contextlib
 import math
 import signal
 import sys
+import threading
 
 from .budget import check_budget
 from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
@@ -70,6 +71,35 @@ class _StoreWarnings:
                 import warnings
 
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        return False
+
+
+class _CtrlC:
+    """Ctrl-C latched as well as raised: Python drops a KeyboardInterrupt raised while a
+    garbage-collection callback runs (Dask's GC diagnostics install one: "Exception ignored
+    in ... KeyboardInterrupt"), and the sweep then went on to the end. The latch raises it
+    again at the next batch (:meth:`check`), or when the sweep ends."""
+
+    def __init__(self):
+        self.hit = False
+        self._old = None
+
+    def _handler(self, signum, frame):
+        self.hit = True
+        raise KeyboardInterrupt
+
+    def check(self) -> None:
+        if self.hit:
+            raise KeyboardInterrupt
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
         return False
 
 
@@ -206,12 +236,15 @@ def run(args) -> int:
             shown = [0]
 
             def progress(p):
+                latch.check()
                 n = p.stored_before + p.computed
                 bar.update(n - shown[0])
                 shown[0] = n
 
-            done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=scheduler,
-                             batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
+            with _CtrlC() as latch:
+                done = run_sweep(spec, store, executor=args.executor, workers=args.workers, scheduler=scheduler,
+                                 batch_runs=args.batch_runs, target_seconds=args.task_seconds, on_batch=progress)
+                latch.check()
     except KeyboardInterrupt:
         with _StoreWarnings():
             n_stored = len(store.keys())
