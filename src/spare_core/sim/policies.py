@@ -202,7 +202,7 @@ class FailureHandler:
         kind = np.zeros(n, dtype=np.int8)
         depth = np.empty(n)
         patch = np.zeros(n)
-        worth = np.full(n, np.nan)
+        worth, n_worth = None, 0  # filled only for a handler that gives worths
         i = 0
         for e in where.tolist() + [n]:
             if e > i:
@@ -212,7 +212,9 @@ class FailureHandler:
                 depth[i : i + m] = o.depth
                 patch[i : i + m] = o.patch_layers
                 if o.worth is not None:
+                    worth = np.empty(n) if worth is None else worth
                     worth[i : i + m] = o.worth
+                    n_worth += m
                 if m < e - i or (m and o.restart[m - 1] in (RESTART, RESTART_MEMORY)):
                     n = i + m
                     break
@@ -223,12 +225,13 @@ class FailureHandler:
                 kind[e] = REJOINED
                 depth[e] = o.depth
                 if o.worth is not None:
+                    worth = np.empty(n) if worth is None else worth
                     worth[e] = o.worth
+                    n_worth += 1
             i = e + 1
-        given = ~np.isnan(worth[:n])
-        if given.any() and not given.all():
+        if worth is not None and n_worth != n:
             raise TypeError("a handler gives worths for all its events or for none")
-        return Outcomes(kind[:n], depth[:n], patch[:n], worth[:n] if given.any() else None)
+        return Outcomes(kind[:n], depth[:n], patch[:n], None if worth is None else worth[:n])
 
 
 def _interval_arg(interval):
@@ -580,33 +583,6 @@ class _RectlrHandler(FailureHandler):
 
     def on_rejoin(self, group):
         return Outcome(False, float(self._ctl.rejoin(group)))
-
-    def on_events(self, groups, rejoin):
-        # runs of failures in one kernel call each, a rejoin between them in one call too; one
-        # set of answer arrays for the batch (the generic path builds one per event)
-        n = groups.shape[0]
-        where = np.flatnonzero(rejoin)
-        if where.shape[0] == 0:
-            return self.on_failures(groups)
-        kind = np.zeros(n, dtype=np.int8)
-        depth = np.empty(n)
-        patch = np.zeros(n)
-        ctl = self._ctl
-        i = 0
-        for e in where.tolist() + [n]:
-            if e > i:
-                d = ctl.fail_many_arrays(groups[i:e])  # stops at a wipe-out
-                m = d.kind.shape[0]
-                kind[i : i + m] = d.kind == self._wipeout
-                depth[i : i + m] = d.stack_depth
-                patch[i : i + m] = d.patch_layers
-                if m < e - i or kind[i + m - 1]:
-                    return Outcomes(kind[: i + m], depth[: i + m], patch[: i + m])
-            if e < n:
-                kind[e] = REJOINED
-                depth[e] = ctl.rejoin(int(groups[e]))
-            i = e + 1
-        return Outcomes(kind, depth, patch)
 
 
 class SpareCheckpoint(Policy):

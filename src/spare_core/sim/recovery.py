@@ -194,7 +194,7 @@ class RepairBook:
     """One run's repairs between batches: which groups are out until when, the rejoins
     pending, the spare pool's counter and ring (state of ``_timeline.merge_repairs``)."""
 
-    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares", "saved_rs")
+    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares")
 
     def __init__(self, repairs: Repairs, n_groups: int):
         k = self.kern = load("_timeline")
@@ -210,11 +210,9 @@ class RepairBook:
         self.pend_t = np.zeros(n_groups)
         self.pend_g = np.zeros(n_groups, dtype=np.int64)
         self.pool = np.zeros(max(1, self.spares))
-        self.saved_rs = None
 
     def merge(self, raw_rel, raw_g, t_offset, raw_next, max_out):
         """The next events (failures in the job and rejoins) of a batch of raw failures."""
-        self.saved_rs = self.rs.copy()
         rel = np.empty(max_out)
         g = np.empty(max_out, dtype=np.int64)
         rejoin = np.empty(max_out, dtype=np.int8)
