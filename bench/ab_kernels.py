@@ -37,9 +37,9 @@ def _workloads():
 
     from spare_core.distributions import Deterministic, LogNormal, Weibull
     from spare_core.events import simulate_renewals
-    from spare_core.layout import StackedLayout
+    from spare_core.strategies.spare.layout import StackedLayout
     from spare_core.graph.matching import hopcroft_karp
-    from spare_core.rectlr import Rectlr
+    from spare_core.strategies.spare.rectlr import Rectlr
 
     from bench.peers import solve_ours
     from bench.workloads import SEED, failure_order, make_generic, make_reassign, redundancy_graph, uniform_graph

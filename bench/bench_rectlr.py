@@ -1,4 +1,4 @@
-"""pytest-benchmark suite for spare_core.rectlr (issue 4), with the rebuild-per-failure peer.
+"""pytest-benchmark suite for spare_core.strategies.spare.rectlr (issue 4), with the rebuild-per-failure peer.
 
 Groups (SimPy's layout): ``rectlr-micro`` one failure decision from a mid-sequence state;
 ``rectlr-sequence`` whole random failure orders to the wipe-out; each group carries the
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from spare_core.layout import StackedLayout
-from spare_core.rectlr import Rectlr
+from spare_core.strategies.spare.layout import StackedLayout
+from spare_core.strategies.spare.rectlr import Rectlr
 
 from bench.peers import RebuildController
 from bench.workloads import failure_order

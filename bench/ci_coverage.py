@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from spare_core.sim import Scenario, simulate
-from spare_core.sim.policies import policy_at
+from spare_core.strategies import policy_at
 from spare_core.sim.results import RATIO_BOUNDS, mean_ci
 
 TRIALS = 1000

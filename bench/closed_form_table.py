@@ -25,13 +25,13 @@ import time
 
 import numpy as np
 
-from spare_core.analytic import (
+from spare_core.strategies.spare.analytic import (
     endurable_failures,
     endurable_failures_consecutive,
     overhead_lower_bound,
     overhead_mc,
 )
-from spare_core.layout import StackedLayout
+from spare_core.strategies.spare.layout import StackedLayout
 
 
 def run(ns, rs, trials, seed):

@@ -27,13 +27,13 @@ import time
 
 import numpy as np
 
-from spare_core.domain_endurance import (
+from spare_core.strategies.spare.domain_endurance import (
     MAX_EXACT_DOMAINS,
     domain_endurance_mc,
     domain_exposure,
     endurable_domain_failures,
 )
-from spare_core.layout import StackedLayout
+from spare_core.strategies.spare.layout import StackedLayout
 from spare_core.topology import FailureDomains
 
 LAYOUTS = ("consecutive", "sidon", "rack-aware", "rack-aware sidon")

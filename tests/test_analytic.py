@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import comb
 
-from spare_core.analytic import (
+from spare_core.strategies.spare.analytic import (
     endurable_failures,
     endurable_failures_consecutive,
     endurable_failures_mc,
@@ -12,7 +12,7 @@ from spare_core.analytic import (
     overhead_mc,
     stack_depth_bound,
 )
-from spare_core.layout import StackedLayout
+from spare_core.strategies.spare.layout import StackedLayout
 
 
 def cyclic_counts_without_run(n, r):

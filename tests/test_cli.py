@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spare_core.sim.policies import policy_names, registered_policy
+from spare_core.strategies import policy_names, registered_policy
 
 from spare_core import __version__
 from spare_core.sim import Scenario, sweep

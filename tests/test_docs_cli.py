@@ -353,10 +353,13 @@ KEY_CASES: dict[str, list[Case]] = {
        for v, s in (("young", "young"), ("daly", "daly"), ("'1 h'", 3600.0), ("3600", 3600.0))],
     "compare.horizon": [_sets("compare.horizon=5", check=lambda sf: _sc(sf)["max_wall_factor"] == 5.0)],
     "compare.processes": [_sets("compare.processes=2", check=lambda sf: sf.processes == 2)],
-    "compare.layout": [_sets(f"compare.layout={v}", check=lambda sf, v=v: sf.spare_layout == v)
-                       for v in ("consecutive", "sidon")]
-    + [Case(sets=(f"compare.layout={v}",), failures=DOMAINS, check=lambda sf, v=v: sf.spare_layout == v)
-       for v in ("rack-aware", "rack-aware-sidon")],
+    # compare.layout is SPARe's declared shorthand for its offsets and layout options
+    "compare.layout": [_sets(f"compare.layout={v}", check=lambda sf, o=o: sf.policy_options.get("spare", {}) == o)
+                       for v, o in (("consecutive", {}), ("sidon", {"offsets": "sidon"}))]
+    + [Case(sets=(f"compare.layout={v}",), failures=DOMAINS,
+            check=lambda sf, o=o: sf.policy_options.get("spare", {}) == o)
+       for v, o in (("rack-aware", {"layout": "rack-aware"}),
+                    ("rack-aware-sidon", {"layout": "rack-aware", "offsets": "sidon"}))],
     "compare.charge_patch": [_sets("compare.charge_patch=false", check=lambda sf: _sc(sf)["charge_patch"] is False)],
     "policy.NAME.OPTION": [_sets("policy.spare.offsets=sidon",
                                  check=lambda sf: sf.policy_options == {"spare": {"offsets": "sidon"}})],

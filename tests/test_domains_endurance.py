@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spare_core.analytic import endurable_failures_consecutive
-from spare_core.domain_endurance import (
+from spare_core.strategies.spare.analytic import endurable_failures_consecutive
+from spare_core.strategies.spare.domain_endurance import (
     domain_endurance_mc,
     domain_exposure,
     endurable_domain_failures,
@@ -16,7 +16,7 @@ from spare_core.domain_endurance import (
     holder_domains,
     wipeout_probabilities,
 )
-from spare_core.layout import StackedLayout
+from spare_core.strategies.spare.layout import StackedLayout
 from spare_core.topology import FailureDomains
 
 

@@ -11,7 +11,7 @@ from spare_core._seeding import EpochStream, as_seed_sequence
 from spare_core.distributions import Deterministic, Exponential, Weibull
 from spare_core.events import FailureModel, FailureProcess, GroupLifetimes, SystemRenewals
 from spare_core.events.domains import STREAM, DomainFailures
-from spare_core.layout import StackedLayout
+from spare_core.strategies.spare.layout import StackedLayout
 from spare_core.topology import FailureDomains
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from spare_core.distributions import Distribution
-from spare_core.layout import MAX_GROUPS, StackedLayout
+from spare_core.strategies.spare.layout import MAX_GROUPS, StackedLayout
 from spare_core.sim import Scenario, make_policy, simulate
 
 SMALL = dict(n_steps=200, t_compute=1.0, t_allreduce=0.1, system_mtbf=500.0)

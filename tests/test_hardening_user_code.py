@@ -13,7 +13,7 @@ import pytest
 
 from spare_core.events import FailureModel
 from spare_core.sim import CheckpointOnly, Outcomes, Policy, Scenario, SpareCheckpoint, simulate
-from spare_core.sim.policies import ReplicationCheckpoint
+from spare_core.strategies import ReplicationCheckpoint
 
 from tests.user_code_fakes import EditedProcess
 

@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spare_core._difference_sets import bose_set, sidon_windows, singer_set
-from spare_core.layout import StackedLayout, difference_multiplicity, sidon_offsets
+from spare_core.strategies.spare._difference_sets import bose_set, sidon_windows, singer_set
+from spare_core.strategies.spare.layout import StackedLayout, difference_multiplicity, sidon_offsets
 
 
 def shared_holders_brute(placement):

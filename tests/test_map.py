@@ -20,7 +20,7 @@ from hypothesis import strategies as hs
 
 from spare_core.scenario_file import load_scenario_file
 from spare_core.sim import CheckpointOnly, simulate
-from spare_core.sim.policies import POLICY_REGISTRY, RegisteredPolicy
+from spare_core.strategies import POLICY_REGISTRY, RegisteredPolicy
 from spare_core.sim.strategy_map import MapSettings, Strategy, _compass, evaluate_cell
 
 TINY = """

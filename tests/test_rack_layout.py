@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spare_core.layout import StackedLayout, difference_multiplicity, sidon_offsets
+from spare_core.strategies.spare.layout import StackedLayout, difference_multiplicity, sidon_offsets
 from spare_core.topology import FailureDomains
 
 

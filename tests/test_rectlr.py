@@ -8,9 +8,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from spare_core.analytic import stack_depth_bound
-from spare_core.layout import StackedLayout
-from spare_core.rectlr import KINDS, DecisionArrays, Rectlr
+from spare_core.strategies.spare.analytic import stack_depth_bound
+from spare_core.strategies.spare.layout import StackedLayout
+from spare_core.strategies.spare.rectlr import KINDS, DecisionArrays, Rectlr
 
 BIG = 10**6
 

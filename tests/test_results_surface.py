@@ -30,12 +30,12 @@ from spare_core.events import Engine, simulate_renewals
 from spare_core.events.fit import compare, fit
 from spare_core.events.trace import Trace
 from spare_core.graph.flow import check_flow_certificate, min_cost_flow
-from spare_core.layout import StackedLayout
+from spare_core.strategies.spare.layout import StackedLayout
 from spare_core.graph.matching import hopcroft_karp
 from spare_core.pacing import PacingScenario
 from spare_core.pacing.simulate import simulate_iterations
 from spare_core.pacing.sweep import node_sweep
-from spare_core.rectlr import DecisionArrays, Rectlr
+from spare_core.strategies.spare.rectlr import DecisionArrays, Rectlr
 from spare_core.sim import Scenario, make_policy, simulate, sweep
 from spare_core.sim.optimum import optimal_interval, optimal_redundancy
 
@@ -100,9 +100,9 @@ MAKERS = {
     "spare_core.graph.flow.FlowResult": lambda: _flow()[1],
     "spare_core.graph.flow.CertificateCheck": lambda: check_flow_certificate(*_flow()[0], _flow()[1],
                                                                        supply=np.array([2, 0, 0, -2])),
-    "spare_core.rectlr.Decision": _decision,
-    "spare_core.rectlr.PatchPlan": lambda: _decision().patch,
-    "spare_core.rectlr.DecisionArrays": lambda: DecisionArrays.from_decisions([_decision()]),
+    "spare_core.strategies.spare.rectlr.Decision": _decision,
+    "spare_core.strategies.spare.rectlr.PatchPlan": lambda: _decision().patch,
+    "spare_core.strategies.spare.rectlr.DecisionArrays": lambda: DecisionArrays.from_decisions([_decision()]),
     "spare_core.events._engine.Event": lambda: _engine_run()[0],
     "spare_core.events._engine.EngineStats": lambda: _engine_run()[1],
     "spare_core.events._engine.RenewalCounts": lambda: simulate_renewals(20, Exponential(5.0), Exponential(1.0),
@@ -115,7 +115,7 @@ MAKERS = {
         [1.0, 1.0, 2.0, 5.0], [0, 1, 5, 5], n_units=8, numbering="host_pattern",
         levels=(("rack", ("a", "b")), ("node", ("0", "1", "2", "3")))).domain_summary("rack"),
     "spare_core.checkpoint.CheckpointPeriod": lambda: availability_optimal(30.0, 60.0, 3600.0),
-    "spare_core.sim.policies.IntervalChoice": lambda: make_policy("spare", 2).checkpoint_interval(_small()),
+    "spare_core.strategies.protocol.IntervalChoice": lambda: make_policy("spare", 2).checkpoint_interval(_small()),
     "spare_core.sim.run.RunResult": lambda: simulate(_small(), make_policy("spare", 2), seed=0,
                                                      timeline=True),
     "spare_core.sim.run.Timeline": lambda: simulate(_small(), make_policy("spare", 2), seed=0,

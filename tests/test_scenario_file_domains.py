@@ -139,7 +139,7 @@ def _racks(layout=None, base_mtbf="10000 h"):
 
 
 def test_rack_aware_layout_is_the_domains_placement():
-    from spare_core.layout import StackedLayout
+    from spare_core.strategies.spare.layout import StackedLayout
 
     assert _racks("rack-aware-sidon").policy_kwargs()["spare"] == {"layout": "rack-aware", "offsets": "sidon"}
     sf = _racks("rack-aware")

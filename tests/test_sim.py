@@ -213,7 +213,7 @@ def test_spare_wipes_out_exactly_when_rep_cyclic(args):
 
 # -- SPARe against the closed-form mu -------------------------------------------------------
 def test_spare_epoch_failures_against_closed_form_mu():
-    from spare_core.analytic import endurable_failures, endurable_failures_consecutive
+    from spare_core.strategies.spare.analytic import endurable_failures, endurable_failures_consecutive
 
     n, r = 40, 3
     s = Scenario(n, n_steps=100_000, t_compute=1.0, t_allreduce=0.0, system_mtbf=50.0, restart_time=0.0,
@@ -226,7 +226,7 @@ def test_spare_epoch_failures_against_closed_form_mu():
     # the closed form assumes independent shard losses; consecutive stacks share holders,
     # so allow the documented bias (docs/closed_form.md: up to ~10 %) plus sampling noise
     assert abs(per_epoch.mean() - mu) < 0.12 * mu + 4 * se, (per_epoch.mean(), mu)
-    # exact for consecutive stacks (inclusion-exclusion, spare_core.analytic): failures endured
+    # exact for consecutive stacks (inclusion-exclusion, spare_core.strategies.spare.analytic): failures endured
     # before the wipe-out, plus the wiping one; iid lifetimes make the failure order uniform
     exact = endurable_failures_consecutive(n, r) + 1.0
     assert abs(per_epoch.mean() - exact) < 4 * se, (per_epoch.mean(), exact, se)
@@ -419,7 +419,7 @@ def test_kernel_wrappers_bad_input():
 
 
 def test_spare_sidon_offsets():
-    from spare_core.layout import sidon_offsets
+    from spare_core.strategies.spare.layout import sidon_offsets
 
     s = small(n=30, n_steps=200)
     a = simulate(s, SpareCheckpoint(4, offsets="sidon"), seed=3)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from spare_core.sim import CheckpointOnly, ReplicationCheckpoint, Scenario, SpareCheckpoint, simulate
 from spare_core._seeding import run_seed
 from spare_core.events import EpochFailures
-from spare_core.sim.policies import FailureHandler, Outcomes, Policy
+from spare_core.strategies import FailureHandler, Outcomes, Policy
 
 SCENARIOS = [
     Scenario.paper_600k(40, n_steps=300, max_wall_factor=4.0),

@@ -18,7 +18,8 @@ from spare_core.sim import (
 )
 from spare_core._seeding import run_seed
 from spare_core.events import EpochFailures
-from spare_core.sim import policies as policies_mod
+from spare_core.strategies import replication as replication_mod
+from spare_core.strategies.spare import policy as spare_policy_mod
 
 
 def tiny(n=30, **kw):
@@ -62,8 +63,10 @@ def test_results_do_not_depend_on_batch_sizes(monkeypatch):
     s = tiny(40)
     a = simulate(s, SpareCheckpoint(3), seed=4)
     b = simulate(s, ReplicationCheckpoint(3), seed=4)
-    monkeypatch.setattr(policies_mod._RectlrHandler, "__init__", _patched_init(policies_mod._RectlrHandler.__init__, 1))
-    monkeypatch.setattr(policies_mod._CyclicHandler, "__init__", _patched_init(policies_mod._CyclicHandler.__init__, 7))
+    monkeypatch.setattr(spare_policy_mod._RectlrHandler, "__init__",
+                        _patched_init(spare_policy_mod._RectlrHandler.__init__, 1))
+    monkeypatch.setattr(replication_mod._CyclicHandler, "__init__",
+                        _patched_init(replication_mod._CyclicHandler.__init__, 7))
     # batch sizes change how far the epoch cache's driver has run before each restart,
     # which the cached offsets do not depend on: bit for bit
     assert _key(simulate(s, SpareCheckpoint(3), seed=4)) == _key(a)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_core.layout import StackedLayout, sidon_offsets
-from spare_core.rectlr import Rectlr
+from spare_core.strategies.spare.layout import StackedLayout, sidon_offsets
+from spare_core.strategies.spare.rectlr import Rectlr
 
 
 def least_depth(placement: np.ndarray, alive: np.ndarray):

@@ -150,7 +150,7 @@ def test_keys_cover_scenario_policy_interval_and_seed():
 
 
 def test_a_layout_enters_the_key_by_its_placement():
-    from spare_core.layout import StackedLayout
+    from spare_core.strategies.spare.layout import StackedLayout
 
     sc = tiny(12)
     a = SpareCheckpoint(3, layout=StackedLayout(12, 3, offsets=[0, 1, 2]))

@@ -190,7 +190,7 @@ def _cage_job(tmp_path, layout=None, windows=None):
 
 
 def test_rack_aware_spare_on_a_log_with_racks(tmp_path):
-    from spare_core.layout import StackedLayout
+    from spare_core.strategies.spare.layout import StackedLayout
 
     sf = _cage_job(tmp_path, layout="rack-aware", windows=4)
     sc = sf.scenario

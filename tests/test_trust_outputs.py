@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from spare_core.checkpoint import availability_optimal, best_closed_form, daly_interval, time_per_work, young_interval
 from spare_core.sim import Scenario, simulate
-from spare_core.sim.policies import policy_at
+from spare_core.strategies import policy_at
 from spare_core.sim.results import FRACTION_BOUNDS, RATIO_BOUNDS, ettr, mean_ci, summarise
 
 ROOT = Path(__file__).resolve().parents[1]

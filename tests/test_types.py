@@ -83,7 +83,7 @@ def test_event_engine_reads_the_calendar_kernel_constants():
 
 
 def test_rectlr_reads_the_kernel_kinds_and_decision_slots():
-    from spare_core import rectlr
+    from spare_core.strategies.spare import rectlr
 
     c = load("_rectlr_core").CONSTANTS
     assert [rectlr.KINDS.index(k) for k in ("fixed", "reordered", "wipeout")] == [

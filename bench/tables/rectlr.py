@@ -1,4 +1,4 @@
-"""rectlr: spare_core.rectlr against a rebuild-per-failure RECTLR (scipy matching + OR-Tools flow).
+"""rectlr: spare_core.strategies.spare.rectlr against a rebuild-per-failure RECTLR (scipy matching + OR-Tools flow).
 
 Same failure sequences, same run. Three measurements (issue 4):
 
@@ -31,8 +31,8 @@ import tracemalloc
 
 import numpy as np
 
-from spare_core.layout import StackedLayout
-from spare_core.rectlr import Rectlr
+from spare_core.strategies.spare.layout import StackedLayout
+from spare_core.strategies.spare.rectlr import Rectlr
 
 from bench.peers import RebuildController
 from bench.workloads import RECTLR_SEED as SEED

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """RECTLR kernel: incremental coverage counts + successive shortest augmenting paths.
 
-The model and the policy (what a decision means) live in ``spare_core.rectlr``; this
+The model and the policy (what a decision means) live in ``spare_core.strategies.spare.rectlr``; this
 module only keeps the state of one controller and updates it on a failure. Every
 entry point is called with validated arguments (group in range and alive, controller
 not wiped out); nothing here allocates after construction.
@@ -36,7 +36,7 @@ from _heap cimport heap_sift_up, heap_push, heap_pop
 
 cdef int64_t INF = 1 << 62
 
-# The enums of _rectlr_core.pxd for Python callers (spare_core.rectlr reads them from here).
+# The enums of _rectlr_core.pxd for Python callers (spare_core.strategies.spare.rectlr reads them from here).
 CONSTANTS = {
     "K_FIXED": K_FIXED, "K_REORDERED": K_REORDERED, "K_WIPEOUT": K_WIPEOUT, "K_PENDING": K_PENDING,
     "OUT_KIND": OUT_KIND, "OUT_S_OLD": OUT_S_OLD, "OUT_MOVES": OUT_MOVES, "OUT_COST": OUT_COST,
@@ -228,7 +228,7 @@ cdef class RectlrCore:
 
     def _check_call(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px,
                     intp_t n_out, int alive_needed):
-        """Safety net for direct callers of the kernel (spare_core.rectlr validates first)."""
+        """Safety net for direct callers of the kernel (spare_core.strategies.spare.rectlr validates first)."""
         if not (0 <= g < self.n) or (alive_needed and not self.alive[g]):
             raise ValueError(f"rectlr kernel: group {g} is out of range or dead")
         if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r or n_out < N_OUT:

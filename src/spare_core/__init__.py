@@ -4,9 +4,10 @@ Submodules (imported on first use so ``import spare_core`` stays cheap):
 
 - :mod:`spare_core.graph` - maximum (b-)matching with König certificates and incremental repair
   (``graph.matching``), min-cost flow with dual-potential certificates (``graph.flow``)
-- :mod:`spare_core.layout`, :mod:`spare_core.rectlr`, :mod:`spare_core.analytic` - the SPARe model
-- :mod:`spare_core.topology`, :mod:`spare_core.domain_endurance` - failure domains (racks, switches,
-  power) and what whole-domain failures do to a layout
+- :mod:`spare_core.strategies` - the fault-tolerance strategies, one package each
+  (``checkpoint_only``, ``replication``, ``spare``: layouts, RECTLR, closed forms and domain
+  endurance; ``elastic``), the protocol they follow and the one registry of them
+- :mod:`spare_core.topology` - failure domains (racks, switches, power)
 - :mod:`spare_core.events`, :mod:`spare_core.sim` - failure event engine and time-to-train simulation
 - :mod:`spare_core.pacing` - stragglers, fabric contention and the pacing controller
 - :mod:`spare_core.checkpoint`, :mod:`spare_core.distributions` - checkpoint-interval rules, lifetime laws
@@ -28,12 +29,13 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"graph", "layout", "rectlr", "analytic", "events", "sim", "pacing", "checkpoint",
-               "topology", "domain_endurance", "sweeps", "distributions", "scenario_file"}
+_SUBMODULES = {"graph", "strategies", "events", "sim", "pacing", "checkpoint", "topology", "sweeps",
+               "distributions", "scenario_file"}
 
 
-# old paths of spare_core.graph's modules, reachable for one release (they warn when imported)
-_DEPRECATED = {"matching", "flow"}
+# old paths of moved modules, reachable for one release (they warn when imported): spare_core.graph's
+# and spare_core.strategies.spare's
+_DEPRECATED = {"matching", "flow", "layout", "rectlr", "analytic", "domain_endurance"}
 
 
 def __getattr__(name):

@@ -75,7 +75,7 @@ from .events.fit import LifetimeFit
 from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
-from .sim import DEFAULT_POLICIES, INTERVAL_RULES, SPARE_LAYOUTS, Scenario, policy_names, registered_policy
+from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.recovery import MemoryTier, Pricing, Repairs
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
@@ -83,8 +83,9 @@ __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "r
            "TRACE_OPTIONS", "DOMAIN_KEYS", "scenario_to_dict"]
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint",
-         "elastic"),
+    # and the shorthand tables registered policies declare (``RegisteredPolicy.table``: elastic's
+    # ``[elastic]``), see :func:`_top_keys`
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     # the built-in failure models' keys, in the order the messages list them; a model registered
@@ -94,13 +95,11 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies"),
-    # the options of the "elastic" policy (as in [policy.elastic])
-    "elastic": ("reconfigure", "batch", "min_groups", "microbatches"),
     # and the shorthands registered policies read here (``RegisteredPolicy.compare_keys``:
     # SPARe's ``layout``), see :func:`_allowed`
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "charge_patch"),
 }
-_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint", "elastic")
+_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint")
 #: ``failures.model`` when the file names none: a user's cluster replaces the failed node and
 #: keeps the others (the paper preset names "per-unit")
 _DEFAULT_FAILURE_MODEL = "node"
@@ -112,8 +111,23 @@ def _file_models() -> list[type]:
     return [c for c in classes if c.reads_files()] + [c for c in classes if c.file_layer]
 
 
+def _shorthand_tables() -> dict[str, str]:
+    """Top-level tables that are registered policies' shorthands: table -> policy name."""
+    return {e.table: n for n in policy_names() if (e := registered_policy(n)).table is not None}
+
+
+def _top_keys() -> tuple[str, ...]:
+    """The keys allowed at the top of a file: the sections and the policies' shorthand tables."""
+    return _SECTIONS[""] + tuple(t for t in _shorthand_tables() if t not in _SECTIONS[""])
+
+
 def _allowed(section: str) -> tuple[str, ...]:
-    """The keys of ``[section]``: ``[failures]`` takes every registered model's keys."""
+    """The keys of ``[section]``: ``[failures]`` takes every registered model's keys, a
+    policy's shorthand table that policy's options (but its interval, which ``[compare]`` or
+    ``[policy.NAME]`` sets)."""
+    short = _shorthand_tables()
+    if section in short and section not in _SECTIONS:
+        return tuple(o for o in registered_policy(short[section]).options or () if o != "interval")
     keys = _SECTIONS[section]
     if section == "failures":
         extra = [k for c in _file_models() for k in c.file_keys if k not in keys]
@@ -190,10 +204,6 @@ class ScenarioFile:
         Checkpoint-interval rule of every policy: "auto", "young", "daly" or seconds.
     processes : int
         Worker processes (0: one per CPU).
-    spare_layout : str
-        SPARe stacks: "consecutive" or "sidon" offsets, or "rack-aware" / "rack-aware-sidon"
-        (those offsets along a cycle that interleaves the failure domains of
-        ``[[failures.domains]]``, :meth:`spare_core.layout.StackedLayout.rack_aware`).
     rate_note : str
         How the failure rate was converted to the system MTBF, in words.
     data : dict
@@ -223,7 +233,6 @@ class ScenarioFile:
     seeds: tuple[int, ...]
     interval: str | float
     processes: int
-    spare_layout: str
     rate_note: str
     data: dict[str, Any] = field(repr=False)
     failure_rate: FailureRate | None = None
@@ -299,7 +308,6 @@ class ScenarioFile:
             "seeds": list(self.seeds),
             "interval": self.interval,
             "processes": self.processes,
-            "spare_layout": self.spare_layout,
             "policy_options": {k: dict(v) for k, v in self.policy_options.items()},
         }
         if self.trace is not None and self.trace_read is not None:
@@ -429,7 +437,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     job = _job(rd, tables["job"])
     fails = _failures(rd, tables["failures"], cluster)
     costs = _costs(rd, tables.get("costs", {}))
-    policy_tables = _elastic_table(rd, tables.get("elastic"), data.get("policy", {}))
+    policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
     repair = _repair(rd, tables.get("repair"), cluster)
     try:
@@ -460,7 +468,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         path=source, name=name, scenario=scenario, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
         gpus_per_group=cluster.gpus_per_group, nodes=cluster.nodes, policies=cmp.policies,
         redundancies=cmp.redundancies, seeds=cmp.seeds, interval=cmp.interval, processes=cmp.processes,
-        spare_layout=cmp.layout, rate_note=fails.note, data=plain(data), failure_rate=fails.rate, trace=fails.trace,
+        rate_note=fails.note, data=plain(data), failure_rate=fails.rate, trace=fails.trace,
         trace_read=fails.trace_read, fit=fails.fit,
         policy_options={p: opts for p, (opts, _) in cmp.options.items() if opts},
     )
@@ -473,9 +481,9 @@ def _tables(rd: Reader, data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         raise rd.error(f"the scenario must be a table, got {type(data).__name__}")
     tables: dict[str, dict[str, Any]] = {}
     for key, value in data.items():
-        if key not in _SECTIONS[""]:
-            raise rd.fail(f"key {key!r}", f"is unknown (allowed at the top: {list(_SECTIONS[''])})", value)
-        if key in _SUBTABLES:
+        if key not in _top_keys():
+            raise rd.fail(f"key {key!r}", f"is unknown (allowed at the top: {list(_top_keys())})", value)
+        if key in _SUBTABLES or key in _shorthand_tables():
             if not isinstance(value, dict):
                 raise rd.fail(f"[{key}]", "must be a table", value)
             allowed = _allowed(key)
@@ -646,21 +654,24 @@ def _memory(rd: Reader, ck: dict[str, Any], scenario: Scenario) -> MemoryTier:
     return MemoryTier(save=save, every=every, restore=restore, copies=copies)
 
 
-def _elastic_table(rd: Reader, el: dict[str, Any] | None, tables: Any) -> Any:
-    """``[elastic]`` as the options of the "elastic" policy, with ``[policy.elastic]`` (one or
-    the other for each option)."""
-    if el is None:
-        return tables
-    if not isinstance(tables, dict):
-        return tables  # _policy_options says what is wrong with it
-    opts = dict(el)
-    if "reconfigure" in opts:
-        opts["reconfigure"] = rd.duration("elastic.reconfigure", opts["reconfigure"], strict=False)
-    both = sorted(set(opts) & set(tables.get("elastic", {})))
-    if both:
-        raise rd.fail(f"elastic.{both[0]}", "is given in [elastic] and in [policy.elastic]", opts[both[0]])
-    out = dict(tables)
-    out["elastic"] = {**tables.get("elastic", {}), **opts}
+def _with_shorthand_tables(rd: Reader, tables: dict[str, dict[str, Any]], policy: Any) -> Any:
+    """The ``[policy.NAME]`` tables with the shorthand tables policies declare merged in
+    (elastic's ``[elastic]``): one or the other for each option."""
+    if not isinstance(policy, dict):
+        return policy  # _policy_options says what is wrong with it
+    out = dict(policy)
+    for table, name in _shorthand_tables().items():
+        if table not in tables:
+            continue
+        try:  # read here, so that a bad value is named where it was written
+            opts = registered_policy(name).check_options(tables[table], prefix=table)
+        except (TypeError, ValueError) as exc:
+            raise rd.error(str(exc)) from None
+        own = out.get(name, {})
+        both = sorted(set(opts) & set(own)) if isinstance(own, dict) else []
+        if both:
+            raise rd.fail(f"{table}.{both[0]}", f"is given in [{table}] and in [policy.{name}]", opts[both[0]])
+        out[name] = {**own, **opts} if isinstance(own, dict) else own
     return out
 
 
@@ -672,7 +683,6 @@ class _Compare:
     interval: str | float
     horizon: float
     processes: int
-    layout: str
     charge_patch: bool
     options: dict[str, tuple[dict[str, Any], list[str]]]
 
@@ -717,12 +727,11 @@ def _compare(rd: Reader, cp: dict[str, Any], tables: Any, *, n_groups: int) -> _
         interval = rd.duration("compare.interval", iv)
     horizon = rd.number("compare.horizon", cp.get("horizon", 20.0), low=1.0)
     processes = rd.integer("compare.processes", cp.get("processes", 0), low=0)
-    layout = rd.choice("compare.layout", cp.get("layout", "consecutive"), SPARE_LAYOUTS)
     charge_patch = cp.get("charge_patch", True)
     if not isinstance(charge_patch, bool):
         raise rd.fail("compare.charge_patch", "must be true or false", charge_patch)
     return _Compare(policies=policies, redundancies=usable, seeds=seeds, interval=interval, horizon=horizon,
-                    processes=processes, layout=layout, charge_patch=charge_patch,
+                    processes=processes, charge_patch=charge_patch,
                     options=_policy_options(rd, cp, tables, policies))
 
 
@@ -731,17 +740,19 @@ def _policy_options(rd: Reader, cp: dict[str, Any], tables: Any, policies: tuple
     """Each compared policy's options and the keys they came from: the ``[compare]`` shorthands
     the policy declares (``RegisteredPolicy.compare_keys``), then its ``[policy.NAME]`` table.
 
-    A table may name any registered policy (``--policies`` may pick it later); its option names
-    are checked against what the policy declares, their values by the policy when it is built.
+    A table may name any registered policy (``--policies`` may pick it later); its options are
+    read by what the policy declares (names, kinds, units and ranges: ``"2 min"`` is 120 s),
+    then checked by the policy itself when it is built.
     """
     if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
         raise rd.fail("[policy]", "must hold one table per policy ([policy.NAME] with its options)", tables)
     known = policy_names()
+    read = {}
     for name, opts in tables.items():
         if name not in known:
             raise rd.fail(f"[policy.{name}]", f"names no registered policy (registered: {list(known)})", opts)
         try:
-            registered_policy(name).check_options(opts)
+            read[name] = registered_policy(name).check_options(opts)
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"[policy.{name}]", f"is refused ({exc})", opts) from None
     out = {}
@@ -756,11 +767,8 @@ def _policy_options(rd: Reader, cp: dict[str, Any], tables: Any, policies: tuple
                 except (TypeError, ValueError) as exc:
                     raise rd.fail(f"compare.{key}", f"is refused by policy {name!r} ({exc})", cp[key]) from None
                 where.append(f"compare.{key}")
-        if name in tables:
-            opts.update(tables[name])
+        if name in read:
+            opts.update(read[name])
             where.append(f"[policy.{name}]")
-            if isinstance(opts.get("interval"), str) and opts["interval"] not in INTERVAL_RULES:
-                # the file's units, as compare.interval takes them ("30 min")
-                opts["interval"] = rd.duration(f"policy.{name}.interval", opts["interval"])
         out[name] = (opts, where)
     return out

@@ -6,8 +6,8 @@ of its unexpected interruptions to network switches and cables [1]_; Meta's rese
 see multi-node co-occurring failures [2]_). :class:`FailureDomains` records, for each of the N
 data-parallel groups, the domain it belongs to at one or more nested levels, coarsest first
 (e.g. power domain, then rack). It is what rack-aware stacks
-(:meth:`spare_core.layout.StackedLayout.rack_aware`), the domain endurance analysis
-(:mod:`spare_core.domain_endurance`) and the correlated failure model read.
+(:meth:`spare_core.strategies.spare.layout.StackedLayout.rack_aware`), the domain endurance analysis
+(:mod:`spare_core.strategies.spare.domain_endurance`) and the correlated failure model read.
 
 References
 ----------

@@ -24,7 +24,7 @@ from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
 from spare_core.events import FailureModel
 from spare_core.sim import CheckpointOnly, Outcomes, Scenario, SpareCheckpoint, simulate
-from spare_core.sim.policies import ReplicationCheckpoint
+from spare_core.strategies import ReplicationCheckpoint
 from tests.user_code_fakes import EditedProcess
 
 SMALL = dict(n_groups=8, n_steps=150, t_compute=1.0, t_allreduce=0.1, restart_time=5.0, checkpoint_time=1.0)

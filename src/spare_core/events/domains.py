@@ -10,7 +10,7 @@ Why: in the Llama 3 405B run 8.4 % of the unexpected interruptions (35 of 419) w
 switch or cable failures, which take down every node behind the switch [1]_; Meta's research
 clusters see co-occurring multi-node failures and failure cascades [2]_. Whether SPARe's stacks
 survive such an event depends on where a shard type's holders sit
-(:meth:`spare_core.layout.StackedLayout.rack_aware`, :mod:`spare_core.domain_endurance`).
+(:meth:`spare_core.strategies.spare.layout.StackedLayout.rack_aware`, :mod:`spare_core.strategies.spare.domain_endurance`).
 
 References
 ----------

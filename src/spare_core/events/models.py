@@ -47,13 +47,13 @@ import dataclasses
 import math
 from typing import ClassVar, Protocol, runtime_checkable
 
-from .._plugins import load_entry_points
+from .._registry import Registry
 from .._validate import as_float
 from ..distributions import Distribution, Weibull, as_distribution, distribution_from_dict
 
 __all__ = [
     "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "DEFAULT_WEIBULL_SHAPE",
-    "failure_model_kinds", "load_failure_model_plugins", "FAILURE_MODEL_ENTRY_POINTS",
+    "failure_model_kinds", "load_failure_model_plugins", "FAILURE_MODEL_ENTRY_POINTS", "FAILURE_MODELS",
 ]
 
 #: Weibull shape used when a model is given a rate without a shape (the SPARe paper's 0.78)
@@ -62,7 +62,26 @@ DEFAULT_WEIBULL_SHAPE = 0.78
 # relative tolerance when a lifetime and a rate are both given: they must describe one rate
 _RATE_RTOL = 1e-9
 
-_REGISTRY: dict[str, type] = {}
+#: the entry-point group through which an installed package adds failure models
+FAILURE_MODEL_ENTRY_POINTS = "spare_core.failure_models"
+#: the built-in kinds, each the entry point of its module (in the order listings show them)
+_BUILTINS = {"per-unit": "spare_core.events.models:GroupLifetimes", "system": "spare_core.events.models:SystemRenewals",
+             "node": "spare_core.events.nodes:NodeRenewals", "trace": "spare_core.events.trace_model:TraceReplay",
+             "domains": "spare_core.events.domains:DomainFailures"}
+
+
+def _admit(registry: Registry, name: str, obj) -> None:
+    """The door every failure-model entry point goes through, built-in or installed: the class
+    is registered under its ``kind`` when it is defined; its entry point must name it."""
+    if not (isinstance(obj, type) and issubclass(obj, FailureModel)):
+        raise TypeError(f"must name a FailureModel subclass, got {type(obj).__name__}")
+    if registry.raw().get(name) is not obj:
+        raise ValueError(f"the entry point's name must be the class's kind ({obj.kind!r})")
+
+
+#: kind -> FailureModel subclass: the built-ins, those defined in the process and those of
+#: installed plugins (the one registry door, :class:`spare_core._registry.Registry`)
+FAILURE_MODELS = Registry("failure model", FAILURE_MODEL_ENTRY_POINTS, _BUILTINS, _admit)
 
 
 @runtime_checkable
@@ -142,10 +161,11 @@ class FailureModel:
         if kind is not None:
             if not isinstance(kind, str) or not kind:
                 raise TypeError(f"failure model kind must be a non-empty str, got {kind!r}")
-            if kind in _REGISTRY and _REGISTRY[kind].__qualname__ != cls.__qualname__:
-                raise ValueError(f"failure model kind {kind!r} is already registered by {_REGISTRY[kind].__name__}")
+            known = FAILURE_MODELS.raw()
+            if kind in known and known[kind].__qualname__ != cls.__qualname__:
+                raise ValueError(f"failure model kind {kind!r} is already registered by {known[kind].__name__}")
             cls.kind = kind
-            _REGISTRY[kind] = cls
+            FAILURE_MODELS.add(kind, cls, replace=True)
 
     # -- the contract ------------------------------------------------------------------------
     def mtbf(self, n_groups: int) -> float:
@@ -220,10 +240,9 @@ class FailureModel:
     @classmethod
     def by_kind(cls, kind) -> type:
         """The registered model class of ``kind`` (installed plugins loaded first)."""
-        load_failure_model_plugins()
-        if kind not in _REGISTRY:
+        if not isinstance(kind, str) or kind not in FAILURE_MODELS:
             raise ValueError(f"failure_model must be one of {failure_model_kinds()}, got {kind!r}")
-        return _REGISTRY[kind]
+        return FAILURE_MODELS[kind]
 
     def to_dict(self) -> dict:
         """``{"kind": ..., <fields>}`` with JSON-friendly values; :meth:`from_dict` inverts it
@@ -269,41 +288,24 @@ class FailureModel:
 def failure_model_kinds() -> list[str]:
     """Names of the registered failure models: the built-ins, those defined in this process,
     and those installed packages declare (:func:`load_failure_model_plugins`)."""
-    load_failure_model_plugins()
-    return list(_REGISTRY)
-
-
-#: the entry-point group through which an installed package adds failure models
-FAILURE_MODEL_ENTRY_POINTS = "spare_core.failure_models"
-_plugins_loaded = False
+    return list(FAILURE_MODELS)
 
 
 def load_failure_model_plugins() -> list[str]:
-    """Import the failure models installed packages declare under the
+    """Admit the built-in failure models and those installed packages declare under the
     ``spare_core.failure_models`` entry-point group (once per process).
 
-    An entry point ``my-kind = "my_pkg.models:MyModel"`` names the FailureModel subclass;
-    loading it defines (and so registers) the class, after which a scenario file can name it
-    in ``failures.model`` when it has ``file_keys`` and ``from_file``. A plugin that fails to
-    load is skipped with a warning: an installed package never breaks the command line.
+    An entry point ``my-kind = "my_pkg.models:MyModel"`` names the FailureModel subclass of
+    that kind; loading it defines (and so registers) the class, after which a scenario file can
+    name it in ``failures.model`` when it has ``file_keys`` and ``from_file``. A plugin that
+    fails to load is skipped with a warning: an installed package never breaks the command line.
 
     Returns
     -------
     list of str
-        The kinds registered by this call.
+        The kinds admitted by this call.
     """
-    global _plugins_loaded
-    if _plugins_loaded:
-        return []
-    _plugins_loaded = True
-    before = set(_REGISTRY)
-
-    def register(name, obj):  # loading the class defined it, and so registered its kind
-        if not (isinstance(obj, type) and issubclass(obj, FailureModel)):
-            raise TypeError(f"must name a FailureModel subclass, got {type(obj).__name__}")
-
-    load_entry_points(FAILURE_MODEL_ENTRY_POINTS, "failure model", register)
-    return [k for k in _REGISTRY if k not in before]
+    return FAILURE_MODELS.load()
 
 
 # -- models with one lifetime law and a rate ---------------------------------------------------

@@ -132,7 +132,7 @@ class TraceReplay(FailureModel, kind="trace"):
 
     *Racks.* A log read with ``host_pattern`` knows where each node sits:
     :meth:`domains` gives each group the domains of its first node at every level but the
-    node's (for rack-aware SPARe stacks, :meth:`spare_core.layout.StackedLayout.rack_aware`)
+    node's (for rack-aware SPARe stacks, :meth:`spare_core.strategies.spare.layout.StackedLayout.rack_aware`)
     and :meth:`Trace.domain_summary <spare_core.events.trace.Trace.domain_summary>` how the
     failures fall on them.
 

@@ -7,9 +7,9 @@ Public API
 - policies :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`,
   :class:`ElasticDP`; what a cluster recovers with besides them: :class:`Repairs` (hot
   spares, repairs, rejoins), :class:`MemoryTier` (in-memory checkpoints), :class:`Pricing`
-  behind one protocol (:class:`Policy`, :class:`FailureHandler`; see
-  :mod:`spare_core.sim.policies`), the registry :data:`POLICY_REGISTRY` with
-  :func:`make_policy` and :func:`register_policy`
+  behind one protocol (:class:`Policy`, :class:`FailureHandler`), the registry
+  :data:`POLICY_REGISTRY` with :func:`make_policy` and :func:`register_policy`: all of them
+  live in :mod:`spare_core.strategies` and are re-exported here
 - a :class:`Study` (scenarios x policies x redundancies x intervals x seeds;
   :mod:`spare_core.sim.study`) run by the one executor :func:`execute` (this process, local
   processes or Dask, optionally into a result store; :mod:`spare_core.sim.executor`) into a
@@ -26,19 +26,18 @@ References
 """
 from __future__ import annotations
 
-from . import policies  # first: the elastic policy registers itself from there
-from . import elastic, executor, grid, optimum, recovery, results, run, scenario, study
-from .elastic import *  # noqa: F401,F403
+from .. import strategies
+from ..strategies import *  # noqa: F401,F403
+from . import executor, grid, optimum, recovery, results, run, scenario, study
 from .executor import *  # noqa: F401,F403
 from .grid import *  # noqa: F401,F403
 from .optimum import *  # noqa: F401,F403
-from .policies import *  # noqa: F401,F403
 from .recovery import *  # noqa: F401,F403
 from .run import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .scenario import *  # noqa: F401,F403
 from .study import *  # noqa: F401,F403
 
-__all__ = (policies.__all__ + run.__all__ + scenario.__all__ + grid.__all__ + optimum.__all__ + study.__all__
-           + results.__all__ + executor.__all__ + recovery.__all__ + elastic.__all__)
+__all__ = (strategies.__all__ + run.__all__ + scenario.__all__ + grid.__all__ + optimum.__all__ + study.__all__
+           + results.__all__ + executor.__all__ + recovery.__all__)
 __all__ = list(dict.fromkeys(__all__))

@@ -18,8 +18,8 @@ import copy
 import heapq
 import math
 
-from .elastic import ElasticDP
-from .policies import CheckpointOnly, Outcome
+from ..strategies import ElasticDP
+from ..strategies import CheckpointOnly, Outcome
 from .._seeding import run_seed
 from .run import StepMultipliers
 

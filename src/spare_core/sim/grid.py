@@ -11,17 +11,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .._validate import as_int
-from .policies import CheckpointOnly, DEFAULT_POLICIES, ReplicationCheckpoint, SpareCheckpoint, uses_redundancy
+from ..strategies import DEFAULT_POLICIES, uses_redundancy
 from .results import ResultSet, Summary, SweepResult, summarise
 from .run import simulate
 from .scenario import Scenario
 
 __all__ = ["sweep", "SweepResult", "ResultSet", "Summary", "summarise", "run_group"]
 
-# at r = 1 every failure of these policies is a global restart with the checkpoint-only
-# interval rule, so their r = 1 runs on one seed are one run (relabelled); a user's policy
-# promises no such thing and is always simulated
-_SAME_AT_R1 = (CheckpointOnly, ReplicationCheckpoint, SpareCheckpoint)
+
+
+def _checkpoint_only_equivalent(policy) -> bool:
+    """Whether ``policy`` says its runs are checkpoint-only's (the protocol's hook; a policy
+    object without it promises no such thing and is always simulated)."""
+    hook = getattr(policy, "checkpoint_only_equivalent", None)
+    return bool(hook()) if callable(hook) else False
 
 
 def run_group(scenario, seed, policies) -> list:
@@ -48,9 +51,9 @@ def run_group(scenario, seed, policies) -> list:
     the cache's driver). The cache keeps each epoch's failures as offsets drawn from the
     epoch start, so a run's numbers do not depend on which other runs share it: each equals
     a fresh :func:`simulate` bit for bit (tests/test_hardening_determinism.py). At r = 1
-    every failure of the built-in policies is a global restart, so those with the same
-    interval rule are one run, simulated once and relabelled (tests/test_sim_sweep.py
-    checks the equivalence).
+    every failure of the built-in policies is a global restart (they say so through
+    ``Policy.checkpoint_only_equivalent``), so those with the same interval rule are one run,
+    simulated once and relabelled (tests/test_sim_sweep.py checks the equivalence).
     """
     source = scenario.epoch_failures(seed)
     out = [None] * len(policies)
@@ -58,7 +61,7 @@ def run_group(scenario, seed, policies) -> list:
     order = sorted(range(len(policies)), key=lambda i: -policies[i].redundancy)
     for i in order:
         policy = policies[i]
-        if policy.redundancy == 1 and type(policy) in _SAME_AT_R1:
+        if _checkpoint_only_equivalent(policy):
             memo = r1.get(policy.interval)
             if memo is None:
                 memo = r1[policy.interval] = simulate(scenario, policy, seed=seed, failures=source)
@@ -82,8 +85,8 @@ def sweep(
     Parameters
     ----------
     scenarios : Scenario or sequence of Scenario
-    policies : sequence, default :data:`~spare_core.sim.policies.DEFAULT_POLICIES`
-        Each a :data:`~spare_core.sim.policies.POLICY_REGISTRY` name, a Policy object (run
+    policies : sequence, default :data:`~spare_core.strategies.DEFAULT_POLICIES`
+        Each a :data:`~spare_core.strategies.POLICY_REGISTRY` name, a Policy object (run
         as it is, at its own r) or a factory of r (``f(r) -> Policy``, e.g.
         :class:`SpareCheckpoint`). A policy without redundancy ("ckpt") runs once (r = 1).
     redundancies : iterable of int, default 1..20
@@ -116,6 +119,7 @@ def sweep(
 
     Examples
     --------
+    >>> from spare_core.strategies import SpareCheckpoint
     >>> res = sweep(Scenario.paper_600k(200, n_steps=100), ("rep", SpareCheckpoint), [2, 4], [0])
     >>> len(res.runs), res.best(200, "SPARe+CKPT").redundancy in (2, 4)
     (4, True)

@@ -9,7 +9,7 @@ import numpy as np
 from .._results import fields_dict
 from .._validate import as_int
 from .grid import sweep
-from .policies import policy_at, uses_redundancy
+from ..strategies import policy_at, uses_redundancy
 from .run import simulate
 from .scenario import Scenario
 
@@ -83,7 +83,7 @@ def optimal_redundancy(scenario, *, policy="spare", redundancies=range(1, 21), s
     scenario : Scenario
     policy : str or callable, default "spare"
         A registered name of a policy with redundancy ("spare", "rep", "rep-disjoint", or
-        one added by :func:`~spare_core.sim.policies.register_policy`) or a factory of r.
+        one added by :func:`~spare_core.strategies.register_policy`) or a factory of r.
     redundancies : iterable of int, default 1..20
     seeds : iterable of int, default 0..4
     processes : int, default 1

@@ -11,7 +11,7 @@ from .._results import fields_dict
 from ..events import EpochSource
 from .._seeding import run_seed
 from .._validate import as_float
-from .policies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
+from ..strategies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
 from .scenario import Scenario
 
 __all__ = ["simulate", "RunResult", "Timeline"]
@@ -232,7 +232,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         The job, its costs and its failure process.
     policy : Policy
         :class:`CheckpointOnly`, :class:`ReplicationCheckpoint`, :class:`SpareCheckpoint`, or
-        any object following the protocol of :mod:`spare_core.sim.policies`.
+        any object following the protocol of :mod:`spare_core.strategies`.
     seed : int or numpy.random.SeedSequence, keyword-only
         Root of all randomness. Two policies run on the same seed see the same failures
         within their k-th epoch (common random numbers, :class:`spare_core.events.FailureStream`).

@@ -8,7 +8,7 @@ import numpy as np
 from .._seeding import run_seed
 from .._validate import as_float, as_int
 from ..events.models import FailureModel, failure_model_kinds
-from ..layout import MAX_GROUPS
+from ..strategies.spare.layout import MAX_GROUPS
 
 __all__ = ["Scenario", "FAILURE_MODELS", "paper_allreduce_time"]
 

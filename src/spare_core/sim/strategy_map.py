@@ -74,7 +74,7 @@ from .._results import fields_dict
 from .._validate import as_float, as_int, check_choice
 from ..checkpoint import availability
 from .executor import execute
-from .policies import policy_names, registered_policy
+from ..strategies import policy_names, registered_policy
 from .scenario import Scenario
 from .study import Study
 

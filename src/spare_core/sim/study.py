@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _limits
 from .._validate import as_float, as_int, check_choice
-from .policies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
+from ..strategies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
 from .scenario import Scenario
 
 __all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies"]
@@ -192,7 +192,7 @@ class Study:
     Parameters
     ----------
     scenarios : Scenario or sequence of Scenario
-    policies : sequence, default :data:`~spare_core.sim.policies.DEFAULT_POLICIES`
+    policies : sequence, default :data:`~spare_core.strategies.DEFAULT_POLICIES`
         Registered names (the live registry, plugins included), Policy objects (run as they
         are, at their own r) or factories of r.
     redundancies : iterable of int, default 1..20

@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import _limits
 from .._validate import as_int
 from ..sim import Scenario
-from ..sim.policies import DEFAULT_POLICIES, policy_names
+from ..strategies import DEFAULT_POLICIES, policy_names
 from ..sim.study import Group, Run, Study, canonical_json, content_key
 
 __all__ = ["SweepSpec", "Run", "Group", "canonical_json", "content_key", "load_spec"]

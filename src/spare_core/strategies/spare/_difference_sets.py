@@ -15,7 +15,7 @@ mod m), and so is any multiple t*B mod m with gcd(t, m) = 1. A window of r of it
 then gives offsets for cyclic stacks on N groups whose differences must still be checked
 mod N (two integer differences can coincide mod N when their span reaches N/2):
 :func:`sidon_windows` does exactly that. The SPARe layout uses these windows
-(:func:`spare_core.layout.sidon_offsets`) before falling back to a local search.
+(:func:`spare_core.strategies.spare.layout.sidon_offsets`) before falling back to a local search.
 
 References
 ----------
@@ -150,7 +150,7 @@ def sidon_windows(n: int, r: int, *, max_q: int | None = None, limit: int = 64, 
     max_span : int, optional
         Largest allowed last element of a window (default n - 1: any window below n).
         Rack-aware stacks need offsets inside a short span
-        (:meth:`spare_core.layout.StackedLayout.rack_aware`).
+        (:meth:`spare_core.strategies.spare.layout.StackedLayout.rack_aware`).
 
     Returns
     -------

@@ -1,0 +1,195 @@
+"""Elastic (fault-tolerant) data parallelism: a failed replica group drops out, the others go on.
+
+The strategy of torchft-style fault-tolerant DDP/HSDP: the data-parallel groups form a quorum
+every step; a failed group is dropped, every group pauses while the process groups are
+reconfigured, and the step in flight is redone by the live groups. With repairs
+(:class:`spare_core.sim.Repairs`), a group whose node was swapped recovers its state from a
+live peer and rejoins at a later step (another reconfiguration). Fewer than ``min_groups``
+live groups: a global restart from the last checkpoint.
+
+References
+----------
+.. [1] torchft: per-step fault tolerance for PyTorch (quorum, live recovery from a peer,
+   ``min_replica_size``), github.com/pytorch/torchft.
+.. [2] SPARe, arXiv:2603.00357 (the masked-failure step model this extends).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._params import Param
+from ..._validate import as_float, as_int, check_choice
+from ..protocol import DROPPED, REJOINED, RESTART, FailureHandler, Outcome, Outcomes, Policy
+from ..registry import INTERVAL, policy_entry
+
+__all__ = ["ElasticDP", "BATCH_MODES", "ENTRY"]
+
+#: what the live groups do with the dropped groups' samples
+BATCH_MODES = ("keep", "shrink")
+
+
+class _ElasticHandler(FailureHandler):
+    batch_hint = 16
+
+    def __init__(self, n, k, batch, min_groups):
+        self._n, self._k, self._batch, self._min = n, k, batch, min_groups
+        self._down = np.zeros(n, dtype=np.int8)
+        self._live = n
+
+    def _state(self):
+        # depth: micro-batch units per live group relative to one group's share; worth: the
+        # fraction of a full step's samples one step covers
+        if self._batch == "keep":
+            return math.ceil(self._n * self._k / self._live) / self._k, 1.0
+        return 1.0, self._live / self._n
+
+    def on_failure(self, group):
+        o = self.on_failures(np.array([group], dtype=np.int64))
+        return Outcome(bool(o.restart[0] == RESTART), float(o.depth[0]), 0.0, drop=bool(o.restart[0] == DROPPED),
+                       worth=float(o.worth[0]))
+
+    def on_rejoin(self, group):
+        if self._down[group]:
+            self._down[group] = 0
+            self._live += 1
+        d, w = self._state()
+        return Outcome(False, d, 0.0, worth=w)
+
+    def on_events(self, groups, rejoin):
+        fast = self._vectorised(groups, rejoin)
+        if fast is not None:
+            return fast
+        # a group twice in the batch, a failure of a group already out or a rejoin of one in
+        # (never from the run loop): one event at a time
+        n = groups.shape[0]
+        kind = np.empty(n, dtype=np.int8)
+        depth = np.empty(n)
+        worth = np.empty(n)
+        down = self._down
+        for i in range(n):
+            g = int(groups[i])
+            if rejoin[i]:
+                if down[g]:
+                    down[g] = 0
+                    self._live += 1
+                kind[i] = REJOINED
+            else:
+                if not down[g]:
+                    down[g] = 1
+                    self._live -= 1
+                if self._live < self._min:
+                    kind[i], depth[i], worth[i] = RESTART, 1.0, 1.0
+                    return Outcomes(kind[: i + 1], depth[: i + 1], np.zeros(i + 1), worth[: i + 1])
+                kind[i] = DROPPED
+            depth[i], worth[i] = self._state()
+        return Outcomes(kind, depth, np.zeros(n), worth)
+
+    def _vectorised(self, groups, rejoin):
+        """The batch's answer in numpy when every event changes the live count by one (what
+        the run loop hands out: distinct groups, failures of groups in, rejoins of groups out);
+        None otherwise."""
+        n = groups.shape[0]
+        back = rejoin.astype(bool)
+        down = self._down[groups].astype(bool)
+        if n == 0 or (down != back).any() or np.unique(groups).shape[0] != n:
+            return None
+        live = self._live + np.cumsum(np.where(back, 1, -1))
+        low = np.flatnonzero(live < self._min)
+        m = n if low.shape[0] == 0 else int(low[0]) + 1
+        live = live[:m]
+        kind = np.where(back[:m], REJOINED, DROPPED).astype(np.int8)
+        if self._batch == "keep":
+            depth = np.ceil(self._n * self._k / np.maximum(live, 1)) / self._k
+            worth = np.ones(m)
+        else:
+            depth = np.ones(m)
+            worth = live / self._n
+        if m < n or low.shape[0]:
+            kind[m - 1], depth[m - 1], worth[m - 1] = RESTART, 1.0, 1.0
+        self._down[groups[:m]] = np.where(back[:m], 0, 1)
+        self._live = int(live[-1])
+        return Outcomes(kind, depth, np.zeros(m), worth)
+
+    def on_failures(self, groups):
+        return self.on_events(groups, np.zeros(groups.shape[0], dtype=np.int8))
+
+    def restart(self):
+        self._down[:] = 0
+        self._live = self._n
+
+
+class ElasticDP(Policy):
+    """Elastic data parallelism (torchft-style): failed groups drop out, the others continue.
+
+    Parameters
+    ----------
+    reconfigure : float, default 45
+        Seconds every group pauses at a membership change (a group drops out or rejoins),
+        >= 0.
+    batch : {"keep", "shrink"}, default "keep"
+        "keep": the live groups compute the dropped groups' micro-batches, so a step at L
+        live groups of N takes ``ceil(N * k / L) / k`` times a group's share (k =
+        ``microbatches``); "shrink": a step covers only the live groups' samples (a step
+        takes the usual time and counts L / N of a step, so more steps are needed).
+    min_groups : int, default 1
+        Fewer live groups: global restart from the last checkpoint, >= 1.
+    microbatches : int, default 1
+        Micro-batches a group computes per step (gradient accumulation): the granularity at
+        which "keep" spreads a dropped group's work, >= 1.
+    interval : float or {"auto", "young", "daly"}, default "auto"
+        Checkpoint interval (see :class:`Policy`); T_f is the mean time until fewer than
+        ``min_groups`` groups are live without repairs, ``(N - min_groups + 1)`` failures.
+
+    Notes
+    -----
+    A drop loses the step (or save) in flight: the live groups redo it after the pause. A
+    rejoin pauses every group too and applies from the next step. Without repairs a dropped
+    group stays out until a global restart.
+    """
+
+    name = "Elastic DP"
+    identity = "spare_core.sim.elastic.ElasticDP"
+    redundancy = 1
+    restart_is_wipeout = False
+
+    def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto") -> None:
+        super().__init__(interval)
+        self.reconfigure = as_float(reconfigure, "elastic.reconfigure", min_value=0.0)
+        self.batch = check_choice(batch, "elastic.batch", BATCH_MODES)
+        self.min_groups = as_int(min_groups, "elastic.min_groups", min_value=1)
+        self.microbatches = as_int(microbatches, "elastic.microbatches", min_value=1, max_value=1 << 20)
+
+    def check(self, scenario):
+        if self.min_groups > scenario.n_groups:
+            raise ValueError(f"elastic.min_groups must be at most the groups of the job ({scenario.n_groups}), "
+                             f"got {self.min_groups}")
+
+    def endurable_failures(self, scenario):
+        return float(scenario.n_groups - self.min_groups + 1)
+
+    def drop_seconds(self, scenario) -> float:
+        """Seconds all groups pause when a group drops out."""
+        return self.reconfigure
+
+    def rejoin_seconds(self, scenario) -> float:
+        """Seconds all groups pause when a group rejoins."""
+        return self.reconfigure
+
+    def handler(self, scenario):
+        return _ElasticHandler(scenario.n_groups, self.microbatches, self.batch, self.min_groups)
+
+
+#: the registry entry (``elastic``); a scenario file's ``[elastic]`` table is its shorthand
+ENTRY = policy_entry(
+    lambda r, **options: ElasticDP(**options), label=ElasticDP.name, uses_redundancy=False,
+    params=[Param("reconfigure", "duration0", 45.0, "pause of every group at a membership change"),
+            Param("batch", "choice", "keep", "the dropped groups' samples: computed by the others, or dropped",
+                  choices=BATCH_MODES),
+            Param("min_groups", "count", 1, "fewer live groups: a global restart"),
+            Param("microbatches", "count", 1, "micro-batches per group and step (granularity of 'keep')",
+                  high=1 << 20),
+            INTERVAL],
+    table="elastic",
+    description="elastic data parallelism (torchft-style): failed groups drop out, the others go on")
