@@ -1,7 +1,12 @@
 """Build script: compiles the Cython kernels of spare_core.
 
-Every ``src/_ext/<name>.pyx`` becomes the extension module ``spare_core._ext.<name>``
-(there is no top-level ``_ext`` package in site-packages). Code shared by several kernels
+Every ``src/_ext/<group>/<name>.pyx`` becomes the extension module ``spare_core._ext.<name>``
+(there is no top-level ``_ext`` package in site-packages). The kernels are grouped by the
+package they serve (``graph/``: matching and flow; ``events/``: the event engine and the log
+scan; ``sim/``: the time-to-train loop; ``strategies/spare/``: RECTLR;
+``strategies/replication/``: the wipe-out scans; ``pacing/``); module names stay flat, so a
+kernel moves between groups without its importers noticing. Every group directory is on the
+Cython include path: a kernel cimports another's ``.pxd`` by its name wherever it lives. Code shared by several kernels
 lives in ``.pxd`` files without a ``.pyx`` (``_types.pxd`` ctypedefs, ``_heap.pxd`` and
 ``_prefetch.pxd`` ``cdef inline`` helpers), compiled into each kernel that cimports them;
 each kernel's own ``.pxd`` declares the types and enums other Cython code may cimport.
@@ -85,14 +90,22 @@ def _refresh_if_flags_changed(name: str) -> None:
     flags = f"debug={DEBUG} args={' '.join(EXTRA_COMPILE_ARGS)} link={' '.join(EXTRA_LINK_ARGS)}"
     old = stamp.read_text() if stamp.exists() else None
     if old != flags:
-        (HERE / EXT_DIR / f"{name}.c").unlink(missing_ok=True)
+        for c in (HERE / EXT_DIR).rglob(f"{name}.c"):
+            c.unlink()
         stamp.parent.mkdir(exist_ok=True)
         stamp.write_text(flags)
 
 
+#: the kernel directories: where a cimport looks for a .pxd
+INCLUDE = [str(EXT_DIR)] + sorted(str(d.relative_to(HERE)) for d in (HERE / EXT_DIR).rglob("*") if d.is_dir()
+                                  and d.name != "__pycache__")
+_names = [p.stem for p in (HERE / EXT_DIR).rglob("*.pyx")]
+assert len(_names) == len(set(_names)), f"two kernels share a name: {sorted(_names)}"
+
+
 def _extensions():
     exts = []
-    for pyx in sorted((HERE / EXT_DIR).glob("*.pyx")):
+    for pyx in sorted((HERE / EXT_DIR).rglob("*.pyx"), key=lambda p: p.name):
         name = pyx.stem
         if ONLY and name not in ONLY:
             continue
@@ -100,8 +113,8 @@ def _extensions():
         exts.append(
             Extension(
                 f"spare_core._ext.{name}",
-                [str(EXT_DIR / pyx.name)],
-                include_dirs=[np.get_include(), str(EXT_DIR)],
+                [str(pyx.relative_to(HERE))],
+                include_dirs=[np.get_include(), *INCLUDE],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=EXTRA_COMPILE_ARGS,
                 extra_link_args=EXTRA_LINK_ARGS,
@@ -114,7 +127,7 @@ setup(
     ext_modules=cythonize(
         _extensions(),
         compiler_directives=COMPILER_DIRECTIVES,
-        include_path=[str(EXT_DIR)],
+        include_path=INCLUDE,
         annotate=ANNOTATE,
     ),
 )

@@ -146,8 +146,10 @@ def _public_classes():
     for info in pkgutil.walk_packages([str(ROOT)], "spare_core."):
         if "._ext" in info.name or info.name.endswith("__main__"):
             continue
-        if info.name in ("spare_core.matching", "spare_core.flow"):
-            continue  # deprecated re-exports of spare_core.graph's modules (they warn when imported)
+        if info.name in ("spare_core.matching", "spare_core.flow", "spare_core.layout", "spare_core.rectlr",
+                         "spare_core.analytic", "spare_core.domain_endurance", "spare_core.sim.policies",
+                         "spare_core.sim.elastic"):
+            continue  # deprecated re-exports of moved modules (they warn when imported)
         mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():
             if inspect.isclass(obj) and obj.__module__ == info.name and not name.startswith("_"):

@@ -404,18 +404,19 @@ def test_kernel_wrappers_bad_input():
     bad[S["ST_MULT_IDX"]] = 10
     with pytest.raises(ValueError, match="multiplier index"):
         k.advance(bad, par, f, 0.0, i8, f, f, 0, math.inf, mult)
+    w = load("_rep_wipe")  # replication's wipe-out scans, beside the strategy they serve
     dead = np.zeros(5, dtype=np.int8)
     with pytest.raises(ValueError, match="r must be in"):
-        k.cyclic_first_wipe(dead, np.array([1], dtype=np.int64), 6)
+        w.cyclic_first_wipe(dead, np.array([1], dtype=np.int64), 6)
     with pytest.raises(ValueError, match="units must be in"):
-        k.cyclic_first_wipe(dead, np.array([7], dtype=np.int64), 2)
+        w.cyclic_first_wipe(dead, np.array([7], dtype=np.int64), 2)
     cnt = np.zeros(2, dtype=np.int64)
     with pytest.raises(ValueError, match="units must be in"):
-        k.set_first_wipe(cnt, np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([-1], dtype=np.int64))
+        w.set_first_wipe(cnt, np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([-1], dtype=np.int64))
     with pytest.raises(ValueError, match="set_of must be in"):
-        k.set_first_wipe(cnt, np.array([0, 5], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
+        w.set_first_wipe(cnt, np.array([0, 5], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
     with pytest.raises(ValueError, match="one length"):
-        k.set_first_wipe(cnt[:1].copy(), np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
+        w.set_first_wipe(cnt[:1].copy(), np.array([0, 1], dtype=np.int64), np.array([1, 1], dtype=np.int64), np.array([1], dtype=np.int64))
 
 
 def test_spare_sidon_offsets():

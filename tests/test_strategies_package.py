@@ -76,7 +76,7 @@ def test_failure_models_share_the_registry_class():
     from spare_core.events.models import FAILURE_MODELS
 
     assert isinstance(FAILURE_MODELS, Registry) and isinstance(POLICY_REGISTRY, Registry)
-    assert [ep.name for ep in FAILURE_MODELS.builtin_entry_points()] == list(FAILURE_MODELS)[:5]
+    assert {ep.name for ep in FAILURE_MODELS.builtin_entry_points()} <= set(FAILURE_MODELS)
     for ep in FAILURE_MODELS.builtin_entry_points():
         assert ep.load() is FAILURE_MODELS[ep.name] and ep.load().kind == ep.name
 
@@ -191,3 +191,28 @@ def test_a_strategy_class_is_named_in_its_own_package_only():
     # the reference simulator (an independent oracle of the run loop) is the one exception
     bad = [b for b in bad if not b.startswith("sim/_reference.py")]
     assert not bad, "\n".join(bad)
+
+
+# -- the kernels, grouped as the packages they serve ----------------------------------------------
+EXT = Path(__file__).resolve().parents[1] / "src" / "_ext"
+GROUPS = {"graph": {"_hk", "_transversal", "_bmatch", "_mcf", "_netsimplex"},
+          "events": {"_calendar", "_trace_scan"}, "sim": {"_timeline"}, "pacing": {"_pacing_core"},
+          "strategies/spare": {"_rectlr_core"}, "strategies/replication": {"_rep_wipe"}}
+
+
+def test_the_kernels_sit_with_the_packages_they_serve():
+    where = {p.stem: str(p.parent.relative_to(EXT)) for p in EXT.rglob("*.pyx")}
+    for group, names in GROUPS.items():
+        for name in names:
+            assert where.get(name) == group, (name, where.get(name))
+    # the rest is shared (type checks) at the top; every kernel has its stub
+    assert {n for n, g in where.items() if g == "."} == {"_types_check"}
+    stubs = Path(spare_core.__file__).parent / "_ext"
+    assert {p.stem for p in stubs.glob("*.pyi")} == set(where)
+
+
+def test_a_pxd_is_there_because_a_kernel_cimports_it():
+    sources = {p: p.read_text() for p in list(EXT.rglob("*.pyx")) + list(EXT.rglob("*.pxd"))}
+    for pxd in EXT.rglob("*.pxd"):
+        users = [p for p, text in sources.items() if p != pxd and re.search(rf"^from {pxd.stem} cimport", text, re.M)]
+        assert users, f"{pxd.relative_to(EXT)} is cimported by no kernel"

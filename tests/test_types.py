@@ -46,7 +46,7 @@ def test_shared_heap_pops_in_key_order_with_positions_kept(keys, data, records):
 # ------------------------------------------------------------------ kernel constants
 # every kernel that declares an enum (found in the sources, so a new kernel is checked too)
 _EXT = Path(__file__).resolve().parents[1] / "src" / "_ext"
-KERNELS = tuple(sorted(p.stem for p in _EXT.glob("*.pyx")
+KERNELS = tuple(sorted(p.stem for p in _EXT.rglob("*.pyx")
                        if any("cdef enum" in f.read_text() for f in (p, p.with_suffix(".pxd")) if f.exists())))
 
 

@@ -67,9 +67,8 @@ from typing import Any, Mapping, Sequence
 
 from . import _files, _limits
 from ._files import Reader, TomlFileError, parse_duration, plain, read_toml
-from .distributions import Exponential, LogNormal
 from .events import FailureModel, failure_model_kinds
-from .events.domains import DOMAIN_KEYS, DomainFailures
+from .events.domains import DOMAIN_KEYS
 from .events.files import FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures
 from .events.fit import LifetimeFit
 from .events.rates import FailureRate
@@ -256,10 +255,10 @@ class ScenarioFile:
     def at_rate(self, factor: float) -> Scenario:
         """The scenario with failures ``factor`` times as frequent (the sensitivity of an answer).
 
-        A rate-law model gets the system MTBF divided by ``factor``; a trace replay gets the
-        log's time axis divided by ``factor`` (the same failures, in the same order and
-        groups, ``factor`` times as often); with failure domains, the single failures and
-        every level's domains are each ``factor`` times as frequent.
+        The failure model says how (:meth:`spare_core.events.FailureModel.scaled`): a rate-law
+        model divides its system MTBF, a trace replay its log's time axis (the same failures,
+        in the same order and groups, ``factor`` times as often), failure domains the single
+        failures and every level's rate; any other model has its time axis compressed.
 
         Parameters
         ----------
@@ -273,18 +272,7 @@ class ScenarioFile:
         >>> sf.at_rate(2.0).system_mtbf
         3600.0
         """
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor)
-                                                                                    and factor > 0):
-            raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
-        fm = self.scenario.failures
-        if isinstance(fm, TraceReplay):
-            tr = fm.trace
-            faster = tr.replace(times=tr.times / factor, end=tr.end / factor)  # racks, windows' log alike
-            return self.scenario.replace(failure_model=fm.replace(trace=faster))
-        if isinstance(fm, DomainFailures):  # the single failures and every domain's, alike
-            return self.scenario.replace(failure_model=fm.replace(
-                base=_faster(fm.base, factor), lifetimes=tuple(Exponential(law.mean / factor) for law in fm.lifetimes)))
-        return self.scenario.replace(failure_model=_faster(fm, factor))
+        return self.scenario.replace(failure_model=self.scenario.failures.scaled(factor))
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved file as JSON-friendly values: the user's table and the simulator's scenario.
@@ -326,17 +314,6 @@ class ScenarioFile:
             if check is not None:  # the fit re-simulated over the log's own window
                 out["fit"]["check"] = check.to_dict()
         return out
-
-
-def _faster(model: FailureModel, factor: float) -> FailureModel:
-    """A rate model of a file with its failures ``factor`` times as frequent: the system MTBF
-    divided, or a fitted log-normal node lifetime's time axis (its mean; sigma is unchanged)."""
-    law = getattr(model, "lifetime", None)
-    if law is None:
-        return model.replace(system_mtbf=model.system_mtbf / factor)
-    if not isinstance(law, LogNormal):  # pragma: no cover - files set a lifetime only for a fitted log-normal
-        raise TypeError(f"cannot scale a {type(law).__name__} lifetime")
-    return model.replace(lifetime=LogNormal(law.mean / factor, law.sigma))
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Stub of the compiled b-matching kernel (src/_ext/_bmatch.pyx: a greedy pass, then
+"""Stub of the compiled b-matching kernel (src/_ext/graph/_bmatch.pyx: a greedy pass, then
 Pothen-Fan phases with native right capacities); use
 spare_core.graph.matching.hopcroft_karp(capacity=...)."""
 import numpy as np

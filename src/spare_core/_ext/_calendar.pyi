@@ -1,4 +1,4 @@
-"""Stub of the compiled failure event engine kernel (src/_ext/_calendar.pyx)."""
+"""Stub of the compiled failure event engine kernel (src/_ext/events/_calendar.pyx)."""
 from typing import Callable
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Stub of the compiled min-cost flow kernel (src/_ext/_mcf.pyx); use spare_core.graph.flow."""
+"""Stub of the compiled min-cost flow kernel (src/_ext/graph/_mcf.pyx); use spare_core.graph.flow."""
 import numpy as np
 from numpy.typing import NDArray
 

@@ -1,4 +1,4 @@
-"""Stub of the compiled network simplex kernel (src/_ext/_netsimplex.pyx); use spare_core.graph.flow."""
+"""Stub of the compiled network simplex kernel (src/_ext/graph/_netsimplex.pyx); use spare_core.graph.flow."""
 import numpy as np
 from numpy.typing import NDArray
 

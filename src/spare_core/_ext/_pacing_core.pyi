@@ -1,4 +1,4 @@
-"""Stub of the compiled pacing kernel (src/_ext/_pacing_core.pyx). Private: use spare_core.pacing."""
+"""Stub of the compiled pacing kernel (src/_ext/pacing/_pacing_core.pyx). Private: use spare_core.pacing."""
 import numpy as np
 from numpy.typing import NDArray
 

@@ -1,4 +1,4 @@
-"""Stub for the compiled RECTLR kernel (src/_ext/_rectlr_core.pyx); use spare_core.rectlr.Rectlr."""
+"""Stub for the compiled RECTLR kernel (src/_ext/strategies/spare/_rectlr_core.pyx); use spare_core.rectlr.Rectlr."""
 import numpy as np
 import numpy.typing as npt
 

@@ -1,4 +1,4 @@
-"""Type stub of the compiled time-to-train kernel (src/_ext/_timeline.pyx)."""
+"""Type stub of the compiled time-to-train kernel (src/_ext/sim/_timeline.pyx)."""
 import numpy as np
 import numpy.typing as npt
 
@@ -20,10 +20,3 @@ def advance(
     t_next: float,
     mult: npt.NDArray[np.float64],
 ) -> tuple[int, int]: ...
-def cyclic_first_wipe(dead: npt.NDArray[np.int8], units: npt.NDArray[np.int64], r: int) -> int: ...
-def set_first_wipe(
-    dead_count: npt.NDArray[np.int64],
-    set_of: npt.NDArray[np.int64],
-    set_size: npt.NDArray[np.int64],
-    units: npt.NDArray[np.int64],
-) -> int: ...

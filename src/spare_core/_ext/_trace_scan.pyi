@@ -1,4 +1,4 @@
-"""Stub of the per-epoch scan of a trace replay (src/_ext/_trace_scan.pyx)."""
+"""Stub of the per-epoch scan of a trace replay (src/_ext/events/_trace_scan.pyx)."""
 import numpy as np
 from numpy.typing import NDArray
 

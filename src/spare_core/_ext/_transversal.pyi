@@ -1,4 +1,4 @@
-"""Stub of the compiled maximum-transversal kernel (src/_ext/_transversal.pyx: Pothen-Fan with
+"""Stub of the compiled maximum-transversal kernel (src/_ext/graph/_transversal.pyx: Pothen-Fan with
 lookahead and fairness, FIFO push-relabel, either from the left or from the right side); use spare_core.graph.matching.hopcroft_karp(method=...)."""
 import numpy as np
 from numpy.typing import NDArray

@@ -30,7 +30,7 @@ from .._seeding import as_seed_sequence, epoch_stream
 from .._validate import as_float, as_int
 from ..distributions import Distribution, Exponential, as_distribution, distribution_from_dict
 from ..topology import FailureDomains
-from .models import FailureModel
+from .models import FailureModel, faster_law, rate_factor
 
 __all__ = ["DomainFailures", "DomainFailureProcess", "DOMAIN_KEYS"]
 
@@ -257,6 +257,12 @@ class DomainFailures(FailureModel, kind="domains"):
         fd = self.domains(n_groups)
         levels = "; ".join(f"{d} {name} domains, each {law!r}" for name, d, law in zip(fd.names, fd.n_domains, self.lifetimes))
         return f"domains: {levels}; plus {self.base.describe(n_groups)}"
+
+    def scaled(self, factor: float) -> "DomainFailures":
+        """The single failures (the base's :meth:`~FailureModel.scaled`) and every level's
+        domains ``factor`` times as frequent."""
+        f = rate_factor(factor)
+        return self.replace(base=self.base.scaled(f), lifetimes=tuple(faster_law(law, f) for law in self.lifetimes))
 
     def process(self, n_groups, seed, *, start=0.0) -> "DomainFailureProcess":
         return DomainFailureProcess(self, n_groups, seed, start=start)

@@ -233,15 +233,21 @@ def checked_fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple
         names = [n for n in allowed if n in ("exponential", "frailty")] if per_period else list(allowed)
     else:
         names = [name]
-    try:
-        fits = [_fit_one(trace, n, level, origin, periods if per_period else None) for n in names]
-        check_periods = periods if isinstance(periods, Periods) else calendar_periods(trace.end, periods,
-                                                                                       start=trace.start)
-    except ValueError as exc:
-        raise rd.fail("failures.trace", f"cannot be fitted ({exc})", rd.source) from None
-    checks = [check_fit(f, trace, initial=initial, periods=check_periods, level=level) for f in fits]
-    for f, c in zip(fits, checks):
-        f.check = c
+    key = (_trace_key(trace), tuple(names), level, origin, initial, repr(periods), per_period)
+    made = _FITS.get(key)
+    if made is None:
+        try:
+            fits = [_fit_one(trace, n, level, origin, periods if per_period else None) for n in names]
+            check_periods = periods if isinstance(periods, Periods) else calendar_periods(trace.end, periods,
+                                                                                           start=trace.start)
+        except ValueError as exc:
+            raise rd.fail("failures.trace", f"cannot be fitted ({exc})", rd.source) from None
+        checks = [check_fit(f, trace, initial=initial, periods=check_periods, level=level) for f in fits]
+        for f, c in zip(fits, checks):
+            f.check = c
+        made = (fits, checks)
+        _remember(_FITS, key, made)
+    fits, checks = made
     order = rank_checks(checks, [f.aic for f in fits])
     lf, check = fits[order[0]], checks[order[0]]
     chosen = ""
@@ -425,11 +431,41 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
     digest = hashlib.sha256(data).hexdigest()
     del data
     full = full.resolve()  # the provenance names the file wherever the command ran
-    try:
-        trace = read_trace(full, **opts)
-    except (TraceFormatError, TypeError, ValueError, ImportError) as exc:
-        raise rd.error(f"failures.trace: {exc}") from None
+    key = (str(full), digest, repr(sorted(plain(opts).items())))
+    trace = _READ.get(key)
+    if trace is None:
+        try:
+            trace = read_trace(full, **opts)
+        except (TraceFormatError, TypeError, ValueError, ImportError) as exc:
+            raise rd.error(f"failures.trace: {exc}") from None
+        _remember(_READ, key, trace)
     return trace, {"path": str(full), "sha256": digest, **plain(opts)}
+
+
+# A command that loads one file many times (``spare map``'s cells, ``spare advise``'s variants,
+# a sweep spec's grid) reads its log and fits its law once: the logs read (by path, content and
+# options) and the fits made (by the log's content and the fit's options) of this process. A
+# Trace is immutable and a fit is not changed after it is made, so sharing them is safe.
+_READ: dict = {}
+_FITS: dict = {}
+#: entries kept per memo (the least recently stored go first)
+MEMO_ENTRIES = 16
+
+
+def _remember(memo: dict, key: Any, value: Any) -> None:
+    memo[key] = value
+    while len(memo) > MEMO_ENTRIES:
+        del memo[next(iter(memo))]
+
+
+def _trace_key(trace: Trace) -> str:
+    """The log's content: what a fit reads of it (times, units, window, count of units)."""
+    h = hashlib.sha256()
+    for a in (trace.times, trace.units):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr((trace.n_units, trace.end, str(trace.start), trace.unit_names is None or tuple(trace.unit_names)
+                   )).encode())
+    return h.hexdigest()
 
 
 def _hostfile(rd: Reader, path: str, base_dir: Path) -> list[str]:

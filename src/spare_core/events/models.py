@@ -47,6 +47,8 @@ import dataclasses
 import math
 from typing import ClassVar, Protocol, runtime_checkable
 
+import numpy as np
+
 from .._registry import Registry
 from .._validate import as_float
 from ..distributions import Distribution, Weibull, as_distribution, distribution_from_dict
@@ -54,6 +56,7 @@ from ..distributions import Distribution, Weibull, as_distribution, distribution
 __all__ = [
     "FailureModel", "FailureProcess", "LifetimeLawModel", "GroupLifetimes", "SystemRenewals", "DEFAULT_WEIBULL_SHAPE",
     "failure_model_kinds", "load_failure_model_plugins", "FAILURE_MODEL_ENTRY_POINTS", "FAILURE_MODELS",
+    "ScaledFailures",
 ]
 
 #: Weibull shape used when a model is given a rate without a shape (the SPARe paper's 0.78)
@@ -67,7 +70,7 @@ FAILURE_MODEL_ENTRY_POINTS = "spare_core.failure_models"
 #: the built-in kinds, each the entry point of its module (in the order listings show them)
 _BUILTINS = {"per-unit": "spare_core.events.models:GroupLifetimes", "system": "spare_core.events.models:SystemRenewals",
              "node": "spare_core.events.nodes:NodeRenewals", "trace": "spare_core.events.trace_model:TraceReplay",
-             "domains": "spare_core.events.domains:DomainFailures"}
+             "domains": "spare_core.events.domains:DomainFailures", "scaled": "spare_core.events.models:ScaledFailures"}
 
 
 def _admit(registry: Registry, name: str, obj) -> None:
@@ -284,28 +287,42 @@ class FailureModel:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
+    def scaled(self, factor: float) -> "FailureModel":
+        """The model with its failures ``factor`` times as frequent (``spare advise``'s
+        sensitivity to the failure rate).
 
-def failure_model_kinds() -> list[str]:
-    """Names of the registered failure models: the built-ins, those defined in this process,
-    and those installed packages declare (:func:`load_failure_model_plugins`)."""
-    return list(FAILURE_MODELS)
+        The default compresses the model's time axis (:class:`ScaledFailures`: every failure
+        time divided by ``factor``, the same groups in the same order), which holds for any
+        model; a model overrides it when a parameter says it better (the built-in rate models
+        divide their MTBF, a replay its log's time axis, domains every level's rate).
+
+        Parameters
+        ----------
+        factor : float
+            Multiplier of the failure rate, finite and > 0.
+        """
+        return ScaledFailures(self, rate_factor(factor))
 
 
-def load_failure_model_plugins() -> list[str]:
-    """Admit the built-in failure models and those installed packages declare under the
-    ``spare_core.failure_models`` entry-point group (once per process).
+def faster_law(law: Distribution, f: float) -> Distribution:
+    """``law`` on a time axis divided by ``f`` (mean / f, shape kept)."""
+    from ..distributions import Deterministic, Exponential, LogNormal
 
-    An entry point ``my-kind = "my_pkg.models:MyModel"`` names the FailureModel subclass of
-    that kind; loading it defines (and so registers) the class, after which a scenario file can
-    name it in ``failures.model`` when it has ``file_keys`` and ``from_file``. A plugin that
-    fails to load is skipped with a warning: an installed package never breaks the command line.
+    if isinstance(law, Weibull):
+        return Weibull(law.shape, law.scale / f)
+    if isinstance(law, Exponential):
+        return Exponential(law.mean / f)
+    if isinstance(law, LogNormal):
+        return LogNormal(law.mean / f, law.sigma)
+    if isinstance(law, Deterministic):
+        return Deterministic(law.value / f)
+    raise TypeError(f"cannot scale a {type(law).__name__} lifetime (give the model a scaled() of its own)")
 
-    Returns
-    -------
-    list of str
-        The kinds admitted by this call.
-    """
-    return FAILURE_MODELS.load()
+
+def rate_factor(factor) -> float:
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
+    return float(factor)
 
 
 # -- models with one lifetime law and a rate ---------------------------------------------------
@@ -350,6 +367,14 @@ class LifetimeLawModel(FailureModel):
 
     def __post_init__(self):
         _check_rate_fields(self)
+
+    def scaled(self, factor: float) -> "FailureModel":
+        """The system MTBF divided by ``factor`` (a given lifetime law: its time axis, so its
+        mean divided and its shape kept)."""
+        f = rate_factor(factor)
+        if self.lifetime is None:
+            return self.replace(system_mtbf=self.system_mtbf / f)
+        return self.replace(lifetime=faster_law(self.lifetime, f))
 
     @classmethod
     def from_file(cls, reader, table, cluster):
@@ -514,3 +539,117 @@ class SystemRenewals(LifetimeLawModel, kind="system"):
             return f"system: {self.lifetime!r}"
         shape = DEFAULT_WEIBULL_SHAPE if self.shape is None else self.shape
         return f"system: Weibull(shape={shape:g}) between system failures, mean {self.system_mtbf:g} s"
+
+
+# -- any model, its failures more or less frequent ----------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class ScaledFailures(FailureModel, kind="scaled"):
+    """Another model's failures ``factor`` times as frequent: its time axis divided by
+    ``factor`` (what :meth:`FailureModel.scaled` gives a model without a rate of its own).
+
+    Parameters
+    ----------
+    base : FailureModel or dict
+    factor : float
+        Rate multiplier, > 0.
+    """
+
+    base: FailureModel
+    factor: float
+
+    def __post_init__(self):
+        base = self.base
+        if isinstance(base, dict):
+            base = FailureModel.from_dict(base)
+        if not isinstance(base, FailureModel):
+            raise TypeError(f"base must be a FailureModel, got {type(base).__name__}")
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "factor", rate_factor(self.factor))
+
+    @property
+    def renews_all_at_restart(self) -> bool:  # type: ignore[override]
+        return self.base.renews_all_at_restart
+
+    def mtbf(self, n_groups: int) -> float:
+        return self.base.mtbf(n_groups) / self.factor
+
+    def check(self, n_groups: int) -> None:
+        self.base.check(n_groups)
+
+    def describe(self, n_groups: int) -> str:
+        return f"{self.base.describe(n_groups)}, failures x{self.factor:g} as frequent"
+
+    def process(self, n_groups: int, seed, *, start: float = 0.0) -> "ScaledProcess":
+        return ScaledProcess(self.base.process(n_groups, seed, start=start * self.factor), self.factor)
+
+    def scaled(self, factor: float) -> "FailureModel":
+        return ScaledFailures(self.base, self.factor * rate_factor(factor))
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "base": self.base.to_dict(), "factor": self.factor}
+
+    @classmethod
+    def _from_fields(cls, fields: dict) -> "ScaledFailures":
+        return cls(**fields)  # __post_init__ reads the base's dict
+
+
+class ScaledProcess:
+    """A :class:`FailureProcess` on another one's clock divided by ``factor``."""
+
+    def __init__(self, base, factor: float) -> None:
+        self._base, self._f = base, factor
+        self.n_units = base.n_units
+        if callable(getattr(base, "peek", None)):
+            self.peek = lambda: base.peek() / factor
+        if callable(getattr(base, "restart_from_zero", None)):
+            self.restart_from_zero = base.restart_from_zero
+
+    @property
+    def epoch(self) -> int:
+        return self._base.epoch
+
+    @property
+    def epoch_start(self) -> float:
+        return self._base.epoch_start / self._f
+
+    @property
+    def now(self) -> float:
+        return self._base.now / self._f
+
+    @property
+    def n_alive(self) -> int:
+        return self._base.n_alive
+
+    def restart(self, time: float) -> None:
+        # time * f can fall an ulp below the base's clock: never before it
+        self._base.restart(max(float(time) * self._f, self._base.now))
+
+    def take(self, k: int, with_units: bool = True):
+        times, units = self._base.take(k, with_units)
+        return np.asarray(times, dtype=np.float64) / self._f, units
+
+    def take_units(self) -> list:
+        return self._base.take_units()
+
+
+def failure_model_kinds() -> list[str]:
+    """Names of the registered failure models: the built-ins, those defined in this process,
+    and those installed packages declare (:func:`load_failure_model_plugins`)."""
+    return list(FAILURE_MODELS)
+
+
+def load_failure_model_plugins() -> list[str]:
+    """Admit the built-in failure models and those installed packages declare under the
+    ``spare_core.failure_models`` entry-point group (once per process).
+
+    An entry point ``my-kind = "my_pkg.models:MyModel"`` names the FailureModel subclass of
+    that kind; loading it defines (and so registers) the class, after which a scenario file can
+    name it in ``failures.model`` when it has ``file_keys`` and ``from_file``. A plugin that
+    fails to load is skipped with a warning: an installed package never breaks the command line.
+
+    Returns
+    -------
+    list of str
+        The kinds admitted by this call.
+    """
+    return FAILURE_MODELS.load()

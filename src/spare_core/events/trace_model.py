@@ -26,7 +26,7 @@ from .._seeding import as_seed_sequence, run_seed, stream_key, stream_rng
 from .._validate import as_float, as_int, check_choice
 from .files import FAILURE_RATE_KEYS, FileFailures, fit_from_file, trace_from_file
 from .fit import LAWS, fit
-from .models import FailureModel
+from .models import FailureModel, rate_factor
 from .trace import Trace, read_trace
 
 __all__ = ["TraceReplay", "TraceWarning", "AFTER", "PLACEMENTS"]
@@ -402,6 +402,12 @@ class TraceReplay(FailureModel, kind="trace"):
     def process(self, n_groups, seed, *, start=0.0, every=False):
         return TraceProcess(self, n_groups, seed, start=start, every=every)
 
+    def scaled(self, factor: float) -> "TraceReplay":
+        """The log's time axis divided by ``factor``: the same failures, in the same order and
+        groups, ``factor`` times as often (racks and windows alike)."""
+        f = rate_factor(factor)
+        return self.replace(trace=self.trace.replace(times=self.trace.times / f, end=self.trace.end / f))
+
     def describe(self, n_groups: int) -> str:
         src = "" if self.trace.source is None else f" from {self.trace.source}"
         if self.after == "fit":
@@ -492,7 +498,7 @@ class TraceProcess:
     are the rows ``j`` (from the epoch's first row ``p`` on) whose previous row of the same
     group lies before ``p``. The previous-row index of every row is computed once (a stable
     sort by group); :meth:`take` then scans the log with one comparison ``prev[j] < p`` per
-    row in compiled code (``_ext/_trace_scan.pyx``), so a long log replays at the speed of a
+    row in compiled code (``_ext/events/_trace_scan.pyx``), so a long log replays at the speed of a
     C loop whatever the restarts.
     When looping, the previous row of a group's first row in a copy is its last row in the
     copy before. This is where a failure of a group already out is absorbed (the ``prev[j] < p0``

@@ -19,7 +19,7 @@ __all__ = ["ReplicationCheckpoint", "DISJOINT_LABEL", "ENTRY", "DISJOINT_ENTRY"]
 
 class _CyclicHandler(FailureHandler):
     def __init__(self, n, r):
-        self._k = load("_timeline")
+        self._k = load("_rep_wipe")
         self._dead = np.zeros(n, dtype=np.int8)
         self._r = r
         # about half the failures an epoch endures (mu ~ N^(1 - 1/r)); 1 when each failure wipes out
