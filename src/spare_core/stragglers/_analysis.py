@@ -281,6 +281,18 @@ class WhatIfResult:
         """Step label -> that step's slowdown ``(a) / (b)``."""
         return {int(s): float(a / b) for s, a, b in zip(self.steps, self.recorded, self.ideal)}
 
+    @property
+    def step_time(self) -> dict[str, float]:
+        """Mean step times: ``trace`` (as recorded), ``recorded`` (a), ``ideal`` (b), and the
+        replay's error ``trace / recorded - 1`` (the launch delays it removes)."""
+        return {"trace": float(self.trace.mean()), "recorded": float(self.recorded.mean()),
+                "ideal": float(self.ideal.mean()), "replay_error": float(self.trace.mean() / self.recorded.mean() - 1.0)}
+
+    @property
+    def by_worker_per_step(self) -> dict[str, list[float]]:
+        """Rank label -> that worker's per-step slowdowns (in ``steps`` order)."""
+        return {str(r): [float(x) for x in row] for (r, _, _), row in zip(self.workers, self.by_worker_steps)}
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``spare whatif --json`` (keys documented in docs/stragglers.md)."""
         worst = np.argmax(self.by_worker_steps, axis=0) if self.workers else []
@@ -298,17 +310,18 @@ class WhatIfResult:
             "ideal_rule": self.ideal_rule,
             "sizes": self.sizes.to_dict(),
             "steps": [int(s) for s in self.steps],
-            "ops": self.n_ops,
-            "step_time": {"trace": float(self.trace.mean()), "recorded": float(self.recorded.mean()),
-                          "ideal": float(self.ideal.mean()),
-                          "replay_error": float(self.trace.mean() / self.recorded.mean() - 1.0)},
+            "n_ops": self.n_ops,
+            "step_time": self.step_time,
+            "recorded": [float(x) for x in self.recorded],
+            "ideal": [float(x) for x in self.ideal],
+            "trace": [float(x) for x in self.trace],
             "by_dp_rank": {str(k): v for k, v in self.by_dp_rank.items()},
             "by_stage": {str(k): v for k, v in self.by_stage.items()},
             "by_optype": dict(self.by_optype),
             "by_worker": {str(k): v for k, v in self.by_worker.items()},
-            "workers": {str(r): {"dp_rank": d, "stage": p} for r, d, p in self.workers},
-            "by_worker_per_step": {str(r): [float(x) for x in row]
-                                   for (r, _, _), row in zip(self.workers, self.by_worker_steps)},
+            "workers": [{"rank": r, "dp_rank": d, "stage": p} for r, d, p in self.workers],
+            "by_worker_steps": [[float(x) for x in row] for row in self.by_worker_steps],
+            "by_worker_per_step": self.by_worker_per_step,
             "per_step": per_step,
             "worker_share": self.worker_share,
             "stage_share": self.stage_share,
