@@ -168,3 +168,18 @@ def test_a_file_that_is_not_a_trace(tmp_path):
     c.write_text("a,b\n1,2\n")
     with pytest.raises(TraceError, match="missing columns 'dp_rank'"):
         read_trace(c)
+
+
+def test_csv_without_pyarrow(tmp_path, small, monkeypatch):
+    import sys
+
+    path = tmp_path / "t.csv"
+    write_trace(path, small, shuffle=3)
+    with_arrow = read_trace(path)
+    monkeypatch.setitem(sys.modules, "pyarrow.csv", None)
+    plain = read_trace(path)
+    np.testing.assert_allclose(plain.start, with_arrow.start)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(path.read_text().replace("forward-compute", "lunch", 1))
+    with pytest.raises(TraceError, match=r"\(line \d+\), column 'optype': unknown operation type 'lunch'"):
+        read_trace(bad)

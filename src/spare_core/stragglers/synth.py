@@ -71,7 +71,7 @@ def schedule(pp: int, microbatches: int, vpp: int = 1) -> list[list[tuple[int, i
     return out
 
 
-def _layout(sizes: JobSizes, microbatches: int):
+def _layout(sizes: JobSizes, microbatches: int, noops: bool = False):
     """Template ops per stage in program order: lists of (type, seq, mc, gmc, mb)."""
     P, V = sizes.pp, sizes.vpp
     G = P * V
@@ -89,10 +89,10 @@ def _layout(sizes: JobSizes, microbatches: int):
         for t, g, mb in comp:
             recv = (t == sc.FWD and g > 0) or (t == sc.BWD and g < G - 1)
             send = (t == sc.FWD and g < G - 1) or (t == sc.BWD and g > 0)
-            if recv:
+            if recv or (noops and V > 1):
                 emit(sc.FRECV if t == sc.FWD else sc.BRECV)
             emit(t, mc=g // P, gmc=g, mb=mb)
-            if send:
+            if send or (noops and V > 1):
                 emit(sc.FSEND if t == sc.FWD else sc.BSEND)
         emit(sc.GC, mb=0)
         emit(sc.LN)
@@ -106,10 +106,29 @@ def _layout(sizes: JobSizes, microbatches: int):
     return stages
 
 
+def _chunks(sizes: JobSizes) -> int:
+    return sizes.pp * sizes.vpp
+
+
+def _consumer_gmc(stages) -> list[int]:
+    """Per template op (in flat order), the chunk of the computation a p2p op belongs to."""
+    out = []
+    for ops in stages:
+        for i, (t, _, _, gmc, _) in enumerate(ops):
+            if t in (sc.FRECV, sc.BRECV):
+                out.append(ops[i + 1][3])
+            elif t in (sc.FSEND, sc.BSEND):
+                out.append(ops[i - 1][3])
+            else:
+                out.append(gmc)
+    return out
+
+
 def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: int = 1, microbatches: int = 8,
                     steps: int = 10, t_forward: float = 0.05, slow: Mapping[int, float] | None = None,
                     last_stage: float = 1.0, jitter: float = 0.05, seq_spread: float = 0.0,
-                    contention: float = 0.0, contention_factor: float = 3.0, seed: int = 0) -> Trace:
+                    contention: float = 0.0, contention_factor: float = 3.0, seed: int = 0,
+                    record_noops: bool = False) -> Trace:
     """A trace of ``steps`` steps of a ``dp × pp`` job with planted stragglers.
 
     Parameters
@@ -133,6 +152,10 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
     contention, contention_factor : float
         Probability per step that the fabric is contended, and the communication factor then.
     seed : int
+    record_noops : bool
+        With ``vpp > 1``, record a send and a recv around every computation, the ones a chunk at
+        the model's ends does not launch included (as Megatron-LM's interleaved schedule records
+        them); they take no time.
 
     Returns
     -------
@@ -168,7 +191,7 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
         if not (np.isfinite(f) and f > 0):
             raise ValueError(f"slow: the factor of rank {r} must be a finite number > 0, got {f!r}")
         factor[known[int(r)]] = f
-    stages = _layout(sizes, microbatches)
+    stages = _layout(sizes, microbatches, bool(record_noops))
     flat = [(p, *o) for p, ops in enumerate(stages) for o in ops]
     n = len(flat)
     op_stage = np.array([f[0] for f in flat], dtype=np.int64)
@@ -191,6 +214,11 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
                                                                                      last_stage, 1.0)
     for t, v in _FIXED.items():
         base[op_type == t] = v
+    if record_noops:  # the p2p records a chunk at the model's ends does not launch: no time
+        for i, (t, g) in enumerate(zip(op_type, _consumer_gmc(stages))):
+            if (t == sc.FRECV and g == 0) or (t == sc.FSEND and g == _chunks(sizes) - 1) or \
+                    (t == sc.BRECV and g == _chunks(sizes) - 1) or (t == sc.BSEND and g == 0):
+                base[i] = 0.0
     dur = np.broadcast_to(base, (steps, D, n)).copy()
     dur[:, :, comp] *= factor[:, op_stage[comp]][None, :, :]
     if seq_spread > 0:
