@@ -185,3 +185,25 @@ def test_a_slower_worker_never_speeds_the_job_up(factor, rank):
                 ideal="stage")
     assert r.slowdown >= 1.0 - 1e-12
     assert r.by_worker[rank] == pytest.approx(max(r.by_worker.values()))
+
+
+_small_ints = st.lists(st.integers(-3, 6), max_size=8)
+
+
+@given(_small_ints, _small_ints, _small_ints, _small_ints, st.lists(st.integers(-2, 3), min_size=1, max_size=3))
+def test_arbitrary_index_arrays_are_refused_or_replayed_never_read_out_of_bounds(ptr, idx, nptr, ops, inst):
+    # run on the bounds-checked build too (SPARE_CORE_DEBUG=1): an out-of-bounds read raises there
+    a = (np.array(ptr, np.int64), np.array(idx, np.int32), np.array(nptr, np.int64), np.array(ops, np.int32))
+    nodes = max(len(nptr) - 1, 0)
+    sync = np.zeros(nodes, np.uint8)
+    n = max(len(ptr) - 1, 0)
+    rec = np.ones((1, 2, n))
+    try:
+        out = kernel.replay(*a, sync, rec, np.array(inst, np.int64), np.ones((len(inst), n), np.uint8), np.ones(n))
+        assert out.shape == (1,) and np.isfinite(out).all()
+    except ValueError:
+        pass
+    try:
+        kernel.effective(*a, sync, rec, rec)
+    except ValueError:
+        pass
