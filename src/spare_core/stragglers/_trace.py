@@ -254,7 +254,7 @@ def _numeric(get, name: str, n: int, where, integer: bool) -> np.ndarray:
                 raise TraceError(f"{where}: {_row(i, where.csv)}, column {name!r}: out of range ({a[i]})")
             return a.astype(np.int64)
         return a.astype(np.float64, copy=False)
-    return a.astype(np.int64) if integer else a.astype(np.float64)
+    return a.astype(np.int64, copy=False) if integer else a.astype(np.float64)
 
 
 class _Where(str):
@@ -333,6 +333,7 @@ def _build(get, names, sizes: JobSizes | None, source: str, csv_lines: bool) -> 
     ws = worker[order]
     heads = np.flatnonzero(np.r_[True, ws[1:] != ws[:-1]])
     first[ws[heads]] = order[heads]
+    del order, ws, heads
     label = rank[first]
     clash = rank != label[worker]
     if clash.any():
@@ -344,6 +345,7 @@ def _build(get, names, sizes: JobSizes | None, source: str, csv_lines: bool) -> 
         w = np.flatnonzero(cnt[inv] > 1)[:2]
         raise TraceError(f"{where}: column 'rank': rank {label[w[0]]} is both dp_rank {w[0] // P} stage {w[0] % P} and "
                          f"dp_rank {w[1] // P} stage {w[1] % P}")
+    del clash
     steps, sidx = np.unique(cols["step"], return_inverse=True)
     S = steps.size
     # every worker in every step
@@ -441,7 +443,7 @@ def _from_arrow(table, names, p, sizes, csv_lines):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def get(name):
+    def convert(name):
         col = table.column(name)
         if name == "optype":
             if not pa.types.is_dictionary(col.type):
@@ -461,7 +463,13 @@ def _from_arrow(table, names, p, sizes, csv_lines):
             return np.asarray(col.to_pylist(), dtype=object)
         return col.to_numpy()
 
-    return _build(get, [c for c in names if c in table.column_names], sizes, p, csv_lines)
+    present = [c for c in names if c in table.column_names]
+    cols = {}
+    for name in present:  # column by column, each Arrow buffer dropped once converted (peak memory)
+        cols[name] = convert(name)
+        table = table.drop_columns([name])
+    del table
+    return _build(cols.__getitem__, present, sizes, p, csv_lines)
 
 
 def _read_csv(data: bytes, p: str, sizes: JobSizes | None) -> Trace:
