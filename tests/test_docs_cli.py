@@ -578,6 +578,7 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("whatif", "--steps"): _one("whatif", "--steps", "0-1"),
     ("whatif", "--json"): _one("whatif", "--json", "OUT:whatif.json"),
     ("whatif", "--plot"): _one("whatif", "--plot", "OUT:whatif.png"),
+    ("whatif", "--timeline"): _one("whatif", "--timeline", "OUT:timeline.json"),
     ("whatif", "--synth"): _one("whatif-synth"),
     ("whatif", "--microbatches"): _one("whatif-synth", "--microbatches", "4"),
     ("whatif", "--n-steps"): _one("whatif-synth", "--n-steps", "3"),

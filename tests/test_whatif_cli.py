@@ -71,3 +71,25 @@ def test_a_bad_trace_names_row_and_column(spare_here, tmp_path):
     done = spare_here("whatif", bad)
     assert done.returncode == 2
     assert "row 1 (line 2), column 'duration': negative duration -1" in done.stderr
+
+
+def test_the_timeline_of_the_slowest_step(spare_here, trace_file, tmp_path):
+    out = tmp_path / "tl.json"
+    done = spare_here("whatif", trace_file, "--timeline", out)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    spans = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {0, 1, 2, 3, 1000, 1001, 1002, 1003}
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in spans)
+    assert {e["name"] for e in spans} >= {"forward-compute", "backward-compute", "optimizer"}
+    recorded = max(e["ts"] + e["dur"] for e in spans if e["pid"] < 1000)
+    ideal = max(e["ts"] + e["dur"] for e in spans if e["pid"] >= 1000)
+    assert recorded / ideal == pytest.approx(doc["otherData"]["slowdown"])
+
+
+def test_timeline_refuses_a_step_outside_the_trace():
+    from spare_core.stragglers import WhatIf
+
+    w = WhatIf(synthetic_trace(dp=2, pp=2, microbatches=2, steps=2))
+    with pytest.raises(ValueError, match="step must be a position in 0..1"):
+        w.timeline(2)

@@ -80,6 +80,9 @@ def add_arguments(parser) -> None:
                         help="write slowdown, by_dp_rank, by_stage, by_optype, by_worker, per_step, ... as JSON")
     parser.add_argument("--plot", metavar="FILE", default=None,
                         help="save the workers x steps heatmap (PNG/PDF by suffix); needs matplotlib")
+    parser.add_argument("--timeline", metavar="FILE", default=None,
+                        help="write the slowest step replayed with recorded and with ideal durations as a "
+                             "Chrome trace (open in Perfetto); at most 8 DP ranks: the worst first")
     g = parser.add_argument_group("synthetic traces (--synth)")
     g.add_argument("--synth", metavar="FILE", default=None,
                    help="write a synthetic trace (Parquet or CSV by suffix) from the straggler model with "
@@ -134,13 +137,14 @@ def run(args) -> int:
     """Analyse the trace and print the report; 0 on success."""
     from dataclasses import replace
 
-    from ..stragglers import JobSizes, TraceError, analyse, read_trace, synthetic_trace, write_trace
+    from ..stragglers import JobSizes, TraceError, WhatIf, analyse, read_trace, synthetic_trace, write_trace
 
     # every argument and output path checked before any work
     if (args.trace is None) == (args.synth is None):
         raise UsageError("give a TRACE to analyse, or --synth FILE to write one and analyse it (not both)")
     check_output_path(args.json, "--json")
     check_output_path(args.plot, "--plot")
+    check_output_path(args.timeline, "--timeline")
     if args.plot is not None:
         try:
             import matplotlib  # noqa: F401
@@ -173,7 +177,8 @@ def run(args) -> int:
                                                   vpp=args.vpp or z.vpp))
         if args.steps is not None:
             trace = _select(trace, args.steps)
-        result = analyse(trace, ideal=args.ideal)
+        engine = WhatIf(trace, args.ideal)
+        result = analyse(trace, engine=engine)
     except TraceError as exc:
         raise UsageError(str(exc)) from None
     elapsed = time.perf_counter() - t0
@@ -182,6 +187,9 @@ def run(args) -> int:
     if args.json:
         write_json(args.json, _document(args, result, elapsed))
         print(f"results written to {shown_path(args.json)}")
+    if args.timeline:
+        write_json(args.timeline, _timeline(engine, result))
+        print(f"timeline written to {shown_path(args.timeline)} (open it in https://ui.perfetto.dev)")
     if args.plot:
         from ..stragglers.plot import heatmap
         from .plots import save_figure
@@ -201,3 +209,19 @@ def _document(args: Any, result: Any, elapsed: float) -> dict[str, Any]:
     prov = provenance("spare whatif", getattr(args, "argv", None), scenario=scenario, seeds=seeds,
                       timings={"elapsed_seconds": elapsed})
     return {"command": "spare whatif", "provenance": prov, **result.to_dict()}
+
+
+def _timeline(engine: Any, result: Any) -> dict[str, Any]:
+    """The slowest step, recorded (processes 0..) and ideal (processes 1000..), <= 8 DP ranks."""
+    import numpy as np
+
+    step = int(np.argmax(result.recorded / result.ideal))
+    worst = int(result.fixes["dp_rank"].label)
+    ranks = [worst] + [d for d in range(result.sizes.dp) if d != worst][:7]
+    rec = engine.timeline(step, dp_ranks=ranks)
+    ide = engine.timeline(step, ideal=True, dp_ranks=ranks)
+    for e in ide["traceEvents"]:
+        e["pid"] += 1000
+    return {"traceEvents": rec["traceEvents"] + ide["traceEvents"], "displayTimeUnit": "ms",
+            "otherData": {"step": rec["otherData"]["step"], "ideal_rule": result.ideal_rule,
+                          "slowdown": float(result.recorded[step] / result.ideal[step])}}

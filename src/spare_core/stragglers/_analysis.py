@@ -96,10 +96,12 @@ class WhatIf:
     def n_steps(self) -> int:
         return int(self.rec.shape[0])
 
-    def run(self, inst: np.ndarray, keep: np.ndarray, *, times: bool = False):
-        """The kernel's replay of replicas ``inst`` with ``keep`` (I, n): step makespans (S,)."""
+    def run(self, inst: np.ndarray, keep: np.ndarray, *, times: bool = False, steps: slice | None = None):
+        """The kernel's replay of replicas ``inst`` with ``keep`` (I, n): step makespans (S,)
+        (of the ``steps`` slice only, when given; with ``times``, also start and end (S, I, n))."""
         t = self.template
-        return self._k.replay(t.dep_ptr, t.dep_idx, t.node_ptr, t.node_ops, t.node_sync, self.rec,
+        rec = self.rec if steps is None else np.ascontiguousarray(self.rec[steps])
+        return self._k.replay(t.dep_ptr, t.dep_idx, t.node_ptr, t.node_ops, t.node_sync, rec,
                               np.ascontiguousarray(inst, dtype=np.int64),
                               np.ascontiguousarray(keep, dtype=np.uint8), self.ideal, times)
 
@@ -172,6 +174,35 @@ class WhatIf:
             optypes: Iterable[str] | None = None, workers: Iterable[int] | None = None) -> np.ndarray:
         """The ops of a class at ideal, every other op as recorded: what fixing the class leaves."""
         return self._replay_mask(~self._mask(dp_ranks, stages, optypes, workers))
+
+    def timeline(self, step: int, *, ideal: bool = False, dp_ranks: Sequence[int] | None = None) -> dict[str, Any]:
+        """One step's replayed timeline as Chrome trace events (Perfetto, chrome://tracing).
+
+        ``step`` is the step's position (0 = the first step of the trace); ``ideal`` replays (b)
+        instead of (a). One process per DP rank (``dp_ranks``: default all), one thread per stage;
+        times in microseconds from the step's start.
+        """
+        tr = self.trace
+        D = tr.sizes.dp
+        if not 0 <= step < self.n_steps:
+            raise ValueError(f"step must be a position in 0..{self.n_steps - 1}, got {step}")
+        ranks = list(range(D)) if dp_ranks is None else _ints(dp_ranks, "dp_ranks", D)
+        inst = np.arange(D)
+        keep = np.zeros((D, self.template.n), dtype=np.uint8) if ideal else np.ones((D, self.template.n), np.uint8)
+        _, start, end = self.run(inst, keep, times=True, steps=slice(step, step + 1))
+        events: list[dict[str, Any]] = []
+        what = "ideal" if ideal else "recorded"
+        for d in ranks:
+            events.append({"name": "process_name", "ph": "M", "pid": d, "args": {"name": f"dp {d} ({what})"}})
+            for p in range(tr.sizes.pp):
+                events.append({"name": "thread_name", "ph": "M", "pid": d, "tid": p,
+                               "args": {"name": f"stage {p} (rank {int(tr.ranks[d, p])})"}})
+            for j in range(self.template.n):
+                events.append({"name": sc.OPTYPES[int(tr.op_type[j])], "ph": "X", "pid": d, "tid": int(tr.op_stage[j]),
+                               "ts": float(start[0, d, j] * 1e6), "dur": float((end[0, d, j] - start[0, d, j]) * 1e6),
+                               "args": {"seq_id": int(tr.op_seq[j])}})
+        return {"traceEvents": events, "displayTimeUnit": "ms",
+                "otherData": {"step": int(tr.steps[step]), "replay": what, "ideal_rule": self.rule}}
 
     def keep_worker(self, d: int, p: int) -> np.ndarray:
         """(c) for the worker (DP rank ``d``, stage ``p``): two replicas replayed."""
@@ -354,6 +385,8 @@ class WhatIfResult:
         lines.append("by stage: " + ", ".join(f"{k} {v:.3f}" for k, v in st))
         dp = sorted(self.by_dp_rank.items(), key=lambda kv: -kv[1])[:5]
         lines.append("by dp rank: " + ", ".join(f"{k} {v:.3f}" for k, v in dp))
+        wk = sorted(self.workers, key=lambda w: -self.by_worker[w[0]])[:5]
+        lines.append("by worker: " + ", ".join(f"rank {r} (dp {d}, pp {p}) {self.by_worker[r]:.3f}" for r, d, p in wk))
         ps = sorted(self.per_step.items(), key=lambda kv: -kv[1])[:3]
         lines.append("slowest steps: " + ", ".join(f"{k} ({v:.3f})" for k, v in ps))
         lines.append(_verdict(self))
