@@ -402,13 +402,20 @@ def _verdict(r: WhatIfResult) -> str:
         return "verdict: no straggler worth fixing (S < 1.03)"
     ws, ss = r.worker_share or 0.0, r.stage_share or 0.0
     w = r.fixes["worker"]
-    if ws >= 0.5 and ws >= ss:
-        return (f"verdict: individual worker(s): evicting {', '.join(map(str, r.worst_workers))} "
-                f"(worst {w.label}) saves {100 * w.saves:.1f} % of step time")
+    parts = []
+    if ws >= 0.5:
+        parts.append(f"individual worker(s): evicting {', '.join(map(str, r.worst_workers))} (worst {w.label}) "
+                     f"saves {100 * w.saves:.1f} % of step time")
     if ss >= 0.5:
-        return f"verdict: stage imbalance: the last stage explains {_pct(ss)}; rebalance the pipeline partition"
-    return "verdict: spread over workers and steps (no single worker or stage explains half): " \
-           "look at per-step variation (sequence lengths, contention)"
+        parts.append(f"stage imbalance: the last stage explains {_pct(ss)}; rebalance the pipeline partition")
+    worst = np.argmax(r.by_worker_steps, axis=0)
+    changes = int(np.count_nonzero(worst[1:] != worst[:-1]))
+    rest = 1.0 - max(ws, ss)
+    if not parts or (rest >= 0.25 and changes >= (r.steps.size - 1) / 2):
+        parts.append(f"{'the rest' if parts else 'no single worker or stage explains half'}: spread over workers "
+                     f"and steps (the worst worker changes in {changes} of {max(r.steps.size - 1, 0)} step "
+                     "transitions: sequence-length imbalance or contention; see per_step)")
+    return "verdict: " + "; ".join(parts)
 
 
 def analyse(trace: Trace | str, *, sizes: JobSizes | None = None, ideal: str = "mean",
