@@ -4,7 +4,7 @@ keeping everything recorded is (a), keeping nothing is (b), a trace at its ideal
 the replay is monotone in every duration, and two replicas stand for an untouched DP rank's peers."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from spare_core._native import load
 from spare_core.stragglers import WhatIf, analyse, synthetic_trace
@@ -207,3 +207,28 @@ def test_arbitrary_index_arrays_are_refused_or_replayed_never_read_out_of_bounds
         kernel.effective(*a, sync, rec, rec)
     except ValueError:
         pass
+
+
+def _lists(t):
+    n = t.n
+    deps = {j: [int(u) for u in t.dep_idx[t.dep_ptr[j]:t.dep_ptr[j + 1]]] for j in range(n)}
+    nodes = [[int(m) for m in t.node_ops[t.node_ptr[k]:t.node_ptr[k + 1]]] for k in range(t.node_ptr.size - 1)]
+    return nodes, deps, [int(x) for x in t.node_sync]
+
+
+@settings(max_examples=12)
+@given(st.integers(1, 3), st.integers(1, 3), st.sampled_from([1, 2]), st.integers(1, 2), st.floats(0.0, 0.3),
+       st.integers(0, 2**20))
+def test_small_random_traces_replay_as_the_reference_and_as_recorded(dp, pp, vpp, mb_per_pp, jitter, seed):
+    mbs = mb_per_pp * pp if vpp > 1 else mb_per_pp + 1
+    tr = synthetic_trace(dp=dp, pp=pp, vpp=vpp, microbatches=mbs, steps=2, slow={0: 1.4}, last_stage=1.2,
+                         jitter=jitter, seed=seed)
+    w = WhatIf(tr)
+    nodes, deps, sync = _lists(w.template)
+    D, n = tr.sizes.dp, w.template.n
+    ones = np.ones((D, n), dtype=np.uint8)
+    np.testing.assert_allclose(w.recorded(), reference(nodes, deps, sync, w.rec, list(range(D)), ones, w.ideal),
+                               rtol=1e-12)
+    np.testing.assert_allclose(w.ideal_steps(), reference(nodes, deps, sync, w.rec, [0], ones[:1] * 0, w.ideal),
+                               rtol=1e-12)
+    np.testing.assert_allclose(w.recorded(), w.trace_steps(), rtol=1e-9)
