@@ -100,7 +100,7 @@ def test_bad_arguments_are_refused_up_front():
                                                                                        "multiple of pp")):
         with pytest.raises(ValueError, match=match):
             synthetic_trace(dp=2, pp=2, **kw)
-    assert IDEALS == ("mean", "median", "stage")
+    assert IDEALS == ("mean", "median", "stage", "position")
     assert isinstance(analyse(tr), WhatIfResult)
 
 

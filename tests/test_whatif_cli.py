@@ -23,7 +23,7 @@ def test_the_report_names_the_planted_worker_and_writes_json_and_plot(spare_here
                       "--plot", png)
     assert done.returncode == 0, done.stderr
     assert "slowdown S = " in done.stdout and "16 GPUs" in done.stdout
-    assert "worker     5 " in done.stdout and "evicting 5" in done.stdout
+    assert "worker     5 " in done.stdout and "evicting rank 5" in done.stdout
     doc = json.loads(out.read_text())
     for key in ("slowdown", "by_dp_rank", "by_stage", "by_optype", "by_worker", "per_step", "provenance"):
         assert key in doc
@@ -93,3 +93,15 @@ def test_timeline_refuses_a_step_outside_the_trace():
     w = WhatIf(synthetic_trace(dp=2, pp=2, microbatches=2, steps=2))
     with pytest.raises(ValueError, match="step must be a position in 0..1"):
         w.timeline(2)
+
+
+def test_the_example_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(root / "examples" / "straggler_whatif.py")], capture_output=True,
+                         text=True, timeout=300, env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr
+    assert "evict rank 37" in run.stdout

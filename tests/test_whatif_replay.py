@@ -170,7 +170,7 @@ def test_the_synthetic_replay_reproduces_the_trace_it_wrote(engine):
 @pytest.mark.parametrize("vpp, mbs", [(1, 3), (2, 4)])
 def test_a_trace_at_its_ideal_has_no_slowdown(vpp, mbs):
     tr = synthetic_trace(dp=2, pp=2, vpp=vpp, microbatches=mbs, steps=2, jitter=0.0, seed=0)
-    for rule in ("mean", "median", "stage"):
+    for rule in ("mean", "median", "stage", "position"):
         r = analyse(tr, ideal=rule)
         assert r.slowdown == pytest.approx(1.0, rel=1e-12)
         assert all(v == pytest.approx(1.0, rel=1e-12) for t in (r.by_worker, r.by_stage, r.by_dp_rank, r.by_optype)
@@ -232,3 +232,12 @@ def test_small_random_traces_replay_as_the_reference_and_as_recorded(dp, pp, vpp
     np.testing.assert_allclose(w.ideal_steps(), reference(nodes, deps, sync, w.rec, [0], ones[:1] * 0, w.ideal),
                                rtol=1e-12)
     np.testing.assert_allclose(w.recorded(), w.trace_steps(), rtol=1e-9)
+
+
+@given(st.floats(1.0, 3.0), st.integers(0, 5))
+def test_with_a_healthy_majority_the_position_rule_never_gives_s_below_one(factor, rank):
+    # the position rule's ideal is each op's median over DP ranks and steps: with 2 of 3 DP ranks
+    # healthy and no jitter every duration is at least its ideal, so S >= 1 by monotonicity
+    r = analyse(synthetic_trace(dp=3, pp=2, microbatches=2, steps=2, slow={rank: factor}, jitter=0.0, seed=1),
+                ideal="position")
+    assert r.slowdown >= 1.0 - 1e-12

@@ -70,10 +70,12 @@ def add_arguments(parser) -> None:
                        ("cp", "context-parallel"), ("vpp", "model chunks per stage (interleaved schedule)")):
         parser.add_argument(f"--{flag}", type=positive_int, default=None, metavar="N",
                             help=f"{what} size (instead of --meta; dp and pp default to the trace's)")
-    parser.add_argument("--ideal", choices=("mean", "median", "stage"), default="mean",
+    parser.add_argument("--ideal", choices=("mean", "median", "stage", "position"), default="mean",
                         help="ideal duration of an op: mean (computations; median for communications) of its "
                              "type over all workers and steps, the paper's rule (default); median for all; "
-                             "stage = median of its type on its own stage (stage imbalance not blamed)")
+                             "stage = median of its type on its own stage (stage imbalance not blamed); "
+                             "position = median of the same op (stage, type, microbatch position) over DP ranks "
+                             "and steps")
     parser.add_argument("--steps", type=_steps, default=None, metavar="LIST",
                         help="analyse only these steps, e.g. 20-30,41 (default: all)")
     parser.add_argument("--json", metavar="FILE", default=None,

@@ -23,7 +23,7 @@ __all__ = ["IDEALS", "WhatIf", "WhatIfResult", "Fix", "analyse", "MeasuredSlowdo
            "ideal_durations"]
 
 #: the rules for an operation's ideal duration (docs/stragglers.md, "The ideal")
-IDEALS = ("mean", "median", "stage")
+IDEALS = ("mean", "median", "stage", "position")
 #: the share of workers (rounded up) whose removal measures the individual workers' part
 WORKER_SHARE = 0.03
 
@@ -34,7 +34,9 @@ def ideal_durations(rec: np.ndarray, op_type: np.ndarray, op_stage: np.ndarray, 
     ``"mean"`` (the paper's): a computation (forward, backward, optimizer, gc) at the mean of its
     type over every stage, DP rank, step and microbatch, a communication at the median of its
     type. ``"median"``: the median of its type for every op. ``"stage"``: the median of its type
-    *on its stage* (stage imbalance is then not a straggler).
+    *on its stage* (stage imbalance is then not a straggler). ``"position"``: the median of the
+    same op (stage, type, ``seq_id``: the microbatch's position) over DP ranks and steps (only
+    what differs among DP peers and steps is a straggler).
 
     Examples
     --------
@@ -48,6 +50,8 @@ def ideal_durations(rec: np.ndarray, op_type: np.ndarray, op_stage: np.ndarray, 
     if rule not in IDEALS:
         raise ValueError(f"ideal must be one of {', '.join(IDEALS)}, got {rule!r}")
     out = np.empty(op_type.size, dtype=np.float64)
+    if rule == "position":
+        return np.median(rec.reshape(-1, op_type.size), axis=0) if rec.size else np.zeros(op_type.size)
     keys = op_type * (int(op_stage.max()) + 1) + op_stage if rule == "stage" else op_type
     for k in np.unique(keys):
         cols = np.flatnonzero(keys == k)
@@ -66,7 +70,7 @@ class WhatIf:
     Parameters
     ----------
     trace : Trace
-    ideal : {"mean", "median", "stage"}
+    ideal : {"mean", "median", "stage", "position"}
         The ideal-duration rule (:func:`ideal_durations`).
 
     Examples
@@ -404,8 +408,8 @@ def _verdict(r: WhatIfResult) -> str:
     w = r.fixes["worker"]
     parts = []
     if ws >= 0.5:
-        parts.append(f"individual worker(s): evicting {', '.join(map(str, r.worst_workers))} (worst {w.label}) "
-                     f"saves {100 * w.saves:.1f} % of step time")
+        parts.append(f"individual worker(s): evicting rank {w.label} saves {100 * w.saves:.1f} % of step time "
+                     f"(the worst {len(r.worst_workers)}, {', '.join(map(str, r.worst_workers))}, explain {_pct(ws)})")
     if ss >= 0.5:
         parts.append(f"stage imbalance: the last stage explains {_pct(ss)}; rebalance the pipeline partition")
     worst = np.argmax(r.by_worker_steps, axis=0)
@@ -428,7 +432,7 @@ def analyse(trace: Trace | str, *, sizes: JobSizes | None = None, ideal: str = "
         A checked trace, or a file for :func:`read_trace` (with ``sizes``).
     sizes : JobSizes, optional
         For a path: the job's sizes (None: inferred).
-    ideal : {"mean", "median", "stage"}
+    ideal : {"mean", "median", "stage", "position"}
         The ideal-duration rule (:func:`ideal_durations`; the paper's is "mean").
     engine : WhatIf, optional
         Replays already set up for ``trace``.
