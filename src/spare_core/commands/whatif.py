@@ -66,10 +66,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--meta", metavar="FILE", default=None,
                         help="the job's sizes: a flat YAML 'key: value' file (the artifact's meta-*.yaml), "
                              ".json or .toml (dp_size, pp_size, tp_size, dsp_size, vpp_size, world_size)")
-    for flag, what in (("dp", "data-parallel"), ("pp", "pipeline-parallel"), ("tp", "tensor-parallel"),
-                       ("cp", "context-parallel"), ("vpp", "model chunks per stage (interleaved schedule)")):
+    for flag, what in (("dp", "data-parallel size"), ("pp", "pipeline-parallel size"),
+                       ("tp", "tensor-parallel size"), ("cp", "context-parallel size"),
+                       ("vpp", "model chunks per stage (interleaved schedule)")):
         parser.add_argument(f"--{flag}", type=positive_int, default=None, metavar="N",
-                            help=f"{what} size (instead of --meta; dp and pp default to the trace's)")
+                            help=f"{what} (instead of --meta; default: the trace's, 1 for tp and cp)")
     parser.add_argument("--ideal", choices=("mean", "median", "stage", "position"), default="mean",
                         help="ideal duration of an op: mean (computations; median for communications) of its "
                              "type over all workers and steps, the paper's rule (default); median for all; "
@@ -89,14 +90,16 @@ def add_arguments(parser) -> None:
     g.add_argument("--synth", metavar="FILE", default=None,
                    help="write a synthetic trace (Parquet or CSV by suffix) from the straggler model with "
                         "--dp/--pp/--tp/--cp/--vpp (default 4 x 4) and analyse it")
-    g.add_argument("--microbatches", type=positive_int, default=8, help="microbatches per step (default 8)")
-    g.add_argument("--n-steps", type=positive_int, default=10, help="steps (default 10)")
+    g.add_argument("--microbatches", type=positive_int, default=8, metavar="N",
+                   help="microbatches per step (default 8)")
+    g.add_argument("--n-steps", type=positive_int, default=10, metavar="N", help="steps (default 10)")
     g.add_argument("--slow", type=_slow, action="append", default=[], metavar="RANK=FACTOR",
                    help="plant a slow worker: its computations take FACTOR times as long (repeatable)")
     g.add_argument("--last-stage", type=_pos_float, default=1.0, metavar="FACTOR",
                    help="the last stage's computations take FACTOR times as long (default 1)")
-    g.add_argument("--jitter", type=_nonneg, default=0.05, help="log-sd of per-op jitter (default 0.05)")
-    g.add_argument("--seq-spread", type=_nonneg, default=0.0,
+    g.add_argument("--jitter", type=_nonneg, default=0.05, metavar="SD",
+                   help="log-sd of per-op jitter (default 0.05)")
+    g.add_argument("--seq-spread", type=_nonneg, default=0.0, metavar="SD",
                    help="log-sd of a per-microbatch sequence-length factor (default 0)")
     g.add_argument("--contention", type=_prob, default=0.0, metavar="P",
                    help="probability per step that the fabric is contended: communications x3 (default 0)")
