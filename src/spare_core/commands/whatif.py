@@ -66,11 +66,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--meta", metavar="FILE", default=None,
                         help="the job's sizes: a flat YAML 'key: value' file (the artifact's meta-*.yaml), "
                              ".json or .toml (dp_size, pp_size, tp_size, dsp_size, vpp_size, world_size)")
-    for flag, what in (("dp", "data-parallel size"), ("pp", "pipeline-parallel size"),
-                       ("tp", "tensor-parallel size"), ("cp", "context-parallel size"),
-                       ("vpp", "model chunks per stage (interleaved schedule)")):
+    for flag, what, default in (("dp", "data-parallel size", "the trace's"),
+                                ("pp", "pipeline-parallel size", "the trace's"),
+                                ("tp", "tensor-parallel size (GPUs per worker, with --cp)", "1"),
+                                ("cp", "context-parallel size", "1"),
+                                ("vpp", "model chunks per stage (interleaved schedule)", "from gmc, else 1")):
         parser.add_argument(f"--{flag}", type=positive_int, default=None, metavar="N",
-                            help=f"{what} (instead of --meta; default: the trace's, 1 for tp and cp)")
+                            help=f"{what}, instead of --meta (default: {default})")
     parser.add_argument("--ideal", choices=("mean", "median", "stage", "position"), default="mean",
                         help="ideal duration of an op: mean (computations; median for communications) of its "
                              "type over all workers and steps, the paper's rule (default); median for all; "
