@@ -111,3 +111,15 @@ def test_interleaved_traces_with_not_launched_p2p_records():
     # the no-ops sit on the p2p streams and pull the p2p medians down: close, not equal
     assert noops.slowdown == pytest.approx(plain.slowdown, rel=0.02)
     assert noops.fixes["worker"].label == plain.fixes["worker"].label == "1"
+
+
+@pytest.mark.parametrize("kw", [dict(dp=4, pp=1), dict(dp=1, pp=4), dict(dp=3, pp=3, vpp=3, microbatches=6),
+                                dict(dp=3, pp=2, vpp=2, microbatches=4, overlap_grads=True),
+                                dict(dp=2, pp=3, overlap_grads=True)])
+def test_layouts_read_back_replay_as_recorded_and_name_the_slow_worker(kw):
+    from spare_core.stragglers import Trace, trace_columns
+
+    tr = synthetic_trace(steps=3, slow={1: 1.6}, seed=8, **kw)
+    r = analyse(Trace.from_columns(trace_columns(tr, shuffle=2)))
+    np.testing.assert_allclose(r.recorded, r.trace, rtol=1e-9)
+    assert r.fixes["worker"].label == "1"

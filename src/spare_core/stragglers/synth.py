@@ -33,7 +33,7 @@ __all__ = ["synthetic_trace", "trace_columns", "write_trace", "schedule"]
 
 #: communication and optimizer times of the model, seconds
 _FIXED = {sc.FSEND: 0.002, sc.FRECV: 0.002, sc.BSEND: 0.002, sc.BRECV: 0.002, sc.AG: 0.02, sc.RS: 0.04,
-          sc.LN: 0.001, sc.EMB: 0.005, sc.CLIP: 0.002, sc.OPT: 0.03, sc.GC: 0.0}
+          sc.SEP: 0.004, sc.LN: 0.001, sc.EMB: 0.005, sc.CLIP: 0.002, sc.OPT: 0.03, sc.GC: 0.0}
 _CONTENDED = (sc.FSEND, sc.FRECV, sc.BSEND, sc.BRECV, sc.AG, sc.RS)
 
 
@@ -71,7 +71,7 @@ def schedule(pp: int, microbatches: int, vpp: int = 1) -> list[list[tuple[int, i
     return out
 
 
-def _layout(sizes: JobSizes, microbatches: int, noops: bool = False):
+def _layout(sizes: JobSizes, microbatches: int, noops: bool = False, overlap: bool = False):
     """Template ops per stage in program order: lists of (type, seq, mc, gmc, mb)."""
     P, V = sizes.pp, sizes.vpp
     G = P * V
@@ -86,7 +86,11 @@ def _layout(sizes: JobSizes, microbatches: int, noops: bool = False):
 
         for c in range(V):
             emit(sc.AG, mc=c)
-        for t, g, mb in comp:
+        last_bwd = {}
+        for i, (t, g, mb) in enumerate(comp):
+            if t == sc.BWD:
+                last_bwd[g // P] = i
+        for i, (t, g, mb) in enumerate(comp):
             recv = (t == sc.FWD and g > 0) or (t == sc.BWD and g < G - 1)
             send = (t == sc.FWD and g < G - 1) or (t == sc.BWD and g > 0)
             if recv or (noops and V > 1):
@@ -94,12 +98,17 @@ def _layout(sizes: JobSizes, microbatches: int, noops: bool = False):
             emit(t, mc=g // P, gmc=g, mb=mb)
             if send or (noops and V > 1):
                 emit(sc.FSEND if t == sc.FWD else sc.BSEND)
+            if overlap and t == sc.BWD and last_bwd[g // P] == i:  # the chunk's gradients are complete
+                emit(sc.RS, mc=g // P)
         emit(sc.GC, mb=0)
         emit(sc.LN)
         if p in (0, P - 1):
             emit(sc.EMB)
-        for c in reversed(range(V)):
-            emit(sc.RS, mc=c)
+        if overlap:
+            emit(sc.SEP)
+        else:
+            for c in reversed(range(V)):
+                emit(sc.RS, mc=c)
         emit(sc.CLIP)
         emit(sc.OPT)
         stages.append(ops)
@@ -128,7 +137,7 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
                     steps: int = 10, t_forward: float = 0.05, slow: Mapping[int, float] | None = None,
                     last_stage: float = 1.0, jitter: float = 0.05, seq_spread: float = 0.0,
                     contention: float = 0.0, contention_factor: float = 3.0, seed: int = 0,
-                    record_noops: bool = False) -> Trace:
+                    record_noops: bool = False, overlap_grads: bool = False) -> Trace:
     """A trace of ``steps`` steps of a ``dp × pp`` job with planted stragglers.
 
     Parameters
@@ -156,6 +165,10 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
         With ``vpp > 1``, record a send and a recv around every computation, the ones a chunk at
         the model's ends does not launch included (as Megatron-LM's interleaved schedule records
         them); they take no time.
+    overlap_grads : bool
+        Reduce-scatter each chunk's gradients as soon as its last backward is done (overlapped
+        with the rest of the backward pass), with a ``separate-grads-all-reduce`` in the step tail
+        (Megatron-LM's ``--overlap-grad-reduce``); else all reduce-scatters run in the tail.
 
     Returns
     -------
@@ -191,7 +204,7 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
         if not (np.isfinite(f) and f > 0):
             raise ValueError(f"slow: the factor of rank {r} must be a finite number > 0, got {f!r}")
         factor[known[int(r)]] = f
-    stages = _layout(sizes, microbatches, bool(record_noops))
+    stages = _layout(sizes, microbatches, bool(record_noops), bool(overlap_grads))
     flat = [(p, *o) for p, ops in enumerate(stages) for o in ops]
     n = len(flat)
     op_stage = np.array([f[0] for f in flat], dtype=np.int64)
