@@ -265,7 +265,7 @@ def trace_columns(trace: Trace, *, shuffle: int | None = None) -> dict[str, np.n
         "start_ts": trace.start.ravel().copy(), "duration": (trace.end - trace.start).ravel(),
         "seq_id": trace.op_seq[j].astype(np.int32), "mc": trace.op_mc[j].astype(np.int32),
         "gmc": trace.op_gmc[j].astype(np.int32),
-        "mb_id": np.where(np.isin(trace.op_type[j], (sc.FWD, sc.BWD)), trace.op_seq[j] % max(1, _mbs(trace)), -1),
+        "mb_id": _microbatches(trace)[j],
     }
     if shuffle is not None:
         perm = np.random.default_rng(shuffle).permutation(s.size)
@@ -273,9 +273,19 @@ def trace_columns(trace: Trace, *, shuffle: int | None = None) -> dict[str, np.n
     return cols
 
 
-def _mbs(trace: Trace) -> int:
-    f = (trace.op_type == sc.FWD) & (trace.op_stage == 0)
-    return int(f.sum()) // max(1, trace.sizes.vpp)
+def _microbatches(trace: Trace) -> np.ndarray:
+    """Per template op, its microbatch: a computation's index among those of its stage, type and
+    chunk in ``seq_id`` order (each chunk runs its microbatches in order); -1 for other ops."""
+    out = np.full(trace.op_type.size, -1, dtype=np.int64)
+    comp = np.flatnonzero(np.isin(trace.op_type, (sc.FWD, sc.BWD)))
+    key = np.stack([trace.op_stage[comp], trace.op_type[comp], trace.op_gmc[comp]], axis=1)
+    order = comp[np.lexsort((trace.op_seq[comp], key[:, 2], key[:, 1], key[:, 0]))]
+    k = np.stack([trace.op_stage[order], trace.op_type[order], trace.op_gmc[order]], axis=1)
+    new = np.r_[True, (k[1:] != k[:-1]).any(axis=1)]
+    starts = np.flatnonzero(new)
+    idx = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    out[order] = idx
+    return out
 
 
 def write_trace(path: str | os.PathLike[str], trace: Trace | Mapping[str, Any], *, shuffle: int | None = None) -> str:
