@@ -183,3 +183,11 @@ def test_csv_without_pyarrow(tmp_path, small, monkeypatch):
     bad.write_text(path.read_text().replace("forward-compute", "lunch", 1))
     with pytest.raises(TraceError, match=r"\(line \d+\), column 'optype': unknown operation type 'lunch'"):
         read_trace(bad)
+
+
+def test_select_steps(small):
+    one = small.select_steps([1])
+    assert one.steps.tolist() == [1] and one.start.shape[0] == 1
+    np.testing.assert_array_equal(one.start[0], small.start[1])
+    with pytest.raises(TraceError, match="none of the trace's steps"):
+        small.select_steps([7])

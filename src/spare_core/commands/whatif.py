@@ -129,15 +129,10 @@ def _sizes(args):
 
 
 def _select(trace, ranges):
-    import numpy as np
-    from dataclasses import replace
-
-    keep = np.zeros(trace.steps.size, dtype=bool)
-    for lo, hi in ranges:
-        keep |= (trace.steps >= lo) & (trace.steps <= hi)
-    if not keep.any():
+    labels = [int(s) for s in trace.steps if any(lo <= s <= hi for lo, hi in ranges)]
+    if not labels:
         raise UsageError(f"--steps: none of the trace's steps ({trace.steps[0]}..{trace.steps[-1]}) is selected")
-    return replace(trace, steps=trace.steps[keep], start=trace.start[keep], end=trace.end[keep])
+    return trace.select_steps(labels)
 
 
 def run(args) -> int:

@@ -203,6 +203,21 @@ class Trace:
         """Operations in the trace (rows)."""
         return int(self.start.size)
 
+    def select_steps(self, steps: Any) -> "Trace":
+        """The trace of the steps whose labels are in ``steps`` (an iterable of step labels).
+
+        Raises
+        ------
+        TraceError
+            None of the trace's steps is selected.
+        """
+        from dataclasses import replace
+
+        keep = np.isin(self.steps, np.asarray(list(steps), dtype=np.int64))
+        if not keep.any():
+            raise TraceError(f"none of the trace's steps ({self.steps[0]}..{self.steps[-1]}) is selected")
+        return replace(self, steps=self.steps[keep], start=self.start[keep], end=self.end[keep])
+
     def worker_label(self, d: int, p: int) -> str:
         """``"rank R (dp D, pp P)"``."""
         return f"rank {int(self.ranks[d, p])} (dp {d}, pp {p})"
