@@ -4,7 +4,8 @@ Every ``src/_ext/<group>/<name>.pyx`` becomes the extension module ``spare_core.
 (there is no top-level ``_ext`` package in site-packages). The kernels are grouped by the
 package they serve (``graph/``: matching and flow; ``events/``: the event engine and the log
 scan; ``sim/``: the time-to-train loop; ``strategies/spare/``: RECTLR;
-``strategies/replication/``: the wipe-out scans; ``pacing/``); module names stay flat, so a
+``strategies/replication/``: the wipe-out scans; ``pacing/``; ``stragglers/``: the what-if
+replay of a job's trace); module names stay flat, so a
 kernel moves between groups without its importers noticing. Every group directory is on the
 Cython include path: a kernel cimports another's ``.pxd`` by its name wherever it lives. Code shared by several kernels
 lives in ``.pxd`` files without a ``.pyx`` (``_types.pxd`` ctypedefs, ``_heap.pxd`` and

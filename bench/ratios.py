@@ -27,7 +27,7 @@ import importlib
 import subprocess
 import sys
 
-SUITES = ("matching", "flow", "events", "rectlr", "pacing", "sim", "sweep", "traces", "map")
+SUITES = ("matching", "flow", "events", "rectlr", "pacing", "sim", "sweep", "traces", "map", "whatif")
 
 
 def _module(name):

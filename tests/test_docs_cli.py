@@ -470,7 +470,20 @@ class Env:
         self.outputs.append(self.d / name)
         return str(self.d / name)
 
+    def trace(self) -> str:
+        """A small synthetic trace for ``spare whatif`` (written on first use)."""
+        path = self.d / "trace.csv"
+        if not path.exists():
+            from spare_core.stragglers import synthetic_trace, write_trace
+
+            write_trace(path, synthetic_trace(dp=2, pp=2, microbatches=2, steps=3, slow={1: 1.5}, seed=0))
+        return str(path)
+
     def base(self, command: str) -> list[str]:
+        if command == "whatif":
+            return ["whatif", self.trace()]
+        if command == "whatif-synth":
+            return ["whatif", "--synth", self.out("synth.csv"), "--dp", "2", "--pp", "2", "--n-steps", "2"]
         return {
             "run": ["run", str(self.file), "--processes", "1"],
             "advise": ["advise", str(self.file), "--processes", "1"],
@@ -506,6 +519,12 @@ def _dask(e: Env, *extra: str) -> list[list[str]]:
 
 def _dask_scheduler(e: Env) -> list[list[str]]:
     return _dask(e, "--scheduler", "SCHEDULER")
+
+
+def _meta(e: Env) -> str:
+    path = e.d / "meta.yaml"
+    path.write_text("trial_name: tiny\ndp_size: 2\npp_size: 2\ntp_size: 1\ndsp_size: 1\nvpp_size: 1\nworld_size: 4\n")
+    return str(path)
 
 
 def _one(command: str, *extra: str) -> Callable[[Env], list[list[str]]]:
@@ -552,6 +571,26 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("sweep", "--report"): lambda e: [e.base("sweep"), ["sweep", "--report", "--store", e.store]],
     ("sweep", "--json"): lambda e: [e.base("sweep"), ["sweep", "--report", "--store", e.store, "--json",
                                                       e.out("report.json")]],
+    ("whatif", "--meta"): lambda e: [e.base("whatif") + ["--meta", _meta(e)]],
+    ("whatif", "--dp"): _one("whatif", "--dp", "2", "--pp", "2"),
+    ("whatif", "--pp"): _one("whatif", "--pp", "2", "--dp", "2"),
+    ("whatif", "--tp"): _one("whatif", "--tp", "4"),
+    ("whatif", "--cp"): _one("whatif", "--cp", "2"),
+    ("whatif", "--vpp"): _one("whatif", "--vpp", "1"),
+    ("whatif", "--ideal"): _one("whatif", "--ideal", "stage"),
+    ("whatif", "--steps"): _one("whatif", "--steps", "0-1"),
+    ("whatif", "--json"): _one("whatif", "--json", "OUT:whatif.json"),
+    ("whatif", "--plot"): _one("whatif", "--plot", "OUT:whatif.png"),
+    ("whatif", "--timeline"): _one("whatif", "--timeline", "OUT:timeline.json"),
+    ("whatif", "--synth"): _one("whatif-synth"),
+    ("whatif", "--microbatches"): _one("whatif-synth", "--microbatches", "4"),
+    ("whatif", "--n-steps"): _one("whatif-synth", "--n-steps", "3"),
+    ("whatif", "--slow"): _one("whatif-synth", "--slow", "1=1.5", "--slow", "2=1.2"),
+    ("whatif", "--last-stage"): _one("whatif-synth", "--last-stage", "1.3"),
+    ("whatif", "--jitter"): _one("whatif-synth", "--jitter", "0.1"),
+    ("whatif", "--seq-spread"): _one("whatif-synth", "--seq-spread", "0.2"),
+    ("whatif", "--contention"): _one("whatif-synth", "--contention", "0.5"),
+    ("whatif", "--seed"): _one("whatif-synth", "--seed", "3"),
     ("pacing", "--nodes"): _one("pacing", "--nodes", "4"),
     ("pacing", "--iterations"): _one("pacing", "--iterations", "30"),
     ("pacing", "--replicas"): _one("pacing", "--replicas", "2"),

@@ -93,7 +93,7 @@ LAYERS = [
                             "spare_core.graph",
                             # the old paths of spare_core.graph's modules (deprecated, one release)
                             "spare_core.matching", "spare_core.flow"}),
-    ("models", {"spare_core.events", "spare_core.pacing"}),
+    ("models", {"spare_core.events", "spare_core.pacing", "spare_core.stragglers"}),
     ("strategies", {"spare_core.strategies",
                     # the old paths of spare_core.strategies.spare's modules (deprecated, one release)
                     "spare_core.layout", "spare_core.rectlr", "spare_core.analytic", "spare_core.domain_endurance"}),

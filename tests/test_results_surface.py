@@ -130,7 +130,14 @@ MAKERS = {
     "spare_core.pacing.simulate.IterationStats": lambda: _pacing().stats(),
     "spare_core.pacing.sweep.SweepRow": lambda: _node_sweep().rows[0],
     "spare_core.pacing.sweep.PacingSweepResult": _node_sweep,
+    "spare_core.stragglers._analysis.WhatIfResult": lambda: _whatif(),
 }
+
+
+def _whatif():
+    from spare_core.stragglers import analyse, synthetic_trace
+
+    return analyse(synthetic_trace(dp=2, pp=2, microbatches=2, steps=2, slow={1: 1.5}, seed=0))
 
 # names that mark a class as a result; the ones below are not results (state, settings, inputs)
 RESULT_NAME = re.compile(r"(Result|ResultSet|Stats|Counts|Choice|Optimum|Summary|Check|Fit|Period|Decision|Plan|Arrays|"

@@ -10,6 +10,7 @@ Submodules (imported on first use so ``import spare_core`` stays cheap):
 - :mod:`spare_core.topology` - failure domains (racks, switches, power)
 - :mod:`spare_core.events`, :mod:`spare_core.sim` - failure event engine and time-to-train simulation
 - :mod:`spare_core.pacing` - stragglers, fabric contention and the pacing controller
+- :mod:`spare_core.stragglers` - what-if analysis of a job's own operation trace: which worker or stage to blame
 - :mod:`spare_core.checkpoint`, :mod:`spare_core.distributions` - checkpoint-interval rules, lifetime laws
 - :mod:`spare_core.scenario_file`, :mod:`spare_core.sweeps` - TOML scenario files (``spare run``),
   sweep specifications, executors and the durable result store (``spare sweep``)
@@ -30,7 +31,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"graph", "strategies", "events", "sim", "pacing", "checkpoint", "topology", "sweeps",
-               "distributions", "scenario_file"}
+               "distributions", "scenario_file", "stragglers"}
 
 
 # old paths of moved modules, reachable for one release (they warn when imported): spare_core.graph's
