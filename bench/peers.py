@@ -536,3 +536,50 @@ class PythonReplay:
     def restart(self, at):
         self.dead = bytearray(len(self.dead))
         self.now = at
+
+
+# -- the simulations' own failure source: per-node renewals (the failed node replaced at once,
+# the others keep their age), the node model's log (spare_core.events.nodes.NodeFailureLog)
+def renewals_ours(n, horizon, seed):
+    """Failures of ``n`` new nodes up to ``horizon`` from the log the simulator reads."""
+    from spare_core.events.nodes import NodeFailureLog
+
+    log = NodeFailureLog(LIFE, n, 1, seed, initial="new", chunk_seconds=horizon / 16)
+    while log.horizon < horizon:
+        log.extend()
+    return int(np.searchsorted(np.asarray(log.times), horizon))
+
+
+def renewals_numpy(n, horizon, seed):
+    """The vectorised way: every node's next lifetime at once, per round, until all pass the
+    horizon; then the failures in time order with their nodes (what the simulator reads)."""
+    rng = np.random.default_rng(seed)
+    t = LIFE.sample(rng, n)
+    node = np.arange(n)
+    times, nodes = [], []
+    while t.size:
+        keep = t < horizon
+        t, node = t[keep], node[keep]
+        times.append(t)
+        nodes.append(node)
+        t = t + LIFE.sample(rng, t.size)
+    times, nodes = np.concatenate(times), np.concatenate(nodes)
+    order = np.argsort(times, kind="stable")
+    times, nodes = times[order], nodes[order]
+    return int(times.size)
+
+
+def renewals_heapq(n, horizon, seed):
+    """A plain heapq event loop over (time, node), lifetimes drawn in batches."""
+    rng = np.random.default_rng(seed)
+    heap = [(t, u) for u, t in enumerate(LIFE.sample(rng, n).tolist())]
+    heapq.heapify(heap)
+    lives, li, count = [], 0, 0
+    while heap and heap[0][0] < horizon:
+        t, u = heap[0]
+        count += 1
+        if li == len(lives):
+            lives, li = LIFE.sample(rng, 4096).tolist(), 0
+        heapq.heapreplace(heap, (t + lives[li], u))
+        li += 1
+    return count

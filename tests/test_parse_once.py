@@ -92,3 +92,37 @@ def test_the_memo_is_bounded():
         files._remember(memo, i, i)
     assert list(memo) == list(range(5, files.MEMO_ENTRIES + 5))
     assert trace_mod.Trace  # the memo holds Trace objects, immutable (tests/test_trace_read.py)
+
+
+def test_flags_reach_the_file_as_values_and_one_study_serves_budget_and_run(counted, monkeypatch, capsys):
+    """``spare run FILE --steps N --seeds K``: the flags are values (no ``KEY=VALUE`` text is
+    parsed as TOML besides ``--set``'s), and the one Study is what the budget checks and what runs."""
+    import spare_core._files as _files
+    import spare_core.commands.filejob as filejob
+
+    where, _ = counted
+    texts, studies = [], []
+    loads = _files.tomllib.loads
+
+    def spy_loads(text, *a, **k):
+        texts.append(text)
+        return loads(text, *a, **k)
+
+    monkeypatch.setattr(_files.tomllib, "loads", spy_loads)
+    real_study = filejob.Study
+
+    def counting_study(*a, **k):
+        studies.append(real_study(*a, **k))
+        return studies[-1]
+
+    monkeypatch.setattr(filejob, "Study", counting_study)
+    checked, ran = [], []
+    real_check, real_run = filejob.check_budget, filejob.run_study
+    monkeypatch.setattr(filejob, "check_budget", lambda st, *a, **k: (checked.append(st), real_check(st, *a, **k))[1])
+    monkeypatch.setattr(filejob, "run_study", lambda st, *a, **k: (ran.append(st), real_run(st, *a, **k))[1])
+    code = main(["run", str(where / "trace_job.toml"), "--steps", "300", "--seeds", "2", "--r-max", "2",
+                 "--processes", "1", "--set", "costs.restart='5 min'"])
+    assert code == 0, capsys.readouterr().err
+    assert [t for t in texts if t.startswith("v = ")] == ["v = '5 min'"]  # --set's text only
+    assert len(studies) == 1 and checked == studies and ran == studies
+    assert studies[0].scenarios[0].n_steps == 300 and list(studies[0].seeds) == [0, 1]

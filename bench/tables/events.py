@@ -24,13 +24,19 @@ Usage::
     python -m bench.ratios events --reps 7   # repeats per timing (median)
 
 The workload is ``bench/workloads.py`` (event engine); the peers are ``bench/peers.py``.
+
+The second table times the failure source the simulations read (``NodeFailureLog``, the node
+model's log: per-node renewals, the failed node replaced at once and the others keeping their
+age; repairs and the spare pool are the run loop's, in the ``_timeline`` kernel) on the same
+lifetimes without repair downtime, against a numpy round loop and a heapq loop: the rate that
+``spare run`` and ``spare map`` get.
 """
 from __future__ import annotations
 
 import statistics
 import time
 
-from bench.peers import heapq_loop, numpy_loop, ours, simpy_loop
+from bench.peers import heapq_loop, numpy_loop, ours, renewals_heapq, renewals_numpy, renewals_ours, simpy_loop
 from bench.workloads import FIXED, LOGN, MEAN_LIFE, SHAPE
 
 
@@ -79,4 +85,25 @@ def run(args) -> int:
                     t_peer, (pev, ppeak) = timed(fn, prep, n, repair, horizon)
                     prate = pev / t_peer / 1e6
                     print(f"{'':>8} {'':>14} {'':>8} {pev:>10} {peer:>7} {prate:>7.2f} {rate / prate:>7.1f} {ppeak:>6}")
+    _sources(args)
     return 0
+
+
+def _sources(args) -> None:
+    """The simulations' own source (node renewals) against the peers, same run."""
+    plan = [(20_000, 10, args.reps or 3)] if args.quick else [(60_000, 20, args.reps or 5), (600_000, 10, args.reps or 3)]
+    print()
+    print(f"the simulations' source: per-node renewals (failed node replaced, Weibull shape {SHAPE}), failures "
+          "up to the horizon; million failures/s; ratio = ours / peer")
+    hdr = f"{'nodes':>8} {'horizon':>10} {'failures':>10} {'impl':>7} {'Mf/s':>7} {'ratio':>7}"
+    print(hdr)
+    print("-" * len(hdr))
+    for n, cycles, reps in plan:
+        horizon = cycles * MEAN_LIFE
+        t_ours, count = timed(renewals_ours, reps, n, horizon)
+        rate = count / t_ours / 1e6
+        print(f"{n:>8} {horizon:>10.0f} {count:>10} {'ours':>7} {rate:>7.2f} {'':>7}")
+        for name, fn, r in (("numpy", renewals_numpy, reps), ("heapq", renewals_heapq, 1)):
+            t_peer, pcount = timed(fn, r, n, horizon)
+            prate = pcount / t_peer / 1e6
+            print(f"{'':>8} {'':>10} {pcount:>10} {name:>7} {prate:>7.2f} {rate / prate:>7.1f}")

@@ -294,16 +294,19 @@ class Reader:
 def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source: str = "--set",
                     alternatives: Mapping[str, Sequence[str]] | None = None,
                     error: type[TomlFileError] = TomlFileError) -> dict[str, Any]:
-    """A copy of ``data`` with ``KEY=VALUE`` overrides applied (``KEY`` dotted, ``VALUE`` TOML).
+    """A copy of ``data`` with overrides applied: ``KEY=VALUE`` text (``KEY`` dotted, ``VALUE``
+    TOML, as ``--set`` gives them) or ``(KEY, value)`` pairs of values (a flag's, a sweep spec's
+    grid value: never written out as text and parsed again).
 
-    A value that is not valid TOML is taken as a string (``failures.mtbf=2h``).
+    A text value that is not valid TOML is taken as a string (``failures.mtbf=2h``).
 
     Parameters
     ----------
     data : mapping
         The document.
-    overrides : sequence of str
-        ``NAME=VALUE`` or ``SECTION.NAME=VALUE`` items, applied in order.
+    overrides : sequence of str or (str, value)
+        ``NAME=VALUE`` or ``SECTION.NAME=VALUE`` items, or ``(KEY, value)`` pairs, applied in
+        order.
     source : str
         Named in error messages.
     alternatives : mapping, optional
@@ -316,24 +319,31 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
     --------
     >>> apply_overrides({"job": {"steps": 10, "tokens": 5}}, ["job.steps=20"], alternatives={"job.steps": ["tokens"]})
     {'job': {'steps': 20}}
+    >>> apply_overrides({"job": {"steps": 10}}, [("job.steps", 30), ("compare.policies", ["ckpt"])])
+    {'job': {'steps': 30}, 'compare': {'policies': ['ckpt']}}
     """
     out: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
     for item in overrides:
-        if isinstance(item, str) and ("\n" in item or "\r" in item):
-            # TOML would read the rest as more keys and keep only the first: 'k=v\nx=1' dropped x=1
-            raise error(f"{source} item must be one line (one KEY=VALUE per --set), got {item!r}")
-        if "=" not in item:
-            raise error(f"{source} must be KEY=VALUE (e.g. failures.mtbf='2 h'), got {item!r}")
-        key, raw = item.split("=", 1)
-        key = key.strip()
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            key, value = item[0].strip(), item[1]
+        elif not isinstance(item, str):
+            raise error(f"{source} items must be KEY=VALUE text or (KEY, value) pairs, got {item!r}")
+        else:
+            if "\n" in item or "\r" in item:
+                # TOML would read the rest as more keys and keep only the first: 'k=v\nx=1' dropped x=1
+                raise error(f"{source} item must be one line (one KEY=VALUE per --set), got {item!r}")
+            if "=" not in item:
+                raise error(f"{source} must be KEY=VALUE (e.g. failures.mtbf='2 h'), got {item!r}")
+            key, raw = item.split("=", 1)
+            key = key.strip()
+            try:
+                value = tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError:
+                value = raw.strip()
         parts = key.split(".")
         if not key or len(parts) > 3 or not all(parts):
             raise error(f"{source} key must be NAME, SECTION.NAME or SECTION.TABLE.NAME (e.g. policy.spare.offsets), "
                         f"got {key!r}")
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw.strip()
         table = out
         for depth, part in enumerate(parts[:-1]):
             sub = table.get(part)

@@ -328,8 +328,10 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     return out
 
 
-def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source: str = "--set") -> dict[str, Any]:
-    """A copy of ``data`` with ``KEY=VALUE`` overrides applied (``KEY`` dotted, ``VALUE`` TOML).
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str | tuple[str, Any]], *,
+                    source: str = "--set") -> dict[str, Any]:
+    """A copy of ``data`` with ``KEY=VALUE`` overrides (``KEY`` dotted, ``VALUE`` TOML) or
+    ``(KEY, value)`` pairs applied.
 
     A value that is not valid TOML is taken as a string, so ``failures.mtbf=2h`` and
     ``failures.mtbf="2 h"`` both work. An override replaces the file's other forms of the same
@@ -345,15 +347,16 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str], *, source
                                   error=ScenarioFileError)
 
 
-def load_scenario_file(path: str | Path, overrides: Sequence[str] = ()) -> ScenarioFile:
+def load_scenario_file(path: str | Path, overrides: Sequence[str | tuple[str, Any]] = ()) -> ScenarioFile:
     """Read, check and resolve a scenario file.
 
     Parameters
     ----------
     path : str or Path
         A TOML file (layout in the module docstring and docs/cli.md).
-    overrides : sequence of str
-        ``KEY=VALUE`` items applied on top of the file (:func:`apply_overrides`).
+    overrides : sequence of str or (str, value)
+        ``KEY=VALUE`` items (``--set``) or ``(KEY, value)`` pairs (a flag's or a spec's values)
+        applied on top of the file (:func:`apply_overrides`).
 
     Returns
     -------

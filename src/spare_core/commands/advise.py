@@ -41,7 +41,7 @@ from typing import Any
 
 from . import EXIT_INTERRUPTED
 from .filejob import (IntervalScan, add_file_arguments, check_job_budget, describe_job, interval_scan, interval_steps,
-                      load_job, run_job, step_seconds)
+                      job_studies, load_job, run_job, step_seconds)
 from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
 from .report import fmt_ci, fmt_duration, mean_ci
 from .plots import plot_spares
@@ -322,11 +322,12 @@ def run(args: Any) -> int:
     asked_spares = getattr(args, "spares", None)
     if asked_spares and sf.scenario.repair is None:
         raise UsageError(f"{sf.path}: --spares needs a [repair] table (how failed nodes come back)")
-    check_job_budget(sf, args, () if args.no_sensitivity else tuple(RATE_FACTORS), scan=True)
-    grids = {1.0: run_job(sf, desc="spare advise")}
+    studies = job_studies(sf, () if args.no_sensitivity else tuple(RATE_FACTORS))
+    check_job_budget(sf, args, studies, scan=True)
+    grids = {1.0: run_job(sf, studies[1.0], desc="spare advise")}
     if not args.no_sensitivity and not grids[1.0].interrupted:
         for f in RATE_FACTORS:
-            grids[f] = run_job(sf, sf.at_rate(f), desc=f"failure rate x{f:g}")
+            grids[f] = run_job(sf, studies[f], desc=f"failure rate x{f:g}")
             if grids[f].interrupted:
                 break
     main = grids[1.0]

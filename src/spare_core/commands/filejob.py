@@ -16,7 +16,8 @@ from ..checkpoint import availability_optimal, daly_interval, young_interval
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate
 
-__all__ = ["add_file_arguments", "load_job", "flag_overrides", "check_job_budget", "describe_job", "file_study",
+__all__ = ["add_file_arguments", "load_job", "flag_overrides", "job_studies", "check_job_budget", "describe_job",
+           "file_study",
            "run_job", "interval_scan", "IntervalScan", "SCAN_FACTORS", "scan_study_size", "step_seconds", "interval_steps",
            "timeline_run", "file_policy"]
 
@@ -49,7 +50,7 @@ def load_job(args: Any) -> ScenarioFile:
         for name in args.policies:
             if name not in known:
                 raise UsageError(f"--policies: unknown policy {name!r} (registered: {', '.join(known)})")
-        sets.append("compare.policies=" + repr(list(args.policies)).replace("'", '"'))
+        sets.append(("compare.policies", list(args.policies)))
     sets += flag_overrides(args)
     try:
         sf = load_scenario_file(args.file, sets)
@@ -59,32 +60,42 @@ def load_job(args: Any) -> ScenarioFile:
     return sf
 
 
-def flag_overrides(args: Any) -> list[str]:
-    """``--set`` items for ``--r-max``, ``--seeds``, ``--steps``, ``--horizon``, ``--processes``
-    (those given)."""
-    sets = []
+def flag_overrides(args: Any) -> list[tuple[str, Any]]:
+    """The file keys ``--r-max``, ``--seeds``, ``--steps``, ``--horizon`` and ``--processes`` set
+    (those given), as ``(key, value)`` overrides: the flags' values, read by the file's reader
+    like any other value of the key (never written out as text and parsed again)."""
+    sets: list[tuple[str, Any]] = []
     if args.r_max is not None:
-        sets += [f"compare.r_max={args.r_max}"]
+        sets.append(("compare.r_max", args.r_max))
     if args.seeds is not None:
-        sets.append(f"compare.seeds={args.seeds}")
+        sets.append(("compare.seeds", args.seeds))
     if args.steps is not None:
-        sets += [f"job.steps={args.steps}"]
+        sets.append(("job.steps", args.steps))
     if args.horizon is not None:
         if not (math.isfinite(args.horizon) and args.horizon > 1):
             raise UsageError(f"--horizon must be a finite number > 1, got {args.horizon}")
-        sets.append(f"compare.horizon={args.horizon!r}")
+        sets.append(("compare.horizon", args.horizon))
     if args.processes is not None:
-        sets.append(f"compare.processes={args.processes}")
+        sets.append(("compare.processes", args.processes))
     return sets
 
 
-def check_job_budget(sf: ScenarioFile, args: Any, factors: tuple[float, ...] = (), *, scan: bool = False) -> None:
-    """The file's grid (its grids at failure rate x ``factors``, an interval scan) within the
-    work budget, or a :class:`UsageError` with the estimate (``--force`` goes on); before any run."""
-    force = bool(getattr(args, "force", False))
-    check_budget(file_study(sf), force, sf.path)
+def job_studies(sf: ScenarioFile, factors: tuple[float, ...] = ()) -> dict[float, Study]:
+    """The file's study (key 1.0) and its studies at failure rate x ``factors``: built once per
+    command, so that the work budget and the runs read the same objects."""
+    out = {1.0: file_study(sf)}
     for f in factors:
-        check_budget(file_study(sf, sf.at_rate(f)), force, f"{sf.path} at failure rate x{f:g}")
+        out[f] = file_study(sf, sf.at_rate(f))
+    return out
+
+
+def check_job_budget(sf: ScenarioFile, args: Any, studies: dict[float, Study], *, scan: bool = False) -> None:
+    """The command's studies (:func:`job_studies`: the file's grid, its grids at other failure
+    rates) and an interval scan within the work budget, or a :class:`UsageError` with the
+    estimate (``--force`` goes on); before any run."""
+    force = bool(getattr(args, "force", False))
+    for f, study in studies.items():
+        check_budget(study, force, sf.path if f == 1.0 else f"{sf.path} at failure rate x{f:g}")
     if scan:
         check_budget(scan_study_size(sf), force, f"{sf.path} interval scan")
 
@@ -129,9 +140,10 @@ def file_study(sf: ScenarioFile, scenario: Scenario | None = None) -> Study:
                  policy_options=sf.policy_kwargs() or None, name=sf.name, streams="seed")
 
 
-def run_job(sf: ScenarioFile, scenario: Scenario | None = None, *, desc: str) -> ResultSet:
-    """The file's study executed (Ctrl-C: the result set so far, marked interrupted)."""
-    return run_study(file_study(sf, scenario), workers=sf.processes, desc=desc)
+def run_job(sf: ScenarioFile, study: Study, *, desc: str) -> ResultSet:
+    """One of the command's studies (:func:`job_studies`) executed on the file's processes
+    (Ctrl-C: the result set so far, marked interrupted)."""
+    return run_study(study, workers=sf.processes, desc=desc)
 
 
 def file_policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> Any:

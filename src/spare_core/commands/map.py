@@ -258,7 +258,7 @@ def run(args: Any) -> int:
     names = _strategies(args, sf)
     # the strategies' policies are the file's compared ones, so that their options are read
     policies = list(dict.fromkeys(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n for n in names))
-    base_sets.append("compare.policies=" + json.dumps(policies))
+    base_sets.append(("compare.policies", policies))
     sf = _load(args.file, base_sets, "")
     # every cell read and checked before any run
     cells = []

@@ -12,7 +12,8 @@ import sys
 from typing import Any
 
 from . import EXIT_INTERRUPTED
-from .filejob import add_file_arguments, check_job_budget, describe_job, interval_scan, load_job, run_job, timeline_run
+from .filejob import (add_file_arguments, check_job_budget, describe_job, interval_scan, job_studies, load_job, run_job,
+                      timeline_run)
 from .outputs import provenance, run_record, run_rows, write_outputs
 from .report import fmt_ci, fmt_duration, fmt_ratio, mean_ci
 from ..sim.results import RATIO_BOUNDS
@@ -41,8 +42,9 @@ def best_rows(res: Any) -> list[dict[str, Any]]:
 def run(args: Any) -> int:
     """Run the file's grid, print the table, write the outputs; return the exit status."""
     sf = load_job(args)
-    check_job_budget(sf, args, scan=bool(args.plot))
-    res = run_job(sf, desc="spare run")
+    studies = job_studies(sf)
+    check_job_budget(sf, args, studies, scan=bool(args.plot))
+    res = run_job(sf, studies[1.0], desc="spare run")
     rows = best_rows(res) if res.summaries else []
     prov = provenance("spare run", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
                       timings={"elapsed_seconds": res.elapsed, "processes": res.workers,

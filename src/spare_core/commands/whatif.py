@@ -14,7 +14,6 @@ jitter, sequence-length spread, fabric contention) and analyses it.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 

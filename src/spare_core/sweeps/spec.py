@@ -14,7 +14,6 @@ nothing about where, when or with which other runs it is computed enters its num
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from pathlib import Path
 
@@ -108,10 +107,6 @@ class SweepSpec(Study):
             raise type(e)(f"{source}: {e}") from None
 
 
-def _toml_value(v) -> str:
-    return json.dumps(v) if isinstance(v, str) else ("true" if v is True else "false" if v is False else repr(v))
-
-
 def _scenarios_of(table, where, base_dir):
     """Scenarios of one [[scenarios]] table: a scenario file, a preset and/or keys, and a grid
     of lists."""
@@ -184,7 +179,7 @@ def _file_scenarios(t, grid, where, base_dir):
     out = []
     for values in itertools.product(*grid.values()):
         items = {**fixed, **dict(zip(grid, values))}
-        sf = load_scenario_file(path, [f"{k}={_toml_value(v)}" for k, v in items.items()])
+        sf = load_scenario_file(path, list(items.items()))  # the spec's values as they are
         out.append((sf.scenario, values))
     return _named(out, grid)
 
