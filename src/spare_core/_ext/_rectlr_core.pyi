@@ -54,6 +54,15 @@ class RectlrCore:
         px: npt.NDArray[np.uint8],
         out: npt.NDArray[np.int64],
     ) -> int: ...
+    def events(
+        self,
+        groups: npt.NDArray[np.int32],
+        back: npt.NDArray[np.uint8],
+        pg: npt.NDArray[np.int32],
+        pt: npt.NDArray[np.int32],
+        px: npt.NDArray[np.uint8],
+        out: npt.NDArray[np.int64],
+    ) -> int: ...
     def fail_many(
         self,
         groups: npt.NDArray[np.int32],

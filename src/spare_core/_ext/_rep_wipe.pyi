@@ -9,3 +9,13 @@ def set_first_wipe(
     set_size: npt.NDArray[np.int64],
     units: npt.NDArray[np.int64],
 ) -> int: ...
+def cyclic_events(
+    dead: npt.NDArray[np.int8], units: npt.NDArray[np.int64], back: npt.NDArray[np.uint8], r: int
+) -> int: ...
+def set_events(
+    dead_count: npt.NDArray[np.int64],
+    set_of: npt.NDArray[np.int64],
+    set_size: npt.NDArray[np.int64],
+    units: npt.NDArray[np.int64],
+    back: npt.NDArray[np.uint8],
+) -> int: ...

@@ -417,7 +417,7 @@ class NodeFailureLog:
 class _Scan:
     """A run's view of one epoch: the log read from the epoch's start, groups out so far."""
 
-    __slots__ = ("key", "start", "ptr", "dead", "n_alive", "times", "units", "done")
+    __slots__ = ("key", "start", "ptr", "dead", "n_alive", "times", "units", "done", "_tb", "_ub")
 
     def __init__(self, key, start, ptr, n_groups):
         self.key = key
@@ -428,6 +428,24 @@ class _Scan:
         self.times = _EMPTY_T
         self.units = _EMPTY_U
         self.done = False
+        self._tb = self._ub = None  # buffers the read-only views times/units show a prefix of
+
+    def append(self, t: np.ndarray, u: np.ndarray) -> None:
+        """Add failures to the epoch's view. The buffers grow by doubling, so an epoch read in
+        many small pieces costs O(failures) in all (not a copy of the epoch per piece); the
+        views handed out stay valid (what they show is never written again)."""
+        have, got = self.times.shape[0], t.shape[0]
+        if self._tb is None or have + got > self._tb.shape[0]:
+            cap = max(64, 2 * (have + got))
+            tb, ub = np.empty(cap), np.empty(cap, dtype=np.int64)
+            tb[:have], ub[:have] = self.times, self.units
+            self._tb, self._ub = tb, ub
+        self._tb[have : have + got] = t
+        self._ub[have : have + got] = u
+        times, units = self._tb[: have + got], self._ub[: have + got]
+        times.flags.writeable = False
+        units.flags.writeable = False
+        self.times, self.units = times, units
 
 
 class NodeEpochs:
@@ -482,43 +500,45 @@ class NodeEpochs:
             return
         log = self.log
         T, G = log.times, log.groups
-        dead, ptr = s.dead, s.ptr
-        need = want - have if self._every else min(want - have, s.n_alive)
-        new_t, new_g = [], []
-        while need:
-            end = len(T)
-            if ptr >= end:
+        ptr = s.ptr
+        if self._every:
+            # every failure after the epoch's start (a run with repairs drops those of groups
+            # already out itself): the next rows of the log, sliced, no loop per failure
+            while len(T) < ptr + want - have:
                 log.extend()
-                continue
-            for i in range(ptr, end):
-                g = G[i]
-                if self._every or not dead[g]:
-                    dead[g] = 1
-                    new_t.append(T[i])
-                    new_g.append(g)
-                    need -= 1
-                    if not need:
-                        break
-            else:
-                ptr = end
-                continue
-            ptr = i + 1
-        s.ptr = ptr
-        got = len(new_t)
-        if not self._every:
-            s.n_alive -= got
+            new_t, new_g = T[ptr : ptr + want - have], G[ptr : ptr + want - have]
+            s.ptr = ptr + len(new_t)
+        else:
+            dead = s.dead
+            need = min(want - have, s.n_alive)
+            new_t, new_g = [], []
+            while need:
+                end = len(T)
+                if ptr >= end:
+                    log.extend()
+                    continue
+                for i in range(ptr, end):
+                    g = G[i]
+                    if not dead[g]:
+                        dead[g] = 1
+                        new_t.append(T[i])
+                        new_g.append(g)
+                        need -= 1
+                        if not need:
+                            break
+                else:
+                    ptr = end
+                    continue
+                ptr = i + 1
+            s.ptr = ptr
+            s.n_alive -= len(new_t)
             s.done = s.n_alive == 0
+        got = len(new_t)
         if got:
             start = s.start
             # the same IEEE subtraction as the other sources: t - start
             t = np.array([x - start for x in new_t]) if got <= 8 else np.array(new_t) - start
-            u = np.array(new_g, dtype=np.int64)
-            if have:
-                t = np.concatenate((s.times, t))
-                u = np.concatenate((s.units, u))
-            t.flags.writeable = False
-            u.flags.writeable = False
-            s.times, s.units = t, u
+            s.append(t, np.array(new_g, dtype=np.int64))
 
     def get(self, k: int, need: int, want: int = 0, *, start) -> tuple[np.ndarray, np.ndarray]:
         s = self._scan(k, start)

@@ -11,6 +11,7 @@ cdef enum:
     K_REORDERED = 1    # S raised and/or shards swapped into a top S
     K_WIPEOUT = 2      # some shard type lost all its holders
     K_PENDING = 3      # phase0() left uncovered types for finish(S*)
+    K_REJOINED = 4     # events(): a dead group is back (S recomputed for the groups still down)
 
 # Slots of one decision row ``out`` (int64): fail() and phase0() + finish() write the
 # first N_OUT - 1, fail_many() all N_OUT (the caller sets OUT_S_AFTER after fail()).

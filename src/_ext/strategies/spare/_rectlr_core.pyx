@@ -29,7 +29,7 @@ import numpy as np
 
 from _types cimport int32_t, int64_t, uint8_t, intp_t
 from _rectlr_core cimport (
-    K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING, OUT_KIND, OUT_S_OLD, OUT_MOVES, OUT_COST,
+    K_FIXED, K_REORDERED, K_WIPEOUT, K_PENDING, K_REJOINED, OUT_KIND, OUT_S_OLD, OUT_MOVES, OUT_COST,
     OUT_N_PATCH, OUT_LAYERS, OUT_S_AFTER, N_OUT,
 )
 from _heap cimport heap_sift_up, heap_push, heap_pop
@@ -39,7 +39,7 @@ cdef int64_t INF = 1 << 62
 # The enums of _rectlr_core.pxd for Python callers (spare_core.strategies.spare.rectlr reads them from here).
 CONSTANTS = {
     "K_FIXED": K_FIXED, "K_REORDERED": K_REORDERED, "K_WIPEOUT": K_WIPEOUT, "K_PENDING": K_PENDING,
-    "OUT_KIND": OUT_KIND, "OUT_S_OLD": OUT_S_OLD, "OUT_MOVES": OUT_MOVES, "OUT_COST": OUT_COST,
+    "K_REJOINED": K_REJOINED, "OUT_KIND": OUT_KIND, "OUT_S_OLD": OUT_S_OLD, "OUT_MOVES": OUT_MOVES, "OUT_COST": OUT_COST,
     "OUT_N_PATCH": OUT_N_PATCH, "OUT_LAYERS": OUT_LAYERS, "OUT_S_AFTER": OUT_S_AFTER, "N_OUT": N_OUT,
 }
 
@@ -205,26 +205,83 @@ cdef class RectlrCore:
         """Dead group g is back: reset, then fail again every other group still down (in index
         order); returns the new S, the least at which those can be masked. pg/pt/px/out are
         scratch as for fail() (the re-failures' patch plans are not kept)."""
-        cdef intp_t h, m = 0, i
         cdef int rc = 0
         self._check_call(g, pg, pt, px, out.shape[0], 0)
         if self.alive[g]:
             raise ValueError(f"rectlr kernel: group {g} is alive, it cannot rejoin")
         with nogil:
-            for h in range(self.n):
-                if not self.alive[h] and h != g:
-                    self.down_buf[m] = <int32_t>h
-                    m += 1
-            rc = self.reset_state()
-            i = 0
-            while rc >= 0 and i < m:
-                rc = self.fail_one(self.down_buf[i], &pg[0], &pt[0], &px[0], &out[0])
-                if rc >= 0 and out[OUT_KIND] == K_WIPEOUT:
-                    rc = -5  # fewer groups down than before cannot wipe out
-                i += 1
+            rc = self._rejoin(g, &pg[0], &pt[0], &px[0], &out[0])
         if rc < 0:
             raise RuntimeError(f"rectlr kernel: internal error {rc} when group {g} rejoined")
         return self.S
+
+    def events(self, const int32_t[::1] groups, const uint8_t[::1] back, int32_t[::1] pg, int32_t[::1] pt,
+               uint8_t[::1] px, int64_t[:, ::1] out):
+        """Failures (``back[i] == 0``) and rejoins (``back[i] == 1``) in order, in one call,
+        stopping after a wipe-out; returns the number processed.
+
+        IN groups int32[m], back uint8[m]; scratch pg/pt/px of r entries (no patch plan is
+        kept: the simulator reads the scalars); OUT out[i, :N_OUT]: a failure's row as
+        fail_many() writes it, a rejoin's with kind K_REJOINED, S_OLD and S_AFTER the depth
+        before and after, the rest 0. A failure of a dead group or a rejoin of an alive one
+        stops the call (ValueError; the events before it stay applied): the Python layer
+        validates the whole sequence first."""
+        cdef intp_t i, m = groups.shape[0], done_n = 0
+        cdef int rc = 0
+        cdef int32_t g
+        if back.shape[0] != m or out.shape[0] < m or out.shape[1] < N_OUT:
+            raise ValueError("rectlr kernel: events needs len(back) == len(groups) and out rows for each")
+        if pg.shape[0] < self.r or pt.shape[0] < self.r or px.shape[0] < self.r:
+            raise ValueError(f"rectlr kernel: patch buffers need r entries")
+        with nogil:
+            for i in range(m):
+                g = groups[i]
+                if g < 0 or g >= self.n or (back[i] == 0) != (self.alive[g] != 0):
+                    rc = -4
+                    break
+                if back[i] == 0:
+                    rc = self.fail_one(g, &pg[0], &pt[0], &px[0], &out[i, 0])
+                    if rc < 0:
+                        break
+                    out[i, OUT_S_AFTER] = self.S
+                else:
+                    rc = self._rejoin(g, &pg[0], &pt[0], &px[0], &out[i, 0])
+                    if rc < 0:
+                        break
+                done_n = i + 1
+                if back[i] == 0 and out[i, OUT_KIND] == K_WIPEOUT:
+                    break
+        if rc == -4:
+            raise ValueError(f"rectlr kernel: event {done_n} (group {groups[done_n]}, "
+                             f"{'rejoin' if back[done_n] else 'failure'}) does not match the group's state")
+        if rc < 0:
+            raise RuntimeError(f"rectlr kernel: internal error {rc}")
+        return done_n
+
+    cdef int _rejoin(self, intp_t g, int32_t* pg, int32_t* pt, uint8_t* px, int64_t* row) noexcept nogil:
+        """Dead group g back: reset and fail again the other groups still down (index order);
+        ``row`` is scratch for the re-failures, then the rejoin's decision row."""
+        cdef intp_t h, m = 0, i = 0, j
+        cdef int rc
+        cdef int64_t s_old = self.S
+        for h in range(self.n):
+            if not self.alive[h] and h != g:
+                self.down_buf[m] = <int32_t>h
+                m += 1
+        rc = self.reset_state()
+        while rc >= 0 and i < m:
+            rc = self.fail_one(self.down_buf[i], pg, pt, px, row)
+            if rc >= 0 and row[OUT_KIND] == K_WIPEOUT:
+                rc = -5  # fewer groups down than before cannot wipe out
+            i += 1
+        if rc < 0:
+            return rc
+        for j in range(N_OUT):
+            row[j] = 0
+        row[OUT_KIND] = K_REJOINED
+        row[OUT_S_OLD] = s_old
+        row[OUT_S_AFTER] = self.S
+        return 0
 
     def _check_call(self, intp_t g, int32_t[::1] pg, int32_t[::1] pt, uint8_t[::1] px,
                     intp_t n_out, int alive_needed):

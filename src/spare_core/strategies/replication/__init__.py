@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._native import load
 from ..._validate import as_int, check_choice
-from ..protocol import FailureHandler, Outcome, Outcomes, Policy
+from ..protocol import MASKED, REJOINED, RESTART, FailureHandler, Outcome, Outcomes, Policy
 from ..registry import INTERVAL, policy_entry
 
 __all__ = ["ReplicationCheckpoint", "DISJOINT_LABEL", "ENTRY", "DISJOINT_ENTRY"]
@@ -44,6 +44,20 @@ class _CyclicHandler(FailureHandler):
         self._dead[group] = 0
         return Outcome(False, float(self._r))
 
+    def on_events(self, groups, rejoin):
+        # failures and rejoins of a run with repairs in one kernel call (no Python per rejoin)
+        if not rejoin.any():
+            return self.on_failures(groups)
+        i = self._wipe_events(groups, rejoin.astype(np.uint8, copy=False))
+        n = groups.shape[0] if i < 0 else i + 1
+        kind = np.where(rejoin[:n] != 0, REJOINED, MASKED).astype(np.int8)
+        if i >= 0:
+            kind[i] = RESTART
+        return Outcomes(kind, np.full(n, float(self._r)), np.zeros(n))
+
+    def _wipe_events(self, groups, back):
+        return self._k.cyclic_events(self._dead, groups, back, self._r)
+
 
 class _DisjointHandler(_CyclicHandler):
     def __init__(self, n, r):
@@ -68,6 +82,9 @@ class _DisjointHandler(_CyclicHandler):
     def on_rejoin(self, group):
         self._count[self._set_of[group]] -= 1
         return Outcome(False, float(self._r))
+
+    def _wipe_events(self, groups, back):
+        return self._k.set_events(self._count, self._set_of, self._size, groups, back)
 
 
 #: the label of Rep+CKPT with disjoint replica sets (distinct from the cyclic variant's)

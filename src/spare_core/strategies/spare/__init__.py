@@ -15,8 +15,8 @@ References
 from . import analytic, domain_endurance, layout, rectlr
 from .layout import MAX_GROUPS, StackedLayout, difference_multiplicity, sidon_offsets
 from .policy import ENTRY, RACK_AWARE, SPARE_LAYOUTS, SpareCheckpoint
-from .rectlr import KINDS, Decision, DecisionArrays, PatchPlan, Rectlr
+from .rectlr import KINDS, REJOINED, Decision, DecisionArrays, PatchPlan, Rectlr
 
 __all__ = ["SpareCheckpoint", "RACK_AWARE", "SPARE_LAYOUTS", "ENTRY", "StackedLayout", "sidon_offsets",
-           "difference_multiplicity", "MAX_GROUPS", "Rectlr", "Decision", "DecisionArrays", "PatchPlan", "KINDS",
+           "difference_multiplicity", "MAX_GROUPS", "Rectlr", "Decision", "DecisionArrays", "PatchPlan", "KINDS", "REJOINED",
            "analytic", "domain_endurance", "layout", "rectlr"]

@@ -14,7 +14,7 @@ import hashlib
 import numpy as np
 
 from ..._validate import as_int, as_int_array, check_choice
-from ..protocol import FailureHandler, Outcome, Outcomes, Policy
+from ..protocol import REJOINED, RESTART, FailureHandler, Outcome, Outcomes, Policy
 from ..registry import INTERVAL, policy_entry
 from ..._params import Param
 from .analytic import endurable_failures
@@ -75,6 +75,14 @@ class _RectlrHandler(FailureHandler):
 
     def on_rejoin(self, group):
         return Outcome(False, float(self._ctl.rejoin(group)))
+
+    def on_events(self, groups, rejoin):
+        # failures and rejoins of a run with repairs in one kernel call (no Python per rejoin)
+        if not rejoin.any():
+            return self.on_failures(groups)
+        d, back = self._ctl.events_arrays(groups, rejoin)
+        kind = np.where(back, REJOINED, (d.kind == self._wipeout).astype(np.int8) * RESTART).astype(np.int8)
+        return Outcomes(kind, d.stack_depth.astype(np.float64), np.where(back, 0, d.patch_layers).astype(np.float64))
 
 
 class SpareCheckpoint(Policy):

@@ -59,7 +59,7 @@ from ..._results import fields_dict
 from ..._validate import as_int, as_int_array, check_choice
 from .layout import StackedLayout
 
-__all__ = ["Rectlr", "Decision", "DecisionArrays", "PatchPlan", "KINDS"]
+__all__ = ["Rectlr", "Decision", "DecisionArrays", "PatchPlan", "KINDS", "REJOINED"]
 
 _core_module = load("_rectlr_core")
 _C = _core_module.CONSTANTS
@@ -67,6 +67,9 @@ _C = _core_module.CONSTANTS
 KINDS = ("fixed", "reordered", "wipeout")
 _WIPEOUT = _C["K_WIPEOUT"]
 _PENDING = _C["K_PENDING"]  # kernel: Phase 0 left uncovered types, Phase 1 decided by the caller
+#: the kind code of a rejoin's row in :meth:`Rectlr.events_arrays` (the decision kinds are
+#: :data:`KINDS`' indices)
+REJOINED = _C["K_REJOINED"]
 # slots of the kernel's decision row
 _KIND, _S_OLD, _MOVES, _COST = _C["OUT_KIND"], _C["OUT_S_OLD"], _C["OUT_MOVES"], _C["OUT_COST"]
 _N_PATCH, _LAYERS, _S_AFTER, _N_OUT = _C["OUT_N_PATCH"], _C["OUT_LAYERS"], _C["OUT_S_AFTER"], _C["N_OUT"]
@@ -541,6 +544,99 @@ class Rectlr:
         s_new = np.where(kind == _WIPEOUT, s_old, rows[:, _S_AFTER])
         return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, _MOVES].copy(),
                               rows[:, _COST].copy(), rows[:, _LAYERS].copy())
+
+    def events_arrays(self, groups, back) -> tuple[DecisionArrays, np.ndarray]:
+        """Failures and rejoins in order, in one kernel call: what a run with repairs hands the
+        controller (a failed group swapped and caught up rejoins between failures).
+
+        Each rejoin recomputes S as :meth:`rejoin` does; each failure is decided as by
+        :meth:`fail_many_arrays`. Stops after a wipe-out.
+
+        Parameters
+        ----------
+        groups : array_like of int
+            The groups, in event order.
+        back : array_like of bool or {0, 1}
+            True where the event is the group's rejoin (it must be down then), False where it
+            fails (it must be alive then). A group may fail and rejoin several times.
+
+        Returns
+        -------
+        decisions : DecisionArrays
+            One row per event processed (a rejoin's row: kind :data:`REJOINED`, no moves,
+            no patch, ``stack_depth`` the new S).
+        back : numpy.ndarray of bool
+            Which rows are rejoins.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Bad arrays, or a sequence that does not match the groups' states (checked whole
+            before any event is applied).
+        RuntimeError
+            The controller is wiped out (call :meth:`restart`).
+        """
+        n = self.layout.n_groups
+        arr = as_int_array(groups, "groups", dtype=np.int32, min_value=0, max_value=n - 1)
+        b = np.asarray(back)
+        if b.size == 0 and b.ndim == 1:
+            b = b.astype(np.uint8)  # an empty list reads as float64
+        if b.shape != arr.shape or not (b.dtype == np.bool_ or np.issubdtype(b.dtype, np.integer)):
+            raise ValueError(f"back must be one flag per group ({arr.shape[0]}), got {b.dtype} of shape {b.shape}")
+        if b.size and not np.isin(b, (0, 1)).all():
+            raise ValueError("back must hold 0 (a failure) or 1 (a rejoin)")
+        b = b.astype(np.uint8)
+        if arr.size and self._wiped:
+            raise RuntimeError("the controller is wiped out; call restart() before more events")
+        self._check_sequence(arr, b)
+        if self._im is not None or arr.size == 0:  # the matching path: one event at a time
+            return self._events_each(arr, b)
+        out = np.empty((arr.size, _N_OUT), dtype=np.int64)
+        done = self._core.events(arr, b, self._pg, self._pt, self._px, out)
+        rows, bk = out[:done], b[:done].astype(bool)
+        self._n_failed += int(done - bk.sum())
+        self._wiped = bool(done and not bk[-1] and rows[-1, _KIND] == _WIPEOUT)
+        kind = rows[:, _KIND].astype(np.int8)
+        s_old = rows[:, _S_OLD].copy()
+        s_new = np.where(kind == _WIPEOUT, s_old, rows[:, _S_AFTER])
+        return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, _MOVES].copy(),
+                              rows[:, _COST].copy(), rows[:, _LAYERS].copy()), bk
+
+    def _check_sequence(self, arr: np.ndarray, back: np.ndarray) -> None:
+        """Each group's events alternate from its state: a failure when alive, a rejoin when down."""
+        if arr.size == 0:
+            return
+        order = np.argsort(arr, kind="stable")
+        g, b = arr[order], back[order]
+        first = np.ones(g.size, dtype=bool)
+        first[1:] = g[1:] != g[:-1]
+        expect = np.empty(g.size, dtype=np.uint8)
+        expect[first] = (self._core.alive_arr[g[first]] == 0).astype(np.uint8)  # a dead group's first event rejoins
+        same = ~first
+        ok = np.ones(g.size, dtype=bool)
+        ok[first] = b[first] == expect[first]
+        ok[same] = b[1:][same[1:]] != b[:-1][same[1:]]
+        if not ok.all():
+            i = int(order[np.flatnonzero(~ok)[0]])
+            what = "rejoin of an alive group" if back[i] else "failure of a dead group"
+            raise ValueError(f"events: event {i} (group {int(arr[i])}) is a {what}")
+
+    def _events_each(self, arr: np.ndarray, back: np.ndarray) -> tuple[DecisionArrays, np.ndarray]:
+        """Validated events one :meth:`fail` / :meth:`rejoin` at a time (the matching path)."""
+        rows = []
+        for g, b in zip(arr.tolist(), back.tolist()):
+            if b:
+                s_old = self.stack_depth
+                rows.append((g, REJOINED, self.rejoin(g), s_old, 0, 0, 0))
+            else:
+                d = self.fail(g)
+                rows.append((g, KINDS.index(d.kind), d.stack_depth, d.previous_stack_depth, d.moves, d.cost,
+                             d.patch_layers))
+                if d.kind == "wipeout":
+                    break
+        cols = np.array(rows, dtype=np.int64).reshape(len(rows), 7).T
+        out = DecisionArrays(cols[0], cols[1].astype(np.int8), *(c.copy() for c in cols[2:]))
+        return out, back[: len(rows)].astype(bool)
 
     def _check_groups(self, groups) -> np.ndarray:
         n = self.layout.n_groups
