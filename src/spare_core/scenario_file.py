@@ -79,7 +79,7 @@ from .sim.recovery import MemoryTier, Pricing, Repairs
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
            "parse_scenario", "parse_duration", "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS",
-           "TRACE_OPTIONS", "DOMAIN_KEYS", "scenario_to_dict"]
+           "TRACE_OPTIONS", "DOMAIN_KEYS"]
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
     # and the shorthand tables registered policies declare (``RegisteredPolicy.table``: elastic's
@@ -282,7 +282,7 @@ class ScenarioFile:
         stays small, and the scenario's failure model still rebuilds from it
         (:meth:`spare_core.events.FailureModel.from_dict` reads the path with those options).
         """
-        scenario = scenario_to_dict(self.scenario)
+        scenario = self.scenario.to_dict()
         out: dict[str, Any] = {
             "path": self.path,
             "name": self.name,
@@ -314,18 +314,6 @@ class ScenarioFile:
             if check is not None:  # the fit re-simulated over the log's own window
                 out["fit"]["check"] = check.to_dict()
         return out
-
-
-def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
-    """Every parameter of ``scenario`` as JSON-friendly values (its ``to_dict`` when it has one)."""
-    to_dict = getattr(scenario, "to_dict", None)
-    if callable(to_dict):
-        return dict(to_dict())
-    out: dict[str, Any] = {}
-    for k in Scenario.__slots__:
-        v = getattr(scenario, k)
-        out[k] = v if v is None or isinstance(v, (bool, int, float, str)) else repr(v)
-    return out
 
 
 def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str | tuple[str, Any]], *,

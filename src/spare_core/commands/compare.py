@@ -17,7 +17,6 @@ from .outputs import add_output_arguments, check_outputs, provenance, run_record
 from .budget import check_budget
 from .progress import run_study
 from .report import fmt_duration, fmt_ratio
-from ..scenario_file import scenario_to_dict
 from ..sim import Scenario, Study, closed_form_redundancy, registered_policy
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"
@@ -111,7 +110,7 @@ def run(args) -> int:
 
     prov = provenance("spare compare", getattr(args, "argv", None),
                       scenario={"preset": "paper_600k", "groups": list(args.groups),
-                                "scenarios": [scenario_to_dict(sc) for sc in scenarios],
+                                "scenarios": [sc.to_dict() for sc in scenarios],
                                 "policies": list(policies), "policy_kwargs": kw or {},
                                 "redundancies": list(range(1, args.r_max + 1))},
                       seeds=list(range(args.seeds)),
