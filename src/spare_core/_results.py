@@ -18,6 +18,12 @@ Conversion rules (:func:`to_jsonable`):
 
 Anything else raises TypeError naming the path to the value, so a result never exports
 something a JSON reader cannot take back.
+
+A result whose fields are the columns of tables (a run: :class:`spare_core.sim.RunResult`)
+declares each once, with :func:`column` (a dataclass field with its unit, doc, how a cell of
+seeds summarises it and the value for stores written before it) and :func:`derived` (a
+property computed from the fields); :func:`columns` reads the declaration back, and every
+output, the result store's schema and the summaries derive from it.
 """
 from __future__ import annotations
 
