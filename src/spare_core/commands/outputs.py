@@ -122,6 +122,11 @@ NULL_REASONS = {
     "ettr": {"nan": "a run did not finish before the horizon (its ETTR, T0 / time-to-train, is below 1 / horizon), "
                     "or one seed gives no confidence interval",
              "null": "a run did not finish before the horizon: its ETTR (T0 / time-to-train) is below 1 / horizon"},
+    # a run's (and a cell's mean) GPU-hours and cost, None when the scenario does not say
+    "gpu_hours": {"null": "the scenario gives no gpus_per_group: the GPUs paid for are unknown",
+                  "nan": "the scenario gives no gpus_per_group: the GPUs paid for are unknown"},
+    "cost": {"null": "no price of a GPU-hour (costs.gpu_hour), or the GPUs paid for are unknown",
+             "nan": "no price of a GPU-hour (costs.gpu_hour), or the GPUs paid for are unknown"},
     # the [low, high] or [mean, low, high] of a confidence interval over one seed
     **{k: {"nan": _ONE_SEED, "inf": _UNFINISHED_CELL} for k in ("ratio_ci95", "ttt_days", "availability")},
     **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}
