@@ -36,9 +36,9 @@ from spare_core.pacing import PacingScenario
 from spare_core.pacing.simulate import simulate_iterations
 from spare_core.pacing.sweep import node_sweep
 from spare_core.rectlr import DecisionArrays, Rectlr
-from spare_core.sim.results import MEAN_COLUMNS
 from spare_core.sim import Scenario, make_policy, simulate, sweep
 from spare_core.sim.optimum import optimal_interval, optimal_redundancy
+from spare_core.sim.results import MEAN_COLUMNS
 
 ROOT = Path(spare_core.__file__).resolve().parent
 
