@@ -173,6 +173,14 @@ class Summary:
             return means[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    def __repr__(self) -> str:
+        interval = f", interval {self.interval_setting}" if self.interval_setting else ""
+        m = self.means
+        return (f"Summary({self.policy} r={self.redundancy}, {self.scenario} (N={self.n_groups}){interval}, "
+                f"{self.finished}/{self.seeds} seeds finished, TTT/T0={self.ratio_mean:.3f} ± {self.ratio_std:.3f}, "
+                f"availability={m.get('availability', math.nan):.3f}, ettr={m.get('ettr', math.nan):.3f}, "
+                f"{len(m)} means)")
+
     def to_dict(self) -> dict:
         """The fields, each mean under its column's name, as a JSON-friendly dict (``inf``
         and ``nan`` become None)."""
