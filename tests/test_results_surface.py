@@ -38,6 +38,7 @@ from spare_core.pacing.sweep import node_sweep
 from spare_core.strategies.spare.rectlr import DecisionArrays, Rectlr
 from spare_core.sim import Scenario, make_policy, simulate, sweep
 from spare_core.sim.optimum import optimal_interval, optimal_redundancy
+from spare_core.sim.results import MEAN_COLUMNS
 
 ROOT = Path(spare_core.__file__).resolve().parent
 
@@ -211,7 +212,8 @@ def test_to_dict_is_json_and_round_trips(qualname):
         assert _same(exported, value), (qualname, key, exported, value)
     # the dict names the result's own fields (dataclasses and NamedTuples: all but excluded ones)
     if dataclasses.is_dataclass(obj):
-        names = {f.name for f in dataclasses.fields(obj)} - {"timeline", "stats", "paced"}
+        # flattened: a pacing row's stats, a Summary's means (each under its column's name)
+        names = {f.name for f in dataclasses.fields(obj)} - {"timeline", "stats", "paced", "means"}
         assert names <= set(d)
     elif hasattr(obj, "_fields"):
         assert set(d) == set(obj._fields)
@@ -245,15 +247,26 @@ def test_rewritten_exports_keep_their_bytes():
         return v if math.isfinite(v) else None
 
     def old_run_grown(r):
-        # the dict grew two derived figures at its end (GPU-hours and cost), nothing else
-        return dict(old_run(r), gpu_hours=finite(r.gpu_hours), cost=finite(r.cost))
+        # the dict grew three derived columns at its end (GPU-hours, cost, ETTR), nothing else
+        return dict(old_run(r), gpu_hours=finite(r.gpu_hours), cost=finite(r.cost), ettr=finite(r.ettr))
+
+    def old_cell_grown(c, d):
+        # a summary's dict: the fields it had, the same bytes each, and the means of the
+        # columns declared since (each under its column's name; spare_core.sim.results.MEAN_COLUMNS)
+        old = old_run(c)
+        old.pop("means")
+        old.update({k: finite(v) for k, v in c.means.items()})
+        return {k: old[k] for k in d}
 
     for r in res.runs + res2.runs:
         assert json.dumps(r.to_dict()) == json.dumps(old_run_grown(r))
     assert any(not r.finished for r in res.runs), "the check needs an unfinished run"
     for c in res.summaries + res2.summaries:
-        assert json.dumps(c.to_dict()) == json.dumps(old_run(c))
-    old_sweep = {"runs": [old_run_grown(r) for r in res.runs], "summaries": [old_run(c) for c in res.summaries]}
+        d = c.to_dict()
+        assert set(d) == {f for f in vars(c) if f != "means"} | set(MEAN_COLUMNS)
+        assert json.dumps(d) == json.dumps(old_cell_grown(c, d))
+        assert {"availability", "overhead", "failures_masked", "wipeouts", "restarts", "progress", "ettr"} <= set(d)
+    old_sweep = {"runs": [old_run_grown(r) for r in res.runs], "summaries": [c.to_dict() for c in res.summaries]}
     # a result set leads with what a sweep result held, then says how it was executed
     d = res.to_dict()
     assert list(d)[:2] == ["runs", "summaries"]

@@ -50,7 +50,8 @@ def check_groups_against_fresh_runs(spec, store, n=3):
     for g in spec.groups()[:n]:
         fresh = run_batch([g])
         for i, k in enumerate(fresh["key"]):
-            assert {c: fresh[c][i] for c in fresh} == {c: by_key[k][c] for c in fresh}
+            # repr: bit for bit, NaN (the cost of a run without a price) equal to NaN
+            assert repr({c: fresh[c][i] for c in fresh}) == repr({c: by_key[k][c] for c in fresh})
 
 
 def test_driver_killed_mid_write_then_resumed(tmp_path):
@@ -142,7 +143,8 @@ def test_dask_worker_killed_mid_sweep(tmp_path):
     assert st.read().num_rows == 12 * 7 and st.duplicates == 0 and len(st.parts()) == 12
     local = tmp_path / "local"
     run_sweep(load_spec(f), local, workers=1)
-    assert st.read().sort_by("key").equals(ResultStore(local).read().sort_by("key"))
+    a, b = st.read().sort_by("key"), ResultStore(local).read().sort_by("key")
+    assert a.schema == b.schema and repr(a.to_pylist()) == repr(b.to_pylist())  # NaN (a cost without price) equal
 
 
 def test_unwritable_store_is_refused_before_any_work(tmp_path):

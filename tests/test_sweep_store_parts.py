@@ -31,6 +31,12 @@ def one_part(tmp_path_factory):
     return d, ResultStore(d).read().sort_by("key")
 
 
+def _same(a, b) -> bool:
+    """``a.equals(b)`` with NaN equal to NaN (the cost of a run without a price is NaN, and
+    Arrow's equality says NaN != NaN): the same schema and the same values, bit for bit."""
+    return a.schema == b.schema and repr(a.to_pylist()) == repr(b.to_pylist())
+
+
 def _copy(src, tmp_path):
     dst = tmp_path / "s"
     shutil.copytree(src, dst)
@@ -76,7 +82,7 @@ def test_no_single_bit_flip_reads_back_changed_values(one_part, tmp_path):
             assert any(issubclass(x.category, StoreWarning) and str(part) in str(x.message) for x in w)
             outcomes["skipped"] += 1
         else:
-            assert t.sort_by("key").equals(ref), f"bit {bit}: changed values read back"
+            assert _same(t.sort_by("key"), ref), f"bit {bit}: changed values read back"
             outcomes["same"] += 1
     assert outcomes["skipped"] > 60
 
@@ -126,7 +132,7 @@ def test_a_bad_part_is_skipped_by_readers_and_quarantined_by_a_writer(one_part, 
         done = run_sweep(small_spec(), dst)
     assert done.stored_before == 0 and done.computed == 12
     assert (dst / "quarantine" / part.name).exists()
-    assert ResultStore(dst).read().sort_by("key").equals(ref)
+    assert _same(ResultStore(dst).read().sort_by("key"), ref)
 
 
 def test_resumption_reads_back_only_checked_runs(one_part, tmp_path):
@@ -143,7 +149,7 @@ def test_resumption_reads_back_only_checked_runs(one_part, tmp_path):
         res = execute(small_spec(), store=ResultStore(dst))
     clean = execute(small_spec())
     assert [r.wall_time for r in res.runs] == [r.wall_time for r in clean.runs] and len(res.runs) == 12
-    assert ResultStore(dst).read().sort_by("key").equals(ref)
+    assert _same(ResultStore(dst).read().sort_by("key"), ref)
 
 
 def test_stray_files_in_runs_are_not_the_stores(one_part, tmp_path):
@@ -154,7 +160,7 @@ def test_stray_files_in_runs_are_not_the_stores(one_part, tmp_path):
     (dst / "runs" / ".part-abc.tmp").write_bytes(b"torn")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert ResultStore(dst).read().sort_by("key").equals(ref)
+        assert _same(ResultStore(dst).read().sort_by("key"), ref)
     assert run_sweep(small_spec(), dst).stored_before == 12
     assert (dst / "runs" / "notes.txt").exists() and (dst / "runs" / "other.parquet").exists()
 
@@ -169,7 +175,7 @@ def test_a_part_of_an_older_store_still_reads(one_part, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         back = ResultStore(dst).read().sort_by("key")
-    assert back.equals(ref) and back.schema.field("seed").type == pa.uint64()
+    assert _same(back, ref) and back.schema.field("seed").type == pa.uint64()
 
 
 @pytest.mark.parametrize("what", ["empty", "foreign", "missing", "bad manifest"])

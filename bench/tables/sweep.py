@@ -9,7 +9,7 @@ alternating repeats in this one process (specs: ``bench/workloads.py``):
    against 2 local processes: the extra wall time per run, and the cluster's start-up.
 3. *Per-task overhead* at the default batch size on 10^4 cheap runs (50 steps, ~1-2 ms a run),
    in-process: the sweep's wall time against the seconds its tasks spent simulating
-   (:attr:`SweepProgress.compute_seconds`), in the same run; the difference is the
+   (:attr:`Progress.compute_seconds`), in the same run; the difference is the
    batching, the Parquet parts with their fsyncs, the store's open and key scan.
 
 Wall time is what a sweep's user waits for, so it is what is timed; the machine is shared,

@@ -129,13 +129,7 @@ def run(args) -> int:
         "redundancies": list(range(1, args.r_max + 1)),
         "cells": [s.to_dict() for s in res.summaries],
         "best": best_json,
-        "runs": [
-            {k: v for k, v in run_record(r).items() if k in (
-                "policy", "redundancy", "scenario", "seed", "finished", "ratio", "ettr", "availability", "overhead",
-                "failures_seen", "failures_masked", "wipeouts", "restarts", "checkpoints", "progress",
-                "checkpoint_interval")}
-            for r in res.runs
-        ],
+        "runs": [run_record(r) for r in res.runs],  # every declared column (spare_core._results.columns)
         "elapsed_seconds": elapsed,
         "provenance": prov,
     }

@@ -22,20 +22,19 @@ from typing import Any, Mapping, Sequence
 
 from . import UsageError
 from .._writer import OutputError, check_output, json_safe, write_atomic
+from .._results import columns
 from .._writer import write_json as _write_json
-from ..sim.results import ettr
+from ..sim.run import RunResult
 
 __all__ = ["check_output_path", "check_plot_dir", "PLOT_FILES", "NULL_REASONS", "provenance", "write_json",
            "write_csv", "write_parquet", "RUN_COLUMNS", "MAIN_GRID", "run_record", "run_rows", "write_outputs", "shown_path", "check_parquet", "check_outputs",
            "add_output_arguments"]
 
-#: the per-run columns of the CSV and Parquet outputs (a RunResult's fields, its scenario's N, its
-#: ETTR = T0 / time-to-train, and the grid it belongs to: "main", or ``spare advise``'s
-#: "failure rate x0.5", "failure rate x1.5" and "interval scan")
-RUN_COLUMNS = ("grid", "scenario", "n_groups", "policy", "redundancy", "seed", "finished", "ratio", "time_to_train",
-               "t0", "ettr", "availability", "overhead", "progress", "failures_seen", "failures_masked",
-               "failures_restart", "wipeouts", "restarts", "checkpoints", "checkpoint_interval", "interval_rule",
-               "lost_time", "save_time", "restart_time", "failure_model")
+#: the per-run columns of the CSV and Parquet outputs: the grid a run belongs to ("main", or
+#: ``spare advise``'s "failure rate x0.5", "failure rate x1.5" and "interval scan"), its
+#: scenario's N, then every column declared on :class:`~spare_core.sim.RunResult` (ETTR =
+#: T0 / time-to-train, GPU-hours and cost among them; :func:`spare_core._results.columns`)
+RUN_COLUMNS = ("grid", "n_groups", *(c.name for c in columns(RunResult)))
 
 #: the grid of a command's own runs
 MAIN_GRID = "main"
@@ -123,6 +122,11 @@ NULL_REASONS = {
     "ettr": {"nan": "a run did not finish before the horizon (its ETTR, T0 / time-to-train, is below 1 / horizon), "
                     "or one seed gives no confidence interval",
              "null": "a run did not finish before the horizon: its ETTR (T0 / time-to-train) is below 1 / horizon"},
+    # a run's (and a cell's mean) GPU-hours and cost, None when the scenario does not say
+    "gpu_hours": {"null": "the scenario gives no gpus_per_group: the GPUs paid for are unknown",
+                  "nan": "the scenario gives no gpus_per_group: the GPUs paid for are unknown"},
+    "cost": {"null": "no price of a GPU-hour (costs.gpu_hour), or the GPUs paid for are unknown",
+             "nan": "no price of a GPU-hour (costs.gpu_hour), or the GPUs paid for are unknown"},
     # the [low, high] or [mean, low, high] of a confidence interval over one seed
     **{k: {"nan": _ONE_SEED, "inf": _UNFINISHED_CELL} for k in ("ratio_ci95", "ttt_days", "availability")},
     **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}
@@ -142,9 +146,9 @@ def write_json(path: str, doc: Mapping[str, Any]) -> None:
 
 
 def run_record(run: Any, grid: str = MAIN_GRID) -> dict[str, Any]:
-    """A run's ``to_dict()`` with its ETTR (T0 / time-to-train; None if it did not finish) and
-    its grid."""
-    return {"grid": grid, **run.to_dict(), "ettr": ettr(run)}
+    """A run's ``to_dict()`` (every declared column, ETTR = T0 / time-to-train among them: None
+    if it did not finish) with its grid."""
+    return {"grid": grid, **run.to_dict()}
 
 
 def run_rows(runs: Sequence[Any], n_groups: Mapping[str, int], grid: str = MAIN_GRID) -> list[dict[str, Any]]:

@@ -20,7 +20,6 @@ interruptions) changes them.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 import multiprocessing
@@ -29,9 +28,10 @@ import signal
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._results import columns
 from .._validate import as_float, as_int, check_choice
 from .grid import run_group
 from .results import ResultSet, summarise
@@ -43,8 +43,12 @@ __all__ = ["execute", "Progress", "EXECUTORS", "run_groups", "store_columns", "m
 EXECUTORS = ("local", "dask")
 
 _META = ("key", "group_key", "scenario_key", "scenario_json", "policy_source", "policy_json", "interval_setting", "seed")
-_RESULT = tuple(f.name for f in dataclasses.fields(RunResult) if f.name not in ("timeline", "seed"))
-#: the columns of a stored run: what identifies it, then the fields of its RunResult
+# a stored run's columns: RunResult's declared columns but its seed (the study's seed is _META's)
+_RESULT = tuple(c.name for c in columns(RunResult) if c.name != "seed")
+# what a RunResult is built from when read back (the derived columns are its properties)
+_FIELDS = tuple(c.name for c in columns(RunResult) if c.name != "seed" and not c.derived)
+#: the columns of a stored run: what identifies it, then the columns of its RunResult
+#: (:func:`spare_core._results.columns`; the derived ones, GPU-hours, cost, ETTR, included)
 STORE_COLUMNS = _META + _RESULT
 # the first batches, before any run has been timed; and the most runs in one batch
 _FIRST_BATCH, _MAX_BATCH = 32, 20_000
@@ -111,9 +115,10 @@ class _Planner:
         self._runs = 0
         self._seconds = 0.0
 
-    def record(self, runs: int, seconds: float) -> None:
-        self._runs += runs
-        self._seconds += seconds
+    def record(self, batch_result) -> None:
+        """Count a finished batch (what :func:`run_groups` returned) into the time per run."""
+        self._runs += sum(len(runs) for _, runs, _ in batch_result)
+        self._seconds += sum(s for _, _, s in batch_result)
 
     def next(self):
         if not self._queue:
@@ -167,17 +172,171 @@ def store_columns(done, keep=None) -> dict:
     return cols
 
 
-def _stored_runs(table, groups) -> dict:
-    """The stored RunResults of ``groups`` (key -> RunResult), from ``table`` (the store's
-    runs, read back by :meth:`ResultStore.read`: parts that fail its checks left out)."""
-    keys = {r.key for g in groups for r in g.runs}
-    if not keys:
-        return {}
-    out = {}
-    for row in table.to_pylist():
-        if row["key"] in keys:
-            out[row["key"]] = RunResult(**{f: row[f] for f in _RESULT}, seed=row["seed"], timeline=None)
-    return out
+def stored_run(row) -> RunResult:
+    """The RunResult of one stored row (a dict of the store's columns; its seed the study's)."""
+    return RunResult(**{f: row[f] for f in _FIELDS}, seed=row["seed"], timeline=None)
+
+
+# -- sinks: where the finished batches go ----------------------------------------------------
+class _MemorySink:
+    """Nothing stored: every group is run, its runs only kept."""
+
+    def open(self, total: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def stored(self, groups, collect: bool):
+        """``(keys stored, key -> RunResult read back)``: None, nothing."""
+        return None, {}
+
+    def take(self, batch) -> tuple[int, int]:
+        """``(runs computed, parts written)`` for a finished batch ``[(group, runs)]``."""
+        return sum(len(g.runs) for g, _ in batch), 0
+
+
+class _StoreSink:
+    """A :class:`~spare_core.sweeps.ResultStore`: each batch's runs it does not hold stored as
+    one part; the groups it holds whole are read back instead of run."""
+
+    def __init__(self, store):
+        self._store = store
+        self._keys: set = set()
+
+    def open(self, total: int) -> None:
+        self._store.open_for_writing(total)
+
+    def close(self) -> None:
+        self._store.close()
+
+    def stored(self, groups, collect: bool):
+        if not collect:
+            self._keys = self._store.keys()
+            return self._keys, {}
+        # one read: the keys and the runs read back come from the same checked parts
+        table = self._store.read(list(STORE_COLUMNS))
+        self._keys = set(table.column("key").to_pylist())
+        wanted = {r.key for g in groups for r in g.runs if all(x.key in self._keys for x in g.runs)}
+        back = {row["key"]: stored_run(row) for row in table.to_pylist() if row["key"] in wanted} if wanted else {}
+        return self._keys, back
+
+    def take(self, batch) -> tuple[int, int]:
+        cols = store_columns(batch, {r.key for g, _ in batch for r in g.runs} - self._keys)
+        if not cols["key"]:
+            return 0, 0
+        from .. import __version__
+
+        cols["spare_core_version"] = [__version__] * len(cols["key"])  # provenance
+        self._store.write(cols)
+        self._keys.update(cols["key"])
+        return len(cols["key"]), 1
+
+
+# -- plan: which groups, what is stored already ----------------------------------------------
+@dataclass
+class _Plan:
+    """The study's groups, those to run, and the runs the store holds already."""
+
+    groups: list
+    todo: list
+    stored_before: int
+    found: dict = field(default_factory=dict)  # (scenario index, seed) -> runs read back (collect)
+    found_ids: set = field(default_factory=set)  # groups the store holds whole
+
+    @property
+    def total(self) -> int:
+        return sum(len(g.runs) for g in self.groups)
+
+
+def _plan(groups, sink, collect: bool) -> _Plan:
+    stored, back = sink.stored(groups, collect)
+    if stored is None:
+        return _Plan(groups, list(groups), 0)
+    todo = [g for g in groups if any(r.key not in stored for r in g.runs)]
+    whole = [g for g in groups if all(r.key in stored for r in g.runs)]
+    found = {(g.scenario_index, g.seed): [back[r.key] for r in g.runs] for g in whole} if collect else {}
+    return _Plan(groups, todo, sum(1 for g in groups for r in g.runs if r.key in stored), found,
+                 {(g.scenario_index, g.seed) for g in whole})
+
+
+class _Collector:
+    """What the finished batches gave: the runs (``collect``), the groups done, per-group
+    timings and the counters of :class:`Progress`; each batch goes to the sink first."""
+
+    def __init__(self, plan: _Plan, sink, collect: bool, on_progress, t0: float):
+        self._by_id = {(g.scenario_index, g.seed): g for g in plan.groups}
+        self._sink, self._collect, self._on_progress, self._t0 = sink, collect, on_progress, t0
+        self._total, self._before = plan.total, plan.stored_before
+        self.done = dict(plan.found)
+        self.done_ids = set(plan.found_ids)
+        self.timings: list = []
+        self._computed = self._batches = self._parts = 0
+        self._compute = 0.0
+
+    def add(self, batch_result) -> None:
+        batch = [(self._by_id[gid], runs, s) for gid, runs, s in batch_result]
+        self._compute += sum(s for _, _, s in batch)
+        self._batches += 1
+        computed, parts = self._sink.take([(g, runs) for g, runs, _ in batch])
+        self._computed += computed
+        self._parts += parts
+        for g, runs, s in batch:
+            self.done_ids.add((g.scenario_index, g.seed))
+            if self._collect:
+                self.done[(g.scenario_index, g.seed)] = runs
+            self.timings.append({"scenario": g.scenario.name, "seed": g.seed, "seconds": s})
+        if self._on_progress is not None:
+            self._on_progress(self.progress())
+
+    def progress(self) -> Progress:
+        return Progress(self._total, self._before, self._computed, self._batches, self._parts,
+                        time.perf_counter() - self._t0, self._compute)
+
+
+# -- loop: the batches run here, in local processes or on Dask -------------------------------
+def _loop(todo, add, *, executor, workers, scheduler, batch_runs, target_seconds) -> int:
+    """Run the groups ``todo`` in batches, each finished batch to ``add``; return the
+    workers that ran them (a Dask cluster's own count)."""
+    if not todo:
+        return workers
+    if executor == "dask":
+        client, close = _dask_client(workers, scheduler)
+        try:
+            workers = max(1, len(client.scheduler_info().get("workers", {})))
+            _run_dask(_Planner(todo, workers, batch_runs, target_seconds), add, client)
+        finally:
+            close()
+        return workers
+    planner = _Planner(todo, workers, batch_runs, target_seconds)
+    batches = iter(planner.next, None)
+    for result in (map(run_groups, batches) if workers == 1 else map_unordered(run_groups, batches, workers)):
+        planner.record(result)
+        add(result)
+    return workers
+
+
+def _check(study, executor, workers, scheduler, batch_runs, target_seconds, on_progress, on_interrupt, store):
+    """The arguments of :func:`execute`, checked: ``(workers, batch_runs, target_seconds)``."""
+    if not isinstance(study, Study):
+        raise TypeError(f"study must be a Study, got {type(study).__name__}")
+    check_choice(executor, "executor", EXECUTORS)
+    workers = as_int(workers, "workers", min_value=0) or (os.cpu_count() or 1)
+    if scheduler is not None and executor != "dask":
+        raise ValueError("scheduler is for executor='dask'")
+    if batch_runs is not None:
+        batch_runs = as_int(batch_runs, "batch_runs", min_value=1)
+    target_seconds = as_float(target_seconds, "target_seconds", min_value=0.0, strict_min=True)
+    if on_progress is not None and not callable(on_progress):
+        raise TypeError(f"on_progress must be callable, got {type(on_progress).__name__}")
+    check_choice(on_interrupt, "on_interrupt", ("raise", "return"))
+    if store is not None:
+        if study.streams != "key":
+            raise ValueError("a stored study needs streams='key' (a stored run's numbers must depend on what it "
+                             "simulates alone)")
+        if not all(callable(getattr(store, m, None)) for m in ("open_for_writing", "keys", "write", "read", "close")):
+            raise TypeError(f"store must be a ResultStore (spare_core.sweeps.ResultStore), got {type(store).__name__}")
+    return workers, batch_runs, target_seconds
 
 
 def execute(study: Study, *, executor: str = "local", workers: int = 1, scheduler: Any = None, store: Any = None,
@@ -226,116 +385,37 @@ def execute(study: Study, *, executor: str = "local", workers: int = 1, schedule
         Bad arguments (before any simulation). The store's own errors
         (:class:`~spare_core.sweeps.StoreError`: not writable, full, in use) before any
         simulation too.
+
+    Notes
+    -----
+    Three parts: the plan (the groups, those the store holds whole, read back), the loop
+    (the batches, here, in local processes or on Dask) and the sink (memory, or the store:
+    one part per batch), each finished batch counted by one collector.
     """
-    if not isinstance(study, Study):
-        raise TypeError(f"study must be a Study, got {type(study).__name__}")
-    check_choice(executor, "executor", EXECUTORS)
-    workers = as_int(workers, "workers", min_value=0) or (os.cpu_count() or 1)
-    if scheduler is not None and executor != "dask":
-        raise ValueError("scheduler is for executor='dask'")
-    if batch_runs is not None:
-        batch_runs = as_int(batch_runs, "batch_runs", min_value=1)
-    target_seconds = as_float(target_seconds, "target_seconds", min_value=0.0, strict_min=True)
-    if on_progress is not None and not callable(on_progress):
-        raise TypeError(f"on_progress must be callable, got {type(on_progress).__name__}")
-    check_choice(on_interrupt, "on_interrupt", ("raise", "return"))
-    if store is not None:
-        if study.streams != "key":
-            raise ValueError("a stored study needs streams='key' (a stored run's numbers must depend on what it "
-                             "simulates alone)")
-        if not all(callable(getattr(store, m, None)) for m in ("open_for_writing", "keys", "write", "read", "close")):
-            raise TypeError(f"store must be a ResultStore (spare_core.sweeps.ResultStore), got {type(store).__name__}")
+    workers, batch_runs, target_seconds = _check(study, executor, workers, scheduler, batch_runs, target_seconds,
+                                                 on_progress, on_interrupt, store)
     t0 = time.perf_counter()
     groups = study.groups()
-    total = sum(len(g.runs) for g in groups)
-    by_id = {(g.scenario_index, g.seed): g for g in groups}
-    done: dict = {}  # (scenario index, seed) -> the group's RunResults (collect=True)
-    done_ids: set = set()  # groups finished or found whole in the store
-    timings: list = []
-    state = {"computed": 0, "batches": 0, "parts": 0, "compute": 0.0, "before": 0}
+    sink = _MemorySink() if store is None else _StoreSink(store)
+    sink.open(sum(len(g.runs) for g in groups))
     interrupted = False
-    if store is not None:
-        store.open_for_writing(total)
     try:
-        table = None
-        if store is None:
-            stored = set()
-        elif collect:  # one read: the keys and the runs read back come from the same checked parts
-            table = store.read(list(STORE_COLUMNS))
-            stored = set(table.column("key").to_pylist())
-        else:
-            stored = store.keys()
-        state["before"] = sum(1 for g in groups for r in g.runs if r.key in stored)
-        todo = [g for g in groups if store is None or any(r.key not in stored for r in g.runs)]
-        done_ids.update((g.scenario_index, g.seed) for g in groups if g not in todo) if len(todo) < len(groups) else None
-        if collect and store is not None and len(todo) < len(groups):
-            skipped = [g for g in groups if all(r.key in stored for r in g.runs)]
-            back = _stored_runs(table, skipped)
-            for g in skipped:
-                done[(g.scenario_index, g.seed)] = [back[r.key] for r in g.runs]
+        plan = _plan(groups, sink, collect)
         if scheduler is None:  # a batch is a whole group: more workers than groups would idle
-            workers = max(1, min(workers, len(todo)))
-        plan = _Planner(todo, workers, batch_runs, target_seconds)
-
-        def progress():
-            return Progress(total, state["before"], state["computed"], state["batches"], state["parts"],
-                            time.perf_counter() - t0, state["compute"])
-
-        def finish(batch_result):
-            batch = [(by_id[gid], runs, s) for gid, runs, s in batch_result]
-            seconds = sum(s for _, _, s in batch)
-            plan.record(sum(len(g.runs) for g, _, _ in batch), seconds)
-            state["compute"] += seconds
-            state["batches"] += 1
-            computed = 0
-            if store is not None:
-                cols = store_columns([(g, runs) for g, runs, _ in batch], {r.key for g, _, _ in batch for r in g.runs} - stored)
-                if cols["key"]:
-                    from .. import __version__
-
-                    cols["spare_core_version"] = [__version__] * len(cols["key"])  # provenance
-                    store.write(cols)
-                    stored.update(cols["key"])
-                    state["parts"] += 1
-                    computed = len(cols["key"])
-            else:
-                computed = sum(len(g.runs) for g, _, _ in batch)
-            state["computed"] += computed
-            for g, runs, s in batch:
-                done_ids.add((g.scenario_index, g.seed))
-                if collect:
-                    done[(g.scenario_index, g.seed)] = runs
-                timings.append({"scenario": g.scenario.name, "seed": g.seed, "seconds": s})
-            if on_progress is not None:
-                on_progress(progress())
-
+            workers = max(1, min(workers, len(plan.todo)))
+        got = _Collector(plan, sink, collect, on_progress, t0)
         try:
-            if not todo:
-                pass
-            elif executor == "dask":
-                client, close = _dask_client(workers, scheduler)
-                workers = max(1, len(client.scheduler_info().get("workers", {})))
-                plan._workers = workers
-                try:
-                    _run_dask(plan, finish, client)
-                finally:
-                    close()
-            elif workers == 1:
-                while (batch := plan.next()) is not None:
-                    finish(run_groups(batch))
-            else:
-                for result in map_unordered(run_groups, iter(plan.next, None), workers):
-                    finish(result)
+            workers = _loop(plan.todo, got.add, executor=executor, workers=workers, scheduler=scheduler,
+                            batch_runs=batch_runs, target_seconds=target_seconds)
         except KeyboardInterrupt:
             if on_interrupt == "raise":
                 raise
             interrupted = True
-        last = progress()
+        last = got.progress()
     finally:
-        if store is not None:
-            store.close()
-    return _assemble(study, groups, done, interrupted=interrupted, elapsed=time.perf_counter() - t0,
-                     workers=workers, timings=timings, progress=last, groups_done=len(done_ids))
+        sink.close()
+    return _assemble(study, groups, got.done, interrupted=interrupted, elapsed=time.perf_counter() - t0,
+                     workers=workers, timings=got.timings, progress=last, groups_done=len(got.done_ids))
 
 
 def _assemble(study, groups, done, *, interrupted, elapsed, workers, timings, progress, groups_done) -> ResultSet:
@@ -346,21 +426,18 @@ def _assemble(study, groups, done, *, interrupted, elapsed, workers, timings, pr
     for g in groups:
         if (g.scenario_index, g.seed) in done:
             by_scenario.setdefault(g.scenario_index, []).append(g)
-    runs, summaries, cells = [], [], []
+    runs, summaries = [], []
     for si in sorted(by_scenario):
         per_seed = sorted(by_scenario[si], key=lambda g: position[g.seed])
         n = study.scenarios[si].n_groups
         for j, run in enumerate(per_seed[0].runs):
             cell = [done[(g.scenario_index, g.seed)][j] for g in per_seed]
             runs.extend(cell)
-            cells.append(cell)
             summaries.append(summarise(cell, n, run.interval_setting))
     labels = study.labels()
-    out = ResultSet(runs, summaries, {k: uses for k, (_, uses) in labels.items()},
-                    {k: name for k, (name, _) in labels.items()}, interrupted, elapsed, workers, groups_done,
-                    len(groups), timings, progress)
-    out._cells = cells
-    return out
+    return ResultSet(runs, summaries, {k: uses for k, (_, uses) in labels.items()},
+                     {k: name for k, (name, _) in labels.items()}, interrupted, elapsed, workers, groups_done,
+                     len(groups), timings, progress)
 
 
 def map_unordered(fn, tasks, workers: int, *, in_flight: int = _IN_FLIGHT):
@@ -441,7 +518,7 @@ def _dask_client(workers, scheduler):
     return client, close
 
 
-def _run_dask(plan, finish, client):
+def _run_dask(plan, add, client):
     from distributed import as_completed
 
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -460,7 +537,8 @@ def _run_dask(plan, finish, client):
         for fut in queue:
             result = fut.result()
             fut.release()
-            finish(result)
+            plan.record(result)
+            add(result)
             nxt = submit()
             if nxt is not None:
                 queue.add(nxt)

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._results import fields_dict
+from typing import Mapping
+
+from .._results import columns, fields_dict, to_jsonable
 from .run import RunResult
 
-__all__ = ["ResultSet", "SweepResult", "Summary", "summarise", "mean_ci", "ettr", "RATIO_BOUNDS", "FRACTION_BOUNDS"]
+__all__ = ["ResultSet", "SweepResult", "Summary", "summarise", "mean_ci", "ettr", "RATIO_BOUNDS", "FRACTION_BOUNDS",
+           "MEAN_COLUMNS", "SAME_COLUMNS", "cell_mean", "judged_cells"]
 
 #: what TTT/T0 can be: a run takes at least its failure-free time (up to the step-time noise,
 #: which :func:`mean_ci` allows for by never cutting below the least value seen)
@@ -26,12 +29,58 @@ FRACTION_BOUNDS = (0.0, 1.0)
 def ettr(run: RunResult) -> float:
     """Effective training time ratio of a run: ``T0 / time-to-train`` (failure-free time over
     wall time), NaN for a run that did not finish (its ETTR is only bounded above, by
-    1 / horizon).
+    1 / horizon): :attr:`RunResult.ettr`.
 
     Not :attr:`RunResult.availability`, which counts every kept step as useful, the redundant
     stack layers of Rep+CKPT and SPARe+CKPT included; ETTR charges them.
     """
-    return run.t0 / run.time_to_train if run.finished and run.time_to_train > 0 else math.nan
+    return RunResult.ettr.fget(run)
+
+
+#: the run columns a cell's :class:`Summary` holds the mean over seeds of (declared on
+#: :class:`RunResult`: cell ``"mean"`` or ``"nanmean"``), in declaration order
+MEAN_COLUMNS = tuple(c.name for c in columns(RunResult) if c.cell in ("mean", "nanmean"))
+#: the run columns that are one value per cell (cell ``"same"``: the first seed's)
+SAME_COLUMNS = tuple(c.name for c in columns(RunResult) if c.cell == "same")
+
+
+def cell_mean(values, how: str = "mean") -> float:
+    """The mean over a cell's seeds of one column (``how``: its declared cell role).
+
+    ``"mean"``: the mean (inf if a value is inf, NaN if one is NaN); ``"nanmean"``: the mean
+    of the values that are not NaN (NaN if none is). One rule for :func:`summarise` and the
+    store's report (:func:`spare_core.sweeps.summarise_store`).
+    """
+    xs = np.asarray(values, dtype=np.float64)
+    if how == "nanmean":
+        return float(np.nanmean(xs)) if np.isfinite(xs).any() else math.nan
+    if how != "mean":
+        raise ValueError(f"how must be 'mean' or 'nanmean', got {how!r}")
+    return float(np.mean(xs))
+
+
+def judged_cells(cells, *, uses_redundancy: bool, plain_compared: bool, redundancy=lambda c: c.redundancy) -> list:
+    """The cells a policy is judged on (its best r, the ranking): with a policy without
+    redundancy compared (``plain_compared``), a policy that uses r is judged at r >= 2 — at
+    r = 1 it is that policy under another name (every failure a restart) — unless r = 1 is
+    all it ran. The one owner of this rule: :meth:`ResultSet.best_per_policy` and
+    :func:`spare_core.sweeps.best_redundancy` both ask it.
+
+    Parameters
+    ----------
+    cells : sequence
+        One policy's cells (summaries, or rows of a store's summary).
+    uses_redundancy : bool
+        Whether that policy uses r.
+    plain_compared : bool
+        Whether a policy without redundancy is among those compared.
+    redundancy : callable
+        A cell's r (default: its ``redundancy`` attribute).
+    """
+    cells = list(cells)
+    if plain_compared and uses_redundancy and any(redundancy(c) > 1 for c in cells):
+        return [c for c in cells if redundancy(c) > 1]
+    return cells
 
 
 def mean_ci(values, level: float = 0.95, bounds: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float, float]:
@@ -97,10 +146,11 @@ class Summary:
     """Statistics over seeds of one (scenario, policy, r, interval setting) cell.
 
     ``ratio_*`` summarise TTT/T0 (``inf`` when any seed did not finish within the horizon);
-    the other fields are means over seeds: ``availability`` (time in kept steps / wall time,
-    redundant stack layers counted as kept) and ``ettr`` (T0 / time-to-train,
-    :func:`ettr`; NaN when a seed did not finish). ``finished`` counts seeds that finished;
-    ``interval_setting`` is the study's interval axis value ("" for the policy's own).
+    ``finished`` counts seeds that finished; ``interval_setting`` is the study's interval
+    axis value ("" for the policy's own). ``means`` holds the mean over seeds of every run
+    column declared to be averaged (:data:`MEAN_COLUMNS`: availability, overhead, ETTR,
+    failures, times, GPU-hours, cost, ...), each also an attribute (``summary.availability``)
+    and a key of :meth:`to_dict`; ``ettr`` is NaN when a seed did not finish.
     """
 
     scenario: str
@@ -113,18 +163,30 @@ class Summary:
     ratio_std: float
     ratio_min: float
     ratio_max: float
-    availability: float
-    overhead: float
-    failures_masked: float
-    wipeouts: float
-    restarts: float
-    progress: float
     interval_setting: str = ""
-    ettr: float = math.nan
+    means: Mapping[str, float] = field(default_factory=dict, repr=False)
+
+    def __getattr__(self, name: str) -> float:
+        # the means as attributes; only called when no field or method has the name
+        means = self.__dict__.get("means")
+        if means is not None and not name.startswith("_") and name in means:
+            return means[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        interval = f", interval {self.interval_setting}" if self.interval_setting else ""
+        m = self.means
+        return (f"Summary({self.policy} r={self.redundancy}, {self.scenario} (N={self.n_groups}){interval}, "
+                f"{self.finished}/{self.seeds} seeds finished, TTT/T0={self.ratio_mean:.3f} ± {self.ratio_std:.3f}, "
+                f"availability={m.get('availability', math.nan):.3f}, ettr={m.get('ettr', math.nan):.3f}, "
+                f"{len(m)} means)")
 
     def to_dict(self) -> dict:
-        """The fields as a JSON-friendly dict (``inf`` and ``nan`` become None)."""
-        return fields_dict(self)
+        """The fields, each mean under its column's name, as a JSON-friendly dict (``inf``
+        and ``nan`` become None)."""
+        out = fields_dict(self, exclude=("means",))
+        out.update(to_jsonable(dict(self.means), "Summary.means"))
+        return out
 
 
 def summarise(runs: list[RunResult], n_groups: int, interval_setting: str = "") -> Summary:
@@ -135,6 +197,7 @@ def summarise(runs: list[RunResult], n_groups: int, interval_setting: str = "") 
     ratios = np.array([r.ratio for r in runs])
     fin = int(sum(r.finished for r in runs))
     all_fin = fin == len(runs)
+    how = {c.name: c.cell for c in columns(RunResult)}
     return Summary(
         scenario=runs[0].scenario,
         n_groups=n_groups,
@@ -146,14 +209,8 @@ def summarise(runs: list[RunResult], n_groups: int, interval_setting: str = "") 
         ratio_std=float(ratios.std(ddof=1)) if all_fin and len(runs) > 1 else (0.0 if all_fin else math.inf),
         ratio_min=float(ratios.min()),
         ratio_max=float(ratios.max()),
-        availability=float(np.mean([r.availability for r in runs])),
-        overhead=float(np.nanmean([r.overhead for r in runs])) if any(np.isfinite(r.overhead) for r in runs) else math.nan,
-        failures_masked=float(np.mean([r.failures_masked for r in runs])),
-        wipeouts=float(np.mean([r.wipeouts for r in runs])),
-        restarts=float(np.mean([r.restarts for r in runs])),
-        progress=float(np.mean([r.progress for r in runs])),
         interval_setting=interval_setting,
-        ettr=float(np.mean([ettr(r) for r in runs])) if all_fin else math.nan,
+        means={name: cell_mean([getattr(r, name) for r in runs], how[name]) for name in MEAN_COLUMNS},
     )
 
 
@@ -201,13 +258,9 @@ class ResultSet:
     progress: object = None
 
     def __post_init__(self) -> None:
-        # the runs of each summary, in order (set by the executor; else found by label)
-        self._cells: list = []
-
-    @property
-    def cells(self) -> list:
-        """The summaries (one per cell)."""
-        return self.summaries
+        if sum(s.seeds for s in self.summaries) != len(self.runs):
+            raise ValueError(f"runs must be the summaries' runs, cell by cell: {len(self.runs)} runs for "
+                             f"{sum(s.seeds for s in self.summaries)} seeds in the summaries")
 
     # -- lookups ------------------------------------------------------------------------
     def cell(self, n_groups: int, policy: str, r: int) -> Summary:
@@ -218,12 +271,14 @@ class ResultSet:
         raise KeyError((n_groups, policy, r))
 
     def cell_runs(self, summary: Summary) -> list:
-        """The runs behind one summary (one per seed, in seed order)."""
-        for s, runs in zip(self.summaries, self._cells):
+        """The runs behind one of :attr:`summaries` (one per seed, in seed order: the runs are
+        held cell by cell, ``summary.seeds`` of them each)."""
+        start = 0
+        for s in self.summaries:
             if s is summary:
-                return list(runs)
-        return [r for r in self.runs if r.scenario == summary.scenario and r.policy == summary.policy
-                and r.redundancy == summary.redundancy]
+                return self.runs[start:start + s.seeds]
+            start += s.seeds
+        raise KeyError(f"not a summary of this result set: {summary!r}")
 
     def cell_interval(self, summary: Summary) -> tuple[float, str]:
         """The checkpoint interval (compute seconds between saves) of a cell and its rule
@@ -244,13 +299,8 @@ class ResultSet:
 
     def _candidates(self, label: str, scenario: str | None) -> list:
         cells = [s for s in self.summaries if s.policy == label and (scenario is None or s.scenario == scenario)]
-        # with a policy without redundancy compared, a redundancy policy at r = 1 is that policy
-        # under another name (every failure a restart): its own answer is sought at r >= 2
-        # (unless r = 1 is all it ran)
         plain = any(not self.redundant.get(s.policy, True) for s in self.summaries)
-        if plain and self.redundant.get(label, True) and any(s.redundancy > 1 for s in cells):
-            cells = [s for s in cells if s.redundancy > 1]
-        return cells
+        return judged_cells(cells, uses_redundancy=self.redundant.get(label, True), plain_compared=plain)
 
     def best_per_policy(self, scenario: str | None = None) -> list[tuple[Summary, bool]]:
         """Per policy label (in the study's order): its best cell and whether it finished on
@@ -294,7 +344,7 @@ class ResultSet:
             import pandas as pd
         except ImportError:
             raise ImportError("ResultSet.to_frame needs pandas: pip install pandas") from None
-        return pd.DataFrame([{**r.to_dict(), "ettr": ettr(r)} for r in self.runs])
+        return pd.DataFrame([r.to_dict() for r in self.runs])
 
     def __repr__(self) -> str:
         tail = ", interrupted" if self.interrupted else ""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._native import load
-from .._results import fields_dict
+from .._results import column, columns, columns_doc, derived, fields_dict
 from ..events import EpochSource
 from .._seeding import run_seed
 from .._validate import as_float
@@ -60,96 +60,56 @@ class Timeline:
 class RunResult:
     """Outcome of :func:`simulate`.
 
-    Attributes
-    ----------
-    policy : str
-        Policy label (``"SPARe+CKPT"``, ...); ``redundancy`` its r.
-    scenario : str
-        Scenario name; ``failure_model`` the failure model in words.
-    seed : int or None
-    finished : bool
-        False when the run hit the horizon ``max_wall_factor * T0`` first.
-    time_to_train : float
-        Wall seconds to complete all steps (``inf`` if unfinished).
-    t0 : float
-        Failure-free time-to-train (:attr:`Scenario.t0`).
-    ratio : float
-        ``time_to_train / t0`` (``inf`` if unfinished).
-    wall_time : float
-        Simulated wall time at the end (the finish or the horizon).
-    progress : float
-        Fraction of the steps completed and kept.
-    availability : float
-        Useful time / wall time; useful time is the duration of the steps that count (kept
-        steps: not rolled back), excluding saves, restarts and lost work.
-    overhead : float
-        Mean stack layers computed per kept step (1 for CKPT-only, r for Rep+CKPT, S-bar plus
-        patch layers for SPARe).
-    failures_seen, failures_masked, failures_restart : int
-        Failures during the run; those absorbed by redundancy; those forcing a restart.
-    wipeouts, restarts, checkpoints, epochs : int
-        Wipe-outs of redundancy (0 for CKPT-only, whose restarts are not wipe-outs), global
-        restarts, checkpoints saved, epochs (restarts + 1).
-    checkpoint_interval : float
-        Compute seconds between checkpoints; ``interval_rule`` says how it was chosen.
-    lost_time, save_time, restart_time : float
-        Wall seconds lost to rollbacks, spent saving, spent restarting.
-    steps_executed : int
-        Steps computed, including those rolled back.
-    rejoins : int
-        Groups back in the job after a swap (scenarios with repairs).
-    memory_snapshots, memory_restores : int
-        In-memory snapshots taken; restarts restored from memory (scenarios with a memory tier).
-    memory_save_time : float
-        Wall seconds spent taking in-memory snapshots.
-    wait_time : float
-        Wall seconds restarts waited, past their restart time, for replacement nodes.
-    pause_time : float
-        Wall seconds all groups paused for membership changes (elastic training).
-    gpus_paid : int
-        GPUs paid for while the job runs: the job's ``n_groups * gpus_per_group`` plus the
-        spare pool's (0 when the scenario has no ``gpus_per_group``).
-    gpu_hour_price : float
-        The scenario's price of a GPU-hour (0: none given).
-    gpu_hours, cost : float (properties)
-        ``gpus_paid * wall_time / 3600`` and ``gpu_hours * gpu_hour_price`` (NaN when unknown).
-    timeline : Timeline or None
+    Every field and derived figure is a declared column (:func:`spare_core._results.column`,
+    :func:`~spare_core._results.derived`: kind, unit, doc, how a cell of seeds summarises it,
+    the value of a run stored before it existed). The JSON, CSV and Parquet outputs, the
+    result store's schema, :class:`~spare_core.sim.results.Summary`'s means and the store's
+    report all derive from :func:`spare_core._results.columns` ``(RunResult)``: adding a
+    column is one declaration here and the kernel that fills it. The ``timeline`` (with
+    ``timeline=True``: every failure and epoch) is not a column.
     """
 
-    policy: str
-    redundancy: int
-    scenario: str
-    failure_model: str
-    seed: object
-    finished: bool
-    time_to_train: float
-    t0: float
-    ratio: float
-    wall_time: float
-    progress: float
-    availability: float
-    overhead: float
-    failures_seen: int
-    failures_masked: int
-    failures_restart: int
-    wipeouts: int
-    restarts: int
-    checkpoints: int
-    epochs: int
-    checkpoint_interval: float
-    interval_rule: str
-    lost_time: float
-    save_time: float
-    restart_time: float
-    steps_executed: int
-    rejoins: int = 0
-    memory_snapshots: int = 0
-    memory_restores: int = 0
-    memory_save_time: float = 0.0
-    wait_time: float = 0.0
-    pause_time: float = 0.0
-    gpus_paid: int = 0
-    gpu_hour_price: float = 0.0
+    policy: str = column("the policy's label (\"SPARe+CKPT\", ...)", cell="key")
+    redundancy: int = column("the policy's redundancy r (1 for CKPT-only)", cell="key")
+    scenario: str = column("the scenario's name", cell="key")
+    failure_model: str = column("the failure model in words", cell="same")
+    seed: object = column("the run's seed (a SeedSequence's entropy as text)", cell="seed", kind="seed")
+    finished: bool = column("the run completed every step before the horizon max_wall_factor * T0", cell="count")
+    time_to_train: float = column("wall seconds to complete every step (inf if unfinished)", unit="s")
+    t0: float = column("failure-free time-to-train (Scenario.t0)", unit="s")
+    ratio: float = column("time_to_train / t0 (inf if unfinished)", cell="ratio")
+    wall_time: float = column("simulated wall time at the end (the finish or the horizon)", unit="s")
+    progress: float = column("fraction of the steps completed and kept")
+    availability: float = column("useful time / wall time; useful: the steps kept (not rolled back), without saves, "
+                                 "restarts and lost work")
+    overhead: float = column("mean stack layers computed per kept step (1 for CKPT-only, r for Rep+CKPT, S-bar plus "
+                             "patch layers for SPARe; NaN with no kept step)", cell="nanmean")
+    failures_seen: int = column("failures during the run")
+    failures_masked: int = column("failures absorbed by redundancy")
+    failures_restart: int = column("failures that forced a global restart")
+    wipeouts: int = column("wipe-outs of redundancy (0 for CKPT-only, whose restarts are not wipe-outs)")
+    restarts: int = column("global restarts")
+    checkpoints: int = column("checkpoints saved")
+    epochs: int = column("epochs (restarts + 1)")
+    checkpoint_interval: float = column("compute seconds between checkpoints", unit="s")
+    interval_rule: str = column("how the checkpoint interval was chosen", cell="same")
+    lost_time: float = column("wall seconds lost to rollbacks", unit="s")
+    save_time: float = column("wall seconds spent saving checkpoints", unit="s")
+    restart_time: float = column("wall seconds spent restarting", unit="s")
+    steps_executed: int = column("steps computed, those rolled back included")
+    rejoins: int = column("groups back in the job after a swap (scenarios with repairs)", older=0, default=0)
+    memory_snapshots: int = column("in-memory snapshots taken (scenarios with a memory tier)", older=0, default=0)
+    memory_restores: int = column("restarts restored from the in-memory tier", older=0, default=0)
+    memory_save_time: float = column("wall seconds spent taking in-memory snapshots", unit="s", older=0.0,
+                                     default=0.0)
+    wait_time: float = column("wall seconds restarts waited, past their restart time, for replacement nodes",
+                              unit="s", older=0.0, default=0.0)
+    pause_time: float = column("wall seconds all groups paused for membership changes (elastic training)",
+                               unit="s", older=0.0, default=0.0)
+    gpus_paid: int = column("GPUs paid for while the job runs: n_groups * gpus_per_group plus the spare pool's (0 "
+                            "when the scenario has no gpus_per_group)", unit="GPU", older=0, default=0)
+    gpu_hour_price: float = column("the scenario's price of a GPU-hour (0: none given)", unit="price/GPU-h",
+                                   older=0.0, default=0.0)
     timeline: Timeline | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
@@ -161,22 +121,31 @@ class RunResult:
             f"checkpoints={self.checkpoints})"
         )
 
-    @property
+    @derived("GPU-hours paid for: gpus_paid * wall_time / 3600 (NaN when the GPUs are unknown)", unit="GPU-h")
     def gpu_hours(self) -> float:
         """GPU-hours paid for (``gpus_paid * wall_time / 3600``; NaN when the GPUs are unknown)."""
         return self.gpus_paid * self.wall_time / 3600.0 if self.gpus_paid > 0 else math.nan
 
-    @property
+    @derived("gpu_hours * gpu_hour_price (NaN without a price or GPUs)", unit="price")
     def cost(self) -> float:
         """``gpu_hours * gpu_hour_price`` (NaN without a price or GPUs)."""
         return self.gpu_hours * self.gpu_hour_price if self.gpu_hour_price > 0 else math.nan
 
+    @derived("effective training time ratio T0 / time-to-train (NaN if unfinished; not availability, which counts "
+             "redundant stack layers as useful)")
+    def ettr(self) -> float:
+        """``t0 / time_to_train``: failure-free time over wall time, NaN for a run that did not
+        finish (its ETTR is only bounded above, by 1 / horizon)."""
+        return self.t0 / self.time_to_train if self.finished and self.time_to_train > 0 else math.nan
+
     def to_dict(self) -> dict:
-        """The scalar fields, ``gpu_hours`` and ``cost`` as a JSON-friendly dict (``inf`` and
-        NaN become None); the timeline is left out (:meth:`Timeline.to_dict` exports it)."""
-        out = fields_dict(self, exclude=("timeline",))
-        out.update(fields_dict(self, ("gpu_hours", "cost")))
-        return out
+        """Every column (the derived ones included) as a JSON-friendly dict (``inf`` and NaN
+        become None); the timeline is left out (:meth:`Timeline.to_dict` exports it)."""
+        return fields_dict(self, [c.name for c in columns(RunResult)])
+
+
+if RunResult.__doc__:  # None under python -OO
+    RunResult.__doc__ += columns_doc(RunResult)
 
 
 class StepMultipliers:

@@ -13,9 +13,9 @@ See docs/sweeps.md for the design, the measured speed and how a spec runs on a c
 from __future__ import annotations
 
 from .aggregate import best_redundancy, summarise_store
-from .runner import EXECUTORS, SweepProgress, execute, run_batch, run_sweep
+from .runner import EXECUTORS, execute, run_batch, run_sweep
 from .spec import Group, Run, SweepSpec, load_spec
 from .store import ResultStore, StoreError, StoreWarning
 
-__all__ = ["SweepSpec", "load_spec", "Run", "Group", "execute", "run_sweep", "run_batch", "SweepProgress", "EXECUTORS",
+__all__ = ["SweepSpec", "load_spec", "Run", "Group", "execute", "run_sweep", "run_batch", "EXECUTORS",
            "ResultStore", "StoreError", "StoreWarning", "summarise_store", "best_redundancy"]

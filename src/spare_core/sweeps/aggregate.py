@@ -11,13 +11,35 @@ import math
 
 import numpy as np
 
-from ..sim.results import RATIO_BOUNDS, mean_ci
+from .._results import columns
+from ..sim.results import MEAN_COLUMNS, RATIO_BOUNDS, SAME_COLUMNS, cell_mean, judged_cells, mean_ci
+from ..sim.run import RunResult
 from .store import ResultStore, require_pyarrow
 
-__all__ = ["summarise_store", "best_redundancy", "unfinished_combinations"]
+__all__ = ["summarise_store", "best_redundancy", "unfinished_combinations", "report_columns"]
 
 _CELL = ("scenario_key", "policy", "redundancy", "interval_setting")
-_MEANS = ("availability", "overhead", "checkpoint_interval", "failures_masked", "wipeouts", "restarts", "progress")
+
+
+def report_columns() -> dict:
+    """Run column -> the columns of :func:`summarise_store` it gives (from the columns declared
+    on :class:`~spare_core.sim.RunResult`): a cell key itself, the seeds ``runs``, the finished
+    count ``finished``, TTT/T0 its mean, interval and quantiles (``ratio_*``), a column one value
+    per cell itself, every averaged one ``NAME_mean``."""
+    out = {}
+    for c in columns(RunResult):
+        out[c.name] = {"key": (c.name,), "seed": ("runs",), "count": (c.name,), "same": (c.name,),
+                       "ratio": ("ratio_mean", "ratio_ci_low", "ratio_ci_high")}.get(c.cell, (f"{c.name}_mean",))
+    return out
+
+
+def _uses_redundancy(source) -> bool:
+    """Whether the policy a store's ``policy_source`` names uses r: the registry says for a
+    registered name; any other source (a factory's or a class's path) is taken to (a cell at
+    r = 1 of a policy without r is then judged like any other)."""
+    from ..sim import policy_names, uses_redundancy
+
+    return bool(uses_redundancy(source)) if source in policy_names() else True
 
 
 def _table(source):
@@ -48,11 +70,14 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
     -------
     pyarrow.Table
         Columns: scenario, scenario_key, n_groups, policy, redundancy, interval_setting,
-        runs, finished, ratio_mean, ratio_ci_low, ratio_ci_high, the quantiles, and the means
-        of availability, overhead, checkpoint_interval, failures_masked, wipeouts, restarts,
-        progress. A cell with an unfinished seed has an infinite mean and interval (the run
-        hit its horizon: its TTT is only bounded below); with one seed the interval is NaN.
-        Sorted by scenario, policy, interval setting and r.
+        policy_source (the registry name), uses_redundancy (from the registry), runs,
+        finished, ratio_mean, ratio_ci_low, ratio_ci_high, the quantiles, every run column
+        that is one value per cell (failure_model, interval_rule) and ``NAME_mean`` for every
+        averaged one (availability, overhead, ettr, times, failures, GPU-hours, cost, ...):
+        what :func:`report_columns` maps each declared run column to. A cell with an
+        unfinished seed has an infinite mean and interval (the run hit its horizon: its TTT is
+        only bounded below); with one seed the interval is NaN. Sorted by scenario, policy,
+        interval setting and r.
 
     Raises
     ------
@@ -68,8 +93,10 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
     t = _table(source)
     if t.num_rows == 0:
         return pa.table({})
+    how = {c.name: c.cell for c in columns(RunResult)}
     col = {c: t.column(c).to_numpy(zero_copy_only=False) for c in
-           set(_CELL + _MEANS + ("ratio", "finished", "scenario", "scenario_json"))}
+           set(_CELL + MEAN_COLUMNS + SAME_COLUMNS + ("ratio", "finished", "scenario", "scenario_json", "policy_source"))}
+    uses = {}
     cells: dict = {}
     for i, key in enumerate(zip(*(col[c] for c in _CELL))):
         cells.setdefault(key, []).append(i)
@@ -89,15 +116,21 @@ def summarise_store(source, *, confidence=0.95, quantiles=(0.05, 0.5, 0.95)):
             # the Student-t interval cut at TTT/T0 >= 1 (sim.results.mean_ci: why not a bootstrap)
             mean, lo, hi = mean_ci(ratio, confidence, RATIO_BOUNDS)
         method = "linear" if fin == n else "inverted_cdf"  # inf does not interpolate
+        source = str(col["policy_source"][idx[0]])
+        if source not in uses:
+            uses[source] = _uses_redundancy(source)
         row = {
             "scenario": str(col["scenario"][idx[0]]), "scenario_key": skey, "n_groups": n_of[skey],
-            "policy": key[1], "redundancy": int(key[2]), "interval_setting": key[3],
-            "runs": n, "finished": fin, "ratio_mean": mean, "ratio_ci_low": lo, "ratio_ci_high": hi,
+            "policy": key[1], "redundancy": int(key[2]), "interval_setting": key[3], "policy_source": source,
+            "uses_redundancy": uses[source], "runs": n, "finished": fin,
+            "ratio_mean": mean, "ratio_ci_low": lo, "ratio_ci_high": hi,
         }
         for q, v in zip(qs, np.quantile(ratio, qs, method=method)):
             row[f"ratio_q{round(100 * q):02d}"] = float(v)
-        for m in _MEANS:
-            row[f"{m}_mean"] = float(np.mean(col[m][idx].astype(np.float64)))
+        for m in SAME_COLUMNS:
+            row[m] = col[m][idx[0]].item() if hasattr(col[m][idx[0]], "item") else col[m][idx[0]]
+        for m in MEAN_COLUMNS:
+            row[f"{m}_mean"] = cell_mean(col[m][idx].astype(np.float64), how[m])
         rows.append(row)
     rows.sort(key=lambda r: (r["scenario"], r["scenario_key"], r["policy"], r["interval_setting"], r["redundancy"]))
     return pa.Table.from_pylist(rows)
@@ -111,6 +144,11 @@ def best_redundancy(summary):
     summary : pyarrow.Table
         From :func:`summarise_store`.
 
+    With a policy without redundancy in the summary (CKPT-only), the others are judged at
+    r >= 2, as :meth:`spare_core.sim.ResultSet.best_per_policy` judges them (one rule:
+    :func:`spare_core.sim.results.judged_cells`): at r = 1 they are that policy under another
+    name. A summary without ``uses_redundancy`` (one written before it) judges every r.
+
     Returns
     -------
     pyarrow.Table
@@ -122,8 +160,8 @@ def best_redundancy(summary):
     if summary.num_rows == 0:
         return summary
     out = []
-    for cells in _combinations(summary).values():
-        done = sorted((c for c in cells if math.isfinite(c["ratio_mean"])), key=lambda c: (c["ratio_mean"], c["redundancy"]))
+    for judged in _judged(summary):
+        done = sorted((c for c in judged if math.isfinite(c["ratio_mean"])), key=lambda c: (c["ratio_mean"], c["redundancy"]))
         if not done:
             continue
         best = dict(done[0])
@@ -151,11 +189,20 @@ def unfinished_combinations(summary):
     if summary.num_rows == 0:
         return []
     out = []
-    for cells in _combinations(summary).values():
+    for cells in _judged(summary):
         if any(math.isfinite(c["ratio_mean"]) for c in cells):
             continue
         out.append(dict(max(cells, key=lambda c: (c["progress_mean"], c["finished"], -c["redundancy"]))))
     return out
+
+
+def _judged(summary) -> list:
+    """Per (scenario, policy, interval setting), the cells it is judged on
+    (:func:`~spare_core.sim.results.judged_cells`), in the summary's order."""
+    by = _combinations(summary)
+    plain = any(not c.get("uses_redundancy", True) for cells in by.values() for c in cells)
+    return [judged_cells(cells, uses_redundancy=cells[0].get("uses_redundancy", True), plain_compared=plain,
+                         redundancy=lambda c: c["redundancy"]) for cells in by.values()]
 
 
 def _combinations(summary) -> dict:

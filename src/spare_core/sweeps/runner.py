@@ -10,17 +10,12 @@ whole again, only its missing runs written.
 """
 from __future__ import annotations
 
-from ..sim.executor import EXECUTORS, STORE_COLUMNS, Progress, map_unordered, run_groups, store_columns
+from ..sim.executor import EXECUTORS, Progress, map_unordered, run_groups, store_columns
 from ..sim.executor import execute as _execute
 from ..sim.study import Study
 from .store import ResultStore
 
-__all__ = ["execute", "run_sweep", "run_batch", "map_unordered", "SweepProgress", "EXECUTORS", "COLUMNS"]
-
-#: the columns of a stored run: what identifies it, then the fields of its RunResult
-COLUMNS = STORE_COLUMNS
-#: what :func:`run_sweep` did (the executor's :class:`~spare_core.sim.executor.Progress`)
-SweepProgress = Progress
+__all__ = ["execute", "run_sweep", "run_batch", "map_unordered", "EXECUTORS"]
 
 
 def execute(study, *, store=None, **options):
@@ -66,7 +61,8 @@ def run_sweep(spec, store, *, executor="local", workers=1, scheduler=None, batch
 
     Returns
     -------
-    SweepProgress
+    Progress
+        What it did (:class:`spare_core.sim.executor.Progress`).
 
     Raises
     ------

@@ -72,31 +72,60 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
 
 
-#: RunResult fields added after stores were first written, with the value a run stored
-#: before them has (its scenario had no repairs, memory tier or price): older parts are read
-#: with these filled in instead of being set aside
-_ADDED_COLUMNS = {"rejoins": 0, "memory_snapshots": 0, "memory_restores": 0, "memory_save_time": 0.0,
-                  "wait_time": 0.0, "pause_time": 0.0, "gpus_paid": 0, "gpu_hour_price": 0.0}
-
-
-def _kinds():
-    """Column name -> what its type must be ("string", "uint", "number", "bool"): the columns
-    of a stored run (:data:`spare_core.sim.executor.STORE_COLUMNS`)."""
-    import dataclasses
-
+def _schema():
+    """``(kinds, older, derived)`` of a stored run, from the columns declared on
+    :class:`~spare_core.sim.RunResult` (:func:`spare_core._results.columns`): column name ->
+    what its type must be ("string", "uint", "number", "bool"); the columns added after stores
+    were first written -> the value a run stored before them holds (its scenario had no
+    repairs, memory tier or price), filled in when an older part is read instead of setting it
+    aside; and the derived columns, which an older part is given computed from its others."""
+    from .._results import columns
     from ..sim.executor import STORE_COLUMNS
     from ..sim.run import RunResult
 
-    ann = {f.name: str(f.type) for f in dataclasses.fields(RunResult)}
-    out = {}
+    declared = {c.name: c for c in columns(RunResult)}
+    kinds = {}
     for c in STORE_COLUMNS:
+        col = declared.get(c)
         if c == "seed":
-            out[c] = "uint"
-        elif c in ann:
-            out[c] = {"str": "string", "bool": "bool", "int": "number", "float": "number"}.get(ann[c], "any")
-        else:  # key, group and scenario keys, JSON, source, interval setting
-            out[c] = "string"
-    return out
+            kinds[c] = "uint"
+        elif col is None:  # key, group and scenario keys, JSON, source, interval setting
+            kinds[c] = "string"
+        else:
+            kinds[c] = {"text": "string", "bool": "bool", "int": "number", "float": "number"}.get(col.kind, "any")
+    older = {c.name: c.older for c in declared.values() if c.name in kinds and not c.required and not c.derived}
+    derived = {c.name: c.kind for c in declared.values() if c.derived and c.name in kinds}
+    return kinds, older, derived
+
+
+#: columns a part holds besides a run's (the version that wrote it: provenance)
+_EXTRA_COLUMNS = ("spare_core_version",)
+
+
+def _fill_older(table, names, older: dict):
+    """A part written before some columns existed, with them: each added column at the value
+    its runs held then (the column's declared ``older``)."""
+    pa, _ = require_pyarrow()
+    for c, value in older.items():
+        if c not in names:
+            table = table.append_column(c, pa.array([value] * table.num_rows,
+                                                    type=pa.float64() if isinstance(value, float) else pa.int64()))
+    return table
+
+
+def _derive_missing(table, derived: dict):
+    """A checked part written before some derived columns existed, with them: computed from
+    its other columns by the RunResult's own properties (one formula)."""
+    pa, _ = require_pyarrow()
+    lacking = [c for c in derived if c not in table.schema.names]
+    if lacking:
+        from ..sim.executor import stored_run
+
+        runs = [stored_run(row) for row in table.to_pylist()]
+        types = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_(), "text": pa.string()}
+        for c in lacking:
+            table = table.append_column(c, pa.array([getattr(r, c) for r in runs], type=types[derived[c]]))
+    return table
 
 
 def _type_ok(t, kind) -> bool:
@@ -323,9 +352,10 @@ class ResultStore:
             return []
         return sorted(p for p in self.runs_dir.glob("part-*.parquet"))
 
-    def _read_part(self, path: Path, kinds: dict):
+    def _read_part(self, path: Path, schema_of_runs: tuple):
         """The whole part as a table, every check passed; :class:`_BadPart` otherwise."""
         pa, pq = require_pyarrow()
+        kinds, older, derived = schema_of_runs
         if not path.is_file():
             raise _BadPart("is not a regular file")
         try:
@@ -335,9 +365,15 @@ class ResultStore:
             raise _BadPart(f"is not a readable Parquet file ({_first_line(e)})") from None
         if len(set(names)) != len(names):
             raise _BadPart("has repeated column names")
-        missing = [c for c in kinds if c not in names and c not in _ADDED_COLUMNS]
+        missing = [c for c in kinds if c not in names and c not in older and c not in derived]
         if missing:
             raise _BadPart(f"is not a part of a sweep store (no column {missing[0]!r})")
+        # a column added since is filled in for a part written before it, which knew no other
+        # names: a name it does not know beside one it lacks is a damaged name, not an old part
+        absent = [c for c in kinds if c not in names]
+        unknown = [c for c in names if c not in kinds and c not in _EXTRA_COLUMNS]
+        if absent and unknown:
+            raise _BadPart(f"has no column {absent[0]!r} but an unknown one, {unknown[0]!r}")
         for c, kind in kinds.items():
             if c not in names:
                 continue  # a column added after the part was written (filled in below)
@@ -350,12 +386,9 @@ class ResultStore:
             raise _BadPart(f"is damaged ({_first_line(e)})") from None
         if table.schema.names != names:
             raise _BadPart("changed its columns between two reads")
-        for c in _ADDED_COLUMNS:
-            if c not in names:
-                table = table.append_column(c, pa.array([_ADDED_COLUMNS[c]] * table.num_rows, type=pa.float64()
-                                                        if isinstance(_ADDED_COLUMNS[c], float) else pa.int64()))
+        table = _fill_older(table, names, older)
         for c, kind in kinds.items():
-            if kind in ("number", "bool", "uint") and table.column(c).null_count:
+            if kind in ("number", "bool", "uint") and c in table.schema.names and table.column(c).null_count:
                 raise _BadPart(f"has missing values in column {c!r}")
         keys = table.column("key")
         if keys.null_count:
@@ -375,7 +408,7 @@ class ResultStore:
             if len(seed) and pc.min(seed).as_py() < 0:
                 raise _BadPart("has negative seeds")
             table = table.set_column(names.index("seed"), "seed", seed.cast(pa.uint64()))
-        return table
+        return _derive_missing(table, derived)
 
     def _good_parts(self, on_bad, keys_only=False):
         """``[(path, table)]`` of the parts that pass every check; ``on_bad(path, reason)``
@@ -383,7 +416,7 @@ class ResultStore:
         changed since (same size, mtime, inode) is read back by its key column alone (still
         checksummed): a writer's resumption checks each part whole once, not twice."""
         _, pq = require_pyarrow()
-        kinds = _kinds()
+        kinds = _schema()
         out = []
         for part in self.parts():
             try:
