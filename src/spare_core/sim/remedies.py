@@ -33,7 +33,8 @@ from .executor import execute
 from .scenario import Scenario
 from .study import Study
 
-__all__ = ["REMEDIES", "RemedyPlan", "remedy_plan", "with_pause", "weigh_remedies", "has_stragglers"]
+__all__ = ["REMEDIES", "RemedyPlan", "remedy_plan", "with_pause", "weigh_remedies", "has_stragglers",
+           "describe_remedies"]
 
 
 def has_stragglers(scenario: Scenario) -> bool:
@@ -99,13 +100,18 @@ def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
             raise ValueError("remedy 'evict' swaps the slow node for a hot spare: it needs repairs with a spare "
                              "([repair] with repair.spares >= 1, or unlimited)")
         pause = rp.swap
+        pool = "an unlimited pool" if rp.spares is None else "the node back in the pool at once"
         if rp.spares is not None and rp.time > 0:
             changes["repair"] = dataclasses.replace(rp, spares=rp.spares - 1)
             extra = rp.gpus_per_node if scenario.gpus_per_group is not None else 0
+            pool = (f"the pool {rp.spares} -> {rp.spares - 1} spares while the node is in repair, held out for the "
+                    "whole run (an upper bound)")
     elif remedy == "rebalance":
         pause = float(stm.rebalance_cost)
-    return RemedyPlan(remedy, scenario.replace(**changes), pause, extra, float(model.mean_multiplier()),
-                      stm.remedy_note(remedy))
+    note = stm.remedy_note(remedy)
+    if remedy == "evict":
+        note += f"; a {pause:g}-s swap, {pool}"
+    return RemedyPlan(remedy, scenario.replace(**changes), pause, extra, float(model.mean_multiplier()), note)
 
 
 def with_pause(run: Any, plan: RemedyPlan) -> Any:
@@ -127,9 +133,13 @@ def _geo_saving(values: Sequence[float], base: Sequence[float]) -> float:
     return 0.0 - math.expm1(math.fsum(xs) / len(xs)) if xs else math.nan
 
 
-def weigh_remedies(scenario: Scenario, policy: Any, seeds: Sequence[int], remedies: Sequence[str]) -> dict[str, Any]:
+def weigh_remedies(scenario: Scenario, policy: Any, seeds: Sequence[int], remedies: Sequence[str], *,
+                   check: Any = None) -> dict[str, Any]:
     """Run ``policy`` on ``scenario`` tolerating its stragglers and with each remedy, on the
     same ``seeds`` (the same failures), in this process; time and cost of each.
+
+    ``check``, if given, is called with the :class:`~spare_core.sim.Study` before it runs (a
+    command's work budget).
 
     Returns
     -------
@@ -142,12 +152,15 @@ def weigh_remedies(scenario: Scenario, policy: Any, seeds: Sequence[int], remedi
     """
     plans = [remedy_plan(scenario, None)] + [remedy_plan(scenario, r) for r in remedies]
     study = Study([p.scenario for p in plans], [policy], seeds=list(seeds), streams="seed", name="remedies")
+    if check is not None:
+        check(study)
     res = execute(study, workers=1)
+    cells = {c.scenario: c for c in res.summaries}
     rows = []
     base_t: list[float] = []
     base_c: list[float] = []
-    for plan, cell in zip(plans, res.summaries):
-        runs = sorted((with_pause(r, plan) for r in res.cell_runs(cell)), key=lambda r: r.seed)
+    for plan in plans:
+        runs = sorted((with_pause(r, plan) for r in res.cell_runs(cells[plan.scenario.name])), key=lambda r: r.seed)
         walls = [r.wall_time for r in runs]
         costs = [r.cost for r in runs]
         if plan.remedy is None:
@@ -163,4 +176,15 @@ def weigh_remedies(scenario: Scenario, policy: Any, seeds: Sequence[int], remedi
     best = max(gain, key=lambda r: r["saves_time"])["remedy"] if gain else None
     return {"policy": getattr(policy, "name", str(policy)), "redundancy": int(getattr(policy, "redundancy", 1)),
             "seeds": list(seeds), "slowdown": rows[0]["slowdown"], "worker": scenario.step_time_model.worker,
-            "source": scenario.step_time_model.source, "remedies": rows, "best": best}
+            "source": scenario.step_time_model.source, "remedies": rows, "best": best, "n_runs": len(res.runs)}
+
+
+def describe_remedies(scenario: Scenario, remedies: Sequence[str]) -> dict[str, Any] | None:
+    """The measured stragglers and what each remedy models, before any run (None without
+    ``[stragglers]``): ``slowdown``, ``worker`` (the rank to evict), ``source``, and per remedy
+    its plan (:meth:`RemedyPlan.to_dict`: S after it, its pause, the GPUs it adds, in words)."""
+    if not has_stragglers(scenario):
+        return None
+    stm = scenario.step_time_model
+    return {"slowdown": float(stm.mean_multiplier()), "worker": stm.worker, "source": stm.source,
+            "model": stm.to_dict(), "remedies": {r: remedy_plan(scenario, r).to_dict() for r in remedies}}

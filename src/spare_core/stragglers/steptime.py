@@ -194,7 +194,7 @@ class MeasuredStragglers:
         s, new = self.slowdown, self.remedy_slowdown(remedy)
         if remedy == "evict":
             who = "the worst worker" if self.worker is None else f"rank {self.worker}"
-            return f"evict {who} to a hot spare: S {s:.4f} -> {new:.4f} (a swap at the start, the node in repair)"
+            return f"evict {who} to a hot spare: S {s:.4f} -> {new:.4f}"
         if remedy == "rebalance":
             return (f"rebalance the stages: the stage imbalance's {100 * self.stage_share:.1f} % of the loss removed, "
                     f"S {s:.4f} -> {new:.4f}, after a {self.rebalance_cost:g}-s pause")
