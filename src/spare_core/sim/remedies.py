@@ -6,10 +6,10 @@ scenario with what the remedy leaves of S, plus what it costs (:func:`remedy_pla
 
 * ``"evict"``: the worst worker's node swapped for a hot spare of ``[repair]`` before training
   resumes: a one-time pause of ``repair.swap`` at the start (in the run's ``pause_time``), S
-  without that worker, and the slow node in repair: with a finite pool one spare fewer for the
-  whole run (the node is back after ``repair.time``; holding it out for the run is an upper
-  bound on what the eviction costs the pool, exact when the repair outlasts the run), the
-  GPUs paid still the file's pool's (the spare taken is paid as before). Needs a spare.
+  without that worker, and the slow node in repair: with a finite pool, the pool's first spare
+  is taken until the node is back after ``repair.time`` (:attr:`Repairs.taken_until`: the
+  failure ``spares`` uses later waits for it, as for any repair), the
+  GPUs paid the file's pool's as before. Needs a spare.
 * ``"rebalance"``: the pipeline partition rebalanced: a one-time pause of
   ``stragglers.rebalance_cost`` (a restart on the new partition: by default ``costs.restart``),
   the stage imbalance's share of the loss removed.
@@ -54,8 +54,6 @@ class RemedyPlan:
         With the remedy's step times (and, for evict, the pool one spare smaller).
     pause : float
         Seconds of the one-time pause at the start.
-    extra_gpus : int
-        GPUs paid beyond what the scenario's pool says (evict: the spare taken, still paid).
     slowdown : float
         The mean step multiplier after the remedy.
     note : str
@@ -65,12 +63,11 @@ class RemedyPlan:
     remedy: str | None
     scenario: Scenario
     pause: float
-    extra_gpus: int
     slowdown: float
     note: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"remedy": self.remedy or "tolerate", "pause_seconds": self.pause, "extra_gpus": self.extra_gpus,
+        return {"remedy": self.remedy or "tolerate", "pause_seconds": self.pause,
                 "slowdown": self.slowdown, "note": self.note}
 
 
@@ -86,14 +83,14 @@ def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
     stm = scenario.step_time_model
     if remedy is None:
         s = float(stm.mean_multiplier()) if has_stragglers(scenario) else 1.0
-        return RemedyPlan(None, scenario, 0.0, 0, s, "tolerate: every step at the measured slowdown")
+        return RemedyPlan(None, scenario, 0.0, s, "tolerate: every step at the measured slowdown")
     if remedy not in REMEDIES:
         raise ValueError(f"remedy must be one of {list(REMEDIES)}, got {remedy!r}")
     if not has_stragglers(scenario):
         raise ValueError(f"remedy {remedy!r} needs measured stragglers in the scenario ([stragglers] in a file)")
     model = stm.remedied(remedy)
     changes: dict[str, Any] = {"step_time_model": model, "name": f"{scenario.name} +{remedy}"}
-    pause, extra = 0.0, 0
+    pause = 0.0
     if remedy == "evict":
         rp = scenario.repair
         if rp is None or rp.spares == 0:
@@ -102,29 +99,28 @@ def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
         pause = rp.swap
         pool = "an unlimited pool" if rp.spares is None else "the node back in the pool at once"
         if rp.spares is not None and rp.time > 0:
-            changes["repair"] = dataclasses.replace(rp, spares=rp.spares - 1)
-            extra = rp.gpus_per_node if scenario.gpus_per_group is not None else 0
-            pool = (f"the pool {rp.spares} -> {rp.spares - 1} spares while the node is in repair, held out for the "
-                    "whole run (an upper bound)")
+            # the slow node left when the swap began, a pause before the failure clock starts
+            changes["repair"] = dataclasses.replace(rp, taken_until=rp.time - pause)
+            pool = f"one of the {rp.spares} spares taken until the node is back from its {rp.time:g}-s repair"
     elif remedy == "rebalance":
         pause = float(stm.rebalance_cost)
     note = stm.remedy_note(remedy)
     if remedy == "evict":
         note += f"; a {pause:g}-s swap, {pool}"
-    return RemedyPlan(remedy, scenario.replace(**changes), pause, extra, float(model.mean_multiplier()), note)
+    return RemedyPlan(remedy, scenario.replace(**changes), pause, float(model.mean_multiplier()), note)
 
 
 def with_pause(run: Any, plan: RemedyPlan) -> Any:
-    """``run`` with the plan's one-time pause at the start and its GPUs paid (a new RunResult;
-    unchanged when the plan adds neither)."""
-    if plan.pause == 0 and plan.extra_gpus == 0:
+    """``run`` with the plan's one-time pause at the start (a new RunResult; ``run`` itself
+    without a pause)."""
+    if plan.pause == 0:
         return run
     p = plan.pause
     wall = run.wall_time + p
     ttt = run.time_to_train + p if run.finished else math.inf
     return dataclasses.replace(run, wall_time=wall, time_to_train=ttt, ratio=ttt / run.t0 if run.finished else math.inf,
                                availability=run.availability * run.wall_time / wall if wall > 0 else 0.0,
-                               pause_time=run.pause_time + p, gpus_paid=run.gpus_paid + plan.extra_gpus)
+                               pause_time=run.pause_time + p)
 
 
 def _geo_saving(values: Sequence[float], base: Sequence[float]) -> float:
