@@ -202,6 +202,9 @@ class MeasuredStragglers:
             return (f"pacing cannot help: the loss is in computations (communication share 0), and pacing acts only "
                     f"on the collective phase (docs/pacing.md); S stays {s:.4f}")
         g = pacing_gain(self.n_nodes)
+        if g == 0:
+            return (f"pacing cannot help at {self.n_nodes} nodes: the pacing model's pacer removes nothing of the "
+                    f"collective phase there (inside one leaf it never engages, docs/pacing.md); S stays {s:.4f}")
         return (f"pacing: the pacing model removes {100 * g:.1f} % of the collective phase's excess at "
                 f"{min(self.n_nodes, PACING_NODES_MAX)} nodes, on the {100 * self.comm_share:.1f} % of the loss in "
                 f"communications: S {s:.4f} -> {new:.4f}")
