@@ -106,7 +106,10 @@ class Repairs:
         return 0 if self.spares is None else self.spares * self.gpus_per_node
 
     def to_dict(self) -> dict:
-        return fields_dict(self)
+        out = fields_dict(self)
+        if self.taken_until is None:  # the dict (and a stored run's key) it had before the field existed
+            del out["taken_until"]
+        return out
 
 
 @dataclass(frozen=True)

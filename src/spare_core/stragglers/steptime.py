@@ -132,7 +132,8 @@ class MeasuredStragglers:
         for k in ("per_step", "evict_per_step"):
             a = getattr(self, k)
             if a is not None:
-                a = np.array(a, dtype=np.float64)
+                if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and not a.flags.writeable):
+                    a = np.array(a, dtype=np.float64)  # a private read-only copy (a checked one is shared)
                 if a.ndim != 1 or not a.size or not np.all(np.isfinite(a)) or not np.all(a > 0):
                     raise ValueError(f"{k} must be a non-empty 1-d array of finite values > 0")
                 a.setflags(write=False)
