@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .._files import duration_text
 from ..stragglers.steptime import REMEDIES
 from .executor import execute
 from .scenario import Scenario
@@ -101,12 +102,13 @@ def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
         if rp.spares is not None and rp.time > 0:
             # the slow node left when the swap began, a pause before the failure clock starts
             changes["repair"] = dataclasses.replace(rp, taken_until=rp.time - pause)
-            pool = f"one of the {rp.spares} spares taken until the node is back from its {rp.time:g}-s repair"
+            pool = (f"one of the {rp.spares} spares taken until the node is back from its {duration_text(rp.time)} "
+                    "repair")
     elif remedy == "rebalance":
         pause = float(stm.rebalance_cost)
     note = stm.remedy_note(remedy)
     if remedy == "evict":
-        note += f"; a {pause:g}-s swap, {pool}"
+        note += f"; a {duration_text(pause)} swap, {pool}"
     return RemedyPlan(remedy, scenario.replace(**changes), pause, float(model.mean_multiplier()), note)
 
 

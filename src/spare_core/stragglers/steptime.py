@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import duration_text
 from .._validate import as_generator, as_int
 from . import _schema as sc
 from ._analysis import WhatIf, analyse
@@ -198,7 +199,7 @@ class MeasuredStragglers:
             return f"evict {who} to a hot spare: S {s:.4f} -> {new:.4f}"
         if remedy == "rebalance":
             return (f"rebalance the stages: the stage imbalance's {100 * self.stage_share:.1f} % of the loss removed, "
-                    f"S {s:.4f} -> {new:.4f}, after a {self.rebalance_cost:g}-s pause")
+                    f"S {s:.4f} -> {new:.4f}, after a {duration_text(self.rebalance_cost)} pause")
         if self.comm_share == 0 or s <= 1:
             return (f"pacing cannot help: the loss is in computations (communication share 0), and pacing acts only "
                     f"on the collective phase (docs/pacing.md); S stays {s:.4f}")
