@@ -218,7 +218,7 @@ def test_advise_on_a_trace_says_which_worker_to_evict_and_what_it_buys(job, tmp_
     assert doc["worker"] == SLOW and doc["evict"]["worker"] == SLOW and doc["evict"]["pays"]
     assert doc["evict"]["buys_seconds"] > 0 and doc["evict"]["buys_cost"] > 0
     assert [r["remedy"] for r in doc["remedies"]] == ["tolerate", "evict", "rebalance", "pacing"]
-    assert doc["remedies"][2]["pause_seconds"] == 600.0
+    assert doc["remedies"][2]["pause"] == 600.0
 
 
 def test_map_on_a_file_with_stragglers_weighs_the_remedies(job, tmp_path, capsys):

@@ -346,7 +346,7 @@ def _print_stragglers(st: dict[str, Any], objective: str) -> None:
         cost = f"{row['cost']:,.0f}" if math.isfinite(row["cost"]) else "-"
         sc = f"{100 * row['saves_cost']:+.1f} %" if math.isfinite(row["saves_cost"]) else "-"
         fin = "" if row["finished"] == row["seeds"] else f" ({row['finished']}/{row['seeds']} finished)"
-        pause = fmt_duration(row["pause_seconds"]) if row["pause_seconds"] > 0 else "0 s"
+        pause = fmt_duration(row["pause"]) if row["pause"] > 0 else "0 s"
         print(f"  {row['remedy']:<10} {row['slowdown']:>7.4f} {pause:>9} "
               f"{row['ratio']:>8.3f} {fmt_duration(row['time_to_train']):>14} {cost:>12} "
               f"{100 * row['saves_time']:>+9.1f} % {sc:>11}{fin}")

@@ -337,8 +337,8 @@ def run(args: Any) -> int:
         st = doc["stragglers"]
         print()
         print(f"stragglers: S = {st['slowdown']:.4f} ({st['source']}); the file's remedies:")
-        for plan in st["remedies"].values():
-            print(f"  +{plan['remedy']}: {plan['note']}")
+        for name, plan in st["remedies"].items():
+            print(f"  +{name}: {plan['note']}")
     print()
     runs = sum(c.runs for c in done.values())
     print(f"{len(done)} cells, {runs} runs in {elapsed:.1f} s on {workers} process(es)")

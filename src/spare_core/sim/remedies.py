@@ -67,9 +67,14 @@ class RemedyPlan:
     slowdown: float
     note: str
 
+    def __repr__(self) -> str:
+        return (f"RemedyPlan({self.remedy or 'tolerate'}: S {self.slowdown:.4f}, pause {self.pause:g} s, "
+                f"scenario {self.scenario.name!r})")
+
     def to_dict(self) -> dict[str, Any]:
-        return {"remedy": self.remedy or "tolerate", "pause_seconds": self.pause,
-                "slowdown": self.slowdown, "note": self.note}
+        """The plan as JSON values (the scenario by its name; ``remedy`` None: tolerate)."""
+        return {"remedy": self.remedy, "scenario": self.scenario.name, "pause": self.pause, "slowdown": self.slowdown,
+                "note": self.note}
 
 
 def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
@@ -142,7 +147,8 @@ def weigh_remedies(scenario: Scenario, policy: Any, seeds: Sequence[int], remedi
     Returns
     -------
     dict
-        ``"remedies"``: one entry per option (tolerate first) with its plan, mean TTT/T0,
+        ``"remedies"``: one entry per option (``"tolerate"`` first) with its plan
+        (:meth:`RemedyPlan.to_dict`: ``pause`` in seconds, ``slowdown``, ``note``), mean TTT/T0,
         time-to-train (s), GPU-hours and cost (NaN without a price), ``pause_time``, the runs
         finished, and ``saves_time`` / ``saves_cost`` (1 minus the geometric mean over seeds of
         its value over tolerating's: the share it saves); ``"best"``: the remedy that saves the
@@ -164,7 +170,7 @@ def weigh_remedies(scenario: Scenario, policy: Any, seeds: Sequence[int], remedi
         if plan.remedy is None:
             base_t, base_c = walls, costs
         n = len(runs)
-        rows.append({**plan.to_dict(), "ratio": math.fsum(r.wall_time / r.t0 for r in runs) / n,
+        rows.append({**plan.to_dict(), "remedy": plan.remedy or "tolerate", "ratio": math.fsum(r.wall_time / r.t0 for r in runs) / n,
                      "time_to_train": math.fsum(walls) / n, "gpu_hours": math.fsum(r.gpu_hours for r in runs) / n,
                      "cost": math.fsum(costs) / n, "pause_time": math.fsum(r.pause_time for r in runs) / n,
                      "finished": sum(bool(r.finished) for r in runs), "seeds": n,
