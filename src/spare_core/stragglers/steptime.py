@@ -336,6 +336,16 @@ def read_stragglers(rd: Any, st: dict[str, Any], *, base_dir: Any, nodes: int, j
     ``restart`` its ``costs.restart`` (the default ``rebalance_cost``), ``repair`` its
     :class:`~spare_core.sim.Repairs` or None (``"evict"`` needs a spare to swap in).
     """
+    # every value given is checked first (a bad one is named whatever else is missing)
+    checked = {k: rd.number(f"stragglers.{k}", st[k]) for k in ("slowdown", "evict_slowdown") if k in st}
+    checked.update({k: rd.number(f"stragglers.{k}", st[k], strict=False, high=1.0)
+                    for k in ("stage_share", "comm_share") if k in st})
+    checked.update({k: rd.integer(f"stragglers.{k}", st[k]) for k in ("dp", "pp", "tp", "cp", "vpp") if k in st})
+    if "worker" in st:
+        checked["worker"] = rd.integer("stragglers.worker", st["worker"], low=0)
+    for k in ("trace", "meta"):
+        if k in st:
+            rd.text(f"stragglers.{k}", st[k])
     if ("slowdown" in st) == ("trace" in st):
         raise rd.error("[stragglers] needs exactly one of slowdown (a measured S) or trace (a job's operation trace)")
     rebalance = rd.duration("stragglers.rebalance_cost", st.get("rebalance_cost", restart), strict=False)
@@ -349,13 +359,10 @@ def read_stragglers(rd: Any, st: dict[str, Any], *, base_dir: Any, nodes: int, j
         for k in _TRACE_ONLY:
             if k in st:
                 raise rd.fail(f"stragglers.{k}", "only goes with stragglers.trace", st[k])
-        s = rd.number("stragglers.slowdown", st["slowdown"])
-        ev = rd.number("stragglers.evict_slowdown", st["evict_slowdown"]) if "evict_slowdown" in st else s
+        s = checked["slowdown"]
         model = MeasuredStragglers(
-            slowdown=s, jitter=jitter, evict_slowdown=ev,
-            worker=rd.integer("stragglers.worker", st["worker"], low=0) if "worker" in st else None,
-            stage_share=rd.number("stragglers.stage_share", st.get("stage_share", 0.0), strict=False, high=1.0),
-            comm_share=rd.number("stragglers.comm_share", st.get("comm_share", 0.0), strict=False, high=1.0),
+            slowdown=s, jitter=jitter, evict_slowdown=checked.get("evict_slowdown", s), worker=checked.get("worker"),
+            stage_share=checked.get("stage_share", 0.0), comm_share=checked.get("comm_share", 0.0),
             rebalance_cost=rebalance, n_nodes=nodes, source=f"slowdown = {s:g}")
     else:
         for k in _SCALAR_ONLY:
