@@ -425,7 +425,10 @@ def run(args: Any) -> int:
 
     stragglers = None
     if advice is not None and advice.get("source") is not None and not interrupted:
-        stragglers = _stragglers(sf, advice, args)
+        try:  # in this process, like the map's cells: Ctrl-C keeps what the other grids finished
+            stragglers = _stragglers(sf, advice, args)
+        except KeyboardInterrupt:
+            interrupted = True
 
     elapsed = sum(g.elapsed for g in grids.values()) + (scan.result.elapsed if scan else 0.0) \
         + sum(g.elapsed for _, g in var_parts)
