@@ -30,6 +30,7 @@ import pytest
 from spare_core.cli import build_parser, main
 from spare_core.events import FailureModel, failure_model_kinds
 from spare_core.scenario_file import DOMAIN_KEYS, TRACE_OPTIONS, load_scenario_file
+from spare_core.stragglers import synthetic_trace, write_trace
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 
@@ -372,6 +373,37 @@ KEY_CASES: dict[str, list[Case]] = {
                                  failures=DOMAINS, check=lambda sf: sf.policy_options["spare"] == {
                                      "layout": "rack-aware", "offsets": "sidon"})],
 }
+
+
+def _stm(sf):
+    return sf.scenario.step_time_model
+
+
+_TR = ("stragglers.trace='job.csv'",)
+KEY_CASES.update({
+    "stragglers.slowdown": [_sets("stragglers.slowdown=1.2", check=lambda sf: _stm(sf).slowdown == 1.2
+                                  and sf.remedies == ("rebalance", "pacing"))],
+    "stragglers.trace": [_sets(*_TR, check=lambda sf: _stm(sf).worker == 1 and _stm(sf).per_step.size == 3)],
+    "stragglers.meta": [_sets(*_TR, "stragglers.meta='meta.yaml'", check=lambda sf: _stm(sf).worker == 1)],
+    **{f"stragglers.{k}": [_sets(*_TR, "stragglers.dp=2", "stragglers.pp=2", f"stragglers.{k}=1",
+                                 check=lambda sf: _stm(sf).worker == 1)] for k in ("tp", "cp", "vpp")},
+    **{f"stragglers.{k}": [_sets(*_TR, "stragglers.dp=2", "stragglers.pp=2", check=lambda sf: _stm(sf).worker == 1)]
+       for k in ("dp", "pp")},
+    "stragglers.ideal": [_sets(*_TR, "stragglers.ideal=stage", check=lambda sf: _stm(sf).slowdown > 1.0)],
+    "stragglers.worker": [_sets("stragglers.slowdown=1.2", "stragglers.worker=5", check=lambda sf: _stm(sf).worker == 5)],
+    "stragglers.evict_slowdown": [_sets("stragglers.slowdown=1.2", "stragglers.evict_slowdown=1.01",
+                                        check=lambda sf: _stm(sf).remedy_slowdown("evict") == 1.01)],
+    "stragglers.stage_share": [_sets("stragglers.slowdown=1.2", "stragglers.stage_share=0.5",
+                                     check=lambda sf: abs(_stm(sf).remedy_slowdown("rebalance") - 1.1) < 1e-12)],
+    # 64 nodes: the pacing model's pacer engages beyond one leaf (at 8 nodes it removes nothing)
+    "stragglers.comm_share": [_sets("cluster.gpus=256", "stragglers.slowdown=1.2", "stragglers.comm_share=0.5",
+                                    check=lambda sf: 1.0 < _stm(sf).remedy_slowdown("pacing") < 1.2)],
+    "stragglers.rebalance_cost": [_sets("stragglers.slowdown=1.2", "stragglers.rebalance_cost='10 min'",
+                                        check=lambda sf: _stm(sf).rebalance_cost == 600.0)],
+    "stragglers.remedies": [_sets("stragglers.slowdown=1.2", "repair.spares=2", "repair.time='1 h'",
+                                  'stragglers.remedies=["evict", "pacing"]',
+                                  check=lambda sf: sf.remedies == ("evict", "pacing"))],
+})
 # the options of a named log: one table exercises them together (they describe one file)
 for _k in ("time_column", "unit_column", "reason_column", "tz", "unit_map", "start", "end", "delimiter"):
     KEY_CASES[f"failures.trace.{_k}"] = [Case(failures=TRACE_T2, check=lambda sf: sf.trace.n_units == 8
@@ -392,6 +424,10 @@ def logs(tmp_path):
     (tmp_path / "hosts.txt").write_text(HOSTS)
     (tmp_path / "log_autumn.csv").write_text(LOG_AUTUMN)
     (tmp_path / "log_spring.csv").write_text(LOG_SPRING)
+    # a job's operation trace with a slow worker (rank 1), and its sizes ([stragglers])
+    write_trace(tmp_path / "job.csv", synthetic_trace(dp=2, pp=2, steps=3, microbatches=2, slow={1: 1.5},
+                                                      jitter=0.0, seed=0))
+    (tmp_path / "meta.yaml").write_text("dp_size: 2\npp_size: 2\n")
     return tmp_path
 
 

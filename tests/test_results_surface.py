@@ -132,7 +132,17 @@ MAKERS = {
     "spare_core.pacing.sweep.SweepRow": lambda: _node_sweep().rows[0],
     "spare_core.pacing.sweep.PacingSweepResult": _node_sweep,
     "spare_core.stragglers._analysis.WhatIfResult": lambda: _whatif(),
+    "spare_core.sim.remedies.RemedyPlan": lambda: _remedy_plan(),
 }
+
+
+def _remedy_plan():
+    from spare_core.sim.remedies import remedy_plan
+    from spare_core.stragglers import MeasuredStragglers
+
+    sc = Scenario(4, n_steps=10, t_compute=1.0, t_allreduce=0.1, system_mtbf=60.0,
+                  step_time_model=MeasuredStragglers(slowdown=1.2, stage_share=0.5, rebalance_cost=60.0))
+    return remedy_plan(sc, "rebalance")
 
 
 def _whatif():

@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["InputFileError", "read_input", "file_kind", "MAX_TOML_BYTES", "MAX_LOG_BYTES", "MAX_LOG_ROWS", "TomlFileError", "Reader", "read_toml", "parse_duration", "apply_overrides", "plain", "DAY", "YEAR"]
+__all__ = ["InputFileError", "read_input", "file_kind", "MAX_TOML_BYTES", "MAX_LOG_BYTES", "MAX_LOG_ROWS", "TomlFileError", "Reader", "read_toml", "parse_duration", "duration_text", "apply_overrides", "plain", "DAY", "YEAR"]
 
 DAY = 86_400.0
 #: the Julian year, as the failure-rate forms count it (``events.rates.SECONDS["year"]``; a test
@@ -188,6 +188,20 @@ def parse_duration(text: str) -> float:
     if not m or m.group(2).lower() not in _UNITS:
         raise ValueError(f"duration must be a number and a unit ({', '.join(sorted(set(_UNITS)))}), got {text!r}")
     return float(m.group(1).replace("_", "")) * _UNITS[m.group(2).lower()]
+
+
+def duration_text(seconds: float) -> str:
+    """A duration in the unit a person reads it in (the inverse of :func:`parse_duration`, rounded).
+
+    Examples
+    --------
+    >>> duration_text(90), duration_text(600), duration_text(86400), duration_text(0)
+    ('90 s', '10 min', '24 h', '0 s')
+    """
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if abs(seconds) >= 2 * size or (unit == "min" and abs(seconds) >= 120):
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 class Reader:

@@ -101,6 +101,13 @@ RANGES: dict[str, Range] = {
     "tokens": Range("float", 0.0, 1e24, low_open=True),
     "jitter": Range("float", 0.0, 1.0, high_open=True),
     "task_seconds": Range("float", 0.0, 86_400.0, low_open=True),
+    # a measured straggler slowdown (step time over its ideal): a job 100 times slower than its
+    # ideal is not a straggler but a broken job
+    "slowdown": Range("float", 0.0, 100.0, low_open=True),
+    # a share of a loss (M_S, the part in communications)
+    "share": Range("float", 0.0, 1.0),
+    # a worker's rank label in a trace
+    "rank": Range("int", 0, MAX_COUNT),
 }
 
 #: the quantity of every key a file, an override, a flag or a spec can set (file keys dotted;
@@ -124,6 +131,9 @@ KEYS: dict[str, str] = {
     "compare.r_max": "count", "compare.redundancies": "count", "compare.seeds": "seeds",
     "compare.interval": "duration", "compare.horizon": "horizon", "compare.processes": "processes",
     "policy.interval": "duration",
+    "stragglers.slowdown": "slowdown", "stragglers.evict_slowdown": "slowdown", "stragglers.stage_share": "share",
+    "stragglers.comm_share": "share", "stragglers.worker": "rank", "stragglers.rebalance_cost": "duration0",
+    **{f"stragglers.{k}": "count" for k in ("dp", "pp", "tp", "cp", "vpp")},
     # flags
     "--steps": "count", "--r-max": "count", "--seeds": "seeds", "--horizon": "horizon", "--processes": "processes",
     "--groups": "count", "--workers": "processes", "--batch-runs": "count", "--task-seconds": "task_seconds",

@@ -76,6 +76,7 @@ from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.recovery import MemoryTier, Pricing, Repairs
+from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
            "parse_scenario", "parse_duration", "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS",
@@ -84,7 +85,8 @@ __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "r
 _SECTIONS: dict[str, tuple[str, ...]] = {
     # and the shorthand tables registered policies declare (``RegisteredPolicy.table``: elastic's
     # ``[elastic]``), see :func:`_top_keys`
-    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint"),
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint",
+         "stragglers"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     # the built-in failure models' keys, in the order the messages list them; a model registered
@@ -94,11 +96,13 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies"),
+    # a measured slowdown or a trace, what the remedies leave of it and what they cost
+    "stragglers": STRAGGLER_KEYS,
     # and the shorthands registered policies read here (``RegisteredPolicy.compare_keys``:
     # SPARe's ``layout``), see :func:`_allowed`
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "charge_patch"),
 }
-_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint")
+_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint", "stragglers")
 #: ``failures.model`` when the file names none: a user's cluster replaces the failed node and
 #: keeps the others (the paper preset names "per-unit")
 _DEFAULT_FAILURE_MODEL = "node"
@@ -239,6 +243,9 @@ class ScenarioFile:
     trace_read: dict[str, Any] | None = field(default=None, repr=False)
     fit: LifetimeFit | None = field(default=None, repr=False)
     policy_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the straggler remedies ``[stragglers]`` lets ``spare advise`` and ``spare map`` weigh
+    #: (``"evict"``, ``"rebalance"``, ``"pacing"``); empty without the table
+    remedies: tuple[str, ...] = ()
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Options per compared policy name (:attr:`policy_options`), with the file's interval
@@ -298,6 +305,8 @@ class ScenarioFile:
             "processes": self.processes,
             "policy_options": {k: dict(v) for k, v in self.policy_options.items()},
         }
+        if self.remedies or "stragglers" in self.data:
+            out["stragglers"] = {"remedies": list(self.remedies)}
         if self.trace is not None and self.trace_read is not None:
             out["trace"] = {**self.trace_read, "rows": self.trace.n_events, "units": self.trace.n_units,
                             "end_seconds": self.trace.end}
@@ -421,6 +430,11 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         raise ScenarioFileError(f"{source}: {exc}") from None
     if "checkpoint" in tables:
         scenario = scenario.replace(memory=_memory(rd, tables["checkpoint"], scenario))
+    remedies: tuple[str, ...] = ()
+    if "stragglers" in tables:
+        model, remedies = read_stragglers(rd, tables["stragglers"], base_dir=cluster.base_dir, nodes=cluster.nodes,
+                                          jitter=job.jitter, restart=costs.restart, repair=repair)
+        scenario = scenario.replace(step_time_model=model)
     for p in cmp.policies:  # options, an interval or a layout a policy refuses fail here, before any run
         entry = registered_policy(p)
         opts, where = cmp.options[p]
@@ -438,7 +452,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         redundancies=cmp.redundancies, seeds=cmp.seeds, interval=cmp.interval, processes=cmp.processes,
         rate_note=fails.note, data=plain(data), failure_rate=fails.rate, trace=fails.trace,
         trace_read=fails.trace_read, fit=fails.fit,
-        policy_options={p: opts for p, (opts, _) in cmp.options.items() if opts},
+        policy_options={p: opts for p, (opts, _) in cmp.options.items() if opts}, remedies=remedies,
     )
 
 

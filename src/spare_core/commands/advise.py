@@ -47,6 +47,9 @@ from .report import fmt_ci, fmt_duration, mean_ci
 from .plots import plot_spares
 from .run import best_rows, write_plots
 from .variants import knob_variants, memory_variant, per_policy, run_variants, spare_counts, spares_variants, winner
+from .budget import check_budget
+from .filejob import file_policy
+from ..sim.remedies import describe_remedies, weigh_remedies
 from ..sim.results import FRACTION_BOUNDS, RATIO_BOUNDS, ettr
 from . import UsageError
 
@@ -312,6 +315,64 @@ def _print_variants(knobs: list[Any], spares: list[Any], memory: list[Any], a: d
             print(f"  {v['value']:>6}  " + "  ".join(cells))
 
 
+def _stragglers(sf: Any, advice: dict[str, Any], args: Any) -> dict[str, Any] | None:
+    """The recommended policy at its r and interval tolerating the file's measured stragglers
+    and with each remedy of ``stragglers.remedies``, on the file's seeds (the same failures):
+    time and cost of each, and which worker to evict (None without ``[stragglers]``)."""
+    if not sf.remedies and "stragglers" not in sf.data:
+        return None
+    pol = file_policy(sf, advice["source"], advice["redundancy"], interval=advice.get("checkpoint_interval"))
+    out = weigh_remedies(sf.scenario, pol, sf.seeds, sf.remedies,
+                         check=lambda st: check_budget(st, bool(getattr(args, "force", False)),
+                                                       f"{sf.path} straggler remedies"))
+    out["model"] = describe_remedies(sf.scenario, ())["model"]
+    base = out["remedies"][0]
+    for row in out["remedies"]:
+        if row["remedy"] == "evict":  # which worker, and what evicting it buys
+            out["evict"] = {"worker": out["worker"], "buys_seconds": base["time_to_train"] - row["time_to_train"],
+                            "buys_time": row["saves_time"], "buys_cost": base["cost"] - row["cost"],
+                            "buys_cost_share": row["saves_cost"], "pays": row["saves_time"] > 0}
+    return out
+
+
+def _print_stragglers(st: dict[str, Any], objective: str) -> None:
+    """What tolerating the stragglers and each remedy give, and which worker to evict."""
+    print()
+    print(f"stragglers: S = {st['slowdown']:.4f} ({st['source']}); {st['policy']} r = {st['redundancy']} on "
+          f"{len(st['seeds'])} seed(s), the same failures for every option")
+    print(f"  {'option':<10} {'S':>7} {'pause':>9} {'TTT/T0':>8} {'time-to-train':>14} {'cost':>12} "
+          f"{'saves time':>11} {'saves cost':>11}")
+    for row in st["remedies"]:
+        cost = f"{row['cost']:,.0f}" if math.isfinite(row["cost"]) else "-"
+        sc = f"{100 * row['saves_cost']:+.1f} %" if math.isfinite(row["saves_cost"]) else "-"
+        fin = "" if row["finished"] == row["seeds"] else f" ({row['finished']}/{row['seeds']} finished)"
+        pause = fmt_duration(row["pause"]) if row["pause"] > 0 else "0 s"
+        print(f"  {row['remedy']:<10} {row['slowdown']:>7.4f} {pause:>9} "
+              f"{row['ratio']:>8.3f} {fmt_duration(row['time_to_train']):>14} {cost:>12} "
+              f"{100 * row['saves_time']:>+9.1f} % {sc:>11}{fin}")
+    base = st["remedies"][0]
+    for row in st["remedies"][1:]:
+        dt = base["time_to_train"] - row["time_to_train"]
+        dc = base["cost"] - row["cost"]
+        cost = f" and {dc:,.0f} of the cost ({100 * row['saves_cost']:.1f} %)" if math.isfinite(dc) else ""
+        if row["remedy"] == "evict":
+            who = "the worst worker" if st["worker"] is None else f"rank {st['worker']}"
+            if row["saves_time"] > 0:
+                print(f"  evict {who} to a hot spare: buys {fmt_duration(dt)} of the time-to-train "
+                      f"({100 * row['saves_time']:.1f} %){cost}")
+            else:
+                print(f"  evicting {who} does not pay: {fmt_duration(-dt)} longer ({row['note']})")
+        elif row["remedy"] == "pacing" and row["slowdown"] >= base["slowdown"]:
+            print(f"  {row['note']}")
+    key = "saves_cost" if objective == "cost" else "saves_time"
+    best = [r for r in st["remedies"][1:] if math.isfinite(r[key]) and r[key] > 0]
+    if best:
+        b = max(best, key=lambda r: r[key])
+        print(f"  best against these stragglers: {b['remedy']} ({b['note']})")
+    else:
+        print("  best against these stragglers: tolerate them (no remedy saves time here)")
+
+
 # -- the command --------------------------------------------------------------------------------
 def run(args: Any) -> int:
     """Run the grid (the sensitivity grids, the interval scan), print the advice, write every run."""
@@ -363,6 +424,13 @@ def run(args: Any) -> int:
             spares = [{"value": v.value, "rows": per_policy(res_s, v), "winner": winner(res_s, v, objective)}
                       for v in sp_v]
 
+    stragglers = None
+    if advice is not None and advice.get("source") is not None and not interrupted:
+        try:  # in this process, like the map's cells: Ctrl-C keeps what the other grids finished
+            stragglers = _stragglers(sf, advice, args)
+        except KeyboardInterrupt:
+            interrupted = True
+
     elapsed = sum(g.elapsed for g in grids.values()) + (scan.result.elapsed if scan else 0.0) \
         + sum(g.elapsed for _, g in var_parts)
     prov = provenance("spare advise", getattr(args, "argv", None), scenario=sf.to_dict(), seeds=sf.seeds,
@@ -379,6 +447,7 @@ def run(args: Any) -> int:
         "sensitivity": {**{f"rate_x{f:g}": v for f, v in sens.items()}, **{v["label"]: v["winner"] for v in knobs}},
         "memory_tier": memory,
         "spares": spares,
+        "stragglers": stragglers,
         "cells": [{**s.to_dict(), "grid": name} for name, g in parts for s in g.summaries],
         "runs": [run_record(r, name) for name, g in parts for r in g.runs],
     }
@@ -402,8 +471,12 @@ def run(args: Any) -> int:
         _print_advice(advice, sf)
         _print_sensitivity(sens, advice, args.no_sensitivity)
         _print_variants(knobs, spares, memory, advice, objective)
+        if stragglers is not None:
+            _print_stragglers(stragglers, objective)
     print()
     grids_run = ", ".join(f"{name} {len(g.runs)}" for name, g in parts)
+    if stragglers is not None:
+        grids_run += f"; and {stragglers['n_runs']} runs weighing the straggler remedies"
     print(f"{len(table)} runs ({grids_run}) in {elapsed:.1f} s on {main.workers} process(es)")
     for path in write_outputs(args, doc, table, prov):
         print(f"wrote {path}")

@@ -32,7 +32,8 @@ from .._writer import json_safe, write_atomic
 from .._writer import write_json as _write_json
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import map_unordered, policy_names
-from ..sim.strategy_map import MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, evaluate_cell
+from ..sim.remedies import describe_remedies
+from ..sim.strategy_map import MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, evaluate_cell, split_name
 from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int, process_count, seed_count
 from .budget import check_runs
 from .filejob import describe_job, flag_overrides
@@ -175,8 +176,10 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                         help="override a file value in every cell, e.g. --set repair.spares=16 (repeatable)")
     parser.add_argument("--strategies", nargs="+", metavar="NAME", default=None,
-                        help="policies of the registry, NAME+memory with the file's in-memory tier (default: "
-                             "compare.policies, and each +memory when the file has [checkpoint])")
+                        help="policies of the registry, NAME+memory with the file's in-memory tier, NAME+evict, "
+                             "NAME+rebalance, NAME+pacing with a straggler remedy of the file's [stragglers] "
+                             "(default: compare.policies, each +memory when the file has [checkpoint], and each "
+                             "+REMEDY of stragglers.remedies)")
     parser.add_argument("--objective", choices=OBJECTIVES, default="time",
                         help="minimise time-to-train or cost (needs costs.gpu_hour) (default: time)")
     parser.add_argument("--seeds", type=seed_count, default=None,
@@ -207,17 +210,25 @@ def _strategies(args: Any, sf: ScenarioFile) -> list[str]:
         names = list(sf.policies)
         if sf.scenario.memory is not None:
             names += [p + MEMORY_SUFFIX for p in sf.policies]
+        names += [f"{n}+{r}" for r in sf.remedies for n in list(names)]
     if len(set(names)) != len(names):
         raise UsageError(f"--strategies must be distinct, got {' '.join(names)}")
     known = policy_names()
     for n in names:
-        base = n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n
+        base, memory, remedy = split_name(n)
         if base not in known:
             raise UsageError(f"--strategies: unknown policy {base!r} in {n!r} (registered: {', '.join(known)}; "
-                             f"NAME{MEMORY_SUFFIX} adds the file's in-memory tier)")
-        if base != n and sf.scenario.memory is None:
+                             f"NAME{MEMORY_SUFFIX} adds the file's in-memory tier, NAME+evict, NAME+rebalance and "
+                             "NAME+pacing a straggler remedy)")
+        if memory and sf.scenario.memory is None:
             raise UsageError(f"--strategies: {n!r} needs an in-memory checkpoint tier: the file has no [checkpoint] "
                              "table")
+        if remedy is not None and "stragglers" not in sf.data:
+            raise UsageError(f"--strategies: {n!r} weighs a straggler remedy: the file has no [stragglers] table")
+        rp = sf.scenario.repair
+        if remedy == "evict" and (rp is None or rp.spares == 0):
+            raise UsageError(f"--strategies: {n!r} swaps the slow node for a hot spare: the file needs a [repair] "
+                             "table with repair.spares >= 1 (or unlimited)")
     return names
 
 
@@ -257,7 +268,7 @@ def run(args: Any) -> int:
     sf = _load(args.file, base_sets, "")
     names = _strategies(args, sf)
     # the strategies' policies are the file's compared ones, so that their options are read
-    policies = list(dict.fromkeys(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n for n in names))
+    policies = list(dict.fromkeys(split_name(n)[0] for n in names))
     base_sets.append(("compare.policies", policies))
     sf = _load(args.file, base_sets, "")
     # every cell read and checked before any run
@@ -267,12 +278,14 @@ def run(args: Any) -> int:
             where = f" (the map's cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]})"
             csf = _load(args.file, base_sets + [f"{xa.key}={xv}", f"{ya.key}={yv}"], where)
             opts = csf.policy_kwargs()
-            strategies = [Strategy.parse(n, opts.get(n[: -len(MEMORY_SUFFIX)] if n.endswith(MEMORY_SUFFIX) else n))
-                          for n in names]
+            strategies = [Strategy.parse(n, opts.get(split_name(n)[0])) for n in names]
             settings = _settings(args, csf)
             sc = csf.scenario
             if any(s.memory for s in strategies) and sc.memory is None:
                 raise UsageError(f"{args.file}: a +memory strategy needs [checkpoint]{where}")
+            rp = sc.repair
+            if any(s.remedy == "evict" for s in strategies) and (rp is None or rp.spares == 0):
+                raise UsageError(f"{args.file}: a +evict strategy needs a spare (repair.spares >= 1){where}")
             if args.objective == "cost" and sc.pricing is None:
                 raise UsageError(f"--objective cost needs the price of a GPU-hour: costs.gpu_hour in the file{where}")
             try:
@@ -320,6 +333,12 @@ def run(args: Any) -> int:
     print()
     for line in _table(doc, xa, ya, names):
         print(line)
+    if doc.get("stragglers"):
+        st = doc["stragglers"]
+        print()
+        print(f"stragglers: S = {st['slowdown']:.4f} ({st['source']}); the file's remedies:")
+        for name, plan in st["remedies"].items():
+            print(f"  +{name}: {plan['note']}")
     print()
     runs = sum(c.runs for c in done.values())
     print(f"{len(done)} cells, {runs} runs in {elapsed:.1f} s on {workers} process(es)")
@@ -348,9 +367,14 @@ def _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupte
         if c.winner is not None:
             won[c.winner] += 1
         status[c.status] = status.get(c.status, 0) + 1
-    return {"command": "spare map", "provenance": prov, "objective": args.objective, "x": xa.to_dict(),
-            "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "settings": cells[0][3].to_dict(),
-            "cells": rows, "won": won, "status": status}
+    remedies = list(dict.fromkeys(s.remedy for s in cells[0][2] if s.remedy is not None))
+    out = {"command": "spare map", "provenance": prov, "objective": args.objective, "x": xa.to_dict(),
+           "y": ya.to_dict(), "strategies": [s.to_dict() for s in cells[0][2]], "settings": cells[0][3].to_dict(),
+           "cells": rows, "won": won, "status": status}
+    st = describe_remedies(sf.scenario, remedies)
+    if st is not None:  # at the file's own values (a cell's axis may change what a remedy costs)
+        out["stragglers"] = st
+    return out
 
 
 def _margin_text(cell: dict) -> str:

@@ -62,6 +62,12 @@ class Repairs:
         rejoins the job (SPARe, Rep, elastic), >= 0.
     gpus_per_node : int, default 8
         GPUs of a spare node (for GPU-hours and cost).
+    taken_until : float or None, default None
+        One spare of a finite pool is taken before the run starts and its slot is free again
+        at this time (seconds from the start, may be negative): a node evicted before training
+        resumes (a straggler swapped for a spare, :mod:`spare_core.sim.remedies`), back from its
+        repair then. It is the pool's first use, so the failure that comes ``spares`` uses later
+        waits for it. None: every spare free at the start.
 
     Notes
     -----
@@ -77,6 +83,7 @@ class Repairs:
     time: float = 0.0
     rejoin: float = 0.0
     gpus_per_node: int = 8
+    taken_until: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "swap", _seconds(self.swap, "repair.swap"))
@@ -85,6 +92,13 @@ class Repairs:
         if self.spares is not None:
             object.__setattr__(self, "spares", as_int(self.spares, "repair.spares", min_value=0, max_value=10**7))
         object.__setattr__(self, "gpus_per_node", as_int(self.gpus_per_node, "gpus_per_node", min_value=1))
+        if self.taken_until is not None:
+            t = as_float(self.taken_until, "taken_until")
+            if not math.isfinite(t):
+                raise ValueError(f"taken_until must be finite, got {t!r}")
+            if self.spares is None or self.spares < 1:
+                raise ValueError(f"taken_until needs a finite pool of at least one spare, got spares={self.spares!r}")
+            object.__setattr__(self, "taken_until", t)
 
     @property
     def spare_gpus(self) -> int:
@@ -92,7 +106,10 @@ class Repairs:
         return 0 if self.spares is None else self.spares * self.gpus_per_node
 
     def to_dict(self) -> dict:
-        return fields_dict(self)
+        out = fields_dict(self)
+        if self.taken_until is None:  # the dict (and a stored run's key) it had before the field existed
+            del out["taken_until"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -210,6 +227,9 @@ class RepairBook:
         self.pend_t = np.zeros(n_groups)
         self.pend_g = np.zeros(n_groups, dtype=np.int64)
         self.pool = np.zeros(max(1, self.spares))
+        if repairs.taken_until is not None:  # a spare taken before the start: the pool's first use
+            self.pool[0] = repairs.taken_until
+            self.rs[R["R_USED"]] = 1
 
     def merge(self, raw_rel, raw_g, t_offset, raw_next, max_out):
         """The next events (failures in the job and rejoins) of a batch of raw failures."""

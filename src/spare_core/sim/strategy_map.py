@@ -74,12 +74,13 @@ from .._results import fields_dict
 from .._validate import as_float, as_int, check_choice
 from ..checkpoint import availability
 from .executor import execute
+from .remedies import REMEDIES, has_stragglers, remedy_plan, with_pause
 from ..strategies import policy_names, registered_policy
 from .scenario import Scenario
 from .study import Study
 
 __all__ = ["Strategy", "MapSettings", "StrategyPick", "MapCell", "evaluate_cell", "OBJECTIVES", "STATUSES",
-           "MEMORY_SUFFIX"]
+           "MEMORY_SUFFIX", "REMEDY_SUFFIXES", "split_name"]
 
 #: what a map minimises
 OBJECTIVES = ("time", "cost")
@@ -88,6 +89,25 @@ OBJECTIVES = ("time", "cost")
 STATUSES = ("clear", "tie", "unsure", "none")
 #: a strategy's name with the in-memory checkpoint tier
 MEMORY_SUFFIX = "+memory"
+#: a strategy's name with a straggler remedy (``[stragglers]``), after any ``+memory``
+REMEDY_SUFFIXES = {f"+{r}": r for r in REMEDIES}
+
+
+def split_name(text: str) -> tuple[str, bool, str | None]:
+    """``"NAME[+memory][+REMEDY]"`` -> (NAME, memory, remedy or None).
+
+    Examples
+    --------
+    >>> split_name("ckpt+memory+evict"), split_name("spare")
+    (('ckpt', True, 'evict'), ('spare', False, None))
+    """
+    remedy = None
+    for suffix, r in REMEDY_SUFFIXES.items():
+        if text.endswith(suffix):
+            text, remedy = text[: -len(suffix)], r
+            break
+    memory = text.endswith(MEMORY_SUFFIX)
+    return (text[: -len(MEMORY_SUFFIX)] if memory else text), memory, remedy
 
 # the interval grid: the rule's interval times 2**(k/2), k = -4..8
 _K_LOW, _K_HIGH = -4, 8
@@ -106,13 +126,19 @@ class Strategy:
     options : mapping, optional
         The policy's options (as a ``[policy.NAME]`` table); an ``interval`` among them is the
         start of the interval search (a rule) or fixes it (seconds).
+    remedy : {"evict", "rebalance", "pacing"} or None
+        A straggler remedy on the scenario's measured stragglers (:mod:`spare_core.sim.remedies`);
+        None tolerates them.
     """
 
     policy: str
     memory: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+    remedy: str | None = None
 
     def __post_init__(self):
+        if self.remedy is not None and self.remedy not in REMEDIES:
+            raise ValueError(f"strategy: remedy must be one of {list(REMEDIES)} or None, got {self.remedy!r}")
         if self.policy not in policy_names():
             raise ValueError(f"strategy: unknown policy {self.policy!r} (registered: {', '.join(policy_names())})")
         object.__setattr__(self, "options", dict(self.options))
@@ -120,8 +146,8 @@ class Strategy:
 
     @property
     def name(self) -> str:
-        """``policy`` or ``policy+memory``."""
-        return self.policy + (MEMORY_SUFFIX if self.memory else "")
+        """``policy``, ``policy+memory``, each with ``+REMEDY`` when it has one."""
+        return self.policy + (MEMORY_SUFFIX if self.memory else "") + ("" if self.remedy is None else f"+{self.remedy}")
 
     @property
     def uses_redundancy(self) -> bool:
@@ -129,17 +155,20 @@ class Strategy:
 
     @classmethod
     def parse(cls, text: str, options: Mapping[str, Any] | None = None) -> "Strategy":
-        """``"NAME"`` or ``"NAME+memory"``, NAME a registered policy.
+        """``"NAME"``, ``"NAME+memory"``, each optionally with ``+evict``, ``+rebalance`` or
+        ``+pacing``; NAME a registered policy.
 
         Examples
         --------
         >>> Strategy.parse("ckpt+memory").memory, Strategy.parse("spare").name
         (True, 'spare')
+        >>> Strategy.parse("spare+evict").remedy
+        'evict'
         """
         if not isinstance(text, str) or not text:
             raise ValueError(f"a strategy must be a policy name or NAME{MEMORY_SUFFIX}, got {text!r}")
-        memory = text.endswith(MEMORY_SUFFIX)
-        return cls(text[: -len(MEMORY_SUFFIX)] if memory else text, memory, options or {})
+        name, memory, remedy = split_name(text)
+        return cls(name, memory, options or {}, remedy)
 
     def policy_at(self, r: int | None, interval: Any) -> Any:
         """The policy object at ``r`` with ``interval`` (seconds or a rule)."""
@@ -148,7 +177,8 @@ class Strategy:
         return pol.with_interval(interval)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "policy": self.policy, "memory": self.memory, "options": dict(self.options)}
+        return {"name": self.name, "policy": self.policy, "memory": self.memory, "options": dict(self.options),
+                "remedy": self.remedy}
 
 
 @dataclass(frozen=True)
@@ -360,12 +390,15 @@ class _Cell:
         self.plain = scenario.replace(memory=None) if scenario.memory is not None else scenario
         self.horizon = scenario.max_wall_factor
         self.memo: dict = {}  # (strategy name, r, interval) -> {seed: (RunResult, horizon)}
+        # each remedy's plan, once: its scenario (with and without the tier) and its pause
+        self.plans = {(m, rem): remedy_plan(self.base if m else self.plain, rem)
+                      for m, rem in {(st.memory, st.remedy) for st in strategies}}
         self.runs = 0
         rs = [r for r in settings.redundancies if r <= scenario.n_groups]
         self.rs = [r for r in rs if r >= 2] or rs or [1]
 
     def scenario(self, st: Strategy, horizon: float) -> Scenario:
-        sc = self.base if st.memory else self.plain
+        sc = self.plans[(st.memory, st.remedy)].scenario
         return sc if horizon == sc.max_wall_factor else sc.replace(max_wall_factor=horizon)
 
     def value(self, run) -> float:
@@ -388,15 +421,16 @@ class _Cell:
             got = self.memo.setdefault((st.name, r, iv), {})
             missing = tuple(s for s in seeds if s not in got or not self._valid(got[s], horizon))
             if missing:
-                todo.setdefault((st.memory, missing), []).append((st, r, iv))
-        for (memory, missing), group in todo.items():
+                todo.setdefault((st.memory, st.remedy, missing), []).append((st, r, iv))
+        for (memory, remedy, missing), group in todo.items():
+            plan = self.plans[(memory, remedy)]
             study = Study([self.scenario(group[0][0], horizon)], [st.policy_at(r, iv) for st, r, iv in group],
                           seeds=list(missing), streams="seed", name="map cell")
             res = execute(study, workers=1)
             for (st, r, iv), summary in zip(group, res.summaries):
                 got = self.memo[(st.name, r, iv)]
                 for run in res.cell_runs(summary):
-                    got[run.seed] = (run, horizon)
+                    got[run.seed] = (with_pause(run, plan), horizon)  # a remedy's pause at the start
                     self.runs += 1
 
     def runs_of(self, st: Strategy, r, iv, seeds, horizon) -> list:
@@ -472,6 +506,9 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: 
     if any(s.memory for s in strategies) and scenario.memory is None:
         raise ValueError(f"strategy {next(s.name for s in strategies if s.memory)!r} needs an in-memory checkpoint "
                          "tier in the scenario ([checkpoint] in a file)")
+    if any(s.remedy for s in strategies) and not has_stragglers(scenario):
+        raise ValueError(f"strategy {next(s.name for s in strategies if s.remedy)!r} needs measured stragglers in the "
+                         "scenario ([stragglers] in a file)")
     if settings.objective == "cost" and scenario.pricing is None:
         raise ValueError("objective 'cost' needs the price of a GPU-hour (costs.gpu_hour in a file)")
     cell = _Cell(scenario, strategies, settings)

@@ -19,8 +19,9 @@ from ._analysis import (IDEALS, Fix, MeasuredSlowdown, WhatIf, WhatIfResult, ana
                         measured_slowdown)
 from ._schema import OPTYPES
 from ._trace import MAX_TRACE_BYTES, MAX_TRACE_ROWS, JobSizes, Trace, TraceError, read_meta, read_trace
+from .steptime import REMEDIES, MeasuredStragglers
 from .synth import synthetic_trace, trace_columns, write_trace
 
 __all__ = ["OPTYPES", "IDEALS", "JobSizes", "Trace", "TraceError", "read_trace", "read_meta", "MAX_TRACE_BYTES",
            "MAX_TRACE_ROWS", "WhatIf", "WhatIfResult", "Fix", "analyse", "ideal_durations", "MeasuredSlowdown",
-           "measured_slowdown", "synthetic_trace", "trace_columns", "write_trace"]
+           "measured_slowdown", "synthetic_trace", "trace_columns", "write_trace", "MeasuredStragglers", "REMEDIES"]
