@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from ._files import parse_duration
 from ._limits import RANGES
 
@@ -150,15 +152,10 @@ class Param:
             return value
         if isinstance(value, float):
             return value
-        try:  # numpy scalars
-            import numpy as np
-
-            if isinstance(value, np.integer):
-                return int(value)
-            if isinstance(value, np.floating):
-                return float(value)
-        except ImportError:  # pragma: no cover - numpy is a runtime dependency
-            pass
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, np.floating):
+            return float(value)
         raise bad
 
 

@@ -221,6 +221,16 @@ class DecisionArrays(NamedTuple):
         return fields_dict(self)
 
 
+def _columns(arr: np.ndarray, rows: np.ndarray) -> DecisionArrays:
+    """The kernel's decision rows (one per event of ``arr`` processed) as columns; a wipe-out
+    keeps the depth it had."""
+    kind = rows[:, _KIND].astype(np.int8)
+    s_old = rows[:, _S_OLD].copy()
+    s_new = np.where(kind == _WIPEOUT, s_old, rows[:, _S_AFTER])
+    return DecisionArrays(arr[: rows.shape[0]].astype(np.int64), kind, s_new, s_old, rows[:, _MOVES].copy(),
+                          rows[:, _COST].copy(), rows[:, _LAYERS].copy())
+
+
 class Rectlr:
     """The RECTLR controller for one stacked layout, kept incrementally along failures.
 
@@ -538,12 +548,7 @@ class Rectlr:
         else:
             done, out, _, _ = self._run_many(arr)
             rows = out[:done]
-        done = rows.shape[0]
-        kind = rows[:, _KIND].astype(np.int8)
-        s_old = rows[:, _S_OLD].copy()
-        s_new = np.where(kind == _WIPEOUT, s_old, rows[:, _S_AFTER])
-        return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, _MOVES].copy(),
-                              rows[:, _COST].copy(), rows[:, _LAYERS].copy())
+        return _columns(arr, rows)
 
     def events_arrays(self, groups, back) -> tuple[DecisionArrays, np.ndarray]:
         """Failures and rejoins in order, in one kernel call: what a run with repairs hands the
@@ -596,11 +601,7 @@ class Rectlr:
         rows, bk = out[:done], b[:done].astype(bool)
         self._n_failed += int(done - bk.sum())
         self._wiped = bool(done and not bk[-1] and rows[-1, _KIND] == _WIPEOUT)
-        kind = rows[:, _KIND].astype(np.int8)
-        s_old = rows[:, _S_OLD].copy()
-        s_new = np.where(kind == _WIPEOUT, s_old, rows[:, _S_AFTER])
-        return DecisionArrays(arr[:done].astype(np.int64), kind, s_new, s_old, rows[:, _MOVES].copy(),
-                              rows[:, _COST].copy(), rows[:, _LAYERS].copy()), bk
+        return _columns(arr, rows), bk
 
     def _check_sequence(self, arr: np.ndarray, back: np.ndarray) -> None:
         """Each group's events alternate from its state: a failure when alive, a rejoin when down."""
