@@ -1,14 +1,13 @@
 """Pieces of the terminal reports the commands share: durations in readable units,
-confidence intervals over seeds, TTT/T0 of a cell (a cell's runs and interval are the
+confidence intervals as text (computed by :mod:`spare_core._stats`), TTT/T0 of a cell (a cell's runs and interval are the
 result set's: :meth:`spare_core.sim.ResultSet.cell_runs`, :meth:`~spare_core.sim.ResultSet.cell_interval`)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
-from ..sim.results import mean_ci as _mean_ci
 
-__all__ = ["fmt_duration", "mean_ci", "fmt_ci", "fmt_ratio"]
+__all__ = ["fmt_duration", "fmt_ci", "fmt_ratio"]
 
 
 def fmt_duration(seconds: float) -> str:
@@ -24,14 +23,6 @@ def fmt_duration(seconds: float) -> str:
     if seconds < 2 * 86400:
         return f"{seconds / 3600:.2f} h"
     return f"{seconds / 86400:.1f} d"
-
-
-def mean_ci(values: Sequence[float], level: float = 0.95,
-            bounds: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float, float]:
-    """Mean and the Student-t confidence interval over seeds, cut at the physical ``bounds``
-    (:func:`spare_core.sim.results.mean_ci`: NaN bounds for one value, ``inf`` if any value is
-    infinite)."""
-    return _mean_ci(values, level, bounds)
 
 
 def fmt_ci(ci: tuple[float, float, float], fmt: str = "{:.3f}") -> str:

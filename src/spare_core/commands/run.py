@@ -15,7 +15,8 @@ from . import EXIT_INTERRUPTED
 from .filejob import (add_file_arguments, check_job_budget, describe_job, interval_scan, job_studies, load_job, run_job,
                       timeline_run)
 from .outputs import provenance, run_record, run_rows, write_outputs
-from .report import fmt_ci, fmt_duration, fmt_ratio, mean_ci
+from .._stats import mean_ci
+from .report import fmt_ci, fmt_duration, fmt_ratio
 from ..sim.results import RATIO_BOUNDS
 
 HELP = "compare the policies of a scenario file (FILE.toml): best r and checkpoint interval per policy"

@@ -14,6 +14,7 @@ import numpy as np
 from typing import Mapping
 
 from .._results import columns, fields_dict, to_jsonable
+from .._stats import mean_ci
 from .run import RunResult
 
 __all__ = ["ResultSet", "SweepResult", "Summary", "summarise", "mean_ci", "ettr", "RATIO_BOUNDS", "FRACTION_BOUNDS",
@@ -81,64 +82,6 @@ def judged_cells(cells, *, uses_redundancy: bool, plain_compared: bool, redundan
     if plain_compared and uses_redundancy and any(redundancy(c) > 1 for c in cells):
         return [c for c in cells if redundancy(c) > 1]
     return cells
-
-
-def mean_ci(values, level: float = 0.95, bounds: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float, float]:
-    """The mean over seeds and its two-sided Student-t confidence interval, cut at ``bounds``.
-
-    Parameters
-    ----------
-    values : sequence of float
-        One value per seed.
-    level : float, default 0.95
-    bounds : (float, float)
-        What the mean can physically be (:data:`RATIO_BOUNDS`, :data:`FRACTION_BOUNDS`). The
-        interval is cut there: the true mean lies within them, so the cut never loses
-        coverage. A lower bound above the least value (TTT/T0 a hair under 1 from step-time
-        noise) moves down to it, and an upper bound below the largest value up to it.
-
-    Returns
-    -------
-    (mean, low, high)
-        ``(inf, inf, inf)`` if a value is infinite (a run that did not finish), NaN if one is
-        NaN; with one value the interval is NaN (one seed says nothing about the spread).
-
-    Notes
-    -----
-    Why not a bootstrap: with the 3-10 seeds the commands run, a percentile or BCa bootstrap
-    interval covers the mean far less often than it claims (docs/results.md, "Confidence
-    intervals": about 70 % at 3 seeds and 80 % at 5 for a nominal 95 %), while the Student-t
-    interval keeps close to its level; what it lacked was respect for the bounds.
-
-    References
-    ----------
-    .. [1] A. C. Davison and D. V. Hinkley, *Bootstrap Methods and their Application*,
-       Cambridge University Press, 1997, section 5.4 (small-sample coverage of bootstrap
-       intervals).
-
-    Examples
-    --------
-    >>> m, lo, hi = mean_ci([1.0, 1.05, 3.5], bounds=RATIO_BOUNDS)
-    >>> round(m, 3), lo, round(hi, 3)
-    (1.85, 1.0, 5.4)
-    """
-    from scipy.special import stdtrit  # the t quantile; scipy.stats takes seconds to import
-
-    xs = np.asarray(values, dtype=np.float64).ravel()
-    if xs.size == 0:
-        raise ValueError("values must not be empty")
-    if not (0.0 < level < 1.0):
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if np.isnan(xs).any():
-        return math.nan, math.nan, math.nan
-    if np.isinf(xs).any():
-        return math.inf, math.inf, math.inf
-    m = float(xs.mean())
-    if xs.size < 2:
-        return m, math.nan, math.nan
-    half = float(stdtrit(xs.size - 1, 0.5 + level / 2)) * float(xs.std(ddof=1)) / math.sqrt(xs.size)
-    low, high = min(bounds[0], float(xs.min())), max(bounds[1], float(xs.max()))
-    return m, max(m - half, low), min(m + half, high)
 
 
 @dataclass(frozen=True)

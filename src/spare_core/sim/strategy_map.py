@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .._results import fields_dict
+from .._stats import paired_ratio_ci
 from .._validate import as_float, as_int, check_choice
 from ..checkpoint import availability
 from .executor import execute
@@ -339,23 +340,6 @@ class MapCell:
         return fields_dict(self)
 
 
-def _paired(values: Sequence[float], leader: Sequence[float]) -> tuple[float, float, float]:
-    """The relative difference ``values / leader - 1`` over paired seeds: the geometric mean of
-    the ratios and its 95 % Student-t interval, from the logs of the ratios (NaN bounds with
-    one seed). Logs, because the ratios are skewed (a restart-bound strategy is 10 % or 150 %
-    slower, depending on the seed), and a ratio of two positive numbers is symmetric in logs."""
-    from scipy import stats
-
-    xs = [math.log(a / b) for a, b in zip(values, leader)]
-    n = len(xs)
-    m = math.fsum(xs) / n
-    if n < 2:
-        return math.expm1(m), math.nan, math.nan
-    sd = math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1))
-    half = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return math.expm1(m), math.expm1(m - half), math.expm1(m + half)
-
-
 def _compass(n: int, start: int, step: int, f, tolerance: float, budget: int) -> int:
     """Index in 0..n-1 minimising ``f`` by compass search from ``start`` (module docstring):
     try ``step`` places either side, move to the better if it beats the current by more than
@@ -579,7 +563,7 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: 
     most = max(len(p.seeds) for p in picks)
     winner = min((p for p in picks if len(p.seeds) == most), key=lambda p: p.mean)
     w = dict(zip(winner.seeds, winner.values))
-    stats = {p.strategy: _paired([v for s, v in zip(p.seeds, p.values) if s in w], [w[s] for s in p.seeds if s in w])
+    stats = {p.strategy: paired_ratio_ci([v for s, v in zip(p.seeds, p.values) if s in w], [w[s] for s in p.seeds if s in w])
              for p in picks if p is not winner}
     seconds = time.perf_counter() - t_begin
     if not stats:
@@ -645,7 +629,7 @@ def _standing(cell: _Cell, contest, cfg, ran, h):
     the contenders' seeds (the same for all of them)."""
     values = {st.name: [cell.value(x) for x in cell.runs_of(st, *cfg[st.name], ran[st.name], h)] for st in contest}
     leader = min(contest, key=lambda st: math.fsum(values[st.name]))
-    return leader, [(st, _paired(values[st.name], values[leader.name])) for st in contest if st is not leader]
+    return leader, [(st, paired_ratio_ci(values[st.name], values[leader.name])) for st in contest if st is not leader]
 
 
 def _pick(cell: _Cell, st: Strategy, config, seeds, h, note) -> StrategyPick:

@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from .._results import columns
-from ..sim.results import MEAN_COLUMNS, RATIO_BOUNDS, SAME_COLUMNS, cell_mean, judged_cells, mean_ci
+from .._stats import mean_ci
+from ..sim.results import MEAN_COLUMNS, RATIO_BOUNDS, SAME_COLUMNS, cell_mean, judged_cells
 from ..sim.run import RunResult
 from .store import ResultStore, require_pyarrow
 

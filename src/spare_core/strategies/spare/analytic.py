@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..._stats import t_quantile
 from ..._validate import as_float, as_generator, as_int
 from .layout import StackedLayout, check_sizes as _sizes
 
@@ -191,8 +192,6 @@ class MonteCarloEstimate:
     """
 
     def __init__(self, samples, confidence):
-        from scipy import stats
-
         self.samples = np.asarray(samples, dtype=np.float64)
         self.samples.flags.writeable = False
         self.n_samples = self.samples.size
@@ -200,7 +199,7 @@ class MonteCarloEstimate:
         self.mean = float(self.samples.mean())
         self.std = float(self.samples.std(ddof=1)) if self.n_samples > 1 else math.nan
         if self.n_samples > 1:
-            half = stats.t.ppf(0.5 + confidence / 2, self.n_samples - 1) * self.std / math.sqrt(self.n_samples)
+            half = t_quantile(confidence, self.n_samples - 1) * self.std / math.sqrt(self.n_samples)
         else:
             half = math.inf
         self.low, self.high = self.mean - half, self.mean + half
