@@ -248,3 +248,35 @@ def test_the_documented_maps_run(spare_here, tmp_path):
         p = spare_here(*out, "--steps", "200", "--seeds", "2", "--processes", "1")
         assert p.returncode == 0, (line, p.stderr)
         assert (tmp_path / f"map{k}.png").stat().st_size > 0
+
+
+def test_a_cell_that_fails_keeps_the_finished_cells(tiny, tmp_path, monkeypatch, capsys):
+    # the third cell fails at run time (as a policy that breaks on one value would): the map
+    # stops, exits 1 naming that cell, and its --json and --csv hold every cell finished before
+    from spare_core import cli
+    from spare_core.commands import map as map_cmd
+
+    real = map_cmd.evaluate_cell
+    calls = []
+
+    def flaky(scenario, strategies, settings):
+        calls.append(scenario.system_mtbf)
+        if len(calls) == 3:
+            raise RuntimeError("a policy broke on this cell")
+        return real(scenario, strategies, settings)
+
+    monkeypatch.setattr(map_cmd, "evaluate_cell", flaky)
+    out, table = tmp_path / "m.json", tmp_path / "m.csv"
+    code = cli.main(["map", str(tiny()), *AXES, "--strategies", "ckpt", "rep", "--seeds", "3", "--json", str(out),
+                     "--csv", str(table)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "failed: RuntimeError: a policy broke on this cell" in err and "kept the 2 finished cells" in err
+    doc = json.loads(out.read_text())
+    assert len(doc["cells"]) == 2 and doc["provenance"]["interrupted"] is True
+    assert doc["failed"]["error"] == "RuntimeError: a policy broke on this cell"
+    assert "Traceback" in doc["failed"]["traceback"]
+    # the failed cell is not among the kept ones
+    assert (doc["failed"]["i"], doc["failed"]["j"]) not in {(c["i"], c["j"]) for c in doc["cells"]}
+    rows = [r for r in csv.reader(io.StringIO(table.read_text())) if r and not r[0].startswith("#")]
+    assert len(rows) == 1 + 2

@@ -246,6 +246,32 @@ class ScenarioFile:
     #: the straggler remedies ``[stragglers]`` lets ``spare advise`` and ``spare map`` weigh
     #: (``"evict"``, ``"rebalance"``, ``"pacing"``); empty without the table
     remedies: tuple[str, ...] = ()
+    #: where the file's relative paths (``failures.trace``, a hostfile) start
+    base_dir: str | None = field(default=None, repr=False)
+
+    def with_overrides(self, overrides: Sequence[str | tuple[str, Any]], *, source: str | None = None) -> "ScenarioFile":
+        """The file resolved again with ``overrides`` on top of its table, without reading it
+        again: what a map's cell or a sweep's point is (its log and its fit are the ones already
+        read and fitted, :mod:`spare_core.events.files`, when the overrides leave the failure
+        input as it was).
+
+        Parameters
+        ----------
+        overrides : sequence of str or (str, value)
+            As :func:`load_scenario_file` takes them.
+        source : str, optional
+            Named in error messages (default: the file's path).
+
+        Examples
+        --------
+        >>> sf = parse_scenario({"cluster": {"gpus": 64, "gpus_per_group": 8},
+        ...                      "job": {"step_time": 1, "steps": 10}, "failures": {"mtbf": "2 h"}})
+        >>> sf.with_overrides([("job.steps", 20)]).scenario.n_steps, sf.scenario.n_steps
+        (20, 10)
+        """
+        where = source or self.path
+        data = apply_overrides(self.data, overrides, source=f"{where}: --set") if overrides else self.data
+        return parse_scenario(data, source=where, base_dir=self.base_dir)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Options per compared policy name (:attr:`policy_options`), with the file's interval
@@ -453,6 +479,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         rate_note=fails.note, data=plain(data), failure_rate=fails.rate, trace=fails.trace,
         trace_read=fails.trace_read, fit=fails.fit,
         policy_options={p: opts for p, (opts, _) in cmp.options.items() if opts}, remedies=remedies,
+        base_dir=None if base_dir is None else str(base_dir),
     )
 
 

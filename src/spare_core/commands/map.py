@@ -232,9 +232,11 @@ def _strategies(args: Any, sf: ScenarioFile) -> list[str]:
     return names
 
 
-def _load(path: str, sets: list[str], where: str) -> ScenarioFile:
+def _load(path: str, sets: list, where: str = "", base: ScenarioFile | None = None) -> ScenarioFile:
+    """The file with ``sets`` on top: read from ``path`` once, then each cell resolved from the
+    table already read (``base``), its log and fit reused."""
     try:
-        return load_scenario_file(path, sets)
+        return load_scenario_file(path, sets) if base is None else base.with_overrides(sets)
     except ScenarioFileError as exc:
         raise UsageError(f"{exc}{where}") from None
 
@@ -244,9 +246,16 @@ def _settings(args: Any, sf: ScenarioFile) -> MapSettings:
 
 
 def _evaluate(task: tuple) -> tuple:
-    """One cell in a worker: ``(index, MapCell)``."""
+    """One cell in a worker: ``(index, MapCell, None)``, or ``(index, None, (error, traceback))``
+    when the cell fails (returned, not raised, so the driver knows which cell it was and keeps
+    the cells already finished)."""
     index, scenario, strategies, settings = task
-    return index, evaluate_cell(scenario, strategies, settings)
+    try:
+        return index, evaluate_cell(scenario, strategies, settings), None
+    except Exception as exc:  # any failure of one cell: reported with the cell, the map's other cells kept
+        import traceback
+
+        return index, None, (f"{type(exc).__name__}: {exc}", traceback.format_exc())
 
 
 def run(args: Any) -> int:
@@ -265,18 +274,17 @@ def run(args: Any) -> int:
             check_output_path(args.plot, "--plot")
             check_plot_dir(os.path.dirname(os.path.abspath(args.plot)), files=())  # and matplotlib
     base_sets = list(args.set) + flag_overrides(args)
-    sf = _load(args.file, base_sets, "")
+    sf = _load(args.file, base_sets)
     names = _strategies(args, sf)
     # the strategies' policies are the file's compared ones, so that their options are read
     policies = list(dict.fromkeys(split_name(n)[0] for n in names))
-    base_sets.append(("compare.policies", policies))
-    sf = _load(args.file, base_sets, "")
+    sf = _load(args.file, [("compare.policies", policies)], base=sf)
     # every cell read and checked before any run
     cells = []
     for j, yv in enumerate(ya.texts):
         for i, xv in enumerate(xa.texts):
             where = f" (the map's cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]})"
-            csf = _load(args.file, base_sets + [f"{xa.key}={xv}", f"{ya.key}={yv}"], where)
+            csf = _load(args.file, [f"{xa.key}={xv}", f"{ya.key}={yv}"], where, base=sf)
             opts = csf.policy_kwargs()
             strategies = [Strategy.parse(n, opts.get(split_name(n)[0])) for n in names]
             settings = _settings(args, csf)
@@ -309,9 +317,13 @@ def run(args: Any) -> int:
     bar = progress_bar(len(tasks), "spare map", unit="cell")
     t0 = time.perf_counter()
     interrupted = False
+    failed = None  # (cell index, error, traceback) of the first cell that failed
     try:
         results = (_evaluate(t) for t in tasks) if workers == 1 else map_unordered(_evaluate, tasks, workers)
-        for k, cell in results:
+        for k, cell, error in results:
+            if error is not None:
+                failed = (k, *error)
+                break  # the workers stop; what they finished is kept below
             done[k] = cell
             bar.update(1)
     except KeyboardInterrupt:
@@ -320,8 +332,17 @@ def run(args: Any) -> int:
         bar.close()
     elapsed = time.perf_counter() - t0
 
-    doc = _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupted)
+    doc = _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupted or failed is not None)
+    if failed is not None:
+        (i, j), error, trace = cells[failed[0]][0], failed[1], failed[2]
+        doc["failed"] = {"i": i, "j": j, "x": _toml_value(xa.texts[i]), "y": _toml_value(ya.texts[j]),
+                         "error": error, "traceback": trace}
     written = _write(args, doc, xa, ya, names)
+    if failed is not None:
+        where = f"; kept the {len(done)} finished cells in {', '.join(written)}" if written else ""
+        print(f"spare map: the cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]} failed: {error}{where}",
+              file=sys.stderr)
+        return 1
     if interrupted:
         where = f"; wrote {', '.join(written)}" if written else ""
         print(f"spare map: interrupted after {len(done)}/{len(cells)} cells{where}", file=sys.stderr)
