@@ -661,6 +661,7 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("map", "--force"): _map("--force"),
     ("map", "--json"): _map("--json", "OUT:map.json"),
     ("map", "--csv"): _map("--csv", "OUT:map.csv"),
+    ("map", "--parquet"): _map("--parquet", "OUT:map.parquet"),
     ("map", "--plot"): _map("--plot", "OUT:map.png"),
     ("demo", "--types"): _one("demo", "--types", "12"),
     ("demo", "--redundancy"): _one("demo", "--redundancy", "3"),

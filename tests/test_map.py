@@ -189,11 +189,11 @@ def test_outputs_carry_every_cell_and_the_provenance(tiny, spare_here, tmp_path)
     text = cs.read_text()
     assert text.startswith("# provenance: {")
     rows = list(csv.DictReader(io.StringIO("".join(l for l in text.splitlines(True) if not l.startswith("#")))))
-    assert len(rows) == 4 and {"failures.mtbf", "repair.swap", "winner", "margin_pct", "ckpt+memory_value"} <= set(rows[0])
+    assert len(rows) == 4 and {"failures.mtbf", "repair.swap", "winner", "margin", "ckpt+memory.mean"} <= set(rows[0])
     for row, cell in zip(rows, doc["cells"]):
         assert row["winner"] == cell["winner"]
-        assert float(row[f"{cell['winner']}_value"]) == pytest.approx(min(p["mean"] for p in cell["picks"]
-                                                                          if len(p["seeds"]) == cell["seeds"]))
+        assert float(row[f"{cell['winner']}.mean"]) == pytest.approx(min(p["mean"] for p in cell["picks"]
+                                                                         if len(p["seeds"]) == cell["seeds"]))
     png = plots / "map.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -280,3 +280,35 @@ def test_a_cell_that_fails_keeps_the_finished_cells(tiny, tmp_path, monkeypatch,
     assert (doc["failed"]["i"], doc["failed"]["j"]) not in {(c["i"], c["j"]) for c in doc["cells"]}
     rows = [r for r in csv.reader(io.StringIO(table.read_text())) if r and not r[0].startswith("#")]
     assert len(rows) == 1 + 2
+
+
+def test_every_map_format_carries_every_declared_column(tiny, spare_here, tmp_path):
+    # the JSON cells, the CSV and the Parquet rows all hold every column MapCell and StrategyPick
+    # declare, with the same values
+    pa = pytest.importorskip("pyarrow.parquet")
+    from spare_core._results import columns
+    from spare_core.sim.strategy_map import MapCell, StrategyPick
+
+    js, cs, pq = tmp_path / "m.json", tmp_path / "m.csv", tmp_path / "m.parquet"
+    p = spare_here("map", tiny(), "--x", "failures.mtbf", "--x-values", "'1 h'", "'3 h'", "--y", "costs.restart",
+                   "--y-values", "60", "--strategies", "ckpt", "rep", "--seeds", "3", "--json", js, "--csv", cs,
+                   "--parquet", pq)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(js.read_text())
+    cell_cols = [c.name for c in columns(MapCell)]
+    pick_cols = [c.name for c in columns(StrategyPick)]
+    for c in doc["cells"]:
+        assert set(cell_cols) <= set(c) and all(set(pick_cols) <= set(pk) for pk in c["picks"])
+    want = ["failures.mtbf", "costs.restart", *cell_cols,
+            *(f"{n}.{k}" for n in ("ckpt", "rep") for k in pick_cols if k != "strategy")]
+    rows = list(csv.DictReader(io.StringIO("".join(l for l in cs.read_text().splitlines(True) if not l.startswith("#")))))
+    table = pa.read_table(pq).to_pylist()
+    assert list(rows[0]) == want and list(table[0]) == want
+    for c, row, prow in zip(doc["cells"], rows, table):
+        for k in cell_cols:
+            v = c[k]
+            assert prow[k] == (pytest.approx(v) if isinstance(v, float) else v)
+            assert row[k] == ("" if v is None else str(v))
+        for pk in c["picks"]:
+            assert prow[f"{pk['strategy']}.n_seeds"] == len(pk["seeds"])
+            assert prow[f"{pk['strategy']}.mean"] == pytest.approx(pk["mean"])

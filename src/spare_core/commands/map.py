@@ -16,9 +16,6 @@ strategy's choice and values; all with their provenance, by the one writer.
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import os
 import sys
@@ -28,16 +25,18 @@ from typing import Any, Sequence
 
 from .. import _limits
 from .._files import parse_duration
-from .._writer import json_safe, write_atomic
+from .._writer import json_safe
 from .._writer import write_json as _write_json
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import map_unordered, policy_names
 from ..sim.remedies import describe_remedies
-from ..sim.strategy_map import MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, evaluate_cell, split_name
+from .._results import columns
+from ..sim.strategy_map import (MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, StrategyPick, evaluate_cell,
+                                split_name)
 from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int, process_count, seed_count
 from .budget import check_runs
 from .filejob import describe_job, flag_overrides
-from .outputs import check_output_path, check_plot_dir, provenance
+from .outputs import check_output_path, check_parquet, check_plot_dir, provenance, write_csv, write_parquet
 from .progress import progress_bar
 from .report import fmt_duration
 
@@ -198,6 +197,8 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", metavar="FILE", default=None, help="write every cell as JSON, with provenance")
     parser.add_argument("--csv", metavar="FILE", default=None,
                         help="write one row per cell as CSV (provenance in '# ' lines on top)")
+    parser.add_argument("--parquet", metavar="FILE", default=None,
+                        help="write one row per cell as Parquet (provenance in the schema metadata; needs pyarrow)")
     parser.add_argument("--plot", metavar="FILE|DIR", default=None,
                         help=f"write the map as a PNG (DIR/{PLOT_FILE} for a directory; needs matplotlib)")
 
@@ -264,8 +265,9 @@ def run(args: Any) -> int:
     ya = build_axis("y", args.y, args.y_values, args.y_range, args.y_log)
     if xa.key == ya.key:
         raise UsageError(f"--x and --y must be different keys, got {xa.key} twice")
-    for flag in ("json", "csv"):
+    for flag in ("json", "csv", "parquet"):
         check_output_path(getattr(args, flag), f"--{flag}")
+    check_parquet(args.parquet)
     if args.plot is not None:
         if os.path.isdir(args.plot) or not os.path.splitext(args.plot)[1]:
             check_plot_dir(args.plot, files=(PLOT_FILE,))  # created when the map is written
@@ -440,25 +442,26 @@ def _table(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
     return lines
 
 
-def _csv_rows(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> tuple[list[str], list[dict]]:
-    cols = [xa.key, ya.key, "winner", "runner_up", "margin_pct", "margin_low_pct", "margin_high_pct", "status",
-            "censored", "seeds", "runs", "seconds", "horizon"]
-    for n in names:
-        cols += [f"{n}_value", f"{n}_r", f"{n}_interval", f"{n}_seeds", f"{n}_finished"]
+def table_columns(xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
+    """The columns of the map's CSV and Parquet rows, from the declarations: the two keys, every
+    declared column of :class:`~spare_core.sim.strategy_map.MapCell`, then every declared
+    column of each strategy's :class:`~spare_core.sim.strategy_map.StrategyPick` as
+    ``NAME.COLUMN`` (the strategy column itself left out: it is in the name)."""
+    cell = [c.name for c in columns(MapCell)]
+    pick = [c.name for c in columns(StrategyPick) if c.name != "strategy"]
+    return [xa.key, ya.key, *cell, *(f"{n}.{c}" for n in names for c in pick)]
+
+
+def table_rows(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[dict]:
+    """One row per cell of the (JSON-safe) document, with :func:`table_columns`."""
+    cols = table_columns(xa, ya, names)
     rows = []
     for c in doc["cells"]:
-        row = {xa.key: c["x"], ya.key: c["y"], "winner": c["winner"], "runner_up": c["runner_up"],
-               "status": c["status"], "censored": c["censored"], "seeds": c["seeds"], "runs": c["runs"],
-               "seconds": c["seconds"], "horizon": c["horizon"]}
-        for k in ("margin", "margin_low", "margin_high"):
-            v = c[k]
-            row[f"{k}_pct"] = None if v is None else 100.0 * v
+        row = {xa.key: c["x"], ya.key: c["y"], **{k: c[k] for k in cols[2:] if k in c}}
         for p in c["picks"]:
-            n = p["strategy"]
-            row.update({f"{n}_value": p["mean"], f"{n}_r": p["redundancy"], f"{n}_interval": p["interval"],
-                        f"{n}_seeds": len(p["seeds"]), f"{n}_finished": sum(p["finished"])})
-        rows.append(row)
-    return cols, rows
+            row.update({f"{p['strategy']}.{k}": v for k, v in p.items() if f"{p['strategy']}.{k}" in cols})
+        rows.append({k: row.get(k) for k in cols})
+    return rows
 
 
 def _write(args: Any, doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
@@ -468,16 +471,14 @@ def _write(args: Any, doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> li
     if args.json:
         _write_json(args.json, safe, reasons=NULL_REASONS, indent=1)
         written.append(args.json)
-    if args.csv:
-        cols, rows = _csv_rows(safe, xa, ya, names)
-        buf = io.StringIO()
-        buf.write(f"# provenance: {json.dumps(safe['provenance'], allow_nan=False)}\n")
-        out = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
-        out.writeheader()
-        for row in rows:
-            out.writerow({k: ("" if v is None else v) for k, v in row.items()})
-        write_atomic(args.csv, buf.getvalue().encode("utf-8"), "--csv")
-        written.append(args.csv)
+    if args.csv or getattr(args, "parquet", None):
+        cols, rows = table_columns(xa, ya, names), table_rows(safe, xa, ya, names)
+        if args.csv:
+            write_csv(args.csv, rows, safe["provenance"], cols)
+            written.append(args.csv)
+        if args.parquet:
+            write_parquet(args.parquet, rows, safe["provenance"], cols)
+            written.append(args.parquet)
     if args.plot and safe["cells"]:
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         written.append(plot_map(safe, xa, ya, names, args.plot))

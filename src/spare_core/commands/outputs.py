@@ -166,24 +166,28 @@ def _plain(v: Any) -> Any:
     return None if isinstance(v, float) and v != v else v
 
 
-def write_csv(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any]) -> None:
-    """Rows under a header, the provenance as ``# `` comment lines on top; atomic."""
+def write_csv(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any],
+              columns: Sequence[str] = RUN_COLUMNS) -> None:
+    """Rows under a header of ``columns`` (default: a run's), the provenance as ``# `` comment
+    lines on top; atomic."""
     buf = io.StringIO()
     for line in json.dumps(_json_safe(prov), indent=None, allow_nan=False).splitlines():
         buf.write(f"# provenance: {line}\n")
-    w = csv.DictWriter(buf, fieldnames=list(RUN_COLUMNS), lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     w.writeheader()
     for row in rows:
         w.writerow({k: ("" if v is None else v) for k, v in row.items()})
     write_atomic(path, buf.getvalue().encode("utf-8"))
 
 
-def write_parquet(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any]) -> None:
-    """Rows as a Parquet table, the provenance as JSON in the schema metadata; atomic."""
+def write_parquet(path: str, rows: Sequence[Mapping[str, Any]], prov: Mapping[str, Any],
+                  columns: Sequence[str] = RUN_COLUMNS) -> None:
+    """Rows as a Parquet table of ``columns`` (default: a run's), the provenance as JSON in the
+    schema metadata; atomic."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = {k: [row[k] for row in rows] for k in RUN_COLUMNS}
+    cols = {k: [row[k] for row in rows] for k in columns}
     table = pa.table(cols).replace_schema_metadata(
         {"spare_core": json.dumps(_json_safe(prov), allow_nan=False)})
     sink = pa.BufferOutputStream()

@@ -70,7 +70,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .._results import fields_dict
+from .._results import column, derived, fields_dict
 from .._stats import paired_ratio_ci
 from .._validate import as_float, as_int, check_choice
 from ..checkpoint import availability
@@ -275,19 +275,29 @@ class StrategyPick:
         Values of (r, interval) tried.
     """
 
-    strategy: str
-    redundancy: int | None
-    interval: float
-    interval_note: str
-    seeds: list
-    values: list
-    ratios: list
-    finished: list
-    mean: float
-    configurations: int
+    strategy: str = column("the strategy's name", cell="key", kind="text")
+    redundancy: int | None = column("the r chosen (empty without redundancy)", cell="same", kind="int")
+    interval: float = column("compute seconds between persistent checkpoints", unit="s", cell="same")
+    interval_note: str = column("how the interval was chosen", cell="same", kind="text")
+    seeds: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    ratios: list = field(default_factory=list)
+    finished: list = field(default_factory=list)
+    mean: float = column("the mean objective over its seeds (TTT/T0 or cost; a lower bound where a run was cut)",
+                         default=math.nan)
+    configurations: int = column("values of (r, interval) tried", cell="count", default=0)
+
+    @derived("seeds run", cell="count")
+    def n_seeds(self) -> int:
+        return len(self.seeds)
+
+    @derived("seeds whose run finished", cell="count")
+    def n_finished(self) -> int:
+        return int(sum(bool(f) for f in self.finished))
 
     def to_dict(self) -> dict:
-        return fields_dict(self)
+        """Every field and derived column."""
+        return {**fields_dict(self), **fields_dict(self, ("n_seeds", "n_finished"))}
 
 
 @dataclass
@@ -317,18 +327,20 @@ class MapCell:
         Wall seconds spent on the cell.
     """
 
-    winner: str | None
-    runner_up: str | None
-    margin: float
-    margin_low: float
-    margin_high: float
-    status: str
-    seeds: int
-    censored: bool
-    horizon: float
-    picks: list
-    runs: int
-    seconds: float
+    winner: str | None = column("the winning strategy (empty: nothing finished)", cell="same", kind="text")
+    runner_up: str | None = column("the strategy of least margin after the winner", cell="same", kind="text")
+    margin: float = column("the runner-up's objective over the winner's, minus 1 (geometric mean over paired seeds)",
+                           cell="same")
+    margin_low: float = column("the margin's 95 % interval, low end", cell="same")
+    margin_high: float = column("the margin's 95 % interval, high end", cell="same")
+    status: str = column("clear, tie, unsure or none", cell="same", kind="text")
+    seeds: int = column("the most seeds any strategy ran", cell="count")
+    censored: bool = column("a run of the winner or runner-up was cut unfinished: the margin is a lower bound",
+                            cell="same")
+    horizon: float = column("the horizon of the runs after the pilot", unit="T0", cell="same")
+    picks: list = field(default_factory=list)
+    runs: int = column("simulations made", cell="count", default=0)
+    seconds: float = column("wall seconds spent on the cell", unit="s", cell="same", default=0.0)
 
     def pick(self, name: str) -> StrategyPick:
         for p in self.picks:
