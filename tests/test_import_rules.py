@@ -88,7 +88,7 @@ LAYERS = [
     ("infrastructure", {"spare_core", "spare_core._validate", "spare_core._native", "spare_core._seeding",
                         "spare_core._results", "spare_core._files", "spare_core._writer",
                         "spare_core._registry", "spare_core._params", "spare_core._limits",
-                        "spare_core._deprecation"}),
+                        "spare_core._deprecation", "spare_core._stats"}),
     ("values and kernels", {"spare_core.distributions", "spare_core.topology", "spare_core.checkpoint",
                             "spare_core.graph",
                             # the old paths of spare_core.graph's modules (deprecated, one release)

@@ -37,6 +37,7 @@ from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int
 from .budget import check_runs
 from .filejob import describe_job, flag_overrides
 from .outputs import check_output_path, check_parquet, check_plot_dir, provenance, write_csv, write_parquet
+from .plots import margin_text, plot_map
 from .progress import progress_bar
 from .report import fmt_duration
 
@@ -400,20 +401,6 @@ def _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupte
     return out
 
 
-def _margin_text(cell: dict) -> str:
-    """The margin in % as a cell shows it (``>=`` for a lower bound, ``=`` a tie, ``?`` unsure)."""
-    if cell["winner"] is None:
-        return "x"
-    m = cell["margin"]
-    if m is None or not math.isfinite(m):
-        return "?"
-    pct = 100.0 * m
-    txt = f"{pct:.0f}" if pct >= 9.5 else f"{pct:.1f}"
-    if cell["censored"]:
-        txt = ">=" + txt
-    return txt + {"clear": "", "tie": "=", "unsure": "?"}.get(cell["status"], "")
-
-
 def _letters(names: Sequence[str]) -> dict:
     return {n: chr(ord("A") + k) if k < 26 else "*" for k, n in enumerate(names)}
 
@@ -434,7 +421,7 @@ def _table(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
         row = []
         for i in range(len(xa.texts)):
             c = by.get((i, j))
-            row.append("-" if c is None else ("x" if c["winner"] is None else letters[c["winner"]] + _margin_text(c)))
+            row.append("-" if c is None else ("x" if c["winner"] is None else letters[c["winner"]] + margin_text(c)))
         lines.append(f"{ya.labels[j]:>{w}} | " + "".join(f"{t:>{col}}" for t in row))
     lines.append("")
     lines.append("cells won: " + ", ".join(f"{n} {doc['won'][n]}" for n in names) + "; "
@@ -483,74 +470,3 @@ def _write(args: Any, doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> li
         os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         written.append(plot_map(safe, xa, ya, names, args.plot))
     return written
-
-
-def _set_items(argv: Sequence[str]) -> list[str]:
-    """The ``--set`` items of a command line (what the figure's cells share besides the file)."""
-    return [argv[k + 1] for k, a in enumerate(argv[:-1]) if a == "--set"]
-
-
-def plot_map(doc: dict, xa: Axis, ya: Axis, names: Sequence[str], path: str, *, title: str | None = None) -> str:
-    """The map as a heat map: the winner's colour in each cell, paler the smaller its margin,
-    hatched where the winner is not clear (a tie or unsure at the seed cap), the margin in %
-    written in the cell. Returns ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import to_rgb
-    from matplotlib.patches import Patch, Rectangle
-
-    from .plots import save_figure
-
-    nx, ny = len(xa.texts), len(ya.texts)
-    fig_w = min(22.0, max(8.0, 4.2 + 0.62 * nx))
-    fig_h = min(18.0, max(4.5, 2.4 + 0.42 * ny))
-    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
-    palette = plt.get_cmap("tab10")
-    colour = {n: to_rgb(palette(k % 10)) for k, n in enumerate(names)}
-    small = max(5.0, min(9.0, 150.0 / max(nx, ny)))
-    for c in doc["cells"]:
-        i, j = c["i"], c["j"]
-        if c["winner"] is None:
-            face, text = (0.85, 0.85, 0.85), "x"
-        else:
-            m = c["margin"] if c["margin"] is not None else 0.0
-            # paler for a smaller margin: full colour from a 30 % margin on
-            s = 0.25 + 0.75 * min(1.0, max(0.0, m) / 0.3)
-            base = colour[c["winner"]]
-            face = tuple(1.0 - s * (1.0 - v) for v in base)
-            text = _margin_text(c).replace(">=", "\u2265")
-        clear = c["status"] == "clear"
-        ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=0.6,
-                               hatch=None if clear else "///"))
-        ax.text(i, j, text, ha="center", va="center", fontsize=small, color="black")
-    ax.set_xlim(-0.5, nx - 0.5)
-    ax.set_ylim(-0.5, ny - 0.5)
-    ax.set_xticks(range(nx))
-    tilt = sum(len(lb) for lb in xa.labels) > 6 * nx or nx > 8
-    ax.set_xticklabels(xa.labels, rotation=45 if tilt else 0, ha="right" if tilt else "center")
-    ax.set_yticks(range(ny))
-    ax.set_yticklabels(ya.labels)
-    ax.set_xlabel(xa.key + (" (log spacing)" if xa.log else ""))
-    ax.set_ylabel(ya.key + (" (log spacing)" if ya.log else ""))
-    ax.grid(False)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    what = "TTT" if doc["objective"] == "time" else "cost"
-    sc = doc["provenance"]["scenario"]
-    cl = sc.get("cluster", {})
-    sets = _set_items(doc["provenance"].get("argv", []))
-    ax.set_title(title or f"{sc.get('name', '')} ({cl.get('gpus', 0):,} GPUs, {cl.get('groups', 0)} groups): which "
-                          f"strategy wins ({doc['objective']})\n"
-                          + (f"--set {' '.join(sets)}\n" if sets else "")
-                          + f"number: the runner-up's {what} over the winner's, % (paired over seeds); paler: a smaller "
-                          "margin", fontsize=10, loc="left")
-    handles = [Patch(facecolor=colour[n], label=n) for n in names]
-    handles.append(Patch(facecolor="white", edgecolor="grey", hatch="///", label="not clear: a tie (=) or unsure (?)"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
-    fig.tight_layout()
-    try:
-        return save_figure(fig, path)
-    finally:
-        plt.close(fig)
