@@ -205,6 +205,28 @@ class ResultSet:
             raise ValueError(f"runs must be the summaries' runs, cell by cell: {len(self.runs)} runs for "
                              f"{sum(s.seeds for s in self.summaries)} seeds in the summaries")
 
+    def extend(self, other: "ResultSet") -> "ResultSet":
+        """Add another execution's runs and cells to this set (what an adaptive search that
+        executes a study per step keeps: one set of every run it made); returns ``self``.
+
+        The cells are appended in ``other``'s order, the policies' registry facts merged, the
+        elapsed seconds, groups and task timings added; ``interrupted`` if either was.
+        """
+        if not isinstance(other, ResultSet):
+            raise TypeError(f"other must be a ResultSet, got {type(other).__name__}")
+        self.runs.extend(other.runs)
+        self.summaries.extend(other.summaries)
+        self.redundant.update(other.redundant)
+        self.sources.update(other.sources)
+        self.interrupted = self.interrupted or other.interrupted
+        self.elapsed += other.elapsed
+        self.workers = max(self.workers, other.workers)
+        self.groups_done += other.groups_done
+        self.groups_total += other.groups_total
+        self.task_seconds.extend(other.task_seconds)
+        self.progress = other.progress if other.progress is not None else self.progress
+        return self
+
     # -- lookups ------------------------------------------------------------------------
     def cell(self, n_groups: int, policy: str, r: int) -> Summary:
         """The summary of one (N, policy label, r) cell (the first, with several intervals)."""

@@ -65,6 +65,7 @@ References
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ from .._stats import paired_ratio_ci
 from .._validate import as_float, as_int, check_choice
 from ..checkpoint import availability
 from .executor import execute
+from .results import ResultSet, summarise
 from .remedies import REMEDIES, has_stragglers, remedy_plan, with_pause
 from ..strategies import policy_names, registered_policy
 from .scenario import Scenario
@@ -373,11 +375,13 @@ def _compass(n: int, start: int, step: int, f, tolerance: float, budget: int) ->
 
 
 class _Cell:
-    """One cell's evaluation: its scenarios and every run made, by configuration.
+    """One cell's evaluation: its scenarios and one result set of every run made.
 
-    A run that finished before a horizon is the run at any later horizon too (the horizon only
-    stops a run), so a configuration's runs are kept with the horizon they ran to and reused
-    wherever they stay valid.
+    The searches ask :attr:`results` for a configuration's runs and tell it each study they
+    execute (:meth:`ResultSet.extend`); :attr:`index` says where a configuration's run of a
+    seed is in it and the horizon it ran to. A run that finished before a horizon is the run at
+    any later horizon too (the horizon only stops a run), so it is reused wherever it stays
+    valid.
     """
 
     def __init__(self, scenario: Scenario, strategies: Sequence[Strategy], settings: MapSettings):
@@ -385,13 +389,18 @@ class _Cell:
         self.base = scenario
         self.plain = scenario.replace(memory=None) if scenario.memory is not None else scenario
         self.horizon = scenario.max_wall_factor
-        self.memo: dict = {}  # (strategy name, r, interval) -> {seed: (RunResult, horizon)}
+        self.results = ResultSet([], [])
+        self.index: dict = {}  # (strategy name, r, interval) -> {seed: (position in results.runs, horizon)}
         # each remedy's plan, once: its scenario (with and without the tier) and its pause
         self.plans = {(m, rem): remedy_plan(self.base if m else self.plain, rem)
                       for m, rem in {(st.memory, st.remedy) for st in strategies}}
-        self.runs = 0
         rs = [r for r in settings.redundancies if r <= scenario.n_groups]
         self.rs = [r for r in rs if r >= 2] or rs or [1]
+
+    @property
+    def runs(self) -> int:
+        """Simulations made."""
+        return len(self.results.runs)
 
     def scenario(self, st: Strategy, horizon: float) -> Scenario:
         sc = self.plans[(st.memory, st.remedy)].scenario
@@ -403,18 +412,19 @@ class _Cell:
             return float(run.cost)
         return float(run.wall_time / run.t0)
 
-    @staticmethod
-    def _valid(entry, horizon: float) -> bool:
-        run, h = entry
+    def _valid(self, entry, horizon: float) -> bool:
+        at, h = entry
+        run = self.results.runs[at]
         return h == horizon or (run.finished and run.wall_time <= horizon * run.t0)
 
     def run(self, jobs: Sequence[tuple], seeds: Sequence[int], horizon: float) -> None:
         """Simulate each (strategy, r, interval) of ``jobs`` on the ``seeds`` it has no valid run
         for: one study per scenario and set of seeds, so that the strategies of one study
-        share each seed's failures (common random numbers) and go through the one executor."""
+        share each seed's failures (common random numbers) and go through the one executor;
+        its result set is told to :attr:`results`."""
         todo: dict = {}
         for st, r, iv in jobs:
-            got = self.memo.setdefault((st.name, r, iv), {})
+            got = self.index.setdefault((st.name, r, iv), {})
             missing = tuple(s for s in seeds if s not in got or not self._valid(got[s], horizon))
             if missing:
                 todo.setdefault((st.memory, st.remedy, missing), []).append((st, r, iv))
@@ -422,23 +432,26 @@ class _Cell:
             plan = self.plans[(memory, remedy)]
             study = Study([self.scenario(group[0][0], horizon)], [st.policy_at(r, iv) for st, r, iv in group],
                           seeds=list(missing), streams="seed", name="map cell")
-            res = execute(study, workers=1)
+            res = _paused(execute(study, workers=1), plan)
+            start = len(self.results.runs)
+            self.results.extend(res)
+            at = start
             for (st, r, iv), summary in zip(group, res.summaries):
-                got = self.memo[(st.name, r, iv)]
+                got = self.index[(st.name, r, iv)]
                 for run in res.cell_runs(summary):
-                    got[run.seed] = (with_pause(run, plan), horizon)  # a remedy's pause at the start
-                    self.runs += 1
+                    got[run.seed] = (at, horizon)
+                    at += 1
 
     def runs_of(self, st: Strategy, r, iv, seeds, horizon) -> list:
         self.run([(st, r, iv)], seeds, horizon)
-        got = self.memo[(st.name, r, iv)]
-        return [got[s][0] for s in seeds]
+        got = self.index[(st.name, r, iv)]
+        return [self.results.runs[got[s][0]] for s in seeds]
 
     def mean(self, st, r, iv, seeds, horizon) -> float:
         return math.fsum(self.value(x) for x in self.runs_of(st, r, iv, seeds, horizon)) / len(seeds)
 
     def configurations(self, st: Strategy) -> int:
-        return sum(1 for k in self.memo if k[0] == st.name)
+        return sum(1 for k in self.index if k[0] == st.name)
 
     def start(self, st: Strategy) -> tuple:
         """(r, interval setting) to start from: the policy's own interval setting and, with
@@ -458,6 +471,19 @@ class _Cell:
             if j < best_j:
                 best, best_j = r, j
         return best, own
+
+
+def _paused(res: ResultSet, plan) -> ResultSet:
+    """``res`` with a remedy's one-time pause at the start of every run, its cells summarised
+    again (``res`` itself without a pause)."""
+    if plan.pause == 0:
+        return res
+    runs, cells = [], []
+    for summary in res.summaries:
+        paused = [with_pause(x, plan) for x in res.cell_runs(summary)]
+        runs += paused
+        cells.append(summarise(paused, summary.n_groups, summary.interval_setting))
+    return dataclasses.replace(res, runs=runs, summaries=cells)
 
 
 def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: MapSettings | None = None) -> MapCell:
