@@ -312,3 +312,65 @@ def test_every_map_format_carries_every_declared_column(tiny, spare_here, tmp_pa
         for pk in c["picks"]:
             assert prow[f"{pk['strategy']}.n_seeds"] == len(pk["seeds"])
             assert prow[f"{pk['strategy']}.mean"] == pytest.approx(pk["mean"])
+
+
+def test_the_rival_is_the_best_strategy_of_another_family():
+    # ckpt+memory is ckpt's family: the cell names the best strategy of another family and its
+    # margin is the paired interval against the winner over their common seeds
+    from spare_core._stats import paired_ratio_ci
+    from spare_core.sim import MemoryTier, Scenario
+    from spare_core.sim.strategy_map import split_name
+
+    sc = Scenario(8, n_steps=200, t_compute=10.0, t_allreduce=1.0, system_mtbf=60.0, restart_time=30.0,
+                  checkpoint_time=5.0, memory=MemoryTier(save=1.0, restore=5.0, every=30.0))
+    sts = [Strategy("ckpt"), Strategy("ckpt", memory=True), Strategy("spare"), Strategy("spare", memory=True)]
+    cell = evaluate_cell(sc, sts, MapSettings(seeds=4, min_seeds=4, redundancies=(2, 3)))
+    fam = split_name(cell.winner)[0]
+    assert cell.rival is not None and split_name(cell.rival)[0] != fam
+    w = cell.pick(cell.winner)
+    by = dict(zip(w.seeds, w.values))
+    others = [p for p in cell.picks if split_name(p.strategy)[0] != fam]
+    margins = {p.strategy: paired_ratio_ci([v for s, v in zip(p.seeds, p.values) if s in by],
+                                           [by[s] for s in p.seeds if s in by]) for p in others}
+    best = min(margins, key=lambda k: margins[k][0])
+    assert cell.rival == best
+    assert (cell.rival_margin, cell.rival_margin_low, cell.rival_margin_high) == pytest.approx(margins[best])
+    lo, hi = cell.rival_margin_low, cell.rival_margin_high
+    assert cell.rival_status == ("tie" if hi < 0.01 else "clear" if lo > 0 else "unsure")
+
+
+def test_a_cell_of_one_family_has_no_rival():
+    from spare_core.sim import MemoryTier, Scenario
+
+    sc = Scenario(8, n_steps=100, t_compute=10.0, t_allreduce=1.0, system_mtbf=600.0, restart_time=30.0,
+                  checkpoint_time=5.0, memory=MemoryTier(save=1.0, restore=5.0, every=30.0))
+    cell = evaluate_cell(sc, [Strategy("ckpt"), Strategy("ckpt", memory=True)], MapSettings(seeds=3))
+    assert cell.rival is None and cell.rival_status == "none" and math.isnan(cell.rival_margin)
+    assert cell.runner_up is not None
+
+
+def test_a_strategy_keeps_its_colour_whatever_the_order():
+    pytest.importorskip("matplotlib")
+    from spare_core.commands.plots import strategy_colour
+
+    names = ["ckpt", "ckpt+memory", "rep", "spare", "elastic", "spare+memory", "spare+evict"]
+    colours = {n: strategy_colour(n) for n in names}
+    assert {n: strategy_colour(n) for n in reversed(names)} == colours
+    # one family, one hue: the tier darkens it, a remedy keeps it; families differ
+    assert colours["spare+evict"] == colours["spare"]
+    assert all(abs(a * (1 - 0.45) - b) < 1e-12 for a, b in zip(colours["spare"], colours["spare+memory"]))
+    assert len({colours[n] for n in ("ckpt", "rep", "spare", "elastic")}) == 4
+    # a policy's label (the other plots) takes its registry name's colour
+    assert strategy_colour("SPARe+CKPT") == colours["spare"]
+
+
+def test_the_files_own_point_is_placed_on_the_axes():
+    from spare_core.commands.map import build_axis, file_point
+
+    xa = build_axis("x", "failures.mtbf", None, ["1 h", "4 h", "3"], True)  # 1 h, 2 h, 4 h
+    ya = build_axis("y", "repair.swap", ["60", "'5 min'", "600"], None, False)
+    p = file_point({"failures": {"mtbf": "2 h"}, "repair": {"swap": "5 min"}}, xa, ya)
+    assert p["i"] == pytest.approx(1.0) and p["j"] == pytest.approx(1.0)
+    p = file_point({"failures": {"mtbf": "1.5 h"}}, xa, ya)  # between 1 h and 2 h, on the log scale
+    assert p["i"] == pytest.approx(math.log(1.5) / math.log(2)) and p["j"] is None and p["y"] is None
+    assert file_point({"failures": {"mtbf": "8 h"}}, xa, ya)["i"] is None  # off the axis

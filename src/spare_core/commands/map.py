@@ -37,7 +37,7 @@ from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int
 from .budget import check_runs
 from .filejob import describe_job, flag_overrides
 from .outputs import check_output_path, check_parquet, check_plot_dir, provenance, write_csv, write_parquet
-from .plots import margin_text, plot_map
+from .plots import cell_versus, letters, margin_text, plot_map
 from .progress import progress_bar
 from .report import fmt_duration
 
@@ -51,6 +51,9 @@ PLOT_FILE = "map.png"
 NULL_REASONS = {
     **{k: {"nan": "one seed, or no runner-up: no interval"} for k in ("margin_low", "margin_high")},
     "margin": {"nan": "no runner-up (one strategy, or nothing finished)"},
+    **{k: {"nan": "one seed, or no strategy of another family: no interval"}
+       for k in ("rival_margin_low", "rival_margin_high")},
+    "rival_margin": {"nan": "no strategy of another family than the winner's"},
 }
 
 
@@ -160,6 +163,47 @@ def build_axis(name: str, key: str, values: Sequence[str] | None, span: Sequence
     if len(nums) < 2:
         raise UsageError(f"{flag}: {lo_t} .. {hi_t} holds fewer than 2 distinct values of {key}")
     return Axis(name, key, texts, labels, tuple(float(v) for v in nums), log)
+
+
+def file_point(data: dict, xa: Axis, ya: Axis) -> dict:
+    """Where the file's own values of the two keys (its table after ``--set``) lie on the map:
+    ``{"x", "y"}`` the values (None where the file does not set the key), their labels, and
+    ``"i"``, ``"j"`` the positions in cell coordinates (None when off the axis or not numeric);
+    between two cells it is interpolated, on a log scale for a ``--x-log`` axis."""
+    out: dict = {}
+    for name, axis, pos in (("x", xa, "i"), ("y", ya, "j")):
+        node: Any = data
+        for part in axis.key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        out[name], out[pos] = node, None
+        out[f"{name}_label"] = None if node is None else str(node)
+        if node is None or isinstance(node, (dict, list, bool)):
+            continue
+        text = str(node)
+        if text in (str(_toml_value(t)) for t in axis.texts):
+            out[pos] = float([str(_toml_value(t)) for t in axis.texts].index(text))
+            out[f"{name}_label"] = axis.labels[int(out[pos])]
+            continue
+        if axis.numbers is None:
+            continue
+        try:
+            v = float(node) if isinstance(node, (int, float)) else parse_duration(text)
+        except ValueError:
+            continue
+        nums = list(axis.numbers)
+        rng = _limits.range_of(axis.key)
+        out[f"{name}_label"] = fmt_duration(v) if rng is not None and rng.unit == "s" else _fmt_number(v)
+        order = sorted(range(len(nums)), key=nums.__getitem__)
+        xs = [nums[k] for k in order]
+        if not xs[0] <= v <= xs[-1]:
+            continue
+        f = (lambda z: math.log(z)) if axis.log and xs[0] > 0 else (lambda z: z)
+        for a, b in zip(range(len(xs) - 1), range(1, len(xs))):
+            if xs[a] <= v <= xs[b]:
+                w = 0.0 if xs[b] == xs[a] else (f(v) - f(xs[a])) / (f(xs[b]) - f(xs[a]))
+                out[pos] = order[a] + w * (order[b] - order[a])
+                break
+    return out
 
 
 def add_arguments(parser: Any) -> None:
@@ -336,6 +380,7 @@ def run(args: Any) -> int:
     elapsed = time.perf_counter() - t0
 
     doc = _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupted or failed is not None)
+    doc["file_point"] = file_point(sf.data, xa, ya)
     if failed is not None:
         (i, j), error, trace = cells[failed[0]][0], failed[1], failed[2]
         doc["failed"] = {"i": i, "j": j, "x": _toml_value(xa.texts[i]), "y": _toml_value(ya.texts[j]),
@@ -401,31 +446,45 @@ def _document(args, sf, xa, ya, names, cells, done, elapsed, workers, interrupte
     return out
 
 
-def _letters(names: Sequence[str]) -> dict:
-    return {n: chr(ord("A") + k) if k < 26 else "*" for k, n in enumerate(names)}
+def _cell_text(c: dict | None, code: dict) -> str:
+    """A cell as the table shows it: winner>rival and the margin (``W>R12``), ``x`` when
+    nothing finished, ``-`` not run."""
+    if c is None:
+        return "-"
+    if c["winner"] is None:
+        return "x"
+    other, m, status = cell_versus(c)
+    vs = f">{code[other]}" if other is not None else ""
+    return code[c["winner"]] + vs + margin_text({**c, "margin": m, "status": status})
 
 
 def _table(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
-    """The map as text: one letter per winner and the margin in %, y from the top."""
-    letters = _letters(names)
+    """The map as text: winner>rival letters and the margin in %, y from the top."""
+    code = letters(names)
     by = {(c["i"], c["j"]): c for c in doc["cells"]}
+    cells = {ij: _cell_text(c, code) for ij, c in by.items()}
     w = max(8, max(len(lb) for lb in ya.labels) + 1)
-    col = max(7, max(len(lb) for lb in xa.labels) + 1)
-    lines = [f"winner and margin (runner-up's {'TTT' if doc['objective'] == 'time' else 'cost'} over the winner's, %); "
-             + ", ".join(f"{letters[n]} = {n}" for n in names),
+    col = max(7, max(len(lb) for lb in xa.labels) + 1, max((len(t) for t in cells.values()), default=0) + 1)
+    what = "TTT" if doc["objective"] == "time" else "cost"
+    lines = [f"winner>rival and margin (the best strategy of another family: its {what} over the winner's, %); "
+             + ", ".join(f"{code[n]} = {n}" for n in names),
              "  '=' a tie (within --tie), '?' not clear at the seed cap, '>=' a lower bound (a run cut), 'x' nothing "
              "finished", ""]
     lines.append(f"{ya.key:>{w}} | " + "".join(f"{lb:>{col}}" for lb in xa.labels) + f"   <- {xa.key}")
     lines.append("-" * (w + 3 + col * len(xa.labels)))
     for j in reversed(range(len(ya.texts))):
-        row = []
-        for i in range(len(xa.texts)):
-            c = by.get((i, j))
-            row.append("-" if c is None else ("x" if c["winner"] is None else letters[c["winner"]] + margin_text(c)))
+        row = [cells.get((i, j), "-") for i in range(len(xa.texts))]
         lines.append(f"{ya.labels[j]:>{w}} | " + "".join(f"{t:>{col}}" for t in row))
     lines.append("")
     lines.append("cells won: " + ", ".join(f"{n} {doc['won'][n]}" for n in names) + "; "
                  + ", ".join(f"{k} {v}" for k, v in sorted(doc["status"].items())))
+    point = doc.get("file_point") or {}
+    if point.get("x") is not None or point.get("y") is not None:
+        shown = [f"{a.key} = {point.get(f'{n}_label') or 'not set in the file'}" for n, a in (("x", xa), ("y", ya))]
+        ringed = point.get("i") is not None and point.get("j") is not None
+        marked = point.get("i") is not None or point.get("j") is not None
+        lines.append(f"the file's own values: {', '.join(shown)}"
+                     + (" (ringed in the picture)" if ringed else " (a dashed line in the picture)" if marked else ""))
     return lines
 
 

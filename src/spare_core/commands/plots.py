@@ -16,10 +16,71 @@ import math
 import os
 from typing import Any, Sequence
 
-__all__ = ["plot_vs_r", "plot_interval", "plot_timeline", "plot_map", "margin_text"]
+__all__ = ["plot_vs_r", "plot_interval", "plot_timeline", "plot_map", "margin_text", "letters", "cell_versus",
+           "strategy_colour", "axis_words", "AXIS_WORDS"]
 
-# one colour per policy label across every picture
-_COLOURS = {"CKPT-only": "#7f7f7f", "Rep+CKPT": "#1f77b4", "SPARe+CKPT": "#d62728"}
+# one colour per strategy family in every picture, by the policy's registry name (not by its
+# place in a list, so a strategy keeps its colour from one map to the next); a plugin's from
+# the rest of the palette, by its name
+_FAMILY = {"ckpt": "#7f7f7f", "rep": "#1f77b4", "rep-disjoint": "#17becf", "spare": "#d62728",
+           "elastic": "#2ca02c"}
+_SPARE_PALETTE = ("#9467bd", "#8c564b", "#bcbd22", "#ff7f0e", "#e377c2", "#393b79", "#637939", "#843c39")
+# the variant with the in-memory tier: the family's colour darkened (not paler: paleness is a
+# map's small margin), a straggler remedy: a marker hatch
+_MEMORY_DARKEN = 0.45
+#: how a map's axis is described, in words (a key not listed is shown as it is)
+AXIS_WORDS = {
+    "failures.mtbf": "time between failures of the whole job",
+    "failures.node_mtbf": "time between failures of one node",
+    "failures.per_node_day": "failures per node-day",
+    "failures.per_1000_node_days": "failures per 1,000 node-days",
+    "failures.per_gpu_year": "failures per GPU-year",
+    "failures.weibull_shape": "Weibull shape of the time between failures",
+    "repair.swap": "time to swap in a hot spare",
+    "repair.time": "time to repair a failed node",
+    "repair.rejoin": "time for a repaired group to rejoin",
+    "repair.spares": "hot spare nodes",
+    "costs.restart": "time to restart the job",
+    "costs.checkpoint_save": "time to save a checkpoint",
+    "costs.gpu_hour": "price of a GPU-hour",
+    "cluster.gpus": "GPUs in the job",
+    "cluster.gpus_per_group": "GPUs per data-parallel group",
+    "job.step_time": "time per training step",
+    "job.steps": "training steps",
+    "elastic.reconfigure": "time to reconfigure the elastic job",
+    "elastic.microbatches": "micro-batches per group and step",
+    "checkpoint.memory_save": "time to snapshot to host memory",
+    "checkpoint.memory_restore": "time to restore from host memory",
+    "checkpoint.memory_every": "time between in-memory snapshots",
+    "stragglers.slowdown": "straggler slowdown S",
+}
+
+
+def axis_words(key: str, unit: str = "") -> str:
+    """A map axis in words, with the key and unit: ``"time to swap in a hot spare (repair.swap)"``."""
+    words = AXIS_WORDS.get(key)
+    tail = f", {unit}" if unit else ""
+    return f"{words} ({key}{tail})" if words else f"{key}{f' ({unit})' if unit else ''}"
+
+
+def strategy_colour(name: str) -> tuple:
+    """The RGB colour of a strategy (``ckpt``, ``ckpt+memory``, ``spare+evict``) or a policy's
+    label (``"SPARe+CKPT"``) in every picture: its family's, darkened with the in-memory tier."""
+    from matplotlib.colors import to_rgb
+
+    from ..sim.strategy_map import split_name
+    from ..strategies import policy_names, registered_policy
+
+    base, memory, _ = split_name(name)
+    if base not in policy_names():  # a label: the entry that carries it
+        base = next((n for n in policy_names() if registered_policy(n).label == base), base)
+    if base in _FAMILY:
+        rgb = to_rgb(_FAMILY[base])
+    else:
+        import zlib
+
+        rgb = to_rgb(_SPARE_PALETTE[zlib.crc32(base.encode()) % len(_SPARE_PALETTE)])
+    return tuple(v * (1.0 - _MEMORY_DARKEN) for v in rgb) if memory else rgb
 
 
 def _pyplot() -> Any:
@@ -47,10 +108,6 @@ def save_figure(fig: Any, path: str) -> str:
     return path
 
 
-def _colour(label: str, i: int) -> str:
-    return _COLOURS.get(label, f"C{i + 3}")
-
-
 def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: str) -> list[str]:
     """TTT/T0 and availability vs r per policy (one row of panels per scenario); returns paths."""
     import numpy as np
@@ -72,7 +129,7 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
                     for s in cells]
             ratio = [np.array([x.ratio for x in rs]) for rs in runs]
             fin = np.array([np.isfinite(x).all() for x in ratio])
-            colour = _colour(label, i)
+            colour = strategy_colour(label)
             if len(cells) == 1:  # CKPT-only has no r: a horizontal reference line
                 if fin[0]:
                     ax_t.axhline(ratio[0].mean(), color=colour, ls="--", lw=1.2,
@@ -241,10 +298,10 @@ def plot_spares(directory: str, sf: Any, spares: list[Any]) -> str:
         xs = [v["value"] for v in spares]
         rows = [next((r for r in v["rows"] if r["policy"] == p), None) for v in spares]
         ys = [r["ratio"] if r is not None else math.nan for r in rows]
-        axes[0][0].plot(xs, ys, "o-", color=_colour(p, i), label=p)
+        axes[0][0].plot(xs, ys, "o-", color=strategy_colour(p), label=p)
         if priced:
             axes[0][1].plot(xs, [r["cost"] if r is not None else math.nan for r in rows], "o-",
-                            color=_colour(p, i), label=p)
+                            color=strategy_colour(p), label=p)
     from matplotlib.ticker import MaxNLocator
 
     for ax, what in zip(axes[0], ("TTT / T0", f"cost (at {sf.scenario.pricing.gpu_hour:g} per GPU-hour)"
@@ -277,36 +334,63 @@ def _set_items(argv: Sequence[str]) -> list[str]:
     return [argv[k + 1] for k, a in enumerate(argv[:-1]) if a == "--set"]
 
 
+def letters(names: Sequence[str]) -> dict:
+    """One letter per strategy, in the order given (the map's table and picture)."""
+    return {n: chr(ord("A") + k) if k < 26 else "*" for k, n in enumerate(names)}
+
+
+def cell_versus(cell: dict) -> tuple:
+    """(other strategy, margin, status) a map cell shows: the best strategy of another family
+    (the rival) when there is one, else the runner-up."""
+    if cell.get("rival"):
+        return cell["rival"], cell["rival_margin"], cell["rival_status"]
+    return cell["runner_up"], cell["margin"], cell["status"]
+
+
 def plot_map(doc: dict, xa: Any, ya: Any, names: Sequence[str], path: str, *, title: str | None = None) -> str:
-    """The map as a heat map: the winner's colour in each cell, paler the smaller its margin,
-    hatched where the winner is not clear (a tie or unsure at the seed cap), the margin in %
-    written in the cell. Returns ``path``."""
+    """The map as a heat map: the winner's colour in each cell (one colour per strategy family
+    in every map, :func:`strategy_colour`), paler the smaller its margin over the best strategy
+    of another family, hatched where that is not clear (a tie or unsure at the seed cap); each
+    cell names the winner and that rival by their letters with the margin in %; the file's own
+    operating point ringed. Returns ``path``."""
     plt = _pyplot()
-    from matplotlib.colors import to_rgb
     from matplotlib.patches import Patch, Rectangle
 
     nx, ny = len(xa.texts), len(ya.texts)
-    fig_w = min(22.0, max(8.0, 4.2 + 0.62 * nx))
-    fig_h = min(18.0, max(4.5, 2.4 + 0.42 * ny))
+    fig_w = min(24.0, max(8.0, 4.6 + 0.7 * nx))
+    fig_h = min(20.0, max(4.5, 2.6 + 0.5 * ny))
     fig, ax = plt.subplots(figsize=(fig_w, fig_h))
-    palette = plt.get_cmap("tab10")
-    colour = {n: to_rgb(palette(k % 10)) for k, n in enumerate(names)}
-    small = max(5.0, min(9.0, 150.0 / max(nx, ny)))
+    colour = {n: strategy_colour(n) for n in names}
+    code = letters(names)
+    small = max(4.5, min(9.0, 130.0 / max(nx, ny)))
     for c in doc["cells"]:
         i, j = c["i"], c["j"]
+        other, m, status = cell_versus(c)
         if c["winner"] is None:
             face, text = (0.85, 0.85, 0.85), "x"
         else:
-            m = c["margin"] if c["margin"] is not None else 0.0
+            m = m if m is not None else 0.0
             # paler for a smaller margin: full colour from a 30 % margin on
-            s = 0.25 + 0.75 * min(1.0, max(0.0, m) / 0.3)
+            s = 0.3 + 0.7 * min(1.0, max(0.0, m) / 0.3)
             base = colour[c["winner"]]
             face = tuple(1.0 - s * (1.0 - v) for v in base)
-            text = margin_text(c).replace(">=", "\u2265")
-        clear = c["status"] == "clear"
+            shown = {**c, "margin": m, "status": status}
+            text = code[c["winner"]] + " " + margin_text(shown).replace(">=", "\u2265")
+            if other is not None:
+                text += f"\nvs {code[other]}"
+        clear = status == "clear" or c["winner"] is None
         ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=0.6,
                                hatch=None if clear else "///"))
-        ax.text(i, j, text, ha="center", va="center", fontsize=small, color="black")
+        ax.text(i, j, text, ha="center", va="center", fontsize=small, color="black", linespacing=0.95)
+    point = doc.get("file_point") or {}
+    pi, pj = point.get("i"), point.get("j")
+    if pi is not None and pj is not None:
+        ax.plot([pi], [pj], marker="o", markersize=22, markerfacecolor="none", markeredgecolor="black",
+                markeredgewidth=2.0, zorder=5)
+    elif pi is not None:  # the file sets only the x key: its column
+        ax.axvline(pi, color="black", linewidth=1.5, linestyle="--", zorder=2)  # under the cells' text
+    elif pj is not None:
+        ax.axhline(pj, color="black", linewidth=1.5, linestyle="--", zorder=2)
     ax.set_xlim(-0.5, nx - 0.5)
     ax.set_ylim(-0.5, ny - 0.5)
     ax.set_xticks(range(nx))
@@ -314,8 +398,8 @@ def plot_map(doc: dict, xa: Any, ya: Any, names: Sequence[str], path: str, *, ti
     ax.set_xticklabels(xa.labels, rotation=45 if tilt else 0, ha="right" if tilt else "center")
     ax.set_yticks(range(ny))
     ax.set_yticklabels(ya.labels)
-    ax.set_xlabel(xa.key + (" (log spacing)" if xa.log else ""))
-    ax.set_ylabel(ya.key + (" (log spacing)" if ya.log else ""))
+    ax.set_xlabel(axis_words(xa.key) + (", log spacing" if xa.log else ""))
+    ax.set_ylabel(axis_words(ya.key) + (", log spacing" if ya.log else ""))
     ax.grid(False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
@@ -323,13 +407,23 @@ def plot_map(doc: dict, xa: Any, ya: Any, names: Sequence[str], path: str, *, ti
     sc = doc["provenance"]["scenario"]
     cl = sc.get("cluster", {})
     sets = _set_items(doc["provenance"].get("argv", []))
-    ax.set_title(title or f"{sc.get('name', '')} ({cl.get('gpus', 0):,} GPUs, {cl.get('groups', 0)} groups): which "
-                          f"strategy wins ({doc['objective']})\n"
-                          + (f"--set {' '.join(sets)}\n" if sets else "")
-                          + f"number: the runner-up's {what} over the winner's, % (paired over seeds); paler: a smaller "
-                          "margin", fontsize=10, loc="left")
-    handles = [Patch(facecolor=colour[n], label=n) for n in names]
+    import textwrap
+
+    width = max(60, int((fig_w - 1.3) * 12))  # characters of a 10-pt title line from the axes to the edge
+    lines = [f"{sc.get('name', '')} ({cl.get('gpus', 0):,} GPUs, {cl.get('groups', 0)} groups): which strategy wins "
+             f"({doc['objective']})", *([f"--set {' '.join(sets)}"] if sets else []),
+             f"each cell: the winner's letter and by how much its {what} beats the best strategy of another family "
+             "(vs), %, paired over seeds; paler: a smaller margin"]
+    ax.set_title(title or "\n".join(textwrap.fill(t, width) for t in lines), fontsize=10, loc="left")
+    handles = [Patch(facecolor=colour[n], label=f"{code[n]} = {n}") for n in names]
     handles.append(Patch(facecolor="white", edgecolor="grey", hatch="///", label="not clear: a tie (=) or unsure (?)"))
+    if pi is not None or pj is not None:
+        from matplotlib.lines import Line2D
+
+        both = pi is not None and pj is not None
+        handles.append(Line2D([], [], marker="o" if both else None, markersize=10, markerfacecolor="none",
+                              markeredgecolor="black", color="black", linestyle="none" if both else "--",
+                              label="the file's own values" if both else "the file's own value of one key"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
     fig.tight_layout()
     try:

@@ -327,6 +327,14 @@ class MapCell:
         Simulations made.
     seconds : float
         Wall seconds spent on the cell.
+    rival : str or None
+        The best strategy of another family (a policy with or without the tier or a remedy is
+        one family): None when every other strategy is of the winner's family.
+    rival_margin, rival_margin_low, rival_margin_high : float
+        Its margin over the winner and the 95 % interval, as ``margin``.
+    rival_status : {"clear", "tie", "unsure", "none"}
+        The winner against the rival: its margin's interval above 0, below ``tie``, neither,
+        or no rival.
     """
 
     winner: str | None = column("the winning strategy (empty: nothing finished)", cell="same", kind="text")
@@ -343,6 +351,13 @@ class MapCell:
     picks: list = field(default_factory=list)
     runs: int = column("simulations made", cell="count", default=0)
     seconds: float = column("wall seconds spent on the cell", unit="s", cell="same", default=0.0)
+    rival: str | None = column("the best strategy of another family than the winner's (ckpt and ckpt+memory are "
+                               "one family)", cell="same", kind="text", default=None)
+    rival_margin: float = column("the rival's objective over the winner's, minus 1", cell="same", default=math.nan)
+    rival_margin_low: float = column("the rival margin's 95 % interval, low end", cell="same", default=math.nan)
+    rival_margin_high: float = column("the rival margin's 95 % interval, high end", cell="same", default=math.nan)
+    rival_status: str = column("clear (interval above 0), tie (below the tie band), unsure, or none (no rival)",
+                               cell="same", kind="text", default="none")
 
     def pick(self, name: str) -> StrategyPick:
         for p in self.picks:
@@ -617,7 +632,18 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: 
         status = "unsure"
     runner_up = next(p for p in picks if p.strategy == ru)
     censored = not all(winner.finished) or not all(runner_up.finished)
-    return MapCell(winner.strategy, ru, m, lo, hi, status, most, censored, h, picks, cell.runs, seconds)
+    out = MapCell(winner.strategy, ru, m, lo, hi, status, most, censored, h, picks, cell.runs, seconds)
+    # the best strategy of another family: with ckpt and ckpt+memory both compared, the
+    # runner-up is often the winner's own variant, and the decision a team makes is between
+    # families
+    family = split_name(winner.strategy)[0]
+    others = {k: v for k, v in stats.items() if split_name(k)[0] != family}
+    if others:
+        rv = min(others, key=lambda k: others[k][0])
+        rm, rlo, rhi = others[rv]
+        out.rival, out.rival_margin, out.rival_margin_low, out.rival_margin_high = rv, rm, rlo, rhi
+        out.rival_status = "tie" if rhi < settings.tie else ("clear" if rlo > 0 else "unsure")
+    return out
 
 
 def _pilot_best(cell: _Cell, strategies, cfg, seeds, horizon) -> float | None:
