@@ -20,6 +20,8 @@ hundreds of milliseconds.
 """
 from __future__ import annotations
 
+import warnings
+
 import json
 import os
 import statistics
@@ -33,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _workloads():
     """name -> zero-argument callable (instances built once, outside the timing)."""
+    # the retired event engine is still A/B-timed until it is removed
+    warnings.filterwarnings("ignore", message=r"spare_core\.events\..* is retired", category=DeprecationWarning)
     import numpy as np
 
     from spare_core.distributions import Deterministic, LogNormal, Weibull

@@ -13,6 +13,9 @@ from spare_core.events import Engine, FailureStream
 from bench import peers
 from bench.workloads import EVENTS_CASES, EVENTS_IDS, LIFE, MEAN_LIFE
 
+# the retired event engine (spare_core.events._engine) is tested until it is removed
+pytestmark = pytest.mark.filterwarnings("ignore:spare_core.events.* is retired:DeprecationWarning")
+
 
 # -- micro-operations ------------------------------------------------------------------
 @pytest.mark.benchmark(group="micro: one event")

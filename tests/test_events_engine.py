@@ -12,6 +12,9 @@ from spare_core.distributions import Deterministic, Exponential, LogNormal, Weib
 from spare_core.events import KINDS, Engine, Event, simulate_renewals
 from spare_core._seeding import as_seed_sequence, epoch_stream, stream_rng
 
+# the retired event engine (spare_core.events._engine) is tested until it is removed
+pytestmark = pytest.mark.filterwarnings("ignore:spare_core.events.* is retired:DeprecationWarning")
+
 FAILURE, REPAIR, SYSTEM, TRACE, TIMER = range(5)
 
 
@@ -565,3 +568,17 @@ def test_engine_and_simulator_share_the_system_stream():
             eng.restart(t)
             fs.restart(t)
             eng_start = t
+
+
+def test_the_retired_engine_warns_naming_the_callers_line():
+    import warnings
+
+    from spare_core.distributions import Exponential
+    from spare_core.events import simulate_renewals as sr
+
+    for make in (lambda: Engine(4, seed=0), lambda: sr(4, Exponential(5.0), None, 10.0, seed=0)):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            make()
+        assert len(got) == 1 and issubclass(got[0].category, DeprecationWarning)
+        assert "is retired" in str(got[0].message) and got[0].filename == __file__

@@ -7,6 +7,9 @@ import pytest
 from spare_core.distributions import Distribution, Exponential, LogNormal, Weibull
 from spare_core.events import Engine, FailureStream, simulate_renewals
 
+# the retired event engine (spare_core.events._engine) is tested until it is removed
+pytestmark = pytest.mark.filterwarnings("ignore:spare_core.events.* is retired:DeprecationWarning")
+
 
 class Law(Distribution):
     """A user's exponential law that returns ``mangle(times)`` instead of the times."""

@@ -40,6 +40,9 @@ from spare_core.sim import Scenario, make_policy, simulate, sweep
 from spare_core.sim.optimum import optimal_interval, optimal_redundancy
 from spare_core.sim.results import MEAN_COLUMNS
 
+# the retired event engine (spare_core.events._engine) is tested until it is removed
+pytestmark = pytest.mark.filterwarnings("ignore:spare_core.events.* is retired:DeprecationWarning")
+
 ROOT = Path(spare_core.__file__).resolve().parent
 
 

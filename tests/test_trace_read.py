@@ -10,6 +10,9 @@ from hypothesis import given, strategies as st
 from spare_core.events import Engine, load_trace_csv
 from spare_core.events.trace import Trace, TraceFormatError, read_trace
 
+# the retired event engine (spare_core.events._engine) is tested until it is removed
+pytestmark = pytest.mark.filterwarnings("ignore:spare_core.events.* is retired:DeprecationWarning")
+
 UTC = dt.timezone.utc
 
 

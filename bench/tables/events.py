@@ -1,5 +1,8 @@
 """events: event-engine throughput vs SimPy, a numpy sort-based loop and a heapq loop (same run).
 
+The first table times the retired general engine (``Engine`` / ``simulate_renewals``, kept one
+release); the second, the headline, times the failure source the simulations read.
+
 Workload (issue 5): ``n`` units, each alternating Weibull(shape 0.78) lifetimes and repairs
 (fixed, or log-normal), from time 0 to a horizon; every implementation samples its own
 random times (sampling included) and returns the same counts (failures, repairs, events,

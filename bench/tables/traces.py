@@ -30,6 +30,8 @@ replay process built at window 0 (the log as it is) and at another window (the l
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import datetime as dt
@@ -37,6 +39,9 @@ import tempfile
 from pathlib import Path
 
 from spare_core.events import Engine, RunFailures
+
+# the retired event engine is timed as the peer of the sources the simulations read, until it is removed
+warnings.filterwarnings("ignore", message=r"spare_core\.events\..* is retired", category=DeprecationWarning)
 from spare_core.events.trace import read_trace
 from spare_core.events.trace_model import TraceReplay
 

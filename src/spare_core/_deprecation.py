@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-__all__ = ["warn_moved"]
+__all__ = ["warn_moved", "warn_retired"]
 
 _INIT = __file__.rsplit("_deprecation", 1)[0] + "__init__.py"
 
@@ -33,3 +33,10 @@ def warn_moved(old: str, new: str) -> None:
     """Warn (DeprecationWarning) that module ``old`` is now ``new``; call it from ``old``'s body."""
     warnings.warn(f"{old} is deprecated and will be removed in the next release; import from {new} instead",
                   DeprecationWarning, stacklevel=_importer_stacklevel())
+
+
+def warn_retired(old: str, instead: str) -> None:
+    """Warn (DeprecationWarning, naming the caller's line) that ``old`` is retired for one
+    release and what to use ``instead``; call it at the start of the retired function."""
+    warnings.warn(f"{old} is retired and will be removed in the next release: {instead}", DeprecationWarning,
+                  stacklevel=3)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
 
 from fuzz_arrays import FLOAT_EDGES, disguise
@@ -17,6 +18,9 @@ from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
 from spare_core.distributions import Deterministic, Distribution, Exponential, LogNormal, Weibull
 from spare_core.events import Engine, FailureStream, simulate_renewals
+
+# the retired event engine (spare_core.events._engine) is fuzzed until it is removed
+pytestmark = pytest.mark.filterwarnings("ignore:spare_core.events.* is retired:DeprecationWarning")
 
 MISBEHAVIOURS = ["short", "long", "empty", "nan", "inf", "negative", "zero", "string", "raise", "2d", "list",
                  "ok"]

@@ -19,10 +19,9 @@ Public API
   :meth:`FailureModel.from_file`, given a :class:`FileCluster`, returning :class:`FileFailures`).
 - :class:`FailureStream` - per-unit or system-level failures consumed one at a time, with
   restarts and common random numbers (what :mod:`spare_core.sim` uses).
-- :class:`Engine` - the general engine: per-unit renewals, a system-level source, trace
-  replay (arrays or CSV), repairs, timers and restarts; SimPy-like ``now`` / ``peek()`` /
-  ``step()`` / ``run(until=...)``; Cython calendar queue, loop without the GIL.
-- :func:`simulate_renewals` - raw throughput entry point (counts only).
+- :class:`Engine`, :func:`simulate_renewals` - retired (a DeprecationWarning, removed in the
+  next release): a second event engine (the ``_calendar`` kernel) that no simulation used; the
+  simulations' engine is the epoch sources above, and that is what the benchmarks time.
 - Distributions are in :mod:`spare_core.distributions`.
 
 References

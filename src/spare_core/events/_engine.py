@@ -1,4 +1,15 @@
-"""Engine: the general failure event engine (renewals, repairs, system source, trace, timers)."""
+"""Engine: the general failure event engine (renewals, repairs, system source, trace, timers),
+retired.
+
+The simulations read their failures from the epoch sources (:class:`~spare_core.events.EpochFailures`,
+:class:`~spare_core.events.RunFailures`, :class:`~spare_core.events.NodeEpochs` over a
+:class:`~spare_core.events.NodeFailureLog`), and those are what the benchmarks time; this
+engine (the ``_calendar`` kernel) was a second engine beside them that no simulation used.
+:class:`Engine`, :func:`simulate_renewals` and :func:`load_trace_csv` warn (DeprecationWarning)
+for one release and are then removed: a failure process is a
+:class:`~spare_core.events.FailureModel` (``.process(seed)``), a log is
+:func:`~spare_core.events.read_trace`.
+"""
 from __future__ import annotations
 
 import math
@@ -8,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._native import load
+from .._deprecation import warn_retired
 from .._results import fields_dict
 from .._validate import as_float, as_float_array, as_int, as_int_array, check_choice
 from ..distributions import Deterministic, as_distribution
@@ -151,6 +163,7 @@ def _check_stall(st, now):
 
 def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16) -> RenewalCounts:
     """Simulate ``n_units`` independent alternating renewal processes (fail, repair, fail, ...).
+    Retired (module docstring): warns, and is removed in the next release.
 
     Every unit starts alive at time 0 with a fresh lifetime; when it fails it is down for a
     repair time, then alive again with a freshly drawn lifetime. Events with time
@@ -208,6 +221,8 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
     >>> r.events == r.failures + r.repairs and r.failures >= r.repairs
     True
     """
+    warn_retired("spare_core.events.simulate_renewals", "the simulations' failure sources are the epoch sources "
+                 "(FailureModel.process, NodeFailureLog); see spare_core.events._engine")
     n = as_int(n_units, "n_units", min_value=1, max_value=_MAX_UNITS)
     life = as_distribution(lifetime, "lifetime")
     rep = None if repair is None else as_distribution(repair, "repair")
@@ -230,6 +245,7 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
 
 def load_trace_csv(path) -> tuple[np.ndarray, np.ndarray]:
     """Read a failure trace: a CSV with columns ``time, unit`` (an optional header row).
+    Retired (module docstring): use :func:`spare_core.events.read_trace`.
 
     The one parser is :func:`spare_core.events.trace.read_trace` (seconds and integer unit
     ids by position; a header row only if its cells are names); malformed rows raise its
@@ -240,13 +256,15 @@ def load_trace_csv(path) -> tuple[np.ndarray, np.ndarray]:
     (times, units) : (float64 array, int64 array)
         Sorted, >= 0; :meth:`Engine.add_trace` checks them against the engine.
     """
+    warn_retired("spare_core.events.load_trace_csv", "read the log with spare_core.events.read_trace")
     tr = read_trace(path, time_column=0, unit_column=1, time_format="seconds", units="ids")
     return np.array(tr.times), np.array(tr.units)
 
 
 class Engine:
     """Discrete-event failure engine: per-unit renewals, a system source, trace replay,
-    repairs, timers and restarts, with common random numbers.
+    repairs, timers and restarts, with common random numbers. Retired (module docstring):
+    warns, and is removed in the next release.
 
     State lives in one object with a SimPy-like interface: :attr:`now`, :meth:`peek`,
     :meth:`step` and a resumable :meth:`run`. The event loop itself runs in Cython without
@@ -324,6 +342,8 @@ class Engine:
     """
 
     def __init__(self, n_units, *, seed, start=0.0, max_timers=16, batch=4096, bucket_width=None):
+        warn_retired("spare_core.events.Engine", "the simulations' failure sources are the epoch sources "
+                     "(FailureModel.process, NodeFailureLog); see spare_core.events._engine")
         self.n_units = as_int(n_units, "n_units", min_value=1, max_value=_MAX_UNITS)
         self._root = as_seed_sequence(seed)
         self._sys_streams = None
