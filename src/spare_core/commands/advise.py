@@ -44,7 +44,7 @@ from .filejob import (IntervalScan, add_file_arguments, check_job_budget, descri
                       job_studies, load_job, run_job, step_seconds)
 from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
 from .._stats import mean_ci
-from .report import fmt_ci, fmt_duration
+from .text import fmt_ci, fmt_duration
 from .plots import plot_spares
 from .run import best_rows, write_plots
 from .variants import knob_variants, memory_variant, per_policy, run_variants, spare_counts, spares_variants, winner

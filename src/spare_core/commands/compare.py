@@ -16,7 +16,7 @@ from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_in
 from .outputs import add_output_arguments, check_outputs, provenance, run_record, run_rows, write_outputs
 from .budget import check_budget
 from .progress import run_study
-from .report import fmt_duration, fmt_ratio
+from .text import fmt_duration, fmt_ratio
 from ..sim import Scenario, Study, closed_form_redundancy, registered_policy
 
 HELP = "compare CKPT-only, Rep+CKPT and SPARe+CKPT on the SPARe paper's 600k-GPU preset"

@@ -11,7 +11,7 @@ from . import UsageError, horizon_float, positive_int, process_count, seed_count
 from .budget import check_budget
 from .outputs import add_output_arguments, check_outputs
 from .progress import run_study
-from .report import fmt_duration
+from .text import fmt_duration
 from ..checkpoint import availability_optimal, daly_interval, young_interval
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
 from ..sim import ResultSet, Scenario, Study, policy_names, registered_policy, simulate

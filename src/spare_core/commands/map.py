@@ -39,7 +39,7 @@ from .filejob import describe_job, flag_overrides
 from .outputs import check_output_path, check_parquet, check_plot_dir, provenance, write_csv, write_parquet
 from .plots import cell_versus, letters, margin_text, plot_map
 from .progress import progress_bar
-from .report import fmt_duration
+from .text import fmt_duration
 
 HELP = "which strategy wins where: a map over two scenario-file keys, with the margin (PNG, --csv, --json)"
 

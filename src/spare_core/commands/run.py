@@ -16,7 +16,7 @@ from .filejob import (add_file_arguments, check_job_budget, describe_job, interv
                       timeline_run)
 from .outputs import provenance, run_record, run_rows, write_outputs
 from .._stats import mean_ci
-from .report import fmt_ci, fmt_duration, fmt_ratio
+from .text import fmt_ci, fmt_duration, fmt_ratio
 from ..sim.results import RATIO_BOUNDS
 
 HELP = "compare the policies of a scenario file (FILE.toml): best r and checkpoint interval per policy"
