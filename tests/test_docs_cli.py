@@ -529,6 +529,7 @@ class Env:
             "pacing": ["pacing", "--nodes", "4", "8", "--iterations", "20", "--replicas", "1"],
             "demo": ["demo", "--types", "20", "--redundancy", "2", "--every", "5"],
             "map": ["map", str(self.file), "--strategies", "ckpt", "rep", "--seeds", "2", "--processes", "1"],
+            "report": ["report", str(self.file), "--processes", "1"],
         }[command]
 
 
@@ -564,7 +565,7 @@ def _meta(e: Env) -> str:
 
 
 def _one(command: str, *extra: str) -> Callable[[Env], list[list[str]]]:
-    return lambda e: [e.base(command) + [e.out(x[5:]) if x.startswith("OUT:") else x for x in extra]]
+    return lambda e: [e.base(command) + [e.out(x[4:]) if x.startswith("OUT:") else x for x in extra]]
 
 
 # the axes of a small map, and each axis's other forms
@@ -669,6 +670,23 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("demo", "--every"): _one("demo", "--every", "2"),
 }
 
+
+
+def _report_case(advise_case: Callable[[Env], list[list[str]]]) -> Callable[[Env], list[list[str]]]:
+    """``spare report`` takes every flag of ``spare advise``: the advise case as a report with
+    an HTML page."""
+    def case(e: Env) -> list[list[str]]:
+        return [["report", *argv[1:], "--html", e.out("report.html")] for argv in advise_case(e)]
+    return case
+
+
+FLAG_CASES.update({("report", f): _report_case(c) for (cmd, f), c in list(FLAG_CASES.items()) if cmd == "advise"})
+FLAG_CASES.update({
+    ("report", "--html"): _one("report", "--html", "OUT:page.html"),
+    ("report", "--md"): _one("report", "--md", "OUT:page.md"),
+    ("report", "--map"): lambda e: [_map("--json", "OUT:m.json")(e)[0],
+                                    e.base("report") + ["--map", str(e.d / "m.json"), "--html", e.out("r.html")]],
+})
 
 def _parsers() -> dict[str, Any]:
     sub = next(a for a in build_parser()._actions if a.choices and isinstance(a.choices, dict))

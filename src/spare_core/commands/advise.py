@@ -482,7 +482,8 @@ def run(args: Any) -> int:
     for path in write_outputs(args, doc, table, prov):
         print(f"wrote {path}")
     if args.plot:
-        write_plots(args.plot, sf, main, best_rows(main), scan=scan)
+        chosen = (advice["checkpoint_interval"], advice["interval"]["rule"]) if advice and "interval" in advice else None
+        write_plots(args.plot, sf, main, best_rows(main), scan=scan, chosen=chosen)
         if spares:
             print(f"wrote {plot_spares(args.plot, sf, spares)}")
     return 0

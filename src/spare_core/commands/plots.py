@@ -181,7 +181,8 @@ def plot_vs_r(result: Any, scenarios: Sequence[Any], directory: str, *, title: s
     return [path]
 
 
-def plot_interval(scan: Any, *, directory: str, horizon: float) -> str:
+def plot_interval(scan: Any, *, directory: str, horizon: float, chosen: float | None = None,
+                  chosen_rule: str | None = None) -> str:
     """ETTR (T0 / time-to-train; mean and min-max over seeds) against the checkpoint interval
     of an interval scan (:func:`spare_core.commands.filejob.interval_scan`), the closed forms
     and the chosen interval marked; returns the path.
@@ -218,7 +219,8 @@ def plot_interval(scan: Any, *, directory: str, horizon: float) -> str:
     marks: dict[float, list[str]] = {}
     for name, v in scan.forms.items():
         marks.setdefault(v, []).append(name)
-    marks.setdefault(scan.chosen, []).append("chosen")
+    pick = scan.chosen if chosen is None else chosen  # the advice's choice, when it moved off the rule's
+    marks.setdefault(pick, []).append("chosen")
     styles = {"Young": ":", "Daly": "--", "T_c*": "-."}
     for v, names in sorted(marks.items()):
         if not (v > 0 and math.isfinite(v)):
@@ -236,7 +238,7 @@ def plot_interval(scan: Any, *, directory: str, horizon: float) -> str:
         ax.set_ylim(bottom=0)
     ax.set_xlabel("checkpoint interval (minutes of training between saves, log scale)")
     ax.set_ylabel("ETTR = T0 / time-to-train")
-    rule = textwrap.fill(f"chosen by: {scan.chosen_rule}", 110)
+    rule = textwrap.fill(f"chosen by: {scan.chosen_rule if chosen_rule is None else chosen_rule}", 110)
     who = f"{scan.label} r={scan.redundancy}" if scan.uses_redundancy else scan.label
     ax.set_title(f"{who}: ETTR vs checkpoint interval\n{rule}", fontsize=8)
     ax.legend(fontsize=7, loc="lower center")

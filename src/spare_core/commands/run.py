@@ -94,9 +94,12 @@ def run(args: Any) -> int:
     return 0
 
 
-def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]], scan: Any = None) -> None:
+def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]], scan: Any = None,
+                chosen: tuple[float, str] | None = None) -> None:
     """TTT/T0 and availability vs r; for the best policy at its best r, ETTR vs the checkpoint
-    interval (``scan``, or an interval scan run here) and a failure timeline of one run."""
+    interval (``scan``, or an interval scan run here; ``chosen``: the advice's interval and
+    why, when it moved off the rule's, so that the plot marks what the text says) and a
+    failure timeline of one run."""
     from .plots import plot_interval, plot_timeline, plot_vs_r
 
     for path in plot_vs_r(res, [sf.scenario], directory, title=f"{sf.name}: {sf.gpus:,} GPUs"):
@@ -107,9 +110,12 @@ def write_plots(directory: str, sf: Any, res: Any, rows: list[dict[str, Any]], s
         return
     top = min(done, key=lambda r: r["summary"].ratio_mean)["summary"]
     if scan is None or (scan.label, scan.redundancy) != (top.policy, top.redundancy):
-        scan = interval_scan(sf, res.sources[top.policy], top.redundancy)
+        scan, chosen = interval_scan(sf, res.sources[top.policy], top.redundancy), None
     if not scan.result.interrupted:
-        print(f"wrote {plot_interval(scan, directory=directory, horizon=sf.scenario.max_wall_factor)}")
+        pick, why = chosen if chosen is not None else (None, None)
+        path = plot_interval(scan, directory=directory, horizon=sf.scenario.max_wall_factor, chosen=pick,
+                             chosen_rule=why)
+        print(f"wrote {path}")
     # the timeline of a redundancy policy shows masked failures and the stack depth; CKPT-only's
     # (every failure a restart) only when nothing else ran
     redundant = [s for s in res.summaries if s.redundancy > 1 and math.isfinite(s.ratio_mean)]
