@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 EXT_DIR = Path("src") / "_ext"
@@ -124,11 +125,28 @@ def _extensions():
     return exts
 
 
+#: processes that translate and compile the kernels: every CPU (a fresh install compiles 15
+#: kernels; one at a time it took minutes on a loaded 2-core machine)
+JOBS = max(1, os.cpu_count() or 1)
+
+
+class ParallelBuildExt(build_ext):
+    """``build_ext`` compiling the kernels in parallel unless ``-j`` says otherwise (pip passes
+    no ``-j``)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = JOBS
+
+
 setup(
     ext_modules=cythonize(
         _extensions(),
         compiler_directives=COMPILER_DIRECTIVES,
         include_path=INCLUDE,
         annotate=ANNOTATE,
+        nthreads=JOBS if JOBS > 1 else 0,
     ),
+    cmdclass={"build_ext": ParallelBuildExt},
 )
