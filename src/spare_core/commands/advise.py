@@ -159,10 +159,7 @@ def _interval_choice(scan: IntervalScan, advice: dict[str, Any], sf: Any) -> dic
     intervals tried, clear of 0); the estimates then come from the scan's runs."""
     chosen = scan.chosen
     base = {r.seed: r for r in scan.runs(chosen)}
-    done = [s for s in scan.intervals() if math.isfinite(scan.cell(s).ratio_mean)]
-    # ties go to the interval nearest the rule's (on a log scale)
-    fastest = min(done, key=lambda s: (scan.cell(s).ratio_mean,
-                                       abs(math.log(s / chosen)) if 0 < s and 0 < chosen < math.inf else math.inf))
+    fastest = scan.fastest()  # ties go to the interval nearest the rule's (on a log scale)
     k = len(scan.intervals())
     level = 1 - (1 - SCAN_LEVEL) / k
     diffs = [100 * (r.ratio / base[r.seed].ratio - 1) for r in scan.runs(fastest) if r.seed in base]
@@ -192,8 +189,12 @@ def _interval_choice(scan: IntervalScan, advice: dict[str, Any], sf: Any) -> dic
         "rule": advice["interval_rule"] if not switch else f"simulated scan: {verdict}",
         "scan": {"intervals": scan.intervals(), "fastest": fastest, "switched": switch,
                  "faster_percent": [-gain[0], -gain[2], -gain[1]], "level": level, "verdict": verdict,
-                 "closed_forms": dict(scan.forms)},
+                 "closed_forms": dict(scan.forms), "extended": scan.extended, "at_edge": scan.at_edge},
     }
+    if scan.at_edge is not None:  # searched further and still at the edge: say so, do not pretend
+        out["edge_warning"] = (f"the fastest interval simulated, {fmt_duration(fastest)}, is the {scan.at_edge} one "
+                               f"even after {scan.extended} extension(s) of the scan: the optimum may lie "
+                               f"{'beyond' if scan.at_edge == 'longest' else 'below'} it")
     if switch:
         out["estimates"] = _estimates(scan.runs(seconds), sf.scenario.t0)
     return out
@@ -236,6 +237,11 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
     print(f"    why: {iv['rule']}")
     if not iv["scan"]["switched"]:
         print(f"    checked: {iv['scan']['verdict']}")
+    if iv["scan"].get("extended"):
+        print(f"    searched further: the fastest was at the edge of the intervals scanned, so the scan went on "
+              f"{iv['scan']['extended']} time(s) (up to {fmt_duration(max(iv['scan']['intervals']))})")
+    if iv.get("edge_warning"):
+        print(f"    warning: {iv['edge_warning']}")
     n = a["seeds"]
     m, lo, hi = a["ttt_days"]
     ci = f"[{lo:.2f}, {hi:.2f}] (95 % CI over {n} seeds)" if n > 1 else "(one seed: no CI)"

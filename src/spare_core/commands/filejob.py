@@ -159,6 +159,11 @@ def file_policy(sf: ScenarioFile, name: str, r: int, interval: Any = None) -> An
 
 #: multiples of the policy's interval an interval scan simulates (besides the closed forms)
 SCAN_FACTORS = (0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
+#: when the fastest interval is the longest (or shortest) simulated, the scan goes on that way by
+#: these multiples of it, at most :data:`SCAN_EXTENSIONS` times: a pick at the edge of what
+#: was searched says only that the optimum lies beyond
+SCAN_STEP = (1.4, 2.0)
+SCAN_EXTENSIONS = 3
 
 
 @dataclass
@@ -179,6 +184,11 @@ class IntervalScan:
         (the availability-optimal period minus the save).
     uses_redundancy : bool
         Whether the policy has an r.
+    extended : int
+        Times the scan went on past its edge because the fastest interval was there.
+    at_edge : str or None
+        ``"longest"`` or ``"shortest"`` when the fastest interval is still the edge of what was
+        simulated after the extensions (the optimum may lie beyond), else None.
     """
 
     result: ResultSet
@@ -188,6 +198,17 @@ class IntervalScan:
     chosen_rule: str
     forms: dict
     uses_redundancy: bool = True
+    extended: int = 0
+    at_edge: str | None = None
+
+    def fastest(self) -> float | None:
+        """The interval of least mean TTT/T0 among those that finished every seed, ties going to
+        the one nearest the policy's own on a log scale (None if none finished): past the job's
+        length every interval saves never and ties."""
+        done = [s for s in self.intervals() if math.isfinite(self.cell(s).ratio_mean)]
+        c = self.chosen
+        near = (lambda s: abs(math.log(s / c))) if 0 < c < math.inf else (lambda s: 0.0)
+        return min(done, key=lambda s: (self.cell(s).ratio_mean, near(s) if s > 0 else math.inf)) if done else None
 
     def intervals(self) -> list[float]:
         """The simulated intervals, ascending."""
@@ -233,12 +254,31 @@ def interval_scan(sf: ScenarioFile, name: str, r: int, *, factors: tuple[float, 
     candidates = sorted((({f * unit for f in factors} | set(forms.values())) - {0.0, math.inf}) | {chosen.seconds})
     entry = registered_policy(name)
     options = {k: v for k, v in sf.policy_kwargs().get(name, {}).items() if k != "interval"}
-    study = Study([sc], [name], [r if entry.uses_redundancy else 1], intervals=candidates, seeds=sf.seeds,
-                  policy_options={name: options} if options else None, name=f"{sf.name} interval scan",
-                  streams="seed")
-    res = run_study(study, workers=sf.processes, desc="interval scan")
-    return IntervalScan(res, pol.name, r if entry.uses_redundancy else 1, chosen.seconds, chosen.rule, forms,
-                        entry.uses_redundancy)
+    rr = r if entry.uses_redundancy else 1
+
+    def run(intervals: list[float]) -> ResultSet:
+        study = Study([sc], [name], [rr], intervals=intervals, seeds=sf.seeds,
+                      policy_options={name: options} if options else None, name=f"{sf.name} interval scan",
+                      streams="seed")
+        return run_study(study, workers=sf.processes, desc="interval scan")
+
+    scan = IntervalScan(run(candidates), pol.name, rr, chosen.seconds, chosen.rule, forms, entry.uses_redundancy)
+    # the fastest at an edge: go on that way (the same seeds, so the new intervals pair with the old)
+    while not scan.result.interrupted:
+        fastest, have = scan.fastest(), scan.intervals()
+        edge = None if fastest is None or len(have) < 2 else (
+            "longest" if fastest == have[-1] else "shortest" if fastest == have[0] else None)
+        if edge is None or scan.extended >= SCAN_EXTENSIONS:
+            scan.at_edge = edge
+            break
+        more = [fastest * f for f in SCAN_STEP] if edge == "longest" else [fastest / f for f in SCAN_STEP]
+        more = [x for x in more if 0 < x < math.inf and x not in have]
+        if not more:
+            scan.at_edge = edge
+            break
+        scan.result.extend(run(more))
+        scan.extended += 1
+    return scan
 
 
 def scan_study_size(sf: ScenarioFile) -> Study:
@@ -246,7 +286,8 @@ def scan_study_size(sf: ScenarioFile) -> Study:
     budget reads the scenario and the number of runs, not which policy runs)."""
     name = sf.policies[0]
     r = sf.redundancies[0] if registered_policy(name).uses_redundancy else 1
-    n = len(SCAN_FACTORS) + 4  # the factors, three closed forms and the policy's own
+    # the factors, three closed forms and the policy's own, and every extension past an edge
+    n = len(SCAN_FACTORS) + 4 + SCAN_EXTENSIONS * len(SCAN_STEP)
     return Study([sf.scenario], [name], [r], intervals=[float(i + 1) for i in range(n)], seeds=sf.seeds,
                  name=f"{sf.name} interval scan", streams="seed")
 
