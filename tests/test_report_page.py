@@ -102,15 +102,28 @@ def test_the_breakdown_adds_up_to_the_wall_time_and_is_advises_runs(page):
         assert spent <= x["wall_time"] * (1 + 1e-9)
 
 
-def test_the_levers_are_advises_variants(page):
+def test_the_levers_are_advises_paired_levers(page):
     doc = json.loads(page["json"].read_text())
     rep = build_report(doc, "")
-    changes = {lv["change"] for lv in rep["levers"]}
-    assert "without the in-memory tier" in changes and any(c.startswith("repair.spares") for c in changes)
-    assert len(changes) == len(rep["levers"])  # each change once
-    base = doc["advice"]["ratio"][0]
-    for lv in rep["levers"]:
-        assert lv["vs"] == pytest.approx(100 * (lv["ratio"] / base - 1))
+    a = doc["advice"]
+    assert [lv["change"] for lv in rep["levers"]] == [lv["label"] for lv in a["levers"]]
+    assert "without the in-memory tier" in {lv["change"] for lv in rep["levers"]}
+    # each (key, value) once, best first
+    keys = [(lv["key"], json.dumps(lv["value"])) for lv in a["levers"]]
+    assert len(keys) == len(set(keys))
+    gains = [lv["time_percent"][0] for lv in a["levers"]]
+    assert gains == sorted(gains)
+    # and a lever is what its runs say: the recommended policy on that variant, paired with the headline
+    from spare_core._stats import paired_ratio_ci
+
+    first = a["levers"][0]
+    base = {x["seed"]: x["ratio"] for x in doc["runs"] if x["grid"] == "interval scan" and x["policy"] == a["policy"]
+            and math.isclose(x["checkpoint_interval"], a["checkpoint_interval"], rel_tol=1e-9)}
+    var = [x for x in doc["runs"] if x["grid"] in ("sensitivity", "spares sweep") and x["policy"] == a["policy"]
+           and x["scenario"].endswith(f"[{first['label']}]") and x["redundancy"] == a["redundancy"]]
+    assert var
+    want = paired_ratio_ci([x["ratio"] for x in var], [base[x["seed"]] for x in var])
+    assert first["time_percent"] == pytest.approx([100 * w for w in want])
 
 
 def test_the_markdown_has_the_same_report_and_its_figures_beside_it(page):

@@ -43,7 +43,7 @@ from . import EXIT_INTERRUPTED
 from .filejob import (IntervalScan, add_file_arguments, check_job_budget, describe_job, interval_scan, interval_steps,
                       job_studies, load_job, run_job, step_seconds)
 from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
-from .._stats import mean_ci
+from .._stats import mean_ci, paired_ratio_ci
 from .text import fmt_ci, fmt_duration
 from .plots import plot_spares
 from .run import best_rows, write_plots
@@ -51,7 +51,7 @@ from .variants import knob_variants, memory_variant, per_policy, run_variants, s
 from .budget import check_budget
 from .filejob import file_policy
 from ..sim.remedies import describe_remedies, weigh_remedies
-from ..sim.results import FRACTION_BOUNDS, RATIO_BOUNDS, ettr
+from ..sim.results import FRACTION_BOUNDS, KEPT_STEPS, RATIO_BOUNDS, TIME_PARTS, ettr, time_breakdown
 from . import UsageError
 
 HELP = "recommend a policy, r and checkpoint interval for a scenario file, with confidence intervals and sensitivity"
@@ -229,6 +229,51 @@ def _save_every(seconds: float, steps: int | None, step: float) -> str:
     return f"every {steps:,} steps ({fmt_duration(seconds)} of training at {step:.3g} s per step)"
 
 
+def levers(base_runs: list[Any], advice: dict[str, Any], grids: list[tuple[str, Any, list[Any]]],
+           objective: str = "time") -> list[dict[str, Any]]:
+    """What each variant does to the advice as given (the recommended policy, r and interval,
+    on the same seeds): its TTT and cost over the recommendation's, paired over seeds, best
+    first by ``objective``; and which policy wins that variant."""
+    by_seed = {r.seed: r for r in base_runs}
+    out = []
+    seen = set()
+    for _, res, variants in grids:
+        for v in variants:
+            if (v.key, v.value) in seen:  # the spares sweep repeats the sensitivity's pool sizes
+                continue
+            seen.add((v.key, v.value))
+            cell = next((c for c in res.summaries if c.scenario == v.scenario.name and c.policy == advice["policy"]
+                         and c.redundancy == advice["redundancy"]), None)
+            if cell is None:
+                continue
+            runs = [x for x in res.cell_runs(cell) if x.seed in by_seed]
+            paired = [(x, by_seed[x.seed]) for x in runs if x.finished and by_seed[x.seed].finished]
+            if not paired:
+                continue
+            time_ci = [100 * d for d in paired_ratio_ci([x.ratio for x, _ in paired], [b.ratio for _, b in paired])]
+            priced = all(math.isfinite(x.cost) and x.cost > 0 and b.cost > 0 for x, b in paired)
+            cost_ci = [100 * d for d in paired_ratio_ci([x.cost for x, _ in paired], [b.cost for _, b in paired])] \
+                if priced else None
+            w = winner(res, v, objective)
+            out.append({"label": v.label, "key": v.key, "value": v.value, "ratio": cell.ratio_mean,
+                        "time_percent": time_ci, "cost_percent": cost_ci, "seeds": len(paired),
+                        "winner": None if w is None else w["policy"],
+                        "winner_ratio": None if w is None else w["ratio"]})
+    key = "cost_percent" if objective == "cost" else "time_percent"
+    return sorted(out, key=lambda lv: (lv[key] or lv["time_percent"])[0])
+
+
+def spares_check(sc: Any) -> dict[str, Any] | None:
+    """Little's law on the spare pool: the nodes in repair at any time, on average, are the
+    failure rate times the repair time; a pool below that keeps restarts waiting."""
+    rp = sc.repair
+    if rp is None or rp.spares is None or not rp.time > 0 or not math.isfinite(sc.system_mtbf):
+        return None
+    in_repair = rp.time / sc.system_mtbf
+    return {"in_repair": in_repair, "pool": rp.spares, "enough": rp.spares > in_repair,
+            "failure_every": sc.system_mtbf, "repair_time": rp.time}
+
+
 def _print_advice(a: dict[str, Any], sf: Any) -> None:
     r_txt = f" at r = {a['redundancy']}" if a["uses_redundancy"] else ""
     iv = a["interval"]
@@ -270,6 +315,40 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
         what = "TTT"
     sure = "the gap is clear of 0" if lo > 0 else "the gap is within the seed noise: run more seeds"
     print(f"  runner-up: {ru['policy']}{rr}, {what} {m:+.1f} % [{lo:+.1f}, {hi:+.1f}] (paired over seeds; {sure})")
+
+
+def _print_levers(a: dict[str, Any], objective: str) -> None:
+    """Where the recommendation's time goes, what each lever buys, the one to change first,
+    and the spare pool against the nodes in repair."""
+    b = a.get("breakdown")
+    if b:
+        wall = b["wall"]
+        parts = [(KEPT_STEPS.split(" (")[0], b[KEPT_STEPS])] + [(label, b[k]) for k, label in TIME_PARTS if b[k] > 0]
+        print("  where the time goes: " + ", ".join(f"{label} {100 * v / wall:.1f} %" for label, v in parts)
+              + f" of {fmt_duration(wall)}")
+    lv = a.get("levers") or []
+    if lv:
+        print("  levers, on the recommendation as given (same seeds; TTT and cost change, paired 95 % CI):")
+        for x in lv[:8]:
+            t = x["time_percent"]
+            c = x["cost_percent"]
+            cost = f", cost {c[0]:+.1f} % [{c[1]:+.1f}, {c[2]:+.1f}]" if c is not None else ""
+            also = "" if x["winner"] in (None, a["policy"]) else f"; {x['winner']} would then win"
+            print(f"    {x['label']}: TTT {t[0]:+.1f} % [{t[1]:+.1f}, {t[2]:+.1f}]{cost}{also}")
+        key = "cost_percent" if objective == "cost" else "time_percent"
+        best = lv[0]
+        gain = (best[key] or best["time_percent"])
+        if gain[2] < 0:
+            print(f"  change first: {best['label']} ({'cost' if key == 'cost_percent' else 'TTT'} {gain[0]:+.1f} %, "
+                  "clear of the seed noise)")
+        else:
+            print("  change first: none of the changes tried helps beyond the seed noise")
+    sc = a.get("spares_check")
+    if sc is not None:
+        verdict = "enough" if sc["enough"] else "too few: restarts wait for repairs (raise repair.spares)"
+        print(f"  spare pool: about {sc['in_repair']:.1f} nodes in repair at any time (Little's law: a failure every "
+              f"{fmt_duration(sc['failure_every'])}, {fmt_duration(sc['repair_time'])} each) against {sc['pool']} "
+              f"spares: {verdict}")
 
 
 def _print_sensitivity(sens: dict[float, Any], a: dict[str, Any], no_sensitivity: bool) -> None:
@@ -412,24 +491,34 @@ def run(args: Any) -> int:
     # each policy's best cell again on variants of the scenario (costs halved and doubled, the
     # spare pool, the memory tier off): a few runs per variant
     knobs, spares, memory, var_parts = [], [], [], []
+    lever_grids: list = []  # (grid, result set, variants) the levers are read from
     if advice is not None and not interrupted:
         cells = [(main.sources[c.policy], c.redundancy) for c in main.ranking(objective=objective)
                  if main.sources.get(c.policy)]
         sens_v = ([] if args.no_sensitivity else knob_variants(sf.scenario)) + memory_variant(sf.scenario)
+        # the recommended policy at the recommended interval: what each change does to the advice as given
+        fixed = {(advice["source"], advice["redundancy"]): advice["checkpoint_interval"]} if "interval" in advice else {}
         if cells and sens_v:
-            res_k = run_variants(sf, sens_v, cells, args, KNOB_GRID)
+            res_k = run_variants(sf, sens_v, cells, args, KNOB_GRID, intervals=fixed)
             var_parts.append((KNOB_GRID, res_k))
+            lever_grids.append((KNOB_GRID, res_k, sens_v))
             interrupted = interrupted or res_k.interrupted
             for v in sens_v:
                 entry = {"label": v.label, "key": v.key, "value": v.value, "winner": winner(res_k, v, objective)}
                 (memory if v.key == "checkpoint" else knobs).append(entry)
         if cells and sf.scenario.repair is not None and not interrupted:
             sp_v = spares_variants(sf.scenario, spare_counts(sf.scenario, asked_spares))
-            res_s = run_variants(sf, sp_v, cells, args, SPARES_GRID)
+            res_s = run_variants(sf, sp_v, cells, args, SPARES_GRID, intervals=fixed)
             var_parts.append((SPARES_GRID, res_s))
+            lever_grids.append((SPARES_GRID, res_s, sp_v))
             interrupted = interrupted or res_s.interrupted
             spares = [{"value": v.value, "rows": per_policy(res_s, v), "winner": winner(res_s, v, objective)}
                       for v in sp_v]
+        if scan is not None and "interval" in advice:
+            base_runs = scan.runs(advice["checkpoint_interval"])
+            advice["breakdown"] = time_breakdown(base_runs)
+            advice["levers"] = levers(base_runs, advice, lever_grids, objective)
+        advice["spares_check"] = spares_check(sf.scenario)
 
     stragglers = None
     if advice is not None and advice.get("source") is not None and not interrupted:
@@ -476,6 +565,7 @@ def run(args: Any) -> int:
         print(f"recommendation: {advice['policy']}, checkpoint every {fmt_duration(advice['checkpoint_interval'])}")
     else:
         _print_advice(advice, sf)
+        _print_levers(advice, objective)
         _print_sensitivity(sens, advice, args.no_sensitivity)
         _print_variants(knobs, spares, memory, advice, objective)
         if stragglers is not None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._writer import write_atomic
-from ..sim.results import judged_cells
+from ..sim.results import KEPT_STEPS, TIME_PARTS, judged_cells, time_breakdown
 from . import UsageError
 from . import advise
 from .outputs import check_output_path, check_plot_dir
@@ -41,12 +41,7 @@ from .text import fmt_duration
 HELP = ("the advice as a report to forward: one self-contained HTML page (and Markdown) with the recommendation, "
         "where the time goes, what moves the answer, the figures, the assumptions and their confidence intervals")
 
-#: the parts of a run's wall time, in the order a breakdown shows them (the run columns that
-#: hold them; the kept steps are the rest of the wall time)
-TIME_PARTS = (("save_time", "saving checkpoints"), ("memory_save_time", "in-memory snapshots"),
-              ("restart_time", "restarting"), ("wait_time", "waiting for spare nodes"),
-              ("pause_time", "paused for membership changes"), ("lost_time", "work rolled back"))
-KEPT = "kept training steps (redundant copies included)"
+KEPT = KEPT_STEPS
 #: the advise figures the page shows, in order, with their captions
 FIGURES = (("ttt_vs_r.png", "Time-to-train (over the failure-free time) and availability against the redundancy r, "
                             "per strategy: the mean over seeds and their spread."),
@@ -171,14 +166,8 @@ def _runs_of(doc: dict, grid: str, policy: str, r: int, interval: float | None =
 
 
 def breakdown(runs: Sequence[dict]) -> dict[str, float]:
-    """Mean seconds per part of the wall time over ``runs`` (:data:`TIME_PARTS`, and the kept
-    steps: the rest), and ``"wall"``."""
-    n = len(runs)
-    out = {k: math.fsum(x.get(k) or 0.0 for x in runs) / n for k, _ in TIME_PARTS}
-    wall = math.fsum(x["wall_time"] for x in runs) / n
-    out[KEPT] = wall - math.fsum(out.values())
-    out["wall"] = wall
-    return out
+    """Mean seconds per part of the wall time over ``runs`` (:func:`~spare_core.sim.results.time_breakdown`)."""
+    return time_breakdown(runs)
 
 
 def build_report(doc: dict, text: str, maps: Sequence[tuple[str, dict]] = ()) -> dict:
@@ -224,30 +213,28 @@ def build_report(doc: dict, text: str, maps: Sequence[tuple[str, dict]] = ()) ->
             uses = any(x["redundancy"] > 1 for x in _runs_of(doc, "main", c["policy"], 2))
             parts.append({"strategy": _name(c["policy"], c["redundancy"], uses), "seeds": len(runs), **breakdown(runs)})
 
+    # what each change does to the advice as given (advise's levers: paired over the same seeds)
     levers = []
-    for key, v in (doc.get("sensitivity") or {}).items():
-        if v is None:
-            continue
-        label = key.replace("rate_x", "failure rate x") if key.startswith("rate_x") else key
-        levers.append({"change": label, "winner": _name(v["policy"], v["redundancy"], v.get("uses_redundancy", True)
-                                                        and v["redundancy"] > 1),
-                       "ratio": v["ratio"], "cost": v.get("cost"), "same": v["policy"] == a["policy"]})
-    for m in doc.get("memory_tier") or []:
-        w = m["winner"]
-        if w is not None:
-            levers.append({"change": m["label"], "winner": _name(w["policy"], w["redundancy"], w["redundancy"] > 1),
-                           "ratio": w["ratio"], "cost": w.get("cost"), "same": w["policy"] == a["policy"]})
-    for s in doc.get("spares") or []:
-        w = s["winner"]
-        if w is not None:
-            levers.append({"change": f"repair.spares = {s['value']}", "winner": _name(w["policy"], w["redundancy"],
-                                                                                      w["redundancy"] > 1),
-                           "ratio": w["ratio"], "cost": w.get("cost"), "same": w["policy"] == a["policy"]})
-    seen: set = set()
-    levers = [lv for lv in levers if not (lv["change"] in seen or seen.add(lv["change"]))]
-    base = a["ratio"][0]
-    for lv in levers:
-        lv["vs"] = 100.0 * (lv["ratio"] / base - 1.0) if lv["ratio"] is not None else None
+    for lv in a.get("levers") or []:
+        t, c = lv["time_percent"], lv["cost_percent"]
+        levers.append({"change": lv["label"], "ttt": _ci(t, "{:+.1f}") + " %",
+                       "cost": "-" if c is None else _ci(c, "{:+.1f}") + " %",
+                       "winner": lv["winner"] or "-"})
+    if levers:
+        first = a["levers"][0]
+        t = first["cost_percent"] if a.get("objective") == "cost" and first["cost_percent"] else first["time_percent"]
+        rec.append(f"Change first: **{first['label']}** ({_ci(t, '{:+.1f}')} %, paired over the same failures)."
+                   if t[2] is not None and t[2] < 0
+                   else "None of the changes tried makes the recommendation better beyond the seed noise.")
+    sc_check = a.get("spares_check")
+    if sc_check is not None:
+        rec.append(f"Spare pool: about {sc_check['in_repair']:.1f} nodes are in repair at any time (Little's law: a "
+                   f"failure every {fmt_duration(sc_check['failure_every'])}, {fmt_duration(sc_check['repair_time'])} "
+                   f"each) against {sc_check['pool']} spares: "
+                   + ("enough." if sc_check["enough"] else "**too few** — restarts wait for repairs."))
+    for w in (iv.get("edge_warning"),):
+        if w:
+            rec.append(f"Note: {w}.")
 
     assumptions = [ln for ln in text.splitlines()[:3] if ln.strip()]
     data = []
@@ -380,10 +367,8 @@ def _breakdown_rows(report: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def _lever_rows(report: dict) -> tuple[list[str], list[list[str]]]:
-    head = ["what changes", "best strategy then", "TTT / failure-free", "vs the recommendation", "cost"]
-    rows = [[lv["change"], lv["winner"] + ("" if lv["same"] else " (a different choice)"), f"{lv['ratio']:.3f}",
-             "-" if lv["vs"] is None else f"{lv['vs']:+.1f} %", "-" if lv["cost"] is None else f"{lv['cost']:,.0f}"]
-            for lv in report["levers"]]
+    head = ["what changes", "time-to-train, change", "cost, change", "best strategy then"]
+    rows = [[lv["change"], lv["ttt"], lv["cost"], lv["winner"]] for lv in report["levers"]]
     return head, rows
 
 
@@ -419,7 +404,8 @@ def render_html(report: dict, figures: dict[str, bytes]) -> str:
               "time.</p>", _html_table(*_breakdown_rows(report))]
     if report["levers"]:
         h += ['<h2 id="levers">What moves the answer</h2>',
-              "<p>One thing changed at a time; each strategy re-run at its best setting on the same failures.</p>",
+              "<p>One thing changed at a time, the recommendation kept as given (strategy, r, interval), on the same "
+              "failures; the change in time-to-train and cost is paired over seeds, best first.</p>",
               _html_table(*_lever_rows(report))]
     figs = _figure_list(report, figures)
     if figs:
@@ -455,8 +441,9 @@ def render_markdown(report: dict, figures: Sequence[tuple[str, str]], figure_dir
         m += ["## Where the time goes", "", "Each strategy's wall time split into its parts (mean over seeds); the "
               "parts add up to the wall time.", "", *_md_table(*_breakdown_rows(report)), ""]
     if report["levers"]:
-        m += ["## What moves the answer", "", "One thing changed at a time; each strategy re-run at its best setting "
-              "on the same failures.", "", *_md_table(*_lever_rows(report)), ""]
+        m += ["## What moves the answer", "", "One thing changed at a time, the recommendation kept as given (strategy, "
+              "r, interval), on the same failures; the change is paired over seeds, best first.", "",
+              *_md_table(*_lever_rows(report)), ""]
     if figures:
         m += ["## Figures", ""]
         for name, cap in figures:

@@ -93,10 +93,14 @@ def _named(sc: Scenario, what: str) -> Scenario:
     return sc.replace(name=f"{sc.name} [{what}]")
 
 
-def run_variants(sf: Any, variants: list[Variant], cells: list[tuple[str, int]], args: Any, desc: str) -> ResultSet:
+def run_variants(sf: Any, variants: list[Variant], cells: list[tuple[str, int]], args: Any, desc: str,
+                 intervals: dict[tuple[str, int], float] | None = None) -> ResultSet:
     """Each policy ``(name, r)`` of ``cells`` on every variant, on the file's seeds, within the
-    work budget (one study on the executor)."""
-    policies = [file_policy(sf, name, r) for name, r in cells]
+    work budget (one study on the executor). ``intervals`` fixes a cell's checkpoint interval
+    in seconds (the recommended one: the sensitivity is measured around the setting the
+    advice gives, not around the rule's interval at the changed costs)."""
+    fixed = intervals or {}
+    policies = [file_policy(sf, name, r, interval=fixed.get((name, r))) for name, r in cells]
     study = Study([v.scenario for v in variants], policies, [1], seeds=sf.seeds, name=f"{sf.name} {desc}",
                   streams="seed")
     check_budget(study, bool(getattr(args, "force", False)), f"{sf.path} {desc}")

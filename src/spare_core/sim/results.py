@@ -18,13 +18,50 @@ from .._stats import mean_ci
 from .run import RunResult
 
 __all__ = ["ResultSet", "SweepResult", "Summary", "summarise", "mean_ci", "ettr", "RATIO_BOUNDS", "FRACTION_BOUNDS",
-           "MEAN_COLUMNS", "SAME_COLUMNS", "cell_mean", "judged_cells"]
+           "MEAN_COLUMNS", "SAME_COLUMNS", "cell_mean", "judged_cells", "TIME_PARTS", "KEPT_STEPS", "time_breakdown"]
 
 #: what TTT/T0 can be: a run takes at least its failure-free time (up to the step-time noise,
 #: which :func:`mean_ci` allows for by never cutting below the least value seen)
 RATIO_BOUNDS = (1.0, math.inf)
 #: what ETTR and availability can be: fractions of the wall time
 FRACTION_BOUNDS = (0.0, 1.0)
+
+
+#: the parts of a run's wall time other than its kept steps: (run column, what it is), in the
+#: order a breakdown shows them (docs/model.md: the parts partition the wall time)
+TIME_PARTS = (("save_time", "saving checkpoints"), ("memory_save_time", "in-memory snapshots"),
+              ("restart_time", "restarting"), ("wait_time", "waiting for spare nodes"),
+              ("pause_time", "paused for membership changes"), ("lost_time", "work rolled back"))
+#: the rest of the wall time: steps computed and kept (redundant stack layers included)
+KEPT_STEPS = "kept training steps (redundant copies included)"
+
+
+def time_breakdown(runs) -> dict[str, float]:
+    """Mean seconds of each part of the wall time over ``runs`` (RunResults or their dicts):
+    :data:`TIME_PARTS` by column name, :data:`KEPT_STEPS` (the rest of the wall time) and
+    ``"wall"``.
+
+    Examples
+    --------
+    >>> b = time_breakdown([{"wall_time": 100.0, "save_time": 5.0, "memory_save_time": 0.0, "restart_time": 10.0,
+    ...                      "wait_time": 0.0, "pause_time": 0.0, "lost_time": 5.0}])
+    >>> b[KEPT_STEPS], b["wall"]
+    (80.0, 100.0)
+    """
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs must not be empty")
+
+    def get(x, k):
+        v = x[k] if isinstance(x, Mapping) else getattr(x, k)
+        return 0.0 if v is None else float(v)
+
+    n = len(runs)
+    out = {k: math.fsum(get(x, k) for x in runs) / n for k, _ in TIME_PARTS}
+    wall = math.fsum(get(x, "wall_time") for x in runs) / n
+    out[KEPT_STEPS] = wall - math.fsum(out.values())
+    out["wall"] = wall
+    return out
 
 
 def ettr(run: RunResult) -> float:
