@@ -562,16 +562,27 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: 
         picks = [_pick(cell, st, cfg[st.name], search, h, "-") for st in strategies]
         return MapCell(None, None, math.nan, math.nan, math.nan, "none", len(search), True, h, picks, cell.runs,
                        time.perf_counter() - t_begin)
-    h = min(cell.horizon, settings.cut * best)
+    h_pilot, h = h, min(cell.horizon, settings.cut * best)
+    # cut on every search seed in the pilot: slower than `cut` T0 at its start while the best
+    # finished within `best` T0, so it loses by more than cut / best - 1 (a lower bound), and r
+    # and the interval move TTT by far less near a closed form: out, not searched, and not run
+    # again to the later horizon (what the pilot's runs already show is its margin's bound)
+    out = {st.name for st in strategies
+           if not any(x.finished for x in cell.runs_of(st, *cfg[st.name], search, h_pilot))}
+
+    def hz(st: Strategy) -> float:
+        return h_pilot if st.name in out else h
 
     notes, behind = {}, set()
+    for name in out:
+        notes[name] = f"{cfg[name][1]} (cut at {h_pilot:.3g} T0 on every search seed in the pilot: not searched)"
     best_value = math.inf  # the least mean objective found so far
     # the most promising first, so that a strategy that cannot win is seen to be so
-    for st in sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, h)):
+    for st in sorted((st for st in strategies if st.name not in out),
+                     key=lambda st: cell.mean(st, *cfg[st.name], search, h)):
         r, own = cfg[st.name]
         if not any(x.finished for x in cell.runs_of(st, r, own, search, h)):
-            # cut on every search seed: it loses by more than cut - 1 at its start, and r and the
-            # interval move TTT by far less near a closed form: not searched
+            # cut on every search seed: it loses by more than cut - 1 at its start (as above)
             notes[st.name] = f"{own} (cut at {h:.3g} T0 on every search seed: not searched)"
             continue
         if st.uses_redundancy and len(cell.rs) > 1:
@@ -587,16 +598,16 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: 
         best_value = min(best_value, cell.mean(st, r, iv, search, h))
     # the runner-up's margin is the map's number: its interval is searched too, even when it
     # could not win
-    ranked = sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, h))
+    ranked = sorted(strategies, key=lambda st: cell.mean(st, *cfg[st.name], search, hz(st)))
     if len(ranked) > 1 and ranked[1].name in behind:
         st = ranked[1]
         r = cfg[st.name][0]
         iv, notes[st.name], _ = _interval(cell, st, r, st.options.get("interval", "auto"), search, h, math.inf)
         cfg[st.name] = (r, iv)
 
-    # the comparison: seeds one at a time to the strategies still in contention
+    # the comparison: seeds one at a time to the strategies still in contention (not those out)
     ran = {st.name: list(search) for st in strategies}
-    contest = list(strategies)
+    contest = [st for st in strategies if st.name not in out] or list(strategies)
     seed = len(search)
     while True:
         if seed >= settings.min_seeds and len(contest) > 1:
@@ -612,7 +623,7 @@ def evaluate_cell(scenario: Scenario, strategies: Sequence[Strategy], settings: 
             ran[st.name].append(seed)
         seed += 1
 
-    picks = [_pick(cell, st, cfg[st.name], ran[st.name], h, notes[st.name]) for st in strategies]
+    picks = [_pick(cell, st, cfg[st.name], ran[st.name], hz(st), notes[st.name]) for st in strategies]
     most = max(len(p.seeds) for p in picks)
     winner = min((p for p in picks if len(p.seeds) == most), key=lambda p: p.mean)
     w = dict(zip(winner.seeds, winner.values))
