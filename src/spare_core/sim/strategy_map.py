@@ -32,7 +32,10 @@ Every run after a first *pilot* (each strategy at its starting point) stops at
 ``cut`` times the best pilot TTT/T0 (or the scenario's horizon, if sooner): a strategy that
 slow loses by more than ``cut - 1`` times whatever it does, and its margin is then a lower
 bound. The pilot itself stops at ``cut`` T0, and is run again to the horizon only when no
-strategy finished within it.
+strategy finished within it. A strategy the pilot cut on every search seed is *out*: slower
+than ``cut`` T0 where the best finished within ``b`` T0, it loses by more than ``cut / b - 1``
+(its margin, a lower bound, from the pilot's runs); it is not searched, not run again to the
+later horizon and given no more seeds.
 
 Then seeds are added one at a time (the search seeds count) to the strategies still in
 contention. A strategy's *margin* over another is paired over the seeds both ran: the
