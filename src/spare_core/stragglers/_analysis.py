@@ -9,7 +9,7 @@ the rest as recorded) says what it buys.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -17,7 +17,7 @@ import numpy as np
 from .. import _native
 from . import _schema as sc
 from ._graph import Template, build_template
-from ._trace import JobSizes, Trace, TraceError, read_trace
+from ._trace import JobSizes, Trace, read_trace
 
 __all__ = ["IDEALS", "WhatIf", "WhatIfResult", "Fix", "analyse", "MeasuredSlowdown", "measured_slowdown",
            "ideal_durations"]

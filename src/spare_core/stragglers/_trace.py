@@ -459,7 +459,7 @@ def _from_arrow(table, names, p, sizes, csv_lines):
     import pyarrow.compute as pc
 
     def convert(name):
-        col = table.column(name)
+        col = table.column(name)  # noqa: F821 (the enclosing table, deleted only after the last convert)
         if name == "optype":
             if not pa.types.is_dictionary(col.type):
                 col = pc.dictionary_encode(col.cast(pa.string()) if not pa.types.is_string(col.type) else col)

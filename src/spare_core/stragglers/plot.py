@@ -44,7 +44,7 @@ def heatmap(result: WhatIfResult, *, rows: int = MAX_ROWS) -> Any:
     w_right = min(10.0, 1.5 + 0.3 * D)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(w_left + w_right, max(3.0, 0.32 * len(order) + 1.8)),
                                   gridspec_kw={"width_ratios": [w_left, w_right]})
-    im = ax.imshow(data, aspect="auto", cmap="Reds", vmin=1.0, vmax=vmax, interpolation="nearest")
+    ax.imshow(data, aspect="auto", cmap="Reds", vmin=1.0, vmax=vmax, interpolation="nearest")
     ax.set_yticks(range(len(order)), labels, fontsize=8)
     step_ticks = range(0, S, max(1, S // 20))
     ax.set_xticks(list(step_ticks), [str(int(result.steps[i])) for i in step_ticks], fontsize=8, rotation=90)
