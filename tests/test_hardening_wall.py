@@ -213,3 +213,18 @@ def test_a_trace_still_refuses_a_real_step_back():
     p.take(2, True)
     with pytest.raises(ValueError, match="time must be >="):
         p.restart(19.0)
+
+
+def test_domains_over_a_trace_restart_at_the_failures_very_time():
+    """The same restart through correlated domains over the replayed log: the domain process
+    and its base compare on the run's value too."""
+    from spare_core.distributions import Exponential
+    from spare_core.events import DomainFailures
+
+    t1, t2 = 179.54, 467.09
+    fm = DomainFailures(_trace([t1, t2, 700.0], [0, 1, 0], 2), [Exponential(1e9)], groups_per_domain=[1])
+    sc = Scenario(2, n_steps=80, t_compute=10.0, t_allreduce=0.0, failure_model=fm, restart_time=0.0,
+                  checkpoint_time=1.0, jitter=0.0, max_wall_factor=20.0)
+    r = simulate(sc, CheckpointOnly(interval=50.0), seed=0)
+    assert r.finished and r.restarts == 3
+    assert_same(sc, CheckpointOnly(interval=50.0), 0)
