@@ -93,7 +93,8 @@ class RunResult:
     epochs: int = column("epochs (restarts + 1)")
     checkpoint_interval: float = column("compute seconds between checkpoints", unit="s")
     interval_rule: str = column("how the checkpoint interval was chosen", cell="same")
-    lost_time: float = column("wall seconds lost to rollbacks", unit="s")
+    lost_time: float = column("wall seconds lost: work rolled back or cut by a failure, and the work not saved when a run "
+                                 "stops at its wall limit", unit="s")
     save_time: float = column("wall seconds spent saving checkpoints", unit="s")
     restart_time: float = column("wall seconds spent restarting", unit="s")
     steps_executed: int = column("steps computed, those rolled back included")
