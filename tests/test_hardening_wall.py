@@ -18,6 +18,7 @@ import time
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spare_core.events import TraceReplay
 from spare_core.events.trace import Trace
@@ -228,3 +229,18 @@ def test_domains_over_a_trace_restart_at_the_failures_very_time():
     r = simulate(sc, CheckpointOnly(interval=50.0), seed=0)
     assert r.finished and r.restarts == 3
     assert_same(sc, CheckpointOnly(interval=50.0), 0)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31), st.integers(10, 40), st.integers(1, 4), st.sampled_from(["ckpt", "spare"]))
+def test_trace_replays_with_instant_restarts_run(log_seed, k, n, kind):
+    """Logs with times in hundredths of a second (as logs record them) and instant restarts:
+    every epoch starts at a failure's time as the run computes it, often an ulp off the log's;
+    the run must end and agree with the reference."""
+    rng = np.random.default_rng(log_seed)
+    times = np.unique(rng.uniform(0.0, 2_000.0, k).round(2))
+    units = rng.integers(0, n, times.shape[0])
+    sc = Scenario(n, n_steps=40, t_compute=7.3, t_allreduce=0.37, failure_model=_trace(times, units, n),
+                  restart_time=0.0, checkpoint_time=3.1, jitter=0.0, max_wall_factor=20.0)
+    pol = CheckpointOnly(interval=50.0) if kind == "ckpt" else SpareCheckpoint(min(2, n), interval=50.0)
+    assert_same(sc, pol, 0)
