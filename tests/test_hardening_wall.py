@@ -244,3 +244,27 @@ def test_trace_replays_with_instant_restarts_run(log_seed, k, n, kind):
                   restart_time=0.0, checkpoint_time=3.1, jitter=0.0, max_wall_factor=20.0)
     pol = CheckpointOnly(interval=50.0) if kind == "ckpt" else SpareCheckpoint(min(2, n), interval=50.0)
     assert_same(sc, pol, 0)
+
+
+def _replaced_holder_case(log_seed, n, copies, rejoin, every):
+    # a replayed log (seeded), SPARe r = 2 with repairs and a memory tier: groups fail, come
+    # back on new nodes and fail again around the snapshots
+    rng = np.random.default_rng(log_seed)
+    k = int(rng.integers(10, 40))
+    times = np.unique(rng.uniform(0.0, 400.0, k).round(1))
+    units = rng.integers(0, n, times.shape[0])
+    sc = Scenario(n, n_steps=40, t_compute=5.0, t_allreduce=0.5, failure_model=_trace(times, units, n),
+                  restart_time=40.0, checkpoint_time=2.0, jitter=0.0, max_wall_factor=20.0,
+                  repair=Repairs(swap=0.0, time=0.0, rejoin=rejoin),
+                  memory=MemoryTier(save=1.0, every=every, restore=3.0, copies=copies))
+    return sc, SpareCheckpoint(2, interval=math.inf)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31), st.integers(3, 6), st.integers(1, 2), st.sampled_from([2.0, 10.0, 30.0]),
+       st.sampled_from([10.0, 25.0, 60.0]))
+def test_memory_restores_agree_with_the_reference_when_holders_are_replaced(log_seed, n, copies, rejoin, every):
+    """Random logs where groups fail, rejoin on new nodes and fail again between snapshots:
+    the restore decision (who still holds the last snapshot) agrees with the reference's,
+    which states the rule group by group."""
+    assert_same(*_replaced_holder_case(log_seed, n, copies, rejoin, every), 0)
