@@ -82,7 +82,12 @@ def test_more_spares_cost_more_gpus_per_hour_and_wait_less(tmp_path, capsys):
                 # no pool: every restart waits for its own node's repair and swap past the restart
                 # (1 min from memory, 10 min from the persistent checkpoint)
                 mem = r["memory_restores"]
-                assert r["wait_time"] == mem * (12 * 3600 + 300 - 60) + (r["restarts"] - mem) * (12 * 3600 + 300 - 600)
+                full = mem * (12 * 3600 + 300 - 60) + (r["restarts"] - mem) * (12 * 3600 + 300 - 600)
+                if r["finished"]:
+                    assert r["wait_time"] == full
+                else:
+                    # the wall limit cuts the last restart's wait (and the run's time) short
+                    assert full - (12 * 3600 + 300 - 60) <= r["wait_time"] <= full
     # eight spares (about 18 nodes are in repair at this rate: some restarts still wait)
     assert sum(wait[128 + 64]) < 0.5 * sum(wait[128])
 

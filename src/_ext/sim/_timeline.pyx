@@ -34,7 +34,16 @@ Run model (documented for users in ``spare_core.sim``)
   start), a resume at ``failure + restart_time``, a step's end at ``start + m * (S * t_comp +
   t_ar)``, and a save is due when ``end - t_last >= interval`` on those doubles (an exact tie
   saves). docs/reliability.md (*Determinism*) says why exact ties need this.
-* Training ends when ``n_steps`` steps are completed and kept (no final save).
+* Training ends when ``n_steps`` steps are completed and kept (no final save); the last step
+  covers only what remains (the kept steps are then exactly ``n_steps``).
+* The run stops at ``max_wall``: an activity still under way there (a step that failures keep
+  extending, a pause that drops keep restarting, a restart or its wait) is cut at it, no
+  failure after it is consumed (TIMEOUT), and the work not saved by then is lost.
+* The time totals partition the wall time: useful (steps kept), lost (steps and activities
+  rolled back or cut), saves, snapshots, restarts, waits and pauses. A rejoin pause that
+  extends an activity is pause time, not the activity's (``ST_ACT_PAUSE`` books it; the pause
+  runs from the rejoin, after any pause under way, to ``ST_PAUSE_END``; a cut takes back the
+  part after the cut).
 
 State vector (IN-OUT ``state``, float64; counts are exact integers below 2**53)
 ------------------------------------------------------------------------------
@@ -104,7 +113,10 @@ cdef enum:
     ST_N_MEM_RESTORE = 28
     ST_RESUME_KIND = 29
     ST_ACT_WORTH = 30
-    N_STATE = 31
+    ST_ACT_PAUSE = 31
+    ST_PAUSE_END = 32
+    ST_WAIT_LAST = 33
+    N_STATE = 34
     P_T_COMP = 0
     P_T_AR = 1
     P_SAVE = 2
@@ -163,6 +175,9 @@ SLOTS = {
     "ST_N_MEM_RESTORE": ST_N_MEM_RESTORE,
     "ST_RESUME_KIND": ST_RESUME_KIND,
     "ST_ACT_WORTH": ST_ACT_WORTH,
+    "ST_ACT_PAUSE": ST_ACT_PAUSE,
+    "ST_PAUSE_END": ST_PAUSE_END,
+    "ST_WAIT_LAST": ST_WAIT_LAST,
     "N_STATE": N_STATE,
     "P_T_COMP": P_T_COMP,
     "P_T_AR": P_T_AR,
@@ -225,6 +240,43 @@ cdef inline void _snapshot(float64_t* st) noexcept nogil:
     st[ST_LAYERS_UNC] = 0.0
 
 
+cdef inline float64_t _cut_pause(float64_t* st, float64_t act_pause, float64_t pause_end, float64_t x) noexcept nogil:
+    # an activity that held rejoin pauses (``act_pause`` seconds booked, the last ending at
+    # ``pause_end``) is cut at ``x``: the part of a pause after ``x`` did not happen; returns
+    # the pause seconds that did elapse (the rest of the elapsed time is the activity's own)
+    cdef float64_t gone = pause_end - x
+    if gone > 0.0:
+        st[ST_PAUSE_TOTAL] -= gone
+        return act_pause - gone
+    return act_pause
+
+
+cdef inline void _close_at_wall(float64_t* st, int kind, float64_t act_start, float64_t act_end,
+                                float64_t act_pause, float64_t pause_end, float64_t max_wall) noexcept nogil:
+    # the run stops at the wall limit: every time total ends there (they partition the wall
+    # time), the activity in progress is cut at it and the work not saved by then (since the
+    # last persistent checkpoint, the memory tier's included) is lost with the job
+    cdef float64_t over, w
+    if kind == K_PENDING:
+        # only a restart (and its wait for replacements) can end past the limit before a step
+        over = act_end - max_wall
+        if over > 0.0:
+            w = st[ST_WAIT_LAST] if st[ST_WAIT_LAST] < over else over
+            st[ST_WAIT_TOTAL] -= w
+            st[ST_RESTART_TOTAL] -= over - w
+    elif kind == K_PAUSE:
+        st[ST_PAUSE_TOTAL] -= act_end - max_wall
+    else:
+        st[ST_LOST] += (max_wall - act_start) - _cut_pause(st, act_pause, pause_end, max_wall)
+    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM]
+    st[ST_DONE_MEM] = 0.0
+    st[ST_WORK_MEM] = 0.0
+    st[ST_LAYERS_MEM] = 0.0
+    st[ST_DONE_UNC] = 0.0
+    st[ST_WORK_UNC] = 0.0
+    st[ST_LAYERS_UNC] = 0.0
+
+
 cdef int _advance(
     float64_t* st,                     # IN-OUT state, N_STATE slots
     const float64_t* par,              # IN parameters, N_PARAMS slots
@@ -257,7 +309,8 @@ cdef int _advance(
     cdef float64_t act_start = st[ST_ACT_START], act_end = st[ST_ACT_END]
     cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH], worth = st[ST_WORTH]
     cdef float64_t act_worth = st[ST_ACT_WORTH]
-    cdef float64_t f, resume, rt
+    cdef float64_t act_pause = st[ST_ACT_PAUSE], pause_end = st[ST_PAUSE_END]
+    cdef float64_t f, resume, rt, own
     cdef int status
     while True:
         if kind == K_PENDING:
@@ -274,6 +327,8 @@ cdef int _advance(
             # the groups computing the step are those of its start: a rejoin during it changes
             # the worth of the next step, as it changes the depth of the next step
             act_worth = worth
+            act_pause = 0.0
+            pause_end = -DBL_MAX
             kind = K_STEP
             continue
         if j < nf:
@@ -281,9 +336,15 @@ cdef int _advance(
         else:
             f = t_next
             if act_end > t_next:
-                status = NEED_FAILURES
+                # a failure past the wall limit is never simulated: the run stops there
+                status = TIMEOUT if t_next > max_wall else NEED_FAILURES
                 break
         if j < nf and f < act_end:
+            if f > max_wall:
+                # the activity in progress (a step that failures keep extending, a pause that
+                # drops keep restarting) is still under way at the wall limit: the run stops there
+                status = TIMEOUT
+                break
             if f < act_start:
                 # a failure before the activity it would interrupt: time would run backwards
                 # and the caller's loop could restart forever, so stop and report it
@@ -305,17 +366,20 @@ cdef int _advance(
                 if kind == K_PAUSE:
                     # the pause that was under way is over: not lost work
                     st[ST_PAUSE_TOTAL] -= act_end - f
-                    act_start = f
+                    own = 0.0
+                else:
+                    # the activity's own elapsed time (its rejoin pauses are pause time)
+                    own = (f - act_start) - _cut_pause(st, act_pause, pause_end, f)
                 if fk == F_RESTART:
                     # rollback to the last persistent checkpoint; the partial activity is lost as well
-                    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM] + (f - act_start)
+                    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM] + own
                     st[ST_DONE_MEM] = 0.0
                     st[ST_WORK_MEM] = 0.0
                     st[ST_LAYERS_MEM] = 0.0
                     rt = restart_time
                 else:
                     # a copy of the last in-memory snapshot survived: only what follows it is lost
-                    st[ST_LOST] += st[ST_WORK_UNC] + (f - act_start)
+                    st[ST_LOST] += st[ST_WORK_UNC] + own
                     st[ST_N_MEM_RESTORE] += 1.0
                     rt = mem_restore
                 st[ST_DONE_UNC] = 0.0
@@ -323,8 +387,10 @@ cdef int _advance(
                 st[ST_LAYERS_UNC] = 0.0
                 resume = f + rt
                 st[ST_RESTART_TOTAL] += rt
+                st[ST_WAIT_LAST] = 0.0
                 if fready != NULL and fready[j] > resume:
                     # the replacements are not all in place yet: the job waits for them
+                    st[ST_WAIT_LAST] = fready[j] - resume
                     st[ST_WAIT_TOTAL] += fready[j] - resume
                     resume = fready[j]
                 if fk == F_RESTART:
@@ -346,22 +412,31 @@ cdef int _advance(
                 if kind == K_PAUSE:
                     st[ST_PAUSE_TOTAL] -= act_end - f  # the rest of the pause did not happen
                 else:
-                    st[ST_LOST] += f - act_start
+                    st[ST_LOST] += (f - act_start) - _cut_pause(st, act_pause, pause_end, f)
                     st[ST_RESUME_KIND] = kind
                 st[ST_PAUSE_TOTAL] += drop_pause
                 act_start = f
                 act_end = f + drop_pause
+                act_pause = 0.0
+                pause_end = -DBL_MAX
                 kind = K_PAUSE
             elif fk == F_REJOIN:
-                # a group back: every group pauses (0 s unless the policy reconfigures), the
-                # new depth applies from the next step
+                # a group back: every group pauses at once (0 s unless the policy
+                # reconfigures) and the activity in progress goes on after it; the new depth
+                # applies from the next step. The pause is pause time, not the activity's:
+                # a pause starting during another one follows it
                 act_end += rejoin_pause
                 st[ST_PAUSE_TOTAL] += rejoin_pause
+                if kind != K_PAUSE:
+                    act_pause += rejoin_pause
+                    pause_end = (pause_end if pause_end > f else f) + rejoin_pause
             else:
                 # shrink/controller seconds plus the patch work, charged to the activity in progress
                 act_end += fail_sec + patch_sec * fpatch[j]
                 if kind == K_STEP:
                     layers += patch_lay * fpatch[j]
+                elif kind == K_PAUSE:
+                    st[ST_PAUSE_TOTAL] += fail_sec + patch_sec * fpatch[j]  # a longer pause
             depth = fdepth[j]
             if fworth != NULL:
                 worth = fworth[j]
@@ -373,15 +448,20 @@ cdef int _advance(
             break
         if kind == K_STEP:
             st[ST_DONE_UNC] += act_worth
-            st[ST_WORK_UNC] += act_end - act_start
+            st[ST_WORK_UNC] += (act_end - act_start) - act_pause
             st[ST_LAYERS_UNC] += layers
             st[ST_STEPS_EXEC] += 1.0
             if st[ST_COMMITTED] + st[ST_DONE_MEM] + st[ST_DONE_UNC] >= n_steps:
                 _commit(st)
+                # the last step covers only the samples that remain (elastic "shrink" steps
+                # count a fraction, which need not add up to the job): the job is done
+                st[ST_COMMITTED] = n_steps
                 st[ST_FINISH] = act_end
                 status = DONE
                 break
             act_start = act_end
+            act_pause = 0.0
+            pause_end = -DBL_MAX
             if act_end - st[ST_T_LAST] >= interval:
                 act_end = act_end + save_time
                 kind = K_SAVE
@@ -394,6 +474,8 @@ cdef int _advance(
             # the pause is over: the interrupted activity starts again
             kind = <int>st[ST_RESUME_KIND]
             act_start = act_end
+            act_pause = 0.0
+            pause_end = -DBL_MAX
             if kind == K_SAVE:
                 act_end = act_start + save_time
             elif kind == K_MSAVE:
@@ -403,7 +485,7 @@ cdef int _advance(
         elif kind == K_SAVE:
             _commit(st)
             st[ST_N_CKPT] += 1.0
-            st[ST_SAVE_TOTAL] += act_end - act_start
+            st[ST_SAVE_TOTAL] += (act_end - act_start) - act_pause
             st[ST_T_LAST] = act_end
             st[ST_T_MEM] = act_end
             act_start = act_end
@@ -411,7 +493,7 @@ cdef int _advance(
         else:
             _snapshot(st)
             st[ST_N_MEM] += 1.0
-            st[ST_MEM_TOTAL] += act_end - act_start
+            st[ST_MEM_TOTAL] += (act_end - act_start) - act_pause
             st[ST_T_MEM] = act_end
             act_start = act_end
             kind = K_PENDING
@@ -422,7 +504,11 @@ cdef int _advance(
     st[ST_DEPTH] = depth
     st[ST_WORTH] = worth
     st[ST_ACT_WORTH] = act_worth
+    st[ST_ACT_PAUSE] = act_pause
+    st[ST_PAUSE_END] = pause_end
     st[ST_MULT_IDX] = midx
+    if status == TIMEOUT:
+        _close_at_wall(st, kind, act_start, act_end, act_pause, pause_end, max_wall)
     j_io[0] = j
     return status
 
@@ -438,6 +524,7 @@ def new_state(double initial_depth, double start_time=0.0):
     st[ST_T_MEM] = start_time
     st[ST_WORTH] = 1.0
     st[ST_ACT_WORTH] = 1.0
+    st[ST_PAUSE_END] = -DBL_MAX
     return st
 
 

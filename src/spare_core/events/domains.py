@@ -361,11 +361,15 @@ class DomainFailureProcess:
         """Next epoch at ``time``: every group back, every domain clock redrawn, the base
         model restarted."""
         t = as_float(time, "time")
-        if t < self._now:
+        # the run sees a failure at ``start + (now - start)``, one rounding away from ``now``
+        # (docs/reliability.md, *Determinism*): a restart at that very time (restart = 0) is no
+        # step back, so compare on the same value
+        if t < self._start + (self._now - self._start):
             raise ValueError(f"time must be >= now ({self._now}), got {t}")
-        if t < self._base.now:
+        base_now = self._base.now
+        if t < self._start + (base_now - self._start):
             raise ValueError(
-                f"time must be >= the base process's clock ({self._base.now}) for a base model without peek(), got {t}"
+                f"time must be >= the base process's clock ({base_now}) for a base model without peek(), got {t}"
             )
         self._base.restart(t)
         self.epoch += 1

@@ -562,9 +562,13 @@ class TraceProcess:
         """Next epoch at ``time``: every group back, the log resumes at its first row at or
         after ``time`` not yet consumed."""
         if not (type(time) is float and time >= self._now):  # the simulator's fast path
-            time = as_float(time, "time", min_value=self._now)
+            # the run sees the last failure at ``epoch_start + (now - epoch_start)`` (one
+            # rounding away from ``now``, docs/reliability.md, *Determinism*): a restart at that
+            # very time (``costs.restart = 0``) is no step back, so compare on the same value
+            time = as_float(time, "time", min_value=self._epoch_start + (self._now - self._epoch_start))
         self.epoch += 1
-        self._epoch_start = self._now = time
+        self._epoch_start = time
+        self._now = time if time >= self._now else self._now
         rel = time - self._start
         if self._after == "loop":
             c = math.floor(rel / self._period)

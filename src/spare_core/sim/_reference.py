@@ -76,8 +76,12 @@ class _Run:
         self.ckpt_only = isinstance(policy, CheckpointOnly)
         self.elastic = isinstance(policy, ElasticDP)
         if self.rep is not None and not self.ckpt_only:
-            # a swapped group is back before the next restart and can fail again: every node failure
-            self.stream = _LogFailures(sc, seed)
+            # a swapped group is back before the next restart and can fail again: every node
+            # failure (a replayed log hands out every row, also of groups out of the job)
+            if getattr(sc.failures, "log", None) is None and getattr(sc.failures, "hands_out_every_failure", False):
+                self.stream = _Lookahead(sc.failures.process(sc.n_groups, run_seed(seed, "failures"), every=True))
+            else:
+                self.stream = _LogFailures(sc, seed)
         else:
             self.stream = _Lookahead(sc.failure_stream(seed))
         self.handler = None if (self.ckpt_only or self.elastic) else policy.handler(sc)
@@ -94,7 +98,10 @@ class _Run:
             dom = None
             domains = getattr(sc.failures, "domains", None)
             if callable(domains):
-                dom = [int(x) for x in domains(sc.n_groups).labels[0]]
+                try:
+                    dom = [int(x) for x in domains(sc.n_groups).labels[0]]
+                except (TypeError, ValueError, AttributeError):
+                    dom = None  # a model that cannot place its groups in domains (a log without racks)
             self.holders = reference_holders(sc.n_groups, self.mem.copies, dom)
         # the spare pool: a heap of the times its nodes are free (FIFO follows: repairs all take
         # the same time, so the node back first is the one that failed first)
@@ -111,6 +118,8 @@ class _Run:
         self.out = {}  # group -> time its replacement is in place (inf: back only at a restart)
         self.rejoins = []  # heap of (absolute time, order of the failure, group)
         self.live = self.sc.n_groups
+        # group -> since when it is up without a break (absent: the whole epoch; inf: down)
+        self.up_since = {}
         self.depth = self.init_depth
         self.worth = 1.0
 
@@ -184,22 +193,54 @@ class _Run:
         committed = done_mem = done_unc = 0.0
         work_mem = work_unc = useful = 0.0
         lay_mem = lay_unc = layers_useful = 0.0
+        # rejoin pauses inside the activity in progress: seconds, and when the last one ends
+        # (a rejoin pauses every group at once, after any pause under way)
+        a_pause, pause_end = 0.0, -math.inf
+        last_wait = 0.0  # the wait for replacements of the last restart
+        wall = self.max_wall
+
+        def elapsed_pause(x):
+            # the part of the activity's rejoin pauses before x (what comes after x never happens)
+            if pause_end > x:
+                t["pause"] -= pause_end - x
+                return a_pause - (pause_end - x)
+            return a_pause
+
+        def stop():
+            # the run stops at the wall limit: the activity in progress is cut there and the
+            # work not saved by then is lost with the job
+            if kind == _PENDING:  # a restart (and its wait) still under way
+                over = a1 - wall
+                w = min(last_wait, over)
+                t["wait"] -= w
+                t["restart"] -= over - w
+            elif kind == _PAUSE:
+                t["pause"] += wall - a0
+            else:
+                t["lost"] += (wall - a0) - elapsed_pause(wall)
+            t["lost"] += work_unc + work_mem
+            return self._out(False, committed, useful, layers_useful)
+
         while True:
             if kind == _PENDING:
                 if a1 > self.max_wall:
-                    return self._out(False, committed, useful, layers_useful)
+                    return stop()
                 if self.bi == self.buf.shape[0]:
                     self.buf, self.bi = self.mults.chunk(), 0
                 a0, layers, step_worth = a1, self.depth, self.worth
                 a1 = a0 + float(self.buf[self.bi]) * (self.depth * sc.t_compute + sc.t_allreduce)
                 self.bi += 1
                 kind = _STEP
+                a_pause, pause_end = 0.0, -math.inf
             ev = self._next_event(a1)
             if ev is not None:
                 what, f, g = ev
+                if f > self.max_wall:
+                    return stop()  # the activity is still under way at the wall limit
                 if what == "rejoin":
                     self.c["rejoins"] += 1
                     del self.out[g]
+                    self.up_since[g] = f
                     self.depth = self._on_rejoin(g)
                     if self.elastic:
                         _, self.worth = self._elastic_state()
@@ -207,8 +248,11 @@ class _Run:
                     a1 += self.reconf
                     if kind != _PAUSE:
                         t["pause"] += self.reconf
+                        a_pause += self.reconf
+                        pause_end = max(pause_end, f) + self.reconf
                     continue
                 self.c["seen"] += 1
+                self.up_since[g] = math.inf
                 ready = self._take_spare(f) if self.rep is not None else -math.inf
                 self.out[g] = (ready, ready + self.rep.rejoin if self.rep is not None else math.inf)
                 if self.rep is not None:
@@ -218,22 +262,26 @@ class _Run:
                     from_memory = self._restore_from_memory(f)
                     if kind == _PAUSE:
                         t["pause"] += f - a0
-                        a0 = f
+                        own = 0.0
+                    else:
+                        own = (f - a0) - elapsed_pause(f)
                     if from_memory:
-                        t["lost"] += work_unc + (f - a0)
+                        t["lost"] += work_unc + own
                         rt = self.mem.restore
                         self.c["nmemr"] += 1
                     else:
-                        t["lost"] += work_unc + work_mem + (f - a0)
+                        t["lost"] += work_unc + work_mem + own
                         done_mem = work_mem = lay_mem = 0.0
                         rt = sc.restart_time
                     done_unc = work_unc = lay_unc = 0.0
                     resume = f + rt
                     t["restart"] += rt
+                    last_wait = 0.0
                     if self.rep is not None:
                         # every group down has its replacement in place before the job resumes
                         ready = max(r for r, _ in self.out.values())
                         if ready > resume:
+                            last_wait = ready - resume
                             t["wait"] += ready - resume
                             resume = ready
                     if not from_memory:
@@ -242,16 +290,18 @@ class _Run:
                     self.c["restarts"] += 1
                     if self.handler is not None:
                         self.handler.restart()
+                    kind, a1 = _PENDING, resume
+                    if resume > self.max_wall:
+                        return stop()  # the next epoch's failures are never needed
                     self.stream.restart(resume)
                     self._epoch(resume)
-                    kind, a1 = _PENDING, resume
                     continue
                 if what == "drop":
                     # the activity in flight is lost; all pause, then the live groups redo it
                     if kind == _PAUSE:
                         t["pause"] += f - a0
                     else:
-                        t["lost"] += f - a0
+                        t["lost"] += (f - a0) - elapsed_pause(f)
                         resume_kind = kind
                     self.depth, self.worth = self._elastic_state()
                     kind, a0, a1 = _PAUSE, f, f + self.reconf
@@ -262,18 +312,21 @@ class _Run:
                 self.depth = depth
                 continue
             if a1 > self.max_wall:
-                return self._out(False, committed, useful, layers_useful)
+                return stop()
             if kind == _STEP:
                 self.c["executed"] += 1
                 done_unc += step_worth
-                work_unc += a1 - a0
+                work_unc += (a1 - a0) - a_pause  # a rejoin's pause is pause time, not the step's
                 lay_unc += layers
                 if committed + done_mem + done_unc >= sc.n_steps:
-                    committed += done_mem + done_unc
+                    # the last step covers what remains of the job (a "shrink" step counts a
+                    # fraction: the kept steps are n_steps, not more)
+                    committed = float(sc.n_steps)
                     useful += work_mem + work_unc
                     layers_useful += lay_mem + lay_unc
                     return self._out(True, committed, useful, layers_useful, wall=a1)
                 a0 = a1
+                a_pause, pause_end = 0.0, -math.inf
                 if a1 - self.t_last >= self.interval:
                     kind, a1 = _SAVE, a1 + sc.checkpoint_time
                 elif self.mem is not None and a1 - self.t_mem >= self.mem.every:
@@ -286,7 +339,7 @@ class _Run:
                 layers_useful += lay_mem + lay_unc
                 done_mem = work_mem = lay_mem = done_unc = work_unc = lay_unc = 0.0
                 self.c["ckpt"] += 1
-                t["save"] += a1 - a0
+                t["save"] += (a1 - a0) - a_pause
                 self.t_last = self.t_mem = a1
                 kind = _PENDING
             elif kind == _MSAVE:
@@ -295,12 +348,13 @@ class _Run:
                 lay_mem += lay_unc
                 done_unc = work_unc = lay_unc = 0.0
                 self.c["nmem"] += 1
-                t["msave"] += a1 - a0
+                t["msave"] += (a1 - a0) - a_pause
                 self.t_mem = a1
                 kind = _PENDING
             else:  # the pause is over: the lost activity starts again
                 t["pause"] += a1 - a0
                 a0 = a1
+                a_pause, pause_end = 0.0, -math.inf
                 if resume_kind == _SAVE:
                     kind, a1 = _SAVE, a0 + sc.checkpoint_time
                 elif resume_kind == _MSAVE:
@@ -309,12 +363,14 @@ class _Run:
                     kind = _PENDING
 
     def _restore_from_memory(self, f) -> bool:
-        """A restart at ``f`` restores the last snapshot when every group down then (out of the
-        job, or failing at ``f`` itself) has a copy on a group that is up."""
+        """A restart at ``f`` restores the last snapshot (ended at ``t_mem``) when every group
+        without it has a copy on a group that has it. A group has the snapshot and the copies
+        it holds when it has been up without a break since then: not a group down at the
+        snapshot, failing since (its node replaced, host memory and all) or at ``f`` itself."""
         if self.mem is None:
             return False
-        down = set(self.out) | set(self.stream.at(f))
-        return all(any(h not in down for h in self.holders[g]) for g in down)
+        gone = {g for g, t in self.up_since.items() if t >= self.t_mem} | set(self.stream.at(f))
+        return all(any(h not in gone for h in self.holders[g]) for g in gone)
 
     def _out(self, finished, committed, useful, layers_useful, wall=None):
         c, t = self.c, self.t

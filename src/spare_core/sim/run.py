@@ -93,7 +93,8 @@ class RunResult:
     epochs: int = column("epochs (restarts + 1)")
     checkpoint_interval: float = column("compute seconds between checkpoints", unit="s")
     interval_rule: str = column("how the checkpoint interval was chosen", cell="same")
-    lost_time: float = column("wall seconds lost to rollbacks", unit="s")
+    lost_time: float = column("wall seconds lost: work rolled back or cut by a failure, and the work not saved when a run "
+                                 "stops at its wall limit", unit="s")
     save_time: float = column("wall seconds spent saving checkpoints", unit="s")
     restart_time: float = column("wall seconds spent restarting", unit="s")
     steps_executed: int = column("steps computed, those rolled back included")
@@ -233,7 +234,11 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     switches later steps to the new depth; a restart loses the work since the last
     checkpoint and resumes after ``restart_time`` with every group back (the failure
     stream restarts then: no failures during a restart). Training ends with the last step
-    (no final save).
+    (no final save), which covers only what remains of the job. The run stops at the wall
+    limit ``max_wall_factor * t0`` in whatever activity is under way (no failure past it is
+    simulated; the work not saved by then is lost), and the time totals (the kept steps'
+    time, lost, saves, snapshots, restarts, waits, pauses) partition the wall time
+    (docs/model.md section 2).
 
     *Speed.* Python loops over batches of failures only: the engine's failures are pulled in
     batches, the policy decides a batch at once, and the compiled kernel
@@ -419,13 +424,14 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     With repairs (``plan.repair``) the source hands out every failure of the log and the
     compiled ``merge_repairs`` turns a batch into the job's events: failures of groups in the
     job and the rejoins of swapped groups, with the spare pool's timing. With an in-memory
-    tier (``plan.holders``) a restart whose down groups all keep a snapshot copy restores
-    from memory."""
+    tier (``plan.holders``) a restart restores from memory when every group without the last
+    snapshot keeps a copy on a group that has it (:func:`_restore_kind`)."""
     kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
     K = kern.SLOTS
     mult = mults.chunk()
     state = kern.new_state(init_depth, 0.0)
-    MIDX, ACT_END = K["ST_MULT_IDX"], K["ST_ACT_END"]
+    MIDX, ACT_END, T_MEM = K["ST_MULT_IDX"], K["ST_ACT_END"], K["ST_T_MEM"]
+    NEED_FAILURES = K["NEED_FAILURES"]
     DONE, RESTARTED, NEED_MULT, TIMEOUT = K["DONE"], K["RESTARTED"], K["NEED_MULT"], K["TIMEOUT"]
     BAD_OUTCOME = K["BAD_OUTCOME"]
     advance = kern.advance
@@ -436,7 +442,9 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
         from .recovery import RepairBook
 
         book = RepairBook(plan.repair, plan.n_groups)
-    down = np.zeros(plan.n_groups, dtype=bool) if holders is not None else None
+    # with a memory tier: the time since which each group is up without a break (-inf: all
+    # epoch; inf: down), which says who still holds the last snapshot and its copies
+    up_since = np.full(plan.n_groups, -math.inf) if holders is not None else None
 
     seen = masked = restarts = rejoins = seen_before = 0  # seen_before: failures of earlier epochs
     tl_t, tl_g, tl_r, tl_d = [], [], [], []
@@ -479,26 +487,29 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             n = out.restart.shape[0]
             frel, ready = frel[:n], ready[:n]
         last_restart = n > 0 and out.restart[n - 1] in (RESTART, RESTART_MEMORY)
+        j, walked = 0, False
         if last_restart:
             t_next = math.inf  # the batch ends with a restart: nothing after it matters
             if holders is not None and out.restart[n - 1] == RESTART:
-                after = pos + n if book is None else pos + int(raw_idx[n - 1]) + 1
-                out = _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel)
+                # which copies survive depends on the last snapshot before the restart: walk
+                # the batch up to the restart's failure first (the snapshot time is the kernel's)
+                tr = start + float(frel[n - 1])
+                status, j, mult = _advance_all(advance, state, params, _head(frel, n - 1), start, _head(out, n - 1),
+                                               _head(ready, n - 1), j, tr, mult, mults, MIDX, NEED_MULT, BAD_OUTCOME)
+                walked = status != NEED_FAILURES  # done or out of time before the restart
+                if not walked:
+                    after = pos + n if book is None else pos + int(raw_idx[n - 1]) + 1
+                    now = up_since.copy()
+                    _mark_up(now, fgroup[:n], None if is_rejoin is None else is_rejoin[:n], frel[:n] + start)
+                    out = _restore_kind(out, n, holders, now, float(state[T_MEM]), source, epoch, start, after, frel)
         elif book is None:
             t_next = start + source.next_time(epoch, pos + n, start=start)
         else:
             nxt = start + rel[pos + used] if pos + used < stop else raw_next
             t_next = min(nxt, book.next_rejoin(start))
-        j = 0
-        while True:
-            status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult,
-                                out.worth, ready)
-            if status != NEED_MULT:
-                if status == BAD_OUTCOME:
-                    _bad_outcome(out, j)
-                break
-            mult = mults.chunk()
-            state[MIDX] = 0.0
+        if not walked:
+            status, j, mult = _advance_all(advance, state, params, frel, start, out, ready, j, t_next, mult, mults,
+                                           MIDX, NEED_MULT, BAD_OUTCOME)
         n_restart = 1 if status == RESTARTED else 0  # a restart is always the last consumed
         n_rejoin = 0 if is_rejoin is None else int(is_rejoin[:j].sum())
         n_fail = j - n_rejoin
@@ -512,8 +523,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             pos += int(raw_idx[j - 1]) + 1
         else:
             pos += used
-        if down is not None and j:
-            _mark_down(down, fgroup[:j], None if is_rejoin is None else is_rejoin[:j])
+        if up_since is not None and j:
+            _mark_up(up_since, fgroup[:j], None if is_rejoin is None else is_rejoin[:j], frel[:j] + start)
         if timeline:
             keep = slice(None) if is_rejoin is None else (is_rejoin[:j] == 0)
             tl_t.append((frel[:j] + start)[keep])
@@ -536,14 +547,18 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             handler.restart()
             if book is not None:
                 book.restart(is_rejoin, pool_old, j)
-            if down is not None:
-                down[:] = False
+            if up_since is not None:
+                # every group is back, holding the state it resumed from (the clock of the next
+                # snapshot starts at the resume)
+                up_since[:] = -math.inf
             batch = hint
             if resume > max_wall:
-                # the restart ends past the wall limit: the kernel would stop there (TIMEOUT)
-                # whatever the next epoch holds, so the source is never asked for it (a node log
-                # would be drawn up to that start, chunk by chunk, for ever)
-                status = TIMEOUT
+                # the restart ends past the wall limit: the kernel stops there (TIMEOUT) whatever
+                # the next epoch holds, so the source is never asked for it (a node log would be
+                # drawn up to that start, chunk by chunk, for ever); the kernel, given no
+                # failure, cuts the restart at the limit
+                status, j, mult = _advance_all(advance, state, params, _NO_EVENTS, start, _NO_OUTCOMES, None, 0,
+                                               math.inf, mult, mults, MIDX, NEED_MULT, BAD_OUTCOME)
                 break
             continue
         if status == DONE or status == TIMEOUT:
@@ -555,36 +570,67 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
                         tl=(tl_t, tl_g, tl_r, tl_d) if timeline else None)
 
 
-def _mark_down(down: np.ndarray, groups: np.ndarray, rejoin) -> None:
-    """The groups down after the consumed events (a rejoin brings its group back; the last
-    event of a group decides)."""
+_NO_EVENTS = np.zeros(0)
+_NO_OUTCOMES = Outcomes(np.zeros(0, dtype=np.int8), np.zeros(0), np.zeros(0), None)
+
+
+def _head(a, n):
+    """The first ``n`` events of a batch (arrays or :class:`Outcomes`; None stays None)."""
+    if a is None:
+        return None
+    if isinstance(a, Outcomes):
+        return Outcomes(a.restart[:n], a.depth[:n], a.patch_layers[:n], None if a.worth is None else a.worth[:n])
+    return a[:n]
+
+
+def _advance_all(advance, state, params, frel, start, out, ready, j, t_next, mult, mults, MIDX, NEED_MULT,
+                 BAD_OUTCOME):
+    """The kernel's ``advance`` through a batch, drawing step multipliers as it needs them;
+    returns ``(status, next index, multipliers)``."""
+    while True:
+        status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult,
+                            out.worth, ready)
+        if status != NEED_MULT:
+            if status == BAD_OUTCOME:
+                _bad_outcome(out, j)
+            return status, j, mult
+        mult = mults.chunk()
+        state[MIDX] = 0.0
+
+
+def _mark_up(up_since: np.ndarray, groups: np.ndarray, rejoin, times: np.ndarray) -> None:
+    """``up_since`` after the consumed events: a failure takes its group down (inf), a rejoin
+    brings it back at its time; the last event of a group decides."""
     if rejoin is None:
-        down[groups] = True
+        up_since[groups] = math.inf
         return
-    g, v = groups[::-1], (rejoin[::-1] == 0)
+    g = groups[::-1]
     u, idx = np.unique(g, return_index=True)
-    down[u] = v[idx]
+    up_since[u] = np.where(rejoin[::-1][idx] == 0, math.inf, times[::-1][idx])
 
 
-def _restore_kind(out, n, holders, down, fgroup, is_rejoin, source, epoch, start, after, frel) -> Outcomes:
+def _restore_kind(out, n, holders, up_since, snapshot, source, epoch, start, after, frel) -> Outcomes:
     """``out`` with the batch's closing restart turned into a restore from the in-memory tier
-    when every group down at that moment keeps a snapshot copy on a group that is up (a new
+    when every group without the last snapshot keeps a copy on a group that has it (a new
     :class:`Outcomes`: a handler may hand out one shared, constant answer, which must stay as it is).
 
-    Down: the groups down before the batch, the batch's events up to the restart and every
-    failure at the restart's very time (a domain event takes its groups at once)."""
-    now = down.copy()
-    _mark_down(now, fgroup[:n], None if is_rejoin is None else is_rejoin[:n])
+    A group has the snapshot (its own and the copies it holds for others) when it has been up
+    without a break since the snapshot ended at ``snapshot``: a group down then, or failing
+    since (replaced, its host memory with it), holds nothing until the next snapshot.
+    ``up_since`` covers the batch's events up to the restart; the failures at the restart's very
+    time are added here (a domain event takes its groups at once)."""
+    now = up_since
     t = frel[n - 1]
     i = after
     while True:  # the failures at the same instant, however far the batch reached
         rel, units = source.get(epoch, i + 1, i + 8, start=start)
         if rel.shape[0] <= i or rel[i] != t:
             break
-        now[units[i]] = True
+        now[units[i]] = math.inf
         i += 1
-    g = np.flatnonzero(now)
-    if g.size == 0 or not now[holders[g]].all(axis=1).any():
+    gone = ~(now < snapshot)
+    g = np.flatnonzero(gone)
+    if g.size == 0 or not gone[holders[g]].all(axis=1).any():
         kinds = out.restart.copy()
         kinds[n - 1] = RESTART_MEMORY
         return Outcomes(kinds, out.depth, out.patch_layers, out.worth)
