@@ -17,7 +17,7 @@ import os
 from typing import Any, Sequence
 
 __all__ = ["plot_vs_r", "plot_interval", "plot_timeline", "plot_map", "margin_text", "letters", "cell_versus",
-           "strategy_colour", "axis_words", "AXIS_WORDS"]
+           "strategy_colour", "axis_words", "AXIS_WORDS", "plot_breakdown"]
 
 # one colour per strategy family in every picture, by the policy's registry name (not by its
 # place in a list, so a strategy keeps its colour from one map to the next); a plugin's from
@@ -427,6 +427,32 @@ def plot_map(doc: dict, xa: Any, ya: Any, names: Sequence[str], path: str, *, ti
                               markeredgecolor="black", color="black", linestyle="none" if both else "--",
                               label="the file's own values" if both else "the file's own value of one key"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+    fig.tight_layout()
+    try:
+        return save_figure(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def plot_breakdown(rows: Sequence[dict], path: str) -> str:
+    """Where each strategy's wall time goes, as stacked bars of shares (``rows``: ``strategy``,
+    ``wall`` and each part of :func:`spare_core.sim.results.time_breakdown`). Returns ``path``."""
+    from ..sim.results import KEPT_STEPS, TIME_PARTS
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 0.7 + 0.55 * len(rows)))
+    names = [r["strategy"] for r in rows]
+    left = [0.0] * len(rows)
+    colours = ["#4c72b0", "#dd8452", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
+    for (key, label), colour in zip(((KEPT_STEPS, KEPT_STEPS), *TIME_PARTS), colours):
+        share = [100.0 * r[key] / r["wall"] if r["wall"] > 0 else 0.0 for r in rows]
+        ax.barh(names, share, left=left, color=colour, label=label)
+        left = [a + b for a, b in zip(left, share)]
+    ax.set_xlabel("share of the wall time, %")
+    ax.set_xlim(0, 100)
+    ax.invert_yaxis()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) > 2 else -0.5), ncol=4, frameon=False,
+              fontsize=8)
     fig.tight_layout()
     try:
         return save_figure(fig, path)

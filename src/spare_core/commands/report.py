@@ -280,29 +280,11 @@ def _extra_figures(report: dict, maps: Sequence[tuple[str, dict]], tmp: str) -> 
     """The breakdown's stacked bar and each map redrawn, as PNG bytes by name."""
     from types import SimpleNamespace
 
-    from .plots import _pyplot, plot_map, save_figure
+    from .plots import plot_breakdown, plot_map
 
     out = {}
-    rows = report["breakdown"]
-    if rows:
-        plt = _pyplot()
-        fig, ax = plt.subplots(figsize=(9, 0.7 + 0.55 * len(rows)))
-        names = [r["strategy"] for r in rows]
-        left = [0.0] * len(rows)
-        colours = ["#4c72b0", "#dd8452", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
-        for (key, label), colour in zip(((KEPT, KEPT), *TIME_PARTS), colours):
-            share = [100.0 * r[key] / r["wall"] if r["wall"] > 0 else 0.0 for r in rows]
-            ax.barh(names, share, left=left, color=colour, label=label)
-            left = [a + b for a, b in zip(left, share)]
-        ax.set_xlabel("share of the wall time, %")
-        ax.set_xlim(0, 100)
-        ax.invert_yaxis()
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) > 2 else -0.5), ncol=4, frameon=False,
-                  fontsize=8)
-        fig.tight_layout()
-        path = os.path.join(tmp, "breakdown.png")
-        save_figure(fig, path)
-        plt.close(fig)
+    if report["breakdown"]:
+        path = plot_breakdown(report["breakdown"], os.path.join(tmp, "breakdown.png"))
         out["breakdown.png"] = Path(path).read_bytes()
     for k, (src, m) in enumerate(maps):
         axes = [SimpleNamespace(key=m[a]["key"], texts=tuple(str(v) for v in m[a]["values"]),
