@@ -41,6 +41,8 @@ import uuid
 import warnings
 from pathlib import Path
 
+from .._files import note_input
+
 __all__ = ["ResultStore", "StoreError", "StoreWarning"]
 
 _FORMAT = "spare_core sweep store"
@@ -223,6 +225,7 @@ class ResultStore:
             raise StoreError(f"store {str(p)!r} cannot be created: {e.strerror or e}") from None
         manifest = p / "store.json"
         if manifest.exists():
+            note_input(manifest)  # an output of the command (spare sweep --json) never replaces it
             try:
                 doc = json.loads(manifest.read_text())
                 ok = doc.get("format") == _FORMAT
@@ -335,6 +338,7 @@ class ResultStore:
         if not p.is_dir():
             raise StoreError(f"store {str(p)!r} does not exist or is not a directory")
         manifest = p / "store.json"
+        note_input(manifest)
         try:
             doc = json.loads(manifest.read_text(encoding="utf-8"))
             ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
@@ -380,6 +384,7 @@ class ResultStore:
             t = schema.field(c).type
             if not _type_ok(t, kind):
                 raise _BadPart(f"has column {c!r} of type {t}, not {kind}")
+        note_input(path)  # a part the report reads: never an output's target
         try:
             table = pq.read_table(path, page_checksum_verification=True, use_threads=False)
         except Exception as e:  # a page checksum, a page that does not decode

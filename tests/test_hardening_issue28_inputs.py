@@ -1,0 +1,148 @@
+"""Regressions of issue 28 ("Hardening the strategies"), the items about what the commands
+read and write: each item's failure reproduced as a test, and for a class of bug a property
+test (hypothesis) that would have found it."""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spare_core.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+# a job small enough that a whole command takes well under a second
+TINY = """
+name = "tiny"
+[cluster]
+gpus = 64
+gpus_per_node = 8
+tp = 8
+pp = 1
+[job]
+step_time = "5 s"
+allreduce_time = "0.5 s"
+steps = 2000
+[failures]
+model = "system"
+mtbf = "2 h"
+[costs]
+restart = "10 min"
+checkpoint_save = "30 s"
+[compare]
+policies = ["ckpt", "spare"]
+r_max = 2
+seeds = 1
+"""
+
+
+def _cli(capsys, argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    cap = capsys.readouterr()
+    return code, [ln for ln in cap.err.splitlines() if ln.strip()]
+
+
+def _tiny(tmp_path, name="job.toml"):
+    f = tmp_path / name
+    f.write_text(TINY)
+    return f
+
+
+# -- item 12: an output never replaces an input --------------------------------------------------
+
+@pytest.mark.parametrize("command", ["run", "advise"])
+@pytest.mark.parametrize("flag", ["--json", "--csv"])
+def test_an_output_naming_the_scenario_file_is_refused_and_the_file_kept(tmp_path, capsys, command, flag):
+    f = _tiny(tmp_path)
+    code, lines = _cli(capsys, [command, f, flag, f])
+    assert code == 2 and len(lines) == 1, lines
+    assert "is a file this command reads: an output never replaces an input" in lines[0]
+    assert f.read_text() == TINY
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_an_output_reaching_the_scenario_file_through_a_link_is_refused(tmp_path, capsys, link):
+    f = _tiny(tmp_path)
+    other = tmp_path / "out.json"
+    (os.symlink if link == "symlink" else os.link)(f, other)
+    code, lines = _cli(capsys, ["run", f, "--json", other])
+    assert code == 2 and "an output never replaces an input" in lines[-1]
+    assert f.read_text() == TINY
+
+
+def test_an_output_naming_the_failure_log_or_the_hostfile_is_refused(tmp_path, capsys):
+    for name in ("trace_job.toml", "trace_job_failures.csv", "trace_job_hosts.txt"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    log = (tmp_path / "trace_job_failures.csv").read_bytes()
+    for target in ("trace_job_failures.csv", "trace_job_hosts.txt"):
+        code, lines = _cli(capsys, ["run", tmp_path / "trace_job.toml", "--seeds", "1", "--json", tmp_path / target])
+        assert code == 2 and "an output never replaces an input" in lines[-1], lines
+    assert (tmp_path / "trace_job_failures.csv").read_bytes() == log
+
+
+def test_map_refuses_an_output_checked_before_the_file_is_read(tmp_path, capsys):
+    # spare map checks its outputs first: the input read afterwards is refused instead
+    f = _tiny(tmp_path)
+    code, lines = _cli(capsys, ["map", f, "--x", "job.steps", "--x-values", "1000", "2000",
+                                "--y", "costs.restart", "--y-values", "600", "1200", "--csv", f])
+    assert code == 2 and "it is this command's output --csv" in lines[-1], lines
+    assert f.read_text() == TINY
+
+
+def test_sweep_refuses_its_spec_and_its_store_manifest_as_json(tmp_path, capsys):
+    _tiny(tmp_path)
+    spec = tmp_path / "s.toml"
+    text = 'seeds = 1\npolicies = ["ckpt"]\nredundancies = [1]\n[[scenarios]]\nfile = "job.toml"\n'
+    spec.write_text(text)
+    store = tmp_path / "store"
+    code, lines = _cli(capsys, ["sweep", spec, "--store", store, "--json", spec])
+    assert code == 2 and "an output never replaces an input" in lines[-1], lines
+    assert spec.read_text() == text
+    assert _cli(capsys, ["sweep", spec, "--store", store])[0] == 0
+    manifest = (store / "store.json").read_bytes()
+    code, lines = _cli(capsys, ["sweep", "--report", "--store", store, "--json", store / "store.json"])
+    assert code != 0 and "an output never replaces an input" in lines[-1], lines
+    assert (store / "store.json").read_bytes() == manifest
+
+
+def test_whatif_refuses_its_trace_as_an_output(tmp_path, capsys):
+    trace = tmp_path / "ops.csv"
+    assert _cli(capsys, ["whatif", "--synth", trace, "--dp", "2", "--pp", "2", "--n-steps", "4"])[0] == 0
+    before = trace.read_bytes()
+    code, lines = _cli(capsys, ["whatif", trace, "--json", trace])
+    assert code == 2 and "an output never replaces an input" in lines[-1], lines
+    assert trace.read_bytes() == before
+
+
+def test_outside_a_command_the_library_may_rewrite_a_file_it_read(tmp_path):
+    # the guard belongs to a command: a program reading and rewriting its own file is not refused
+    from spare_core._files import read_input
+    from spare_core._writer import write_atomic
+    f = tmp_path / "a.txt"
+    f.write_text("old")
+    read_input(f, "test file", 100)
+    write_atomic(f, b"new")
+    assert f.read_text() == "new"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=st.sampled_from(["run", "advise"]), flag=st.sampled_from(["--json", "--csv", "--parquet"]),
+       how=st.sampled_from(["same", "relative", "symlink", "symlink-chain", "hardlink"]))
+def test_property_no_output_path_reaching_an_input_is_ever_written(tmp_path_factory, capsys, command, flag, how):
+    d = tmp_path_factory.mktemp("io")
+    f = _tiny(d)
+    target = {"same": f, "relative": d / "." / "job.toml"}.get(how, d / "out")
+    if how == "symlink":
+        os.symlink(f, target)
+    elif how == "symlink-chain":
+        os.symlink(f, d / "mid")
+        os.symlink(d / "mid", target)
+    elif how == "hardlink":
+        os.link(f, target)
+    code, lines = _cli(capsys, [command, f, flag, target])
+    assert code == 2 and f.read_text() == TINY, lines
