@@ -146,3 +146,79 @@ def test_property_no_output_path_reaching_an_input_is_ever_written(tmp_path_fact
         os.link(f, target)
     code, lines = _cli(capsys, [command, f, flag, target])
     assert code == 2 and f.read_text() == TINY, lines
+
+
+# -- items 3 and 4: [repair] on a failure model that cannot give it is refused up front ------------
+
+REPAIR = '\n[repair]\nswap = "5 min"\nspares = 2\ntime = "1 d"\n'
+DOMAINS = '\n[[failures.domains]]\nname = "rack"\nnodes = 2\nmtbf = "1 d"\n'
+
+
+def _repair_file(tmp_path, model, policies, domains=False):
+    text = TINY.replace('model = "system"', f'model = "{model}"').replace(
+        'policies = ["ckpt", "spare"]', f"policies = {policies!r}".replace("'", '"'))
+    text = text.replace('mtbf = "2 h"\n', 'mtbf = "2 h"\n' + (DOMAINS if domains else ""), 1) + REPAIR
+    f = tmp_path / f"{model}{'_domains' if domains else ''}.toml"
+    f.write_text(text)
+    return f
+
+
+@pytest.mark.parametrize("model, domains, says", [
+    ("system", False, "[repair] with failures.model = 'system' cannot run"),
+    ("per-unit", False, "[repair] with failures.model = 'per-unit' cannot run"),
+    ("node", True, "[repair] with [[failures.domains]] cannot run"),
+])
+@pytest.mark.parametrize("policy", ["spare", "rep", "elastic"])
+def test_repair_on_a_model_without_own_clocks_is_refused_by_every_command_before_any_run(
+        tmp_path, capsys, model, domains, says, policy):
+    f = _repair_file(tmp_path, model, ["ckpt", policy], domains)
+    for argv in (["run", f], ["advise", f],
+                 ["map", f, "--x", "job.steps", "--x-values", "1000", "2000", "--y", "costs.restart",
+                  "--y-values", "600", "1200"]):
+        code, lines = _cli(capsys, argv)
+        assert code == 2 and len(lines) == 1 and says in lines[0], (argv, lines)
+        assert "runs in" not in lines[0]
+    # a sweep over the file with that policy: refused when the spec is read, nothing stored
+    only_ckpt = _repair_file(tmp_path, model, ["ckpt"], domains)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'seeds = 1\npolicies = ["{policy}"]\nredundancies = [2]\n[[scenarios]]\n'
+                    f'file = "{only_ckpt.name}"\n')
+    code, lines = _cli(capsys, ["sweep", spec, "--store", tmp_path / "store"])
+    assert code == 2 and says in lines[-1], lines
+    assert not (tmp_path / "store").exists() or not list((tmp_path / "store").glob("*.parquet"))
+
+
+def test_repair_with_checkpoint_only_still_runs_on_every_model(tmp_path, capsys):
+    for model, domains in (("system", False), ("per-unit", False), ("node", True)):
+        f = _repair_file(tmp_path, model, ["ckpt"], domains)
+        code, lines = _cli(capsys, ["run", f])
+        assert code == 0, lines
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=st.sampled_from(["system", "per-unit", "node"]), domains=st.booleans(), repair=st.booleans(),
+       policy=st.sampled_from(["ckpt", "spare", "rep", "elastic"]))
+def test_property_the_up_front_repair_check_refuses_exactly_the_runs_that_would_fail(
+        tmp_path_factory, model, domains, repair, policy):
+    # the check and the run loop agree: a refused (scenario, policy) is one whose run stops at
+    # its first step, an accepted one runs
+    from spare_core.scenario_file import load_scenario_file
+    from spare_core.sim import policy_at, simulate
+    from spare_core.sim.study import check_repairs
+
+    d = tmp_path_factory.mktemp("rp")
+    f = _repair_file(d, model, ["ckpt"], domains)
+    sf = load_scenario_file(f, [] if repair else [("job.steps", 2000)])
+    sc = sf.scenario if repair else sf.scenario.replace(repair=None)
+    pol = policy_at(policy, None if policy == "ckpt" else 2)
+    try:
+        check_repairs(pol, sc)
+        refused = None
+    except ValueError as exc:
+        refused = str(exc)
+    try:
+        simulate(sc.replace(n_steps=200), pol, seed=0)
+        failed = None
+    except ValueError as exc:
+        failed = str(exc)
+    assert (refused is None) == (failed is None), (refused, failed)

@@ -75,6 +75,7 @@ from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
+from .sim.study import check_repairs
 from .sim.recovery import MemoryTier, Pricing, Repairs
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
@@ -444,6 +445,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
                 if cmp.interval != "auto":
                     pol = pol.with_interval(cmp.interval)
                 pol.check(scenario)
+                check_repairs(pol, scenario)  # [repair] on a model that cannot give it (every command, up front)
         except (TypeError, ValueError) as exc:
             raise ScenarioFileError(f"{source}: {' and '.join(where) or f'policy {p!r}'}: {exc}") from None
     return ScenarioFile(

@@ -34,7 +34,7 @@ from .._validate import as_float, as_int, check_choice
 from ..strategies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
 from .scenario import Scenario
 
-__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies"]
+__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies", "check_repairs"]
 
 #: bumped when what a key covers changes (old stores then simply hold other keys).
 #: 2: a scenario is keyed without its display name (``name``), so a run's key depends on
@@ -47,6 +47,37 @@ STREAMS = ("seed", "key")
 #: the most seeds per cell a study may ask for: the executor keeps one group per (scenario,
 #: seed) in memory, and 2**24 of them are already months of CPU at the smallest runs
 MAX_SEEDS = _limits.MAX_SEEDS
+
+
+def check_repairs(policy: Any, scenario: Scenario) -> None:
+    """Raise ValueError if ``policy`` cannot run on ``scenario`` because of its ``[repair]``:
+    the check every study, the scenario-file reader and so every command make before any
+    simulation (the run itself would stop at its first step with the same fault).
+
+    A policy that keeps groups out of the job (SPARe, Rep, elastic: a handler without
+    ``every_failure_restarts``) with repairs needs a failure source in which a repaired group
+    fails again on its own clock, and which hands out the failures of groups out of the job
+    (``hands_out_every_failure``: node renewals, a replayed log). A model that renews every
+    group only at a global restart (``system``, ``per-unit``) cannot, nor can correlated
+    failure domains on top of any model (their source keeps only failures of groups in).
+    """
+    if scenario.repair is None:
+        return
+    model = scenario.failures
+    if getattr(model, "hands_out_every_failure", False) and not model.renews_all_at_restart:
+        return  # the common case decided without building a handler
+    if getattr(policy.handler(scenario), "every_failure_restarts", False):
+        return  # CKPT-only: no group is ever out, repairs need nothing of the source
+    name = getattr(policy, "name", type(policy).__name__)
+    if model.kind == "domains":
+        raise ValueError(
+            f"[repair] with [[failures.domains]] cannot run {name}: the correlated failure domains cannot hand out "
+            "the failures of groups out of the job, which a repaired group needs to fail again on its own clock; "
+            "drop [repair] or [[failures.domains]] for this policy (CKPT-only runs with both)")
+    raise ValueError(
+        f"[repair] with failures.model = {scenario.failure_model!r} cannot run {name}: a repaired group must fail "
+        "again on its own clock, and this model renews every group only at a global restart; use failures.model = "
+        "\"node\" (node renewals) or \"trace\", or drop [repair] for this policy (CKPT-only runs with it)")
 
 
 def canonical_json(obj) -> str:
@@ -169,6 +200,7 @@ def expand_policies(scenario, policies, redundancies, *, policy_kwargs=None, int
             built = [policy_at(src, None, interval=iv, **kw)]
         for p in built:
             p.check(scenario)
+            check_repairs(p, scenario)
             cell = (p.name, p.redundancy)
             if cell in seen and seen[cell] != pi:
                 raise ValueError(
