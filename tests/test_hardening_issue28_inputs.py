@@ -222,3 +222,113 @@ def test_property_the_up_front_repair_check_refuses_exactly_the_runs_that_would_
     except ValueError as exc:
         failed = str(exc)
     assert (refused is None) == (failed is None), (refused, failed)
+
+
+# -- item 6: a sweep over a file uses the file's policy options, as spare run does ----------------
+
+POLICY_TABLES = ('\n[repair]\nswap = "5 min"\nspares = 4\ntime = "1 d"\n'
+                 '[elastic]\nmicrobatches = {mb}\nreconfigure = "{rc} s"\n')
+
+
+def _policy_file(d, mb=16, rc=600, off="sidon", steps=2000):
+    text = TINY.replace('model = "system"', 'model = "node"').replace(
+        'policies = ["ckpt", "spare"]', 'policies = ["ckpt", "elastic", "spare"]').replace(
+        "steps = 2000", f"steps = {steps}") + POLICY_TABLES.format(mb=mb, rc=rc)
+    if off is not None:
+        text += f'[policy.spare]\noffsets = "{off}"\n'
+    f = d / "el.toml"
+    f.write_text(text)
+    return f
+
+
+def _spec_over(d, extra=""):
+    spec = d / "s.toml"
+    spec.write_text('seeds = 1\npolicies = ["ckpt", "elastic", "spare"]\nredundancies = [2]\n[[scenarios]]\n'
+                    'file = "el.toml"\n' + extra)
+    return spec
+
+
+def _policies(study):
+    return {(r.policy.name, r.policy.to_dict()["params"].get("redundancy")): r.policy.to_dict()
+            for g in study.groups() for r in g.runs}
+
+
+def _file_policies(f, sets=()):
+    from spare_core.commands.filejob import file_study
+    from spare_core.scenario_file import load_scenario_file
+    sf = load_scenario_file(f, list(sets))
+    return sf, {k: v for k, v in _policies(file_study(sf)).items() if k[1] in (None, 2)}
+
+
+def test_a_sweep_over_a_file_builds_the_policies_spare_run_builds(tmp_path):
+    from spare_core.sweeps import load_spec
+    f = _policy_file(tmp_path)
+    spec = load_spec(_spec_over(tmp_path))
+    sf, want = _file_policies(f)
+    got = _policies(spec)
+    assert got == want
+    elastic = next(v for k, v in got.items() if k[0] == "Elastic DP")["params"]
+    assert (elastic["microbatches"], elastic["reconfigure"]) == (16, 600.0)
+    assert spec.scenarios[0].to_dict() == sf.scenario.to_dict()
+
+
+def test_a_sweeps_set_of_a_policy_option_is_used(tmp_path):
+    from spare_core.sweeps import load_spec
+    _policy_file(tmp_path, off=None)
+    spec = load_spec(_spec_over(tmp_path, 'set = {"elastic.microbatches" = 8, "policy.spare.offsets" = "sidon"}\n'))
+    got = {k[0]: v["params"] for k, v in _policies(spec).items()}
+    assert got["Elastic DP"]["microbatches"] == 8 and got["SPARe+CKPT"]["offsets"] == "sidon"
+
+
+def test_a_sweep_grid_over_elastic_options_gives_a_cell_per_value_on_shared_failures(tmp_path):
+    from spare_core.sweeps import load_spec, run_batch
+    _policy_file(tmp_path, steps=20000)
+    spec = load_spec(_spec_over(tmp_path, 'grid = {"elastic.microbatches" = [4, 16]}\n'))
+    groups = spec.groups()
+    assert len(groups) == 2 and len({r.scenario_key for g in groups for r in g.runs}) == 2
+    assert groups[0].key == groups[1].key  # one scenario's failures (common random numbers)
+    walls = {}
+    for g in groups:
+        cols = run_batch([g])
+        for i, run in enumerate(g.runs):
+            walls[(g.scenario.name, run.policy.name)] = cols["wall_time"][i]
+    names = sorted({n for n, _ in walls})
+    assert walls[(names[0], "CKPT-only")] == walls[(names[1], "CKPT-only")]
+    assert walls[(names[0], "Elastic DP")] != walls[(names[1], "Elastic DP")]
+
+
+def test_spare_sweep_and_spare_run_give_the_same_runs_for_one_file_and_seed(tmp_path, capsys):
+    import json
+    from spare_core.sim import simulate
+    from spare_core.sweeps import load_spec
+    f = _policy_file(tmp_path)
+    out = tmp_path / "run.json"
+    assert _cli(capsys, ["run", f, "--r-max", "2", "--json", out])[0] == 0
+    ran = {(r["policy"], r["redundancy"]): r for r in json.loads(out.read_text())["runs"]}
+    spec = load_spec(_spec_over(tmp_path))
+    for g in spec.groups():
+        for run in g.runs:
+            fresh = simulate(g.scenario, run.policy, seed=0)  # the sweep's run on spare run's seed
+            want = ran[(run.policy.name, run.policy.redundancy)]
+            assert (fresh.wall_time, fresh.failures_seen, fresh.restarts) == \
+                (want["wall_time"], want["failures_seen"], want["restarts"])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mb=st.integers(1, 64), rc=st.integers(1, 3600), off=st.sampled_from(["sidon", None]),
+       how=st.sampled_from(["file", "set", "grid"]))
+def test_property_a_sweep_over_a_file_uses_the_options_spare_run_uses(tmp_path_factory, mb, rc, off, how):
+    from spare_core.sweeps import load_spec
+    d = tmp_path_factory.mktemp("sw")
+    if how == "file":
+        f, extra, sets = _policy_file(d, mb, rc, off), "", []
+    else:
+        f = _policy_file(d, off=None)
+        pairs = {"elastic.microbatches": mb, "elastic.reconfigure": f"{rc} s"}
+        if off is not None:
+            pairs["policy.spare.offsets"] = off
+        body = ", ".join(f'"{k}" = {v!r}'.replace("'", '"') for k, v in pairs.items())
+        extra = f"set = {{{body}}}\n" if how == "set" else \
+            "grid = {" + ", ".join(f'"{k}" = [{v!r}]'.replace("'", '"') for k, v in pairs.items()) + "}\n"
+        sets = list(pairs.items())
+    assert _policies(load_spec(_spec_over(d, extra))) == _file_policies(f, sets)[1]

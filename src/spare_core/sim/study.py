@@ -241,6 +241,12 @@ class Study:
     name : str, default "study"
     streams : {"key", "seed"}, default "key"
         Where each group's random streams come from (module docstring).
+    scenario_options : sequence of dict, optional
+        One per scenario: per policy name, options of that scenario alone (a scenario file's
+        ``[policy.NAME]``, ``[elastic]``, ``compare.layout``, ``compare.interval``, which a sweep
+        over the file takes as ``spare run`` does), under ``policy_options`` (which win). A
+        scenario with options of its own is keyed with them: two scenarios equal but for
+        them (a grid over ``elastic.microbatches``) are two cells, not one scenario twice.
 
     Raises
     ------
@@ -258,7 +264,7 @@ class Study:
 
     def __init__(self, scenarios: Any, policies: Any = DEFAULT_POLICIES, redundancies: Iterable[int] = range(1, 21),
                  intervals: Iterable[Any] = (None,), seeds: Any = 5, *, policy_options: dict | None = None,
-                 name: str = "study", streams: str = "key") -> None:
+                 name: str = "study", streams: str = "key", scenario_options: Any = None) -> None:
         if isinstance(scenarios, Scenario):
             scenarios = [scenarios]
         self.scenarios = list(scenarios) if isinstance(scenarios, (list, tuple)) else None
@@ -286,6 +292,13 @@ class Study:
         unknown = set(self.policy_options) - named
         if unknown:
             raise ValueError(f"policy_options names policies not in the sweep: {sorted(unknown)}")
+        if scenario_options is None:
+            scenario_options = [{}] * len(self.scenarios)
+        scenario_options = list(scenario_options)
+        if len(scenario_options) != len(self.scenarios) or not all(
+                isinstance(o, dict) and all(isinstance(v, dict) for v in o.values()) for o in scenario_options):
+            raise TypeError("scenario_options must hold one dict of dicts (policy name -> options) per scenario")
+        self.scenario_options = [{k: dict(v) for k, v in o.items() if k in named} for o in scenario_options]
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
@@ -303,14 +316,21 @@ class Study:
             # keys only where streams derive from them: a "seed" study (a command's, sweep()'s)
             # also runs what cannot be written down, and skips encoding a scenario it never stores
             # the key's scenario (without its name) and the stored one (with it, to rebuild it)
-            sjson = canonical_json(scenario_identity(sc)) if keyed else None
+            own = self.scenario_options[si]
+            kwargs = {n: {**own.get(n, {}), **self.policy_options.get(n, {})} for n in {*own, *self.policy_options}}
+            sjson = plain = canonical_json(scenario_identity(sc)) if keyed else None
+            if sjson is not None and own:
+                # the scenario's own policy options are part of what its cell and its runs are (a
+                # scenario without them keeps the keys it always had); its failures are the plain
+                # scenario's (the group key, the streams: a grid over elastic.* shares them)
+                sjson = canonical_json({"scenario": scenario_identity(sc), "policy_options": own})
             stored_json = canonical_json(sc.to_dict()) if keyed else None
             skey = None if sjson is None else _key_of(scenario=sjson)
             where = f" (sweep {self.name!r})"
             built = []
             for iv in self.intervals:
                 for pi, p in expand_policies(sc, self.policies, self.redundancies,
-                                             policy_kwargs=self.policy_options, interval=iv, where=where):
+                                             policy_kwargs=kwargs, interval=iv, where=where):
                     pjson = canonical_json(p.to_dict()) if keyed else None
                     src = self.policies[pi]
                     built.append((_source_name(src), pjson, "" if iv is None else str(iv), p))
@@ -331,7 +351,7 @@ class Study:
                 continue
             for seed in self.seeds:
                 sjs = str(seed)
-                gkey = None if sjson is None else _key_of(scenario=sjson, seed=sjs)
+                gkey = None if plain is None else _key_of(scenario=plain, seed=sjs)
                 runs = tuple(Run(None if gkey is None or pjson is None else _key_of(policy=pjson, scenario=sjson, seed=sjs),
                                  gkey, skey, p, src, pjson, ivs, seed)
                              for src, pjson, ivs, p in built)
@@ -340,7 +360,8 @@ class Study:
         for g in groups:
             if g.key is None:
                 continue
-            other = first.setdefault(g.key, g)
+            # a scenario and its own policy options: the cell (the runs' scenario key)
+            other = first.setdefault((g.key, g.runs[0].scenario_key if g.runs else None), g)
             if other is not g:
                 raise ValueError(
                     f"scenarios {other.scenario.name!r} and {g.scenario.name!r} of the sweep are the same scenario "
