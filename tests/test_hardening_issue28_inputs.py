@@ -332,3 +332,78 @@ def test_property_a_sweep_over_a_file_uses_the_options_spare_run_uses(tmp_path_f
             "grid = {" + ", ".join(f'"{k}" = [{v!r}]'.replace("'", '"') for k, v in pairs.items()) + "}\n"
         sets = list(pairs.items())
     assert _policies(load_spec(_spec_over(d, extra))) == _file_policies(f, sets)[1]
+
+
+# -- items 10 and 14: times in the log's own time_format ----------------------------------------
+
+def _log(d, fmt, instants):
+    f = d / "log.csv"
+    f.write_text("time|host\n" + "".join(f"{t.strftime(fmt)}|h{i}\n" for i, t in enumerate(instants)))
+    return f
+
+
+def _read(f, fmt, **kw):
+    from spare_core.events.trace import read_trace
+    return read_trace(f, time_column="time", unit_column="host", time_format=fmt, delimiter="|", **kw)
+
+
+@pytest.mark.parametrize("fmt", ["%Y-%d-%m %H:%M", "%m%Y%d %H:%M", "%d/%m/%Y %H:%M"])
+def test_window_keys_written_in_the_logs_format_are_read_in_it(tmp_path, fmt):
+    import datetime as dt
+    utc = dt.timezone.utc
+    days = [dt.datetime(2025, 1, 3, 5, tzinfo=utc), dt.datetime(2025, 2, 10, 1, tzinfo=utc),
+            dt.datetime(2025, 3, 2, 4, tzinfo=utc), dt.datetime(2025, 3, 20, 4, tzinfo=utc)]
+    f = _log(tmp_path, fmt, days)
+    start, end = dt.datetime(2025, 3, 1, tzinfo=utc), dt.datetime(2025, 3, 31, tzinfo=utc)
+    tr = _read(f, fmt, start=start.strftime(fmt), end=end.strftime(fmt))
+    assert tr.start == start  # 1 March, not 3 January as ISO 8601 read "2025-01-03 00:00"
+    assert tr.times.tolist() == [(t - start).total_seconds() for t in days[2:]]
+    # an ISO string or a TOML datetime is still an ISO instant
+    assert _read(f, fmt, start="2025-03-01T00:00:00Z").start == start
+    assert _read(f, fmt, start=start).start == start
+
+
+def test_adjacent_names_are_read_as_strptime_reads_them(tmp_path):
+    import datetime as dt
+    fmt = "%A%B%Y%d"
+    t = dt.datetime(2025, 8, 4, tzinfo=dt.timezone.utc)  # a Monday in August: "MondayAugust202504"
+    tr = _read(_log(tmp_path, fmt, [t]), fmt)
+    assert tr.start == dt.datetime.strptime(t.strftime(fmt), fmt).replace(tzinfo=dt.timezone.utc)
+
+
+_DIRECTIVES = {  # directive -> the field groups it takes (a pattern takes one directive per group)
+    "%Y": "year", "%y": "year", "%m": "month", "%b": "month", "%B": "month", "%d": "day", "%H": "hour",
+    "%M": "minute", "%S": "second", "%a": "weekday", "%A": "weekday", "%f": "fraction",
+}
+
+
+@st.composite
+def _patterns(draw):
+    groups = {}
+    for d, g in _DIRECTIVES.items():
+        groups.setdefault(g, []).append(d)
+    take = ["year", "month", "day"] + draw(st.lists(st.sampled_from(["hour", "minute", "second", "weekday",
+                                                                     "fraction"]), unique=True))
+    chosen = [draw(st.sampled_from(groups[g])) for g in take]
+    if draw(st.booleans()):
+        chosen = [c for c in chosen if c != "%H"] + (["%I", "%p"] if "%H" in chosen else [])
+    order = draw(st.permutations(chosen))
+    seps = [draw(st.sampled_from(["", "", " ", "-", ":", "/", "T", "."])) for _ in order]
+    return "".join(s + d for s, d in zip(seps, order)).strip() or "%Y%m%d"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fmt=_patterns(), when=st.datetimes(min_value=__import__("datetime").datetime(1970, 1, 2),
+                                          max_value=__import__("datetime").datetime(2099, 12, 30)))
+def test_property_the_time_format_parser_agrees_with_strptime(tmp_path_factory, fmt, when):
+    import datetime as dt
+    from hypothesis import assume
+    text = when.strftime(fmt)
+    try:
+        want = dt.datetime.strptime(text, fmt)
+    except ValueError:
+        assume(False)  # strptime itself cannot read it back: nothing to compare with
+    f = tmp_path_factory.mktemp("fmt") / "log.csv"
+    f.write_text(f"time|host\n{text}|h0\n")
+    tr = _read(f, fmt)
+    assert tr.start == want.replace(tzinfo=dt.timezone.utc), (fmt, text)
