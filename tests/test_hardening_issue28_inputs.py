@@ -407,3 +407,66 @@ def test_property_the_time_format_parser_agrees_with_strptime(tmp_path_factory, 
     f.write_text(f"time|host\n{text}|h0\n")
     tr = _read(f, fmt)
     assert tr.start == want.replace(tzinfo=dt.timezone.utc), (fmt, text)
+
+
+# -- item 13: every command's work bounded and refused up front, the demo included ----------------
+
+def _limited(argv, tmp_path, gib=2, seconds=120):
+    """``spare ARGV`` in a child process that may not use more than ``gib`` GiB of address space:
+    a command that grows before it refuses dies of a MemoryError (status 1), not status 2."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    return subprocess.run([sys.executable, "-m", "spare_core", *map(str, argv)], capture_output=True, text=True,
+                          timeout=seconds, preexec_fn=limit, env=env, cwd=tmp_path)
+
+
+MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["demo", "--types", MAX], "the matching graph would take about"),
+    (["demo", "--types", 10**6, "--redundancy", 8], "the matching graph would take about"),
+    (["demo", "--types", 5 * 10**6, "--force"], "the matching graph would take about"),
+    (["pacing", "--nodes", MAX], "the largest job has"),
+    (["pacing", "--iterations", MAX], "the expected work is beyond the budget"),
+    (["whatif", "--synth", "s.csv", "--dp", MAX], "the synthetic trace would hold at least"),
+    (["whatif", "--synth", "s.csv", "--dp", 64, "--pp", 64, "--n-steps", MAX], "the synthetic trace would hold"),
+])
+def test_huge_counts_are_refused_up_front_in_one_line(tmp_path, argv, says):
+    p = _limited(argv, tmp_path)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and says in lines[0], p.stderr[-500:]
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_the_demo_budget_lets_the_default_and_force_through():
+    from spare_core.commands import UsageError
+    from spare_core.commands.budget import check_matching_demo
+    work, memory = check_matching_demo(1000, 4)
+    assert 0 < work < 1e9 and memory < 1e7
+    big = 200_000  # within memory, beyond the work budget
+    with pytest.raises(UsageError, match="--force runs it anyway"):
+        check_matching_demo(big, 8)
+    assert check_matching_demo(big, 8, force=True)[0] > 5e11
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, MAX), r=st.integers(1, 64))
+def test_property_the_demo_refuses_exactly_what_is_beyond_its_budget(n, r):
+    # the memory bound is the graph the demo builds: n r^2 slot edges at 64 bytes
+    from spare_core._limits import BUDGET
+    from spare_core.commands import UsageError
+    from spare_core.commands.budget import check_matching_demo
+    r = min(r, n)
+    try:
+        check_matching_demo(n, r, force=True)
+        refused = False
+    except UsageError:
+        refused = True
+    assert refused == (n * r * r * 64 > BUDGET["matching_bytes"])

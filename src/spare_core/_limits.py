@@ -198,4 +198,12 @@ BUDGET: dict[str, float] = {
     "failures": 5e8,
     "steps": 5e11,
     "log_bytes": 4e9,
+    # spare demo: the matching's slot-expanded graph (N r S entries, S <= r) walked once per
+    # failure up to the expected wipe-out, and the bytes of that graph
+    "matching_work": 5e11,
+    "matching_bytes": 4e9,
+    # spare pacing: ranks x iterations x replicas x 2 (unpaced and paced) over the node counts,
+    # and the bytes of the largest job's per-rank state
+    "pacing_work": 1e11,
+    "pacing_bytes": 4e9,
 }
