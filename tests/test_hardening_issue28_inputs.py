@@ -470,3 +470,46 @@ def test_property_the_demo_refuses_exactly_what_is_beyond_its_budget(n, r):
     except UsageError:
         refused = True
     assert refused == (n * r * r * 64 > BUDGET["matching_bytes"])
+
+
+# -- item 15: the smaller ones -----------------------------------------------------------------
+
+def test_a_disk_filling_up_mid_sweep_exits_1_with_the_runs_stored_kept(tmp_path, capsys, monkeypatch):
+    import builtins
+    import errno
+    from spare_core.sweeps import ResultStore
+    from spare_core.sweeps import store as store_module
+
+    _tiny(tmp_path)
+    spec = tmp_path / "s.toml"
+    spec.write_text('seeds = 3\npolicies = ["ckpt"]\nredundancies = [1]\n[[scenarios]]\nfile = "job.toml"\n')
+    parts = [0]
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def opener(path, mode="r", *a, **kw):
+        fh = builtins.open(path, mode, *a, **kw)
+        if ".part-" in str(path) and "w" in mode:
+            parts[0] += 1
+            if parts[0] > 1:  # the first part fits, the disk is full from the second on
+                return Full(fh)
+        return fh
+
+    monkeypatch.setattr(store_module, "open", opener, raising=False)
+    code, lines = _cli(capsys, ["sweep", spec, "--store", tmp_path / "st", "--batch-runs", "1",
+                                "--workers", "1", "--executor", "local"])
+    assert code == 1, lines
+    assert "is full" in lines[-1] or "No space left on device" in lines[-1], lines
+    assert "runs are stored" in lines[-1]
+    assert len(ResultStore(tmp_path / "st").keys()) == 1

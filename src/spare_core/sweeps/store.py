@@ -43,7 +43,7 @@ from pathlib import Path
 
 from .._files import note_input
 
-__all__ = ["ResultStore", "StoreError", "StoreWarning"]
+__all__ = ["ResultStore", "StoreError", "StoreWriteError", "StoreWarning"]
 
 _FORMAT = "spare_core sweep store"
 _VERSION = 1
@@ -55,6 +55,12 @@ _MIN_FREE = 16 << 20
 
 class StoreError(OSError):
     """The store cannot be used (not writable, full, in use, not a store)."""
+
+
+class StoreWriteError(StoreError):
+    """Writing a batch failed after the store was opened and checked (the disk filled up, the
+    file system went read-only mid-sweep): an environment fault, not a bad argument (the
+    ``spare`` command exits with status 1; the parts written before are kept)."""
 
 
 class StoreWarning(UserWarning):
@@ -326,7 +332,7 @@ class ResultStore:
                 tmp.unlink()
             except OSError:
                 pass
-            raise StoreError(f"store {str(self.path)!r}: writing a part failed: {e.strerror or e}") from e
+            raise StoreWriteError(f"store {str(self.path)!r}: writing a part failed: {e.strerror or e}") from e
         _fsync_dir(self.runs_dir)
         return final
 
