@@ -513,3 +513,71 @@ def test_a_disk_filling_up_mid_sweep_exits_1_with_the_runs_stored_kept(tmp_path,
     assert "is full" in lines[-1] or "No space left on device" in lines[-1], lines
     assert "runs are stored" in lines[-1]
     assert len(ResultStore(tmp_path / "st").keys()) == 1
+
+
+@pytest.mark.parametrize("text, says", [
+    ("x", "'x' is not an integer"), ("-1", "-1 is negative"), ("1,,2", "an empty item"),
+    ("99999999", "99999999 is above 10**7"),
+])
+def test_spares_errors_say_what_is_wrong(capsys, tmp_path, text, says):
+    code, lines = _cli(capsys, ["advise", _tiny(tmp_path), "--spares", text])
+    assert code == 2 and len(lines) == 1 and says in lines[0] and "_counts" not in lines[0], lines
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(alphabet="0123456789,- x", max_size=12))
+def test_property_spares_reads_every_list_or_says_which_item_is_wrong(text):
+    import argparse
+    from spare_core.commands.advise import _counts
+    try:
+        out = _counts(text)
+    except argparse.ArgumentTypeError as exc:
+        assert "spare-pool sizes" in str(exc) and ("empty item" in str(exc) or "is not an integer" in str(exc)
+                                                   or "is negative" in str(exc) or "above" in str(exc))
+    else:
+        assert out and all(0 <= n <= 10**7 for n in out)
+        assert out == list(dict.fromkeys(int(x) for x in text.split(",")))
+
+
+def _copies_file(d, n_groups, per_domain, copies):
+    text = TINY.replace("gpus = 64", f"gpus = {8 * n_groups}").replace('model = "system"', 'model = "node"')
+    if per_domain:
+        text = text.replace('mtbf = "2 h"\n', f'mtbf = "2 h"\n{DOMAINS.replace("nodes = 2", f"nodes = {per_domain}")}', 1)
+    text += f'\n[checkpoint]\nmemory_save = "3 s"\nmemory_restore = "1 min"\nmemory_copies = {copies}\n'
+    f = d / "cp.toml"
+    f.write_text(text)
+    return f
+
+
+def test_more_copies_than_other_domains_are_refused_in_one_line(tmp_path):
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+    with pytest.raises(ScenarioFileError, match="memory_copies must be at most 1: the copies go to groups in other "
+                                                "failure domains.* 2 domains"):
+        load_scenario_file(_copies_file(tmp_path, 8, 4, 2))
+    with pytest.raises(ScenarioFileError, match="memory_copies must be at most 7"):
+        load_scenario_file(_copies_file(tmp_path, 8, 0, 8))
+    assert load_scenario_file(_copies_file(tmp_path, 8, 4, 1)).scenario.memory.copies == 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 24), per=st.integers(0, 8), copies=st.integers(1, 30))
+def test_property_accepted_copies_never_share_a_group_or_its_domain(tmp_path_factory, n, per, copies):
+    import numpy as np
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+    from spare_core.sim.recovery import copy_holders
+    from hypothesis import assume
+    assume(per == 0 or n % per == 0 and n // per >= 1)
+    try:
+        sf = load_scenario_file(_copies_file(tmp_path_factory.mktemp("cp"), n, per, copies))
+    except ScenarioFileError as exc:
+        assert "memory_copies must be at most" in str(exc)
+        n_dom = n // per if per else 1
+        assert copies >= (n_dom if n_dom > 1 else n)
+        return
+    sc = sf.scenario
+    dom = sc.failures.domains(n).labels[0] if per and n // per > 1 else None
+    holders = copy_holders(n, copies, dom)
+    g = np.arange(n)[:, None]
+    assert not np.any(holders == g)  # never the group itself
+    if dom is not None:
+        assert not np.any(np.asarray(dom)[holders] == np.asarray(dom)[g])  # never its own domain
