@@ -581,3 +581,28 @@ def test_property_accepted_copies_never_share_a_group_or_its_domain(tmp_path_fac
     assert not np.any(holders == g)  # never the group itself
     if dom is not None:
         assert not np.any(np.asarray(dom)[holders] == np.asarray(dom)[g])  # never its own domain
+
+
+def test_fit_periods_auto_gives_a_log_of_exactly_two_years_its_years():
+    import datetime as dt
+    from spare_core.events.rates import calendar_periods
+    day = 86400.0
+    assert calendar_periods(730 * day).labels[0] == "days 0-365.2"
+    assert calendar_periods(729.9 * day).labels[0].startswith("days 0-91")  # quarters below
+    start = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+    assert calendar_periods(730 * day, start=start).labels == ("2025", "2026")
+
+
+_AUTO = [("year", 730), ("quarter", 180), ("month", 56), ("week", 14), ("day", 2)]  # docs/cli.md
+
+
+@settings(max_examples=200, deadline=None)
+@given(days=st.floats(0.01, 5000, allow_nan=False))
+def test_property_fit_periods_auto_follows_the_documented_thresholds(days):
+    from spare_core.events.rates import calendar_periods
+    want = next((k for k, d in _AUTO if days >= d), None)
+    got = calendar_periods(days * 86400.0)
+    if want is None:
+        assert got.labels == ("the whole window",)
+    else:
+        assert got.labels == calendar_periods(days * 86400.0, want).labels
