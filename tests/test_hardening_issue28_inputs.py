@@ -606,3 +606,63 @@ def test_property_fit_periods_auto_follows_the_documented_thresholds(days):
         assert got.labels == ("the whole window",)
     else:
         assert got.labels == calendar_periods(days * 86400.0, want).labels
+
+
+def _fit_job(d, log_rows, trace_extra="", failures_extra=""):
+    (d / "log.csv").write_text("time,node\n" + "".join(f"{t:.1f},{u}\n" for t, u in log_rows))
+    text = TINY.replace('model = "system"\nmtbf = "2 h"',
+                        'model = "node"\nlaw = "fit"\nfit_law = "exponential"\n' + failures_extra +
+                        '[failures.trace]\npath = "log.csv"\ntime_column = "time"\nunit_column = "node"\n'
+                        'time_format = "seconds"\nend = 34560000.0\n' + trace_extra)
+    f = d / "fit.toml"
+    f.write_text(text)
+    return f
+
+
+def _poisson_log(seed, rise, nodes=64, days=400.0, per_node_day=0.01):
+    """Node failures at a constant rate, ``rise`` times higher over the second half."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    rows, half = [], days / 2
+    for rate, lo, hi in ((per_node_day, 0.0, half), (per_node_day * rise, half, days)):
+        n = rng.poisson(rate * nodes * (hi - lo))
+        rows += [(t * 86400.0, f"n{u}" if isinstance(u, str) else int(u))
+                 for t, u in zip(rng.uniform(lo, hi, n), rng.integers(0, nodes, n))]
+    return sorted(rows)
+
+
+def test_law_fit_refuses_a_law_whose_per_period_counts_are_not_reproduced(tmp_path):
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+    f = _fit_job(tmp_path, _poisson_log(1, 10.0), "n_units = 64\n")
+    with pytest.raises(ScenarioFileError) as exc:
+        load_scenario_file(f)
+    msg = str(exc.value)
+    assert "\n" not in msg and "but not their course: per-period counts" in msg
+    assert "fit_rate = 'periods'" in msg and "fit_check = 'count'" in msg
+    # the two documented ways on: a rate per period, or the count alone, said in the file
+    sf = load_scenario_file(f, [("failures.fit_check", "count")])
+    assert "per-period counts NOT reproduced" in sf.rate_note
+    sf = load_scenario_file(f, [("failures.fit_rate", "periods")])
+    assert "per-period counts reproduced" in sf.rate_note
+
+
+def test_law_fit_still_takes_a_steady_log(tmp_path):
+    from spare_core.scenario_file import load_scenario_file
+    sf = load_scenario_file(_fit_job(tmp_path, _poisson_log(2, 1.0), "n_units = 64\n"))
+    assert "per-period counts reproduced" in sf.rate_note
+
+
+def test_law_fit_on_host_names_needs_the_fleet_size(tmp_path):
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+    rows = [(t, f"host{u}") for t, u in _poisson_log(3, 1.0)]
+    with pytest.raises(ScenarioFileError, match="needs the size of the fleet: the log names only the .* hosts that "
+                                                "failed; give failures.trace.n_units"):
+        load_scenario_file(_fit_job(tmp_path, rows))
+    sf = load_scenario_file(_fit_job(tmp_path, rows, "n_units = 64\n"))
+    assert sf.trace.n_units == 64
+
+
+def test_fit_check_only_goes_with_law_fit(tmp_path):
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+    with pytest.raises(ScenarioFileError, match="failures.fit_check only goes with law = 'fit'"):
+        load_scenario_file(_tiny(tmp_path), [("failures.fit_check", "count")])
