@@ -666,3 +666,52 @@ def test_fit_check_only_goes_with_law_fit(tmp_path):
     from spare_core.scenario_file import ScenarioFileError, load_scenario_file
     with pytest.raises(ScenarioFileError, match="failures.fit_check only goes with law = 'fit'"):
         load_scenario_file(_tiny(tmp_path), [("failures.fit_check", "count")])
+
+
+# -- item 2: a fit and its re-check count in the work budget, before they run -------------------
+
+def test_a_fit_beyond_the_budget_is_refused_before_it_runs_and_force_runs_it(tmp_path, capsys, monkeypatch):
+    from spare_core import _limits
+    from spare_core.events import files as files_module
+    f = _fit_job(tmp_path, _poisson_log(4, 1.0), "n_units = 64\n")
+    monkeypatch.setattr(files_module, "_FITS", {})  # nothing fitted yet in this process
+    monkeypatch.setitem(_limits.BUDGET, "failures", 1e4)  # the log's ~260 failures x 201 x 4 laws is beyond
+    calls = []
+    real = files_module._fit_one
+    monkeypatch.setattr(files_module, "_fit_one", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    code, lines = _cli(capsys, ["run", f, "--set", "failures.fit_law='best'"])
+    assert code == 2 and len(lines) == 1 and "beyond the work budget" in lines[0] and "--force" in lines[0], lines
+    assert calls == []  # refused before any law was fitted
+    monkeypatch.setitem(_limits.BUDGET, "failures", 1e6)  # one law fits within, four do not
+    code, lines = _cli(capsys, ["run", f, "--set", "failures.fit_law='best'", "--force", "--set",
+                                "failures.fit_check='count'"])
+    assert code == 0 and calls, lines
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.floats(1e2, 1e7), law=st.sampled_from(["exponential", "weibull", "best"]))
+def test_property_a_fit_is_refused_exactly_when_its_estimate_is_beyond_the_budget(tmp_path_factory, budget, law):
+    from spare_core import _limits
+    from spare_core.events import files as files_module
+    from spare_core.events.fit import NODE_LAWS
+    from spare_core.events.trace import read_trace
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+    d = tmp_path_factory.mktemp("fb")
+    f = _fit_job(d, _poisson_log(5, 1.0, days=100.0), "n_units = 64\n")
+    trace = read_trace(d / "log.csv", time_column="time", unit_column="node", time_format="seconds",
+                       end=34560000.0, n_units=64)
+    want = files_module.fit_work(trace, NODE_LAWS if law == "best" else (law,)) > budget
+    before, saved = _limits.BUDGET["failures"], dict(files_module._FITS)
+    files_module._FITS.clear()
+    _limits.BUDGET["failures"] = budget
+    try:
+        load_scenario_file(f, [("failures.fit_law", law), ("failures.fit_check", "count")])
+        refused = False
+    except ScenarioFileError as exc:
+        assert "beyond the work budget" in str(exc), str(exc)
+        refused = True
+    finally:
+        _limits.BUDGET["failures"] = before
+        files_module._FITS.clear()
+        files_module._FITS.update(saved)
+    assert refused == want

@@ -14,10 +14,11 @@ import hashlib
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+from .. import _limits
 from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, plain, read_input
 from .fit import NODE_LAWS, LifetimeFit, NodeRateFit, fit, fit_node_rates, merge_repeats
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
@@ -26,7 +27,7 @@ from .trace import Trace, TraceFormatError, read_trace
 
 __all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "FIT_RATES", "TRACE_OPTIONS",
            "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file",
-           "checked_fit_from_file"]
+           "checked_fit_from_file", "fit_work", "FIT_CHECKS", "PERIODS_P"]
 
 #: the forms a failure rate can be given in, under ``[failures]`` (exactly one of them)
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
@@ -253,6 +254,7 @@ def checked_fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple
     key = (_trace_key(trace), tuple(names), level, origin, initial, repr(periods), per_period)
     made = _FITS.get(key)
     if made is None:
+        _check_fit_budget(rd, trace, names)
         try:
             fits = [_fit_one(trace, n, level, origin, periods if per_period else None) for n in names]
             check_periods = periods if isinstance(periods, Periods) else calendar_periods(trace.end, periods,
@@ -279,6 +281,31 @@ def checked_fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple
     what = ("node failures" if isinstance(lf, NodeRateFit) else "node lifetimes") if level == "unit" else \
         "times between system failures"
     return lf, f"{_fit_name(lf)} fitted to the log's {what}{chosen}: {_fit_words(lf, level)}", check
+
+
+def fit_work(trace: Trace, laws: Sequence[str]) -> float:
+    """The failures a fit of ``laws`` to ``trace`` and its check simulate: each law's check
+    re-simulates the log's window :data:`~spare_core.events.fit_check.DEFAULT_REPLICATES` times,
+    about as many failures each as the log holds (and one node clock per unit); the fits
+    themselves are one pass over the rows."""
+    from .fit_check import DEFAULT_REPLICATES
+
+    per = float(max(trace.n_events, 1)) + float(trace.n_units or 0)
+    return len(laws) * (DEFAULT_REPLICATES + 1) * per
+
+
+def _check_fit_budget(rd: Reader, trace: Trace, laws: Sequence[str]) -> None:
+    """Refuse, before fitting, a fit and check beyond the work budget's failures over all runs
+    (the ``spare`` command's ``--force`` goes on); a fit already made in this process is free."""
+    from .fit_check import DEFAULT_REPLICATES
+
+    work = fit_work(trace, laws)
+    budget = _limits.BUDGET["failures"]
+    if work > budget and not _limits.forced():
+        raise rd.error(f"failures.fit_law: fitting {'/'.join(laws)} to the log's {trace.n_events:,} failures and "
+                       f"re-simulating each fit's window {DEFAULT_REPLICATES} times simulates about {work:.3g} failures, "
+                       f"beyond the work budget ({budget:.3g} failures; --force runs it anyway, fit_law = one law "
+                       "fits only it)")
 
 
 def _fit_one(trace: Trace, law: str, level: str, origin: str, periods: Any) -> LifetimeFit:
