@@ -437,8 +437,11 @@ MAX = 2**31 - 1
     (["pacing", "--iterations", MAX], "the expected work is beyond the budget"),
     (["whatif", "--synth", "s.csv", "--dp", MAX], "the synthetic trace would hold at least"),
     (["whatif", "--synth", "s.csv", "--dp", 64, "--pp", 64, "--n-steps", MAX], "the synthetic trace would hold"),
+    (["compare", "--seeds", 2**24], "the expected work is beyond the budget"),
+    (["run", "job.toml", "--seeds", 2**24], "the expected work is beyond the budget"),
 ])
 def test_huge_counts_are_refused_up_front_in_one_line(tmp_path, argv, says):
+    _tiny(tmp_path)
     p = _limited(argv, tmp_path)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and says in lines[0], p.stderr[-500:]

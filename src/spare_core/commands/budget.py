@@ -16,7 +16,7 @@ from typing import Any
 from .. import _limits
 from . import UsageError
 
-__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "check_matching_demo", "check_pacing_work", "LOG_BYTES_PER_FAILURE",
+__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "check_matching_demo", "check_pacing_work", "check_grid", "LOG_BYTES_PER_FAILURE",
            "MATCHING_BYTES_PER_SLOT"]
 
 #: bytes a node failure log keeps per failure (a float and a group id in two Python lists)
@@ -168,3 +168,21 @@ def check_pacing_work(nodes: Any, gpus_per_node: int, iterations: int, replicas:
         raise UsageError(f"the expected work is beyond the budget: {_g(work)} rank-iterations (ranks x --iterations x "
                          f"--replicas x 2; budget {_g(b['pacing_work'])}; --force runs it anyway)")
     return work
+
+
+def check_grid(scenarios: Any, policies: Any, redundancies: Any, n_seeds: int, force: bool, what: str,
+               n_intervals: int = 1) -> Estimate:
+    """:func:`check_runs` for a grid described, not built: each scenario's runs counted from its
+    group count (a policy with redundancy at every r <= N, one without once) x seeds x
+    intervals. Called before the :class:`~spare_core.sim.Study` is built, whose groups (one per
+    scenario and seed, 2**24 seeds allowed) would otherwise take gigabytes before the budget
+    could refuse them."""
+    from ..strategies import uses_redundancy
+
+    scs = list(scenarios)
+    rs = sorted(set(int(r) for r in redundancies))
+    counts = []
+    for sc in scs:
+        per_seed = sum(sum(1 for r in rs if r <= sc.n_groups) if uses_redundancy(p) else 1 for p in policies)
+        counts.append(per_seed * int(n_seeds) * int(n_intervals))
+    return check_runs(scs, counts, force, what)
