@@ -278,6 +278,8 @@ KEY_CASES: dict[str, list[Case]] = {
                                for at in ("start", "end", "3 d")],
     "failures.fit_merge": [Case(failures=FIT.format(model="node", law="weibull") + 'fit_merge = "2 d"\n',
                                 check=lambda sf: "repeated reports of a node's failure merged" in sf.rate_note)],
+    "failures.fit_check": [Case(failures=FIT.format(model="node", law="weibull") + f'fit_check = "{c}"\n',
+                                check=lambda sf: sf.fit is not None) for c in ("periods", "count")],
     "failures.trace": [Case(failures=FIT.format(model="node", law="weibull")), Case(failures=TRACE_T1.format(""))],
     "failures.after": [Case(failures=TRACE_T1.replace("stop", a).format(""),
                             check=lambda sf, a=a: sf.scenario.failures.after == a) for a in ("stop", "loop", "fit")],
@@ -632,6 +634,7 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("pacing", "--iterations"): _one("pacing", "--iterations", "30"),
     ("pacing", "--replicas"): _one("pacing", "--replicas", "2"),
     ("pacing", "--seed"): _one("pacing", "--seed", "7"),
+    ("pacing", "--force"): _one("pacing", "--force"),
     ("pacing", "--fabric"): _one("pacing", "--fabric", "top-of-rack"),
     ("pacing", "--nodes-per-leaf"): _one("pacing", "--nodes-per-leaf", "4"),
     ("pacing", "--oversubscription"): _one("pacing", "--oversubscription", "1.5"),
@@ -668,6 +671,7 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("demo", "--redundancy"): _one("demo", "--redundancy", "3"),
     ("demo", "--seed"): _one("demo", "--seed", "5"),
     ("demo", "--every"): _one("demo", "--every", "2"),
+    ("demo", "--force"): _one("demo", "--force"),
 }
 
 

@@ -8,6 +8,7 @@ the failure models (``spare_core.events``) check their own ``[failures]`` keys w
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -23,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["InputFileError", "read_input", "file_kind", "MAX_TOML_BYTES", "MAX_LOG_BYTES", "MAX_LOG_ROWS", "TomlFileError", "Reader", "read_toml", "parse_duration", "duration_text", "apply_overrides", "plain", "DAY", "YEAR"]
+__all__ = ["InputFileError", "read_input", "command_files", "note_input", "input_named", "claim_output", "file_kind", "MAX_TOML_BYTES", "MAX_LOG_BYTES", "MAX_LOG_ROWS", "TomlFileError", "Reader", "read_toml", "parse_duration", "duration_text", "apply_overrides", "plain", "DAY", "YEAR"]
 
 DAY = 86_400.0
 #: the Julian year, as the failure-rate forms count it (``events.rates.SECONDS["year"]``; a test
@@ -97,6 +98,88 @@ class InputFileError(ValueError):
         self.reason = reason
 
 
+# The files one command reads and the outputs it was asked for, so that no output replaces an
+# input (``spare run f.toml --csv f.toml``): (device, inode) -> the path as given. None outside a
+# command (:func:`command_files`): a library caller rewriting a file it read is not refused.
+_command: list[dict[str, dict[tuple[int, int], str]] | None] = [None]
+
+
+@contextlib.contextmanager
+def command_files() -> Any:
+    """Within the block (one ``spare`` command), the files :func:`read_input` reads and the
+    outputs :func:`claim_output` is told of are remembered, and an output that is one of the
+    inputs (the same file, through a symlink or a hard link too) is refused either way round:
+    by :func:`claim_output` (or the writer's last check) when the input was read first, by
+    :func:`read_input` when the output was checked first."""
+    before = _command[0]
+    _command[0] = {"inputs": {}, "outputs": {}}
+    try:
+        yield
+    finally:
+        _command[0] = before
+
+
+def _same_file(path: str, key: tuple[int, int]) -> bool:
+    """``path`` still names the file ``key`` (an inode freed and reused since is another file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == key
+
+
+def note_input(path: str | os.PathLike[str], st: os.stat_result | None = None) -> None:
+    """Remember ``path`` as a file the running command reads (a reader that does not go through
+    :func:`read_input`, such as a sweep store's manifest and parts). Nothing outside a command;
+    a path that cannot be stat'ed is not remembered (it is not read either)."""
+    book = _command[0]
+    if book is None:
+        return
+    p = os.fspath(path)
+    try:
+        st = st or os.stat(p)
+    except OSError:
+        return
+    book["inputs"][(st.st_dev, st.st_ino)] = p
+
+
+def input_named(target: str) -> str | None:
+    """The input of the running command that ``target`` is (the path it was read by), or None:
+    the same device and inode, a symlink's target or a hard link alike."""
+    book = _command[0]
+    if book is None:
+        return None
+    try:
+        st = os.stat(target)
+    except OSError:
+        return None
+    key = (st.st_dev, st.st_ino)
+    p = book["inputs"].get(key)
+    return p if p is not None and _same_file(p, key) else None
+
+
+def claim_output(target: str, flag: str | None = None) -> None:
+    """Remember ``target`` as an output of the running command; a ValueError (one line) if it
+    is a file the command has read (:func:`input_named`)."""
+    book = _command[0]
+    if book is None:
+        return
+    read = input_named(target)
+    if read is not None:
+        raise ValueError(_replaces(target, read, flag))
+    try:
+        st = os.stat(target)
+    except OSError:
+        return  # nothing there yet: no input can be it
+    book["outputs"][(st.st_dev, st.st_ino)] = f"{flag} {target!r}" if flag else repr(target)
+
+
+def _replaces(target: str, read: str, flag: str | None) -> str:
+    same = "" if os.path.realpath(read) == target else f" (the same file as {read!r})"
+    return (f"{flag + ': ' if flag else ''}{target!r}{same} is a file this command reads: an output never "
+            "replaces an input (write it elsewhere)")
+
+
 def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
     """The bytes of an input file: the one way every reader of the library opens its inputs.
 
@@ -141,6 +224,14 @@ def read_input(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise InputFileError(p, f"{file_kind(st.st_mode)}, not a regular file")
+        book = _command[0]
+        if book is not None:
+            key = (st.st_dev, st.st_ino)
+            out = book["outputs"].get(key)
+            if out is not None:
+                raise InputFileError(p, f"it is this command's output {out}: an output never replaces an input "
+                                        "(write it elsewhere)")
+            book["inputs"][key] = p
         if st.st_size > limit:
             raise InputFileError(p, f"{st.st_size:,} bytes, {over}")
         os.set_blocking(fd, True)

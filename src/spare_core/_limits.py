@@ -10,13 +10,14 @@ run, docs/cli.md).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Range", "RANGES", "KEYS", "MAX_COUNT", "MAX_SEED", "MAX_SEEDS", "MAX_PROCESSES", "MIN_SECONDS",
-           "MAX_SECONDS", "BUDGET", "range_of", "check"]
+           "MAX_SECONDS", "BUDGET", "range_of", "check", "forcing", "forced"]
 
 #: the largest count (nodes, groups, steps, r, ...): the kernels index with C ``int``
 MAX_COUNT = 2**31 - 1
@@ -198,4 +199,33 @@ BUDGET: dict[str, float] = {
     "failures": 5e8,
     "steps": 5e11,
     "log_bytes": 4e9,
+    # spare demo: the matching's slot-expanded graph (N r S entries, S <= r) walked once per
+    # failure up to the expected wipe-out, and the bytes of that graph
+    "matching_work": 5e11,
+    "matching_bytes": 4e9,
+    # spare pacing: ranks x iterations x replicas x 2 (unpaced and paced) over the node counts,
+    # and the bytes of the largest job's per-rank state
+    "pacing_work": 1e11,
+    "pacing_bytes": 4e9,
 }
+
+
+# whether the running command was given --force: work the budget refuses that is met below the
+# commands (a law fitted and re-checked while the scenario file is read) asks here
+_forced: list[bool] = [False]
+
+
+@contextlib.contextmanager
+def forcing(flag: bool) -> Any:
+    """Within the block, :func:`forced` is ``flag`` (the ``spare`` command's ``--force``)."""
+    before = _forced[0]
+    _forced[0] = bool(flag)
+    try:
+        yield
+    finally:
+        _forced[0] = before
+
+
+def forced() -> bool:
+    """Whether work beyond :data:`BUDGET` was asked for anyway (``--force``; False outside a command)."""
+    return _forced[0]

@@ -17,6 +17,9 @@ The rules (docs/cli.md, "Outputs"):
   existing file keeps its permission bits;
 - **strict JSON**: :func:`strict_json` writes no ``Infinity`` or ``NaN`` token: a non-finite
   number becomes ``null`` and the object holding it says why under ``"null_reasons"``;
+- **never an input**: within a ``spare`` command (``_files.command_files``) an output that is a
+  file the command reads (the same device and inode: through a symlink or a hard link too) is
+  refused, whichever of the two the command meets first;
 - **"-" is standard output**, as for every Unix tool (a file named ``-`` is ``./-``): the bytes
   go to the stream :func:`stdout_to` names (the process's stdout otherwise), flushed, nothing
   else checked (a pipe, a terminal). The ``spare`` command then prints its report on stderr.
@@ -35,7 +38,7 @@ import stat
 import sys
 from typing import Any, Callable, Iterator, Mapping, TextIO
 
-from ._files import file_kind
+from ._files import claim_output, file_kind, input_named
 
 __all__ = ["OutputError", "output_target", "check_output", "write_atomic", "strict_json", "json_safe",
            "write_json", "NULL_REASONS", "STDOUT", "stdout_to"]
@@ -114,6 +117,11 @@ def output_target(path: str | os.PathLike[str], flag: str | None = None) -> str:
         via = "" if target == os.path.abspath(p) else f" (through the symlink {p!r})"
         raise _fail(flag, f"{target!r}{via} is {file_kind(st.st_mode)}: outputs are written only to regular files "
                           "(refused; write a file and copy it there)")
+    if input_named(target) is not None:  # within a command: a file it read (spare_core._files.command_files)
+        try:
+            claim_output(target, flag)
+        except ValueError as exc:
+            raise OutputError(str(exc)) from None
     return target
 
 
@@ -134,6 +142,10 @@ def check_output(path: str | os.PathLike[str] | None, flag: str | None = None) -
                           "rename there)")
     if os.path.exists(target) and not os.access(target, os.W_OK):
         raise _fail(flag, f"the file {p!r} exists and is not writable")
+    try:
+        claim_output(target, flag)  # not an input of the command; and an input read later is not it
+    except ValueError as exc:
+        raise OutputError(str(exc)) from None
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | Callable[[Any], None], flag: str | None = None) -> str:

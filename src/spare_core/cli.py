@@ -23,7 +23,8 @@ import sys
 import warnings
 from typing import Iterator, NoReturn, Sequence
 
-from . import __version__
+from . import __version__, _limits
+from ._files import command_files
 from ._writer import STDOUT, stdout_to
 from .events.trace_model import TraceWarning
 from .commands import EXIT_INTERRUPTED, UsageError
@@ -105,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     prog = f"spare {args.command}"
     try:
-        with _report_stream(args), warnings.catch_warnings():
+        with _report_stream(args), warnings.catch_warnings(), command_files(), \
+                _limits.forcing(bool(getattr(args, "force", False))):
             # a replay's crowded groups are said on the job's "failures:" line, not again as a
             # Python warning with its source line
             warnings.simplefilter("ignore", TraceWarning)

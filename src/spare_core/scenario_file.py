@@ -75,6 +75,7 @@ from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
+from .sim.study import check_repairs
 from .sim.recovery import MemoryTier, Pricing, Repairs
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
@@ -470,6 +471,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
                 if cmp.interval != "auto":
                     pol = pol.with_interval(cmp.interval)
                 pol.check(scenario)
+                check_repairs(pol, scenario)  # [repair] on a model that cannot give it (every command, up front)
         except (TypeError, ValueError) as exc:
             raise ScenarioFileError(f"{source}: {' and '.join(where) or f'policy {p!r}'}: {exc}") from None
     return ScenarioFile(
@@ -658,9 +660,34 @@ def _memory(rd: Reader, ck: dict[str, Any], scenario: Scenario) -> MemoryTier:
         given = ", ".join(f"checkpoint.{k}" for k in ck)
         raise rd.fail(given, "sets an in-memory tier, which needs checkpoint.memory_save and "
                       "checkpoint.memory_restore as well", {k: ck[k] for k in ck})
+    _check_copies(rd, copies, scenario)
     if every == "auto":
         every = math.sqrt(2.0 * save * scenario.system_mtbf)
     return MemoryTier(save=save, every=every, restore=restore, copies=copies)
+
+
+def _check_copies(rd: Reader, copies: int, scenario: Scenario) -> None:
+    """``checkpoint.memory_copies`` that each land on a group of their own: copy i of a group is
+    ``i`` failure domains further on (``sim.recovery.copy_holders``), so with no more domains
+    than copies the last ones come back to the group's own domain (the group itself with one
+    group per domain) and go down with it; without domains, the ring of groups has room for
+    N - 1 copies."""
+    import numpy as np
+
+    domains = getattr(scenario.failures, "domains", None)
+    n_dom = 1
+    if callable(domains):
+        try:
+            n_dom = int(np.unique(domains(scenario.n_groups).labels[0]).shape[0])
+        except (TypeError, ValueError, AttributeError):
+            n_dom = 1
+    if n_dom > 1 and copies >= n_dom:
+        raise rd.fail("checkpoint.memory_copies", f"must be at most {n_dom - 1}: the copies go to groups in other "
+                      f"failure domains, and the coarsest level of [[failures.domains]] has {n_dom} domains (a "
+                      "copy in a group's own domain goes down with it)", copies)
+    if n_dom <= 1 and copies >= scenario.n_groups:
+        raise rd.fail("checkpoint.memory_copies", f"must be at most {scenario.n_groups - 1}: each copy goes to "
+                      f"another of the job's {scenario.n_groups} data-parallel groups", copies)
 
 
 def _with_shorthand_tables(rd: Reader, tables: dict[str, dict[str, Any]], policy: Any) -> Any:

@@ -79,13 +79,28 @@ KNOB_GRID, SPARES_GRID = "sensitivity", "spares sweep"
 
 
 def _counts(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"--spares must be a comma-separated list of integers >= 0, got {text!r}") from None
-    if not out or min(out) < 0 or max(out) > 10**7:
-        raise ValueError(f"--spares must be a comma-separated list of integers in 0..10**7, got {text!r}")
-    return out
+    """``--spares N,N,...``: hot-spare pool sizes, each an integer in 0..10**7 (repeats kept once).
+
+    An ``argparse.ArgumentTypeError``, whose message argparse prints as it is (a ValueError
+    would be shown as "invalid _counts value"), names the item at fault in the user's words.
+    """
+    import argparse
+
+    rule = "must be a comma-separated list of spare-pool sizes (integers 0..10**7, e.g. 0,8,16)"
+    items = text.split(",")
+    out = []
+    for item in items:
+        x = item.strip()
+        if not x:
+            raise argparse.ArgumentTypeError(f"{rule}, got {text!r}: an empty item")
+        try:
+            n = int(x)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{rule}, got {text!r}: {x!r} is not an integer") from None
+        if not 0 <= n <= 10**7:
+            raise argparse.ArgumentTypeError(f"{rule}, got {text!r}: {n} is {'negative' if n < 0 else 'above 10**7'}")
+        out.append(n)
+    return list(dict.fromkeys(out))
 
 
 def add_arguments(parser: Any) -> None:

@@ -16,10 +16,14 @@ from typing import Any
 from .. import _limits
 from . import UsageError
 
-__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "LOG_BYTES_PER_FAILURE"]
+__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "check_matching_demo", "check_pacing_work", "check_grid", "LOG_BYTES_PER_FAILURE",
+           "MATCHING_BYTES_PER_SLOT"]
 
 #: bytes a node failure log keeps per failure (a float and a group id in two Python lists)
 LOG_BYTES_PER_FAILURE = 64
+#: bytes per slot edge of ``spare demo``'s slot-expanded graph while scipy solves it (row, column
+#: and value arrays, their repeats and the CSR copy; measured about 50)
+MATCHING_BYTES_PER_SLOT = 64
 
 
 @dataclass(frozen=True)
@@ -116,3 +120,69 @@ def check_runs(scenarios: Any, runs_per_scenario: Any, force: bool, what: str) -
         except ValueError as exc:
             raise UsageError(f"{what + ': ' if what else ''}scenario {sc.name!r} cannot be simulated: {exc}") from None
     return est
+
+
+def check_matching_demo(n: int, r: int, force: bool = False) -> tuple[float, float]:
+    """``spare demo``'s work and memory, before anything is allocated: :class:`UsageError`
+    beyond the budget (``matching_work``, ``matching_bytes``) unless ``force``; the memory is
+    refused even then (it would not fit, as 2**31 types would not: 16.9 GB in 53 s, then a
+    MemoryError).
+
+    The demo walks the slot-expanded graph (N r S slot edges, S <= r) once per failure, about
+    ``Gamma(1 + 1/r) N**(1 - 1/r)`` failures to the wipe-out (the closed form it prints).
+    Returns ``(work, bytes)``.
+    """
+    slots = float(n) * r * r
+    failures = min(float(n), math.gamma(1 + 1 / r) * float(n) ** (1 - 1 / r))
+    work, memory = failures * slots, slots * MATCHING_BYTES_PER_SLOT
+    b = _limits.BUDGET
+    if memory > b["matching_bytes"]:
+        raise UsageError(f"--types {n} --redundancy {r}: the matching graph would take about {_g(memory)} bytes "
+                         f"(N r^2 = {_g(slots)} slot edges, {MATCHING_BYTES_PER_SLOT} bytes each; budget "
+                         f"{_g(b['matching_bytes'])}); take fewer types or a lower redundancy")
+    if work > b["matching_work"] and not force:
+        raise UsageError(f"--types {n} --redundancy {r}: the expected work is beyond the budget: {_g(work)} slot "
+                         f"edges walked over about {_g(failures)} failures (budget {_g(b['matching_work'])}; "
+                         "--force runs it anyway)")
+    return work, memory
+
+
+#: bytes per rank the pacing model keeps while it walks (arrival, entry and hold vectors, the
+#: fabric's incidence); 128 GiB for 2**31 nodes of 8 GPUs was measured, 8 bytes per rank per array
+PACING_BYTES_PER_RANK = 64
+
+
+def check_pacing_work(nodes: Any, gpus_per_node: int, iterations: int, replicas: int, force: bool = False) -> float:
+    """``spare pacing``'s work (rank-iterations: each node count's ranks x iterations x replicas,
+    unpaced and paced) and its largest job's memory, before any array is allocated:
+    :class:`UsageError` beyond the budget (``pacing_work`` unless ``force``; ``pacing_bytes``
+    even then). Returns the work."""
+    ranks = [float(n) * gpus_per_node for n in nodes]
+    work = 2.0 * float(iterations) * float(replicas) * sum(ranks)
+    memory = max(ranks) * PACING_BYTES_PER_RANK
+    b = _limits.BUDGET
+    if memory > b["pacing_bytes"]:
+        raise UsageError(f"--nodes {max(int(n) for n in nodes)}: the largest job has {_g(max(ranks))} ranks, about "
+                         f"{_g(memory)} bytes (budget {_g(b['pacing_bytes'])}); take fewer nodes")
+    if work > b["pacing_work"] and not force:
+        raise UsageError(f"the expected work is beyond the budget: {_g(work)} rank-iterations (ranks x --iterations x "
+                         f"--replicas x 2; budget {_g(b['pacing_work'])}; --force runs it anyway)")
+    return work
+
+
+def check_grid(scenarios: Any, policies: Any, redundancies: Any, n_seeds: int, force: bool, what: str,
+               n_intervals: int = 1) -> Estimate:
+    """:func:`check_runs` for a grid described, not built: each scenario's runs counted from its
+    group count (a policy with redundancy at every r <= N, one without once) x seeds x
+    intervals. Called before the :class:`~spare_core.sim.Study` is built, whose groups (one per
+    scenario and seed, 2**24 seeds allowed) would otherwise take gigabytes before the budget
+    could refuse them."""
+    from ..strategies import uses_redundancy
+
+    scs = list(scenarios)
+    rs = sorted(set(int(r) for r in redundancies))
+    counts = []
+    for sc in scs:
+        per_seed = sum(sum(1 for r in rs if r <= sc.n_groups) if uses_redundancy(p) else 1 for p in policies)
+        counts.append(per_seed * int(n_seeds) * int(n_intervals))
+    return check_runs(scs, counts, force, what)

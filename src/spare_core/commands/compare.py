@@ -14,7 +14,7 @@ import sys
 
 from . import EXIT_INTERRUPTED, UsageError, distinct, horizon_float, positive_int, process_count, seed_count
 from .outputs import add_output_arguments, check_outputs, provenance, run_record, run_rows, write_outputs
-from .budget import check_budget
+from .budget import check_budget, check_grid
 from .progress import run_study
 from .text import fmt_duration, fmt_ratio
 from ..sim import Scenario, Study, closed_form_redundancy, registered_policy
@@ -64,6 +64,7 @@ def run(args) -> int:
     policies = ("ckpt", rep, "spare")
     kw = {"spare": {"offsets": "sidon"}} if args.layout == "sidon" else None
     # an r above every scenario's group count builds no policy: the range stops there
+    check_grid(scenarios, policies, range(1, min(args.r_max, max(args.groups)) + 1), args.seeds, args.force, "")
     study = Study(scenarios, policies, range(1, min(args.r_max, max(args.groups)) + 1), seeds=range(args.seeds),
                   policy_options=kw, name="spare compare", streams="seed")
     check_budget(study, args.force, "")

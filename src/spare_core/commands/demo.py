@@ -20,6 +20,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from spare_core.graph.matching import IncrementalMatching
 
 from . import MAX_COUNT, UsageError, bounded, positive_int, seed_int
+from .budget import check_matching_demo
 
 HELP = "matching demo: fail SPARe groups one by one and repair the shard assignment incrementally"
 
@@ -31,6 +32,8 @@ def add_arguments(parser) -> None:
                         help="stack height r: holders per type, 1..N (default 4)")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the failure order (default 0)")
     parser.add_argument("--every", type=positive_int, default=20, help="print every k-th failure (default 20)")
+    parser.add_argument("--force", action="store_true",
+                        help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
 
 
 def _cyclic(n: int, r: int) -> sp.csr_array:
@@ -65,6 +68,7 @@ def run(args) -> int:
     n, r, every = args.types, args.redundancy, args.every
     if r > n:
         raise UsageError(f"--redundancy must be <= --types ({n}), got {r}")
+    check_matching_demo(n, r, bool(getattr(args, "force", False)))  # before any array is allocated
     rng = np.random.default_rng(args.seed)
 
     graph = _cyclic(n, r)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import UsageError, horizon_float, positive_int, process_count, seed_count
-from .budget import check_budget
+from .budget import check_budget, check_grid
 from .outputs import add_output_arguments, check_outputs
 from .progress import run_study
 from .text import fmt_duration
@@ -57,6 +57,10 @@ def load_job(args: Any) -> ScenarioFile:
     except ScenarioFileError as exc:
         raise UsageError(str(exc)) from None
     check_outputs(args)
+    # the file's grid within the budget before any Study is built (2**24 seeds of groups
+    # would take gigabytes first); the commands check their studies again once built
+    check_grid([sf.scenario], sf.policies, sf.redundancies, len(sf.seeds), bool(getattr(args, "force", False)),
+               sf.path)
     return sf
 
 

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import bounded, distinct, positive_int, seed_int
+from .budget import check_pacing_work
 from .outputs import check_output_path, check_plot_dir, provenance, shown_path, write_json
 
 HELP = "straggler/fabric sweep over node counts with and without pacing (text table, --json, --plot)"
@@ -48,6 +49,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--replicas", type=positive_int, default=3,
                         help="independent clusters averaged per cell (default 3)")
     parser.add_argument("--seed", type=seed_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--force", action="store_true",
+                        help="run even when the expected work is beyond the budget (docs/cli.md, Budget)")
     parser.add_argument("--fabric", choices=("rail-optimised", "top-of-rack"), default="rail-optimised",
                         help="switch topology: one leaf per rail per group of nodes (default), or every NIC "
                              "of a node on one top-of-rack leaf (see docs/pacing.md)")
@@ -151,6 +154,8 @@ def run(args) -> int:
     except ValueError as exc:  # an inconsistent combination of options (e.g. duty and run)
         print(f"spare pacing: error: {exc}", file=sys.stderr)
         return 2
+    check_pacing_work(args.nodes, base.fabric.gpus_per_node, args.iterations, args.replicas,
+                      bool(getattr(args, "force", False)))  # before any array of ranks is allocated
     result = node_sweep(args.nodes, n_iterations=args.iterations, replicas=args.replicas,
                         seed=args.seed, base=base,
                         pacer=SpreadPacer() if args.pacer == "spread" else BaselinePacer())

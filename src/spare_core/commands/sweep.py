@@ -204,7 +204,7 @@ def _report(store, json_path) -> int:
 def run(args) -> int:
     """Run (or only report) the sweep; return the exit status."""
     try:
-        from ..sweeps import ResultStore, StoreError, load_spec, run_sweep
+        from ..sweeps import ResultStore, StoreError, StoreWriteError, load_spec, run_sweep
     except ImportError as e:
         raise UsageError(str(e)) from None
     try:
@@ -251,6 +251,15 @@ def run(args) -> int:
         print(f"spare sweep: interrupted; {n_stored} runs are stored in {args.store} "
               "(run the same command to resume)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except StoreWriteError as e:  # the disk filled up mid-sweep: an environment fault (docs/cli.md: status 1)
+        if bar is not None:
+            bar.close()
+            bar = None
+        with _StoreWarnings():
+            n_stored = len(store.keys())
+        print(f"spare sweep: error: {e}; {n_stored} runs are stored in {args.store} (free some space and run the "
+              "same command to resume)", file=sys.stderr)
+        return 1
     except StoreError as e:
         raise UsageError(str(e)) from None
     finally:

@@ -14,10 +14,11 @@ import hashlib
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+from .. import _limits
 from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, plain, read_input
 from .fit import NODE_LAWS, LifetimeFit, NodeRateFit, fit, fit_node_rates, merge_repeats
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
@@ -26,12 +27,17 @@ from .trace import Trace, TraceFormatError, read_trace
 
 __all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "FIT_RATES", "TRACE_OPTIONS",
            "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file",
-           "checked_fit_from_file"]
+           "checked_fit_from_file", "fit_work", "FIT_CHECKS", "PERIODS_P"]
 
 #: the forms a failure rate can be given in, under ``[failures]`` (exactly one of them)
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
 #: ``failures.law``: a Weibull of ``weibull_shape`` at the given rate, or one fitted to ``failures.trace``
 FAILURE_LAWS = ("weibull", "fit")
+#: ``failures.fit_check``: what a ``law = "fit"`` must reproduce to be used: its count and its
+#: per-period counts (``"periods"``, p >= :data:`PERIODS_P`), or the count alone (``"count"``)
+FIT_CHECKS = ("periods", "count")
+#: the p-value below which the per-period counts are "NOT reproduced" (as the report words it)
+PERIODS_P = 0.05
 #: ``failures.fit_law``: the law fitted to a log (``law = "fit"``, ``after = "fit"``); "frailty" (per-node rate
 #: multipliers) with ``model = "node"`` only; "best" ranks them by how well each reproduces the log
 FIT_LAWS = (*NODE_LAWS, "best")
@@ -102,6 +108,9 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
     the table gives (one rate form and ``weibull_shape``), or at a law fitted to a log
     (``law = "fit"``, ``failures.trace``; ``laws``: the laws this model can take)."""
     law = rd.choice("failures.law", fl.get("law", "weibull"), FAILURE_LAWS)
+    if "fit_check" in fl and law != "fit":
+        raise rd.fail("failures.fit_check", "only goes with law = 'fit' (it says what a fitted law must reproduce)",
+                      fl["fit_check"])
     if law == "fit":
         for key in ("weibull_shape", *FAILURE_RATE_KEYS, "period", "measured_on_gpus"):
             if key in fl:
@@ -110,6 +119,13 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
         if "trace" not in fl:
             raise rd.error("law = 'fit' needs failures.trace (the log to fit)")
         trace, read = trace_from_file(rd, fl["trace"], cluster.base_dir)
+        if trace.numbering == "appearance" and "n_units" not in read:
+            # the hosts that never failed are the fit's exposure too: without them every node
+            # seems to fail, and the fitted lifetime is far too short
+            raise rd.error(f"failures.law = 'fit' on a log of host names needs the size of the fleet: the log "
+                           f"names only the {trace.n_units:,} hosts that failed; give failures.trace.n_units (every "
+                           "node, those that never failed too) or failures.trace.unit_map (a hostfile of them)")
+        judged = rd.choice("failures.fit_check", fl.get("fit_check", "periods"), FIT_CHECKS)
         # the law is fitted under the ages the simulation gives the nodes: a cluster in service
         # (stationary: each node's first interval is a residual lifetime), or new nodes
         ages = getattr(base, "initial", "stationary")
@@ -124,6 +140,8 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
                                                  per_period=rates == "periods")
         if not check.ok:
             raise rd.error(f"failures.law = 'fit': {_refusal(lf, check)}{_repeats_hint(fitted)}")
+        if judged == "periods" and len(check.periods) > 1 and check.periods_p < PERIODS_P:
+            raise rd.error(f"failures.law = 'fit': {_period_refusal(lf, check, rates)}")
         words += merged
         if isinstance(lf, NodeRateFit):
             return _node_rate_model(rd, base, lf, words, check, cluster, trace, read, job_start)
@@ -236,6 +254,7 @@ def checked_fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple
     key = (_trace_key(trace), tuple(names), level, origin, initial, repr(periods), per_period)
     made = _FITS.get(key)
     if made is None:
+        _check_fit_budget(rd, trace, names)
         try:
             fits = [_fit_one(trace, n, level, origin, periods if per_period else None) for n in names]
             check_periods = periods if isinstance(periods, Periods) else calendar_periods(trace.end, periods,
@@ -262,6 +281,31 @@ def checked_fit_from_file(rd: Reader, trace: Trace, fit_law: Any, allowed: tuple
     what = ("node failures" if isinstance(lf, NodeRateFit) else "node lifetimes") if level == "unit" else \
         "times between system failures"
     return lf, f"{_fit_name(lf)} fitted to the log's {what}{chosen}: {_fit_words(lf, level)}", check
+
+
+def fit_work(trace: Trace, laws: Sequence[str]) -> float:
+    """The failures a fit of ``laws`` to ``trace`` and its check simulate: each law's check
+    re-simulates the log's window :data:`~spare_core.events.fit_check.DEFAULT_REPLICATES` times,
+    about as many failures each as the log holds (and one node clock per unit); the fits
+    themselves are one pass over the rows."""
+    from .fit_check import DEFAULT_REPLICATES
+
+    per = float(max(trace.n_events, 1)) + float(trace.n_units or 0)
+    return len(laws) * (DEFAULT_REPLICATES + 1) * per
+
+
+def _check_fit_budget(rd: Reader, trace: Trace, laws: Sequence[str]) -> None:
+    """Refuse, before fitting, a fit and check beyond the work budget's failures over all runs
+    (the ``spare`` command's ``--force`` goes on); a fit already made in this process is free."""
+    from .fit_check import DEFAULT_REPLICATES
+
+    work = fit_work(trace, laws)
+    budget = _limits.BUDGET["failures"]
+    if work > budget and not _limits.forced():
+        raise rd.error(f"failures.fit_law: fitting {'/'.join(laws)} to the log's {trace.n_events:,} failures and "
+                       f"re-simulating each fit's window {DEFAULT_REPLICATES} times simulates about {work:.3g} failures, "
+                       f"beyond the work budget ({budget:.3g} failures; --force runs it anyway, fit_law = one law "
+                       "fits only it)")
 
 
 def _fit_one(trace: Trace, law: str, level: str, origin: str, periods: Any) -> LifetimeFit:
@@ -314,7 +358,7 @@ def _check_words(c: Any) -> str:
         a, b = c.nodes_interval
         out += f", {c.failing_nodes:,} failing nodes logged ({a:,}-{b:,} simulated)"
     if len(c.periods) > 1:
-        if c.periods_p < 0.05:
+        if c.periods_p < PERIODS_P:
             med = np.median(c.period_simulated, axis=0)
             out += (f"; per-period counts NOT reproduced (p = {c.periods_p:.2g}): log "
                     f"{'/'.join(f'{v:,}' for v in c.period_counts.tolist())} against "
@@ -333,6 +377,18 @@ def _refusal(lf: LifetimeFit, c: Any) -> str:
             f"log: re-simulated over its {span} on its {c.n_units:,} nodes with {c.initial} ages it gives "
             f"{c.median:,.0f} failures (95 % of {c.replicates} runs: {lo:,}-{hi:,}) against the {c.count:,} logged; "
             "try fit_law = 'best' or 'frailty' (docs/failures.md, 'Checking a fit')")
+
+
+def _period_refusal(lf: LifetimeFit, c: Any, rates: str) -> str:
+    """Why a fit whose count is reproduced but whose per-period counts are not is refused."""
+    med = np.median(c.period_simulated, axis=0)
+    hint = ("fit_rate = 'periods' gives each period its own rate" if rates != "periods" else
+            "try other fit_periods")
+    return (f"the fitted {_fit_name(lf)} reproduces the log's {c.count:,} failures but not their course: per-period "
+            f"counts {'/'.join(f'{v:,}' for v in c.period_counts.tolist())} logged against "
+            f"{'/'.join(f'{v:,.0f}' for v in med)} simulated ({c.periods.labels[0]}..{c.periods.labels[-1]}, p = "
+            f"{c.periods_p:.2g}); {hint}, or fit_check = 'count' uses it judged on the count alone "
+            "(docs/failures.md, 'Checking a fit')")
 
 
 def _repeats_hint(trace: Trace) -> str:

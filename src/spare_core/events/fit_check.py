@@ -341,7 +341,7 @@ def check_fit(fitted, trace, *, initial=None, periods="auto", replicates=DEFAULT
     periods : Periods or str or float, default "auto"
         The periods of the per-period comparison
         (:func:`~spare_core.events.rates.calendar_periods`: "auto" is calendar years for a
-        log of two years or more); a :class:`NodeRateFit` with periods uses its own.
+        log of two years, 730 days, or more); a :class:`NodeRateFit` with periods uses its own.
     replicates : int, default 200
         Simulated windows (>= 20).
     seed : int, default 0

@@ -363,7 +363,7 @@ class LifetimeLawModel(FailureModel):
     #: a rate model reads one published rate form and a Weibull shape, or a law fitted to a log
     file_keys: ClassVar[tuple[str, ...]] = ("law", "weibull_shape", "period", "measured_on_gpus", "per_node_day",
                                             "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf",
-                                            "node_mtbf", "trace", "fit_law")
+                                            "node_mtbf", "trace", "fit_law", "fit_check")
 
     def __post_init__(self):
         _check_rate_fields(self)

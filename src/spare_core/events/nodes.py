@@ -236,6 +236,10 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
 
+    #: its source (:class:`NodeEpochs`) hands out every failure, also of groups out of the job
+    #: (``unfiltered``): runs with repairs need that (``sim.study.check_repairs``)
+    hands_out_every_failure = True
+
     def epoch_source(self, n_groups, seed):
         return NodeEpochs(self.log(n_groups, seed))
 

@@ -338,6 +338,11 @@ PERIODS = ("auto", "year", "quarter", "month", "week", "day")
 # nominal lengths, for a log without absolute times (and to pick "auto")
 _PERIOD_SECONDS = {"year": 31557600.0, "quarter": 31557600.0 / 4, "month": 31557600.0 / 12, "week": 604800.0,
                    "day": 86400.0}
+#: the shortest a period of each kind is on the calendar (365 days, a quarter Jan-Mar of 90,
+#: February's 28): ``"auto"`` takes a kind once the window holds two of these, so that a log of
+#: two years (730 days, as two calendar years without a 29 February are) gets years (docs/cli.md)
+_AUTO_MIN_SECONDS = {"year": 365 * 86400.0, "quarter": 90 * 86400.0, "month": 28 * 86400.0, "week": 604800.0,
+                     "day": 86400.0}
 
 
 class Periods:
@@ -452,9 +457,10 @@ def calendar_periods(end, spec="auto", *, start=None) -> Periods:
         ``start`` is given (boundaries at local midnight of the first day of each period in
         ``start``'s time zone; the first and last periods are the parts inside the window),
         otherwise periods of the nominal length (a year of 365.25 days, a quarter and a month
-        its fourth and twelfth) from time 0. ``"auto"`` (default): the longest of those that
-        gives the window at least two nominal periods (a window shorter than two days is one
-        period). A number: periods of that many seconds from time 0.
+        its fourth and twelfth) from time 0. ``"auto"`` (default): the longest of those of
+        which the window holds two at their shortest on the calendar (365 days, 90 days for a
+        quarter, 28 for a month: a log of 730 days or more gets years, of 180 days quarters,
+        of 56 days months, of 14 days weeks; a window shorter than two days is one period). A number: periods of that many seconds from time 0.
     start : datetime.datetime, optional
         The absolute instant of time 0 (timezone-aware): :attr:`Trace.start`.
 
@@ -479,7 +485,7 @@ def calendar_periods(end, spec="auto", *, start=None) -> Periods:
     if isinstance(spec, str):
         check_choice(spec, "periods", PERIODS)
         if spec == "auto":
-            spec = next((k for k, v in _PERIOD_SECONDS.items() if end >= 2 * v), None)
+            spec = next((k for k, v in _AUTO_MIN_SECONDS.items() if end >= 2 * v), None)
             if spec is None:
                 return Periods([0.0, end], ["the whole window"])
         if start is not None:

@@ -1105,11 +1105,13 @@ def _instant_us(value, name, opts, path) -> int:
     local, spec = opts["local"], opts["strftime"]
     try:
         if isinstance(value, str):
-            p = _parse_iso(value, local) if value.strip() else None
-            if p is None and spec is not None and spec.cell.fullmatch(value):
+            if spec is not None and spec.cell.fullmatch(value):
+                # the log's own pattern first: with "%Y-%d-%m", "2025-01-03 00:00" is 1 March,
+                # which ISO 8601 would read as 3 January
                 def fail(i, rule):
                     return ValueError(f"{name}: {rule}")
                 return int(_parse_strftime_column([value], spec, local, fail)[0])
+            p = _parse_iso(value, local) if value.strip() else None
             if p is None:
                 raise ValueError(f"{name} must be an ISO 8601 datetime"
                                  + ("" if spec is None else f" or a time in time_format {spec.pattern!r}")
@@ -1239,13 +1241,31 @@ STRFTIME_DIRECTIVES = {
     "a": ("weekday", "weekday name, abbreviated (read, not checked against the date)"),
     "A": ("weekday_full", "weekday name (read, not checked against the date)"),
 }
-_STRF_RE = {"year": r"\d{4}", "year2": r"\d{2}", "month": r"\d{1,2}", "month_name": r"[A-Za-z]{3}",
-            "month_full": r"[A-Za-z]{3,9}", "day": r"\d{1,2}", "yday": r"\d{1,3}", "hour": r"\d{1,2}",
-            "hour12": r"\d{1,2}", "ampm": r"[AaPp][Mm]", "minute": r"\d{1,2}", "second": r"\d{1,2}",
-            "fraction": r"\d{1,6}", "offset": r"[+-]\d{2}:?\d{2}|[Zz]", "weekday": r"[A-Za-z]{3}",
-            "weekday_full": r"[A-Za-z]{6,9}"}
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _names_re(names) -> str:
+    """The names as one alternation, longest first (as strptime's): a name is matched as a
+    word of its own, so adjacent names (``%A%B``: "MondayAugust") split where the names end,
+    not where a run of letters of some length would."""
+    return "(?:" + "|".join(sorted(names, key=len, reverse=True)) + ")"
+
+
+_STRF_RE = {"year": r"\d{4}", "year2": r"\d{2}", "month": r"\d{1,2}", "month_name": _names_re(m[:3] for m in _MONTHS),
+            "month_full": _names_re(_MONTHS), "day": r"\d{1,2}", "yday": r"\d{1,3}", "hour": r"\d{1,2}",
+            "hour12": r"\d{1,2}", "ampm": r"[AaPp][Mm]", "minute": r"\d{1,2}", "second": r"\d{1,2}",
+            "fraction": r"\d{1,6}", "offset": r"[+-]\d{2}:?\d{2}|[Zz]", "weekday": _names_re(d[:3] for d in _WEEKDAYS),
+            "weekday_full": _names_re(_WEEKDAYS)}
+# a run of letters in place of each name: a cell that does not match only because of a name
+# then says which name it is ("'Foo' is not a month name")
+_STRF_LOOSE = {"month_name": r"[A-Za-z]+", "month_full": r"[A-Za-z]+", "weekday": r"[A-Za-z]+",
+               "weekday_full": r"[A-Za-z]+"}
+_NAME_WORDS = {"month_name": ("month name (Jan ... Dec)", [m[:3] for m in _MONTHS]),
+               "month_full": ("month name (January ... December)", _MONTHS),
+               "weekday": ("weekday name (Mon ... Sun)", [d[:3] for d in _WEEKDAYS]),
+               "weekday_full": ("weekday name (Monday ... Sunday)", _WEEKDAYS)}
 # fields that say the same thing: one of each set at most
 _STRF_CLASHES = (("year", "year2"), ("month", "month_name", "month_full", "yday"), ("day", "yday"),
                  ("hour", "hour12"), ("weekday", "weekday_full"))
@@ -1274,6 +1294,7 @@ class _Strftime:
     line: re.Pattern
     names: re.Pattern
     fast: bool
+    loose: re.Pattern | None = None
 
 
 def _compile_strftime(fmt: str) -> _Strftime:
@@ -1334,9 +1355,12 @@ def _compile_strftime(fmt: str) -> _Strftime:
         prev_numeric = numeric
     flags = re.IGNORECASE | re.MULTILINE
     blank = r"[^\S\n]"  # a blank, never the newline between two rows
+    loose = "".join(r"\s+" if rx is None else rx if field is None else "(" + _STRF_LOOSE.get(field, rx) + ")"
+                    for rx, field in parts)
     return _Strftime(fmt, tuple(fields), re.compile(r"\s*" + regex(r"\s+", bool) + r"\s*", re.IGNORECASE),
                      *(re.compile(f"^{blank}*" + regex(blank + "+", keep) + f"{blank}*$", flags)
-                       for keep in (bool, lambda f: False, lambda f: f in _STRF_NAMES)), fast)
+                       for keep in (bool, lambda f: False, lambda f: f in _STRF_NAMES)), fast,
+                     re.compile(r"\s*" + loose + r"\s*", re.IGNORECASE))
 
 
 def _days_from_civil(y, m, d):
@@ -1385,6 +1409,11 @@ def _strftime_fields(col, spec: _Strftime, err) -> dict:
         for i, c in enumerate(col):
             if spec.cell.fullmatch(c) is None:
                 what = "empty" if not c.strip() else repr(c.strip())
+                m = spec.loose.fullmatch(c) if spec.loose is not None else None
+                for field, value in zip(spec.fields, m.groups() if m else ()):
+                    if field in _NAME_WORDS and value.lower() not in _NAME_WORDS[field][1]:
+                        raise err(i, f"time {what}: {value!r} is not a {_NAME_WORDS[field][0]} "
+                                     f"(time_format {spec.pattern!r})")
                 raise err(i, f"time {what} does not match time_format {spec.pattern!r}")
         raise err(None, f"the time column does not match time_format {spec.pattern!r}")  # pragma: no cover
     cells = np.array(found, dtype=str).reshape(n, len(spec.fields))

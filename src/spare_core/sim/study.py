@@ -34,7 +34,7 @@ from .._validate import as_float, as_int, check_choice
 from ..strategies import DEFAULT_POLICIES, INTERVAL_RULES, policy_at, uses_redundancy
 from .scenario import Scenario
 
-__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies"]
+__all__ = ["Study", "Run", "Group", "STREAMS", "MAX_SEEDS", "KEY_VERSION", "scenario_identity", "canonical_json", "content_key", "expand_policies", "check_repairs"]
 
 #: bumped when what a key covers changes (old stores then simply hold other keys).
 #: 2: a scenario is keyed without its display name (``name``), so a run's key depends on
@@ -47,6 +47,37 @@ STREAMS = ("seed", "key")
 #: the most seeds per cell a study may ask for: the executor keeps one group per (scenario,
 #: seed) in memory, and 2**24 of them are already months of CPU at the smallest runs
 MAX_SEEDS = _limits.MAX_SEEDS
+
+
+def check_repairs(policy: Any, scenario: Scenario) -> None:
+    """Raise ValueError if ``policy`` cannot run on ``scenario`` because of its ``[repair]``:
+    the check every study, the scenario-file reader and so every command make before any
+    simulation (the run itself would stop at its first step with the same fault).
+
+    A policy that keeps groups out of the job (SPARe, Rep, elastic: a handler without
+    ``every_failure_restarts``) with repairs needs a failure source in which a repaired group
+    fails again on its own clock, and which hands out the failures of groups out of the job
+    (``hands_out_every_failure``: node renewals, a replayed log). A model that renews every
+    group only at a global restart (``system``, ``per-unit``) cannot, nor can correlated
+    failure domains on top of any model (their source keeps only failures of groups in).
+    """
+    if scenario.repair is None:
+        return
+    model = scenario.failures
+    if getattr(model, "hands_out_every_failure", False) and not model.renews_all_at_restart:
+        return  # the common case decided without building a handler
+    if getattr(policy.handler(scenario), "every_failure_restarts", False):
+        return  # CKPT-only: no group is ever out, repairs need nothing of the source
+    name = getattr(policy, "name", type(policy).__name__)
+    if model.kind == "domains":
+        raise ValueError(
+            f"[repair] with [[failures.domains]] cannot run {name}: the correlated failure domains cannot hand out "
+            "the failures of groups out of the job, which a repaired group needs to fail again on its own clock; "
+            "drop [repair] or [[failures.domains]] for this policy (CKPT-only runs with both)")
+    raise ValueError(
+        f"[repair] with failures.model = {scenario.failure_model!r} cannot run {name}: a repaired group must fail "
+        "again on its own clock, and this model renews every group only at a global restart; use failures.model = "
+        "\"node\" (node renewals) or \"trace\", or drop [repair] for this policy (CKPT-only runs with it)")
 
 
 def canonical_json(obj) -> str:
@@ -169,6 +200,7 @@ def expand_policies(scenario, policies, redundancies, *, policy_kwargs=None, int
             built = [policy_at(src, None, interval=iv, **kw)]
         for p in built:
             p.check(scenario)
+            check_repairs(p, scenario)
             cell = (p.name, p.redundancy)
             if cell in seen and seen[cell] != pi:
                 raise ValueError(
@@ -209,6 +241,12 @@ class Study:
     name : str, default "study"
     streams : {"key", "seed"}, default "key"
         Where each group's random streams come from (module docstring).
+    scenario_options : sequence of dict, optional
+        One per scenario: per policy name, options of that scenario alone (a scenario file's
+        ``[policy.NAME]``, ``[elastic]``, ``compare.layout``, ``compare.interval``, which a sweep
+        over the file takes as ``spare run`` does), under ``policy_options`` (which win). A
+        scenario with options of its own is keyed with them: two scenarios equal but for
+        them (a grid over ``elastic.microbatches``) are two cells, not one scenario twice.
 
     Raises
     ------
@@ -226,7 +264,7 @@ class Study:
 
     def __init__(self, scenarios: Any, policies: Any = DEFAULT_POLICIES, redundancies: Iterable[int] = range(1, 21),
                  intervals: Iterable[Any] = (None,), seeds: Any = 5, *, policy_options: dict | None = None,
-                 name: str = "study", streams: str = "key") -> None:
+                 name: str = "study", streams: str = "key", scenario_options: Any = None) -> None:
         if isinstance(scenarios, Scenario):
             scenarios = [scenarios]
         self.scenarios = list(scenarios) if isinstance(scenarios, (list, tuple)) else None
@@ -254,6 +292,13 @@ class Study:
         unknown = set(self.policy_options) - named
         if unknown:
             raise ValueError(f"policy_options names policies not in the sweep: {sorted(unknown)}")
+        if scenario_options is None:
+            scenario_options = [{}] * len(self.scenarios)
+        scenario_options = list(scenario_options)
+        if len(scenario_options) != len(self.scenarios) or not all(
+                isinstance(o, dict) and all(isinstance(v, dict) for v in o.values()) for o in scenario_options):
+            raise TypeError("scenario_options must hold one dict of dicts (policy name -> options) per scenario")
+        self.scenario_options = [{k: dict(v) for k, v in o.items() if k in named} for o in scenario_options]
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
@@ -271,14 +316,21 @@ class Study:
             # keys only where streams derive from them: a "seed" study (a command's, sweep()'s)
             # also runs what cannot be written down, and skips encoding a scenario it never stores
             # the key's scenario (without its name) and the stored one (with it, to rebuild it)
-            sjson = canonical_json(scenario_identity(sc)) if keyed else None
+            own = self.scenario_options[si]
+            kwargs = {n: {**own.get(n, {}), **self.policy_options.get(n, {})} for n in {*own, *self.policy_options}}
+            sjson = plain = canonical_json(scenario_identity(sc)) if keyed else None
+            if sjson is not None and own:
+                # the scenario's own policy options are part of what its cell and its runs are (a
+                # scenario without them keeps the keys it always had); its failures are the plain
+                # scenario's (the group key, the streams: a grid over elastic.* shares them)
+                sjson = canonical_json({"scenario": scenario_identity(sc), "policy_options": own})
             stored_json = canonical_json(sc.to_dict()) if keyed else None
             skey = None if sjson is None else _key_of(scenario=sjson)
             where = f" (sweep {self.name!r})"
             built = []
             for iv in self.intervals:
                 for pi, p in expand_policies(sc, self.policies, self.redundancies,
-                                             policy_kwargs=self.policy_options, interval=iv, where=where):
+                                             policy_kwargs=kwargs, interval=iv, where=where):
                     pjson = canonical_json(p.to_dict()) if keyed else None
                     src = self.policies[pi]
                     built.append((_source_name(src), pjson, "" if iv is None else str(iv), p))
@@ -299,7 +351,7 @@ class Study:
                 continue
             for seed in self.seeds:
                 sjs = str(seed)
-                gkey = None if sjson is None else _key_of(scenario=sjson, seed=sjs)
+                gkey = None if plain is None else _key_of(scenario=plain, seed=sjs)
                 runs = tuple(Run(None if gkey is None or pjson is None else _key_of(policy=pjson, scenario=sjson, seed=sjs),
                                  gkey, skey, p, src, pjson, ivs, seed)
                              for src, pjson, ivs, p in built)
@@ -308,7 +360,8 @@ class Study:
         for g in groups:
             if g.key is None:
                 continue
-            other = first.setdefault(g.key, g)
+            # a scenario and its own policy options: the cell (the runs' scenario key)
+            other = first.setdefault((g.key, g.runs[0].scenario_key if g.runs else None), g)
             if other is not g:
                 raise ValueError(
                     f"scenarios {other.scenario.name!r} and {g.scenario.name!r} of the sweep are the same scenario "

@@ -27,7 +27,7 @@ from .. import _native
 from .._writer import write_atomic
 from . import _schema as sc
 from ._graph import build_template
-from ._trace import JobSizes, Trace
+from ._trace import MAX_TRACE_ROWS, JobSizes, Trace
 
 __all__ = ["synthetic_trace", "trace_columns", "write_trace", "schedule"]
 
@@ -194,6 +194,13 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
     if not (isinstance(contention, (int, float)) and 0 <= contention <= 1):
         raise ValueError(f"contention must be a probability in [0, 1], got {contention!r}")
     D, P = dp, pp
+    # refused before anything is allocated: the trace holds steps x dp x (ops of a step, at
+    # least 2 per micro-batch and stage, vpp chunks each), which read_trace caps at
+    # MAX_TRACE_ROWS rows (so a larger one could not be read back either)
+    least = int(steps) * int(D) * int(P) * int(sizes.vpp) * int(microbatches) * 2
+    if least > MAX_TRACE_ROWS:
+        raise ValueError(f"the synthetic trace would hold at least {least:,} operation rows (steps x dp x pp x vpp x "
+                         f"microbatches x 2), more than the {MAX_TRACE_ROWS:,} a trace may hold")
     ranks = (np.arange(P)[None, :] * D + np.arange(D)[:, None]) * tp * cp
     slow = dict(slow or {})
     factor = np.ones((D, P))
@@ -207,6 +214,9 @@ def synthetic_trace(*, dp: int = 4, pp: int = 4, tp: int = 1, cp: int = 1, vpp: 
     stages = _layout(sizes, microbatches, bool(record_noops), bool(overlap_grads))
     flat = [(p, *o) for p, ops in enumerate(stages) for o in ops]
     n = len(flat)
+    if int(steps) * int(D) * n > MAX_TRACE_ROWS:
+        raise ValueError(f"the synthetic trace would hold {int(steps) * int(D) * n:,} operation rows (steps x dp x "
+                         f"{n} ops of a step), more than the {MAX_TRACE_ROWS:,} a trace may hold")
     op_stage = np.array([f[0] for f in flat], dtype=np.int64)
     op_type = np.array([f[1] for f in flat], dtype=np.int64)
     op_seq = np.array([f[2] for f in flat], dtype=np.int64)

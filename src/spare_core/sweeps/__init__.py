@@ -15,7 +15,7 @@ from __future__ import annotations
 from .aggregate import best_redundancy, summarise_store
 from .runner import EXECUTORS, execute, run_batch, run_sweep
 from .spec import Group, Run, SweepSpec, load_spec
-from .store import ResultStore, StoreError, StoreWarning
+from .store import ResultStore, StoreError, StoreWarning, StoreWriteError
 
 __all__ = ["SweepSpec", "load_spec", "Run", "Group", "execute", "run_sweep", "run_batch", "EXECUTORS",
-           "ResultStore", "StoreError", "StoreWarning", "summarise_store", "best_redundancy"]
+           "ResultStore", "StoreError", "StoreWriteError", "StoreWarning", "summarise_store", "best_redundancy"]

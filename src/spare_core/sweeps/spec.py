@@ -46,9 +46,9 @@ class SweepSpec(Study):
     """
 
     def __init__(self, scenarios, policies=DEFAULT_POLICIES, redundancies=range(1, 21), intervals=(None,),
-                 seeds=5, *, policy_options=None, name="sweep"):
+                 seeds=5, *, policy_options=None, name="sweep", scenario_options=None):
         super().__init__(scenarios, policies, redundancies, intervals, seeds, policy_options=policy_options,
-                         name=name, streams="key")
+                         name=name, streams="key", scenario_options=scenario_options)
 
     # -- files ------------------------------------------------------------------------------
     @classmethod
@@ -65,9 +65,14 @@ class SweepSpec(Study):
         tables = [data["scenario"]] if "scenario" in data else data["scenarios"]
         if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
             raise TypeError(f"{source}: scenarios must be tables")
-        scenarios = []
+        pol = data.get("policies", list(DEFAULT_POLICIES))
+        if not isinstance(pol, list) or not all(isinstance(p, str) for p in pol):
+            raise TypeError(f"{source}: policies must be a list of names from {sorted(policy_names())}, got {pol!r}")
+        scenarios, own = [], []
         for i, t in enumerate(tables):
-            scenarios.extend(_scenarios_of(t, f"{source}: scenario {i + 1}", Path(base_dir)))
+            for sc, opts in _scenarios_of(t, f"{source}: scenario {i + 1}", Path(base_dir), pol):
+                scenarios.append(sc)
+                own.append(opts)
         red = data.get("redundancies", list(range(1, 21)))
         if isinstance(red, dict):
             extra = set(red) - {"from", "to"}
@@ -80,9 +85,6 @@ class SweepSpec(Study):
             red = range(lo, min(hi, max(lo, max(sc.n_groups for sc in scenarios))) + 1)
         elif not isinstance(red, list):
             raise TypeError(f"{source}: redundancies must be a list of ints or {{from = A, to = B}}, got {red!r}")
-        pol = data.get("policies", list(DEFAULT_POLICIES))
-        if not isinstance(pol, list) or not all(isinstance(p, str) for p in pol):
-            raise TypeError(f"{source}: policies must be a list of names from {sorted(policy_names())}, got {pol!r}")
         opts = data.get("policy_options", {})
         if not isinstance(opts, dict) or not all(isinstance(v, dict) for v in opts.values()):
             raise TypeError(f"{source}: policy_options must be a table of tables, got {opts!r}")
@@ -102,20 +104,21 @@ class SweepSpec(Study):
                 if isinstance(r_, int) and not isinstance(r_, bool) and not _limits.RANGES["count"].contains(r_):
                     raise ValueError(f"{source}: redundancies {_limits.RANGES['count'].rule()}, got {r_!r}")
         try:
-            return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"))
+            return cls(scenarios, pol, red, iv, seeds, policy_options=opts, name=data.get("name", "sweep"),
+                       scenario_options=own)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{source}: {e}") from None
 
 
-def _scenarios_of(table, where, base_dir):
-    """Scenarios of one [[scenarios]] table: a scenario file, a preset and/or keys, and a grid
-    of lists."""
+def _scenarios_of(table, where, base_dir, policies):
+    """Scenarios of one [[scenarios]] table (a scenario file, a preset and/or keys, and a grid
+    of lists), each with its own policy options (a file's; ``{}`` otherwise)."""
     t = dict(table)
     grid = t.pop("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ValueError(f"{where}: grid must map keys to non-empty lists, got {grid!r}")
     if "file" in t:
-        return _file_scenarios(t, grid, where, base_dir)
+        return _file_scenarios(t, grid, where, base_dir, policies)
     preset = t.pop("preset", None)
     if preset is not None and preset not in _PRESETS:
         raise ValueError(f"{where}: preset must be one of {sorted(_PRESETS)}, got {preset!r}")
@@ -137,7 +140,7 @@ def _scenarios_of(table, where, base_dir):
         except (TypeError, ValueError) as e:
             raise type(e)(f"{where}: {e}") from None
         out.append((sc, values))
-    return _named(out, grid)
+    return [(sc, {}) for sc in _named(out, grid)]
 
 
 def _check_ranges(kw):
@@ -164,9 +167,12 @@ def _plain_scenario(kw):
     return Scenario(kw.pop("n_groups"), **kw)
 
 
-def _file_scenarios(t, grid, where, base_dir):
+def _file_scenarios(t, grid, where, base_dir, policies):
     """A scenario file (the ``spare run`` format, in the user's units) and a grid over its
-    dotted keys (``"failures.per_1000_node_days" = [3.0, 6.5]``); ``set`` fixes keys."""
+    dotted keys (``"failures.per_1000_node_days" = [3.0, 6.5]``, ``"elastic.microbatches" =
+    [4, 16]``); ``set`` fixes keys. Each scenario comes with the options the file gives the
+    sweep's ``policies`` (``[policy.NAME]``, ``[elastic]``, ``compare.layout``,
+    ``compare.interval``): what ``spare run`` on the same file and overrides would use."""
     from ..scenario_file import load_scenario_file
 
     extra = set(t) - {"file", "set"}
@@ -179,9 +185,11 @@ def _file_scenarios(t, grid, where, base_dir):
     out = []
     for values in itertools.product(*grid.values()):
         items = {**fixed, **dict(zip(grid, values))}
-        sf = load_scenario_file(path, list(items.items()))  # the spec's values as they are
-        out.append((sf.scenario, values))
-    return _named(out, grid)
+        # the spec's values as they are; the file's options read for the sweep's policies
+        sf = load_scenario_file(path, [*items.items(), ("compare.policies", list(policies))])
+        out.append((sf.scenario, values, sf.policy_kwargs()))
+    names = _named([(sc, v) for sc, v, _ in out], grid)
+    return [(sc, opts) for sc, (_, _, opts) in zip(names, out)]
 
 
 def _named(out, grid):
@@ -217,7 +225,9 @@ def load_spec(path) -> SweepSpec:
         grid = {n_groups = [200, 600], system_mtbf = [300.0, 600.0]}  # every combination
 
         [[scenarios]]                       # a scenario file (``spare run``'s format, relative
-        file = "cluster.toml"               # to this file); its [compare] table is not used
+        file = "cluster.toml"               # to this file); its policy options ([policy.NAME],
+                                            # [elastic], compare.layout, compare.interval) are
+                                            # used, not its compare.policies/r_max/seeds
         set = {"job.steps" = 20000}         # fixed overrides of its dotted keys
         grid = {"failures.per_1000_node_days" = [3.0, 6.5, 13.0], "cluster.gpus" = [8192, 16384]}
 

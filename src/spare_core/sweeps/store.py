@@ -41,7 +41,9 @@ import uuid
 import warnings
 from pathlib import Path
 
-__all__ = ["ResultStore", "StoreError", "StoreWarning"]
+from .._files import note_input
+
+__all__ = ["ResultStore", "StoreError", "StoreWriteError", "StoreWarning"]
 
 _FORMAT = "spare_core sweep store"
 _VERSION = 1
@@ -53,6 +55,12 @@ _MIN_FREE = 16 << 20
 
 class StoreError(OSError):
     """The store cannot be used (not writable, full, in use, not a store)."""
+
+
+class StoreWriteError(StoreError):
+    """Writing a batch failed after the store was opened and checked (the disk filled up, the
+    file system went read-only mid-sweep): an environment fault, not a bad argument (the
+    ``spare`` command exits with status 1; the parts written before are kept)."""
 
 
 class StoreWarning(UserWarning):
@@ -223,6 +231,7 @@ class ResultStore:
             raise StoreError(f"store {str(p)!r} cannot be created: {e.strerror or e}") from None
         manifest = p / "store.json"
         if manifest.exists():
+            note_input(manifest)  # an output of the command (spare sweep --json) never replaces it
             try:
                 doc = json.loads(manifest.read_text())
                 ok = doc.get("format") == _FORMAT
@@ -323,7 +332,7 @@ class ResultStore:
                 tmp.unlink()
             except OSError:
                 pass
-            raise StoreError(f"store {str(self.path)!r}: writing a part failed: {e.strerror or e}") from e
+            raise StoreWriteError(f"store {str(self.path)!r}: writing a part failed: {e.strerror or e}") from e
         _fsync_dir(self.runs_dir)
         return final
 
@@ -335,6 +344,7 @@ class ResultStore:
         if not p.is_dir():
             raise StoreError(f"store {str(p)!r} does not exist or is not a directory")
         manifest = p / "store.json"
+        note_input(manifest)
         try:
             doc = json.loads(manifest.read_text(encoding="utf-8"))
             ok = isinstance(doc, dict) and doc.get("format") == _FORMAT
@@ -380,6 +390,7 @@ class ResultStore:
             t = schema.field(c).type
             if not _type_ok(t, kind):
                 raise _BadPart(f"has column {c!r} of type {t}, not {kind}")
+        note_input(path)  # a part the report reads: never an output's target
         try:
             table = pq.read_table(path, page_checksum_verification=True, use_threads=False)
         except Exception as e:  # a page checksum, a page that does not decode
