@@ -292,6 +292,10 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.placement": [Case(failures=TRACE_T1.format("").replace('after = "stop"',
                                                                       'after = "stop"\nplacement = "spread"'),
                                 check=lambda sf: sf.scenario.failures.placement == "spread")],
+    "failures.trace.where": [Case(failures=TRACE_T1.format('where = {reason = "gpu"}'),
+                                  check=lambda sf: "40 of 40 rows are failures" in sf.scenario.failure_description),
+                             Case(failures=TRACE_T3.format('where = {why = ["xid 1", "xid 2"]}'),
+                                  check=lambda sf: sf.trace.n_events == 2 and "34 left out" in sf.scenario.failure_description)],
     "failures.trace.host_pattern": [Case(failures=TRACE_T3.format("host_pattern = 'node-(?P<rack>\\d)(?P<node>\\d)'"),
                                          check=lambda sf: sf.trace.levels[0][0] == "rack" and sf.trace.n_units == 8
                                          and "by rack: 36 failures" in sf.rate_note)],

@@ -282,3 +282,49 @@ def test_engine_replays_a_read_trace(tmp_path):
     eng.add_trace(tr.times, tr.units)
     assert [eng.step()[:3] for _ in range(3)] == [(1.5, "trace-failure", 2), (1.5, "trace-failure", 0),
                                                   (4.0, "trace-failure", 2)]
+
+
+def test_where_keeps_only_the_rows_that_are_failures_and_counts_the_rest(tmp_path):
+    # a GPU history where most rows are not failures (a blank event) and one is another kind
+    rows = "time,unit,event\n" + "".join(f"{10 * k},{k % 4},{ev}\n"
+                                         for k, ev in enumerate(["DBE", "", "OTB", "", "", "retired", "DBE"]))
+    p = write(tmp_path, rows)
+    tr = read_trace(p, where={"event": ["DBE", "OTB"]})
+    assert tr.times.tolist() == [0.0, 20.0, 60.0] and tr.units.tolist() == [0, 2, 2]
+    assert tr.filtered.startswith("3 of 7 rows are failures") and "3 blank, 1 other values ('retired' x1)" in tr.filtered
+    # by position, a single value, and the same rows from Parquet
+    assert read_trace(p, where={2: "DBE"}).n_events == 2
+    assert read_trace(p, where={"2": ["DBE"]}).n_events == 2
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    q = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"time": [0.0, 10.0, 20.0], "unit": [0, 1, 2], "event": ["DBE", None, "OTB"]}), q)
+    tq = read_trace(q, where={"event": ["DBE", "OTB"]})
+    assert tq.times.tolist() == [0.0, 20.0] and "1 blank" in tq.filtered
+    # pickled to workers with the filter's words
+    import pickle
+
+    assert pickle.loads(pickle.dumps(tr)).filtered == tr.filtered
+
+
+def test_where_refusals_name_the_problem(tmp_path):
+    p = write(tmp_path, "time,unit,event\n1,0,DBE\n2,1,\n")
+    with pytest.raises(TraceFormatError, match="keeps none of the 2 rows"):
+        read_trace(p, where={"event": "OTB"})
+    with pytest.raises(TraceFormatError, match="missing where column 'kind'"):
+        read_trace(p, where={"kind": "OTB"})
+    with pytest.raises(TypeError, match="where"):
+        read_trace(p, where={"event": []})
+    with pytest.raises(TypeError, match="where"):
+        read_trace(p, where=["event"])
+
+
+def test_a_blank_reason_without_where_is_warned_about_in_the_replays_words(tmp_path):
+    from spare_core.events import TraceReplay
+
+    p = write(tmp_path, "time,unit,why\n1,0,gpu\n2,1,\n3,2,\n")
+    words = TraceReplay(read_trace(p, reason_column="why"), "stop").describe(4)
+    assert "2 of 3 rows have a blank reason and count as failures" in words
+    kept = TraceReplay(read_trace(p, reason_column="why", where={"why": "gpu"}), "stop").describe(4)
+    assert "blank reason" not in kept and "1 of 3 rows are failures" in kept

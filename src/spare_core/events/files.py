@@ -143,6 +143,8 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
         if judged == "periods" and len(check.periods) > 1 and check.periods_p < PERIODS_P:
             raise rd.error(f"failures.law = 'fit': {_period_refusal(lf, check, rates)}")
         words += merged
+        if trace.filtered is not None:  # which rows were failures: part of what the fit saw
+            words += f" ({trace.filtered})"
         if isinstance(lf, NodeRateFit):
             return _node_rate_model(rd, base, lf, words, check, cluster, trace, read, job_start)
         rate = FailureRate.from_mtbf(lf.mean, unit="node", gpus_per_node=cluster.gpus_per_node)

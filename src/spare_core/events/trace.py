@@ -98,6 +98,8 @@ class Trace:
     dropped_before, dropped_after : int, optional
         Rows of the file outside the window ``[start, end]`` that :func:`read_trace` left
         out (default 0): a longer log cut to the job's window says what it cut.
+    filtered : str, optional
+        What :func:`read_trace`'s ``where`` kept and dropped, in words (None: no filter).
     numbering : {"ids", "unit_map", "appearance", "host_pattern"}, optional
         How the unit ids were given: ids of the log itself (default), a host -> id map,
         host names numbered in order of first appearance (the ids then say nothing about
@@ -128,10 +130,11 @@ class Trace:
     """
 
     __slots__ = ("times", "units", "n_units", "end", "unit_names", "reasons", "start", "source",
-                 "dropped_before", "dropped_after", "numbering", "levels")
+                 "dropped_before", "dropped_after", "numbering", "levels", "filtered")
 
     def __init__(self, times, units, *, n_units=None, end=None, unit_names=None, reasons=None,
-                 start=None, source=None, dropped_before=0, dropped_after=0, numbering="ids", levels=None):
+                 start=None, source=None, dropped_before=0, dropped_after=0, numbering="ids", levels=None,
+                 filtered=None):
         t = np.array(times, dtype=np.float64, copy=True).reshape(-1) if np.ndim(times) else None
         if t is None:
             raise ValueError(f"times must be 1-dimensional, got {times!r}")
@@ -188,12 +191,14 @@ class Trace:
         if (levels is None) != (numbering != "host_pattern"):
             raise ValueError("levels go with numbering='host_pattern' (positions decoded from host names), "
                              f"got numbering={numbering!r} with levels={'None' if levels is None else 'given'}")
+        if filtered is not None and not isinstance(filtered, str):
+            raise TypeError(f"filtered must be a text (what read_trace's where kept) or None, got {filtered!r}")
         t.setflags(write=False)
         u.setflags(write=False)
         for name, value in (("times", t), ("units", u), ("n_units", n), ("end", e), ("unit_names", unit_names),
                             ("reasons", reasons), ("start", start), ("source", source),
                             ("dropped_before", dropped_before), ("dropped_after", dropped_after),
-                            ("numbering", numbering), ("levels", levels)):
+                            ("numbering", numbering), ("levels", levels), ("filtered", filtered)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
@@ -373,10 +378,10 @@ class DomainSummary:
 
 
 def _rebuild(times, units, n_units, end, unit_names, reasons, start, source, dropped_before=0, dropped_after=0,
-             numbering="ids", levels=None) -> Trace:
+             numbering="ids", levels=None, filtered=None) -> Trace:
     return Trace(times, units, n_units=n_units, end=end, unit_names=unit_names, reasons=reasons, start=start,
                  source=source, dropped_before=dropped_before, dropped_after=dropped_after, numbering=numbering,
-                 levels=levels)
+                 levels=levels, filtered=filtered)
 
 
 def _check_levels(levels, n_units):
@@ -409,7 +414,7 @@ def _check_levels(levels, n_units):
 def read_trace(path, *, time_column="time", unit_column="unit", reason_column=None,
                time_format="auto", time_unit="s", tz=None, units="auto", unit_map=None,
                n_units=None, start=None, end=None, sort=False, header="auto", delimiter=",",
-               fold=None, dst=None, host_pattern=None):
+               fold=None, dst=None, host_pattern=None, where=None):
     """Read a failure log (CSV or Parquet) into a :class:`Trace`.
 
     Parameters
@@ -507,6 +512,14 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         that level) are ranges of units (:attr:`Trace.levels`, :meth:`Trace.domains`). Two
         hosts on one position, a host that does not match, or more than 4,194,304 positions
         are errors. Not with ``unit_map`` or ``units="ids"``.
+    where : mapping of column to value or list of values, optional, keyword-only
+        Which rows are failures: only rows whose every named column (a header name or a
+        0-based position) holds one of its values, compared as text with surrounding blanks
+        removed (``{"event": ["DBE", "OTB"]}``: double-bit errors and GPUs off the bus). The
+        rows left out are counted, blank cells apart from other values, in
+        :attr:`Trace.filtered` (which a replay's and a fit's description repeat), so a log
+        whose event column is mostly empty says so. Applied before the window
+        (``start``/``end``), which counts only rows kept. Default: every row is a failure.
 
     Returns
     -------
@@ -558,13 +571,85 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     spath = os.fspath(path)
     opts = _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units,
                     unit_map, n_units, sort, header, delimiter, fold, dst, host_pattern)
+    opts["where"] = _where_spec(where)
     if spath.lower().endswith((".parquet", ".pq")):
         cols = _read_parquet(spath, opts)
-        where = "row"
+        at = "row"
     else:
         cols = _read_csv(spath, opts)
-        where = "line"
-    return _assemble(spath, where, cols, opts, start, end)
+        at = "line"
+    filtered = _apply_where(spath, cols, opts["where"])
+    tr = _assemble(spath, at, cols, opts, start, end)
+    return tr if filtered is None else tr.replace(filtered=filtered)
+
+
+def _where_spec(where) -> dict | None:
+    """``where`` checked: column (name or position) -> the set of its values (text, stripped)."""
+    if where is None:
+        return None
+    if not isinstance(where, dict) or not where:
+        raise TypeError(f"where must be a non-empty table of column = value or [values], got {where!r}")
+    out = {}
+    for col, vals in where.items():
+        if isinstance(col, str) and col.strip().isdigit():
+            col = int(col)  # a TOML key is text: "3" names the fourth column
+        if isinstance(col, bool) or not isinstance(col, (str, int)):
+            raise TypeError(f"where: a column is a header name or a 0-based position, got {col!r}")
+        items = vals if isinstance(vals, (list, tuple)) else [vals]
+        if not items or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in items):
+            raise TypeError(f"where.{col}: give a value or a list of values (text or numbers), got {vals!r}")
+        out[col] = {str(v).strip() for v in items}
+    return out
+
+
+def _apply_where(path, cols, spec) -> str | None:
+    """Keep only the rows ``spec`` names (``cols`` filtered in place); what was kept, in words."""
+    if spec is None:
+        return None
+    n = int(cols["lines"].shape[0])
+    keep = np.ones(n, dtype=bool)
+    blanks, others = {}, {}
+    for col, allowed in spec.items():
+        cells = [c.strip() for c in cols[("where", col)]]
+        ok = np.fromiter((c in allowed for c in cells), dtype=bool, count=n)
+        blank = np.fromiter((not c for c in cells), dtype=bool, count=n)
+        blanks[col] = int((blank & ~ok).sum())
+        vals: dict = {}
+        for c, good in zip(cells, ok):
+            if not good and c:
+                vals[c] = vals.get(c, 0) + 1
+        others[col] = vals
+        keep &= ok
+    kept = int(keep.sum())
+    if kept == 0:
+        raise TraceFormatError(path, None, f"no failure rows: where {_where_words(spec)} keeps none of the {n:,} rows"
+                                           f" ({_dropped_where(blanks, others)})")
+    for k in list(cols):
+        v = cols[k]
+        if v is None:
+            continue
+        if isinstance(v, tuple):  # ("num" | "us", array)
+            cols[k] = (v[0], v[1][keep])
+        elif isinstance(v, np.ndarray):
+            cols[k] = v[keep]
+        else:
+            cols[k] = [x for x, good in zip(v, keep) if good]
+    return (f"{kept:,} of {n:,} rows are failures by where {_where_words(spec)}; "
+            f"{n - kept:,} left out ({_dropped_where(blanks, others)})")
+
+
+def _where_words(spec) -> str:
+    return ", ".join(f"{c} in {sorted(v)}" for c, v in spec.items())
+
+
+def _dropped_where(blanks, others) -> str:
+    parts = []
+    for col in blanks:
+        top = sorted(others[col].items(), key=lambda kv: -kv[1])[:5]
+        more = f", {len(others[col]) - 5} more values" if len(others[col]) > 5 else ""
+        parts.append(f"{col}: {blanks[col]:,} blank, {sum(others[col].values()):,} other values"
+                     + (f" ({', '.join(f'{k!r} x{v:,}' for k, v in top)}{more})" if top else ""))
+    return "; ".join(parts)
 
 
 def _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units, unit_map,
@@ -668,6 +753,8 @@ def _looks_like_name(cell: str) -> bool:
 def _read_csv(path, opts):
     """Cells of the selected columns as lists of str, with their 1-based line numbers."""
     cols = {"time": opts["time"], "unit": opts["unit"], "reason": opts["reason"]}
+    for col in opts.get("where") or ():
+        cols[("where", col)] = col  # a filter's column, read as text
     named = any(isinstance(c, str) for c in cols.values())
     out = {k: [] for k in cols}
     lines = []
@@ -705,8 +792,10 @@ def _read_csv(path, opts):
                                                f"without a .parquet suffix?") from None
     if not lines:
         raise TraceFormatError(path, None, "no failure rows (the file is empty or has only a header/comments)")
-    return {"time": out["time"], "unit": out["unit"], "reason": out["reason"] if cols["reason"] is not None else None,
-            "lines": np.asarray(lines, dtype=np.int64)}
+    got = {"time": out["time"], "unit": out["unit"], "reason": out["reason"] if cols["reason"] is not None else None,
+           "lines": np.asarray(lines, dtype=np.int64)}
+    got.update({k: v for k, v in out.items() if isinstance(k, tuple)})
+    return got
 
 
 def _read_log(path):
@@ -729,7 +818,8 @@ def _header_index(path, ln, hdr, cols):
             continue
         if isinstance(c, str):
             if c not in hdr:
-                raise TraceFormatError(path, ln, f"missing {k} column {c!r}; the header has {hdr}")
+                what = k if isinstance(k, str) else "where"
+                raise TraceFormatError(path, ln, f"missing {what} column {c!r}; the header has {hdr}")
             idx[k] = hdr.index(c)
         else:
             if c >= len(hdr):
@@ -772,12 +862,21 @@ def _read_parquet(path, opts):
         if wanted[k] in twice:
             raise TraceFormatError(path, None, f"{k} column {wanted[k]!r} appears more than once in the file "
                                                f"(columns {names})")
+    for col in opts.get("where") or ():
+        if isinstance(col, str) and col not in names:
+            raise TraceFormatError(path, None, f"missing where column {col!r}; the file has {names}")
+        if not isinstance(col, str) and col >= len(names):
+            raise TraceFormatError(path, None, f"where column position {col} is beyond the file's {len(names)} columns")
+        wanted[("where", col)] = col if isinstance(col, str) else names[col]
     table = _bounded_parquet_table(path, data, pf, sorted(set(wanted.values())))
     if table.num_rows == 0:
         raise TraceFormatError(path, None, "no failure rows (the table is empty)")
     out = {"lines": np.arange(1, table.num_rows + 1, dtype=np.int64), "reason": None}
     for k, name in wanted.items():
         col = table.column(name).combine_chunks()
+        if isinstance(k, tuple):  # a filter's column: its cells as text, a null a blank
+            out[k] = ["" if x is None else str(x) for x in col.to_pylist()]
+            continue
         if col.null_count:
             row = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False))) + 1
             raise TraceFormatError(path, row, f"empty {k} cell (null) in column {name!r}", where="row")

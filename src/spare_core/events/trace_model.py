@@ -414,7 +414,9 @@ class TraceReplay(FailureModel, kind="trace"):
             past = f"then {self.fitted().distribution!r} between system failures"
         else:  # no fit: a log that cannot be fitted still describes itself
             past = {"stop": "no failures past its end", "loop": f"looped every {self.trace.end:g} s"}[self.after]
-        extra = "".join(f"; {w}" for w, on in ((_dropped_words(self.trace), self.trace.n_dropped),
+        extra = "".join(f"; {w}" for w, on in ((self.trace.filtered, self.trace.filtered is not None),
+                                               (_blank_reasons(self.trace), bool(_blank_reasons(self.trace))),
+                                               (_dropped_words(self.trace), self.trace.n_dropped),
                                                (self._windows_words(), self.windows > 1),
                                                ("hosts spread over the job's nodes at random (seeded)",
                                                 self.placement == "spread")) if on)
@@ -461,6 +463,18 @@ class TraceReplay(FailureModel, kind="trace"):
                 kw["trace"] = Trace(t["times"], t["units"], n_units=t.get("n_units"), end=t.get("end"),
                                     levels=levels, numbering="ids" if levels is None else "host_pattern")
         return cls(**kw)
+
+
+def _blank_reasons(trace: Trace) -> str:
+    """A warning in words when the log's reason column is blank on some failures and no
+    ``where`` said which rows are failures ("" otherwise)."""
+    if trace.reasons is None or trace.filtered is not None:
+        return ""
+    n = sum(1 for r in trace.reasons if not r.strip())
+    if not n:
+        return ""
+    return (f"warning: {n:,} of {trace.n_events:,} rows have a blank reason and count as failures (say which rows "
+            "are failures with failures.trace.where)")
 
 
 def _dropped_words(trace: Trace) -> str:
