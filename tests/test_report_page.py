@@ -15,7 +15,8 @@ import subprocess
 import pytest
 
 from spare_core.cli import main
-from spare_core.commands.report import KEPT, TIME_PARTS, breakdown, build_report
+from spare_core.commands.report import build_report
+from spare_core.sim.results import KEPT_STEPS, TIME_PARTS, time_breakdown
 
 pytest.importorskip("matplotlib")
 
@@ -87,14 +88,14 @@ def test_the_breakdown_adds_up_to_the_wall_time_and_is_advises_runs(page):
     rep = build_report(doc, "")
     assert rep["breakdown"], "no breakdown"
     for row in rep["breakdown"]:
-        parts = [row[k] for k, _ in TIME_PARTS] + [row[KEPT]]
+        parts = [row[k] for k, _ in TIME_PARTS] + [row[KEPT_STEPS]]
         assert all(p >= -1e-6 * row["wall"] for p in parts), row
         assert math.fsum(parts) == pytest.approx(row["wall"], rel=1e-12)
     # the recommended strategy's row is the mean over its runs at the chosen interval
     a = doc["advice"]
     runs = [x for x in doc["runs"] if x["grid"] == "interval scan" and x["policy"] == a["policy"]
             and math.isclose(x["checkpoint_interval"], a["checkpoint_interval"], rel_tol=1e-9)]
-    assert runs and rep["breakdown"][0]["wall"] == pytest.approx(breakdown(runs)["wall"])
+    assert runs and rep["breakdown"][0]["wall"] == pytest.approx(time_breakdown(runs)["wall"])
     assert rep["breakdown"][0]["strategy"].endswith("(recommended)")
     # each run's own parts: none exceeds its wall time, and kept steps is what is left
     for x in runs:

@@ -180,8 +180,9 @@ def file_point(data: dict, xa: Axis, ya: Axis) -> dict:
         if node is None or isinstance(node, (dict, list, bool)):
             continue
         text = str(node)
-        if text in (str(_toml_value(t)) for t in axis.texts):
-            out[pos] = float([str(_toml_value(t)) for t in axis.texts].index(text))
+        shown = [str(_toml_value(t)) for t in axis.texts]
+        if text in shown:
+            out[pos] = float(shown.index(text))
             out[f"{name}_label"] = axis.labels[int(out[pos])]
             continue
         if axis.numbers is None:

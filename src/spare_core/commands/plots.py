@@ -24,7 +24,7 @@ __all__ = ["plot_vs_r", "plot_interval", "plot_timeline", "plot_map", "margin_te
 # the rest of the palette, by its name
 _FAMILY = {"ckpt": "#7f7f7f", "rep": "#1f77b4", "rep-disjoint": "#17becf", "spare": "#d62728",
            "elastic": "#2ca02c"}
-_SPARE_PALETTE = ("#9467bd", "#8c564b", "#bcbd22", "#ff7f0e", "#e377c2", "#393b79", "#637939", "#843c39")
+_OTHER_PALETTE = ("#9467bd", "#8c564b", "#bcbd22", "#ff7f0e", "#e377c2", "#393b79", "#637939", "#843c39")
 # the variant with the in-memory tier: the family's colour darkened (not paler: paleness is a
 # map's small margin), a straggler remedy: a marker hatch
 _MEMORY_DARKEN = 0.45
@@ -79,7 +79,7 @@ def strategy_colour(name: str) -> tuple:
     else:
         import zlib
 
-        rgb = to_rgb(_SPARE_PALETTE[zlib.crc32(base.encode()) % len(_SPARE_PALETTE)])
+        rgb = to_rgb(_OTHER_PALETTE[zlib.crc32(base.encode()) % len(_OTHER_PALETTE)])
     return tuple(v * (1.0 - _MEMORY_DARKEN) for v in rgb) if memory else rgb
 
 

@@ -41,7 +41,6 @@ from .text import fmt_duration
 HELP = ("the advice as a report to forward: one self-contained HTML page (and Markdown) with the recommendation, "
         "where the time goes, what moves the answer, the figures, the assumptions and their confidence intervals")
 
-KEPT = KEPT_STEPS
 #: the advise figures the page shows, in order, with their captions
 FIGURES = (("ttt_vs_r.png", "Time-to-train (over the failure-free time) and availability against the redundancy r, "
                             "per strategy: the mean over seeds and their spread."),
@@ -141,21 +140,21 @@ def _cells_of(doc: dict, grid: str) -> list[dict]:
     return [c for c in doc["cells"] if c.get("grid") == grid]
 
 
-def _best_cells(doc: dict) -> list[dict]:
-    """Per policy of the main grid, its best finished cell (judged at r >= 2 when a policy
-    without redundancy is compared: the one rule of :func:`judged_cells`)."""
+def _best_cells(doc: dict) -> list[tuple[dict, bool]]:
+    """Per policy of the main grid, its best finished cell and whether the policy uses r
+    (judged at r >= 2 when a policy without redundancy is compared: the one rule of
+    :func:`judged_cells`), best first."""
     cells = _cells_of(doc, "main")
-    redundant = {c["policy"]: c["redundancy"] > 1 for c in cells}
-    uses = {p: any(c["redundancy"] > 1 for c in cells if c["policy"] == p) for p in redundant}
+    uses = {p: any(c["redundancy"] > 1 for c in cells if c["policy"] == p) for p in (c["policy"] for c in cells)}
     plain = any(not u for u in uses.values())
     out = []
-    for p in dict.fromkeys(c["policy"] for c in cells):
+    for p in uses:
         mine = judged_cells([c for c in cells if c["policy"] == p], uses_redundancy=uses[p], plain_compared=plain,
                             redundancy=lambda c: c["redundancy"])
         done = [c for c in mine if c["finished"] == c["seeds"] and c["ratio_mean"] is not None]
         if done:
-            out.append(min(done, key=lambda c: (c["ratio_mean"], c["redundancy"])))
-    return sorted(out, key=lambda c: c["ratio_mean"])
+            out.append((min(done, key=lambda c: (c["ratio_mean"], c["redundancy"])), uses[p]))
+    return sorted(out, key=lambda cu: cu[0]["ratio_mean"])
 
 
 def _runs_of(doc: dict, grid: str, policy: str, r: int, interval: float | None = None) -> list[dict]:
@@ -163,11 +162,6 @@ def _runs_of(doc: dict, grid: str, policy: str, r: int, interval: float | None =
     if interval is not None:
         runs = [x for x in runs if math.isclose(x["checkpoint_interval"], interval, rel_tol=1e-9)]
     return runs
-
-
-def breakdown(runs: Sequence[dict]) -> dict[str, float]:
-    """Mean seconds per part of the wall time over ``runs`` (:func:`~spare_core.sim.results.time_breakdown`)."""
-    return time_breakdown(runs)
 
 
 def build_report(doc: dict, text: str, maps: Sequence[tuple[str, dict]] = ()) -> dict:
@@ -204,14 +198,14 @@ def build_report(doc: dict, text: str, maps: Sequence[tuple[str, dict]] = ()) ->
     rec_runs = _runs_of(doc, "interval scan", a["policy"], a["redundancy"], a["checkpoint_interval"]) \
         or _runs_of(doc, "main", a["policy"], a["redundancy"])
     if rec_runs:
-        parts.append({"strategy": who + " (recommended)", "seeds": len(rec_runs), **breakdown(rec_runs)})
-    for c in _best_cells(doc):
+        parts.append({"strategy": who + " (recommended)", "seeds": len(rec_runs), **time_breakdown(rec_runs)})
+    for c, uses in _best_cells(doc):
         if c["policy"] == a["policy"]:
             continue
         runs = _runs_of(doc, "main", c["policy"], c["redundancy"])
         if runs:
-            uses = any(x["redundancy"] > 1 for x in _runs_of(doc, "main", c["policy"], 2))
-            parts.append({"strategy": _name(c["policy"], c["redundancy"], uses), "seeds": len(runs), **breakdown(runs)})
+            parts.append({"strategy": _name(c["policy"], c["redundancy"], uses), "seeds": len(runs),
+                          **time_breakdown(runs)})
 
     # what each change does to the advice as given (advise's levers: paired over the same seeds)
     levers = []
@@ -343,7 +337,7 @@ def _breakdown_rows(report: dict) -> tuple[list[str], list[list[str]]]:
     rows_in = report["breakdown"]
     head = ["", *(f"{r['strategy']} ({r['seeds']} seeds)" for r in rows_in)]
     rows = [["wall time", *(_dur(r["wall"]) for r in rows_in)]]
-    for key, label in ((KEPT, KEPT), *TIME_PARTS):
+    for key, label in ((KEPT_STEPS, KEPT_STEPS), *TIME_PARTS):
         rows.append([label, *(f"{_dur(r[key])} ({_pct(r[key], r['wall'])})" for r in rows_in)])
     return head, rows
 

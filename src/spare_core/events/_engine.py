@@ -29,6 +29,9 @@ from .trace import read_trace
 __all__ = ["Engine", "Event", "EngineStats", "RenewalCounts", "simulate_renewals", "load_trace_csv", "KINDS"]
 
 _K = load("_calendar")
+#: what a caller of the retired engine is pointed to
+_INSTEAD = ("the simulations' failure sources are the epoch sources (FailureModel.process, NodeFailureLog); "
+            "see spare_core.events._engine")
 
 #: event kinds, indexed by the kernel's EV_* codes
 KINDS = ("failure", "repair", "system-failure", "trace-failure", "timer")
@@ -221,8 +224,7 @@ def simulate_renewals(n_units, lifetime, repair, horizon, *, seed, batch=1 << 16
     >>> r.events == r.failures + r.repairs and r.failures >= r.repairs
     True
     """
-    warn_retired("spare_core.events.simulate_renewals", "the simulations' failure sources are the epoch sources "
-                 "(FailureModel.process, NodeFailureLog); see spare_core.events._engine")
+    warn_retired("spare_core.events.simulate_renewals", _INSTEAD)
     n = as_int(n_units, "n_units", min_value=1, max_value=_MAX_UNITS)
     life = as_distribution(lifetime, "lifetime")
     rep = None if repair is None else as_distribution(repair, "repair")
@@ -342,8 +344,7 @@ class Engine:
     """
 
     def __init__(self, n_units, *, seed, start=0.0, max_timers=16, batch=4096, bucket_width=None):
-        warn_retired("spare_core.events.Engine", "the simulations' failure sources are the epoch sources "
-                     "(FailureModel.process, NodeFailureLog); see spare_core.events._engine")
+        warn_retired("spare_core.events.Engine", _INSTEAD)
         self.n_units = as_int(n_units, "n_units", min_value=1, max_value=_MAX_UNITS)
         self._root = as_seed_sequence(seed)
         self._sys_streams = None
