@@ -160,9 +160,9 @@ def run(args) -> int:
     for (fname, line, func), (cc, nc, tt, ct, _) in rows:
         print(f"   {100 * tt / whole:5.1f} %  {nc:>8} calls  {Path(fname).name}:{line} {func}")
     # the handlers' Python per event (failures and rejoins of a run with repairs), all it calls
-    per_event = sum(v[3] for (f, _, func), v in stats.stats.items() if func == "on_events" and f.endswith("policies.py"))
+    per_event = sum(v[3] for (f, _, func), v in stats.stats.items() if func == "on_events" and "strategies" in Path(f).parts)
     # a compiled (Cython) function is not seen by cProfile: its time is its caller's own time
-    loop = sum(v[2] for (f, _, func), v in stats.stats.items() if func == "_run_batches")
+    loop = sum(v[2] for (f, _, func), v in stats.stats.items() if func in ("_run_batches", "_restart_epochs"))
     print(f"   cumulative: FailureHandler.on_events (Python per failure and rejoin, RECTLR's included) "
           f"{100 * per_event / whole:.0f} %; the batch loop with the compiled timeline it calls "
           f"{100 * loop / whole:.0f} %")

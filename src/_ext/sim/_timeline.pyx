@@ -60,7 +60,9 @@ A failure before the activity it would interrupt (time running backwards) stops 
 (FAILURE_BEFORE_NOW) and :func:`advance` raises ``ValueError``.
 """
 from _types cimport intp_t, float64_t, int8_t, int64_t
+from libc.stdint cimport uint8_t
 from libc.float cimport DBL_MAX
+from libc.math cimport INFINITY
 
 import numpy as np
 
@@ -785,3 +787,234 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
     if m == -1:
         raise ValueError(f"raw_g must be in [0, {n})")
     return m, used
+
+
+# ---- epochs of a run in which every failure restarts, on a node failure log -------------
+# The batch loop of ``spare_core.sim.run`` makes one Python round trip per restart; a run whose
+# every failure restarts (checkpoint-only, with or without repairs and the memory tier) is one
+# restart after another, so its epochs are walked here instead, with the same arithmetic in
+# the same order (bit for bit the Python loop's results, tested against it).
+
+# registers of ``restart_epochs`` (``io``, float64), kept between calls
+cdef enum:
+    E_PHASE = 0        # what the next call does first (PH_FIND, PH_WALK, PH_EVENT, PH_END)
+    E_START = 1        # start of the current epoch
+    E_FREL = 2         # the epoch's failure, relative to E_START
+    E_READY = 3        # earliest resume after its restart (replacement in place)
+    E_KIND = 4         # F_RESTART or F_RESTART_MEMORY
+    E_LOST = 5         # 1: a group failing at that instant loses every copy of its snapshot
+    E_J = 6            # the kernel's event index within the epoch (0 or 1)
+    E_NREC = 7         # epochs written to the record buffers
+    N_EPOCH_IO = 8
+    PH_FIND = 0
+    PH_WALK = 1
+    PH_EVENT = 2
+    PH_END = 3
+    NEED_LOG = 7
+    RECORDS_FULL = 8
+    BAD_LOG = 9
+
+EPOCH_SLOTS = {
+    "E_PHASE": E_PHASE, "E_START": E_START, "E_FREL": E_FREL, "E_READY": E_READY, "E_KIND": E_KIND,
+    "E_LOST": E_LOST, "E_J": E_J, "E_NREC": E_NREC, "N_EPOCH_IO": N_EPOCH_IO, "PH_FIND": PH_FIND,
+    "PH_WALK": PH_WALK, "PH_EVENT": PH_EVENT, "PH_END": PH_END, "NEED_LOG": NEED_LOG, "RECORDS_FULL": RECORDS_FULL,
+    "BAD_LOG": BAD_LOG,
+}
+CONSTANTS.update(EPOCH_SLOTS)
+
+
+cdef int _restart_epochs(
+    float64_t* st, const float64_t* par, float64_t* io,
+    const float64_t* log_t, const int64_t* log_g, intp_t n_log, float64_t horizon,
+    float64_t* rs, float64_t* pool, int use_repairs,
+    const int64_t* holders, intp_t n_groups, intp_t n_copies, int use_memory, uint8_t* mark,
+    const float64_t* mult, intp_t n_mult,
+    float64_t* rec_end, float64_t* rec_start, intp_t n_rec,
+) noexcept nogil:
+    cdef int phase = <int>io[E_PHASE], status
+    cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
+    cdef float64_t frel, f, free, in_place, tr
+    cdef float64_t one_depth = 1.0, no_patch = 0.0
+    cdef int8_t kind
+    cdef intp_t lo, hi, mid, i, first, k, slot, spares, g, c
+    cdef intp_t j
+    cdef bint lost
+    while True:
+        if phase == PH_FIND:
+            if <intp_t>io[E_NREC] >= n_rec:
+                io[E_PHASE] = phase
+                return RECORDS_FULL
+            # the epoch's failure: the log's first row after its start (every group is in the
+            # job at an epoch's start: the first failure of any group ends it)
+            lo, hi = 0, n_log
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if log_t[mid] <= start:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo >= n_log:
+                if horizon > max_wall:
+                    phase = PH_END  # no failure before the wall limit: none matters
+                    continue
+                io[E_PHASE] = phase
+                return NEED_LOG
+            first = lo
+            frel = log_t[first] - start  # the sources' own subtraction
+            # the failures at that very instant (a run restores from memory only if every group
+            # among them keeps a copy on a group outside them)
+            i = first + 1
+            while i < n_log and log_t[i] - start == frel:
+                i += 1
+            lost = False
+            if use_memory:
+                for k in range(first, i):
+                    if not (0 <= log_g[k] < n_groups):
+                        io[E_PHASE] = phase
+                        return BAD_LOG
+                for k in range(first, i):
+                    mark[log_g[k]] = 1
+                for k in range(first, i):
+                    g = log_g[k]
+                    c = 0
+                    while c < n_copies and mark[holders[g * n_copies + c]]:
+                        c += 1
+                    if c == n_copies:
+                        lost = True
+                for k in range(first, i):
+                    mark[log_g[k]] = 0
+            io[E_READY] = -DBL_MAX
+            if use_repairs:
+                # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
+                f = start + frel
+                spares = <intp_t>rs[R_N_SPARES]
+                k = <intp_t>rs[R_USED]
+                free = -DBL_MAX
+                if spares >= 0:
+                    if spares == 0:
+                        free = f + rs[R_REPAIR]
+                    else:
+                        slot = k % spares
+                        if k >= spares:
+                            free = pool[slot]
+                        pool[slot] = f + rs[R_REPAIR]
+                rs[R_USED] = k + 1
+                if free > f:
+                    in_place = free + rs[R_SWAP]
+                else:
+                    in_place = f + rs[R_SWAP]
+                if in_place > rs[R_READY]:
+                    rs[R_READY] = in_place
+                io[E_READY] = rs[R_READY]
+            io[E_FREL] = frel
+            io[E_LOST] = 1.0 if lost else 0.0
+            io[E_KIND] = F_RESTART
+            io[E_J] = 0
+            phase = PH_WALK if use_memory else PH_EVENT
+        elif phase == PH_WALK:
+            # up to the failure first: which snapshot the copies hold is the kernel's
+            tr = start + io[E_FREL]
+            j = 0
+            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, 0, &j, tr, mult, n_mult)
+            if status != NEED_FAILURES:
+                io[E_PHASE] = phase
+                return status
+            if st[ST_T_MEM] > -INFINITY and io[E_LOST] == 0.0:  # a copy outlives the failure
+                io[E_KIND] = F_RESTART_MEMORY
+            phase = PH_EVENT
+        elif phase == PH_EVENT:
+            kind = <int8_t>io[E_KIND]
+            frel = io[E_FREL]
+            in_place = io[E_READY]
+            j = <intp_t>io[E_J]
+            status = _advance(st, par, &frel, start, &kind, &one_depth, &no_patch, NULL,
+                              &in_place if use_repairs else NULL, 1, &j, INFINITY, mult, n_mult)
+            io[E_J] = j
+            if status != RESTARTED:
+                io[E_PHASE] = phase
+                return status
+            k = <intp_t>io[E_NREC]
+            rec_end[k] = start + frel
+            start = st[ST_ACT_END]
+            rec_start[k] = start
+            io[E_NREC] = k + 1
+            io[E_START] = start
+            if use_repairs:  # every group back, nothing pending (``RepairBook.restart``)
+                rs[R_READY] = 0.0
+                rs[R_HEAD] = 0.0
+                rs[R_COUNT] = 0.0
+            phase = PH_END if start > max_wall else PH_FIND
+        else:
+            j = 0
+            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, 0, &j, INFINITY, mult, n_mult)
+            io[E_PHASE] = phase
+            return status
+
+
+def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[::1] io,
+                   const float64_t[::1] log_t, const int64_t[::1] log_g, float64_t horizon,
+                   float64_t[::1] rs, float64_t[::1] pool, const int64_t[:, ::1] holders,
+                   const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start):
+    """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
+
+    Parameters
+    ----------
+    state, params : float64[N_STATE], float64[N_PARAMS]
+        As :func:`advance` (``state`` IN-OUT).
+    io : float64[N_EPOCH_IO], IN-OUT
+        The loop's registers (``EPOCH_SLOTS``): zeros at a run's start (phase ``PH_FIND``,
+        epoch start 0); kept between calls.
+    log_t, log_g : float64[n], int64[n], IN
+        The log's failures so far (times ascending, ties by node; the failed node's group).
+    horizon : float, IN
+        Every failure before it is in ``log_t``.
+    rs, pool : arrays of ``RepairBook``, IN-OUT, or ``rs`` of length 0 for a run without repairs
+        The spare pool's counters and ring (``merge_repairs``).
+    holders : int64[n_groups, copies], IN, or shape (0, 0) without a memory tier
+        The groups holding each group's in-memory copies.
+    mult : float64[n_mult], IN
+        Step multipliers, consumed from ``state[ST_MULT_IDX]``.
+    rec_end, rec_start : float64[n_rec], OUT
+        Per restart: the failure's time and the resume time, from ``io[E_NREC]``.
+
+    Returns
+    -------
+    int
+        ``DONE``, ``TIMEOUT``, ``NEED_MULT`` (a new chunk of multipliers, ``ST_MULT_IDX`` reset:
+        call again), ``NEED_LOG`` (extend the log, call again with it), ``RECORDS_FULL`` (read
+        and reset ``io[E_NREC]``, call again), ``BAD_LOG`` (a group read from ``log_g`` outside
+        ``holders``' rows). O(steps + restarts log n) with the GIL released.
+    """
+    cdef intp_t n_log = log_t.shape[0], n_groups = holders.shape[0], n_copies = holders.shape[1]
+    cdef intp_t i, c
+    cdef int status, use_repairs = rs.shape[0] > 0, use_memory = n_groups > 0
+    if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS or io.shape[0] != N_EPOCH_IO:
+        raise ValueError("state, params or io has the wrong length")
+    if log_g.shape[0] != n_log or rec_start.shape[0] != rec_end.shape[0] or rec_end.shape[0] < 1:
+        raise ValueError("log_t and log_g, rec_end and rec_start must have one length (records >= 1)")
+    if not (0 <= io[E_PHASE] <= PH_END) or not (0 <= io[E_NREC] <= rec_end.shape[0]) or not (0 <= io[E_J] <= 1):
+        raise ValueError("io registers out of range")
+    if not (0 <= state[ST_MULT_IDX] <= mult.shape[0]):
+        raise ValueError("state's multiplier index is outside the buffer")
+    if not (1.0 <= params[P_N_STEPS] <= 9007199254740992.0):
+        raise ValueError(f"params n_steps must be in [1, 2**53], got {params[P_N_STEPS]}")
+    if use_repairs and (rs.shape[0] != N_REPAIR or pool.shape[0] < 1
+                        or not (-1 <= rs[R_N_SPARES] <= pool.shape[0]) or rs[R_USED] < 0):
+        raise ValueError("rs and pool are not a RepairBook's")
+    if use_memory:
+        if n_copies < 1:
+            raise ValueError("holders needs at least one copy per group")
+        for i in range(n_groups):
+            for c in range(n_copies):
+                if not (0 <= holders[i, c] < n_groups):
+                    raise ValueError(f"holders must be in [0, {n_groups})")
+    mark = np.zeros(max(n_groups, 1), dtype=np.uint8)
+    cdef uint8_t[::1] mk = mark
+    with nogil:
+        status = _restart_epochs(&state[0], &params[0], &io[0],
+                                 &log_t[0] if n_log else NULL, &log_g[0] if n_log else NULL, n_log, horizon,
+                                 &rs[0] if use_repairs else NULL, &pool[0] if use_repairs else NULL, use_repairs,
+                                 &holders[0, 0] if use_memory else NULL, n_groups, n_copies, use_memory, &mk[0],
+                                 &mult[0] if mult.shape[0] else NULL, mult.shape[0],
+                                 &rec_end[0], &rec_start[0], rec_end.shape[0])
+    return status

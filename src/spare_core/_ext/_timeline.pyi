@@ -6,6 +6,8 @@ import numpy.typing as npt
 CONSTANTS: dict[str, int]
 
 SLOTS: dict[str, int]
+#: the registers and statuses of restart_epochs
+EPOCH_SLOTS: dict[str, int]
 
 def new_state(initial_depth: float, start_time: float = ...) -> npt.NDArray[np.float64]: ...
 def advance(
@@ -20,3 +22,17 @@ def advance(
     t_next: float,
     mult: npt.NDArray[np.float64],
 ) -> tuple[int, int]: ...
+def restart_epochs(
+    state: npt.NDArray[np.float64],
+    params: npt.NDArray[np.float64],
+    io: npt.NDArray[np.float64],
+    log_t: npt.NDArray[np.float64],
+    log_g: npt.NDArray[np.int64],
+    horizon: float,
+    rs: npt.NDArray[np.float64],
+    pool: npt.NDArray[np.float64],
+    holders: npt.NDArray[np.int64],
+    mult: npt.NDArray[np.float64],
+    rec_end: npt.NDArray[np.float64],
+    rec_start: npt.NDArray[np.float64],
+) -> int: ...

@@ -9,6 +9,7 @@ import numpy as np
 from .._native import load
 from .._results import column, columns, columns_doc, derived, fields_dict
 from ..events import EpochSource
+from ..events.nodes import NodeEpochs
 from .._seeding import run_seed
 from .._validate import as_float
 from ..strategies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
@@ -279,7 +280,13 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
         except AttributeError:
             raise ValueError(f"[repair]: the failure source of model {scenario.failure_model!r} cannot hand out the "
                              "failures of groups out of the job (failures.model = \"node\" and \"trace\" can)") from None
-    loop = _run_batches(plan, source, StepMultipliers(scenario, mult_seed), bool(timeline))
+    mults = StepMultipliers(scenario, mult_seed)
+    h = plan.handler
+    if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
+            and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())):
+        loop = _restart_epochs(plan, source, mults)
+    else:
+        loop = _run_batches(plan, source, mults, bool(timeline))
     return _assemble(scenario, policy, seed, plan, loop)
 
 
@@ -568,6 +575,59 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts, rejoins=rejoins,
                         ep_start=ep_start, ep_end=ep_end, ep_fail=ep_fail,
                         tl=(tl_t, tl_g, tl_r, tl_d) if timeline else None)
+
+
+# epochs a call of the compiled restart loop records before it hands them back
+_EPOCH_RECORDS = 4096
+_NO_REPAIRS = np.zeros(0)
+_NO_HOLDERS = np.zeros((0, 0), dtype=np.int64)
+
+
+def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) -> _LoopOutcome:
+    """The batch loop of a run whose every failure restarts (a handler with
+    ``constant_restarts``) on a node failure log, in the compiled ``restart_epochs``: one
+    epoch is one failure and one restart, walked in C with the spare pool's rule and the
+    memory tier's restore decision; Python only draws multipliers and extends the log. The
+    same results as :func:`_run_batches`, bit for bit (tests/test_restart_epochs.py)."""
+    kern, params = plan.kern, plan.params
+    K = kern.CONSTANTS
+    NEED_MULT, NEED_LOG, FULL, BAD_LOG = K["NEED_MULT"], K["NEED_LOG"], K["RECORDS_FULL"], K["BAD_LOG"]
+    NREC, MIDX = K["E_NREC"], K["ST_MULT_IDX"]
+    state = kern.new_state(plan.init_depth, 0.0)
+    io = np.zeros(K["N_EPOCH_IO"])
+    if plan.repair is not None:
+        from .recovery import RepairBook
+
+        book = RepairBook(plan.repair, plan.n_groups)
+        rs, pool = book.rs, book.pool
+    else:
+        rs, pool = _NO_REPAIRS, _NO_REPAIRS
+    holders = _NO_HOLDERS if plan.holders is None else np.ascontiguousarray(plan.holders, dtype=np.int64)
+    rec_end, rec_start = np.empty(_EPOCH_RECORDS), np.empty(_EPOCH_RECORDS)
+    ep_start, ep_end = [0.0], []
+    log = source.log
+    mult = mults.chunk()
+    while True:
+        log_t, log_g = log.arrays()
+        status = kern.restart_epochs(state, params, io, log_t, log_g, log.horizon, rs, pool, holders, mult,
+                                     rec_end, rec_start)
+        n = int(io[NREC])
+        if n:
+            ep_end.extend(rec_end[:n].tolist())
+            ep_start.extend(rec_start[:n].tolist())
+            io[NREC] = 0
+        if status == NEED_MULT:
+            mult = mults.chunk()
+            state[MIDX] = 0.0
+        elif status == NEED_LOG:
+            log.extend()
+        elif status == BAD_LOG:
+            raise ValueError(f"the failure log names a group outside [0, {plan.n_groups})")
+        elif status != FULL:
+            break
+    n = len(ep_end)
+    return _LoopOutcome(state=state, status=status, seen=n, masked=0, restarts=n, rejoins=0, ep_start=ep_start,
+                        ep_end=ep_end, ep_fail=[1] * n + [0], tl=None)
 
 
 _NO_EVENTS = np.zeros(0)

@@ -127,6 +127,10 @@ class FailureHandler:
     #: False if the handler never reads the group ids, only how many failures it is given:
     #: the simulator may then pass placeholders (-1) and skip drawing which group failed
     needs_groups = True
+    #: True if every failure is a restart answered the same way (restart at the first failure
+    #: of a batch, depth 1, no patch) and :meth:`restart` does nothing: the simulator may then
+    #: skip the handler and walk the epochs in its compiled restart loop
+    constant_restarts = False
 
     def on_failure(self, group: int) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError

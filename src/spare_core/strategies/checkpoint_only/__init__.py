@@ -24,6 +24,7 @@ class _RestartEveryFailure(FailureHandler):
     batch_hint = 1
     every_failure_restarts = True  # no group is ever out: repairs need no failures of groups out
     needs_groups = False  # every failure restarts, whichever group it hits
+    constant_restarts = True  # the answer is always "restart" and restart() does nothing
     # the simulator only reads outcomes, so one constant answer serves every failure
     _ONE = Outcomes(_ro(np.ones(1, dtype=np.int8)), _ro(np.ones(1)), _ro(np.zeros(1)))
     _NONE = Outcomes(_ro(np.zeros(0, dtype=np.int8)), _ro(np.zeros(0)), _ro(np.zeros(0)))

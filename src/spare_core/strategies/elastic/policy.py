@@ -88,12 +88,20 @@ class _ElasticHandler(FailureHandler):
 
     def _vectorised(self, groups, rejoin):
         """The batch's answer in numpy when every event changes the live count by one (what
-        the run loop hands out: distinct groups, failures of groups in, rejoins of groups out);
+        the run loop hands out: each group's failures and rejoins alternating from its state);
         None otherwise."""
         n = groups.shape[0]
+        if n == 0:
+            return None
         back = rejoin.astype(bool)
-        down = self._down[groups].astype(bool)
-        if n == 0 or (down != back).any() or np.unique(groups).shape[0] != n:
+        # each group's events must alternate from its state (a failure when in, a rejoin when
+        # out): then every event moves the live count by one, a group failing and rejoining
+        # within the batch included (what a run with repairs hands out)
+        order = np.argsort(groups, kind="stable")
+        g, b = groups[order], back[order]
+        first = np.ones(n, dtype=bool)
+        first[1:] = g[1:] != g[:-1]
+        if (b[first] != self._down[g[first]].astype(bool)).any() or (b[1:][~first[1:]] == b[:-1][~first[1:]]).any():
             return None
         live = self._live + np.cumsum(np.where(back, 1, -1))
         low = np.flatnonzero(live < self._min)
@@ -108,7 +116,9 @@ class _ElasticHandler(FailureHandler):
             worth = live / self._n
         if m < n or low.shape[0]:
             kind[m - 1], depth[m - 1], worth[m - 1] = RESTART, 1.0, 1.0
-        self._down[groups[:m]] = np.where(back[:m], 0, 1)
+        # the last event of each group decides its state
+        u, last = np.unique(groups[:m][::-1], return_index=True)
+        self._down[u] = np.where(back[:m][::-1][last], 0, 1)
         self._live = int(live[-1])
         return Outcomes(kind, depth, np.zeros(m), worth)
 
