@@ -4,7 +4,7 @@ import csv
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spare_core.stragglers import JobSizes, TraceError, analyse, read_trace, synthetic_trace, trace_columns
 
@@ -53,3 +53,89 @@ def test_a_send_without_its_recv_names_the_file(tmp_path, p2p_cols):
     _write_csv(tmp_path / "norecv.csv", {k: v[keep] for k, v in cols.items()})
     with pytest.raises(TraceError, match=r"norecv\.csv: stage \d records 0 forward-recv"):
         analyse(read_trace(tmp_path / "norecv.csv", JobSizes(dp=1, pp=3)))
+
+
+# -- item 4: every command's numeric flags at extreme values ------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+import spare_core.commands.budget as budget_mod  # noqa: E402
+from spare_core.cli import main  # noqa: E402
+
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "llama3_16k.toml")
+
+
+class _WouldRun(BaseException):
+    """Raised where the checks have all passed and the command would start its runs (a
+    BaseException, so that the command line's catch-all does not turn it into exit status 1)."""
+
+
+def _sentinel(monkeypatch):
+    real = budget_mod.estimate
+
+    def estimate(*a, **kw):
+        est = real(*a, **kw)
+        if not est.over():
+            raise _WouldRun
+        return est
+
+    def passed(*a, **kw):
+        raise _WouldRun
+
+    monkeypatch.setattr(budget_mod, "estimate", estimate)
+    real_demo, real_pacing = budget_mod.check_matching_demo, budget_mod.check_pacing_work
+    import spare_core.commands.demo as demo_mod
+    import spare_core.commands.pacing as pacing_mod
+
+    monkeypatch.setattr(demo_mod, "check_matching_demo", lambda *a, **kw: (real_demo(*a, **kw), passed())[0])
+    monkeypatch.setattr(pacing_mod, "check_pacing_work", lambda *a, **kw: (real_pacing(*a, **kw), passed())[0])
+
+
+_MAP = ["map", EXAMPLE, "--x", "failures.mtbf", "--x-values", "1h", "2h", "--y", "costs.restart", "--y-values",
+        "10min", "20min"]
+COMMANDS = {
+    "compare": (["compare"], ["--groups", "--r-max", "--seeds", "--steps", "--processes", "--horizon"]),
+    "pacing": (["pacing", "--nodes", "4"], ["--nodes", "--iterations", "--replicas", "--seed", "--nodes-per-leaf",
+                                            "--oversubscription", "--background-duty", "--background-run"]),
+    "demo": (["demo"], ["--types", "--redundancy", "--every", "--seed"]),
+    "run": (["run", EXAMPLE], ["--steps", "--seeds", "--r-max", "--horizon", "--processes"]),
+    "advise": (["advise", EXAMPLE, "--no-sensitivity"], ["--steps", "--seeds", "--r-max", "--horizon"]),
+    "map": (_MAP, ["--steps", "--seeds", "--r-max", "--horizon", "--processes", "--tie"]),
+}
+EXTREMES = ["0", "-1", "1", str(2**31 - 1), str(2**31), str(2**63 - 1), str(2**63), str(2**64), "nan", "inf",
+            "-inf", "1e400", "1e-320"]
+
+
+_CASES = [(name, flag, value) for name, (_, flags) in sorted(COMMANDS.items()) for flag in flags for value in EXTREMES]
+
+
+@pytest.mark.parametrize("name, flag, value", _CASES)
+def test_extreme_numbers_on_every_flag_exit_0_or_2_with_one_line(monkeypatch, capsys, name, flag, value):
+    """A flag's value the parser accepts but the model cannot run is a usage error (exit 2, one
+    line) or a budget refusal, never exit status 1 (``spare compare --groups 2147483647`` was
+    ``error: ValueError: n_groups must be <= 2147483646``, status 1). Every (command, numeric
+    flag, extreme value): the grid is small enough to walk whole."""
+    base, _ = COMMANDS[name]
+    argv = [*base, flag, value]
+    with monkeypatch.context() as m:
+        _sentinel(m)
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        except _WouldRun:
+            code = "would run"
+    err = capsys.readouterr().err
+    assert code in (0, 2, "would run"), (argv, code, err)
+    if code == 2:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert lines and "Traceback" not in err, (argv, err)
+
+
+def test_compare_groups_at_the_count_limit_is_a_usage_error(capsys):
+    try:
+        code = main(["compare", "--groups", str(2**31 - 1)])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and "--groups" in err and "2147483647" in err, err
