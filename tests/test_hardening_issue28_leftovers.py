@@ -1,6 +1,7 @@
 """Issue 28's leftovers: refusals from counts before anything is built, errors that name their
 file, huge integers on the command line (docs/reliability.md, the rows of this wave)."""
 import csv
+import math
 
 import numpy as np
 import pytest
@@ -139,3 +140,87 @@ def test_compare_groups_at_the_count_limit_is_a_usage_error(capsys):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and "--groups" in err and "2147483647" in err, err
+
+
+# -- item 1: spare sweep refuses from the spec's counts ------------------------------------------
+
+import tracemalloc  # noqa: E402
+
+from spare_core import _limits  # noqa: E402
+from spare_core.sim import Scenario  # noqa: E402
+
+
+def _spec(tmp_path, seeds, grid):
+    lines = [f"seeds = {seeds}", 'policies = ["ckpt"]', "redundancies = [1]", "[scenario]", 'preset = "paper_600k"',
+             "n_groups = 40"]
+    if grid:
+        lines.append("grid = {" + ", ".join(f"{k} = [{', '.join(map(str, v))}]" for k, v in grid.items()) + "}")
+    else:
+        lines.append("n_steps = 50")
+    p = tmp_path / "spec.toml"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def _sweep(capsys, argv):
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def test_a_sweep_of_2_24_seeds_is_refused_from_its_counts_in_little_memory(tmp_path, capsys):
+    """It built 2**24 groups first: 2.7 GB and a MemoryError after 48 s under a 3 GB limit."""
+    spec = _spec(tmp_path, 2**24, None)
+    tracemalloc.start()
+    try:
+        code, err = _sweep(capsys, ["sweep", str(spec), "--store", str(tmp_path / "st")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and "1.68e+07 scenario-seed pairs" in err and "--force" in err, err
+    assert peak < 20e6
+    assert not (tmp_path / "st").exists()
+
+
+def test_a_sweep_grid_of_a_million_combinations_is_refused_before_any_scenario_is_built(tmp_path, capsys,
+                                                                                           monkeypatch):
+    built = []
+    real = Scenario.paper_600k.__func__
+    monkeypatch.setattr(Scenario, "paper_600k", classmethod(lambda cls, *a, **kw: built.append(1) or real(cls, *a, **kw)))
+    grid = {"n_steps": list(range(10, 110)), "system_mtbf": [100.0 + i for i in range(100)],
+            "checkpoint_time": [1.0 + i for i in range(100)]}
+    code, err = _sweep(capsys, ["sweep", str(_spec(tmp_path, 1, grid)), "--store", str(tmp_path / "st")])
+    assert code == 2 and "1e+06 scenarios built before the first run (budget 1e+05)" in err, err
+    assert built == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lens=st.lists(st.integers(1, 6), min_size=1, max_size=3), seeds=st.integers(1, 40),
+       budget_sc=st.integers(1, 60), budget_pairs=st.integers(1, 600))
+def test_property_the_sweep_precheck_refuses_exactly_what_its_counts_exceed(tmp_path_factory, capsys, monkeypatch,
+                                                                             lens, seeds, budget_sc, budget_pairs):
+    """Counted against an independent product of the grid's lengths; nothing is built when
+    refused, and a spec within both counts goes on to the work budget (here: runs)."""
+    keys = ["n_steps", "system_mtbf", "checkpoint_time"]
+    grid = {k: [(10 if k == "n_steps" else 100.0) + i for i in range(n)] for k, n in zip(keys, lens)}
+    n_sc = math.prod(lens)
+    tmp = tmp_path_factory.mktemp("s")
+    built = []
+    real = Scenario.paper_600k.__func__
+    with monkeypatch.context() as m:
+        m.setitem(_limits.BUDGET, "scenarios", budget_sc)
+        m.setitem(_limits.BUDGET, "pairs", budget_pairs)
+        m.setattr(Scenario, "paper_600k", classmethod(lambda cls, *a, **kw: built.append(1) or real(cls, *a, **kw)))
+        m.setattr(budget_mod, "estimate", lambda *a, **kw: (_ for _ in ()).throw(_WouldRun()))
+        try:
+            code, err = _sweep(capsys, ["sweep", str(_spec(tmp, seeds, grid)), "--store", str(tmp / "st")])
+        except _WouldRun:
+            code, err = "would run", ""
+    refused = n_sc > budget_sc or n_sc * seeds > budget_pairs
+    assert (code == 2) == refused, (code, err, n_sc, seeds)
+    if refused:
+        assert built == [] and "beyond the budget" in err
+    else:
+        assert code == "would run" and len(built) == n_sc
