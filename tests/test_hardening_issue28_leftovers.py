@@ -224,3 +224,78 @@ def test_property_the_sweep_precheck_refuses_exactly_what_its_counts_exceed(tmp_
         assert built == [] and "beyond the budget" in err
     else:
         assert code == "would run" and len(built) == n_sc
+
+
+# -- item 2: spare map refuses from its counts -----------------------------------------------------
+
+import spare_core.commands.map as map_mod  # noqa: E402
+
+
+def _count_loads(monkeypatch):
+    loads = []
+    real = map_mod._load
+
+    def load(*a, **kw):
+        loads.append(a[1])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(map_mod, "_load", load)
+    return loads
+
+
+def _map(capsys, *extra):
+    return _sweep(capsys, ["map", EXAMPLE, "--x", "failures.mtbf", "--y", "costs.restart", *extra])
+
+
+def test_a_map_of_a_million_cells_is_refused_before_a_cell_is_read(capsys, monkeypatch):
+    loads = _count_loads(monkeypatch)
+    code, err = _map(capsys, "--x-range", "1h", "10h", "1000", "--y-range", "1min", "60min", "1000")
+    assert code == 2 and "1e+06 scenarios built before the first run" in err, err
+    assert len(loads) == 2  # the file, then the file with the strategies' policies: no cell
+
+
+def test_a_map_at_2_31_steps_is_refused_from_its_corners(capsys, monkeypatch):
+    """It read all 90,000 cells (a scenario file each, about 45 s) before the budget refused it."""
+    loads = _count_loads(monkeypatch)
+    code, err = _map(capsys, "--x-range", "1h", "10h", "300", "--y-range", "1min", "60min", "300",
+                     "--steps", str(2**31 - 1))
+    assert code == 2 and "cheapest corner" in err and "steps per run (budget 2e+09)" in err, err
+    assert len(loads) == 2 + 4
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(nx=st.integers(2, 4), ny=st.integers(2, 4), budget=st.floats(1e5, 1e10))
+def test_property_the_corner_precheck_refuses_only_what_the_whole_grid_check_refuses(capsys, monkeypatch,
+                                                                                      nx, ny, budget):
+    """Under any budget of steps over all runs: refused from the corners implies refused by the
+    check of every cell (the corners' estimate is never above the grid's own)."""
+    calls = []
+    real = map_mod.check_runs
+
+    def check_runs(scs, runs, force, what):
+        calls.append(what)
+        return real(scs, runs, force, what)
+
+    with monkeypatch.context() as m:
+        m.setitem(_limits.BUDGET, "steps", budget)
+        m.setattr(map_mod, "check_runs", check_runs)
+        m.setattr(map_mod, "map_unordered", lambda *a, **kw: (_ for _ in ()).throw(_WouldRun()))
+        try:
+            code, err = _map(capsys, "--x-range", "1h", "10h", str(nx), "--y", "job.steps", "--y-range", "1000",
+                             "200000", str(ny))
+        except _WouldRun:
+            code, err = "would run", ""
+    if calls and "cheapest corner" in calls[0]:
+        # the corner refused: the grid's own check (run here without the precheck) refuses too
+        cells = len(calls)
+        assert code == 2 and cells == 1
+        with monkeypatch.context() as m:
+            m.setitem(_limits.BUDGET, "steps", budget)
+            m.setattr(map_mod, "estimate", lambda *a, **kw: type("E", (), {"over": lambda self: []})())
+            m.setattr(map_mod, "map_unordered", lambda *a, **kw: (_ for _ in ()).throw(_WouldRun()))
+            try:
+                code2, _ = _map(capsys, "--x-range", "1h", "10h", str(nx), "--y", "job.steps", "--y-range", "1000",
+                                "200000", str(ny))
+            except _WouldRun:
+                code2 = "would run"
+        assert code2 == 2
