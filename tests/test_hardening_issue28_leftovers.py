@@ -299,3 +299,54 @@ def test_property_the_corner_precheck_refuses_only_what_the_whole_grid_check_ref
             except _WouldRun:
                 code2 = "would run"
         assert code2 == 2
+
+
+# -- item 6: a remedy's pause and the wall limit ---------------------------------------------------
+
+from spare_core.sim import make_policy, simulate  # noqa: E402
+from spare_core.sim.recovery import Repairs  # noqa: E402
+from spare_core.sim.remedies import remedy_plan, with_pause  # noqa: E402
+from spare_core.sim.results import TIME_PARTS  # noqa: E402
+from spare_core.stragglers.steptime import MeasuredStragglers  # noqa: E402
+
+
+def _straggling(swap, horizon, mtbf=1e12):
+    return Scenario(4, n_steps=500, t_compute=1.8, t_allreduce=0.2, system_mtbf=mtbf, jitter=0.0, gpus_per_group=8,
+                    checkpoint_time=5.0, max_wall_factor=horizon, failure_model="system",
+                    repair=Repairs(swap=swap, spares=2, time=0.0, gpus_per_node=8),
+                    step_time_model=MeasuredStragglers(slowdown=1.3, evict_slowdown=1.05, worker=5))
+
+
+def _partition(run):
+    parts = math.fsum(getattr(run, k) for k, _ in TIME_PARTS)
+    return parts + run.availability * run.wall_time
+
+
+@settings(max_examples=40, deadline=None)
+@given(swap=st.floats(1.0, 5000.0), horizon=st.floats(1.01, 3.0), mtbf=st.sampled_from([1e12, 600.0, 150.0]),
+       seed=st.integers(0, 3))
+def test_property_a_pause_never_takes_a_run_past_its_wall_limit_and_the_parts_still_partition_it(swap, horizon,
+                                                                                                   mtbf, seed):
+    """with_pause added the pause to a run simulated up to the whole limit: a run cut at the
+    limit ended at limit + pause, and a finished one past the limit stayed finished."""
+    sc = _straggling(swap, horizon, mtbf)
+    plan = remedy_plan(sc, "evict")
+    limit = sc.max_wall_factor * sc.t0
+    assert plan.wall_limit == limit
+    run = with_pause(simulate(plan.scenario, make_policy("ckpt", 1), seed=seed), plan)
+    assert run.wall_time <= limit * (1 + 1e-12)
+    assert math.isclose(_partition(run), run.wall_time, rel_tol=1e-9, abs_tol=1e-9)
+    assert run.pause_time >= min(swap, limit) * (1 - 1e-12)
+    if run.finished:
+        assert run.time_to_train == run.wall_time <= limit * (1 + 1e-12)
+    # independently: the run finishes only if the pause and the failure-free remedied work fit
+    if swap + 1.05 * sc.t0 > limit * (1 + 1e-9):
+        assert not run.finished
+
+
+def test_a_pause_longer_than_the_limit_is_the_whole_run():
+    sc = _straggling(swap=10 * 3600.0, horizon=1.5)
+    plan = remedy_plan(sc, "evict")
+    run = with_pause(simulate(plan.scenario, make_policy("ckpt", 1), seed=0), plan)
+    limit = 1.5 * sc.t0
+    assert not run.finished and run.wall_time == limit and run.pause_time == limit

@@ -24,7 +24,7 @@ from ..sim import Scenario
 from ..strategies import DEFAULT_POLICIES, policy_names
 from ..sim.study import Group, Run, Study, canonical_json, content_key
 
-__all__ = ["SweepSpec", "SpecCounts", "spec_counts", "Run", "Group", "canonical_json", "content_key", "load_spec"]
+__all__ = ["SweepSpec", "SpecSize", "spec_counts", "Run", "Group", "canonical_json", "content_key", "load_spec"]
 
 _PRESETS = {"paper_600k": Scenario.paper_600k, "llama3_16k": Scenario.llama3_16k}
 _TOP_KEYS = {"name", "seeds", "policies", "redundancies", "intervals", "policy_options", "scenario", "scenarios"}
@@ -57,7 +57,7 @@ class SweepSpec(Study):
         """The spec of a TOML file's table (see :func:`load_spec` for the format); scenario
         files it names are read relative to ``base_dir``.
 
-        ``precheck``, if given, is called with the spec's :class:`SpecCounts` (read from the
+        ``precheck``, if given, is called with the spec's :class:`SpecSize` (read from the
         table's counts alone) before any scenario is built, and may raise to refuse it: a grid
         of 10**6 combinations or 2**24 seeds would otherwise take minutes and gigabytes before
         a budget could look at the built study.
@@ -120,7 +120,7 @@ class SweepSpec(Study):
 
 
 @dataclass(frozen=True)
-class SpecCounts:
+class SpecSize:
     """What a spec asks for, counted from its table before anything is built.
 
     Attributes
@@ -143,8 +143,8 @@ class SpecCounts:
     runs: int
 
 
-def spec_counts(data, tables, policies) -> SpecCounts:
-    """:class:`SpecCounts` of a spec's table, in exact integers (a product of list lengths
+def spec_counts(data, tables, policies) -> SpecSize:
+    """:class:`SpecSize` of a spec's table, in exact integers (a product of list lengths
     never overflows); entries of the wrong type count as one and are named later."""
     n_sc = 0
     for t in tables:
@@ -162,7 +162,7 @@ def spec_counts(data, tables, policies) -> SpecCounts:
     iv = data.get("intervals", [None])
     n_iv = max(1, len(iv)) if isinstance(iv, list) else 1
     n_pol = max(1, len(set(policies)))
-    return SpecCounts(scenarios=n_sc, seeds=n_seeds, pairs=n_sc * n_seeds, runs=n_sc * n_seeds * n_iv * n_pol)
+    return SpecSize(scenarios=n_sc, seeds=n_seeds, pairs=n_sc * n_seeds, runs=n_sc * n_seeds * n_iv * n_pol)
 
 
 def _scenarios_of(table, where, base_dir, policies):
@@ -286,7 +286,7 @@ def load_spec(path, *, precheck=None) -> SweepSpec:
         set = {"job.steps" = 20000}         # fixed overrides of its dotted keys
         grid = {"failures.per_1000_node_days" = [3.0, 6.5, 13.0], "cluster.gpus" = [8192, 16384]}
 
-    ``precheck``: called with the spec's :class:`SpecCounts` before any scenario is built
+    ``precheck``: called with the spec's :class:`SpecSize` before any scenario is built
     (:meth:`SweepSpec.from_dict`).
 
     Raises
