@@ -199,6 +199,11 @@ BUDGET: dict[str, float] = {
     "failures": 5e8,
     "steps": 5e11,
     "log_bytes": 4e9,
+    # what a study holds before its first run, counted before it is built: scenarios built and
+    # checked (a preset's about 25 us, a scenario file's 0.5 ms), and scenario-seed pairs (the
+    # executor's groups, about 850 bytes each: 10**6 took 850 MB and 11 s, measured)
+    "scenarios": 1e5,
+    "pairs": 2e6,
     # spare demo: the matching's slot-expanded graph (N r S entries, S <= r) walked once per
     # failure up to the expected wipe-out, and the bytes of that graph
     "matching_work": 5e11,

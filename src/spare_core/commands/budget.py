@@ -16,7 +16,7 @@ from typing import Any
 from .. import _limits
 from . import UsageError
 
-__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "check_matching_demo", "check_pacing_work", "check_grid", "LOG_BYTES_PER_FAILURE",
+__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "check_matching_demo", "check_pacing_work", "check_grid", "check_counts", "LOG_BYTES_PER_FAILURE",
            "MATCHING_BYTES_PER_SLOT"]
 
 #: bytes a node failure log keeps per failure (a float and a group id in two Python lists)
@@ -170,6 +170,21 @@ def check_pacing_work(nodes: Any, gpus_per_node: int, iterations: int, replicas:
     return work
 
 
+def check_counts(scenarios: int, pairs: int, runs: int, force: bool, what: str) -> None:
+    """A study refused from its counts alone, before it is built: more scenarios than
+    ``BUDGET["scenarios"]`` or scenario-seed pairs than ``BUDGET["pairs"]`` is a
+    :class:`UsageError` with the budget's message unless ``force`` (``runs``, the fewest runs
+    they ask for, is shown). Exact integers: a count of 10**30 is compared, not overflowed."""
+    b = _limits.BUDGET
+    over = [f"{_g(float(v))} {words} (budget {_g(b[key])})"
+            for key, v, words in (("scenarios", scenarios, "scenarios built before the first run"),
+                                  ("pairs", pairs, "scenario-seed pairs, about 850 bytes each before the first run"))
+            if v > b[key]]
+    if over and not force:
+        raise UsageError(f"{what + ': ' if what else ''}the expected work is beyond the budget: {'; '.join(over)} "
+                         f"(at least {_g(float(runs))} runs; --force runs it anyway)")
+
+
 def check_grid(scenarios: Any, policies: Any, redundancies: Any, n_seeds: int, force: bool, what: str,
                n_intervals: int = 1) -> Estimate:
     """:func:`check_runs` for a grid described, not built: each scenario's runs counted from its
@@ -180,6 +195,8 @@ def check_grid(scenarios: Any, policies: Any, redundancies: Any, n_seeds: int, f
     from ..strategies import uses_redundancy
 
     scs = list(scenarios)
+    # the groups a Study would keep (one per scenario and seed), before it is built
+    check_counts(len(scs), len(scs) * int(n_seeds), len(scs) * int(n_seeds) * len(list(policies)), force, what)
     rs = sorted(set(int(r) for r in redundancies))
     counts = []
     for sc in scs:

@@ -59,7 +59,12 @@ def run(args) -> int:
                 charge_patch=not args.no_patch_cost)
     if args.steps is not None:
         over["n_steps"] = args.steps
-    scenarios = [Scenario.paper_600k(n, **over) for n in args.groups]
+    scenarios = []
+    for n in args.groups:
+        try:
+            scenarios.append(Scenario.paper_600k(n, **over))
+        except (TypeError, ValueError) as exc:  # a count the parser takes but the preset cannot (2**31 - 1)
+            raise UsageError(f"--groups {n}: {exc}") from None
     rep = "rep" if args.rep_variant == "cyclic" else "rep-disjoint"
     policies = ("ckpt", rep, "spare")
     kw = {"spare": {"offsets": "sidon"}} if args.layout == "sidon" else None

@@ -34,7 +34,7 @@ from .._results import columns
 from ..sim.strategy_map import (MEMORY_SUFFIX, OBJECTIVES, MapCell, MapSettings, Strategy, StrategyPick, evaluate_cell,
                                 split_name)
 from . import EXIT_INTERRUPTED, UsageError, bounded, horizon_float, positive_int, process_count, seed_count
-from .budget import check_runs
+from .budget import check_counts, check_runs, estimate
 from .filejob import describe_job, flag_overrides
 from .outputs import check_output_path, check_parquet, check_plot_dir, provenance, write_csv, write_parquet
 from .plots import cell_versus, letters, margin_text, plot_map
@@ -327,31 +327,49 @@ def run(args: Any) -> int:
     # the strategies' policies are the file's compared ones, so that their options are read
     policies = list(dict.fromkeys(split_name(n)[0] for n in names))
     sf = _load(args.file, [("compare.policies", policies)], base=sf)
+    def cell(i: int, j: int) -> tuple:
+        """The cell at (i, j), read and checked: ``((i, j), scenario, strategies, settings)``."""
+        xv, yv = xa.texts[i], ya.texts[j]
+        where = f" (the map's cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]})"
+        csf = _load(args.file, [f"{xa.key}={xv}", f"{ya.key}={yv}"], where, base=sf)
+        opts = csf.policy_kwargs()
+        strategies = [Strategy.parse(n, opts.get(split_name(n)[0])) for n in names]
+        settings = _settings(args, csf)
+        sc = csf.scenario
+        if any(s.memory for s in strategies) and sc.memory is None:
+            raise UsageError(f"{args.file}: a +memory strategy needs [checkpoint]{where}")
+        rp = sc.repair
+        if any(s.remedy == "evict" for s in strategies) and (rp is None or rp.spares == 0):
+            raise UsageError(f"{args.file}: a +evict strategy needs a spare (repair.spares >= 1){where}")
+        if args.objective == "cost" and sc.pricing is None:
+            raise UsageError(f"--objective cost needs the price of a GPU-hour: costs.gpu_hour in the file{where}")
+        try:
+            for st in strategies:
+                rs = [r for r in settings.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
+                for r in rs or [1]:
+                    st.policy_at(r, st.options.get("interval", "auto")).check(sc)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{args.file}: {exc}{where}") from None
+        return ((i, j), sc, strategies, settings)
+
+    # refused from the counts before the cells are built (1000 x 1000 axes are 10**6 file
+    # reads): too many cells, or work beyond the budget even if every cell cost as little as
+    # the cheapest of the grid's corners (--steps 2**31 is refused at once, not after 10**6 reads)
+    n_cells = len(xa.texts) * len(ya.texts)
+    what = f"{args.file}: the map's {n_cells} cells"
+    check_counts(n_cells, n_cells, n_cells, bool(args.force), what)
+    corners = [cell(i, j) for i, j in dict.fromkeys((i, j) for i in (0, len(xa.texts) - 1)
+                                                    for j in (0, len(ya.texts) - 1))]
+    if not args.force:
+        ests = [(estimate([c[1]], [n_cells * c[3].max_runs(c[2])]), c) for c in corners]
+        if all(e.over() for e, _ in ests):
+            _, c = min(ests, key=lambda ec: len(ec[0].over()))
+            check_runs([c[1]], [n_cells * c[3].max_runs(c[2])], False,
+                       f"{what} (each estimated as its cheapest corner, {xa.key} = {xa.labels[c[0][0]]}, "
+                       f"{ya.key} = {ya.labels[c[0][1]]})")
     # every cell read and checked before any run
-    cells = []
-    for j, yv in enumerate(ya.texts):
-        for i, xv in enumerate(xa.texts):
-            where = f" (the map's cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]})"
-            csf = _load(args.file, [f"{xa.key}={xv}", f"{ya.key}={yv}"], where, base=sf)
-            opts = csf.policy_kwargs()
-            strategies = [Strategy.parse(n, opts.get(split_name(n)[0])) for n in names]
-            settings = _settings(args, csf)
-            sc = csf.scenario
-            if any(s.memory for s in strategies) and sc.memory is None:
-                raise UsageError(f"{args.file}: a +memory strategy needs [checkpoint]{where}")
-            rp = sc.repair
-            if any(s.remedy == "evict" for s in strategies) and (rp is None or rp.spares == 0):
-                raise UsageError(f"{args.file}: a +evict strategy needs a spare (repair.spares >= 1){where}")
-            if args.objective == "cost" and sc.pricing is None:
-                raise UsageError(f"--objective cost needs the price of a GPU-hour: costs.gpu_hour in the file{where}")
-            try:
-                for st in strategies:
-                    rs = [r for r in settings.redundancies if r <= sc.n_groups] if st.uses_redundancy else [None]
-                    for r in rs or [1]:
-                        st.policy_at(r, st.options.get("interval", "auto")).check(sc)
-            except (TypeError, ValueError) as exc:
-                raise UsageError(f"{args.file}: {exc}{where}") from None
-            cells.append(((i, j), sc, strategies, settings))
+    done_corners = {c[0]: c for c in corners}
+    cells = [done_corners.get((i, j)) or cell(i, j) for j in range(len(ya.texts)) for i in range(len(xa.texts))]
     check_runs([c[1] for c in cells], [c[3].max_runs(c[2]) for c in cells], bool(args.force),
                f"{args.file}: the map's {len(cells)} cells")
 

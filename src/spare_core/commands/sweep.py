@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 
-from .budget import check_budget
+from .budget import check_budget, check_counts
 from . import EXIT_INTERRUPTED, UsageError, finite_float, positive_int, process_count
 from .outputs import check_output_path, shown_path
 from .progress import progress_bar
@@ -223,7 +223,10 @@ def run(args) -> int:
             raise ValueError(f"--task-seconds must be a finite number > 0, got {args.task_seconds}")
         if args.scheduler and args.executor != "dask":
             raise ValueError("--scheduler needs --executor dask")
-        spec = load_spec(args.spec)
+        # refused from the spec's counts before its scenarios are built (a grid of 10**6
+        # combinations, 2**24 seeds), then from the built study's work
+        spec = load_spec(args.spec, precheck=lambda c: check_counts(c.scenarios, c.pairs, c.runs, args.force,
+                                                                     str(args.spec)))
     except (OSError, ValueError, TypeError) as e:
         raise UsageError(str(e)) from None
     check_budget(spec, args.force, str(args.spec))

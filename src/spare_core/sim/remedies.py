@@ -31,6 +31,7 @@ from typing import Any, Sequence
 from .._files import duration_text
 from ..stragglers.steptime import REMEDIES
 from .executor import execute
+from .results import TIME_PARTS
 from .scenario import Scenario
 from .study import Study
 
@@ -59,6 +60,10 @@ class RemedyPlan:
         The mean step multiplier after the remedy.
     note : str
         What the remedy models here, in words.
+    wall_limit : float
+        The run's wall limit in seconds, the pause included (the unremedied scenario's
+        ``max_wall_factor * T0``); ``scenario`` simulates up to ``wall_limit - pause`` where
+        its horizon allows it (``with_pause`` then adds the pause).
     """
 
     remedy: str | None
@@ -66,6 +71,7 @@ class RemedyPlan:
     pause: float
     slowdown: float
     note: str
+    wall_limit: float = math.inf
 
     def __repr__(self) -> str:
         return (f"RemedyPlan({self.remedy or 'tolerate'}: S {self.slowdown:.4f}, pause {self.pause:g} s, "
@@ -74,7 +80,7 @@ class RemedyPlan:
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON values (the scenario by its name; ``remedy`` None: tolerate)."""
         return {"remedy": self.remedy, "scenario": self.scenario.name, "pause": self.pause, "slowdown": self.slowdown,
-                "note": self.note}
+                "note": self.note, "wall_limit": self.wall_limit}
 
 
 def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
@@ -114,15 +120,40 @@ def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
     note = stm.remedy_note(remedy)
     if remedy == "evict":
         note += f"; a {duration_text(pause)} swap, {pool}"
-    return RemedyPlan(remedy, scenario.replace(**changes), pause, float(model.mean_multiplier()), note)
+    limit = scenario.max_wall_factor * scenario.t0
+    remedied = scenario.replace(**changes)
+    if pause > 0:
+        # the pause comes first, so the simulated part must stop at limit - pause for the run to
+        # stop at the limit (it ran to the whole limit and then had the pause added past it)
+        factor = (limit - pause) / remedied.t0
+        if factor > 1.0:
+            remedied = remedied.replace(max_wall_factor=factor)
+    return RemedyPlan(remedy, remedied, pause, float(model.mean_multiplier()), note, limit)
 
 
 def with_pause(run: Any, plan: RemedyPlan) -> Any:
     """``run`` with the plan's one-time pause at the start (a new RunResult; ``run`` itself
-    without a pause)."""
+    without a pause), stopped at the plan's wall limit.
+
+    The plan's scenario simulates up to ``wall_limit - pause``, so the pause then ends the run
+    at the limit exactly. Where that horizon would be at most T0 (a pause of nearly the whole
+    limit: the run cannot finish), the simulated part is cut to what is left after the pause and
+    its parts scaled by the same factor, so that they still partition the wall time exactly
+    (the split within the cut part is then proportional, not simulated).
+    """
     if plan.pause == 0:
         return run
     p = plan.pause
+    left = plan.wall_limit - p
+    if run.wall_time > left:  # only past a horizon of T0 (the plan could not shorten it)
+        keep = max(left, 0.0) / run.wall_time if run.wall_time > 0 else 0.0
+        parts = {k: getattr(run, k) * keep for k, _ in TIME_PARTS}
+        pause = min(p, plan.wall_limit)
+        parts["pause_time"] += pause
+        return dataclasses.replace(run, finished=False, time_to_train=math.inf, ratio=math.inf,
+                                   wall_time=plan.wall_limit, availability=run.availability * keep * run.wall_time
+                                   / plan.wall_limit if plan.wall_limit > 0 else 0.0,
+                                   progress=run.progress * keep, **parts)
     wall = run.wall_time + p
     ttt = run.time_to_train + p if run.finished else math.inf
     return dataclasses.replace(run, wall_time=wall, time_to_train=ttt, ratio=ttt / run.t0 if run.finished else math.inf,

@@ -146,7 +146,7 @@ def build_template(trace: Trace) -> Template:
                     pairs = list(zip(valid, range(1, len(C))))
                 else:
                     raise TraceError(
-                        f"trace: stage {p} records {len(valid)} {sc.OPTYPES[t]} per step, but {len(C)} "
+                        f"{trace.source}: stage {p} records {len(valid)} {sc.OPTYPES[t]} per step, but {len(C)} "
                         f"{sc.OPTYPES[direction]}s of which {k_need} need one (pp {P}, vpp {V})")
                 for r, i in pairs:
                     c = C[i]
@@ -202,13 +202,13 @@ def build_template(trace: Trace) -> Template:
     for s, key in sends:
         r = recv_at.pop(key, None)
         if r is None:
-            raise TraceError(f"trace: {_name(trace, s)} has no matching {sc.OPTYPES[typ[s] + 1]} "
+            raise TraceError(f"{trace.source}: {_name(trace, s)} has no matching {sc.OPTYPES[typ[s] + 1]} "
                              f"of chunk {key[1]} microbatch {key[2]}")
         groups.append(([s, r], 0))
         grouped[s] = grouped[r] = True
     if recv_at:
         r = next(iter(recv_at.values()))
-        raise TraceError(f"trace: {_name(trace, r)} has no matching send")
+        raise TraceError(f"{trace.source}: {_name(trace, r)} has no matching send")
     # collectives
     for t in (sc.AG, sc.RS, sc.SEP):
         for j in np.flatnonzero(typ == t):
@@ -220,7 +220,7 @@ def build_template(trace: Trace) -> Template:
         if not lists:
             continue
         if len({len(x) for x in lists}) != 1:
-            raise TraceError(f"trace: stages record different numbers of {sc.OPTYPES[t]} per step "
+            raise TraceError(f"{trace.source}: stages record different numbers of {sc.OPTYPES[t]} per step "
                              f"({', '.join(str(len(x)) for x in lists)})")
         for k in range(len(lists[0])):
             groups.append(([x[k] for x in lists], sync))
@@ -248,7 +248,7 @@ def _order(trace: Trace, deps: list[list[int]], groups: list[tuple[list[int], in
         for u in set(deps[j]):
             a, b = int(node_of[u]), int(node_of[j])
             if a == b:
-                raise TraceError(f"trace: {_name(trace, j)} waits for {_name(trace, u)} of its own communication")
+                raise TraceError(f"{trace.source}: {_name(trace, j)} waits for {_name(trace, u)} of its own communication")
             if b not in succ[a]:
                 succ[a].add(b)
                 indeg[b] += 1
@@ -267,7 +267,7 @@ def _order(trace: Trace, deps: list[list[int]], groups: list[tuple[list[int], in
     if len(order) != K:
         stuck = [k for k in range(K) if indeg[k] > 0][:3]
         names = "; ".join(_name(trace, groups[k][0][0]) for k in stuck)
-        raise TraceError(f"trace: the operations' dependencies form a cycle (through {names}): "
+        raise TraceError(f"{trace.source}: the operations' dependencies form a cycle (through {names}): "
                          "the recorded order fits no pipeline schedule")
     dep_ptr = np.zeros(n + 1, dtype=np.int64)
     dep_ptr[1:] = np.cumsum([len(set(x)) for x in deps])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _limits
@@ -23,7 +24,7 @@ from ..sim import Scenario
 from ..strategies import DEFAULT_POLICIES, policy_names
 from ..sim.study import Group, Run, Study, canonical_json, content_key
 
-__all__ = ["SweepSpec", "Run", "Group", "canonical_json", "content_key", "load_spec"]
+__all__ = ["SweepSpec", "SpecSize", "spec_counts", "Run", "Group", "canonical_json", "content_key", "load_spec"]
 
 _PRESETS = {"paper_600k": Scenario.paper_600k, "llama3_16k": Scenario.llama3_16k}
 _TOP_KEYS = {"name", "seeds", "policies", "redundancies", "intervals", "policy_options", "scenario", "scenarios"}
@@ -52,9 +53,15 @@ class SweepSpec(Study):
 
     # -- files ------------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data, *, source="spec", base_dir=".") -> "SweepSpec":
+    def from_dict(cls, data, *, source="spec", base_dir=".", precheck=None) -> "SweepSpec":
         """The spec of a TOML file's table (see :func:`load_spec` for the format); scenario
-        files it names are read relative to ``base_dir``."""
+        files it names are read relative to ``base_dir``.
+
+        ``precheck``, if given, is called with the spec's :class:`SpecSize` (read from the
+        table's counts alone) before any scenario is built, and may raise to refuse it: a grid
+        of 10**6 combinations or 2**24 seeds would otherwise take minutes and gigabytes before
+        a budget could look at the built study.
+        """
         if not isinstance(data, dict):
             raise TypeError(f"{source}: must be a table, got {type(data).__name__}")
         unknown = set(data) - _TOP_KEYS
@@ -68,6 +75,8 @@ class SweepSpec(Study):
         pol = data.get("policies", list(DEFAULT_POLICIES))
         if not isinstance(pol, list) or not all(isinstance(p, str) for p in pol):
             raise TypeError(f"{source}: policies must be a list of names from {sorted(policy_names())}, got {pol!r}")
+        if precheck is not None:
+            precheck(spec_counts(data, tables, pol))
         scenarios, own = [], []
         for i, t in enumerate(tables):
             for sc, opts in _scenarios_of(t, f"{source}: scenario {i + 1}", Path(base_dir), pol):
@@ -108,6 +117,52 @@ class SweepSpec(Study):
                        scenario_options=own)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{source}: {e}") from None
+
+
+@dataclass(frozen=True)
+class SpecSize:
+    """What a spec asks for, counted from its table before anything is built.
+
+    Attributes
+    ----------
+    scenarios : int
+        Scenarios: every table's grid combinations (the product of its lists' lengths).
+    seeds : int
+        Seeds per cell.
+    pairs : int
+        Scenario-seed pairs, ``scenarios x seeds``: the executor keeps one group per pair.
+    runs : int
+        The fewest runs those ask for: every policy once per pair and interval (a policy with
+        redundancy runs at each r up to the scenario's group count, not known before the
+        scenarios are built).
+    """
+
+    scenarios: int
+    seeds: int
+    pairs: int
+    runs: int
+
+
+def spec_counts(data, tables, policies) -> SpecSize:
+    """:class:`SpecSize` of a spec's table, in exact integers (a product of list lengths
+    never overflows); entries of the wrong type count as one and are named later."""
+    n_sc = 0
+    for t in tables:
+        grid = t.get("grid", {}) if isinstance(t, dict) else {}
+        n = 1
+        if isinstance(grid, dict):
+            for v in grid.values():
+                n *= max(1, len(v)) if isinstance(v, list) else 1
+        n_sc += n
+    seeds = data.get("seeds", 5)
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
+        n_seeds = 1
+    else:
+        n_seeds = len(seeds) if isinstance(seeds, list) else max(1, seeds)
+    iv = data.get("intervals", [None])
+    n_iv = max(1, len(iv)) if isinstance(iv, list) else 1
+    n_pol = max(1, len(set(policies)))
+    return SpecSize(scenarios=n_sc, seeds=n_seeds, pairs=n_sc * n_seeds, runs=n_sc * n_seeds * n_iv * n_pol)
 
 
 def _scenarios_of(table, where, base_dir, policies):
@@ -205,7 +260,7 @@ def _short(v):
     return f"{v:g}" if isinstance(v, float) and math.isfinite(v) else str(v)
 
 
-def load_spec(path) -> SweepSpec:
+def load_spec(path, *, precheck=None) -> SweepSpec:
     """Read a sweep specification from a TOML file.
 
     The file::
@@ -231,6 +286,9 @@ def load_spec(path) -> SweepSpec:
         set = {"job.steps" = 20000}         # fixed overrides of its dotted keys
         grid = {"failures.per_1000_node_days" = [3.0, 6.5, 13.0], "cluster.gpus" = [8192, 16384]}
 
+    ``precheck``: called with the spec's :class:`SpecSize` before any scenario is built
+    (:meth:`SweepSpec.from_dict`).
+
     Raises
     ------
     spare_core.scenario_file.TomlFileError
@@ -243,4 +301,4 @@ def load_spec(path) -> SweepSpec:
 
     p = Path(path)
     data = read_toml(p, "sweep spec")
-    return SweepSpec.from_dict(data, source=str(p), base_dir=p.parent)
+    return SweepSpec.from_dict(data, source=str(p), base_dir=p.parent, precheck=precheck)
