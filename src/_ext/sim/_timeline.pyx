@@ -646,6 +646,33 @@ REPAIR_SLOTS = {
 }
 
 
+cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, float64_t* pool_old) noexcept nogil:
+    # The node failed at ``f`` takes the next spare (FIFO: the k-th failure takes an initial
+    # spare if k < spares, else the node of failure k - spares once it is repaired); returns
+    # when the replacement is in place and raises ``rs[R_READY]`` to it; ``pool_old`` gets the
+    # pool slot's previous value (for undoing the failure).
+    cdef intp_t k = <intp_t>rs[R_USED], spares = <intp_t>rs[R_N_SPARES], slot
+    cdef float64_t free = -DBL_MAX, in_place
+    pool_old[0] = 0.0
+    if spares >= 0:
+        if spares == 0:
+            free = f + rs[R_REPAIR]  # no pool: the failed node itself, once repaired
+        else:
+            slot = k % spares
+            if k >= spares:
+                free = pool[slot]
+            pool_old[0] = pool[slot]
+            pool[slot] = f + rs[R_REPAIR]
+    rs[R_USED] = k + 1
+    if free > f:
+        in_place = free + rs[R_SWAP]
+    else:
+        in_place = f + rs[R_SWAP]
+    if in_place > rs[R_READY]:
+        rs[R_READY] = in_place
+    return in_place
+
+
 cdef intp_t _merge_repairs(
     float64_t* rs, float64_t* back, float64_t* pend_t, int64_t* pend_g, intp_t n,
     float64_t* pool, intp_t n_pool,
@@ -661,10 +688,9 @@ cdef intp_t _merge_repairs(
     # ``max(f, free) + swap`` later; the group rejoins ``rejoin`` after that. Repair and
     # rejoin delays are constants, so rejoins come in failure order: the pending rejoins are
     # a FIFO ring. Returns the events written; -1 on a group id out of range.
-    cdef intp_t i = 0, m = 0, g, k, slot, head = <intp_t>rs[R_HEAD], cnt = <intp_t>rs[R_COUNT]
-    cdef float64_t f, free, in_place, pr
-    cdef float64_t swap = rs[R_SWAP], rep = rs[R_REPAIR], rej = rs[R_REJOIN]
-    cdef intp_t spares = <intp_t>rs[R_N_SPARES]
+    cdef intp_t i = 0, m = 0, g, slot, head = <intp_t>rs[R_HEAD], cnt = <intp_t>rs[R_COUNT]
+    cdef float64_t f, in_place, pr
+    cdef float64_t rej = rs[R_REJOIN]
     while m < max_out:
         if i < n_raw:
             f = t_offset + raw_rel[i]
@@ -692,25 +718,7 @@ cdef intp_t _merge_repairs(
         i += 1
         if f < back[g]:
             continue  # the group is out of the job: its node's failure changes nothing
-        k = <intp_t>rs[R_USED]
-        free = -DBL_MAX
-        out_pool_old[m] = 0.0
-        if spares >= 0:
-            if spares == 0:
-                free = f + rep  # no pool: the failed node itself, once repaired
-            else:
-                slot = k % spares
-                if k >= spares:
-                    free = pool[slot]
-                out_pool_old[m] = pool[slot]
-                pool[slot] = f + rep
-        rs[R_USED] = k + 1
-        if free > f:
-            in_place = free + swap
-        else:
-            in_place = f + swap
-        if in_place > rs[R_READY]:
-            rs[R_READY] = in_place
+        in_place = _take_spare(rs, pool, f, &out_pool_old[m])
         back[g] = in_place + rej
         slot = head + cnt
         if slot >= n:
@@ -833,10 +841,10 @@ cdef int _restart_epochs(
 ) noexcept nogil:
     cdef int phase = <int>io[E_PHASE], status
     cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
-    cdef float64_t frel, f, free, in_place, tr
+    cdef float64_t frel, pool_old, in_place, tr
     cdef float64_t one_depth = 1.0, no_patch = 0.0
     cdef int8_t kind
-    cdef intp_t lo, hi, mid, i, first, k, slot, spares, g, c
+    cdef intp_t lo, hi, mid, i, first, k, g, c
     cdef intp_t j
     cdef bint lost
     while True:
@@ -886,25 +894,7 @@ cdef int _restart_epochs(
             io[E_READY] = -DBL_MAX
             if use_repairs:
                 # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
-                f = start + frel
-                spares = <intp_t>rs[R_N_SPARES]
-                k = <intp_t>rs[R_USED]
-                free = -DBL_MAX
-                if spares >= 0:
-                    if spares == 0:
-                        free = f + rs[R_REPAIR]
-                    else:
-                        slot = k % spares
-                        if k >= spares:
-                            free = pool[slot]
-                        pool[slot] = f + rs[R_REPAIR]
-                rs[R_USED] = k + 1
-                if free > f:
-                    in_place = free + rs[R_SWAP]
-                else:
-                    in_place = f + rs[R_SWAP]
-                if in_place > rs[R_READY]:
-                    rs[R_READY] = in_place
+                _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
                 io[E_READY] = rs[R_READY]
             io[E_FREL] = frel
             io[E_LOST] = 1.0 if lost else 0.0

@@ -292,7 +292,7 @@ class NodeFailureLog:
     """
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
-                 "_rng", "scales", "schedule", "_arr_t", "_arr_g")
+                 "_rng", "scales", "schedule", "_buf_t", "_buf_g", "_buf_n")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
                  schedule=None):
@@ -318,30 +318,27 @@ class NodeFailureLog:
         self.times: list = []
         self.groups: list = []
         self.horizon = 0.0
-        self._arr_t = self._arr_g = None
+        self._buf_t, self._buf_g, self._buf_n = np.empty(1024), np.empty(1024, dtype=np.int64), 0
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The log so far as read-only arrays (times, groups): what a compiled loop reads
         (``_timeline.restart_epochs``). The buffers grow by doubling and only the rows added
         since the last call are converted, so a log read after every extension costs
         O(failures) in all."""
-        n = len(self.times)
-        tb, gb = self._arr_t, self._arr_g
-        have = 0 if tb is None else tb.shape[0]
-        if have < n or tb is None:
-            if tb is None or tb.base is None or tb.base.shape[0] < n:
-                bt, bg = np.empty(max(1024, 2 * n)), np.empty(max(1024, 2 * n), dtype=np.int64)
-                if have:
-                    bt[:have], bg[:have] = tb, gb
-            else:
-                bt, bg = tb.base, gb.base
+        n, bt, bg = len(self.times), self._buf_t, self._buf_g
+        have = self._buf_n
+        if bt.shape[0] < n:
+            bt, bg = np.empty(2 * n), np.empty(2 * n, dtype=np.int64)
+            bt[:have], bg[:have] = self._buf_t[:have], self._buf_g[:have]
+            self._buf_t, self._buf_g = bt, bg
+        if have < n:
             bt[have:n] = self.times[have:n]
             bg[have:n] = self.groups[have:n]
-            tb, gb = bt[:n], bg[:n]
-            tb.flags.writeable = False
-            gb.flags.writeable = False
-            self._arr_t, self._arr_g = tb, gb
-        return tb, gb
+            self._buf_n = n
+        t, g = bt[:n], bg[:n]
+        t.flags.writeable = False
+        g.flags.writeable = False
+        return t, g
 
     def draw_lifetimes(self, nodes: np.ndarray) -> np.ndarray:
         """Fresh lifetimes of the replacements of ``nodes`` (in this order)."""
