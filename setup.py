@@ -40,7 +40,24 @@ Environment variables
 ``SPARE_CORE_ONLY=name[,name...]``
     Build only these kernels (development aid, e.g. ``SPARE_CORE_ONLY=_hk``).
 ``SPARE_CORE_ANNOTATE=1``
-    Also write ``cython -a`` HTML annotation next to each ``.pyx`` (profiling aid).
+    Also write ``cython -a`` HTML annotation next to each ``.pyx`` (profiling aid; bypasses the
+    build cache, since the annotation is written by the translation the cache skips).
+``SPARE_CORE_BUILD_CACHE=DIR``
+    Where compiled kernels are kept between builds (default ``$XDG_CACHE_HOME/spare_core/kernels``,
+    else ``~/.cache/spare_core/kernels``); ``0`` or ``off`` disables the cache.
+
+The build cache
+---------------
+pip builds every install in a fresh temporary environment, so without a cache the README's two
+commands (``pip install .`` then ``pip install -e '.[test]'``) compile every kernel twice. Each
+compiled kernel is therefore kept under a key that hashes everything its bytes depend on: every
+file of ``src/_ext`` but the generated ``.c`` (kernels cimport each other's ``.pxd``, so one key
+covers them all), this file, the directives and compiler and linker arguments, the interpreter's
+version and extension suffix, the NumPy and Cython versions, and the ``CC``/``CFLAGS``/
+``CPPFLAGS``/``LDFLAGS`` environment. A kernel whose key is cached is copied, neither translated
+nor compiled; any other is built and then stored (written to a temporary name and renamed, so
+an interrupted build never leaves half a file under the key). A debug or sanitizer build has
+other arguments, hence another key.
 
 A kernel last built with other flags (debug, sanitizer or normal) is recompiled: the flags of each
 kernel's last build are kept in ``build/spare_core_build_flags.<name>`` and its generated
@@ -48,7 +65,12 @@ kernel's last build are kept in ``build/spare_core_build_flags.<name>`` and its 
 because no source changed. Per kernel, so that ``SPARE_CORE_ONLY`` builds of different
 kernels, debug or not, never leave another kernel with stale flags.
 """
+import hashlib
 import os
+import shutil
+import sys
+import sysconfig
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -105,13 +127,48 @@ _names = [p.stem for p in (HERE / EXT_DIR).rglob("*.pyx")]
 assert len(_names) == len(set(_names)), f"two kernels share a name: {sorted(_names)}"
 
 
+def _cache_dir():
+    """The build cache's directory for this exact build (see the module docstring), or None
+    when the cache is off."""
+    where = os.environ.get("SPARE_CORE_BUILD_CACHE", "")
+    if where.lower() in ("0", "off", "false", "no") or ANNOTATE:
+        return None
+    if not where:
+        where = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"),
+                             "spare_core", "kernels")
+    import Cython
+
+    h = hashlib.sha256()
+    for f in sorted(p for p in (HERE / EXT_DIR).rglob("*") if p.is_file() and p.suffix in (".pyx", ".pxd", ".pxi", ".h")):
+        h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update(Path(__file__).read_bytes())
+    for part in (sorted(COMPILER_DIRECTIVES.items()), EXTRA_COMPILE_ARGS, EXTRA_LINK_ARGS, sys.version,
+                 sysconfig.get_config_var("EXT_SUFFIX"), np.__version__, Cython.__version__,
+                 [os.environ.get(v, "") for v in ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")]):
+        h.update(repr(part).encode() + b"\0")
+    return Path(where) / h.hexdigest()[:32]
+
+
+CACHE = _cache_dir()
+_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+def _cached(name: str):
+    """The cached build of kernel ``name``, or None."""
+    if CACHE is None:
+        return None
+    f = CACHE / f"{name}{_SUFFIX}"
+    return f if f.is_file() else None
+
+
 def _extensions():
     exts = []
     for pyx in sorted((HERE / EXT_DIR).rglob("*.pyx"), key=lambda p: p.name):
         name = pyx.stem
         if ONLY and name not in ONLY:
             continue
-        _refresh_if_flags_changed(name)
+        if _cached(name) is None:
+            _refresh_if_flags_changed(name)
         exts.append(
             Extension(
                 f"spare_core._ext.{name}",
@@ -132,21 +189,43 @@ JOBS = max(1, os.cpu_count() or 1)
 
 class ParallelBuildExt(build_ext):
     """``build_ext`` compiling the kernels in parallel unless ``-j`` says otherwise (pip passes
-    no ``-j``)."""
+    no ``-j``), copying a kernel from the build cache when it holds it and storing every kernel
+    it compiles there."""
 
     def finalize_options(self):
         super().finalize_options()
         if not self.parallel:
             self.parallel = JOBS
 
+    def build_extension(self, ext):
+        name = ext.name.rsplit(".", 1)[-1]
+        out = Path(self.get_ext_fullpath(ext.name))
+        hit = _cached(name)
+        if hit is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(hit, out)
+            print(f"spare_core: {name} from the build cache {CACHE}")
+            return
+        super().build_extension(ext)
+        if CACHE is not None and out.is_file():
+            try:
+                CACHE.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=CACHE, prefix=f".{name}.")
+                os.close(fd)
+                shutil.copyfile(out, tmp)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, CACHE / f"{name}{_SUFFIX}")
+            except OSError as e:  # a read-only or full cache only costs the next build its time
+                print(f"spare_core: build cache not written ({e})")
 
+
+_exts = _extensions()
+_todo = [e for e in _exts if _cached(e.name.rsplit(".", 1)[-1]) is None]
 setup(
-    ext_modules=cythonize(
-        _extensions(),
-        compiler_directives=COMPILER_DIRECTIVES,
-        include_path=INCLUDE,
-        annotate=ANNOTATE,
-        nthreads=JOBS if JOBS > 1 else 0,
-    ),
+    # only what the cache lacks is translated; a cached kernel keeps its .pyx source, which
+    # build_extension never reaches
+    ext_modules=(cythonize(_todo, compiler_directives=COMPILER_DIRECTIVES, include_path=INCLUDE, annotate=ANNOTATE,
+                           nthreads=JOBS if JOBS > 1 else 0) if _todo else [])
+    + [e for e in _exts if e not in _todo],
     cmdclass={"build_ext": ParallelBuildExt},
 )
