@@ -124,6 +124,7 @@ KEYS: dict[str, str] = {
     "failures.mtbf": "duration", "failures.node_mtbf": "duration", "failures.nodes_per_group": "count",
     "failures.domains.nodes": "count", "failures.domains.mtbf": "duration",
     "failures.domains.interruptions": "count", "failures.domains.period": "duration",
+    "failures.domains.measured_on_gpus": "count",
     "costs.restart": "duration0", "costs.checkpoint_save": "duration", "costs.shrink": "duration0",
     "costs.controller": "duration0",
     "repair.swap": "duration0", "repair.time": "duration0", "repair.rejoin": "duration0",

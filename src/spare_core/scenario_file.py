@@ -362,13 +362,51 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str | tuple[str
     quantity (``job.steps`` drops ``job.tokens``, ``failures.mtbf`` another rate form,
     ``compare.r_max`` the list of redundancies, ...).
 
+    A count of interruptions (``failures.interruptions`` + ``failures.period``) without
+    ``failures.measured_on_gpus`` was measured on the file's own job: when the overrides change
+    ``[cluster]`` and leave the count as written, the file's GPUs are pinned as
+    ``measured_on_gpus``, so the per-GPU rate holds at the new size (and the failures line says
+    "scaled to").
+
     Examples
     --------
     >>> apply_overrides({"job": {"steps": 10}}, ["job.steps=20", "compare.seeds=3"])
     {'job': {'steps': 20}, 'compare': {'seeds': 3}}
+    >>> apply_overrides({"cluster": {"gpus": 16384}, "failures": {"interruptions": 419, "period": "54 d"}},
+    ...                 ["cluster.gpus=131072"])["failures"]["measured_on_gpus"]
+    16384
     """
-    return _files.apply_overrides(data, overrides, source=source, alternatives=_ALTERNATIVES,
-                                  error=ScenarioFileError)
+    out = _files.apply_overrides(data, overrides, source=source, alternatives=_ALTERNATIVES,
+                                 error=ScenarioFileError)
+    return _pin_measured_size(data, out)
+
+
+def _pin_measured_size(before: Mapping[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after`` with the file's job size as ``measured_on_gpus`` of every count of
+    interruptions (``[failures]``'s and each ``[[failures.domains]]`` level's) that overrides
+    left as written while resizing the cluster (see :func:`apply_overrides`)."""
+    fb, fa, cl = before.get("failures"), after.get("failures"), before.get("cluster")
+    if not (isinstance(fb, dict) and isinstance(fa, dict) and isinstance(cl, dict)
+            and before.get("cluster") != after.get("cluster")):
+        return after
+    gpn = cl.get("gpus_per_node", 8)
+    gpus = cl.get("gpus", cl["nodes"] * gpn if isinstance(cl.get("nodes"), int) and isinstance(gpn, int) else None)
+    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+        return after  # the reader refuses the file's own cluster with its own message
+
+    def pinned(b: Any, a: Any) -> Any:
+        if (isinstance(b, dict) and isinstance(a, dict) and "interruptions" in b and "measured_on_gpus" not in a
+                and a.get("interruptions") == b["interruptions"] and a.get("period") == b.get("period")):
+            return {**a, "measured_on_gpus": gpus}
+        return a
+
+    fa = pinned(fb, fa)
+    db, da = fb.get("domains"), fa.get("domains")
+    if isinstance(db, list) and isinstance(da, list) and len(db) == len(da):
+        fa = {**fa, "domains": [pinned(b, a) for b, a in zip(db, da)]}
+    elif isinstance(db, dict) and isinstance(da, dict):
+        fa = {**fa, "domains": pinned(db, da)}
+    return {**after, "failures": fa}
 
 
 def load_scenario_file(path: str | Path, overrides: Sequence[str | tuple[str, Any]] = ()) -> ScenarioFile:

@@ -34,8 +34,9 @@ from .models import FailureModel, faster_law, rate_factor
 
 __all__ = ["DomainFailures", "DomainFailureProcess", "DOMAIN_KEYS"]
 
-#: keys of one level of ``[[failures.domains]]`` (a rate form: ``mtbf``, or ``interruptions`` with ``period``)
-DOMAIN_KEYS = ("name", "nodes", "mtbf", "interruptions", "period")
+#: keys of one level of ``[[failures.domains]]`` (a rate form: ``mtbf``, or ``interruptions`` with ``period``,
+#: counted over the domains of ``measured_on_gpus`` GPUs, by default the job's)
+DOMAIN_KEYS = ("name", "nodes", "mtbf", "interruptions", "period", "measured_on_gpus")
 
 #: name of the random stream of the domains' times to failure (one sub-stream per epoch)
 STREAM = "domain-lifetime"
@@ -170,14 +171,20 @@ class DomainFailures(FailureModel, kind="domains"):
                 raise rd.error(f"{at} needs exactly one rate form: mtbf (of one domain) or interruptions with "
                                f"period (over the job's {count} domains)")
             if "mtbf" in lv:
-                if "period" in lv:
-                    raise rd.fail(f"{at}.period", "only goes with interruptions", lv["period"])
+                for extra in ("period", "measured_on_gpus"):
+                    if extra in lv:
+                        raise rd.fail(f"{at}.{extra}", "only goes with interruptions", lv[extra])
                 mean = rd.duration(f"{at}.mtbf", lv["mtbf"])
             else:
                 if "period" not in lv:
                     raise rd.error(f"{at}.interruptions needs {at}.period (e.g. '54 d')")
-                mean = rd.duration(f"{at}.period", lv["period"]) * count / rd.integer(f"{at}.interruptions",
-                                                                                       lv["interruptions"])
+                # the count was seen over the domains of the size it was measured on: one domain's
+                # mean holds when the job is resized
+                on = rd.integer(f"{at}.measured_on_gpus", lv.get("measured_on_gpus", nodes * gpus_per_node))
+                seen_nodes = -(-on // gpus_per_node)
+                seen = -(-seen_nodes // d)
+                mean = rd.duration(f"{at}.period", lv["period"]) * seen / rd.integer(f"{at}.interruptions",
+                                                                                      lv["interruptions"])
             names.append(name)
             gpd.append(max(d // g, 1))
             laws.append(Exponential(mean / max(g // d, 1)))
