@@ -1,10 +1,17 @@
 """Hypothesis profiles: ``ci`` (default; fast and derandomized so CI is deterministic) and
 ``thorough`` for local runs: ``HYPOTHESIS_PROFILE=thorough pytest``."""
 import os
+import signal
 from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored (job
+# control off), and so would every command it starts: the Ctrl-C tests need Python's own
+# handler here and in their children (an exec resets a handled signal to its default).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci",

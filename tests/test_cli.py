@@ -201,7 +201,11 @@ def test_ctrl_c_exits_130_and_writes_finished_runs(tmp_path):
                             start_new_session=True)
     time.sleep(6.0)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # never leave the command running past its test
+        raise
     assert proc.returncode == 130, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in stderr

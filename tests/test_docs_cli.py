@@ -353,6 +353,11 @@ KEY_CASES: dict[str, list[Case]] = {
                                  check=lambda sf: sf.policy_options["elastic"]["min_groups"] == 3)],
     "elastic.microbatches": [_sets('compare.policies=["elastic"]', "elastic.microbatches=4",
                                    check=lambda sf: sf.policy_options["elastic"]["microbatches"] == 4)],
+    "elastic.step_overhead": [_sets('compare.policies=["elastic"]', f"elastic.step_overhead={text}",
+                                    check=lambda sf, v=v: sf.policy_options["elastic"]["step_overhead"] == v)
+                              for text, v in (("0.4", 0.4), ("'0.4 s'", "0.4 s"), ("'5 %'", "5 %"))],
+    "elastic.quorum": [_sets('compare.policies=["elastic"]', "elastic.quorum='0.2 s'",
+                             check=lambda sf: sf.policy_options["elastic"]["quorum"] == 0.2)],
     "compare.policies": [_sets('compare.policies=["ckpt", "rep-disjoint", "spare"]',
                                check=lambda sf: sf.policies == ("ckpt", "rep-disjoint", "spare"))],
     "compare.redundancies": [_sets("compare.redundancies=[1, 3]", check=lambda sf: sf.redundancies == (1, 3))],

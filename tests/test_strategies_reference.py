@@ -56,7 +56,8 @@ def _policy(draw, n):
         return SpareCheckpoint(r, interval=interval)
     if kind == "elastic":
         return ElasticDP(reconfigure=draw(st.sampled_from([0.0, 4.0, 25.0])), batch=draw(st.sampled_from(["keep", "shrink"])),
-                         min_groups=draw(st.integers(1, n)), microbatches=draw(st.integers(1, 3)), interval=interval)
+                         min_groups=draw(st.integers(1, n)), microbatches=draw(st.integers(1, 3)), interval=interval,
+                         step_overhead=draw(st.sampled_from([0.0, 0.7, "4 %"])), quorum=draw(st.sampled_from([0.0, 0.2])))
     return ReplicationCheckpoint(r, variant="disjoint" if kind == "rep-disjoint" else "cyclic", interval=interval)
 
 

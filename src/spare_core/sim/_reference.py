@@ -93,6 +93,10 @@ class _Run:
         self.patch_cost = sc.t_compute if sc.charge_patch else 0.0
         self.max_wall = sc.max_wall_factor * sc.t0
         self.reconf = float(policy.reconfigure) if self.elastic else 0.0
+        # elastic's per-step overhead and quorum, once per step like the all-reduce
+        over = policy.step_overhead[1] * (sc.t_compute + sc.t_allreduce) \
+            if self.elastic and policy.step_overhead[0] == "share" else (policy.step_overhead[1] if self.elastic else 0.0)
+        self.t_ar = sc.t_allreduce + (over + float(policy.quorum) if self.elastic else 0.0)
         self.holders = None
         if self.mem is not None:
             dom = None
@@ -228,7 +232,7 @@ class _Run:
                 if self.bi == self.buf.shape[0]:
                     self.buf, self.bi = self.mults.chunk(), 0
                 a0, layers, step_worth = a1, self.depth, self.worth
-                a1 = a0 + float(self.buf[self.bi]) * (self.depth * sc.t_compute + sc.t_allreduce)
+                a1 = a0 + float(self.buf[self.bi]) * (self.depth * sc.t_compute + self.t_ar)
                 self.bi += 1
                 kind = _STEP
                 a_pause, pause_end = 0.0, -math.inf

@@ -311,7 +311,9 @@ class _RunPlan:
         K = kern.SLOTS
         params = np.zeros(K["N_PARAMS"])
         params[K["P_T_COMP"]] = scenario.t_compute
-        params[K["P_T_AR"]] = scenario.t_allreduce
+        # what a policy adds to every step (elastic's per-step overhead and quorum) runs with the
+        # all-reduce: once per step, whatever the stack depth
+        params[K["P_T_AR"]] = scenario.t_allreduce + _pause(policy, "step_seconds", scenario)
         params[K["P_SAVE"]] = scenario.checkpoint_time
         params[K["P_RESTART"]] = scenario.restart_time
         params[K["P_INTERVAL"]] = interval.seconds
@@ -360,7 +362,8 @@ def _holders(scenario) -> np.ndarray:
 
 
 def _pause(policy, method: str, scenario) -> float:
-    """A policy's optional pause (``drop_seconds``/``rejoin_seconds``; 0 s when it has none)."""
+    """A policy's optional pause or per-step cost (``drop_seconds``/``rejoin_seconds``/
+    ``step_seconds``; 0 s when it has none)."""
     f = getattr(policy, method, None)
     return 0.0 if f is None else as_float(f(scenario), f"policy {method}", min_value=0.0)
 

@@ -284,6 +284,11 @@ class Policy:
         """Seconds every group pauses when a group rejoins the job (elastic training)."""
         return 0.0
 
+    def step_seconds(self, scenario: Any) -> float:
+        """Seconds every step takes beyond the scenario's step, failures or not (elastic
+        training's per-step quorum and cross-group all-reduce)."""
+        return 0.0
+
     def checkpoint_only_equivalent(self) -> bool:
         """Whether every failure is a global restart under the checkpoint-only interval rule.
 

@@ -151,6 +151,12 @@ class ElasticDP(Policy):
     interval : float or {"auto", "young", "daly"}, default "auto"
         Checkpoint interval (see :class:`Policy`); T_f is the mean time until fewer than
         ``min_groups`` groups are live without repairs, ``(N - min_groups + 1)`` failures.
+    step_overhead : float or str, default 0
+        What fault tolerance adds to every step, failures or not (the cross-group
+        all-reduce of fault-tolerant DDP/HSDP, its bookkeeping): seconds (a number or a
+        duration such as ``"0.4 s"``) or a share of the failure-free step (``"5 %"``).
+    quorum : float or str, default 0
+        Seconds of the membership quorum every step waits for (a duration).
 
     Notes
     -----
@@ -164,8 +170,11 @@ class ElasticDP(Policy):
     redundancy = 1
     restart_is_wipeout = False
 
-    def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto") -> None:
+    def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto",
+                 step_overhead=0.0, quorum=0.0) -> None:
         super().__init__(interval)
+        self.step_overhead = step_overhead_value(step_overhead)
+        self.quorum = STEP_PARAMS[1].read(quorum, "elastic.quorum")
         self.reconfigure = as_float(reconfigure, "elastic.reconfigure", min_value=0.0)
         self.batch = check_choice(batch, "elastic.batch", BATCH_MODES)
         self.min_groups = as_int(min_groups, "elastic.min_groups", min_value=1)
@@ -187,8 +196,45 @@ class ElasticDP(Policy):
         """Seconds all groups pause when a group rejoins."""
         return self.reconfigure
 
+    def step_seconds(self, scenario) -> float:
+        """Seconds every step takes beyond the scenario's step: the per-step overhead (a share
+        is of the failure-free step, compute plus all-reduce) and the quorum."""
+        kind, x = self.step_overhead
+        over = x * (scenario.t_compute + scenario.t_allreduce) if kind == "share" else x
+        return over + self.quorum
+
     def handler(self, scenario):
         return _ElasticHandler(scenario.n_groups, self.microbatches, self.batch, self.min_groups)
+
+
+#: the per-step costs' parameters: ``step_overhead`` (seconds or a share, read by
+#: :func:`step_overhead_value`) and ``quorum``
+STEP_PARAMS = (Param("step_overhead", "any", 0.0, "what every step costs more: seconds, or a share such as '5 %'"),
+               Param("quorum", "duration0", 0.0, "the membership quorum every step waits for"))
+
+
+def step_overhead_value(value) -> tuple[str, float]:
+    """``elastic.step_overhead`` as ``("seconds", s)`` or ``("share", f)``.
+
+    Examples
+    --------
+    >>> step_overhead_value("5 %"), step_overhead_value("0.4 s"), step_overhead_value(2)
+    (('share', 0.05), ('seconds', 0.4), ('seconds', 2.0))
+    """
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            share = float(value.strip()[:-1]) / 100.0
+        except ValueError:
+            share = math.nan
+        if not 0.0 <= share <= 10.0:
+            raise ValueError(f"elastic.step_overhead as a share must be between '0 %' and '1000 %' of the step, "
+                             f"got {value!r}")
+        return "share", share
+    try:
+        return "seconds", Param("step_overhead", "duration0").read(value, "elastic.step_overhead")
+    except ValueError:
+        raise ValueError(f"elastic.step_overhead must be seconds (a duration >= 0 such as '0.4 s') or a share of "
+                         f"the step such as '5 %', got {value!r}") from None
 
 
 #: the registry entry (``elastic``); a scenario file's ``[elastic]`` table is its shorthand
@@ -200,6 +246,6 @@ ENTRY = policy_entry(
             Param("min_groups", "count", 1, "fewer live groups: a global restart"),
             Param("microbatches", "count", 1, "micro-batches per group and step (granularity of 'keep')",
                   high=1 << 20),
-            INTERVAL],
+            INTERVAL, *STEP_PARAMS],
     table="elastic",
     description="elastic data parallelism (torchft-style): failed groups drop out, the others go on")
