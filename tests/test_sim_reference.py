@@ -39,6 +39,7 @@ def cases(draw):
         **rate,
         restart_time=draw(st.floats(0.0, 100.0)),
         checkpoint_time=draw(st.floats(0.5, 20.0)),
+        checkpoint_drain=draw(st.sampled_from([0.0, 0.0, 4.0, 60.0])),  # asynchronous saves too
         jitter=draw(st.sampled_from([0.0, 0.05, 0.3])),
         shrink_time=draw(st.floats(0.0, 2.0)),
         controller_time=draw(st.floats(0.0, 2.0)),

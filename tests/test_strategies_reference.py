@@ -94,6 +94,8 @@ def cases(draw):
         **rate,
         restart_time=draw(st.sampled_from([0.0, 7.5, 60.0])),
         checkpoint_time=draw(st.floats(0.5, 20.0)),
+        # asynchronous saves: drains shorter and longer than the interval between saves
+        checkpoint_drain=draw(st.sampled_from([0.0, 0.0, 3.0, 25.0, 200.0])),
         jitter=draw(st.sampled_from([0.0, 0.05, 0.3])),
         shrink_time=draw(st.floats(0.0, 2.0)),
         controller_time=draw(st.floats(0.0, 2.0)),

@@ -145,7 +145,8 @@ KEYS: dict[str, str] = {
     "seeds": "seeds", "seed": "seed", "redundancies": "count",
     "scenario.n_groups": "count", "scenario.n_steps": "count", "scenario.t_compute": "duration",
     "scenario.t_allreduce": "duration0", "scenario.system_mtbf": "duration", "scenario.weibull_shape": "shape",
-    "scenario.restart_time": "duration0", "scenario.checkpoint_time": "duration", "scenario.shrink_time": "duration0",
+    "scenario.restart_time": "duration0", "scenario.checkpoint_time": "duration",
+    "scenario.checkpoint_drain": "duration0", "scenario.shrink_time": "duration0",
     "scenario.controller_time": "duration0", "scenario.max_wall_factor": "horizon", "scenario.jitter": "jitter",
     "scenario.gpus_per_group": "count",
 }

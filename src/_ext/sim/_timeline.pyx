@@ -34,6 +34,14 @@ Run model (documented for users in ``spare_core.sim``)
   start), a resume at ``failure + restart_time``, a step's end at ``start + m * (S * t_comp +
   t_ar)``, and a save is due when ``end - t_last >= interval`` on those doubles (an exact tie
   saves). docs/reliability.md (*Determinism*) says why exact ties need this.
+* Asynchronous saves (``drain > 0``): a save blocks for ``save_time`` (the copy to host
+  memory), then drains to storage in the background for ``drain`` seconds and becomes the
+  persistent checkpoint only once drained (it is counted then). Until then its steps are held
+  as pending: a restart from the persistent checkpoint during the drain loses them with the
+  rest (the previous save is what it falls back to), a restart from memory keeps them as
+  memory-held work and ends the drain; a masked failure, a drop or a rejoin lets it go on. A
+  save due while the previous one drains waits for it (save time). ``drain = 0`` is the
+  blocking save, unchanged.
 * Training ends when ``n_steps`` steps are completed and kept (no final save); the last step
   covers only what remains (the kept steps are then exactly ``n_steps``).
 * The run stops at ``max_wall``: an activity still under way there (a step that failures keep
@@ -118,7 +126,11 @@ cdef enum:
     ST_ACT_PAUSE = 31
     ST_PAUSE_END = 32
     ST_WAIT_LAST = 33
-    N_STATE = 34
+    ST_DRAIN_END = 34
+    ST_PEND_DONE = 35
+    ST_PEND_WORK = 36
+    ST_PEND_LAYERS = 37
+    N_STATE = 38
     P_T_COMP = 0
     P_T_AR = 1
     P_SAVE = 2
@@ -135,7 +147,8 @@ cdef enum:
     P_MEM_RESTORE = 13
     P_DROP_PAUSE = 14
     P_REJOIN_PAUSE = 15
-    N_PARAMS = 16
+    P_DRAIN = 16
+    N_PARAMS = 17
     NEED_FAILURES = 0
     DONE = 1
     RESTARTED = 2
@@ -180,6 +193,10 @@ SLOTS = {
     "ST_ACT_PAUSE": ST_ACT_PAUSE,
     "ST_PAUSE_END": ST_PAUSE_END,
     "ST_WAIT_LAST": ST_WAIT_LAST,
+    "ST_DRAIN_END": ST_DRAIN_END,
+    "ST_PEND_DONE": ST_PEND_DONE,
+    "ST_PEND_WORK": ST_PEND_WORK,
+    "ST_PEND_LAYERS": ST_PEND_LAYERS,
     "N_STATE": N_STATE,
     "P_T_COMP": P_T_COMP,
     "P_T_AR": P_T_AR,
@@ -197,6 +214,7 @@ SLOTS = {
     "P_MEM_RESTORE": P_MEM_RESTORE,
     "P_DROP_PAUSE": P_DROP_PAUSE,
     "P_REJOIN_PAUSE": P_REJOIN_PAUSE,
+    "P_DRAIN": P_DRAIN,
     "F_MASK": F_MASK,
     "F_RESTART": F_RESTART,
     "F_RESTART_MEMORY": F_RESTART_MEMORY,
@@ -229,6 +247,29 @@ cdef inline void _commit(float64_t* st) noexcept nogil:
     st[ST_DONE_UNC] = 0.0
     st[ST_WORK_UNC] = 0.0
     st[ST_LAYERS_UNC] = 0.0
+
+
+cdef inline void _land(float64_t* st) noexcept nogil:
+    # an asynchronous save has drained: its steps become part of the trained model
+    st[ST_COMMITTED] += st[ST_PEND_DONE]
+    st[ST_USEFUL] += st[ST_PEND_WORK]
+    st[ST_LAYERS_USEFUL] += st[ST_PEND_LAYERS]
+    st[ST_N_CKPT] += 1.0
+    st[ST_PEND_DONE] = 0.0
+    st[ST_PEND_WORK] = 0.0
+    st[ST_PEND_LAYERS] = 0.0
+    st[ST_DRAIN_END] = INFINITY
+
+
+cdef inline void _unpend(float64_t* st) noexcept nogil:
+    # a restart from memory ends the drain: the save's steps are held in memory only
+    st[ST_DONE_MEM] += st[ST_PEND_DONE]
+    st[ST_WORK_MEM] += st[ST_PEND_WORK]
+    st[ST_LAYERS_MEM] += st[ST_PEND_LAYERS]
+    st[ST_PEND_DONE] = 0.0
+    st[ST_PEND_WORK] = 0.0
+    st[ST_PEND_LAYERS] = 0.0
+    st[ST_DRAIN_END] = INFINITY
 
 
 cdef inline void _snapshot(float64_t* st) noexcept nogil:
@@ -270,7 +311,13 @@ cdef inline void _close_at_wall(float64_t* st, int kind, float64_t act_start, fl
         st[ST_PAUSE_TOTAL] -= act_end - max_wall
     else:
         st[ST_LOST] += (max_wall - act_start) - _cut_pause(st, act_pause, pause_end, max_wall)
-    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM]
+    if st[ST_DRAIN_END] <= max_wall:
+        _land(st)  # drained before the limit: kept
+    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM] + st[ST_PEND_WORK]
+    st[ST_PEND_DONE] = 0.0
+    st[ST_PEND_WORK] = 0.0
+    st[ST_PEND_LAYERS] = 0.0
+    st[ST_DRAIN_END] = INFINITY
     st[ST_DONE_MEM] = 0.0
     st[ST_WORK_MEM] = 0.0
     st[ST_LAYERS_MEM] = 0.0
@@ -308,6 +355,7 @@ cdef int _advance(
     cdef float64_t mem_every = par[P_MEM_EVERY], mem_save = par[P_MEM_SAVE]
     cdef float64_t mem_restore = par[P_MEM_RESTORE]
     cdef float64_t drop_pause = par[P_DROP_PAUSE], rejoin_pause = par[P_REJOIN_PAUSE]
+    cdef float64_t drain = par[P_DRAIN]
     cdef float64_t act_start = st[ST_ACT_START], act_end = st[ST_ACT_END]
     cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH], worth = st[ST_WORTH]
     cdef float64_t act_worth = st[ST_ACT_WORTH]
@@ -347,6 +395,8 @@ cdef int _advance(
                 # drops keep restarting) is still under way at the wall limit: the run stops there
                 status = TIMEOUT
                 break
+            if st[ST_DRAIN_END] <= f:
+                _land(st)  # the save drained before this event (a tie: drained first)
             if f < act_start:
                 # a failure before the activity it would interrupt: time would run backwards
                 # and the caller's loop could restart forever, so stop and report it
@@ -373,8 +423,13 @@ cdef int _advance(
                     # the activity's own elapsed time (its rejoin pauses are pause time)
                     own = (f - act_start) - _cut_pause(st, act_pause, pause_end, f)
                 if fk == F_RESTART:
-                    # rollback to the last persistent checkpoint; the partial activity is lost as well
-                    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM] + own
+                    # rollback to the last persistent checkpoint; the partial activity is lost as
+                    # well, and a save still draining
+                    st[ST_LOST] += st[ST_WORK_UNC] + st[ST_WORK_MEM] + st[ST_PEND_WORK] + own
+                    st[ST_PEND_DONE] = 0.0
+                    st[ST_PEND_WORK] = 0.0
+                    st[ST_PEND_LAYERS] = 0.0
+                    st[ST_DRAIN_END] = INFINITY
                     st[ST_DONE_MEM] = 0.0
                     st[ST_WORK_MEM] = 0.0
                     st[ST_LAYERS_MEM] = 0.0
@@ -382,6 +437,8 @@ cdef int _advance(
                 else:
                     # a copy of the last in-memory snapshot survived: only what follows it is lost
                     st[ST_LOST] += st[ST_WORK_UNC] + own
+                    if st[ST_DRAIN_END] < INFINITY:
+                        _unpend(st)
                     st[ST_N_MEM_RESTORE] += 1.0
                     rt = mem_restore
                 st[ST_DONE_UNC] = 0.0
@@ -448,12 +505,21 @@ cdef int _advance(
         if act_end > max_wall:
             status = TIMEOUT
             break
+        if st[ST_DRAIN_END] <= act_end:
+            _land(st)
         if kind == K_STEP:
             st[ST_DONE_UNC] += act_worth
             st[ST_WORK_UNC] += (act_end - act_start) - act_pause
             st[ST_LAYERS_UNC] += layers
             st[ST_STEPS_EXEC] += 1.0
-            if st[ST_COMMITTED] + st[ST_DONE_MEM] + st[ST_DONE_UNC] >= n_steps:
+            if st[ST_COMMITTED] + st[ST_PEND_DONE] + st[ST_DONE_MEM] + st[ST_DONE_UNC] >= n_steps:
+                # the job is done: a save still draining no longer matters (and is no checkpoint)
+                st[ST_USEFUL] += st[ST_PEND_WORK]
+                st[ST_LAYERS_USEFUL] += st[ST_PEND_LAYERS]
+                st[ST_PEND_DONE] = 0.0
+                st[ST_PEND_WORK] = 0.0
+                st[ST_PEND_LAYERS] = 0.0
+                st[ST_DRAIN_END] = INFINITY
                 _commit(st)
                 # the last step covers only the samples that remain (elastic "shrink" steps
                 # count a fraction, which need not add up to the job): the job is done
@@ -465,7 +531,8 @@ cdef int _advance(
             act_pause = 0.0
             pause_end = -DBL_MAX
             if act_end - st[ST_T_LAST] >= interval:
-                act_end = act_end + save_time
+                # a save due while the previous one drains (landed above if it has drained) waits for it
+                act_end = (act_end if st[ST_DRAIN_END] == INFINITY else st[ST_DRAIN_END]) + save_time
                 kind = K_SAVE
             elif act_end - st[ST_T_MEM] >= mem_every:
                 act_end = act_end + mem_save
@@ -479,14 +546,25 @@ cdef int _advance(
             act_pause = 0.0
             pause_end = -DBL_MAX
             if kind == K_SAVE:
-                act_end = act_start + save_time
+                act_end = (act_start if st[ST_DRAIN_END] == INFINITY else st[ST_DRAIN_END]) + save_time
             elif kind == K_MSAVE:
                 act_end = act_start + mem_save
             else:
                 kind = K_PENDING
         elif kind == K_SAVE:
-            _commit(st)
-            st[ST_N_CKPT] += 1.0
+            if drain > 0.0:
+                # the host copy is taken: the save drains from now on and counts once drained
+                _snapshot(st)
+                st[ST_PEND_DONE] = st[ST_DONE_MEM]
+                st[ST_PEND_WORK] = st[ST_WORK_MEM]
+                st[ST_PEND_LAYERS] = st[ST_LAYERS_MEM]
+                st[ST_DONE_MEM] = 0.0
+                st[ST_WORK_MEM] = 0.0
+                st[ST_LAYERS_MEM] = 0.0
+                st[ST_DRAIN_END] = act_end + drain
+            else:
+                _commit(st)
+                st[ST_N_CKPT] += 1.0
             st[ST_SAVE_TOTAL] += (act_end - act_start) - act_pause
             st[ST_T_LAST] = act_end
             st[ST_T_MEM] = act_end
@@ -527,6 +605,7 @@ def new_state(double initial_depth, double start_time=0.0):
     st[ST_WORTH] = 1.0
     st[ST_ACT_WORTH] = 1.0
     st[ST_PAUSE_END] = -DBL_MAX
+    st[ST_DRAIN_END] = INFINITY
     return st
 
 
@@ -553,7 +632,7 @@ def advance(
     params : float64[N_PARAMS], IN
         ``t_comp, t_allreduce, save_time, restart_time, interval, n_steps, initial_depth,
         max_wall, fail_seconds, patch_seconds, patch_layers, memory_every, memory_save,
-        memory_restore, drop_pause, rejoin_pause``: a masked failure adds
+        memory_restore, drop_pause, rejoin_pause, drain``: a masked failure adds
         ``fail_seconds + patch_seconds * patch`` to the activity in progress and
         ``patch_layers * patch`` layers to a step in progress; ``memory_every = inf``
         takes no in-memory snapshot.

@@ -202,6 +202,20 @@ class _Run:
         a_pause, pause_end = 0.0, -math.inf
         last_wait = 0.0  # the wait for replacements of the last restart
         wall = self.max_wall
+        # an asynchronous save draining until drain_end, holding these steps until then
+        drain = sc.checkpoint_drain
+        drain_end = math.inf
+        pend_done = pend_work = pend_lay = 0.0
+
+        def land():
+            # the save has drained: its steps are part of the trained model
+            nonlocal committed, useful, layers_useful, pend_done, pend_work, pend_lay, drain_end
+            committed += pend_done
+            useful += pend_work
+            layers_useful += pend_lay
+            self.c["ckpt"] += 1
+            pend_done = pend_work = pend_lay = 0.0
+            drain_end = math.inf
 
         def elapsed_pause(x):
             # the part of the activity's rejoin pauses before x (what comes after x never happens)
@@ -222,7 +236,9 @@ class _Run:
                 t["pause"] += wall - a0
             else:
                 t["lost"] += (wall - a0) - elapsed_pause(wall)
-            t["lost"] += work_unc + work_mem
+            if drain_end <= wall:
+                land()
+            t["lost"] += work_unc + work_mem + pend_work
             return self._out(False, committed, useful, layers_useful)
 
         while True:
@@ -241,6 +257,8 @@ class _Run:
                 what, f, g = ev
                 if f > self.max_wall:
                     return stop()  # the activity is still under way at the wall limit
+                if drain_end <= f:
+                    land()
                 if what == "rejoin":
                     self.c["rejoins"] += 1
                     del self.out[g]
@@ -271,10 +289,18 @@ class _Run:
                         own = (f - a0) - elapsed_pause(f)
                     if from_memory:
                         t["lost"] += work_unc + own
+                        if drain_end < math.inf:  # the drain ends; its steps are held in memory
+                            done_mem += pend_done
+                            work_mem += pend_work
+                            lay_mem += pend_lay
+                            pend_done = pend_work = pend_lay = 0.0
+                            drain_end = math.inf
                         rt = self.mem.restore
                         self.c["nmemr"] += 1
                     else:
-                        t["lost"] += work_unc + work_mem + own
+                        t["lost"] += work_unc + work_mem + pend_work + own
+                        pend_done = pend_work = pend_lay = 0.0
+                        drain_end = math.inf
                         done_mem = work_mem = lay_mem = 0.0
                         rt = sc.restart_time
                     done_unc = work_unc = lay_unc = 0.0
@@ -317,32 +343,42 @@ class _Run:
                 continue
             if a1 > self.max_wall:
                 return stop()
+            if drain_end <= a1:
+                land()
             if kind == _STEP:
                 self.c["executed"] += 1
                 done_unc += step_worth
                 work_unc += (a1 - a0) - a_pause  # a rejoin's pause is pause time, not the step's
                 lay_unc += layers
-                if committed + done_mem + done_unc >= sc.n_steps:
+                if committed + pend_done + done_mem + done_unc >= sc.n_steps:
                     # the last step covers what remains of the job (a "shrink" step counts a
                     # fraction: the kept steps are n_steps, not more)
                     committed = float(sc.n_steps)
+                    useful += pend_work  # a save still draining no longer matters
+                    layers_useful += pend_lay
                     useful += work_mem + work_unc
                     layers_useful += lay_mem + lay_unc
                     return self._out(True, committed, useful, layers_useful, wall=a1)
                 a0 = a1
                 a_pause, pause_end = 0.0, -math.inf
                 if a1 - self.t_last >= self.interval:
-                    kind, a1 = _SAVE, a1 + sc.checkpoint_time
+                    # a save due while the previous one drains waits for it
+                    kind, a1 = _SAVE, (a1 if drain_end == math.inf else drain_end) + sc.checkpoint_time
                 elif self.mem is not None and a1 - self.t_mem >= self.mem.every:
                     kind, a1 = _MSAVE, a1 + self.mem.save
                 else:
                     kind = _PENDING
             elif kind == _SAVE:
-                committed += done_mem + done_unc
-                useful += work_mem + work_unc
-                layers_useful += lay_mem + lay_unc
+                if drain > 0.0:
+                    # the host copy is taken: the steps wait for the drain
+                    pend_done, pend_work, pend_lay = done_mem + done_unc, work_mem + work_unc, lay_mem + lay_unc
+                    drain_end = a1 + drain
+                else:
+                    committed += done_mem + done_unc
+                    useful += work_mem + work_unc
+                    layers_useful += lay_mem + lay_unc
+                    self.c["ckpt"] += 1
                 done_mem = work_mem = lay_mem = done_unc = work_unc = lay_unc = 0.0
-                self.c["ckpt"] += 1
                 t["save"] += (a1 - a0) - a_pause
                 self.t_last = self.t_mem = a1
                 kind = _PENDING
@@ -360,7 +396,7 @@ class _Run:
                 a0 = a1
                 a_pause, pause_end = 0.0, -math.inf
                 if resume_kind == _SAVE:
-                    kind, a1 = _SAVE, a0 + sc.checkpoint_time
+                    kind, a1 = _SAVE, (a0 if drain_end == math.inf else drain_end) + sc.checkpoint_time
                 elif resume_kind == _MSAVE:
                     kind, a1 = _MSAVE, a0 + self.mem.save
                 else:

@@ -329,6 +329,7 @@ class _RunPlan:
         params[K["P_MEM_RESTORE"]] = 0.0 if mem is None else mem.restore
         params[K["P_DROP_PAUSE"]] = _pause(policy, "drop_seconds", scenario)
         params[K["P_REJOIN_PAUSE"]] = _pause(policy, "rejoin_seconds", scenario)
+        params[K["P_DRAIN"]] = scenario.checkpoint_drain
 
         handler = policy.handler(scenario)
         if not callable(getattr(handler, "on_failures", None)) or not callable(getattr(handler, "restart", None)):

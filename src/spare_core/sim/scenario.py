@@ -147,7 +147,14 @@ class Scenario:
         Seconds of a global restart (reload from the checkpoint and resume), >= 0. No
         failure occurs during a restart: the stream restarts when the restart ends.
     checkpoint_time : float, default 60
-        Seconds to save a checkpoint, > 0.
+        Seconds a checkpoint save blocks training, > 0 (an asynchronous save: its copy to host
+        memory).
+    checkpoint_drain : float, default 0
+        Seconds an asynchronous save goes on draining to storage after its blocking part,
+        >= 0; the save is the persistent checkpoint only once drained (a restart from it
+        during the drain falls back to the previous save; a save due before the drain ends
+        waits for it). 0: blocking saves. ``spare_core.sim.CheckpointIO`` derives it, the
+        blocking time and the restart's load from a size and bandwidths.
     jitter : float, default 0.05
         Half-width of the uniform per-step duration multiplier ``U(1 - jitter, 1 + jitter)``,
         in [0, 1). Ignored when ``step_time_model`` is given.
@@ -205,7 +212,7 @@ class Scenario:
     __slots__ = (
         "n_groups", "n_steps", "t_compute", "t_allreduce", "failures", "restart_time", "checkpoint_time", "jitter",
         "step_time_model", "shrink_time", "controller_time", "charge_patch", "max_wall_factor",
-        "gpus_per_group", "repair", "memory", "pricing", "name",
+        "gpus_per_group", "repair", "memory", "pricing", "name", "checkpoint_drain",
     )
 
     #: optional parts written to dicts only when given (a scenario without them keeps the
@@ -236,6 +243,7 @@ class Scenario:
         memory=None,
         pricing=None,
         name="custom",
+        checkpoint_drain=0.0,
     ):
         self.n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=MAX_GROUPS)
         self.n_steps = as_int(n_steps, "n_steps", min_value=1)
@@ -247,6 +255,7 @@ class Scenario:
         self.failures.check(self.n_groups)  # a lifetime and a rate that disagree fail here
         self.restart_time = as_float(restart_time, "restart_time", min_value=0.0)
         self.checkpoint_time = as_float(checkpoint_time, "checkpoint_time", min_value=0.0, strict_min=True)
+        self.checkpoint_drain = as_float(checkpoint_drain, "checkpoint_drain", min_value=0.0)
         self.jitter = as_float(jitter, "jitter", min_value=0.0)
         if not self.jitter < 1.0:
             raise ValueError(f"jitter must be < 1 (a step cannot take no time), got {self.jitter}")
@@ -393,6 +402,8 @@ class Scenario:
         """
         kw = self._params()
         out = {k: v for k, v in kw.items() if k not in ("failure_model", "step_time_model") + self._OPTIONAL}
+        if out["checkpoint_drain"] == 0.0:
+            del out["checkpoint_drain"]  # blocking saves: the dict (and store keys) of before
         for k in self._OPTIONAL:
             if kw[k] is not None:
                 out[k] = kw[k].to_dict()
