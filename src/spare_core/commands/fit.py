@@ -123,12 +123,15 @@ class FitTable:
         :class:`~spare_core.events.fit_check.FitCheck` of each row.
     seconds : list of float
         Wall seconds of each row's check (not part of the rows: they differ run to run).
+    period : str
+        What a period is, in words ("year", ..., or "period").
     """
 
     rows: list[FitRow] = field(default_factory=list)
     fits: list[Any] = field(default_factory=list)
     checks: list[Any] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
+    period: str = "period"
 
 
 def _nan(params: dict[str, float], key: str) -> float:
@@ -205,12 +208,15 @@ def fit_table(trace: Any, laws: Sequence[str] = tuple(LAWS), *, replicates: int 
     unknown = [k for k in laws if k not in LAWS]
     if unknown:
         raise ValueError(f"unknown law {unknown[0]!r} (one of {list(LAWS)})")
-    out = FitTable()
+    # the periods named as the user named them ("a rate per year"); "auto" and durations: "period"
+    word = periods if isinstance(periods, str) and periods in ("year", "quarter", "month", "week", "day") else "period"
+    out = FitTable(period=word)
     for w in merges:
         x, dropped = (trace, 0) if w is None else merge_repeats(trace, w)
         per = calendar_periods(x.end, periods, start=x.start)
         for key, f in law_fits(x, laws, per):
             description, family, ages, initial, per_period = LAWS[key]
+            description = description.replace("per period", f"per {word}")
             t0 = time.perf_counter()
             c = check_fit(f, x, initial=initial, periods=per, replicates=replicates, seed=seed)
             lo, hi = c.interval
@@ -371,8 +377,8 @@ def table_lines(table: FitTable) -> list[str]:
             head = r.periods
             if r.merge != "none":
                 out.append(f"repeated reports merged within {r.merge}: {r.merged_reports:,} rows merged")
-            out.append(f"| law | fitted | AIC | failures simulated: median (95 %) | count | per period ({head}) "
-                       "| per-period p | failing nodes (95 %) | s |")
+            out.append(f"| law | fitted | AIC | failures simulated: median (95 %) | count | per {table.period} "
+                       f"({head}) | per-{table.period} p | failing nodes (95 %) | s |")
             out.append("|---|---|---|---|---|---|---|---|---|")
             counts = "/".join(f"{int(v):,}" for v in r.log_period_counts.split("/"))
             out.append(f"| **the log** | | | **{r.log_failures:,}** | | **{counts}** | | **{r.log_failing_nodes:,}** | |")
