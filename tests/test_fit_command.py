@@ -374,3 +374,40 @@ def test_the_bench_script_is_the_commands_table(tmp_path, capsys):
     want = table_lines(fit_table(tr, replicates=20, periods="year"))
     strip = re.compile(r"\| [0-9.]+ \|$")  # the seconds column differs run to run
     assert [strip.sub("|", ln) for ln in want] == [strip.sub("|", ln) for ln in out.splitlines() if ln.startswith("|")]
+
+
+def test_a_law_the_scenario_file_refuses_is_shown_not_refused(tmp_path, capsys):
+    from spare_core.scenario_file import ScenarioFileError, load_scenario_file
+
+    # the rate rises tenfold over the log's second half: one constant rate misses the periods
+    rng = np.random.default_rng(1)
+    t = np.sort(np.concatenate((rng.uniform(0, 200 * 86400.0, 130), rng.uniform(200 * 86400.0, 400 * 86400.0, 1300))))
+    (tmp_path / "log.csv").write_text("time,node\n" + "".join(f"{a:.1f},{b}\n" for a, b in
+                                                            zip(t, rng.integers(0, 64, t.size))))
+    f = _file(tmp_path, 'model = "node"\nlaw = "fit"\nfit_law = "exponential"\nfit_periods = "quarter"\n'
+              + _trace_table())
+    with pytest.raises(ScenarioFileError, match="not their course"):
+        load_scenario_file(f)
+    j = tmp_path / "f.json"
+    code, out, err = _cli(capsys, ["fit", f, "--laws", "exponential", "exponential-periods", "--replicates", "40",
+                                   "--json", j])
+    assert code == 0, err
+    rows = json.loads(j.read_text())["rows"]
+    assert rows[0]["periods_p"] < 0.05 < rows[1]["periods_p"]  # the constant rate misses the course, per period not
+
+
+def test_an_output_naming_the_log_is_refused_and_the_log_kept(tmp_path, capsys):
+    log = _log(tmp_path, 200)
+    f = _file(tmp_path, 'model = "node"\n' + _trace_table())
+    before = log.read_bytes()
+    for flag in ("--json", "--csv"):
+        code, _, err = _cli(capsys, ["fit", f, "--laws", "exponential", "--replicates", "20", flag, log])
+        assert code == 2 and len(err) == 1 and "an output never replaces an input" in err[0], err
+    assert log.read_bytes() == before
+
+
+def test_json_to_stdout_is_the_document_alone(tmp_path, capsys):
+    code, out, err = _cli(capsys, ["fit", EXAMPLE, "--laws", "exponential", "--replicates", "20", "--json", "-"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [list(r)[:len(FIT_COLUMNS)] for r in doc["rows"]] == [list(FIT_COLUMNS)]

@@ -411,6 +411,10 @@ def run(args: Any) -> int:
         check_output_path(getattr(args, flag), f"--{flag}")
     check_parquet(args.parquet)
     trace, read, fl, rd = read_log(args.file)
+    for flag in ("json", "csv", "parquet"):
+        # again, now that the log (and a hostfile) are known inputs: an output naming one is refused
+        # before the fit, not when it is written
+        check_output_path(getattr(args, flag), f"--{flag}")
     merges, periods = _options(args, fl, rd)
     laws = distinct(list(args.laws), "--laws") if args.laws else list(LAWS)
     try:
