@@ -134,7 +134,7 @@ def test_every_output_is_the_library_functions_rows_with_every_column(tmp_path, 
                                   else getattr(r, k)) for k in FIT_COLUMNS} for r in want.rows]
     assert json.loads(t.schema.metadata[b"spare_core"])["command"] == "spare fit"
     # the text: one table per merge window, each law's row with the library's numbers
-    assert out.count("| **the log** |") == 2 and "repeated reports merged within 60 min" in out
+    assert out.count("| **the log** |") == 2 and "repeated reports merged within 1 h" in out
     for r in want.rows:
         assert f"| {r.description} | " in out and f"{r.simulated_median:,.0f} ({r.simulated_low:,}-{r.simulated_high:,})" in out
 
@@ -176,7 +176,7 @@ def test_the_file_keys_are_the_defaults_and_flags_win(tmp_path, capsys):
     assert code == 0, err
     row = json.loads(j.read_text())["rows"][0]
     # a log of seconds: quarters of the nominal length from time 0 (400 days: four and a part)
-    assert row["merge"] == "24 h" and row["periods"].startswith("days 0-91.31/") and row["periods"].count("/") == 4
+    assert row["merge"] == "1 d" and row["periods"].startswith("days 0-91.31/") and row["periods"].count("/") == 4
     code, _, err = _cli(capsys, ["fit", f, "--laws", "exponential", "--replicates", "20", "--merge", "none",
                                  "--periods", "year", "--json", j])
     assert code == 0, err

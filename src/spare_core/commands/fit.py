@@ -35,7 +35,8 @@ from .outputs import check_output_path, check_parquet, provenance, shown_path, w
 
 HELP = "fit every failure law to a scenario file's log and re-simulate each over the log's window"
 
-__all__ = ["LAWS", "FitRow", "FitTable", "fit_table", "law_fits", "read_log", "FIT_COLUMNS", "MAX_REPLICATES"]
+__all__ = ["LAWS", "FitRow", "FitTable", "fit_table", "law_fits", "read_log", "table_lines", "merge_label", "FIT_COLUMNS",
+           "MAX_REPLICATES"]
 
 #: the laws of the table: key -> (description, law, fitted ages, simulated ages, a rate per period)
 LAWS: dict[str, tuple[str, str, str, str, bool]] = {
@@ -134,6 +135,17 @@ class FitTable:
     period: str = "period"
 
 
+def merge_label(seconds: float | None) -> str:
+    """A merge window as the rows name it: ``"none"``, else in the largest unit that divides it
+    (``3600`` -> ``"1 h"``, ``604800`` -> ``"7 d"``, ``90`` -> ``"1.5 min"``)."""
+    if seconds is None:
+        return "none"
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size and (seconds / size * 2).is_integer():
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
+
+
 def _nan(params: dict[str, float], key: str) -> float:
     return float(params[key]) if key in params else math.nan
 
@@ -200,7 +212,6 @@ def fit_table(trace: Any, laws: Sequence[str] = tuple(LAWS), *, replicates: int 
     ValueError
         An unknown law, or a law that cannot be fitted or checked on this log.
     """
-    from .._files import duration_text
     from ..events.fit import merge_repeats
     from ..events.fit_check import check_fit
     from ..events.rates import calendar_periods
@@ -222,7 +233,7 @@ def fit_table(trace: Any, laws: Sequence[str] = tuple(LAWS), *, replicates: int 
             lo, hi = c.interval
             a, b = c.nodes_interval
             out.rows.append(FitRow(
-                merge="none" if w is None else duration_text(w), law=key, description=description, family=family,
+                merge=merge_label(w), law=key, description=description, family=family,
                 fitted_ages=ages, simulated_ages=initial, per_period=per_period, mean=float(f.mean),
                 shape=_nan(f.params, "shape"), sigma=_nan(f.params, "sigma"), frailty=_nan(f.params, "frailty"),
                 aic=float(f.aic), replicates=c.replicates, seed=int(seed), log_failures=c.count,
