@@ -214,6 +214,8 @@ def _bad_cases(d: Path) -> list[tuple[list, str]]:
         (["fit", good, "--merge", "-1"], "must be 'none' or a duration > 0"),
         (["fit", good, "--merge", "1h", "1h"], "--merge values must be distinct"),
         (["fit", good, "--periods", "fortnight"], "--periods must be one of"),
+        (["fit", good, "--periods", "1"], "into more than 100,000 periods"),
+        (["fit", good, "--periods", "10 min", "--replicates", "100000", "--force"], "bytes of counts"),
         (["fit", good, "--replicates", "5"], "must be >= 20"),
         (["fit", good, "--replicates", "1000000"], "must be <= 100000"),
         (["fit", good, "--seed", "-1"], "--seed"),

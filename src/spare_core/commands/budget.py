@@ -150,10 +150,24 @@ def file_fit_cost(sf: Any) -> float:
     return fit_cost(trace.n_events, trace.n_units or 0, laws, DEFAULT_REPLICATES)
 
 
-def check_fit_command(trace: Any, laws: int, replicates: int, force: bool, what: str) -> float:
+#: bytes a fit's re-check keeps per replicate and period (the int64 counts, their float64
+#: sorted copy and the per-replicate distances: 8 + 8 + 8)
+FIT_CHECK_BYTES_PER_CELL = 24
+#: the most a re-check's per-period arrays may take; refused even with --force (it would not fit:
+#: ``--periods 1`` on a year's log is 3e7 periods a replicate)
+FIT_CHECK_BYTES = 4e9
+
+
+def check_fit_command(trace: Any, laws: int, replicates: int, force: bool, what: str, periods: int = 1) -> float:
     """``spare fit``'s work (:func:`fit_cost` of ``laws`` fits, each re-checked ``replicates``
     times), before anything is fitted: :class:`UsageError` beyond the budget's failures over all
-    runs unless ``force``. Returns the work."""
+    runs unless ``force``, and beyond :data:`FIT_CHECK_BYTES` for the per-period counts of one
+    check (``replicates x periods`` cells) even then. Returns the work."""
+    memory = float(replicates) * float(periods) * FIT_CHECK_BYTES_PER_CELL
+    if memory > FIT_CHECK_BYTES:
+        raise UsageError(f"{what + ': ' if what else ''}a re-check of {replicates} replicates over {periods:,} periods "
+                         f"would keep about {_g(memory)} bytes of counts (budget {_g(FIT_CHECK_BYTES)}); take longer "
+                         "--periods or fewer --replicates")
     work = fit_cost(trace.n_events, trace.n_units or 0, laws, replicates)
     budget = _limits.BUDGET["failures"]
     if work > budget and not force:

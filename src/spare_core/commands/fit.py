@@ -60,6 +60,9 @@ LAWS: dict[str, tuple[str, str, str, str, bool]] = {
 #: before the first is simulated (10**6 SeedSequences take about 1 GB), so the bound is a
 #: memory bound, checked even with --force; the work budget bounds the time below it
 MAX_REPLICATES = 100_000
+#: the most periods of a per-period check (a calendar day over 270 years; a check keeps a row
+#: of counts per replicate and period)
+MAX_PERIODS = 100_000
 #: the fewest replicates a check takes (check_fit's own floor: a 95 % interval needs them)
 MIN_REPLICATES = 20
 
@@ -345,9 +348,12 @@ def _options(args: Any, fl: dict[str, Any], rd: Reader) -> tuple[list[float | No
             periods: Any = spec
         elif args.periods is not None:
             try:
-                periods = float(spec) if spec.replace(".", "", 1).isdigit() else parse_duration(spec)
+                periods = float(spec)
             except ValueError:
-                raise UsageError(f"--periods must be one of {list(PERIODS)} or a duration, got {spec!r}") from None
+                try:
+                    periods = parse_duration(spec)
+                except ValueError:
+                    raise UsageError(f"--periods must be one of {list(PERIODS)} or a duration, got {spec!r}") from None
             if not (math.isfinite(periods) and periods > 0):
                 raise UsageError(f"--periods must be a duration > 0, got {spec!r}")
         else:
@@ -428,13 +434,18 @@ def run(args: Any) -> int:
         check_output_path(getattr(args, flag), f"--{flag}")
     merges, periods = _options(args, fl, rd)
     laws = distinct(list(args.laws), "--laws") if args.laws else list(LAWS)
+    where = "--periods" if args.periods else "failures.fit_periods"
+    if isinstance(periods, float) and trace.end / periods > MAX_PERIODS:
+        # before the periods' edges are built: a 1-s period over years is 10**8 of them
+        raise UsageError(f"{args.file}: {where}: {periods:g} s cuts the log's {trace.end:g} s into more than "
+                         f"{MAX_PERIODS:,} periods; take a longer period")
     try:
         from ..events.rates import calendar_periods
-        calendar_periods(trace.end, periods, start=trace.start)
+        n_periods = len(calendar_periods(trace.end, periods, start=trace.start))
     except ValueError as exc:
-        raise UsageError(f"{args.file}: {'--periods' if args.periods else 'failures.fit_periods'}: cannot cut the "
-                         f"log's window ({exc})") from None
-    work = check_fit_command(trace, len(laws) * len(merges), args.replicates, bool(args.force), args.file)
+        raise UsageError(f"{args.file}: {where}: cannot cut the log's window ({exc})") from None
+    work = check_fit_command(trace, len(laws) * len(merges), args.replicates, bool(args.force), args.file,
+                             periods=n_periods)
     try:
         table = fit_table(trace, laws, replicates=args.replicates, seed=args.seed, periods=periods, merges=merges)
     except ValueError as exc:
