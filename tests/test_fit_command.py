@@ -413,3 +413,40 @@ def test_json_to_stdout_is_the_document_alone(tmp_path, capsys):
     assert code == 0, err
     doc = json.loads(out)
     assert [list(r)[:len(FIT_COLUMNS)] for r in doc["rows"]] == [list(FIT_COLUMNS)]
+
+
+def test_titans_release_read_by_a_scenario_file_gives_the_bench_scripts_table(tmp_path, capsys):
+    """docs/cli.md's titan.toml on a file of gc_full.csv's format: the same rows as the bench
+    script's own reader (bench.fleet_fit_table.titan_log)."""
+    import datetime as dt
+
+    from bench.fleet_fit_table import TITAN_NODES, titan_log
+
+    rng = np.random.default_rng(3)
+    t0 = dt.datetime(2014, 1, 23, 6)
+    lines = ["SN,location,insert,remove,duration,out,event"]
+    for i in range(600):  # not in time order; a third of the rows are GPUs pulled without a failure
+        loc = f"c{rng.integers(0, 25)}-{rng.integers(0, 8)}c{rng.integers(0, 3)}s{rng.integers(0, 8)}n{rng.integers(0, 4)}"
+        t = t0 + dt.timedelta(seconds=float(rng.uniform(0, 3.2 * 365.25 * 86400)))
+        lines.append(f"{i},{loc},2014-01-01 00:00:00,{t:%Y-%m-%d %H:%M:%S},1,TRUE,{['', 'DBE', 'OTB'][i % 3]}")
+    (tmp_path / "gc_full.csv").write_text("\n".join(lines) + "\n")
+    text = DOCS.read_text().split("### spare fit", 1)[1].split("```toml", 1)[1].split("```", 1)[0]
+    (tmp_path / "titan.toml").write_text(text)
+    j = tmp_path / "t.json"
+    code, out, err = _cli(capsys, ["fit", tmp_path / "titan.toml", "--periods", "year", "--replicates", "20",
+                                   "--merge", "none", "1h", "--json", j])
+    assert code == 0, err
+    tr = titan_log(tmp_path / "gc_full.csv")
+    assert tr.n_units == TITAN_NODES and tr.n_events == 400
+    want = fit_table(tr, replicates=20, periods="year", merges=[None, 3600.0])
+    rows = json.loads(j.read_text())["rows"]
+    assert len(rows) == len(want.rows) == 20
+    # the two readers number the nodes differently (by first appearance, by sorted name): a fit's
+    # optimiser sums in another order, so its floats agree to rounding, the rest exactly
+    for got, row in zip(rows, want.rows):
+        for k in FIT_COLUMNS:
+            v = getattr(row, k)
+            if isinstance(v, float) and math.isfinite(v):
+                assert got[k] == pytest.approx(v, rel=1e-5), (k, got[k], v)
+            else:
+                assert got[k] == (None if isinstance(v, float) else v), (k, got[k], v)
