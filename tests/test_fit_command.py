@@ -450,3 +450,72 @@ def test_titans_release_read_by_a_scenario_file_gives_the_bench_scripts_table(tm
                 assert got[k] == pytest.approx(v, rel=1e-5), (k, got[k], v)
             else:
                 assert got[k] == (None if isinstance(v, float) else v), (k, got[k], v)
+
+
+# -- the placements table: each row is spare run with a key (docs/cli.md, "spare fit") -------------
+
+REPLAY = """
+name = "replay"
+[cluster]
+gpus = 192
+gpus_per_node = 1
+gpus_per_group = 8
+[job]
+step_time = "10 s"
+allreduce_time = "1 s"
+steps = 86400
+[failures]
+model = "trace"
+after = "loop"
+[failures.trace]
+path = "gc_full.csv"
+time_column = "remove"
+unit_column = "location"
+where = {{event = ["DBE", "OTB"]}}
+sort = true
+start = 2016-01-01T00:00:00Z
+end = 2017-01-01T00:00:00Z
+{pattern}
+[costs]
+restart = "20 min"
+checkpoint_save = "60 s"
+[compare]
+policies = ["ckpt", "spare"]
+redundancies = [2]
+seeds = 3
+"""
+
+
+def test_every_row_of_the_placements_table_is_spare_run_with_a_key(tmp_path, capsys):
+    """bench/trace_log_table.py's rows, each a scenario file's keys on spare run: the hosts by first
+    appearance, placement = "spread", host_pattern, windows, rack-aware stacks."""
+    import datetime as dt
+
+    from tests.trace_logs import CRAY_PATTERN, cray_events, cray_host
+
+    times, pos = cray_events(3000, seed=3, shape=(2, 1, 3, 8, 4), years=(1,), lemons=0.05,
+                             start=dt.datetime(2016, 1, 1, tzinfo=dt.timezone.utc))
+    with open(tmp_path / "gc_full.csv", "w") as f:
+        f.write("SN,location,insert,remove,duration,out,event\n")
+        for i, (t, p) in enumerate(zip(times.tolist(), pos.tolist())):
+            when = dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            f.write(f"{i},{cray_host(*p)},2013-12-01 00:00:00,{when},1,FALSE,{('DBE', 'OTB', '')[i % 3]}\n")
+    named = tmp_path / "named.toml"
+    named.write_text(REPLAY.format(pattern=""))
+    racks = tmp_path / "racks.toml"
+    racks.write_text(REPLAY.format(pattern=f"host_pattern = '{CRAY_PATTERN}'"))
+    rows = [(named, []), (named, ["--set", "failures.placement='spread'"]), (racks, []),
+            (racks, ["--set", "failures.windows=3"]),
+            (racks, ["--set", "failures.windows=3", "--set", "policy.spare.layout='rack-aware'"])]
+    models, spare = [], []
+    for i, (f, sets) in enumerate(rows):
+        j = tmp_path / f"r{i}.json"
+        code, out, err = _cli(capsys, ["run", f, "--processes", "1", *sets, "--json", j])
+        assert code == 0, (sets, err)
+        runs = json.loads(j.read_text())["runs"]
+        assert {r["policy"] for r in runs} == {"CKPT-only", "SPARe+CKPT"} and len(runs) == 6
+        models.append(runs[0]["failure_model"])
+        spare.append(tuple((r["failures_seen"], r["wipeouts"], r["ratio"]) for r in runs if r["policy"] != "CKPT-only"))
+    assert "spread over the job's nodes" in models[1] and "spread" not in models[0]
+    # each key changes the replay SPARe meets: five different tables' rows
+    assert len(set(spare)) == 5, spare
