@@ -1,6 +1,11 @@
 """Laws fitted to a fleet's failure log, each re-simulated over the log's window, next to the
 log's own counts (docs/results.md, "Fits that reproduce the log").
 
+The table is ``spare fit``'s (:func:`spare_core.commands.fit.fit_table`, one row per law, with
+per-year periods); this script only brings the logs a scenario file cannot name: Titan's
+release format and a seeded fleet-shaped log. For a log of your own, ``spare fit FILE.toml``
+(docs/cli.md) prints the same table with ``--json``/``--csv`` outputs.
+
 For every law (per-node Weibull and log-normal, fitted with every node new at the log's start
 as the scenario file used to, and with the nodes' ages stationary as it does now; exponential;
 gamma-frailty; exponential and frailty with a rate per calendar year), the table gives its
@@ -33,15 +38,15 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
-import time
 from pathlib import Path
 
 import numpy as np
 
 from spare_core._files import parse_duration
+from spare_core.commands.fit import fit_table, table_lines
 from spare_core.distributions import Exponential
-from spare_core.events.fit import fit, fit_node_rates, merge_repeats
-from spare_core.events.fit_check import check_fit, simulate_log
+from spare_core.events.fit import merge_repeats
+from spare_core.events.fit_check import simulate_log
 from spare_core.events.rates import RateSchedule, calendar_periods
 from spare_core.events.trace import Trace, read_trace
 
@@ -96,68 +101,21 @@ def titan_log(path) -> Trace:
                  unit_names=names, reasons=[e for _, _, e in rows], source=str(path))
 
 
-def candidates(tr):
-    """(name, fit, ages simulated) for every law of the table."""
-    out = []
-    for law in ("weibull", "lognormal"):
-        f = fit(tr, law)  # every node new at the log's start: the scenario file's fit before this issue
-        out.append((f"{law}, nodes new at the log's start; simulated with stationary ages", f, "stationary"))
-        out.append((f"{law}, nodes new at the log's start; simulated with new nodes", f, "new"))
-        out.append((f"{law}, stationary ages", fit(tr, law, origin="stationary"), "stationary"))
-    out.append(("exponential", fit(tr, "exponential"), "stationary"))
-    out.append(("frailty (gamma rate multipliers per slot)", fit_node_rates(tr), "stationary"))
-    out.append(("exponential, a rate per year", fit_node_rates(tr, frailty=False, periods="year"), "stationary"))
-    out.append(("frailty, a rate per year", fit_node_rates(tr, periods="year"), "stationary"))
-    return out
-
-
-def _params(f):
-    keep = {"shape": "k", "sigma": "sigma", "frailty": "v"}
-    parts = [f"mean {f.mean / DAY:.3g} d"] + [f"{keep[k]} {v:.3g}" for k, v in f.params.items() if k in keep]
-    return ", ".join(parts)
-
-
-def _p(p, reps):
-    """A Monte-Carlo p-value; at its floor 1 / (runs + 1) it says so."""
-    return f"<= {p:.2g}" if p <= 1.0 / (reps + 1) + 1e-12 else f"{p:.2g}"
-
-
-def table(tr, replicates):
-    years = calendar_periods(tr.end, "year", start=tr.start)
-    head = "/".join(years.labels)
-    print(f"| law | fitted | AIC | failures simulated: median (95 %) | count | per year ({head}) | per-year p "
-          "| failing nodes (95 %) | s |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    log_years = years.counts(tr.times)
-    print(f"| **the log** | | | **{tr.n_events:,}** | | **{'/'.join(f'{v:,}' for v in log_years)}** | | "
-          f"**{np.unique(tr.units).size:,}** | |")
-    aic0 = None
-    for name, f, ages in candidates(tr):
-        t0 = time.time()
-        c = check_fit(f, tr, initial=ages, periods=years, replicates=replicates)
-        aic0 = f.aic if aic0 is None else min(aic0, f.aic)
-        med = np.median(c.period_simulated, axis=0)
-        lo, hi = c.interval
-        a, b = c.nodes_interval
-        print(f"| {name} | {_params(f)} | {f.aic:,.0f} | {c.median:,.0f} ({lo:,}-{hi:,}) | "
-              f"{'reproduced' if c.ok else f'**no** ({c.ratio:.3g}x)'} | {'/'.join(f'{v:,.0f}' for v in med)} | "
-              f"{_p(c.periods_p, c.replicates)} | {np.median(c.simulated_failing_nodes):,.0f} ({a:,}-{b:,}) | "
-              f"{time.time() - t0:.1f} |")
-
-
 def why(tr, replicates):
+    """docs/results.md's decomposition: the Weibull fitted with new nodes (simulated with
+    stationary ages), the stationary Weibull and the frailty law after merging each node's
+    reports within 1 h, 1 day, 1 week (:func:`spare_core.commands.fit.fit_table`'s rows)."""
+    merges = ((None, "(none)"), (3600.0, "1 h"), (DAY, "1 day"), (7 * DAY, "1 week"))
+    t = fit_table(tr, ("weibull-new", "weibull", "frailty"), replicates=replicates, periods="year",
+                  merges=[w for w, _ in merges])
     print("\n| repeated reports merged within | failures | Weibull (nodes new) shape, mean | its failures simulated "
           "with stationary ages, over the log's | Weibull (stationary) shape: count reproduced? | frailty v |")
     print("|---|---|---|---|---|---|")
-    for label, w in (("(none)", None), ("1 h", 3600.0), ("1 day", DAY), ("1 week", 7 * DAY)):
-        x = tr if w is None else merge_repeats(tr, w)[0]
-        new = fit(x, "weibull")
-        c = check_fit(new, x, initial="stationary", replicates=replicates)
-        st = fit(x, "weibull", origin="stationary")
-        cs = check_fit(st, x, replicates=replicates)
-        v = fit_node_rates(x).params["frailty"]
-        print(f"| {label} | {x.n_events:,} | {new.params['shape']:.2f}, {new.mean / DAY:,.3g} d | {1 / c.ratio:.3g} | "
-              f"{st.params['shape']:.2f}: {'yes' if cs.ok else f'no ({cs.ratio:.3g}x)'} | {v:.2f} |")
+    for i, (_, label) in enumerate(merges):
+        new, st, fr = t.rows[3 * i:3 * i + 3]
+        print(f"| {label} | {new.log_failures:,} | {new.shape:.2f}, {new.mean / DAY:,.3g} d | "
+              f"{1 / new.count_ratio:.3g} | {st.shape:.2f}: {'yes' if st.reproduced else f'no ({st.count_ratio:.3g}x)'} "
+              f"| {fr.frailty:.2f} |")
 
 
 def _when(text):
@@ -197,7 +155,7 @@ def main(argv=None):
         tr, dropped = merge_repeats(tr, parse_duration(a.merge.replace("h", " h").replace("d", " d")))
         print(f"{dropped} repeated reports merged")
     print(f"{tr!r}, {tr.end / YEAR:.3g} years\n")
-    table(tr, a.replicates)
+    print("\n".join(table_lines(fit_table(tr, replicates=a.replicates, periods="year"))))
     if a.why:
         why(tr, max(50, a.replicates // 4))
 

@@ -25,6 +25,12 @@ Rows printed (CKPT-only and SPARe+CKPT at r = ``--r``, availability-optimal inte
 For each: TTT/T0 mean and 95 % t-interval over the seeds, SPARe's failures seen and wipe-outs
 (means over the seeds), and the distinct failure histories the seeds replayed.
 
+Not a ``spare`` command: every row is a scenario file's keys (``failures.placement``,
+``failures.trace.host_pattern``, ``failures.windows``, ``policy.spare.layout``) on ``spare run``,
+for any log (docs/cli.md, end of "spare fit"; tests/test_fit_command.py runs the five rows so on
+a file of this format). What the script adds is Titan's alone: the release's rows turned into a
+log and the Cray name pattern.
+
 Usage::
 
     python -m bench.trace_log_table --log gc_full.csv             # a few seconds

@@ -545,6 +545,9 @@ class Env:
             "demo": ["demo", "--types", "20", "--redundancy", "2", "--every", "5"],
             "map": ["map", str(self.file), "--strategies", "ckpt", "rep", "--seeds", "2", "--processes", "1"],
             "report": ["report", str(self.file), "--processes", "1"],
+            # the example replay's log (64 nodes, 30 days): each law's check at the fewest replicates
+            "fit": ["fit", str(Path(__file__).resolve().parents[1] / "examples" / "trace_job.toml"),
+                    "--replicates", "20"],
         }[command]
 
 
@@ -685,6 +688,15 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("demo", "--seed"): _one("demo", "--seed", "5"),
     ("demo", "--every"): _one("demo", "--every", "2"),
     ("demo", "--force"): _one("demo", "--force"),
+    ("fit", "--laws"): _one("fit", "--laws", "weibull-new", "frailty-periods"),
+    ("fit", "--replicates"): _one("fit", "--replicates", "25", "--laws", "exponential"),
+    ("fit", "--seed"): _one("fit", "--seed", "3", "--laws", "exponential"),
+    ("fit", "--merge"): _one("fit", "--merge", "none", "1h", "1 d", "--laws", "weibull"),
+    ("fit", "--periods"): _one("fit", "--periods", "week", "--laws", "exponential-periods"),
+    ("fit", "--force"): _one("fit", "--force", "--laws", "exponential"),
+    ("fit", "--json"): _one("fit", "--json", "OUT:fit.json"),
+    ("fit", "--csv"): _one("fit", "--csv", "OUT:fit.csv"),
+    ("fit", "--parquet"): _one("fit", "--parquet", "OUT:fit.parquet"),
 }
 
 

@@ -90,6 +90,10 @@ def _sentinel(monkeypatch):
 
     monkeypatch.setattr(demo_mod, "check_matching_demo", lambda *a, **kw: (real_demo(*a, **kw), passed())[0])
     monkeypatch.setattr(pacing_mod, "check_pacing_work", lambda *a, **kw: (real_pacing(*a, **kw), passed())[0])
+    import spare_core.commands.fit as fit_mod
+
+    real_fit = budget_mod.check_fit_command
+    monkeypatch.setattr(fit_mod, "check_fit_command", lambda *a, **kw: (real_fit(*a, **kw), passed())[0])
 
 
 _MAP = ["map", EXAMPLE, "--x", "failures.mtbf", "--x-values", "1h", "2h", "--y", "costs.restart", "--y-values",
@@ -102,6 +106,7 @@ COMMANDS = {
     "run": (["run", EXAMPLE], ["--steps", "--seeds", "--r-max", "--horizon", "--processes"]),
     "advise": (["advise", EXAMPLE, "--no-sensitivity"], ["--steps", "--seeds", "--r-max", "--horizon"]),
     "map": (_MAP, ["--steps", "--seeds", "--r-max", "--horizon", "--processes", "--tie"]),
+    "fit": (["fit", str(Path(EXAMPLE).with_name("trace_job.toml"))], ["--replicates", "--seed"]),
 }
 EXTREMES = ["0", "-1", "1", str(2**31 - 1), str(2**31), str(2**63 - 1), str(2**63), str(2**64), "nan", "inf",
             "-inf", "1e400", "1e-320"]

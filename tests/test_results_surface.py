@@ -98,6 +98,13 @@ def _fit_check():
     return check_fit(_node_rate_fit(), _node_log(), replicates=20)
 
 
+def _fit_row():
+    from spare_core.commands.fit import fit_table
+
+    # a Weibull row: its sigma and frailty are NaN (None in the dict), the rest numbers and text
+    return fit_table(_node_log(), ["weibull"], replicates=20).rows[0]
+
+
 # every public result type and a small real call that makes one
 MAKERS = {
     "spare_core.graph.matching.Matching": lambda: hopcroft_karp(sp.csr_array(np.array([[1, 1], [1, 0], [1, 0]]))),
@@ -115,6 +122,7 @@ MAKERS = {
     "spare_core.events.fit.Comparison": lambda: compare(_durations()),
     "spare_core.events.fit.NodeRateFit": _node_rate_fit,
     "spare_core.events.fit_check.FitCheck": _fit_check,
+    "spare_core.commands.fit.FitRow": _fit_row,
     "spare_core.events.trace.DomainSummary": lambda: Trace(
         [1.0, 1.0, 2.0, 5.0], [0, 1, 5, 5], n_units=8, numbering="host_pattern",
         levels=(("rack", ("a", "b")), ("node", ("0", "1", "2", "3")))).domain_summary("rack"),

@@ -30,7 +30,7 @@ from .events.trace_model import TraceWarning
 from .commands import EXIT_INTERRUPTED, UsageError
 
 # each name is a module under spare_core.commands (sub-command "x-y" -> module x_y)
-COMMANDS = ("compare", "run", "advise", "report", "map", "pacing", "demo", "sweep", "whatif")
+COMMANDS = ("compare", "run", "advise", "report", "map", "pacing", "demo", "sweep", "whatif", "fit")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -5,7 +5,9 @@ The estimate reads the scenarios alone (docs/cli.md, "Budget"): a run simulates 
 its wall limit ``horizon x T0``; at the failure model's long-run rate (its system MTBF, which
 the Weibull shape keeps) it meets ``horizon x T0 / MTBF`` failures and walks at most
 ``horizon x steps`` steps; a node-renewal log holds every node failure up to the wall limit,
-about 64 bytes each, once per seed in each worker.
+about 64 bytes each, once per seed in each worker. A law fitted to a failure log
+(``failures.law = "fit"``; ``fit_law = "best"`` fits every law) and its re-check count too,
+converted to failures of a run by their measured time (:func:`fit_cost`).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any
 from .. import _limits
 from . import UsageError
 
-__all__ = ["Estimate", "estimate", "check_budget", "check_runs", "check_matching_demo", "check_pacing_work", "check_grid", "check_counts", "LOG_BYTES_PER_FAILURE",
+__all__ = ["Estimate", "estimate", "check_budget", "fit_cost", "file_fit_cost", "check_fit_command",
+           "FIT_FAILURES_PER_ROW", "CHECK_FAILURES_PER_ROW", "check_runs", "check_matching_demo", "check_pacing_work", "check_grid", "check_counts", "LOG_BYTES_PER_FAILURE",
            "MATCHING_BYTES_PER_SLOT"]
 
 #: bytes a node failure log keeps per failure (a float and a group id in two Python lists)
@@ -24,6 +27,18 @@ LOG_BYTES_PER_FAILURE = 64
 #: bytes per slot edge of ``spare demo``'s slot-expanded graph while scipy solves it (row, column
 #: and value arrays, their repeats and the CSR copy; measured about 50)
 MATCHING_BYTES_PER_SLOT = 64
+
+# What fitting a law to a log costs, in failures of a simulated run (the budget's unit: a run's
+# failure took about 14 us, simulate() on 64 groups, 11,815 failures in 0.16 s of CPU). Measured
+# on the shared 2-core machine (2026-12-04, CPU time, logs of 2,000-16,000 nodes and
+# 2,046-64,148 rows, spare_core.events.fit and fit_check):
+#: one law's fit, per row and node of the log: the Weibull takes 0.3-1.8 us per (row + node)
+#: (34 us once, its optimiser wandering), the log-normal 3.7-83 us; 6 failures of a run is the
+#: worst measured, ~83 us, so a fit is never counted below what it took
+FIT_FAILURES_PER_ROW = 6.0
+#: one replicate of a fit's re-check (check_fit simulates the log's window on its nodes), per
+#: row and node: 0.13-0.20 us measured, about 1/70 of a run's failure
+CHECK_FAILURES_PER_ROW = 0.015
 
 
 @dataclass(frozen=True)
@@ -39,6 +54,9 @@ class Estimate:
         Summed over every run.
     log_bytes : float
         The largest node-failure log of one seed (0 without node renewals).
+    fit_failures : float
+        A law fitted to a failure log and its re-check, in failures of a run
+        (:func:`fit_cost`); counted in ``failures`` too.
     """
 
     runs: int
@@ -47,6 +65,7 @@ class Estimate:
     failures: float
     steps: float
     log_bytes: float
+    fit_failures: float = 0.0
 
     def over(self) -> list[str]:
         """The budget lines this estimate exceeds, in words."""
@@ -57,6 +76,8 @@ class Estimate:
                            ("log_bytes", "bytes of a node failure log")):
             v = getattr(self, key)
             if not v <= b[key]:
+                if key == "failures" and self.fit_failures:
+                    words += f", {_g(self.fit_failures)} of them the log's fit and its re-check"
                 out.append(f"{_g(v)} {words} (budget {_g(b[key])})")
         return out
 
@@ -79,8 +100,9 @@ def _scenario(sc: Any) -> tuple[float, float, float]:
     return failures, steps, log
 
 
-def estimate(scenarios: Any, runs_per_scenario: Any) -> Estimate:
-    """The estimate of runs of ``scenarios`` (``runs_per_scenario``: one count per scenario)."""
+def estimate(scenarios: Any, runs_per_scenario: Any, fit_failures: float = 0.0) -> Estimate:
+    """The estimate of runs of ``scenarios`` (``runs_per_scenario``: one count per scenario),
+    plus ``fit_failures`` (a law's fit and re-check, :func:`fit_cost`) in the failures."""
     fpr = spr = fl = st = lb = 0.0
     runs = 0
     for sc, n in zip(scenarios, runs_per_scenario):
@@ -89,27 +111,92 @@ def estimate(scenarios: Any, runs_per_scenario: Any) -> Estimate:
         fl += f * n
         st += s * n
         runs += n
-    return Estimate(runs=runs, failures_per_run=fpr, steps_per_run=spr, failures=fl, steps=st, log_bytes=lb)
+    fit = float(fit_failures)
+    return Estimate(runs=runs, failures_per_run=fpr, steps_per_run=spr, failures=fl + fit, steps=st, log_bytes=lb,
+                    fit_failures=fit)
 
 
-def check_budget(study: Any, force: bool, what: str) -> Estimate:
+def fit_cost(rows: int, units: int, laws: int, replicates: int) -> float:
+    """Fitting ``laws`` laws to a log of ``rows`` failures on ``units`` nodes and re-checking each
+    over ``replicates`` simulated windows, in failures of a run: per law
+    ``(rows + units) x (FIT_FAILURES_PER_ROW + CHECK_FAILURES_PER_ROW x replicates)`` (measured,
+    see the constants; 200 replicates: 9 per row and node)."""
+    per = float(max(int(rows), 1)) + float(max(int(units), 0))
+    return float(laws) * per * (FIT_FAILURES_PER_ROW + CHECK_FAILURES_PER_ROW * float(replicates))
+
+
+def file_fit_cost(sf: Any) -> float:
+    """The fit a scenario file made while it was read (``failures.law = "fit"``, or a replay's
+    ``after = "fit"``), in failures of a run (:func:`fit_cost`); 0 without one. ``fit_law =
+    "best"`` fits every law its model takes (with ``fit_rate = "periods"``: the two with a rate
+    per period) and re-checks each."""
+    from ..events.fit import LAWS, NODE_LAWS
+    from ..events.fit_check import DEFAULT_REPLICATES
+
+    trace = getattr(sf, "trace", None)
+    if getattr(sf, "fit", None) is None or trace is None:
+        return 0.0
+    fl = (getattr(sf, "data", None) or {}).get("failures", {})
+    if fl.get("fit_law", "weibull") != "best":
+        laws = 1
+    elif fl.get("fit_rate") == "periods":
+        laws = 2
+    elif fl.get("model", "node") == "node":
+        laws = len(NODE_LAWS)
+    elif fl.get("model") == "trace":
+        laws = len(LAWS)
+    else:
+        laws = 2  # the per-unit and system models take the exponential and the Weibull
+    return fit_cost(trace.n_events, trace.n_units or 0, laws, DEFAULT_REPLICATES)
+
+
+#: bytes a fit's re-check keeps per replicate and period (the int64 counts, their float64
+#: sorted copy and the per-replicate distances: 8 + 8 + 8)
+FIT_CHECK_BYTES_PER_CELL = 24
+#: the most a re-check's per-period arrays may take; refused even with --force (it would not fit:
+#: ``--periods 1`` on a year's log is 3e7 periods a replicate)
+FIT_CHECK_BYTES = 4e9
+
+
+def check_fit_command(trace: Any, laws: int, replicates: int, force: bool, what: str, periods: int = 1) -> float:
+    """``spare fit``'s work (:func:`fit_cost` of ``laws`` fits, each re-checked ``replicates``
+    times), before anything is fitted: :class:`UsageError` beyond the budget's failures over all
+    runs unless ``force``, and beyond :data:`FIT_CHECK_BYTES` for the per-period counts of one
+    check (``replicates x periods`` cells) even then. Returns the work."""
+    memory = float(replicates) * float(periods) * FIT_CHECK_BYTES_PER_CELL
+    if memory > FIT_CHECK_BYTES:
+        raise UsageError(f"{what + ': ' if what else ''}a re-check of {replicates} replicates over {periods:,} periods "
+                         f"would keep about {_g(memory)} bytes of counts (budget {_g(FIT_CHECK_BYTES)}); take longer "
+                         "--periods or fewer --replicates")
+    work = fit_cost(trace.n_events, trace.n_units or 0, laws, replicates)
+    budget = _limits.BUDGET["failures"]
+    if work > budget and not force:
+        raise UsageError(f"{what + ': ' if what else ''}the expected work is beyond the budget: {laws} fits of the "
+                         f"log's {trace.n_events:,} failures on {trace.n_units:,} nodes, each re-simulated {replicates} "
+                         f"times, about {_g(work)} failures of a run (budget {_g(budget)}; fewer --replicates or "
+                         "--laws, or --force runs it anyway)")
+    return work
+
+
+def check_budget(study: Any, force: bool, what: str, fit_failures: float = 0.0) -> Estimate:
     """Raise :class:`UsageError` if ``study`` is beyond the budget and ``force`` is false.
 
     Each scenario must still be runnable at all (``Scenario.check_runnable``), ``--force`` or not.
+    ``fit_failures``: a law's fit and re-check counted with the runs (:func:`file_fit_cost`).
     """
     scs = list(study.scenarios)
     counts = [0] * len(scs)
     for g in study.groups():
         counts[g.scenario_index] += len(g.runs)
-    return check_runs(scs, counts, force, what)
+    return check_runs(scs, counts, force, what, fit_failures)
 
 
-def check_runs(scenarios: Any, runs_per_scenario: Any, force: bool, what: str) -> Estimate:
+def check_runs(scenarios: Any, runs_per_scenario: Any, force: bool, what: str, fit_failures: float = 0.0) -> Estimate:
     """:func:`check_budget` for work given as runs per scenario (the most a command will run
     of each: ``spare map`` bounds its searches so): :class:`UsageError` beyond the budget
     unless ``force``, and for a scenario that cannot be simulated at all."""
     scs = list(scenarios)
-    est = estimate(scs, list(runs_per_scenario))
+    est = estimate(scs, list(runs_per_scenario), fit_failures)
     over = est.over()
     if over and not force:
         raise UsageError(f"{what + ': ' if what else ''}the expected work is beyond the budget: {'; '.join(over)} "

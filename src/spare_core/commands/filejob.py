@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import UsageError, horizon_float, positive_int, process_count, seed_count
-from .budget import check_budget, check_grid
+from .budget import check_budget, check_grid, file_fit_cost
 from .outputs import add_output_arguments, check_outputs
 from .progress import run_study
 from .text import fmt_duration
@@ -99,7 +99,9 @@ def check_job_budget(sf: ScenarioFile, args: Any, studies: dict[float, Study], *
     estimate (``--force`` goes on); before any run."""
     force = bool(getattr(args, "force", False))
     for f, study in studies.items():
-        check_budget(study, force, sf.path if f == 1.0 else f"{sf.path} at failure rate x{f:g}")
+        # the log's fit (law = "fit") is made once, with the file: counted with the file's own grid
+        check_budget(study, force, sf.path if f == 1.0 else f"{sf.path} at failure rate x{f:g}",
+                     file_fit_cost(sf) if f == 1.0 else 0.0)
     if scan:
         check_budget(scan_study_size(sf), force, f"{sf.path} interval scan")
 
