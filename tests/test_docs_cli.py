@@ -30,6 +30,7 @@ import pytest
 from spare_core.cli import build_parser, main
 from spare_core.events import FailureModel, failure_model_kinds
 from spare_core.scenario_file import DOMAIN_KEYS, TRACE_OPTIONS, load_scenario_file
+from spare_core.events.files import TRACE_FILE_KEYS
 from spare_core.stragglers import synthetic_trace, write_trace
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
@@ -98,7 +99,7 @@ def code_keys() -> list[str]:
     keys += [f"failures.{k}" for k in _SECTIONS["failures"]]
     builtin = [FailureModel.by_kind(k) for k in failure_model_kinds()]
     keys += [f"failures.{k}" for c in builtin if c.__module__.startswith("spare_core.") for k in c.file_keys]
-    keys += [f"failures.trace.{k}" for k in ("path", *TRACE_OPTIONS)]
+    keys += [f"failures.trace.{k}" for k in ("path", *TRACE_OPTIONS, *TRACE_FILE_KEYS)]
     keys += [f"failures.domains.{k}" for k in DOMAIN_KEYS]
     return list(dict.fromkeys(keys))
 
@@ -184,7 +185,8 @@ LOG_AUTUMN = ("time,unit\n2024-10-27T01:30:00,1\n2024-10-27T02:10:00,2\n2024-10-
 LOG_SPRING = "time,unit\n2024-03-31T01:30:00,1\n2024-03-31T02:30:00,2\n2024-03-31T03:30:00,3\n"
 TRACE_LOCAL = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "{log}"\n'
                'tz = "Europe/Paris"\nn_units = 8\n{key}\n')
-FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = "log.csv"\n'
+# a log of ids lists failures only: a fit needs the fleet's size (n_units, the nodes that never failed too)
+FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = {{path = "log.csv", n_units = 8}}\n'
 DOMAINS = """
 [failures]
 mtbf = "20 min"
