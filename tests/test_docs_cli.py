@@ -319,6 +319,15 @@ KEY_CASES: dict[str, list[Case]] = {
                                       check=lambda sf: sf.trace.times[0] == 40680.0 * 60)],
     "failures.trace.units": [Case(failures=TRACE_T1.format('units = "ids"'))],
     "failures.trace.n_units": [Case(failures=TRACE_T1.format("n_units = 8"), check=lambda sf: sf.trace.n_units == 8)],
+    # units of 2 GPUs on 4-GPU nodes: a group of 8 GPUs holds 4 log units; a fit per 1-GPU unit
+    # is scaled to a node of 4 units (an exponential's rate x 4)
+    "failures.trace.unit_gpus": [Case(failures=TRACE_T1.format("unit_gpus = 2"),
+                                      check=lambda sf: sf.scenario.failures.nodes_per_group == 4
+                                      and "log units of 2 GPUs" in sf.rate_note),
+                                 Case(failures=FIT.format(model="node", law="exponential").replace(
+                                     "n_units = 8}", "n_units = 8, unit_gpus = 1}"),
+                                      check=lambda sf: "per node of 4 GPUs = 4 log units of 1 GPU" in sf.rate_note
+                                      and abs(sf.failure_rate.unit_mtbf("node") * 4 - sf.fit.mean) < 1e-6 * sf.fit.mean)],
     "failures.trace.sort": [Case(failures=TRACE_T1.format("sort = true"))],
     "failures.trace.header": [Case(failures=TRACE_T1.format("header = true"))],
     # a log in Paris time crossing the autumn change (rows 3-4 in the repeated hour, first and
