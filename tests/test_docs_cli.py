@@ -30,6 +30,7 @@ import pytest
 from spare_core.cli import build_parser, main
 from spare_core.events import FailureModel, failure_model_kinds
 from spare_core.scenario_file import DOMAIN_KEYS, TRACE_OPTIONS, load_scenario_file
+from spare_core.events.files import TRACE_FILE_KEYS
 from spare_core.stragglers import synthetic_trace, write_trace
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
@@ -98,7 +99,7 @@ def code_keys() -> list[str]:
     keys += [f"failures.{k}" for k in _SECTIONS["failures"]]
     builtin = [FailureModel.by_kind(k) for k in failure_model_kinds()]
     keys += [f"failures.{k}" for c in builtin if c.__module__.startswith("spare_core.") for k in c.file_keys]
-    keys += [f"failures.trace.{k}" for k in ("path", *TRACE_OPTIONS)]
+    keys += [f"failures.trace.{k}" for k in ("path", *TRACE_OPTIONS, *TRACE_FILE_KEYS)]
     keys += [f"failures.domains.{k}" for k in DOMAIN_KEYS]
     return list(dict.fromkeys(keys))
 
@@ -184,7 +185,8 @@ LOG_AUTUMN = ("time,unit\n2024-10-27T01:30:00,1\n2024-10-27T02:10:00,2\n2024-10-
 LOG_SPRING = "time,unit\n2024-03-31T01:30:00,1\n2024-03-31T02:30:00,2\n2024-03-31T03:30:00,3\n"
 TRACE_LOCAL = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "{log}"\n'
                'tz = "Europe/Paris"\nn_units = 8\n{key}\n')
-FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = "log.csv"\n'
+# a log of ids lists failures only: a fit needs the fleet's size (n_units, the nodes that never failed too)
+FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = {{path = "log.csv", n_units = 8}}\n'
 DOMAINS = """
 [failures]
 mtbf = "20 min"
@@ -317,6 +319,15 @@ KEY_CASES: dict[str, list[Case]] = {
                                       check=lambda sf: sf.trace.times[0] == 40680.0 * 60)],
     "failures.trace.units": [Case(failures=TRACE_T1.format('units = "ids"'))],
     "failures.trace.n_units": [Case(failures=TRACE_T1.format("n_units = 8"), check=lambda sf: sf.trace.n_units == 8)],
+    # units of 2 GPUs on 4-GPU nodes: a group of 8 GPUs holds 4 log units; a fit per 1-GPU unit
+    # is scaled to a node of 4 units (an exponential's rate x 4)
+    "failures.trace.unit_gpus": [Case(failures=TRACE_T1.format("unit_gpus = 2"),
+                                      check=lambda sf: sf.scenario.failures.nodes_per_group == 4
+                                      and "log units of 2 GPUs" in sf.rate_note),
+                                 Case(failures=FIT.format(model="node", law="exponential").replace(
+                                     "n_units = 8}", "n_units = 8, unit_gpus = 1}"),
+                                      check=lambda sf: "per node of 4 GPUs = 4 log units of 1 GPU" in sf.rate_note
+                                      and abs(sf.failure_rate.unit_mtbf("node") * 4 - sf.fit.mean) < 1e-6 * sf.fit.mean)],
     "failures.trace.sort": [Case(failures=TRACE_T1.format("sort = true"))],
     "failures.trace.header": [Case(failures=TRACE_T1.format("header = true"))],
     # a log in Paris time crossing the autumn change (rows 3-4 in the repeated hour, first and

@@ -27,7 +27,8 @@ from .trace import Trace, TraceFormatError, read_trace
 
 __all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "FIT_RATES", "TRACE_OPTIONS",
            "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file",
-           "checked_fit_from_file", "fit_work", "FIT_CHECKS", "PERIODS_P"]
+           "checked_fit_from_file", "fit_work", "FIT_CHECKS", "PERIODS_P", "TRACE_FILE_KEYS", "NodeScale",
+           "node_scale", "whole_nodes_warning"]
 
 #: the forms a failure rate can be given in, under ``[failures]`` (exactly one of them)
 FAILURE_RATE_KEYS = ("per_node_day", "per_1000_node_days", "per_gpu_year", "interruptions", "mtbf", "node_mtbf")
@@ -45,6 +46,9 @@ FIT_LAWS = (*NODE_LAWS, "best")
 FIT_RATES = ("constant", "periods")
 #: keys of a ``[failures.trace]`` table besides ``path``: the options of :func:`~spare_core.events.trace.read_trace`
 TRACE_OPTIONS = tuple(p for p in inspect.signature(read_trace).parameters if p != "path")
+#: keys of a ``[failures.trace]`` table that the scenario file reads itself (not options of
+#: :func:`~spare_core.events.trace.read_trace`): ``unit_gpus``, the GPUs of one log unit
+TRACE_FILE_KEYS = ("unit_gpus",)
 #: the keys every rate model reads: a law, its shape, one rate form, or a log to fit
 RATE_MODEL_KEYS = LifetimeLawModel.file_keys
 
@@ -125,6 +129,14 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
             raise rd.error(f"failures.law = 'fit' on a log of host names needs the size of the fleet: the log "
                            f"names only the {trace.n_units:,} hosts that failed; give failures.trace.n_units (every "
                            "node, those that never failed too) or failures.trace.unit_map (a hostfile of them)")
+        if trace.numbering == "ids" and "n_units" not in read:
+            # a log of ids lists failures only: the units above its largest id that never failed
+            # are not in it, and a fit without them sees too short a lifetime
+            raise rd.error(f"failures.law = 'fit' on a log of unit ids needs the size of the fleet: the log lists "
+                           f"only failures (its largest id is {trace.n_units - 1:,}), not the units that never failed; "
+                           "give failures.trace.n_units (every unit of the logged cluster, those that never failed "
+                           "too) or failures.trace.unit_map")
+        scale = node_scale(read, cluster)
         judged = rd.choice("failures.fit_check", fl.get("fit_check", "periods"), FIT_CHECKS)
         # the law is fitted under the ages the simulation gives the nodes: a cluster in service
         # (stationary: each node's first interval is a residual lifetime), or new nodes
@@ -135,6 +147,9 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
         if "fit_merge" in fl:
             fitted, dropped = merge_repeats(trace, rd.duration("failures.fit_merge", fl["fit_merge"], strict=False))
             merged = f" ({dropped} repeated reports of a node's failure merged)"
+        if fl.get("fit_law") == "best" and scale.m != 1.0:
+            # "best" ranks only the laws that scale exactly to a node of m log units (_node_law)
+            laws = tuple(n for n in laws if n == "exponential" or (scale.whole and n in ("weibull", "frailty")))
         lf, words, check = checked_fit_from_file(rd, fitted, fl.get("fit_law", "weibull"), laws, level="unit",
                                                  origin=origin, initial=ages, periods=periods,
                                                  per_period=rates == "periods")
@@ -146,12 +161,13 @@ def rate_model_from_file(base: FailureModel | str, rd: Reader, fl: dict[str, Any
         if trace.filtered is not None:  # which rows were failures: part of what the fit saw
             words += f" ({trace.filtered})"
         if isinstance(lf, NodeRateFit):
-            return _node_rate_model(rd, base, lf, words, check, cluster, trace, read, job_start)
-        rate = FailureRate.from_mtbf(lf.mean, unit="node", gpus_per_node=cluster.gpus_per_node)
+            return _node_rate_model(rd, base, lf, words, check, cluster, trace, read, job_start, scale)
+        node_mean, per_node = _node_law(rd, lf, scale)
+        rate = FailureRate.from_mtbf(node_mean, unit="node", gpus_per_node=cluster.gpus_per_node)
         mtbf = rate.system_mtbf(cluster.nodes)
-        note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged nodes over {trace.end / DAY:.3g} "
-                f"days ({lf.n_censored} censored) x {cluster.nodes} nodes: system MTBF {mtbf / 3600:.3g} h; "
-                f"{_check_words(check)}")
+        note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged {scale.units_words()} over "
+                f"{trace.end / DAY:.3g} days ({lf.n_censored} censored){per_node} x {cluster.nodes} nodes: system "
+                f"MTBF {mtbf / 3600:.3g} h; {_check_words(check)}{scale.warning()}")
         if lf.law == "lognormal":
             assert isinstance(base, FailureModel)  # only a model with a lifetime field lists it in ``laws``
             return FileFailures(model=base.replace(lifetime=lf.distribution), note=note, rate=rate, trace=trace,
@@ -433,47 +449,158 @@ def _fit_rate_options(rd: Reader, fl: dict[str, Any], trace: Trace) -> tuple[str
 
 
 def _node_rate_model(rd: Reader, base: Any, lf: NodeRateFit, words: str, check: Any, cluster: FileCluster,
-                     trace: Trace, read: dict[str, Any], job_start: float) -> FileFailures:
+                     trace: Trace, read: dict[str, Any], job_start: float,
+                     scale: "NodeScale | None" = None) -> FileFailures:
     """The node model of an exponential / frailty fit: per-node multipliers, the rate in force
-    where the job starts in the log (and the period rates after it)."""
+    where the job starts in the log (and the period rates after it), per log unit scaled to a
+    job node by ``scale`` (:func:`node_scale`: a node of m units fails at m times a unit's rate;
+    gamma frailty of variance v per unit is v / m per node, for a whole number m)."""
+    scale = scale or NodeScale(None, cluster.gpus_per_node)
     r0 = lf.rate_at(job_start)
     if not r0 > 0:
         raise rd.fail("failures.fit_job_start", f"must fall in a period with failures (none was logged in the one "
                       f"holding {job_start / DAY:.4g} d: its rate is 0)", "end" if job_start >= trace.end else job_start)
+    frailty = float(lf.params.get("frailty", 0.0))
+    m = scale.m
+    per_node = ""
+    if m != 1.0:
+        if lf.law == "frailty" and not scale.whole:
+            raise rd.fail("failures.trace.unit_gpus", f"must divide cluster.gpus_per_node ({scale.gpus_per_node}) "
+                          f"with fit_law = 'frailty': a {scale.gpus_per_node}-GPU node is {m:g} log units, and the "
+                          "per-node frailty of a fraction of a unit is not known (fit_law = 'exponential' scales any "
+                          "ratio)", scale.unit_gpus)
+        per_node = (f"; per node of {scale.gpus_per_node} GPUs = {m:g} log units of {scale.unit_gpus} GPU"
+                    f"{'s' if scale.unit_gpus > 1 else ''}: rate x {m:g}, node MTBF {1.0 / (r0 * m) / DAY:.3g} d "
+                    f"(a unit's {1.0 / r0 / DAY:.3g} d)")
+        if frailty:
+            per_node += f", frailty variance {frailty:.3g} / {m:g} = {frailty / m:.3g} (the sum of {m:g} units' rates)"
+        r0, frailty = r0 * m, frailty / m
     sched = lf.schedule(job_start)
     node_mean = 1.0 / r0
     rate = FailureRate.from_mtbf(node_mean, unit="node", gpus_per_node=cluster.gpus_per_node)
     mtbf = rate.system_mtbf(cluster.nodes)
     times, levels = ((), ()) if sched is None or not sched.times.shape[0] else (
         tuple(sched.times.tolist()), tuple(sched.levels.tolist()))
-    model = base.replace(system_mtbf=mtbf, shape=1.0, frailty=lf.params.get("frailty", 0.0), rate_times=times,
-                         rate_levels=levels)
+    model = base.replace(system_mtbf=mtbf, shape=1.0, frailty=frailty, rate_times=times, rate_levels=levels)
     where = ""
     if lf.varies:
         j = int(np.searchsorted(lf.periods.edges[1:-1], job_start, side="right"))
         where = (f"; the job starts {'at the end of' if job_start >= trace.end else f'{job_start / DAY:.4g} d into'} "
                  f"the log, at {lf.periods.labels[j]}'s rate: node MTBF {node_mean / DAY:.3g} d"
                  + (f", then the later periods' rates" if times else ""))
-    note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged nodes over {trace.end / DAY:.3g} days"
-            f"{where} x {cluster.nodes} nodes: system MTBF {mtbf / 3600:.3g} h; {_check_words(check)}")
+    note = (f"{words}: {lf.n_failures} failures of {trace.n_units} logged {scale.units_words()} over "
+            f"{trace.end / DAY:.3g} days{where}{per_node} x {cluster.nodes} nodes: system MTBF {mtbf / 3600:.3g} h; "
+            f"{_check_words(check)}{scale.warning()}")
     return FileFailures(model=model, note=note, rate=rate, trace=trace, fit=lf, trace_read=read)
+
+
+@dataclass(frozen=True)
+class NodeScale:
+    """How a log's units stand to the job's nodes (``failures.trace.unit_gpus``).
+
+    Attributes
+    ----------
+    unit_gpus : int or None
+        GPUs of one log unit; None when the file does not say (the units are taken as whole
+        job nodes).
+    gpus_per_node : int
+        GPUs of one job node (``cluster.gpus_per_node``).
+    """
+
+    unit_gpus: int | None
+    gpus_per_node: int
+
+    @property
+    def m(self) -> float:
+        """Log units per job node, ``gpus_per_node / unit_gpus`` (1 without ``unit_gpus``)."""
+        return 1.0 if self.unit_gpus is None else self.gpus_per_node / self.unit_gpus
+
+    @property
+    def whole(self) -> bool:
+        """Whether a job node is a whole number of log units."""
+        return self.unit_gpus is None or self.gpus_per_node % self.unit_gpus == 0
+
+    def units_words(self) -> str:
+        """The log's units in words: ``"nodes"``, or ``"units of 1 GPU"``."""
+        if self.unit_gpus is None:
+            return "nodes"
+        return f"units of {self.unit_gpus} GPU{'s' if self.unit_gpus > 1 else ''}"
+
+    def warning(self) -> str:
+        """``"; warning: ..."`` when ``unit_gpus`` is not given and a job node has more than one
+        GPU (the log's units are then taken as whole nodes), else ``""``."""
+        if self.unit_gpus is not None or self.gpus_per_node <= 1:
+            return ""
+        return (f"; warning: the log's units are taken as whole {self.gpus_per_node}-GPU nodes "
+                "(failures.trace.unit_gpus not given: give the GPUs of one log unit, e.g. 1 for a log of GPUs, to "
+                "keep its per-GPU rate)")
+
+
+def node_scale(read: dict[str, Any], cluster: FileCluster) -> NodeScale:
+    """The :class:`NodeScale` of a log read by :func:`trace_from_file` (``read``) for ``cluster``."""
+    return NodeScale(read.get("unit_gpus"), cluster.gpus_per_node)
+
+
+def whole_nodes_warning(read: dict[str, Any], cluster: FileCluster) -> str:
+    """:meth:`NodeScale.warning` without its leading ``"; "`` ("" when there is nothing to say)."""
+    return node_scale(read, cluster).warning()[2:]
+
+
+def _node_law(rd: Reader, lf: LifetimeFit, scale: NodeScale) -> tuple[float, str]:
+    """A job node's mean lifetime from the law ``lf`` fitted per log unit, and the scaling in
+    words (``""`` when a node is one unit).
+
+    A node of ``m`` independent units (``m = gpus_per_node / unit_gpus``) fails at the first of
+    their failures: an exponential of rate ``lambda`` per unit is one of rate ``lambda * m`` (any
+    ratio: a rate per GPU); a Weibull of shape ``k`` and scale ``eta`` is a Weibull of shape
+    ``k`` and scale ``eta * m**(-1/k)`` (``m`` a whole number: the node is replaced whole, as the
+    simulator replaces it). A log-normal minimum is not log-normal: refused unless ``m = 1``.
+    """
+    m = scale.m
+    if m == 1.0:
+        return lf.mean, ""
+    u, g = scale.unit_gpus, scale.gpus_per_node
+    head = f"; per node of {g} GPUs = {m:g} log units of {u} GPU{'s' if u > 1 else ''}"
+    if lf.law == "exponential":
+        node = lf.mean / m
+        return node, f"{head}: rate x {m:g}, node MTBF {node / DAY:.3g} d (a unit's {lf.mean / DAY:.3g} d)"
+    if lf.law == "weibull":
+        if not scale.whole:
+            raise rd.fail("failures.trace.unit_gpus", f"must divide cluster.gpus_per_node ({g}) with a Weibull fit: a "
+                          f"{g}-GPU node is {m:g} log units, and only a whole number of units has an exact law (the "
+                          "first failure of m Weibull units); fit_law = 'exponential' scales any ratio", u)
+        k, eta = float(lf.params["shape"]), float(lf.params["scale"])
+        f = m ** (-1.0 / k)
+        node = lf.mean * f
+        return node, (f"{head}: the first of {m:g} unit failures, Weibull shape {k:.3g}, scale {eta / DAY:.3g} d x "
+                      f"{m:g}^(-1/{k:.3g}) = {eta * f / DAY:.3g} d, node MTBF {node / DAY:.3g} d (a unit's "
+                      f"{lf.mean / DAY:.3g} d)")
+    raise rd.fail("failures.trace.unit_gpus", f"must equal cluster.gpus_per_node ({g}) with fit_law = '{lf.law}': the "
+                  f"first failure of {m:g} {lf.law} units has no {lf.law} law (fit_law = 'weibull' or "
+                  "'exponential' scales to the node exactly)", u)
 
 
 def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[str, Any]]:
     """``failures.trace`` (a path, or a table with ``path`` and read_trace's options) read from disk,
     and how it was read (absolute path, sha256 of the file, the options); a relative path is
-    taken from the scenario file's directory."""
+    taken from the scenario file's directory.
+
+    ``unit_gpus`` (the GPUs of one log unit) is checked here, not passed to the reader, and
+    comes back in the returned dict when it is given (:func:`node_scale` reads it)."""
+    own: dict[str, Any] = {}
     if isinstance(spec, str):
         path, opts = spec, {}
     elif isinstance(spec, dict):
-        unknown = sorted(set(spec) - {"path", *TRACE_OPTIONS})
+        unknown = sorted(set(spec) - {"path", *TRACE_OPTIONS, *TRACE_FILE_KEYS})
         if unknown:
-            raise rd.fail(f"key 'failures.trace.{unknown[0]}'",
-                          f"is unknown (allowed in [failures.trace]: {['path', *TRACE_OPTIONS]})", spec[unknown[0]])
+            raise rd.fail(f"key 'failures.trace.{unknown[0]}'", f"is unknown (allowed in [failures.trace]: "
+                          f"{['path', *TRACE_OPTIONS, *TRACE_FILE_KEYS]})", spec[unknown[0]])
         if "path" not in spec:
             raise rd.error("[failures.trace] needs path (the log file)")
         path = rd.text("failures.trace.path", spec["path"])
-        opts = {k: v for k, v in spec.items() if k != "path"}
+        if "unit_gpus" in spec:
+            own["unit_gpus"] = rd.integer("failures.trace.unit_gpus", spec["unit_gpus"])
+        opts = {k: v for k, v in spec.items() if k != "path" and k not in TRACE_FILE_KEYS}
         if isinstance(opts.get("unit_map"), str):
             opts["unit_map"] = _hostfile(rd, opts["unit_map"], base_dir)
     else:
@@ -497,7 +624,7 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
         except (TraceFormatError, TypeError, ValueError, ImportError) as exc:
             raise rd.error(f"failures.trace: {exc}") from None
         _remember(_READ, key, trace)
-    return trace, {"path": str(full), "sha256": digest, **plain(opts)}
+    return trace, {"path": str(full), "sha256": digest, **plain(opts), **own}
 
 
 # A command that loads one file many times (``spare map``'s cells, ``spare advise``'s variants,

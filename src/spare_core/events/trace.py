@@ -24,6 +24,7 @@ import csv
 import dataclasses
 import datetime as _dt
 import io
+import json
 import math
 import os
 import re
@@ -47,6 +48,14 @@ FOLDS = ("earlier", "later", "infer")
 DSTS = ("before", "after")
 #: how a trace's unit ids were given (:attr:`Trace.numbering`)
 NUMBERINGS = ("ids", "unit_map", "appearance", "host_pattern")
+#: values of an event or reason column that are capacity events, not failures (compared
+#: case-insensitively, blanks stripped): a node added to or removed from the pool, joining or
+#: leaving the job, coming up or going down. Without ``where``, :func:`read_trace` refuses a log
+#: holding any of them (:data:`EVENT_COLUMNS` and ``reason_column``), naming them and their counts.
+CAPACITY_EVENTS = ("add", "added", "remove", "removed", "join", "joined", "leave", "left", "up", "down")
+#: header names (case-insensitive) of the columns :func:`read_trace` looks in for capacity
+#: events when no ``where`` says which rows are failures, besides ``reason_column``
+EVENT_COLUMNS = ("event", "event_type", "reason", "type", "kind", "action")
 #: seconds per unit of a numeric time column (``read_trace(time_unit=...)``)
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -578,9 +587,46 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     else:
         cols = _read_csv(spath, opts)
         at = "line"
+    if opts["where"] is None:
+        _refuse_capacity_events(spath, cols, reason_column)
     filtered = _apply_where(spath, cols, opts["where"])
     tr = _assemble(spath, at, cols, opts, start, end)
     return tr if filtered is None else tr.replace(filtered=filtered)
+
+
+def _refuse_capacity_events(path, cols, reason_column) -> None:
+    """Refuse a log whose event or reason column holds :data:`CAPACITY_EVENTS` (no ``where``
+    chose the failure rows): read as failures, a node joining the pool would count as one."""
+    checked = []
+    if isinstance(cols.get("reason"), list):
+        checked.append((reason_column, cols["reason"]))
+    checked += [(k[1], v) for k, v in cols.items() if isinstance(k, tuple) and k[0] == "event"]
+    for name, cells in checked:
+        found: dict = {}
+        other: dict = {}
+        for c in cells:
+            v = str(c).strip()
+            if v.lower() in CAPACITY_EVENTS:
+                found[v] = found.get(v, 0) + 1
+            elif v:
+                other[v] = other.get(v, 0) + 1
+        if not found:
+            continue
+        n = sum(found.values())
+        counts = ", ".join(f"{k!r} x{v:,}" for k, v in sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+        keep = sorted(other, key=lambda k: (-other[k], k))[:5]
+        hint = (f"; e.g. where = {{{name} = [{', '.join(json.dumps(k) for k in keep)}]}} keeps its other values"
+                if keep else "")
+        raise TraceFormatError(path, None, f"column {name!r} holds capacity events, not failures: {counts} "
+                                           f"({n:,} of {len(cells):,} rows; the values {list(CAPACITY_EVENTS)} are "
+                                           "read as capacity events, in any case); say which rows are failures with "
+                                           f"where (failures.trace.where in a scenario file){hint}")
+
+
+def _event_columns(hdr, idx) -> dict:
+    """Header names of :data:`EVENT_COLUMNS` not already read, with their positions."""
+    used = set(idx.values())
+    return {h: j for j, h in enumerate(hdr) if h.lower() in EVENT_COLUMNS and j not in used}
 
 
 def _where_spec(where) -> dict | None:
@@ -759,6 +805,8 @@ def _read_csv(path, opts):
     out = {k: [] for k in cols}
     lines = []
     idx = None
+    sniff = opts.get("where") is None  # without where, the event columns are checked (_refuse_capacity_events)
+    events: dict = {}
     # decoded as it is read, as from the file (a decoded copy of the whole log would double it)
     with io.TextIOWrapper(io.BytesIO(_read_log(path)), encoding="utf-8-sig", newline="") as fh:
         reader = csv.reader(fh, delimiter=opts["delimiter"], strict=True)
@@ -771,9 +819,11 @@ def _read_csv(path, opts):
                     hdr = [c.strip() for c in row]
                     if named or opts["header"] is True:
                         idx = _header_index(path, ln, hdr, cols)
+                        events = _event_columns(hdr, idx) if sniff else {}
                         continue
                     idx = {k: c for k, c in cols.items() if c is not None}
                     if opts["header"] == "auto" and all(c < len(row) and _looks_like_name(row[c]) for c in idx.values()):
+                        events = _event_columns(hdr, idx) if sniff else {}
                         continue  # a header row of names over positional columns
                 need = max(idx.values()) + 1
                 if len(row) < need:
@@ -784,6 +834,8 @@ def _read_csv(path, opts):
                                                      "hold (docs/cli.md, 'Input files')")
                 for k, c in idx.items():
                     out[k].append(row[c])
+                for h, c in events.items():
+                    out.setdefault(("event", h), []).append(row[c] if c < len(row) else "")
                 lines.append(ln)
         except csv.Error as exc:
             raise TraceFormatError(path, reader.line_num, f"not valid CSV ({exc})") from None
@@ -868,6 +920,11 @@ def _read_parquet(path, opts):
         if not isinstance(col, str) and col >= len(names):
             raise TraceFormatError(path, None, f"where column position {col} is beyond the file's {len(names)} columns")
         wanted[("where", col)] = col if isinstance(col, str) else names[col]
+    if opts.get("where") is None:  # the event columns are checked (_refuse_capacity_events)
+        used = set(wanted.values())
+        for n in names:
+            if n.lower() in EVENT_COLUMNS and n not in used and n not in twice:
+                wanted[("event", n)] = n
     table = _bounded_parquet_table(path, data, pf, sorted(set(wanted.values())))
     if table.num_rows == 0:
         raise TraceFormatError(path, None, "no failure rows (the table is empty)")

@@ -24,7 +24,7 @@ import numpy as np
 from .._native import load
 from .._seeding import as_seed_sequence, run_seed, stream_key, stream_rng
 from .._validate import as_float, as_int, check_choice
-from .files import FAILURE_RATE_KEYS, FileFailures, fit_from_file, trace_from_file
+from .files import FAILURE_RATE_KEYS, FileFailures, fit_from_file, trace_from_file, whole_nodes_warning
 from .fit import LAWS, fit
 from .models import FailureModel, rate_factor
 from .trace import Trace, read_trace
@@ -207,18 +207,14 @@ class TraceReplay(FailureModel, kind="trace"):
             raise reader.error("model = 'trace' needs failures.trace (the log's path)")
         after = reader.choice("failures.after", table["after"], AFTER)
         gpg, gpn = cluster.gpus_per_group, cluster.gpus_per_node
-        if "nodes_per_group" in table:
-            npg = reader.integer("failures.nodes_per_group", table["nodes_per_group"])
-        elif gpg % gpn == 0:
-            npg = gpg // gpn
-        else:
-            raise reader.fail("failures.nodes_per_group", f"is needed: a group of {gpg} GPUs is not a whole "
-                              f"number of {gpn}-GPU nodes (give the log's units per group)", None)
+        npg = reader.integer("failures.nodes_per_group", table["nodes_per_group"]) if "nodes_per_group" in table \
+            else None
         if after != "fit" and "fit_law" in table:
             raise reader.fail("failures.fit_law", "only goes with law = 'fit' or after = 'fit'", table["fit_law"])
         windows = reader.integer("failures.windows", table.get("windows", 1), high=MAX_WINDOWS)
         placement = reader.choice("failures.placement", table.get("placement", "log"), PLACEMENTS)
         trace, read = trace_from_file(reader, table["trace"], cluster.base_dir)
+        npg, units_words = _units_per_group(reader, npg, read.get("unit_gpus"), gpg, gpn)
         past, lf = "", None
         if after == "fit":
             # past the end: a renewal process of the log's times between system failures
@@ -232,6 +228,11 @@ class TraceReplay(FailureModel, kind="trace"):
         # the rows dropped and the windows are in the model's description (describe), printed beside
         parts = [f"the log's: {instants} failure instants in {trace.end / 86_400:.3g} days: system MTBF "
                  f"{replay.mtbf(1) / 3600:.3g} h"]
+        if units_words:
+            parts.append(units_words)
+        whole = whole_nodes_warning(read, cluster)
+        if whole:
+            parts.append(f"warning: {whole}")
         if trace.levels is not None:
             parts.append(f"by {trace.levels[0][0]}: {trace.domain_summary(0)}")
         try:
@@ -463,6 +464,35 @@ class TraceReplay(FailureModel, kind="trace"):
                 kw["trace"] = Trace(t["times"], t["units"], n_units=t.get("n_units"), end=t.get("end"),
                                     levels=levels, numbering="ids" if levels is None else "host_pattern")
         return cls(**kw)
+
+
+def _units_per_group(reader, npg, unit_gpus, gpg, gpn):
+    """The log's units per data-parallel group of a replay, and how they were counted in words.
+
+    Without ``unit_gpus`` the log's units are the job's nodes: ``nodes_per_group`` as given,
+    else ``gpus_per_group / gpus_per_node``. With ``unit_gpus = u`` a group of ``gpg`` GPUs holds
+    ``gpg / u`` log units (a job node of ``g`` GPUs covers ``g / u`` of them), so every GPU of the
+    job sees the per-GPU failures of the log: ``u`` must divide ``gpg`` (a replay places whole
+    units), and a ``nodes_per_group`` given too must agree.
+    """
+    if unit_gpus is None:
+        if npg is not None:
+            return npg, ""
+        if gpg % gpn == 0:
+            return gpg // gpn, ""
+        raise reader.fail("failures.nodes_per_group", f"is needed: a group of {gpg} GPUs is not a whole "
+                          f"number of {gpn}-GPU nodes (give the log's units per group)", None)
+    if gpg % unit_gpus:
+        raise reader.fail("failures.trace.unit_gpus", f"must divide cluster.gpus_per_group ({gpg}) in a replay: a "
+                          f"group is then a whole number of log units (a unit of {unit_gpus} GPUs cannot be split "
+                          "between groups)", unit_gpus)
+    per = gpg // unit_gpus
+    if npg is not None and npg != per:
+        raise reader.fail("failures.nodes_per_group", f"must be {per} with failures.trace.unit_gpus = {unit_gpus} "
+                          f"(a group of {gpg} GPUs is {per} log units of {unit_gpus} GPUs), or be left out", npg)
+    s = "s" if unit_gpus > 1 else ""
+    return per, (f"log units of {unit_gpus} GPU{s} (failures.trace.unit_gpus): {per} per group of {gpg} GPUs, "
+                 f"{gpn / unit_gpus:g} per {gpn}-GPU node, so the job sees the log's per-GPU rate")
 
 
 def _blank_reasons(trace: Trace) -> str:
