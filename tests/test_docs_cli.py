@@ -367,6 +367,15 @@ KEY_CASES: dict[str, list[Case]] = {
     "elastic.step_overhead": [_sets('compare.policies=["elastic"]', f"elastic.step_overhead={text}",
                                     check=lambda sf, v=v: sf.policy_options["elastic"]["step_overhead"] == v)
                               for text, v in (("0.4", 0.4), ("'0.4 s'", "0.4 s"), ("'5 %'", "5 %"))],
+    **{k: [_sets("checkpoint.size='2.3 TB'", "checkpoint.write_bandwidth='250 GB/s'",
+                 "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.efficiency=0.16",
+                 check=lambda sf: sf.scenario.checkpoint_time == 57.5 and sf.scenario.checkpoint_drain == 0.0)]
+       for k in ("checkpoint.size", "checkpoint.write_bandwidth", "checkpoint.read_bandwidth",
+                 "checkpoint.efficiency")},
+    **{k: [_sets("checkpoint.size='2.3 TB'", "checkpoint.write_bandwidth='250 GB/s'",
+                 "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.mode='async'", "checkpoint.host_copy='5 s'",
+                 check=lambda sf: sf.scenario.checkpoint_time == 5.0 and sf.scenario.checkpoint_drain == 9.2)]
+       for k in ("checkpoint.mode", "checkpoint.host_copy")},
     "elastic.quorum": [_sets('compare.policies=["elastic"]', "elastic.quorum='0.2 s'",
                              check=lambda sf: sf.policy_options["elastic"]["quorum"] == 0.2)],
     "compare.policies": [_sets('compare.policies=["ckpt", "rep-disjoint", "spare"]',

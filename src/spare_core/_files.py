@@ -281,6 +281,33 @@ def parse_duration(text: str) -> float:
     return float(m.group(1).replace("_", "")) * _UNITS[m.group(2).lower()]
 
 
+#: decimal and binary byte units (a storage bandwidth is quoted in decimal units)
+_BYTE_UNITS = {"b": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15,
+               "kib": 2.0**10, "mib": 2.0**20, "gib": 2.0**30, "tib": 2.0**40, "pib": 2.0**50}
+
+
+def parse_bytes(text: str, *, per_second: bool = False) -> float:
+    """Bytes (or bytes per second with ``per_second``) from ``"2.3 TB"`` (``"250 GB/s"``).
+
+    Units: B, kB, MB, GB, TB, PB (powers of 1000) and KiB, MiB, GiB, TiB, PiB (of 1024), in any
+    case; a bandwidth ends in ``/s``.
+
+    Examples
+    --------
+    >>> parse_bytes("2.3 TB"), parse_bytes("250 GB/s", per_second=True), parse_bytes("1 GiB")
+    (2300000000000.0, 250000000000.0, 1073741824.0)
+    """
+    t = text.strip().lower().replace(" ", "")
+    if per_second:
+        if not t.endswith("/s"):
+            raise ValueError(f"a bandwidth ends in /s (e.g. '250 GB/s'), got {text!r}")
+        t = t[:-2]
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)([a-z]+)", t)
+    if m is None or m.group(2) not in _BYTE_UNITS:
+        raise ValueError(f"not an amount of bytes with a unit ({', '.join(_BYTE_UNITS)}), got {text!r}")
+    return float(m.group(1)) * _BYTE_UNITS[m.group(2)]
+
+
 def duration_text(seconds: float) -> str:
     """A duration in the unit a person reads it in (the inverse of :func:`parse_duration`, rounded).
 
@@ -381,6 +408,24 @@ class Reader:
         rng = range_of(key)
         if rng is not None and not rng.contains(x):
             raise self.fail(key, rng.rule(), value)
+        return x
+
+    def amount(self, key: str, value: Any, *, per_second: bool = False) -> float:
+        """Bytes (bytes per second with ``per_second``) > 0: a number, or a string with a
+        unit (:func:`parse_bytes`)."""
+        rule = f"must be {'a bandwidth' if per_second else 'a size'} > 0 (bytes{' per second' if per_second else ''}, or " \
+            f"a string such as {'250 GB/s' if per_second else '2.3 TB'!r})"
+        if isinstance(value, str):
+            try:
+                x = parse_bytes(value, per_second=per_second)
+            except ValueError:
+                raise self.fail(key, rule, value) from None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, rule, value)
+        else:
+            x = float(value)
+        if not (math.isfinite(x) and 0 < x <= 1e30):
+            raise self.fail(key, rule, value)
         return x
 
     def text(self, key: str, value: Any) -> str:

@@ -114,7 +114,9 @@ def describe_job(sf: ScenarioFile) -> list[str]:
         f"of {sf.gpus_per_group} GPUs; {sc.n_steps:,} steps of {sc.step_time:g} s (all-reduce {sc.t_allreduce:g} s), "
         f"T0 = {fmt_duration(sc.t0)} failure-free",
         f"failures: {sc.failure_description}; rate: {sf.rate_note}" + _replay_note(sf),
-        f"restart {fmt_duration(sc.restart_time)}, checkpoint save {fmt_duration(sc.checkpoint_time)}; "
+        (f"{sf.checkpoint_io.words()}; " if sf.checkpoint_io is not None else "")
+        + f"restart {fmt_duration(sc.restart_time)}, checkpoint save {fmt_duration(sc.checkpoint_time)}"
+        + (f" (drains {fmt_duration(sc.checkpoint_drain)} after)" if sc.checkpoint_drain > 0 else "") + "; "
         f"policies {', '.join(sf.policies)}; r in {_span(sf.redundancies)}; seeds 0..{len(sf.seeds) - 1}; "
         f"horizon {sc.max_wall_factor:g} T0",
     ]
