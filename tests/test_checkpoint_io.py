@@ -114,3 +114,31 @@ def test_the_description_prints_the_derived_times(tmp_path):
     text = "\n".join(describe_job(sf))
     assert "write 9.2 s at 250 GB/s" in text and "load 3.29 s at 700 GB/s" in text
     assert "drains" in text
+
+
+def test_memory_copies_priced_by_the_network(tmp_path):
+    # a node's share of one replica's 2.3 TB: 2.3e12 * 8 / 64 = 287.5 GB; two copies at 50 GB/s
+    text = BASE.format(checkpoint=BLOOM + 'memory_bandwidth = "50 GB/s"\nmemory_copies = 2\n', costs="")
+    p = tmp_path / "f.toml"
+    p.write_text(text.replace("gpus_per_group = 64", "gpus_per_group = 64\ngpus_per_node = 8")
+                 .replace('model = "system"', 'model = "node"'))
+    mem = load_scenario_file(p).scenario.memory
+    assert mem.save == pytest.approx(2.3e12 * 8 / 64 * 2 / 50e9, rel=1e-12)
+    # a restore restarts every rank and reads one node's state from a peer (not the storage load)
+    assert mem.restore == pytest.approx(300.0 + 2.3e12 * 8 / 64 / 50e9, rel=1e-12)
+    # node_state given: it replaces the share of the size
+    p.write_text(text.replace("[checkpoint]", '[checkpoint]\nnode_state = "10 GB"')
+                 .replace('model = "system"', 'model = "node"'))
+    mem = load_scenario_file(p).scenario.memory
+    assert mem.save == pytest.approx(10e9 * 2 / 50e9, rel=1e-12)
+
+
+@pytest.mark.parametrize("checkpoint, match", [
+    ('memory_bandwidth = "50 GB/s"\nmemory_save = "5 s"\nmemory_restore = "1 min"', "must not both be given"),
+    ('memory_bandwidth = "50 GB/s"', "needs the state a node copies"),
+    ('node_state = "10 GB"\nmemory_save = "5 s"\nmemory_restore = "1 min"', "only goes with checkpoint.memory_bandwidth"),
+    ('memory_bandwidth = "50 GB"\nnode_state = "10 GB"', "checkpoint.memory_bandwidth"),
+])
+def test_bad_memory_bandwidth_combinations_are_refused(tmp_path, checkpoint, match):
+    with pytest.raises(ScenarioFileError, match=match):
+        _load(tmp_path, checkpoint)

@@ -376,6 +376,10 @@ KEY_CASES: dict[str, list[Case]] = {
                  "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.mode='async'", "checkpoint.host_copy='5 s'",
                  check=lambda sf: sf.scenario.checkpoint_time == 5.0 and sf.scenario.checkpoint_drain == 9.2)]
        for k in ("checkpoint.mode", "checkpoint.host_copy")},
+    **{k: [_sets("checkpoint.node_state='20 GB'", "checkpoint.memory_bandwidth='40 GB/s'",
+                 check=lambda sf: sf.scenario.memory.save == 0.5
+                 and sf.scenario.memory.restore == sf.scenario.restart_time + 0.5)]
+       for k in ("checkpoint.memory_bandwidth", "checkpoint.node_state")},
     "elastic.quorum": [_sets('compare.policies=["elastic"]', "elastic.quorum='0.2 s'",
                              check=lambda sf: sf.policy_options["elastic"]["quorum"] == 0.2)],
     "compare.policies": [_sets('compare.policies=["ckpt", "rep-disjoint", "spare"]',

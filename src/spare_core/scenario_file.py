@@ -86,6 +86,9 @@ __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "r
 #: ``[checkpoint]``'s keys of the persistent checkpoint's size and storage (the others are the
 #: in-memory tier's)
 IO_KEYS = ("size", "write_bandwidth", "read_bandwidth", "efficiency", "mode", "host_copy")
+#: ``[checkpoint]``'s keys that price the in-memory tier's copies by the network (they set
+#: ``memory_save`` and ``memory_restore``)
+MEMORY_IO_KEYS = ("memory_bandwidth", "node_state")
 
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
@@ -101,7 +104,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
                  "nodes_per_group", "node_ages", "domains", "fit_law"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin"),
-    "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS),
+    "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
     # and the shorthands registered policies read here (``RegisteredPolicy.compare_keys``:
@@ -516,7 +519,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         )
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(f"{source}: {exc}") from None
-    memory_keys = {k: v for k, v in tables.get("checkpoint", {}).items() if k not in IO_KEYS}
+    memory_keys = _memory_by_network(rd, tables.get("checkpoint", {}), io, costs.restart, cluster)
     if memory_keys:
         scenario = scenario.replace(memory=_memory(rd, memory_keys, scenario))
     remedies: tuple[str, ...] = ()
@@ -789,6 +792,47 @@ def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> Checkp
         raise rd.fail("checkpoint.size", f"takes {io.write_seconds:.3g} s to write at that bandwidth, more than "
                       f"{_limits.MAX_SECONDS:.0e} s", ck["size"])
     return io
+
+
+def _memory_by_network(rd: Reader, ck: dict[str, Any], io: CheckpointIO | None, restart: float,
+                       cluster: FileCluster) -> dict[str, Any]:
+    """The in-memory tier's keys of ``[checkpoint]``, with ``memory_save`` and ``memory_restore``
+    derived from ``memory_bandwidth`` when it is given.
+
+    A node's state is ``node_state``, or by default its share of one replica's checkpoint:
+    ``checkpoint.size * gpus_per_node / gpus_per_group`` (every data-parallel replica holds the
+    whole state, spread over its GPUs). A snapshot sends it ``memory_copies`` times over the
+    node's link (``memory_save = node_state * copies / memory_bandwidth``); a restore restarts
+    every rank (``costs.restart``) and reads the state of a replaced node back from a peer
+    (``memory_restore = costs.restart + node_state / memory_bandwidth``; the other nodes read
+    their own host memory, taken as free).
+    """
+    keys = {k: v for k, v in ck.items() if k not in IO_KEYS and k not in MEMORY_IO_KEYS}
+    if "memory_bandwidth" not in ck:
+        if "node_state" in ck:
+            raise rd.fail("checkpoint.node_state", "only goes with checkpoint.memory_bandwidth (the network "
+                          "bandwidth of a node's copies)", ck["node_state"])
+        return keys
+    both = [f"checkpoint.{k}" for k in ("memory_save", "memory_restore") if k in ck]
+    if both:
+        raise rd.fail(f"{' and '.join(both)} with checkpoint.memory_bandwidth", "must not both be given (the "
+                      "node's state and the bandwidth set the snapshot's and the restore's times)",
+                      {k: ck[k] for k in ("memory_save", "memory_restore", "memory_bandwidth") if k in ck})
+    bw = rd.amount("checkpoint.memory_bandwidth", ck["memory_bandwidth"], per_second=True)
+    if "node_state" in ck:
+        state = rd.amount("checkpoint.node_state", ck["node_state"])
+    elif io is not None:
+        state = io.size * cluster.gpus_per_node / cluster.gpus_per_group
+    else:
+        raise rd.error("checkpoint.memory_bandwidth needs the state a node copies: checkpoint.node_state (bytes "
+                       "per node), or checkpoint.size (with its bandwidths) to take a node's share of it")
+    copies = ck.get("memory_copies", 1)
+    copies = copies if isinstance(copies, int) and not isinstance(copies, bool) and copies >= 1 else 1
+    save, load = state * copies / bw, state / bw
+    if not max(save, load) <= _limits.MAX_SECONDS:
+        raise rd.fail("checkpoint.memory_bandwidth", f"takes {save:.3g} s to copy a node's state at that "
+                      f"bandwidth, more than {_limits.MAX_SECONDS:.0e} s", ck["memory_bandwidth"])
+    return {**keys, "memory_save": save, "memory_restore": restart + load}
 
 
 def _memory(rd: Reader, ck: dict[str, Any], scenario: Scenario) -> MemoryTier:

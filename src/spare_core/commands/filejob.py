@@ -119,7 +119,10 @@ def describe_job(sf: ScenarioFile) -> list[str]:
         + (f" (drains {fmt_duration(sc.checkpoint_drain)} after)" if sc.checkpoint_drain > 0 else "") + "; "
         f"policies {', '.join(sf.policies)}; r in {_span(sf.redundancies)}; seeds 0..{len(sf.seeds) - 1}; "
         f"horizon {sc.max_wall_factor:g} T0",
-    ]
+    ] + ([] if sc.memory is None else [
+        f"in-memory tier: a snapshot of {fmt_duration(sc.memory.save)} every {fmt_duration(sc.memory.every)} of "
+        f"compute, {sc.memory.copies} cop{'y' if sc.memory.copies == 1 else 'ies'}, restore "
+        f"{fmt_duration(sc.memory.restore)}"])
 
 
 def _replay_note(sf: ScenarioFile) -> str:
