@@ -142,3 +142,13 @@ def test_memory_copies_priced_by_the_network(tmp_path):
 def test_bad_memory_bandwidth_combinations_are_refused(tmp_path, checkpoint, match):
     with pytest.raises(ScenarioFileError, match=match):
         _load(tmp_path, checkpoint)
+
+
+def test_saves_and_loads_may_reach_different_fractions(tmp_path):
+    # the 504-GPU report's figures: 16 % of 250 GB/s on save, 21.5 % of 700 GB/s on load
+    sf = _load(tmp_path, BLOOM + "efficiency = {write = 0.16, read = 0.215}\n")
+    assert sf.scenario.checkpoint_time == pytest.approx(2.3e12 / (250e9 * 0.16), rel=1e-12)
+    assert sf.scenario.restart_time == pytest.approx(300.0 + 2.3e12 / (700e9 * 0.215), rel=1e-12)
+    for bad in ("{write = 0.16}", "{write = 0.16, read = 0.2, load = 0.1}", "{write = 0.16, read = 2}"):
+        with pytest.raises(ScenarioFileError, match="checkpoint.efficiency"):
+            _load(tmp_path, BLOOM + f"efficiency = {bad}\n")

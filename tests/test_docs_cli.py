@@ -370,8 +370,15 @@ KEY_CASES: dict[str, list[Case]] = {
     **{k: [_sets("checkpoint.size='2.3 TB'", "checkpoint.write_bandwidth='250 GB/s'",
                  "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.efficiency=0.16",
                  check=lambda sf: sf.scenario.checkpoint_time == 57.5 and sf.scenario.checkpoint_drain == 0.0)]
-       for k in ("checkpoint.size", "checkpoint.write_bandwidth", "checkpoint.read_bandwidth",
-                 "checkpoint.efficiency")},
+       for k in ("checkpoint.size", "checkpoint.write_bandwidth", "checkpoint.read_bandwidth")},
+    "checkpoint.efficiency": [
+        _sets("checkpoint.size='2.3 TB'", "checkpoint.write_bandwidth='250 GB/s'",
+              "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.efficiency=0.16",
+              check=lambda sf: sf.scenario.checkpoint_time == 57.5),
+        _sets("checkpoint.size='2.3 TB'", "checkpoint.write_bandwidth='250 GB/s'",
+              "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.efficiency={write = 0.16, read = 0.215}",
+              check=lambda sf: sf.scenario.checkpoint_time == 57.5
+              and sf.checkpoint_io.load_seconds == 2.3e12 / (700e9 * 0.215))],
     **{k: [_sets("checkpoint.size='2.3 TB'", "checkpoint.write_bandwidth='250 GB/s'",
                  "checkpoint.read_bandwidth='700 GB/s'", "checkpoint.mode='async'", "checkpoint.host_copy='5 s'",
                  check=lambda sf: sf.scenario.checkpoint_time == 5.0 and sf.scenario.checkpoint_drain == 9.2)]

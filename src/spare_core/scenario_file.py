@@ -728,6 +728,8 @@ class CheckpointIO:
     efficiency: float = 1.0
     mode: str = "blocking"
     host_copy: float | None = None
+    #: the fraction of the read bandwidth reached, when it differs from the write's (None: ``efficiency``)
+    read_efficiency: float | None = None
 
     @property
     def write_seconds(self) -> float:
@@ -737,7 +739,8 @@ class CheckpointIO:
     @property
     def load_seconds(self) -> float:
         """Seconds to read it back at a restart."""
-        return self.size / (self.read_bandwidth * self.efficiency)
+        eff = self.efficiency if self.read_efficiency is None else self.read_efficiency
+        return self.size / (self.read_bandwidth * eff)
 
     @property
     def blocking_seconds(self) -> float:
@@ -752,9 +755,10 @@ class CheckpointIO:
     def words(self) -> str:
         """The derived times, for the job's description."""
         gb = self.size / 1e9
-        out = (f"checkpoint {gb:.4g} GB: write {self.write_seconds:.3g} s at {self.write_bandwidth / 1e9:.4g} GB/s, "
-               f"load {self.load_seconds:.3g} s at {self.read_bandwidth / 1e9:.4g} GB/s (x {self.efficiency:g} "
-               "efficiency)")
+        read_eff = self.efficiency if self.read_efficiency is None else self.read_efficiency
+        out = (f"checkpoint {gb:.4g} GB: write {self.write_seconds:.3g} s at {self.write_bandwidth / 1e9:.4g} GB/s x "
+               f"{self.efficiency:g}, load {self.load_seconds:.3g} s at {self.read_bandwidth / 1e9:.4g} GB/s x "
+               f"{read_eff:g} (the efficiency reached)")
         if self.mode == "async":
             out += f"; async: blocks {self.host_copy:g} s, drains {self.write_seconds:.3g} s"
         return out
@@ -783,15 +787,28 @@ def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> Checkp
         host = rd.duration("checkpoint.host_copy", ck["host_copy"])
     elif "host_copy" in ck:
         raise rd.fail("checkpoint.host_copy", "only goes with checkpoint.mode = 'async'", ck["host_copy"])
+    eff, read_eff = _efficiencies(rd, ck.get("efficiency", 1.0))
     io = CheckpointIO(size=rd.amount("checkpoint.size", ck["size"]),
                       write_bandwidth=rd.amount("checkpoint.write_bandwidth", ck["write_bandwidth"], per_second=True),
                       read_bandwidth=rd.amount("checkpoint.read_bandwidth", ck["read_bandwidth"], per_second=True),
-                      efficiency=rd.number("checkpoint.efficiency", ck.get("efficiency", 1.0), high=1.0),
-                      mode=mode, host_copy=host)
+                      efficiency=eff, mode=mode, host_copy=host, read_efficiency=read_eff)
     if not io.write_seconds <= _limits.MAX_SECONDS:
         raise rd.fail("checkpoint.size", f"takes {io.write_seconds:.3g} s to write at that bandwidth, more than "
                       f"{_limits.MAX_SECONDS:.0e} s", ck["size"])
     return io
+
+
+def _efficiencies(rd: Reader, value: Any) -> tuple[float, float | None]:
+    """``checkpoint.efficiency``: one fraction of both bandwidths, or ``{write = .., read = ..}``
+    (measured saves and loads often reach different fractions)."""
+    if not isinstance(value, dict):
+        return rd.number("checkpoint.efficiency", value, high=1.0), None
+    extra = sorted(set(value) - {"write", "read"})
+    if extra or set(value) != {"write", "read"}:
+        raise rd.fail("checkpoint.efficiency", "must be a fraction in (0, 1], or a table {write = .., read = ..} "
+                      "giving both", value)
+    return (rd.number("checkpoint.efficiency.write", value["write"], high=1.0),
+            rd.number("checkpoint.efficiency.read", value["read"], high=1.0))
 
 
 def _memory_by_network(rd: Reader, ck: dict[str, Any], io: CheckpointIO | None, restart: float,
