@@ -95,7 +95,7 @@ def test_a_size_override_replaces_the_files_save_time(tmp_path):
     ('size = "2.3 TB"\nwrite_bandwidth = "250 GB/s"', "", "needs checkpoint.read_bandwidth"),
     ('size = "2.3 TB"\nread_bandwidth = "250 GB/s"', "", "needs checkpoint.write_bandwidth"),
     (BLOOM + 'mode = "async"', "", "needs checkpoint.host_copy"),
-    (BLOOM + 'host_copy = "5 s"', "", "only goes with checkpoint.mode"),
+    ('size = 0\nwrite_bandwidth = "250 GB/s"\nread_bandwidth = "1 GB/s"', "", "checkpoint.size"),
     (BLOOM + 'mode = "later"', "", "checkpoint.mode"),
     (BLOOM + "efficiency = 0", "", "checkpoint.efficiency"),
     (BLOOM + "efficiency = 1.5", "", "checkpoint.efficiency"),
@@ -152,3 +152,12 @@ def test_saves_and_loads_may_reach_different_fractions(tmp_path):
     for bad in ("{write = 0.16}", "{write = 0.16, read = 0.2, load = 0.1}", "{write = 0.16, read = 2}"):
         with pytest.raises(ScenarioFileError, match="checkpoint.efficiency"):
             _load(tmp_path, BLOOM + f"efficiency = {bad}\n")
+
+
+def test_a_blocking_save_reads_and_ignores_host_copy(tmp_path):
+    # so that one override of checkpoint.mode runs a file both ways
+    sf = _load(tmp_path, BLOOM + 'host_copy = "5 s"\n')
+    assert sf.scenario.checkpoint_time == pytest.approx(9.2, rel=1e-12) and sf.scenario.checkpoint_drain == 0.0
+    assert "host_copy unused" in sf.checkpoint_io.words()
+    with pytest.raises(ScenarioFileError, match="checkpoint.host_copy"):
+        _load(tmp_path, BLOOM + 'host_copy = "-5 s"\n')

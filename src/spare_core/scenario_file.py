@@ -761,6 +761,8 @@ class CheckpointIO:
                f"{read_eff:g} (the efficiency reached)")
         if self.mode == "async":
             out += f"; async: blocks {self.host_copy:g} s, drains {self.write_seconds:.3g} s"
+        elif self.host_copy is not None:
+            out += "; blocking (checkpoint.host_copy unused)"
         return out
 
 
@@ -779,14 +781,12 @@ def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> Checkp
         raise rd.fail("costs.checkpoint_save and checkpoint.size", "must not both be given (the size and the write "
                       "bandwidth set the save's time)", (co["checkpoint_save"], ck["size"]))
     mode = rd.choice("checkpoint.mode", ck.get("mode", "blocking"), ("blocking", "async"))
-    host = None
-    if mode == "async":
-        if "host_copy" not in ck:
-            raise rd.error("checkpoint.mode = 'async' needs checkpoint.host_copy (the seconds a save blocks for its "
-                           "copy to host memory)")
-        host = rd.duration("checkpoint.host_copy", ck["host_copy"])
-    elif "host_copy" in ck:
-        raise rd.fail("checkpoint.host_copy", "only goes with checkpoint.mode = 'async'", ck["host_copy"])
+    if mode == "async" and "host_copy" not in ck:
+        raise rd.error("checkpoint.mode = 'async' needs checkpoint.host_copy (the seconds a save blocks for its "
+                       "copy to host memory)")
+    # read with a blocking save too (and unused, as printed): a file can then be run both ways
+    # with one override of checkpoint.mode, or mapped over it
+    host = rd.duration("checkpoint.host_copy", ck["host_copy"]) if "host_copy" in ck else None
     eff, read_eff = _efficiencies(rd, ck.get("efficiency", 1.0))
     io = CheckpointIO(size=rd.amount("checkpoint.size", ck["size"]),
                       write_bandwidth=rd.amount("checkpoint.write_bandwidth", ck["write_bandwidth"], per_second=True),
