@@ -161,3 +161,31 @@ def test_a_blocking_save_reads_and_ignores_host_copy(tmp_path):
     assert "host_copy unused" in sf.checkpoint_io.words()
     with pytest.raises(ScenarioFileError, match="checkpoint.host_copy"):
         _load(tmp_path, BLOOM + 'host_copy = "-5 s"\n')
+
+
+def test_advise_varies_the_storage_and_the_save_mode(spare_here, tmp_path):
+    import json
+    from pathlib import Path
+
+    ex = Path(__file__).resolve().parents[1] / "examples" / "llama3_16k_checkpoint_io.toml"
+    small = ["--steps", "20000", "--seeds", "3", "--processes", "1", "--policies", "ckpt"]
+    out = tmp_path / "a.json"
+    p = spare_here("advise", ex, *small, "--json", out)
+    assert p.returncode == 0, p.stderr
+    levers = {lv["label"]: lv for lv in json.loads(out.read_text())["advice"]["levers"]}
+    for label in ("checkpoint.write_bandwidth x2", "checkpoint.write_bandwidth x0.5", "checkpoint.read_bandwidth x2",
+                  "checkpoint.read_bandwidth x0.5", "checkpoint.mode = blocking (its rule's interval)"):
+        assert label in levers, sorted(levers)
+    # the save's time is derived: it is varied through the bandwidth, not as costs.checkpoint_save
+    assert not any(k.startswith("costs.checkpoint_save") for k in levers)
+    # the mode switch runs at its own rule's interval: exactly what spare run gives with that mode
+    run_out = tmp_path / "r.json"
+    p = spare_here("run", ex, *small, "--set", 'checkpoint.mode="blocking"', "--json", run_out)
+    assert p.returncode == 0, p.stderr
+    ratios = [r["ratio"] for r in json.loads(run_out.read_text())["runs"] if r["policy"] == "CKPT-only"]
+    assert levers["checkpoint.mode = blocking (its rule's interval)"]["ratio"] == pytest.approx(
+        sum(ratios) / len(ratios), rel=1e-12)
+    # a slower write costs time at the recommended interval; the blocking mode more than either
+    assert levers["checkpoint.write_bandwidth x0.5"]["time_percent"][0] > 0
+    assert levers["checkpoint.mode = blocking (its rule's interval)"]["time_percent"][0] > \
+        levers["checkpoint.write_bandwidth x0.5"]["time_percent"][1]

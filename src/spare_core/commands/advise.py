@@ -510,7 +510,7 @@ def run(args: Any) -> int:
     if advice is not None and not interrupted:
         cells = [(main.sources[c.policy], c.redundancy) for c in main.ranking(objective=objective)
                  if main.sources.get(c.policy)]
-        sens_v = ([] if args.no_sensitivity else knob_variants(sf.scenario)) + memory_variant(sf.scenario)
+        sens_v = ([] if args.no_sensitivity else knob_variants(sf.scenario, sf.checkpoint_io)) + memory_variant(sf.scenario)
         # the recommended policy at the recommended interval: what each change does to the advice as given
         fixed = {(advice["source"], advice["redundancy"]): advice["checkpoint_interval"]} if "interval" in advice else {}
         if cells and sens_v:

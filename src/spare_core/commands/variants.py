@@ -18,7 +18,7 @@ from .budget import check_budget
 from .filejob import file_policy
 from .progress import run_study
 
-__all__ = ["KNOB_FACTORS", "Variant", "knob_variants", "spare_counts", "spares_variants", "memory_variant",
+__all__ = ["KNOB_FACTORS", "Variant", "knob_variants", "io_variants", "spare_counts", "spares_variants", "memory_variant",
            "run_variants", "winner"]
 
 #: each cost or time the sensitivity varies is halved and doubled
@@ -33,15 +33,24 @@ class Variant:
     value: Any
     label: str
     scenario: Scenario
+    #: run at its own rule's interval, not the recommended one (a change the interval must follow:
+    #: a blocking save of minutes at an interval chosen for one of seconds says nothing)
+    retune: bool = False
 
 
-def _knobs(sc: Scenario) -> list[tuple[str, float, Callable[[float], Scenario]]]:
+def _knobs(sc: Scenario, io: Any = None) -> list[tuple[str, float, Callable[[float], Scenario]]]:
     """(file key, its value, the scenario at a multiple of it) for each cost the choice may
-    hinge on: restart, save, and with repairs the swap, repair time and spare count."""
-    out: list[tuple[str, float, Callable[[float], Scenario]]] = [
-        ("costs.restart", sc.restart_time, lambda v: sc.replace(restart_time=v)),
-        ("costs.checkpoint_save", sc.checkpoint_time, lambda v: sc.replace(checkpoint_time=v)),
-    ]
+    hinge on: restart, save, and with repairs the swap, repair time and spare count. With a
+    checkpoint priced by size (``io``, a ``CheckpointIO``) the restart varies without its load and
+    the storage's bandwidths stand for the save (:func:`io_variants`)."""
+    if io is None:
+        out: list[tuple[str, float, Callable[[float], Scenario]]] = [
+            ("costs.restart", sc.restart_time, lambda v: sc.replace(restart_time=v)),
+            ("costs.checkpoint_save", sc.checkpoint_time, lambda v: sc.replace(checkpoint_time=v)),
+        ]
+    else:
+        load = io.load_seconds
+        out = [("costs.restart", sc.restart_time - load, lambda v: sc.replace(restart_time=v + load))]
     rp = sc.repair
     if rp is not None:
         out += [("repair.swap", rp.swap, lambda v: sc.replace(repair=dataclasses.replace(rp, swap=v))),
@@ -49,11 +58,12 @@ def _knobs(sc: Scenario) -> list[tuple[str, float, Callable[[float], Scenario]]]
     return out
 
 
-def knob_variants(sc: Scenario) -> list[Variant]:
+def knob_variants(sc: Scenario, io: Any = None) -> list[Variant]:
     """The scenario with each cost halved and doubled (costs at 0 have no multiple), and with
-    half and twice the spare pool when it is finite."""
-    out = []
-    for key, value, make in _knobs(sc):
+    half and twice the spare pool when it is finite; with ``io`` (the file's
+    ``ScenarioFile.checkpoint_io``) the storage's variants of :func:`io_variants` too."""
+    out = [] if io is None else io_variants(sc, io)
+    for key, value, make in _knobs(sc, io):
         if value > 0:
             out += [Variant(key, value * f, f"{key} x{f:g}", _named(make(value * f), f"{key} x{f:g}"))
                     for f in KNOB_FACTORS]
@@ -62,6 +72,34 @@ def knob_variants(sc: Scenario) -> list[Variant]:
         for n in sorted({rp.spares // 2, 2 * rp.spares if rp.spares else 1} - {rp.spares}):
             out.append(Variant("repair.spares", n, f"repair.spares = {n}",
                                _named(sc.replace(repair=dataclasses.replace(rp, spares=n)), f"repair.spares = {n}")))
+    return out
+
+
+def io_variants(sc: Scenario, io: Any) -> list[Variant]:
+    """A checkpoint priced by size: each bandwidth halved and doubled (the write sets the save
+    or, asynchronous, the drain; the read sets the load of every restart from the persistent
+    checkpoint), and the other save mode (asynchronous needs ``checkpoint.host_copy``)."""
+    out = []
+    load = io.load_seconds
+    for f in KNOB_FACTORS:
+        write = io.write_seconds / f
+        sc_w = sc.replace(checkpoint_drain=write) if io.mode == "async" else sc.replace(checkpoint_time=write)
+        out.append(Variant("checkpoint.write_bandwidth", io.write_bandwidth * f, f"checkpoint.write_bandwidth x{f:g}",
+                           _named(sc_w, f"checkpoint.write_bandwidth x{f:g}")))
+        sc_r = sc.replace(restart_time=sc.restart_time - load + load / f)
+        out.append(Variant("checkpoint.read_bandwidth", io.read_bandwidth * f, f"checkpoint.read_bandwidth x{f:g}",
+                           _named(sc_r, f"checkpoint.read_bandwidth x{f:g}")))
+    # the other mode moves the save's blocking time by orders of magnitude: run at its rule's interval
+    if io.mode == "async":
+        label = "checkpoint.mode = blocking (its rule's interval)"
+        out.append(Variant("checkpoint.mode", "blocking", label,
+                           _named(sc.replace(checkpoint_time=io.write_seconds, checkpoint_drain=0.0), label),
+                           retune=True))
+    elif io.host_copy is not None:
+        label = "checkpoint.mode = async (its rule's interval)"
+        out.append(Variant("checkpoint.mode", "async", label,
+                           _named(sc.replace(checkpoint_time=io.host_copy, checkpoint_drain=io.write_seconds), label),
+                           retune=True))
     return out
 
 
@@ -100,11 +138,21 @@ def run_variants(sf: Any, variants: list[Variant], cells: list[tuple[str, int]],
     in seconds (the recommended one: the sensitivity is measured around the setting the
     advice gives, not around the rule's interval at the changed costs)."""
     fixed = intervals or {}
-    policies = [file_policy(sf, name, r, interval=fixed.get((name, r))) for name, r in cells]
-    study = Study([v.scenario for v in variants], policies, [1], seeds=sf.seeds, name=f"{sf.name} {desc}",
-                  streams="seed")
-    check_budget(study, bool(getattr(args, "force", False)), f"{sf.path} {desc}")
-    return run_study(study, workers=sf.processes, desc=desc)
+    kept = [v for v in variants if not v.retune]
+    retuned = [v for v in variants if v.retune]
+    parts = []
+    for group, fix in ((kept, fixed), (retuned, {})):
+        if not group:
+            continue
+        policies = [file_policy(sf, name, r, interval=fix.get((name, r))) for name, r in cells]
+        study = Study([v.scenario for v in group], policies, [1], seeds=sf.seeds, name=f"{sf.name} {desc}",
+                      streams="seed")
+        check_budget(study, bool(getattr(args, "force", False)), f"{sf.path} {desc}")
+        parts.append(run_study(study, workers=sf.processes, desc=desc))
+    out = parts[0]
+    for part in parts[1:]:
+        out.extend(part)
+    return out
 
 
 def winner(res: ResultSet, variant: Variant, objective: str) -> dict[str, Any] | None:
