@@ -374,3 +374,19 @@ def test_the_files_own_point_is_placed_on_the_axes():
     p = file_point({"failures": {"mtbf": "1.5 h"}}, xa, ya)  # between 1 h and 2 h, on the log scale
     assert p["i"] == pytest.approx(math.log(1.5) / math.log(2)) and p["j"] is None and p["y"] is None
     assert file_point({"failures": {"mtbf": "8 h"}}, xa, ya)["i"] is None  # off the axis
+
+
+def test_axes_of_sizes_and_bandwidths():
+    from spare_core.commands.map import UsageError, build_axis, file_point
+
+    xa = build_axis("x", "checkpoint.write_bandwidth", None, ["50 GB/s", "200 GB/s", "3"], True)
+    assert xa.numbers == (5e10, 1e11, 2e11) and xa.labels == ("50 GB/s", "100 GB/s", "200 GB/s")
+    ya = build_axis("y", "checkpoint.size", ['"1 TB"', '"2.3 TB"'], None, False)
+    assert ya.numbers == (1e12, 2.3e12) and ya.labels == ("1 TB", "2.3 TB")
+    # the file's own point, read in its unit and placed on the log axis between two cells
+    fp = file_point({"checkpoint": {"write_bandwidth": "70.7107 GB/s", "size": "2.3 TB"}}, xa, ya)
+    assert fp["x_label"] == "70.7 GB/s" and fp["i"] == pytest.approx(0.5, abs=1e-4) and fp["j"] == 1.0
+    with pytest.raises(UsageError, match="same kind of unit"):
+        build_axis("x", "checkpoint.write_bandwidth", None, ["50 GB/s", "1 TB", "3"], False)
+    with pytest.raises(UsageError, match="bandwidths"):
+        build_axis("x", "checkpoint.write_bandwidth", None, ["50 GQ/s", "1 TB/s", "3"], False)

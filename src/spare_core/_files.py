@@ -322,6 +322,22 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
+def bytes_text(amount: float, *, per_second: bool = False) -> str:
+    """Bytes (per second) in decimal units (the inverse of :func:`parse_bytes`, rounded).
+
+    Examples
+    --------
+    >>> bytes_text(2.3e12), bytes_text(2.5e11, per_second=True), bytes_text(512)
+    ('2.3 TB', '250 GB/s', '512 B')
+    """
+    tail = "/s" if per_second else ""
+    for unit in ("PB", "TB", "GB", "MB", "kB"):
+        size = _BYTE_UNITS[unit.lower()]
+        if abs(amount) >= size:
+            return f"{amount / size:.3g} {unit}{tail}"
+    return f"{amount:.3g} B{tail}"
+
+
 class Reader:
     """Checks the values of one file, naming the file and the key in every error.
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import _limits
-from .._files import parse_duration
+from .._files import bytes_text, parse_bytes, parse_duration
 from .._writer import json_safe
 from .._writer import write_json as _write_json
 from ..scenario_file import ScenarioFile, ScenarioFileError, load_scenario_file
@@ -86,16 +86,39 @@ def _toml_value(text: str) -> Any:
         return text.strip().strip('"').strip("'")
 
 
-def _number(text: str, flag: str) -> tuple[float, bool]:
-    """(value, is a duration with a unit) of a --x-range bound."""
+def _quantity(text: str) -> tuple[float, str]:
+    """(value, unit) of a number written with a unit: a duration (``"s"``), an amount of bytes
+    (``"B"``: ``"2.3 TB"``) or a bandwidth (``"B/s"``: ``"250 GB/s"``); ValueError otherwise."""
+    t = text.strip()
     try:
-        return float(text), False
+        return parse_duration(t), "s"
+    except ValueError:
+        pass
+    if t.replace(" ", "").lower().endswith("/s"):
+        return parse_bytes(t, per_second=True), "B/s"
+    return parse_bytes(t), "B"
+
+
+def _number(text: str, flag: str) -> tuple[float, str]:
+    """(value, its unit: "" for a plain number, else :func:`_quantity`'s) of a --x-range bound."""
+    try:
+        return float(text), ""
     except ValueError:
         pass
     try:
-        return parse_duration(text.strip()), True
+        return _quantity(text)
     except ValueError:
-        raise UsageError(f"{flag}: bounds must be numbers or durations ('10 min'), got {text!r}") from None
+        raise UsageError(f"{flag}: bounds must be numbers, durations ('10 min'), sizes ('2.3 TB') or bandwidths "
+                         f"('250 GB/s'), got {text!r}") from None
+
+
+def _unit_text(v: float, unit: str) -> str:
+    """A value in the words of its unit (a map's label)."""
+    if unit == "s":
+        return fmt_duration(v)
+    if unit in ("B", "B/s"):
+        return bytes_text(v, per_second=unit == "B/s")
+    return _fmt_number(v)
 
 
 def _fmt_number(x: float) -> str:
@@ -116,20 +139,25 @@ def build_axis(name: str, key: str, values: Sequence[str] | None, span: Sequence
             raise UsageError(f"--{name}-values must be distinct, got {' '.join(texts)}")
         if len(texts) > MAX_AXIS:
             raise UsageError(f"--{name}-values: at most {MAX_AXIS} values, got {len(texts)}")
-        nums = []
+        nums: list[float] | None = []
+        units = set()
         for t in texts:
             v = _toml_value(t)
             if isinstance(v, (int, float)):
                 nums.append(float(v))
             else:
                 try:
-                    nums.append(parse_duration(v))
+                    q, unit = _quantity(v)
                 except ValueError:
                     nums = None
                     break
+                nums.append(q)
+                units.add(unit)
         rng = _limits.range_of(key)
         if nums is not None and rng is not None and rng.unit == "s":
             labels = tuple(fmt_duration(v) for v in nums)
+        elif nums is not None and len(units) == 1 and units <= {"B", "B/s"}:
+            labels = tuple(_unit_text(v, next(iter(units))) for v in nums)
         else:
             labels = tuple(str(_toml_value(t)) for t in texts)
         return Axis(name, key, texts, labels, None if nums is None else tuple(nums), False)
@@ -148,9 +176,11 @@ def build_axis(name: str, key: str, values: Sequence[str] | None, span: Sequence
     if log and not lo > 0:
         raise UsageError(f"--{name}-log needs LO > 0, got {lo_t}")
     rng = _limits.range_of(key)
-    duration = lo_unit or hi_unit or (rng is not None and rng.unit == "s")
-    integral = not duration and (rng.kind == "int" if rng is not None else
-                                 all(t.strip().lstrip("+-").isdigit() for t in (lo_t, hi_t)))
+    if lo_unit and hi_unit and lo_unit != hi_unit:
+        raise UsageError(f"{flag}: LO and HI must be in the same kind of unit, got {lo_t} {hi_t}")
+    unit = lo_unit or hi_unit or ("s" if rng is not None and rng.unit == "s" else "")
+    integral = not unit and (rng.kind == "int" if rng is not None else
+                             all(t.strip().lstrip("+-").isdigit() for t in (lo_t, hi_t)))
     pts = [lo * (hi / lo) ** (k / (n - 1)) if log else lo + (hi - lo) * k / (n - 1) for k in range(n)]
     if integral:
         nums = tuple(dict.fromkeys(int(round(p)) for p in pts))
@@ -159,7 +189,7 @@ def build_axis(name: str, key: str, values: Sequence[str] | None, span: Sequence
     else:
         nums = tuple(float(f"{p:.6g}") for p in pts)
         texts = tuple(repr(v) for v in nums)
-        labels = tuple(fmt_duration(v) if duration else _fmt_number(v) for v in nums)
+        labels = tuple(_unit_text(v, unit) for v in nums)
     if len(nums) < 2:
         raise UsageError(f"{flag}: {lo_t} .. {hi_t} holds fewer than 2 distinct values of {key}")
     return Axis(name, key, texts, labels, tuple(float(v) for v in nums), log)
@@ -188,12 +218,12 @@ def file_point(data: dict, xa: Axis, ya: Axis) -> dict:
         if axis.numbers is None:
             continue
         try:
-            v = float(node) if isinstance(node, (int, float)) else parse_duration(text)
+            v, unit = (float(node), "") if isinstance(node, (int, float)) else _quantity(text)
         except ValueError:
             continue
         nums = list(axis.numbers)
         rng = _limits.range_of(axis.key)
-        out[f"{name}_label"] = fmt_duration(v) if rng is not None and rng.unit == "s" else _fmt_number(v)
+        out[f"{name}_label"] = _unit_text(v, "s" if rng is not None and rng.unit == "s" else unit)
         order = sorted(range(len(nums)), key=nums.__getitem__)
         xs = [nums[k] for k in order]
         if not xs[0] <= v <= xs[-1]:
