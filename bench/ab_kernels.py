@@ -68,7 +68,7 @@ def _workloads():
     def runs(scenario, policies):
         return lambda: [simulate(scenario, p, seed=s) for p in policies for s in range(3)]
 
-    return {
+    out = {
         "flow reassign 1e5 (ssp, unit paths)": lambda: solve_ours(re5),
         "flow reassign 1e6 (ssp, unit paths)": lambda: solve_ours(re6),
         "flow generic 1e4 ssp": lambda: solve_ours(ge4, "ssp"),
@@ -86,6 +86,36 @@ def _workloads():
                                                             make_policy("spare", 8)]),
         "simulate llama3 16k ckpt/spare": runs(llama, [make_policy("ckpt"), make_policy("spare", 4)]),
     }
+    out.update(_feature_workloads(llama, runs, make_policy))
+    return out
+
+
+#: a workload of a newer key -> the same workload without it (timed in the same process: what
+#: the key costs); a build that does not have the key skips both
+FEATURES = {
+    "simulate llama3 16k ckpt/spare, async saves": "simulate llama3 16k ckpt/spare",
+    "simulate llama3 16k elastic+repairs, step overhead 3 %": "simulate llama3 16k elastic+repairs",
+}
+
+
+def _feature_workloads(llama, runs, make_policy) -> dict:
+    """The workloads of :data:`FEATURES` this build can run (an older build lacks the keys)."""
+    from spare_core.sim.recovery import Repairs
+
+    out = {}
+    repaired = llama.replace(repair=Repairs(swap=600.0, spares=16, time=86400.0, rejoin=120.0, gpus_per_node=8))
+    try:
+        out["simulate llama3 16k ckpt/spare, async saves"] = runs(
+            llama.replace(checkpoint_drain=120.0), [make_policy("ckpt"), make_policy("spare", 4)])
+    except (TypeError, ValueError):
+        pass
+    try:
+        out["simulate llama3 16k elastic+repairs, step overhead 3 %"] = runs(
+            repaired, [make_policy("elastic", step_overhead="3 %")])
+        out["simulate llama3 16k elastic+repairs"] = runs(repaired, [make_policy("elastic")])
+    except (TypeError, ValueError):
+        pass
+    return out
 
 
 def _child(repeats: int) -> None:
@@ -127,10 +157,19 @@ def main(argv: list[str]) -> int:
                 times[label].setdefault(name, []).extend(ts)
             print(f"round {k + 1}/{rounds} {label} done", file=sys.stderr, flush=True)
     print(f"median CPU seconds over {rounds} processes x {repeats} calls; A = {a_src}, B = {b_src}")
-    print(f"{'workload':40s} {'A':>10s} {'B':>10s} {'B / A':>7s}")
+    print(f"{'workload':56s} {'A':>10s} {'B':>10s} {'B / A':>7s}")
     for name in times["A"]:
+        if name not in times["B"]:
+            continue
         a, b = statistics.median(times["A"][name]), statistics.median(times["B"][name])
-        print(f"{name:40s} {a:10.4g} {b:10.4g} {b / a:7.3f}")
+        print(f"{name:56s} {a:10.4g} {b:10.4g} {b / a:7.3f}")
+    for label in ("A", "B"):
+        rows = [(f, base) for f, base in FEATURES.items() if f in times[label] and base in times[label]]
+        if rows:
+            print(f"\n{label}: a newer key against the same runs without it, same process")
+            for f, base in rows:
+                x, y = statistics.median(times[label][f]), statistics.median(times[label][base])
+                print(f"{f:56s} {x:10.4g} {y:10.4g} {x / y:7.3f}")
     return 0
 
 
