@@ -410,15 +410,7 @@ class Reader:
         """Seconds: a number, or a string with a unit (:func:`parse_duration`); > 0 (``strict``) or >= 0."""
         rule = (f"must be a duration {'> 0' if strict else '>= 0'} (seconds, or a string such as "
                 "'90 s', '30 min', '3.1 h', '54 d')")
-        if isinstance(value, str):
-            try:
-                x = parse_duration(value)
-            except ValueError:
-                raise self.fail(key, rule, value) from None
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(key, rule, value)
-        else:
-            x = float(value)
+        x = self._with_unit(key, value, rule, parse_duration)
         if not (math.isfinite(x) and (x > 0 if strict else x >= 0)):
             raise self.fail(key, rule, value)
         rng = range_of(key)
@@ -431,18 +423,22 @@ class Reader:
         unit (:func:`parse_bytes`)."""
         rule = f"must be {'a bandwidth' if per_second else 'a size'} > 0 (bytes{' per second' if per_second else ''}, or " \
             f"a string such as {'250 GB/s' if per_second else '2.3 TB'!r})"
-        if isinstance(value, str):
-            try:
-                x = parse_bytes(value, per_second=per_second)
-            except ValueError:
-                raise self.fail(key, rule, value) from None
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(key, rule, value)
-        else:
-            x = float(value)
+        x = self._with_unit(key, value, rule, lambda text: parse_bytes(text, per_second=per_second))
         if not (math.isfinite(x) and 0 < x <= 1e30):
             raise self.fail(key, rule, value)
         return x
+
+    def _with_unit(self, key: str, value: Any, rule: str, parse: Any) -> float:
+        """``value`` as a float: a number as it is, a string through ``parse`` (its unit); else
+        the error ``rule``."""
+        if isinstance(value, str):
+            try:
+                return float(parse(value))
+            except ValueError:
+                raise self.fail(key, rule, value) from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, rule, value)
+        return float(value)
 
     def text(self, key: str, value: Any) -> str:
         """``value``, which must be a string."""
