@@ -77,6 +77,7 @@ STREAMS = {
     "node-lifetimes": ("seeded", "NodeRenewals: residual node ages at time 0, then replacement lifetimes"),
     "domain-lifetime": ("epoch", "DomainFailures: the failure domains' lifetimes"),
     "trace-continuation": ("epoch-seeded", "TraceReplay(after='fit'): the fitted law past the trace's end"),
+    "failure-classes": ("epoch", "FailureClasses: per failure, the class and the detection time's uniform"),
 }
 
 

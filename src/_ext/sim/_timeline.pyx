@@ -42,6 +42,12 @@ Run model (documented for users in ``spare_core.sim``)
   memory-held work and ends the drain; a masked failure, a drop or a rejoin lets it go on. A
   save due while the previous one drains waits for it (save time). ``drain = 0`` is the
   blocking save, unchanged.
+* Detection (``fdetect``, failure classes): an event's fault is noticed ``detect`` seconds
+  after it happens, lost whatever the event does: a restart resumes at ``(f + detect) +
+  restart_time`` (the detection counts as restart time), a masked failure extends the
+  activity by ``detect`` before its own seconds, a drop's pause starts ``detect`` later (pause
+  time). ``ST_DETECT_TOTAL`` adds up the detection of every consumed event (a memo inside
+  those totals, not a part of the partition). No ``fdetect``: 0 s, the arithmetic of before.
 * Training ends when ``n_steps`` steps are completed and kept (no final save); the last step
   covers only what remains (the kept steps are then exactly ``n_steps``).
 * The run stops at ``max_wall``: an activity still under way there (a step that failures keep
@@ -130,7 +136,8 @@ cdef enum:
     ST_PEND_DONE = 35
     ST_PEND_WORK = 36
     ST_PEND_LAYERS = 37
-    N_STATE = 38
+    ST_DETECT_TOTAL = 38
+    N_STATE = 39
     P_T_COMP = 0
     P_T_AR = 1
     P_SAVE = 2
@@ -197,6 +204,7 @@ SLOTS = {
     "ST_PEND_DONE": ST_PEND_DONE,
     "ST_PEND_WORK": ST_PEND_WORK,
     "ST_PEND_LAYERS": ST_PEND_LAYERS,
+    "ST_DETECT_TOTAL": ST_DETECT_TOTAL,
     "N_STATE": N_STATE,
     "P_T_COMP": P_T_COMP,
     "P_T_AR": P_T_AR,
@@ -336,6 +344,7 @@ cdef int _advance(
     const float64_t* fpatch,           # IN patch layers of a masked failure
     const float64_t* fworth,           # IN steps credited per step after the event, or NULL (unchanged)
     const float64_t* fready,           # IN earliest resume after a restart at the event, or NULL (none)
+    const float64_t* fdetect,          # IN seconds from the event's fault to its detection, or NULL (0)
     intp_t nf,
     intp_t* j_io,                      # IN-OUT next failure to consume
     float64_t t_next,                  # IN no unlisted failure before this time
@@ -360,7 +369,7 @@ cdef int _advance(
     cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH], worth = st[ST_WORTH]
     cdef float64_t act_worth = st[ST_ACT_WORTH]
     cdef float64_t act_pause = st[ST_ACT_PAUSE], pause_end = st[ST_PAUSE_END]
-    cdef float64_t f, resume, rt, own
+    cdef float64_t f, resume, rt, own, det
     cdef int status
     while True:
         if kind == K_PENDING:
@@ -411,9 +420,15 @@ cdef int _advance(
                     or fk < F_MASK or fk > F_DROP \
                     or ((fk == F_RESTART or fk == F_RESTART_MEMORY) and j != nf - 1) \
                     or (fworth != NULL and not (fworth[j] > 0.0 and fworth[j] <= 1.0)) \
-                    or (fready != NULL and not (fready[j] >= -DBL_MAX and fready[j] <= DBL_MAX)):
+                    or (fready != NULL and not (fready[j] >= -DBL_MAX and fready[j] <= DBL_MAX)) \
+                    or (fdetect != NULL and not (fdetect[j] >= 0.0 and fdetect[j] <= DBL_MAX)):
                 status = BAD_OUTCOME
                 break
+            # the fault is noticed ``det`` seconds after it happens (a hang: a collective's
+            # timeout), lost whatever the event does: a restart starts then, a masked failure
+            # or a drop stalls the job that long first
+            det = fdetect[j] if fdetect != NULL else 0.0
+            st[ST_DETECT_TOTAL] += det
             if fk == F_RESTART or fk == F_RESTART_MEMORY:
                 if kind == K_PAUSE:
                     # the pause that was under way is over: not lost work
@@ -444,8 +459,8 @@ cdef int _advance(
                 st[ST_DONE_UNC] = 0.0
                 st[ST_WORK_UNC] = 0.0
                 st[ST_LAYERS_UNC] = 0.0
-                resume = f + rt
-                st[ST_RESTART_TOTAL] += rt
+                resume = (f + det) + rt
+                st[ST_RESTART_TOTAL] += det + rt
                 st[ST_WAIT_LAST] = 0.0
                 if fready != NULL and fready[j] > resume:
                     # the replacements are not all in place yet: the job waits for them
@@ -473,9 +488,9 @@ cdef int _advance(
                 else:
                     st[ST_LOST] += (f - act_start) - _cut_pause(st, act_pause, pause_end, f)
                     st[ST_RESUME_KIND] = kind
-                st[ST_PAUSE_TOTAL] += drop_pause
+                st[ST_PAUSE_TOTAL] += det + drop_pause
                 act_start = f
-                act_end = f + drop_pause
+                act_end = (f + det) + drop_pause
                 act_pause = 0.0
                 pause_end = -DBL_MAX
                 kind = K_PAUSE
@@ -491,11 +506,11 @@ cdef int _advance(
                     pause_end = (pause_end if pause_end > f else f) + rejoin_pause
             else:
                 # shrink/controller seconds plus the patch work, charged to the activity in progress
-                act_end += fail_sec + patch_sec * fpatch[j]
+                act_end += det + fail_sec + patch_sec * fpatch[j]
                 if kind == K_STEP:
                     layers += patch_lay * fpatch[j]
                 elif kind == K_PAUSE:
-                    st[ST_PAUSE_TOTAL] += fail_sec + patch_sec * fpatch[j]  # a longer pause
+                    st[ST_PAUSE_TOTAL] += det + fail_sec + patch_sec * fpatch[j]  # a longer pause
             depth = fdepth[j]
             if fworth != NULL:
                 worth = fworth[j]
@@ -622,6 +637,7 @@ def advance(
     const float64_t[::1] mult,
     const float64_t[::1] fworth=None,
     const float64_t[::1] fready=None,
+    const float64_t[::1] fdetect=None,
 ):
     """Advance a run through failures ``start..`` of a batch; return ``(status, next_index)``.
 
@@ -656,6 +672,10 @@ def advance(
     fready : float64[nf], IN, optional
         Earliest resume time after a restart at each event (replacement nodes in place);
         None: the restart time alone.
+    fdetect : float64[nf], IN, optional
+        Seconds from each event's fault to its detection (finite, >= 0): a restart resumes
+        at ``(f + detect) + restart``, a masked failure extends the activity by ``detect``
+        before its own seconds, a drop's pause starts ``detect`` later. None: 0 for every event.
 
     Returns
     -------
@@ -674,7 +694,8 @@ def advance(
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS:
         raise ValueError("state or params has the wrong length")
     if fkind.shape[0] != nf or fdepth.shape[0] != nf or fpatch.shape[0] != nf \
-            or (fworth is not None and fworth.shape[0] != nf) or (fready is not None and fready.shape[0] != nf):
+            or (fworth is not None and fworth.shape[0] != nf) or (fready is not None and fready.shape[0] != nf) \
+            or (fdetect is not None and fdetect.shape[0] != nf):
         raise ValueError("failure arrays must have one length")
     if start < 0 or start > nf:
         raise ValueError(f"start must be in [0, {nf}], got {start}")
@@ -694,6 +715,7 @@ def advance(
             &fpatch[0] if nf > 0 else NULL,
             &fworth[0] if nf > 0 and fworth is not None else NULL,
             &fready[0] if nf > 0 and fready is not None else NULL,
+            &fdetect[0] if nf > 0 and fdetect is not None else NULL,
             nf, &j, t_next,
             &mult[0] if mult.shape[0] > 0 else NULL,
             mult.shape[0],
@@ -984,7 +1006,7 @@ cdef int _restart_epochs(
             # up to the failure first: which snapshot the copies hold is the kernel's
             tr = start + io[E_FREL]
             j = 0
-            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, 0, &j, tr, mult, n_mult)
+            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, NULL, 0, &j, tr, mult, n_mult)
             if status != NEED_FAILURES:
                 io[E_PHASE] = phase
                 return status
@@ -997,7 +1019,7 @@ cdef int _restart_epochs(
             in_place = io[E_READY]
             j = <intp_t>io[E_J]
             status = _advance(st, par, &frel, start, &kind, &one_depth, &no_patch, NULL,
-                              &in_place if use_repairs else NULL, 1, &j, INFINITY, mult, n_mult)
+                              &in_place if use_repairs else NULL, NULL, 1, &j, INFINITY, mult, n_mult)
             io[E_J] = j
             if status != RESTARTED:
                 io[E_PHASE] = phase
@@ -1015,7 +1037,7 @@ cdef int _restart_epochs(
             phase = PH_END if start > max_wall else PH_FIND
         else:
             j = 0
-            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, 0, &j, INFINITY, mult, n_mult)
+            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, NULL, 0, &j, INFINITY, mult, n_mult)
             io[E_PHASE] = phase
             return status
 
