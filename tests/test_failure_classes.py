@@ -378,3 +378,22 @@ def test_the_llama3_example_runs(spare_here, tmp_path):
     spare = [r for r in runs if r["policy"].startswith("SPARe")]
     assert spare and all(r["restarts"] >= r["class_restarts"] for r in spare)
     assert any(r["class_restarts"] > 0 for r in runs) and all(r["detect_time"] > 0 for r in runs if r["failures_seen"])
+
+
+# -- the checkpoint rules see the restarts no strategy masks ----------------------------------------
+def test_time_between_restarts_counts_the_forced_share():
+    sc = _node(n=12)
+    f = 0.3
+    split = sc.replace(failure_classes=_classes(("hw", 0.7, "swap"), ("odd", 0.1, "swap", {"masked": False}),
+                                                ("sw", 0.2, "restart")))
+    for pol in (SpareCheckpoint(4), ReplicationCheckpoint(3)):
+        e = pol.endurable_failures(sc)
+        assert e > 1
+        assert pol.time_between_restarts(sc) == e * sc.system_mtbf  # unchanged without classes
+        # restarts at rate f / MTBF (forced) plus (1 - f) / (E MTBF) (the policy's own)
+        assert pol.time_between_restarts(split) == pytest.approx(sc.system_mtbf / (f + (1 - f) / e), rel=1e-12)
+        assert pol.checkpoint_interval(split).seconds < pol.checkpoint_interval(sc).seconds
+    assert CheckpointOnly().time_between_restarts(split) == pytest.approx(sc.system_mtbf, rel=1e-12)
+    # masked classes only: nothing changes
+    masked = sc.replace(failure_classes=_classes(("a", 0.5, "swap"), ("b", 0.5, "swap", {"detect": 9.0})))
+    assert SpareCheckpoint(4).time_between_restarts(masked) == SpareCheckpoint(4).time_between_restarts(sc)

@@ -180,6 +180,11 @@ class FailureClasses:
         """The share of the job-wide (``"restart"``) classes."""
         return math.fsum(c.share for c in self.classes if c.job_wide)
 
+    @property
+    def forced_share(self) -> float:
+        """The share of the classes no strategy masks (job-wide ones and unmasked swaps)."""
+        return math.fsum(c.share for c in self.classes if not c.masked)
+
     def draws(self, failures_seed: np.random.SeedSequence) -> "ClassDraws":
         """The per-failure classes and detection times of a run whose failures come from
         ``failures_seed`` (``run_seed(seed, "failures")``)."""
