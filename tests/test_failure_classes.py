@@ -397,3 +397,35 @@ def test_time_between_restarts_counts_the_forced_share():
     # masked classes only: nothing changes
     masked = sc.replace(failure_classes=_classes(("a", 0.5, "swap"), ("b", 0.5, "swap", {"detect": 9.0})))
     assert SpareCheckpoint(4).time_between_restarts(masked) == SpareCheckpoint(4).time_between_restarts(sc)
+
+
+# -- the kernel reads detection as data ---------------------------------------------------------------
+def test_the_kernel_takes_detection_per_event():
+    from spare_core._native import load
+
+    k = load("_timeline")
+    K = k.SLOTS
+    par = np.zeros(K["N_PARAMS"])
+    par[K["P_T_COMP"]], par[K["P_SAVE"]], par[K["P_RESTART"]], par[K["P_INTERVAL"]] = 10.0, 1.0, 7.0, math.inf
+    par[K["P_N_STEPS"]], par[K["P_INIT_DEPTH"]], par[K["P_MAX_WALL"]] = 5, 1.0, 1e6
+    par[K["P_MEM_EVERY"]] = math.inf
+    mult = np.ones(64)
+    frel = np.array([15.0])
+    kind = np.array([K["F_RESTART"]], dtype=np.int8)
+    one, zero = np.ones(1), np.zeros(1)
+
+    def run(det):
+        st = k.new_state(1.0, 0.0)
+        status, j = k.advance(st, par, frel, 0.0, kind, one, zero, 0, math.inf, mult, None, None, det)
+        return status, j, st
+
+    s0, j0, st0 = run(None)
+    s1, j1, st1 = run(np.zeros(1))
+    assert (s0, j0) == (s1, j1) == (K["RESTARTED"], 1) and np.array_equal(st0, st1)
+    s2, _, st2 = run(np.array([4.0]))
+    # the restart starts 4 s after the fault: resume at (15 + 4) + 7, restart time 11, detection 4
+    assert st2[K["ST_ACT_END"]] == 26.0 and st2[K["ST_RESTART_TOTAL"]] == 11.0 and st2[K["ST_DETECT_TOTAL"]] == 4.0
+    for bad in (np.array([-1.0]), np.array([math.nan]), np.array([math.inf])):
+        assert run(bad)[0] == K["BAD_OUTCOME"]
+    with pytest.raises(ValueError, match="one length"):
+        run(np.zeros(2))

@@ -41,7 +41,7 @@ RECOVERIES = ("restart", "swap", "domain")
 DETECT_LAWS = {"exponential": (), "weibull": ("shape",), "lognormal": ("sigma",)}
 #: shares must add up to 1 within this
 SHARE_TOLERANCE = 1e-9
-_MIN_DRAWS = 64
+_MIN_DRAWS = 16  # rows drawn for an epoch at first (a checkpoint-only epoch needs one)
 
 
 def _detect_law(detect) -> Distribution | float:
@@ -211,7 +211,7 @@ class ClassDraws:
     the reference simulator, as :class:`spare_core.sim.run.StepMultipliers` is.
     """
 
-    __slots__ = ("classes", "_stream", "_cum", "_forced", "_wide", "_key", "_cls", "_det")
+    __slots__ = ("classes", "_stream", "_cum", "_forced", "_wide", "_key", "_cls", "_det", "_const", "_laws")
 
     def __init__(self, classes: FailureClasses, failures_seed):
         self.classes = classes
@@ -222,6 +222,8 @@ class ClassDraws:
         self._wide = np.array([c.job_wide for c in classes.classes])
         self._key = None
         self._cls = self._det = None
+        self._const = np.array([c.detect if isinstance(c.detect, float) else 0.0 for c in classes.classes])
+        self._laws = [(i, c.detect) for i, c in enumerate(classes.classes) if not isinstance(c.detect, float)]
 
     def at(self, k: int, n: int):
         """Classes (int8 indices into ``classes.classes``) and detection seconds of the first
@@ -231,16 +233,11 @@ class ClassDraws:
         m = max(_MIN_DRAWS, n, 0 if self._key != k else 2 * self._cls.shape[0])
         u = self._stream.at(int(k)).random((m, 2))
         cls = np.searchsorted(self._cum, u[:, 0], side="right").astype(np.int8)
-        det = np.zeros(m)
-        for i, c in enumerate(self.classes.classes):
-            d = c.detect
-            if isinstance(d, float):
-                if d:
-                    det[cls == i] = d
-            else:
-                pick = cls == i
-                if pick.any():
-                    det[pick] = d.inverse_cumulative_hazard(-np.log1p(-u[pick, 1]))
+        det = self._const[cls]
+        for i, law in self._laws:
+            pick = cls == i
+            if pick.any():
+                det[pick] = law.inverse_cumulative_hazard(-np.log1p(-u[pick, 1]))
         self._key, self._cls, self._det = k, cls, det
         return cls, det
 
