@@ -431,3 +431,43 @@ def test_the_kernel_takes_detection_per_event():
         assert run(bad)[0] == K["BAD_OUTCOME"]
     with pytest.raises(ValueError, match="one length"):
         run(np.zeros(2))
+
+
+# -- spare advise: what each class costs --------------------------------------------------------------
+def test_class_variants_drop_one_class_at_its_rate():
+    from spare_core.commands.advise import spares_check
+    from spare_core.commands.variants import class_variants
+
+    cl = _classes(("hw", 0.5, "swap"), ("sw", 0.3, "restart", {"detect": 60.0}), ("net", 0.2, "restart"))
+    sc = _node(failure_classes=cl, repair=Repairs(swap=10.0, spares=4, time=3600.0))
+    vs = class_variants(sc)
+    assert [v.value for v in vs] == ["hw", "sw", "net"]
+    for v, c in zip(vs, cl.classes):
+        got = v.scenario
+        # the other classes' failures only: the rate times 1 - share, their shares in proportion
+        assert got.system_mtbf == pytest.approx(sc.system_mtbf / (1.0 - c.share), rel=1e-12)
+        rest = [o for o in cl.classes if o.name != c.name]
+        assert got.failure_classes.names == tuple(o.name for o in rest)
+        for o, n in zip(rest, got.failure_classes.classes):
+            assert n.share == pytest.approx(o.share / (1.0 - c.share), rel=1e-12)
+            assert (n.recovery, n.detect, n.masked) == (o.recovery, o.detect, o.masked)
+    assert class_variants(_node()) == [] and class_variants(_node(failure_classes=_classes(("a", 1.0, "swap")))) == []
+    # Little's law on the pool counts the swap class only
+    check = spares_check(sc)
+    assert check["in_repair"] == pytest.approx(3600.0 * 0.5 / sc.system_mtbf, rel=1e-12)
+    assert spares_check(sc.replace(failure_classes=None))["in_repair"] == pytest.approx(3600.0 / sc.system_mtbf)
+
+
+def test_advise_reports_the_time_each_class_costs(spare_here, tmp_path):
+    ex = ROOT / "examples" / "llama3_16k_classes.toml"
+    out = tmp_path / "advise.json"
+    p = spare_here("advise", ex, "--steps", "1500", "--seeds", "2", "--r-max", "2", "--processes", "1",
+                   "--no-sensitivity", "--json", out)
+    assert p.returncode == 0, p.stderr
+    assert "failure classes by the time they cost" in p.stdout
+    import json
+
+    costs = json.loads(out.read_text())["advice"]["class_costs"]
+    assert {c["value"] for c in costs} == {"gpu", "hbm3", "host", "host-maintenance", "sdc", "software", "nccl-hang",
+                                           "network", "dependency"}
+    assert [c["time_percent"][0] for c in costs] == sorted(c["time_percent"][0] for c in costs)
