@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._seeding import epoch_stream
+from .._seeding import epoch_stream, stream_rng
 from ..distributions import Distribution, Exponential, LogNormal, Weibull
 
 __all__ = ["FailureClass", "FailureClasses", "ClassDraws", "RECOVERIES", "DETECT_LAWS"]
@@ -41,7 +41,8 @@ RECOVERIES = ("restart", "swap", "domain")
 DETECT_LAWS = {"exponential": (), "weibull": ("shape",), "lognormal": ("sigma",)}
 #: shares must add up to 1 within this
 SHARE_TOLERANCE = 1e-9
-_MIN_DRAWS = 16  # rows drawn for an epoch at first (a checkpoint-only epoch needs one)
+_MIN_DRAWS = 16  # rows drawn for an epoch past its first failure
+_MIN_FIRST = 1024  # epochs' first failures drawn at once
 
 
 def _detect_law(detect) -> Distribution | float:
@@ -202,44 +203,74 @@ class FailureClasses:
 class ClassDraws:
     """The class and detection time of each failure of a run, by (epoch, index in the epoch).
 
-    Epoch ``k``'s failure ``i`` reads row ``i`` of a ``(n, 2)`` block of uniforms from the
-    ``"failure-classes"`` stream's counter block ``k`` (:class:`spare_core._seeding.EpochStream`):
-    column 0 picks the class (by the cumulative shares), column 1 is the detection law's
-    uniform (inverse cumulative hazard). The rows of a block do not depend on how many are
-    drawn, so the fast path (which reads an epoch in growing batches) and the reference (one
-    failure at a time) see the same numbers. Shared by :func:`spare_core.sim.simulate` and
-    the reference simulator, as :class:`spare_core.sim.run.StepMultipliers` is.
+    Each failure reads a row of two uniforms: column 0 picks the class (by the cumulative
+    shares), column 1 is the detection law's uniform (inverse cumulative hazard). The first
+    failure of epoch ``k`` reads row ``k`` of one sequential stream (``"failure-classes-first"``),
+    so the first failures of many epochs are drawn at once (the compiled restart loop of
+    checkpoint-only, one failure per epoch, gets them as arrays); failure ``i >= 1`` of epoch
+    ``k`` reads row ``i - 1`` of the ``"failure-classes"`` stream's counter block ``k``
+    (:class:`spare_core._seeding.EpochStream`). Rows do not depend on how many are drawn, so
+    the fast path (which reads an epoch in growing batches) and the reference (one failure at a
+    time) see the same numbers. Shared by :func:`spare_core.sim.simulate` and the reference
+    simulator, as :class:`spare_core.sim.run.StepMultipliers` is.
     """
 
-    __slots__ = ("classes", "_stream", "_cum", "_forced", "_wide", "_key", "_cls", "_det", "_const", "_laws")
+    __slots__ = ("classes", "_stream", "_first_rng", "_first", "_cum", "_forced", "_wide", "_flags", "_key",
+                 "_cls", "_det", "_const", "_laws")
 
     def __init__(self, classes: FailureClasses, failures_seed):
         self.classes = classes
         self._stream = epoch_stream(failures_seed, "failure-classes")
+        self._first_rng = stream_rng(failures_seed, "failure-classes-first")
+        self._first = np.zeros((0, 2))  # the rows of the epochs' first failures drawn so far
         shares = np.array([c.share for c in classes.classes])
         self._cum = np.cumsum(shares)[:-1]
         self._forced = np.array([not c.masked for c in classes.classes])
         self._wide = np.array([c.job_wide for c in classes.classes])
+        # per class: 1 no strategy masks it, 2 job-wide (what the compiled restart loop reads)
+        self._flags = (self._forced.astype(np.int8) + 2 * self._wide.astype(np.int8)).astype(np.int8)
         self._key = None
         self._cls = self._det = None
         self._const = np.array([c.detect if isinstance(c.detect, float) else 0.0 for c in classes.classes])
         self._laws = [(i, c.detect) for i, c in enumerate(classes.classes) if not isinstance(c.detect, float)]
 
-    def at(self, k: int, n: int):
-        """Classes (int8 indices into ``classes.classes``) and detection seconds of the first
-        ``n`` or more failures of epoch ``k``: two arrays of one length >= n."""
-        if self._key == k and self._cls.shape[0] >= n:
-            return self._cls, self._det
-        m = max(_MIN_DRAWS, n, 0 if self._key != k else 2 * self._cls.shape[0])
-        u = self._stream.at(int(k)).random((m, 2))
+    def _classify(self, u: np.ndarray):
         cls = np.searchsorted(self._cum, u[:, 0], side="right").astype(np.int8)
         det = self._const[cls]
         for i, law in self._laws:
             pick = cls == i
             if pick.any():
                 det[pick] = law.inverse_cumulative_hazard(-np.log1p(-u[pick, 1]))
+        return cls, det
+
+    def _first_rows(self, k0: int, n: int) -> np.ndarray:
+        """Rows ``k0 .. k0 + n - 1`` of the first failures' stream (drawn on, in order)."""
+        have = self._first.shape[0]
+        if k0 + n > have:
+            more = max(k0 + n - have, have, _MIN_FIRST)
+            self._first = np.concatenate([self._first, self._first_rng.random((more, 2))])
+        return self._first[k0 : k0 + n]
+
+    def at(self, k: int, n: int):
+        """Classes (int8 indices into ``classes.classes``) and detection seconds of the first
+        ``n`` or more failures of epoch ``k``: two arrays of one length >= n."""
+        if self._key == k and self._cls.shape[0] >= n:
+            return self._cls, self._det
+        k = int(k)
+        if n <= 1 and self._key != k:
+            u = self._first_rows(k, 1)
+        else:
+            m = max(_MIN_DRAWS, n, 0 if self._key != k else 2 * self._cls.shape[0])
+            u = np.concatenate([self._first_rows(k, 1), self._stream.at(k).random((m - 1, 2))])
+        cls, det = self._classify(u)
         self._key, self._cls, self._det = k, cls, det
         return cls, det
+
+    def first(self, k0: int, n: int):
+        """The first failures of epochs ``k0 .. k0 + n - 1``: their flags (1: no strategy masks
+        it, 2: job-wide; int8) and detection seconds, as the compiled restart loop reads them."""
+        cls, det = self._classify(self._first_rows(int(k0), int(n)))
+        return self._flags[cls], det
 
     def forced(self, cls: np.ndarray) -> np.ndarray:
         """Whether each class index restarts every strategy (not masked)."""
