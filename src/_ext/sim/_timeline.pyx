@@ -914,7 +914,13 @@ cdef enum:
     E_LOST = 5         # 1: a group failing at that instant loses every copy of its snapshot
     E_J = 6            # the kernel's event index within the epoch (0 or 1)
     E_NREC = 7         # epochs written to the record buffers
-    N_EPOCH_IO = 8
+    E_EPOCH = 8        # the current epoch (restarts so far): its row of the class arrays is E_EPOCH - E_CLS_BASE
+    E_CLS_BASE = 9     # the epoch of row 0 of the class arrays given
+    E_DET = 10         # the epoch's failure: its detection seconds
+    E_TOOK = 11        # 1: the epoch's failure took a spare (a node's fault)
+    E_FORCED = 12      # 1: the epoch's failure is of a class no strategy masks
+    E_NFORCED = 13     # restarts of failures of such classes so far
+    N_EPOCH_IO = 14
     PH_FIND = 0
     PH_WALK = 1
     PH_EVENT = 2
@@ -922,12 +928,17 @@ cdef enum:
     NEED_LOG = 7
     RECORDS_FULL = 8
     BAD_LOG = 9
+    NEED_CLASSES = 10
+    CL_FORCED = 1      # class flags: no strategy masks it
+    CL_WIDE = 2        # job-wide: no node replaced, host memory kept
 
 EPOCH_SLOTS = {
     "E_PHASE": E_PHASE, "E_START": E_START, "E_FREL": E_FREL, "E_READY": E_READY, "E_KIND": E_KIND,
     "E_LOST": E_LOST, "E_J": E_J, "E_NREC": E_NREC, "N_EPOCH_IO": N_EPOCH_IO, "PH_FIND": PH_FIND,
     "PH_WALK": PH_WALK, "PH_EVENT": PH_EVENT, "PH_END": PH_END, "NEED_LOG": NEED_LOG, "RECORDS_FULL": RECORDS_FULL,
-    "BAD_LOG": BAD_LOG,
+    "BAD_LOG": BAD_LOG, "E_EPOCH": E_EPOCH, "E_CLS_BASE": E_CLS_BASE, "E_DET": E_DET, "E_TOOK": E_TOOK,
+    "E_FORCED": E_FORCED, "E_NFORCED": E_NFORCED, "NEED_CLASSES": NEED_CLASSES, "CL_FORCED": CL_FORCED,
+    "CL_WIDE": CL_WIDE,
 }
 CONSTANTS.update(EPOCH_SLOTS)
 
@@ -939,11 +950,14 @@ cdef int _restart_epochs(
     const int64_t* holders, intp_t n_groups, intp_t n_copies, int use_memory, uint8_t* mark,
     const float64_t* mult, intp_t n_mult,
     float64_t* rec_end, float64_t* rec_start, intp_t n_rec,
+    const int8_t* cls_flags, const float64_t* cls_det, intp_t n_cls, int use_classes,
 ) noexcept nogil:
     cdef int phase = <int>io[E_PHASE], status
     cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
-    cdef float64_t frel, pool_old, in_place, tr
+    cdef float64_t frel, pool_old, in_place, tr, det
     cdef float64_t one_depth = 1.0, no_patch = 0.0
+    cdef intp_t row
+    cdef int8_t flags = 0
     cdef int8_t kind
     cdef intp_t lo, hi, mid, i, first, k, g, c
     cdef intp_t j
@@ -969,6 +983,15 @@ cdef int _restart_epochs(
                 io[E_PHASE] = phase
                 return NEED_LOG
             first = lo
+            if use_classes:
+                # the epoch's failure: its class (failure classes, ``ClassDraws.first``)
+                row = <intp_t>(io[E_EPOCH] - io[E_CLS_BASE])
+                if row < 0 or row >= n_cls:
+                    io[E_PHASE] = phase
+                    return NEED_CLASSES
+                flags = cls_flags[row]
+                io[E_DET] = cls_det[row]
+                io[E_FORCED] = 1.0 if flags & CL_FORCED else 0.0
             frel = log_t[first] - start  # the sources' own subtraction
             # the failures at that very instant (a run restores from memory only if every group
             # among them keeps a copy on a group outside them)
@@ -981,9 +1004,10 @@ cdef int _restart_epochs(
                     if not (0 <= log_g[k] < n_groups):
                         io[E_PHASE] = phase
                         return BAD_LOG
-                for k in range(first, i):
+                # a job-wide fault takes no node: its group keeps its host memory (its copies too)
+                for k in range(first + 1 if flags & CL_WIDE else first, i):
                     mark[log_g[k]] = 1
-                for k in range(first, i):
+                for k in range(first + 1 if flags & CL_WIDE else first, i):
                     g = log_g[k]
                     c = 0
                     while c < n_copies and mark[holders[g * n_copies + c]]:
@@ -993,9 +1017,12 @@ cdef int _restart_epochs(
                 for k in range(first, i):
                     mark[log_g[k]] = 0
             io[E_READY] = -DBL_MAX
+            io[E_TOOK] = 0.0
             if use_repairs:
-                # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
-                _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
+                if not (flags & CL_WIDE):
+                    # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
+                    _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
+                    io[E_TOOK] = 1.0
                 io[E_READY] = rs[R_READY]
             io[E_FREL] = frel
             io[E_LOST] = 1.0 if lost else 0.0
@@ -1017,9 +1044,11 @@ cdef int _restart_epochs(
             kind = <int8_t>io[E_KIND]
             frel = io[E_FREL]
             in_place = io[E_READY]
+            det = io[E_DET]
             j = <intp_t>io[E_J]
             status = _advance(st, par, &frel, start, &kind, &one_depth, &no_patch, NULL,
-                              &in_place if use_repairs else NULL, NULL, 1, &j, INFINITY, mult, n_mult)
+                              &in_place if use_repairs else NULL, &det if use_classes else NULL, 1, &j, INFINITY,
+                              mult, n_mult)
             io[E_J] = j
             if status != RESTARTED:
                 io[E_PHASE] = phase
@@ -1030,6 +1059,8 @@ cdef int _restart_epochs(
             rec_start[k] = start
             io[E_NREC] = k + 1
             io[E_START] = start
+            io[E_EPOCH] += 1.0
+            io[E_NFORCED] += io[E_FORCED]
             if use_repairs:  # every group back, nothing pending (``RepairBook.restart``)
                 rs[R_READY] = 0.0
                 rs[R_HEAD] = 0.0
@@ -1045,7 +1076,8 @@ cdef int _restart_epochs(
 def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[::1] io,
                    const float64_t[::1] log_t, const int64_t[::1] log_g, float64_t horizon,
                    float64_t[::1] rs, float64_t[::1] pool, const int64_t[:, ::1] holders,
-                   const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start):
+                   const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start,
+                   const int8_t[::1] cls_flags=None, const float64_t[::1] cls_det=None):
     """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
 
     Parameters
@@ -1067,6 +1099,11 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         Step multipliers, consumed from ``state[ST_MULT_IDX]``.
     rec_end, rec_start : float64[n_rec], OUT
         Per restart: the failure's time and the resume time, from ``io[E_NREC]``.
+    cls_flags, cls_det : int8[n_cls], float64[n_cls], IN, optional
+        With failure classes: the class flags (``CL_FORCED``, ``CL_WIDE``) and detection seconds
+        of the first failure of epochs ``io[E_CLS_BASE] ..`` (``ClassDraws.first``). A job-wide
+        failure takes no spare and leaves its group its snapshot copies; the detection delays
+        the restart. None: no classes (every failure a node's, noticed at once).
 
     Returns
     -------
@@ -1074,11 +1111,22 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         ``DONE``, ``TIMEOUT``, ``NEED_MULT`` (a new chunk of multipliers, ``ST_MULT_IDX`` reset:
         call again), ``NEED_LOG`` (extend the log, call again with it), ``RECORDS_FULL`` (read
         and reset ``io[E_NREC]``, call again), ``BAD_LOG`` (a group read from ``log_g`` outside
-        ``holders``' rows). O(steps + restarts log n) with the GIL released.
+        ``holders``' rows), ``NEED_CLASSES`` (the class arrays do not reach epoch
+        ``io[E_EPOCH]``: give those from it, with ``io[E_CLS_BASE]`` set to it). O(steps +
+        restarts log n) with the GIL released.
     """
     cdef intp_t n_log = log_t.shape[0], n_groups = holders.shape[0], n_copies = holders.shape[1]
     cdef intp_t i, c
     cdef int status, use_repairs = rs.shape[0] > 0, use_memory = n_groups > 0
+    cdef int use_classes = cls_flags is not None
+    cdef intp_t n_cls = 0
+    if (cls_flags is None) != (cls_det is None) or (use_classes and cls_det.shape[0] != cls_flags.shape[0]):
+        raise ValueError("cls_flags and cls_det go together, of one length")
+    if use_classes:
+        n_cls = cls_flags.shape[0]
+        for i in range(n_cls):
+            if not (cls_det[i] >= 0.0 and cls_det[i] <= DBL_MAX) or not (0 <= cls_flags[i] <= 3):
+                raise ValueError("cls_det must be finite seconds >= 0 and cls_flags in 0..3")
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS or io.shape[0] != N_EPOCH_IO:
         raise ValueError("state, params or io has the wrong length")
     if log_g.shape[0] != n_log or rec_start.shape[0] != rec_end.shape[0] or rec_end.shape[0] < 1:
@@ -1107,5 +1155,7 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                                  &rs[0] if use_repairs else NULL, &pool[0] if use_repairs else NULL, use_repairs,
                                  &holders[0, 0] if use_memory else NULL, n_groups, n_copies, use_memory, &mk[0],
                                  &mult[0] if mult.shape[0] else NULL, mult.shape[0],
-                                 &rec_end[0], &rec_start[0], rec_end.shape[0])
+                                 &rec_end[0], &rec_start[0], rec_end.shape[0],
+                                 &cls_flags[0] if n_cls else NULL, &cls_det[0] if n_cls else NULL, n_cls,
+                                 use_classes)
     return status

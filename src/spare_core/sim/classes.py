@@ -42,7 +42,7 @@ DETECT_LAWS = {"exponential": (), "weibull": ("shape",), "lognormal": ("sigma",)
 #: shares must add up to 1 within this
 SHARE_TOLERANCE = 1e-9
 _MIN_DRAWS = 16  # rows drawn for an epoch past its first failure
-_MIN_FIRST = 1024  # epochs' first failures drawn at once
+_MIN_FIRST = 64  # epochs' first failures drawn at once at least (then twice as many as so far)
 
 
 def _detect_law(detect) -> Distribution | float:

@@ -301,12 +301,10 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if scenario.failure_classes is not None:
         # each failure's class and detection: a thinning of the same failures (their own stream)
         draws = scenario.failure_classes.draws(run_seed(seed, "failures"))
-    if draws is None and not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
+    if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
             and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())):
-        loop = _restart_epochs(plan, source, mults)
+        loop = _restart_epochs(plan, source, mults, draws)
     else:
-        # failure classes take the batch loop: the compiled restart loop knows no classes
-        # (docs/model.md, "Failure classes", measures what that costs checkpoint-only)
         loop = _run_batches(plan, source, mults, bool(timeline), draws)
     return _assemble(scenario, policy, seed, plan, loop)
 
@@ -685,20 +683,27 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
 
 # epochs a call of the compiled restart loop records before it hands them back
 _EPOCH_RECORDS = 4096
+# epochs whose first failure's class the compiled restart loop is given at once
+_CLASS_CHUNK = 1024
 _NO_REPAIRS = np.zeros(0)
 _NO_HOLDERS = np.zeros((0, 0), dtype=np.int64)
 
 
-def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) -> _LoopOutcome:
+def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, draws=None) -> _LoopOutcome:
     """The batch loop of a run whose every failure restarts (a handler with
     ``constant_restarts``) on a node failure log, in the compiled ``restart_epochs``: one
     epoch is one failure and one restart, walked in C with the spare pool's rule and the
     memory tier's restore decision; Python only draws multipliers and extends the log. The
-    same results as :func:`_run_batches`, bit for bit (tests/test_restart_epochs.py)."""
+    same results as :func:`_run_batches`, bit for bit (tests/test_restart_epochs.py).
+
+    With failure classes (``draws``) the kernel reads the class flags and detection of each
+    epoch's failure from arrays drawn up to :data:`_CLASS_CHUNK` epochs at a time
+    (:meth:`spare_core.sim.classes.ClassDraws.first`)."""
     kern, params = plan.kern, plan.params
     K = kern.CONSTANTS
     NEED_MULT, NEED_LOG, FULL, BAD_LOG = K["NEED_MULT"], K["NEED_LOG"], K["RECORDS_FULL"], K["BAD_LOG"]
     NREC, MIDX = K["E_NREC"], K["ST_MULT_IDX"]
+    NEED_CLASSES = K["NEED_CLASSES"]
     state = kern.new_state(plan.init_depth, 0.0)
     io = np.zeros(K["N_EPOCH_IO"])
     if plan.repair is not None:
@@ -713,10 +718,14 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) 
     ep_start, ep_end = [0.0], []
     log = source.log
     mult = mults.chunk()
+    flags = det = None
+    chunk = 64  # then doubled up to _CLASS_CHUNK: a run with few restarts draws few classes
+    if draws is not None:
+        flags, det = draws.first(0, chunk)
     while True:
         log_t, log_g = log.arrays()
         status = kern.restart_epochs(state, params, io, log_t, log_g, log.horizon, rs, pool, holders, mult,
-                                     rec_end, rec_start)
+                                     rec_end, rec_start, flags, det)
         n = int(io[NREC])
         if n:
             ep_end.extend(rec_end[:n].tolist())
@@ -727,15 +736,20 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) 
             state[MIDX] = 0.0
         elif status == NEED_LOG:
             log.extend()
+        elif status == NEED_CLASSES:
+            base = int(io[K["E_EPOCH"]])
+            chunk = min(2 * chunk, _CLASS_CHUNK)
+            flags, det = draws.first(base, chunk)
+            io[K["E_CLS_BASE"]] = base
         elif status == BAD_LOG:
             raise ValueError(f"the failure log names a group outside [0, {plan.n_groups})")
         elif status != FULL:
             break
     n = len(ep_end)
     # a failure found, its spare taken, that the run ended before
-    pending = 1 if int(io[K["E_PHASE"]]) in (K["PH_WALK"], K["PH_EVENT"]) else 0
+    pending = 1 if int(io[K["E_PHASE"]]) in (K["PH_WALK"], K["PH_EVENT"]) and io[K["E_TOOK"]] else 0
     return _LoopOutcome(state=state, status=status, seen=n, masked=0, restarts=n, rejoins=0, ep_start=ep_start,
-                        ep_end=ep_end, ep_fail=[1] * n + [0], tl=None,
+                        ep_end=ep_end, ep_fail=[1] * n + [0], tl=None, class_restarts=int(io[K["E_NFORCED"]]),
                         spares=0 if plan.repair is None else book.taken() - pending)
 
 
