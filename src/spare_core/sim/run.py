@@ -57,12 +57,8 @@ class Timeline:
         return f"Timeline({self.failure_time.shape[0]} failures, {self.epoch_start.shape[0]} epochs)"
 
     def to_dict(self) -> dict:
-        """The arrays as JSON lists (``failure_class`` only with failure classes: the dict of a
-        run without them is the one of before)."""
-        out = fields_dict(self)
-        if self.failure_class is None:
-            del out["failure_class"]
-        return out
+        """The arrays as JSON lists (``failure_class`` None without failure classes)."""
+        return fields_dict(self)
 
 
 @dataclass
