@@ -29,7 +29,7 @@ import pytest
 
 from spare_core.cli import build_parser, main
 from spare_core.events import FailureModel, failure_model_kinds
-from spare_core.scenario_file import DOMAIN_KEYS, TRACE_OPTIONS, load_scenario_file
+from spare_core.scenario_file import CLASS_KEYS, DOMAIN_KEYS, TRACE_OPTIONS, load_scenario_file
 from spare_core.events.files import TRACE_FILE_KEYS
 from spare_core.stragglers import synthetic_trace, write_trace
 
@@ -101,6 +101,7 @@ def code_keys() -> list[str]:
     keys += [f"failures.{k}" for c in builtin if c.__module__.startswith("spare_core.") for k in c.file_keys]
     keys += [f"failures.trace.{k}" for k in ("path", *TRACE_OPTIONS, *TRACE_FILE_KEYS)]
     keys += [f"failures.domains.{k}" for k in DOMAIN_KEYS]
+    keys += [f"failures.classes.{k}" for k in CLASS_KEYS]
     return list(dict.fromkeys(keys))
 
 
@@ -202,6 +203,27 @@ nodes = 2
 interruptions = 3
 period = "10 d"
 """
+
+CLASSES = """
+[failures]
+mtbf = "5 min"
+
+[[failures.classes]]
+name = "gpu"
+share = 0.75
+recovery = "swap"
+detect = "30 s"
+
+[[failures.classes]]
+name = "software"
+share = 0.25
+recovery = "restart"
+detect = { law = "exponential", mean = "5 min" }
+"""
+
+
+def _cl(sf, i=0):
+    return sf.scenario.failure_classes.classes[i]
 
 
 @dataclass(frozen=True)
@@ -311,6 +333,14 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.domains.measured_on_gpus": [Case(failures=DOMAINS.replace('period = "10 d"', 'period = "10 d"\n'
                                                                         'measured_on_gpus = 64'),
                                                check=lambda sf: "each failing once per 26.7 d" in sf.rate_note)],
+    "failures.classes": [Case(failures=CLASSES, check=lambda sf: sf.scenario.failure_classes.names == ("gpu", "software"))],
+    "failures.classes.name": [Case(failures=CLASSES, check=lambda sf: _cl(sf, 1).name == "software")],
+    "failures.classes.share": [Case(failures=CLASSES, check=lambda sf: _cl(sf, 1).share == 0.25)],
+    "failures.classes.recovery": [Case(failures=CLASSES, check=lambda sf: _cl(sf, 1).job_wide and not _cl(sf).job_wide)],
+    "failures.classes.detect": [Case(failures=CLASSES, check=lambda sf: _cl(sf).detect == 30.0
+                                     and _cl(sf, 1).detect.mean == 300.0)],
+    "failures.classes.masked": [Case(failures=CLASSES.replace('detect = "30 s"', 'detect = "30 s"\nmasked = false'),
+                                     check=lambda sf: not _cl(sf).masked and not _cl(sf).job_wide)],
     "failures.trace.path": [Case(failures=TRACE_T1.format(""))],
     "failures.trace.time_format": [Case(failures=TRACE_T1.format('time_format = "seconds"')),
                                    Case(failures=TRACE_T3.format('time_format = "%Y-%m-%dT%H:%M:%S"'),

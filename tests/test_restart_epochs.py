@@ -21,12 +21,14 @@ from spare_core._native import load
 from spare_core.events.nodes import NodeEpochs, NodeFailureLog
 from spare_core.sim import CheckpointOnly, MemoryTier, Repairs, Scenario, simulate
 from spare_core.sim import run as run_mod
+from spare_core.sim.classes import FailureClass, FailureClasses
+from spare_core.distributions import Exponential
 
 
 def _slow(monkeypatch):
     """Route every run through the Python batch loop."""
-    monkeypatch.setattr(run_mod, "_restart_epochs", lambda plan, src, mults: run_mod._run_batches(plan, src, mults,
-                                                                                                   False))
+    monkeypatch.setattr(run_mod, "_restart_epochs", lambda plan, src, mults, draws=None: run_mod._run_batches(
+        plan, src, mults, False, draws))
 
 
 @st.composite
@@ -58,6 +60,13 @@ def ckpt_cases(draw):
         repair=repair,
         memory=memory,
     )
+    if draw(st.booleans()):
+        # failure classes: job-wide ones take no spare and keep host memory, detection delays restarts
+        s = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0]))
+        det = draw(st.sampled_from([0.0, 4.0, Exponential(30.0)]))
+        parts = [FailureClass("sw", s, "restart", detect=det), FailureClass("hw", 0.6 * (1 - s), "swap", detect=2.0),
+                 FailureClass("odd", 1.0 - s - 0.6 * (1 - s), "swap", masked=False)]
+        sc = sc.replace(failure_classes=FailureClasses(tuple(parts)))
     interval = draw(st.sampled_from(["auto", 0.0, 40.0, 150.0, math.inf]))
     return sc, CheckpointOnly(interval=interval), draw(st.integers(0, 2**31))
 
@@ -96,8 +105,14 @@ def test_a_run_with_many_restarts_hands_back_its_records(monkeypatch):
                   memory=MemoryTier(save=0.01, every=2.0, restore=0.0, copies=1))
     fast = simulate(sc, CheckpointOnly(1.0), seed=3)
     assert fast.restarts > 2 * run_mod._EPOCH_RECORDS
+    # and more epochs than one chunk of failure classes (1,024): the classes are handed on
+    cl = sc.replace(failure_classes=FailureClasses((FailureClass("sw", 0.4, "restart", detect=0.5),
+                                                    FailureClass("hw", 0.6, "swap"))))
+    fast_cl = simulate(cl, CheckpointOnly(1.0), seed=3)
+    assert fast_cl.restarts > 2 * run_mod._CLASS_CHUNK and 0 < fast_cl.class_restarts < fast_cl.restarts
     _slow(monkeypatch)
     assert simulate(sc, CheckpointOnly(1.0), seed=3).to_dict() == fast.to_dict()
+    assert simulate(cl, CheckpointOnly(1.0), seed=3).to_dict() == fast_cl.to_dict()
 
 
 def test_a_handler_changed_on_the_instance_runs_the_batch_loop(monkeypatch):
@@ -175,12 +190,33 @@ def test_the_kernel_walks_a_small_log_by_hand():
     (lambda a, K: a["state"].__setitem__(K["ST_MULT_IDX"], 5000.0), "multiplier"),
     (lambda a, K: a.update(rs=np.zeros(3), pool=np.zeros(1)), "RepairBook"),
     (lambda a, K: a["params"].__setitem__(K["P_N_STEPS"], math.inf), "n_steps"),
+    (lambda a, K: a.update(cls_flags=np.zeros(2, dtype=np.int8), cls_det=np.zeros(3)), "one length"),
+    (lambda a, K: a.update(cls_flags=np.zeros(2, dtype=np.int8)), "go together"),
+    (lambda a, K: a.update(cls_flags=np.zeros(1, dtype=np.int8), cls_det=np.array([-1.0])), "finite seconds"),
+    (lambda a, K: a.update(cls_flags=np.array([5], dtype=np.int8), cls_det=np.zeros(1)), "cls_flags in 0..3"),
 ])
 def test_the_kernel_refuses_what_would_read_out_of_bounds(change, match):
     k, K, a = _kernel_inputs()
     change(a, K)
     with pytest.raises(ValueError, match=match):
         k.restart_epochs(*a.values())
+
+
+def test_the_kernel_walks_classes_by_hand():
+    """The same log with classes: the first failure job-wide with 0.5 s of detection, the
+    second a node's noticed after 2 s (its resume, 10.5 s, is past the log's horizon: the kernel
+    asks for more log); the class arrays end there, so with more log it asks for the third
+    epoch's class."""
+    k, K, a = _kernel_inputs()
+    a["params"][K["P_RESTART"]] = a["params"][K["P_MEM_RESTORE"]] = 1.0
+    a.update(cls_flags=np.array([K["CL_FORCED"] | K["CL_WIDE"], 0], dtype=np.int8), cls_det=np.array([0.5, 2.0]))
+    assert k.restart_epochs(*a.values()) == K["NEED_LOG"] and a["io"][K["E_EPOCH"]] == 2.0
+    a.update(log_t=np.array([2.0, 7.5, 9.0, 12.0]), log_g=np.array([0, 2, 1, 0]), horizon=20.0)
+    status = k.restart_epochs(*a.values())
+    assert status == K["NEED_CLASSES"] and a["io"][K["E_EPOCH"]] == 2.0
+    n = int(a["io"][K["E_NREC"]])
+    assert a["rec_end"][:n].tolist() == [2.0, 7.5] and a["rec_start"][:n].tolist() == [3.5, 10.5]
+    assert a["io"][K["E_NFORCED"]] == 1.0 and a["state"][K["ST_DETECT_TOTAL"]] == 2.5
 
 
 def test_the_kernel_reports_a_group_outside_the_holders():

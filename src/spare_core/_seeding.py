@@ -77,6 +77,8 @@ STREAMS = {
     "node-lifetimes": ("seeded", "NodeRenewals: residual node ages at time 0, then replacement lifetimes"),
     "domain-lifetime": ("epoch", "DomainFailures: the failure domains' lifetimes"),
     "trace-continuation": ("epoch-seeded", "TraceReplay(after='fit'): the fitted law past the trace's end"),
+    "failure-classes": ("epoch", "FailureClasses: per failure after an epoch's first, the class and the detection's uniform"),
+    "failure-classes-first": ("seeded", "FailureClasses: the first failure of each epoch, in epoch order: the same"),
 }
 
 

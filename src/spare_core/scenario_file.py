@@ -77,11 +77,15 @@ from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.study import check_repairs
 from .sim.recovery import MemoryTier, Pricing, Repairs
+from .sim.classes import DETECT_LAWS, RECOVERIES, FailureClass, FailureClasses
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
            "parse_scenario", "parse_duration", "apply_overrides", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS",
-           "TRACE_OPTIONS", "DOMAIN_KEYS"]
+           "TRACE_OPTIONS", "DOMAIN_KEYS", "CLASS_KEYS"]
+
+#: keys of one ``[[failures.classes]]`` table
+CLASS_KEYS = ("name", "share", "recovery", "detect", "masked")
 
 #: ``[checkpoint]``'s keys of the persistent checkpoint's size and storage (the others are the
 #: in-memory tier's)
@@ -101,7 +105,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     # the built-in failure models' keys, in the order the messages list them; a model registered
     # later adds its own (``FailureModel.file_keys``, see :func:`_allowed`)
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
-                 "nodes_per_group", "node_ages", "domains", "fit_law"),
+                 "nodes_per_group", "node_ages", "domains", "fit_law", "classes"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
@@ -500,7 +504,8 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
         rd.text("description", data["description"])
     cluster = _cluster(rd, tables["cluster"], Path(base_dir) if base_dir is not None else Path.cwd())
     job = _job(rd, tables["job"])
-    fails = _failures(rd, tables["failures"], cluster)
+    classes = _classes(rd, tables["failures"])
+    fails = _failures(rd, {k: v for k, v in tables["failures"].items() if k != "classes"}, cluster)
     costs = _costs(rd, tables.get("costs", {}))
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
@@ -515,7 +520,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
             checkpoint_drain=0.0 if io is None else io.drain_seconds, jitter=job.jitter, shrink_time=costs.shrink,
             controller_time=costs.controller, charge_patch=cmp.charge_patch, max_wall_factor=cmp.horizon,
             gpus_per_group=cluster.gpus_per_group, name=name, repair=repair,
-            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour),
+            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour), failure_classes=classes,
         )
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(f"{source}: {exc}") from None
@@ -676,6 +681,82 @@ def _failures(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> FileFailu
         if any(k in fl for k in layer.file_keys):
             out = layer.from_file(rd, {k: fl[k] for k in layer.file_keys if k in fl}, cluster, below=out)
     return out
+
+
+def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
+    """``[[failures.classes]]``: shares of the file's failure rate by recovery and detection time
+    (``spare_core.sim.classes``). A class's own rate is refused: the shares split the one rate
+    the file gives, so the classes add up to the failures the file describes."""
+    spec = fl.get("classes")
+    if spec is None:
+        return None
+    key = "failures.classes"
+    if isinstance(spec, dict):
+        spec = [spec]
+    if not isinstance(spec, list) or not spec or not all(isinstance(c, dict) for c in spec):
+        raise rd.fail(key, "must be one table per class ([[failures.classes]] with name, share and recovery)", spec)
+    if "domains" in fl:
+        raise rd.fail(key, "cannot go with [[failures.domains]] yet (a domain event would get one class per group it "
+                      "takes): give the domains, or the classes", spec)
+    out = []
+    for i, c in enumerate(spec):
+        at = f"{key}[{i}]"
+        for k, v in c.items():
+            if k in ("mtbf", "interruptions", "period", "per_1000_node_days"):
+                raise rd.fail(f"{at}.{k}", "is not taken: a class is a share of the failure rate [failures] gives "
+                              "(share = its fraction, the shares adding up to 1)", v)
+            if k not in CLASS_KEYS:
+                raise rd.fail(f"key '{at}.{k}'", f"is unknown (allowed in a failure class: {list(CLASS_KEYS)})", v)
+        for k in ("name", "share", "recovery"):
+            if k not in c:
+                raise rd.fail(at, f"needs {k} (a class is a name, a share of the failure rate and a recovery)", c)
+        name = rd.text(f"{at}.name", c["name"])
+        share = rd.number(f"{at}.share", c["share"], low=0.0, strict=False, high=1.0)
+        recovery = rd.choice(f"{at}.recovery", c["recovery"], RECOVERIES)
+        if recovery == "domain":
+            raise rd.fail(f"{at}.recovery", "\"domain\" is not supported yet: failures that take many nodes at once "
+                          "are [[failures.domains]] levels (without classes)", recovery)
+        masked = c.get("masked")
+        if masked is not None and not isinstance(masked, bool):
+            raise rd.fail(f"{at}.masked", "must be true or false", masked)
+        if masked and recovery == "restart":
+            raise rd.fail(f"{at}.masked", "cannot be true with recovery = \"restart\": a job-wide fault hits every "
+                          "rank, so no redundancy masks it", masked)
+        detect = _detect(rd, f"{at}.detect", c.get("detect", 0.0))
+        out.append(FailureClass(name, share, recovery, detect=detect, masked=masked))
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        raise rd.fail(key, "need distinct names", names)
+    total = math.fsum(c.share for c in out)
+    if abs(total - 1.0) > 1e-9:
+        raise rd.fail(key, f"shares must add up to 1 (within 1e-9), got {total!r}", {c.name: c.share for c in out})
+    try:
+        return FailureClasses(tuple(out))
+    except (TypeError, ValueError) as exc:
+        raise rd.fail(key, str(exc), spec) from None
+
+
+def _detect(rd: Reader, key: str, v: Any):
+    """A class's ``detect``: a duration, or a law table ``{law = "exponential", mean = "5 min"}``
+    (``weibull`` with ``shape``, ``lognormal`` with ``sigma``)."""
+    from .distributions import Exponential, LogNormal, Weibull
+
+    if not isinstance(v, dict):
+        return rd.duration(key, v, strict=False)
+    law = rd.choice(f"{key}.law", v.get("law"), tuple(DETECT_LAWS))
+    allowed = ("law", "mean") + DETECT_LAWS[law]
+    for k in v:
+        if k not in allowed:
+            raise rd.fail(f"{key}.{k}", f"is unknown for law = {law!r} (allowed: {list(allowed)})", v[k])
+    for k in allowed:
+        if k not in v:
+            raise rd.fail(key, f"law = {law!r} needs {k}", v)
+    mean = rd.duration(f"{key}.mean", v["mean"])
+    if law == "exponential":
+        return Exponential(mean)
+    if law == "weibull":
+        return Weibull.from_mean(mean, rd.number(f"{key}.shape", v["shape"], low=0.05, high=20.0))
+    return LogNormal(mean, rd.number(f"{key}.sigma", v["sigma"], low=0.0, high=5.0))
 
 
 @dataclass(frozen=True)

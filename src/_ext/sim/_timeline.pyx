@@ -42,6 +42,12 @@ Run model (documented for users in ``spare_core.sim``)
   memory-held work and ends the drain; a masked failure, a drop or a rejoin lets it go on. A
   save due while the previous one drains waits for it (save time). ``drain = 0`` is the
   blocking save, unchanged.
+* Detection (``fdetect``, failure classes): an event's fault is noticed ``detect`` seconds
+  after it happens, lost whatever the event does: a restart resumes at ``(f + detect) +
+  restart_time`` (the detection counts as restart time), a masked failure extends the
+  activity by ``detect`` before its own seconds, a drop's pause starts ``detect`` later (pause
+  time). ``ST_DETECT_TOTAL`` adds up the detection of every consumed event (a memo inside
+  those totals, not a part of the partition). No ``fdetect``: 0 s, the arithmetic of before.
 * Training ends when ``n_steps`` steps are completed and kept (no final save); the last step
   covers only what remains (the kept steps are then exactly ``n_steps``).
 * The run stops at ``max_wall``: an activity still under way there (a step that failures keep
@@ -130,7 +136,8 @@ cdef enum:
     ST_PEND_DONE = 35
     ST_PEND_WORK = 36
     ST_PEND_LAYERS = 37
-    N_STATE = 38
+    ST_DETECT_TOTAL = 38
+    N_STATE = 39
     P_T_COMP = 0
     P_T_AR = 1
     P_SAVE = 2
@@ -197,6 +204,7 @@ SLOTS = {
     "ST_PEND_DONE": ST_PEND_DONE,
     "ST_PEND_WORK": ST_PEND_WORK,
     "ST_PEND_LAYERS": ST_PEND_LAYERS,
+    "ST_DETECT_TOTAL": ST_DETECT_TOTAL,
     "N_STATE": N_STATE,
     "P_T_COMP": P_T_COMP,
     "P_T_AR": P_T_AR,
@@ -336,6 +344,7 @@ cdef int _advance(
     const float64_t* fpatch,           # IN patch layers of a masked failure
     const float64_t* fworth,           # IN steps credited per step after the event, or NULL (unchanged)
     const float64_t* fready,           # IN earliest resume after a restart at the event, or NULL (none)
+    const float64_t* fdetect,          # IN seconds from the event's fault to its detection, or NULL (0)
     intp_t nf,
     intp_t* j_io,                      # IN-OUT next failure to consume
     float64_t t_next,                  # IN no unlisted failure before this time
@@ -360,7 +369,7 @@ cdef int _advance(
     cdef float64_t layers = st[ST_ACT_LAYERS], depth = st[ST_DEPTH], worth = st[ST_WORTH]
     cdef float64_t act_worth = st[ST_ACT_WORTH]
     cdef float64_t act_pause = st[ST_ACT_PAUSE], pause_end = st[ST_PAUSE_END]
-    cdef float64_t f, resume, rt, own
+    cdef float64_t f, resume, rt, own, det
     cdef int status
     while True:
         if kind == K_PENDING:
@@ -411,9 +420,15 @@ cdef int _advance(
                     or fk < F_MASK or fk > F_DROP \
                     or ((fk == F_RESTART or fk == F_RESTART_MEMORY) and j != nf - 1) \
                     or (fworth != NULL and not (fworth[j] > 0.0 and fworth[j] <= 1.0)) \
-                    or (fready != NULL and not (fready[j] >= -DBL_MAX and fready[j] <= DBL_MAX)):
+                    or (fready != NULL and not (fready[j] >= -DBL_MAX and fready[j] <= DBL_MAX)) \
+                    or (fdetect != NULL and not (fdetect[j] >= 0.0 and fdetect[j] <= DBL_MAX)):
                 status = BAD_OUTCOME
                 break
+            # the fault is noticed ``det`` seconds after it happens (a hang: a collective's
+            # timeout), lost whatever the event does: a restart starts then, a masked failure
+            # or a drop stalls the job that long first
+            det = fdetect[j] if fdetect != NULL else 0.0
+            st[ST_DETECT_TOTAL] += det
             if fk == F_RESTART or fk == F_RESTART_MEMORY:
                 if kind == K_PAUSE:
                     # the pause that was under way is over: not lost work
@@ -444,8 +459,8 @@ cdef int _advance(
                 st[ST_DONE_UNC] = 0.0
                 st[ST_WORK_UNC] = 0.0
                 st[ST_LAYERS_UNC] = 0.0
-                resume = f + rt
-                st[ST_RESTART_TOTAL] += rt
+                resume = (f + det) + rt
+                st[ST_RESTART_TOTAL] += det + rt
                 st[ST_WAIT_LAST] = 0.0
                 if fready != NULL and fready[j] > resume:
                     # the replacements are not all in place yet: the job waits for them
@@ -473,9 +488,9 @@ cdef int _advance(
                 else:
                     st[ST_LOST] += (f - act_start) - _cut_pause(st, act_pause, pause_end, f)
                     st[ST_RESUME_KIND] = kind
-                st[ST_PAUSE_TOTAL] += drop_pause
+                st[ST_PAUSE_TOTAL] += det + drop_pause
                 act_start = f
-                act_end = f + drop_pause
+                act_end = (f + det) + drop_pause
                 act_pause = 0.0
                 pause_end = -DBL_MAX
                 kind = K_PAUSE
@@ -491,11 +506,11 @@ cdef int _advance(
                     pause_end = (pause_end if pause_end > f else f) + rejoin_pause
             else:
                 # shrink/controller seconds plus the patch work, charged to the activity in progress
-                act_end += fail_sec + patch_sec * fpatch[j]
+                act_end += det + fail_sec + patch_sec * fpatch[j]
                 if kind == K_STEP:
                     layers += patch_lay * fpatch[j]
                 elif kind == K_PAUSE:
-                    st[ST_PAUSE_TOTAL] += fail_sec + patch_sec * fpatch[j]  # a longer pause
+                    st[ST_PAUSE_TOTAL] += det + fail_sec + patch_sec * fpatch[j]  # a longer pause
             depth = fdepth[j]
             if fworth != NULL:
                 worth = fworth[j]
@@ -622,6 +637,7 @@ def advance(
     const float64_t[::1] mult,
     const float64_t[::1] fworth=None,
     const float64_t[::1] fready=None,
+    const float64_t[::1] fdetect=None,
 ):
     """Advance a run through failures ``start..`` of a batch; return ``(status, next_index)``.
 
@@ -656,6 +672,10 @@ def advance(
     fready : float64[nf], IN, optional
         Earliest resume time after a restart at each event (replacement nodes in place);
         None: the restart time alone.
+    fdetect : float64[nf], IN, optional
+        Seconds from each event's fault to its detection (finite, >= 0): a restart resumes
+        at ``(f + detect) + restart``, a masked failure extends the activity by ``detect``
+        before its own seconds, a drop's pause starts ``detect`` later. None: 0 for every event.
 
     Returns
     -------
@@ -674,7 +694,8 @@ def advance(
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS:
         raise ValueError("state or params has the wrong length")
     if fkind.shape[0] != nf or fdepth.shape[0] != nf or fpatch.shape[0] != nf \
-            or (fworth is not None and fworth.shape[0] != nf) or (fready is not None and fready.shape[0] != nf):
+            or (fworth is not None and fworth.shape[0] != nf) or (fready is not None and fready.shape[0] != nf) \
+            or (fdetect is not None and fdetect.shape[0] != nf):
         raise ValueError("failure arrays must have one length")
     if start < 0 or start > nf:
         raise ValueError(f"start must be in [0, {nf}], got {start}")
@@ -694,6 +715,7 @@ def advance(
             &fpatch[0] if nf > 0 else NULL,
             &fworth[0] if nf > 0 and fworth is not None else NULL,
             &fready[0] if nf > 0 and fready is not None else NULL,
+            &fdetect[0] if nf > 0 and fdetect is not None else NULL,
             nf, &j, t_next,
             &mult[0] if mult.shape[0] > 0 else NULL,
             mult.shape[0],
@@ -892,7 +914,13 @@ cdef enum:
     E_LOST = 5         # 1: a group failing at that instant loses every copy of its snapshot
     E_J = 6            # the kernel's event index within the epoch (0 or 1)
     E_NREC = 7         # epochs written to the record buffers
-    N_EPOCH_IO = 8
+    E_EPOCH = 8        # the current epoch (restarts so far): its row of the class arrays is E_EPOCH - E_CLS_BASE
+    E_CLS_BASE = 9     # the epoch of row 0 of the class arrays given
+    E_DET = 10         # the epoch's failure: its detection seconds
+    E_TOOK = 11        # 1: the epoch's failure took a spare (a node's fault)
+    E_FORCED = 12      # 1: the epoch's failure is of a class no strategy masks
+    E_NFORCED = 13     # restarts of failures of such classes so far
+    N_EPOCH_IO = 14
     PH_FIND = 0
     PH_WALK = 1
     PH_EVENT = 2
@@ -900,12 +928,17 @@ cdef enum:
     NEED_LOG = 7
     RECORDS_FULL = 8
     BAD_LOG = 9
+    NEED_CLASSES = 10
+    CL_FORCED = 1      # class flags: no strategy masks it
+    CL_WIDE = 2        # job-wide: no node replaced, host memory kept
 
 EPOCH_SLOTS = {
     "E_PHASE": E_PHASE, "E_START": E_START, "E_FREL": E_FREL, "E_READY": E_READY, "E_KIND": E_KIND,
     "E_LOST": E_LOST, "E_J": E_J, "E_NREC": E_NREC, "N_EPOCH_IO": N_EPOCH_IO, "PH_FIND": PH_FIND,
     "PH_WALK": PH_WALK, "PH_EVENT": PH_EVENT, "PH_END": PH_END, "NEED_LOG": NEED_LOG, "RECORDS_FULL": RECORDS_FULL,
-    "BAD_LOG": BAD_LOG,
+    "BAD_LOG": BAD_LOG, "E_EPOCH": E_EPOCH, "E_CLS_BASE": E_CLS_BASE, "E_DET": E_DET, "E_TOOK": E_TOOK,
+    "E_FORCED": E_FORCED, "E_NFORCED": E_NFORCED, "NEED_CLASSES": NEED_CLASSES, "CL_FORCED": CL_FORCED,
+    "CL_WIDE": CL_WIDE,
 }
 CONSTANTS.update(EPOCH_SLOTS)
 
@@ -917,11 +950,14 @@ cdef int _restart_epochs(
     const int64_t* holders, intp_t n_groups, intp_t n_copies, int use_memory, uint8_t* mark,
     const float64_t* mult, intp_t n_mult,
     float64_t* rec_end, float64_t* rec_start, intp_t n_rec,
+    const int8_t* cls_flags, const float64_t* cls_det, intp_t n_cls, int use_classes,
 ) noexcept nogil:
     cdef int phase = <int>io[E_PHASE], status
     cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
-    cdef float64_t frel, pool_old, in_place, tr
+    cdef float64_t frel, pool_old, in_place, tr, det
     cdef float64_t one_depth = 1.0, no_patch = 0.0
+    cdef intp_t row
+    cdef int8_t flags = 0
     cdef int8_t kind
     cdef intp_t lo, hi, mid, i, first, k, g, c
     cdef intp_t j
@@ -947,6 +983,15 @@ cdef int _restart_epochs(
                 io[E_PHASE] = phase
                 return NEED_LOG
             first = lo
+            if use_classes:
+                # the epoch's failure: its class (failure classes, ``ClassDraws.first``)
+                row = <intp_t>(io[E_EPOCH] - io[E_CLS_BASE])
+                if row < 0 or row >= n_cls:
+                    io[E_PHASE] = phase
+                    return NEED_CLASSES
+                flags = cls_flags[row]
+                io[E_DET] = cls_det[row]
+                io[E_FORCED] = 1.0 if flags & CL_FORCED else 0.0
             frel = log_t[first] - start  # the sources' own subtraction
             # the failures at that very instant (a run restores from memory only if every group
             # among them keeps a copy on a group outside them)
@@ -959,9 +1004,10 @@ cdef int _restart_epochs(
                     if not (0 <= log_g[k] < n_groups):
                         io[E_PHASE] = phase
                         return BAD_LOG
-                for k in range(first, i):
+                # a job-wide fault takes no node: its group keeps its host memory (its copies too)
+                for k in range(first + 1 if flags & CL_WIDE else first, i):
                     mark[log_g[k]] = 1
-                for k in range(first, i):
+                for k in range(first + 1 if flags & CL_WIDE else first, i):
                     g = log_g[k]
                     c = 0
                     while c < n_copies and mark[holders[g * n_copies + c]]:
@@ -971,9 +1017,12 @@ cdef int _restart_epochs(
                 for k in range(first, i):
                     mark[log_g[k]] = 0
             io[E_READY] = -DBL_MAX
+            io[E_TOOK] = 0.0
             if use_repairs:
-                # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
-                _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
+                if not (flags & CL_WIDE):
+                    # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
+                    _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
+                    io[E_TOOK] = 1.0
                 io[E_READY] = rs[R_READY]
             io[E_FREL] = frel
             io[E_LOST] = 1.0 if lost else 0.0
@@ -984,7 +1033,7 @@ cdef int _restart_epochs(
             # up to the failure first: which snapshot the copies hold is the kernel's
             tr = start + io[E_FREL]
             j = 0
-            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, 0, &j, tr, mult, n_mult)
+            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, NULL, 0, &j, tr, mult, n_mult)
             if status != NEED_FAILURES:
                 io[E_PHASE] = phase
                 return status
@@ -995,9 +1044,11 @@ cdef int _restart_epochs(
             kind = <int8_t>io[E_KIND]
             frel = io[E_FREL]
             in_place = io[E_READY]
+            det = io[E_DET]
             j = <intp_t>io[E_J]
             status = _advance(st, par, &frel, start, &kind, &one_depth, &no_patch, NULL,
-                              &in_place if use_repairs else NULL, 1, &j, INFINITY, mult, n_mult)
+                              &in_place if use_repairs else NULL, &det if use_classes else NULL, 1, &j, INFINITY,
+                              mult, n_mult)
             io[E_J] = j
             if status != RESTARTED:
                 io[E_PHASE] = phase
@@ -1008,6 +1059,8 @@ cdef int _restart_epochs(
             rec_start[k] = start
             io[E_NREC] = k + 1
             io[E_START] = start
+            io[E_EPOCH] += 1.0
+            io[E_NFORCED] += io[E_FORCED]
             if use_repairs:  # every group back, nothing pending (``RepairBook.restart``)
                 rs[R_READY] = 0.0
                 rs[R_HEAD] = 0.0
@@ -1015,7 +1068,7 @@ cdef int _restart_epochs(
             phase = PH_END if start > max_wall else PH_FIND
         else:
             j = 0
-            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, 0, &j, INFINITY, mult, n_mult)
+            status = _advance(st, par, NULL, start, NULL, NULL, NULL, NULL, NULL, NULL, 0, &j, INFINITY, mult, n_mult)
             io[E_PHASE] = phase
             return status
 
@@ -1023,7 +1076,8 @@ cdef int _restart_epochs(
 def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[::1] io,
                    const float64_t[::1] log_t, const int64_t[::1] log_g, float64_t horizon,
                    float64_t[::1] rs, float64_t[::1] pool, const int64_t[:, ::1] holders,
-                   const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start):
+                   const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start,
+                   const int8_t[::1] cls_flags=None, const float64_t[::1] cls_det=None):
     """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
 
     Parameters
@@ -1045,6 +1099,11 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         Step multipliers, consumed from ``state[ST_MULT_IDX]``.
     rec_end, rec_start : float64[n_rec], OUT
         Per restart: the failure's time and the resume time, from ``io[E_NREC]``.
+    cls_flags, cls_det : int8[n_cls], float64[n_cls], IN, optional
+        With failure classes: the class flags (``CL_FORCED``, ``CL_WIDE``) and detection seconds
+        of the first failure of epochs ``io[E_CLS_BASE] ..`` (``ClassDraws.first``). A job-wide
+        failure takes no spare and leaves its group its snapshot copies; the detection delays
+        the restart. None: no classes (every failure a node's, noticed at once).
 
     Returns
     -------
@@ -1052,11 +1111,22 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         ``DONE``, ``TIMEOUT``, ``NEED_MULT`` (a new chunk of multipliers, ``ST_MULT_IDX`` reset:
         call again), ``NEED_LOG`` (extend the log, call again with it), ``RECORDS_FULL`` (read
         and reset ``io[E_NREC]``, call again), ``BAD_LOG`` (a group read from ``log_g`` outside
-        ``holders``' rows). O(steps + restarts log n) with the GIL released.
+        ``holders``' rows), ``NEED_CLASSES`` (the class arrays do not reach epoch
+        ``io[E_EPOCH]``: give those from it, with ``io[E_CLS_BASE]`` set to it). O(steps +
+        restarts log n) with the GIL released.
     """
     cdef intp_t n_log = log_t.shape[0], n_groups = holders.shape[0], n_copies = holders.shape[1]
     cdef intp_t i, c
     cdef int status, use_repairs = rs.shape[0] > 0, use_memory = n_groups > 0
+    cdef int use_classes = cls_flags is not None
+    cdef intp_t n_cls = 0
+    if (cls_flags is None) != (cls_det is None) or (use_classes and cls_det.shape[0] != cls_flags.shape[0]):
+        raise ValueError("cls_flags and cls_det go together, of one length")
+    if use_classes:
+        n_cls = cls_flags.shape[0]
+        for i in range(n_cls):
+            if not (cls_det[i] >= 0.0 and cls_det[i] <= DBL_MAX) or not (0 <= cls_flags[i] <= 3):
+                raise ValueError("cls_det must be finite seconds >= 0 and cls_flags in 0..3")
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS or io.shape[0] != N_EPOCH_IO:
         raise ValueError("state, params or io has the wrong length")
     if log_g.shape[0] != n_log or rec_start.shape[0] != rec_end.shape[0] or rec_end.shape[0] < 1:
@@ -1085,5 +1155,7 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                                  &rs[0] if use_repairs else NULL, &pool[0] if use_repairs else NULL, use_repairs,
                                  &holders[0, 0] if use_memory else NULL, n_groups, n_copies, use_memory, &mk[0],
                                  &mult[0] if mult.shape[0] else NULL, mult.shape[0],
-                                 &rec_end[0], &rec_start[0], rec_end.shape[0])
+                                 &rec_end[0], &rec_start[0], rec_end.shape[0],
+                                 &cls_flags[0] if n_cls else NULL, &cls_det[0] if n_cls else NULL, n_cls,
+                                 use_classes)
     return status

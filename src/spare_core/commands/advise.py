@@ -47,7 +47,8 @@ from .._stats import mean_ci, paired_ratio_ci
 from .text import fmt_ci, fmt_duration
 from .plots import plot_spares
 from .run import best_rows, write_plots
-from .variants import knob_variants, memory_variant, per_policy, run_variants, spare_counts, spares_variants, winner
+from .variants import (class_variants, knob_variants, memory_variant, per_policy, run_variants, spare_counts,
+                       spares_variants, winner)
 from .budget import check_budget
 from .filejob import file_policy
 from ..sim.remedies import describe_remedies, weigh_remedies
@@ -280,13 +281,19 @@ def levers(base_runs: list[Any], advice: dict[str, Any], grids: list[tuple[str, 
 
 def spares_check(sc: Any) -> dict[str, Any] | None:
     """Little's law on the spare pool: the nodes in repair at any time, on average, are the
-    failure rate times the repair time; a pool below that keeps restarts waiting."""
+    failure rate times the repair time; a pool below that keeps restarts waiting. With failure
+    classes only the node failures (``recovery = "swap"``) take a spare: their rate."""
     rp = sc.repair
     if rp is None or rp.spares is None or not rp.time > 0 or not math.isfinite(sc.system_mtbf):
         return None
-    in_repair = rp.time / sc.system_mtbf
+    cl = sc.failure_classes
+    swap = 1.0 if cl is None else 1.0 - cl.restart_share
+    if not swap > 0:
+        return None
+    every = sc.system_mtbf if cl is None else sc.system_mtbf / swap
+    in_repair = rp.time / every
     return {"in_repair": in_repair, "pool": rp.spares, "enough": rp.spares > in_repair,
-            "failure_every": sc.system_mtbf, "repair_time": rp.time}
+            "failure_every": every, "repair_time": rp.time}
 
 
 def _print_advice(a: dict[str, Any], sf: Any) -> None:
@@ -358,6 +365,12 @@ def _print_levers(a: dict[str, Any], objective: str) -> None:
                   "clear of the seed noise)")
         else:
             print("  change first: none of the changes tried helps beyond the seed noise")
+    costs = a.get("class_costs") or []
+    if costs:
+        print("  failure classes by the time they cost (TTT without the class's failures, paired 95 % CI):")
+        for x in costs:
+            t = x["time_percent"]
+            print(f"    {x['value']}: TTT {t[0]:+.1f} % [{t[1]:+.1f}, {t[2]:+.1f}] without it")
     sc = a.get("spares_check")
     if sc is not None:
         verdict = "enough" if sc["enough"] else "too few: restarts wait for repairs (raise repair.spares)"
@@ -510,7 +523,8 @@ def run(args: Any) -> int:
     if advice is not None and not interrupted:
         cells = [(main.sources[c.policy], c.redundancy) for c in main.ranking(objective=objective)
                  if main.sources.get(c.policy)]
-        sens_v = ([] if args.no_sensitivity else knob_variants(sf.scenario, sf.checkpoint_io)) + memory_variant(sf.scenario)
+        sens_v = ([] if args.no_sensitivity else knob_variants(sf.scenario, sf.checkpoint_io)) \
+            + memory_variant(sf.scenario) + class_variants(sf.scenario)
         # the recommended policy at the recommended interval: what each change does to the advice as given
         fixed = {(advice["source"], advice["redundancy"]): advice["checkpoint_interval"]} if "interval" in advice else {}
         if cells and sens_v:
@@ -533,6 +547,9 @@ def run(args: Any) -> int:
             base_runs = scan.runs(advice["checkpoint_interval"])
             advice["breakdown"] = time_breakdown(base_runs)
             advice["levers"] = levers(base_runs, advice, lever_grids, objective)
+            # what each failure class costs: the recommendation's TTT without it, most first
+            advice["class_costs"] = sorted((lv for lv in advice["levers"] if lv["key"] == "failures.classes"),
+                                           key=lambda lv: lv["time_percent"][0])
         advice["spares_check"] = spares_check(sf.scenario)
 
     stragglers = None

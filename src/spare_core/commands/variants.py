@@ -19,7 +19,7 @@ from .filejob import file_policy
 from .progress import run_study
 
 __all__ = ["KNOB_FACTORS", "Variant", "knob_variants", "io_variants", "spare_counts", "spares_variants", "memory_variant",
-           "run_variants", "winner"]
+           "class_variants", "run_variants", "winner"]
 
 #: each cost or time the sensitivity varies is halved and doubled
 KNOB_FACTORS = (0.5, 2.0)
@@ -125,6 +125,31 @@ def memory_variant(sc: Scenario) -> list[Variant]:
         return []
     return [Variant("checkpoint", None, "without the in-memory tier",
                     _named(sc.replace(memory=None), "without the in-memory tier"))]
+
+
+def class_variants(sc: Scenario) -> list[Variant]:
+    """The scenario without each failure class (``[[failures.classes]]``): the failure rate of
+    the other classes (the model's rate times ``1 - share``, ``FailureModel.scaled``) split
+    among them in their own proportions. The recommendation's time on it, against the file's,
+    is the time the class costs (``spare advise``'s levers)."""
+    cl = sc.failure_classes
+    if cl is None or len(cl) < 2:
+        return []
+    from ..sim.classes import FailureClasses
+
+    out = []
+    for c in cl.classes:
+        if not 0.0 < c.share < 1.0:
+            continue
+        rest = [o for o in cl.classes if o is not c]
+        keep = 1.0 - c.share
+        shares = [o.share / keep for o in rest]
+        shares[-1] = max(0.0, 1.0 - math.fsum(shares[:-1]))  # exactly 1 in all
+        others = FailureClasses(tuple(dataclasses.replace(o, share=p) for o, p in zip(rest, shares)))
+        label = f"without the {c.name} failures ({100 * c.share:.3g} %)"
+        out.append(Variant("failures.classes", c.name, label,
+                           _named(sc.replace(failure_model=sc.failures.scaled(keep), failure_classes=others), label)))
+    return out
 
 
 def _named(sc: Scenario, what: str) -> Scenario:

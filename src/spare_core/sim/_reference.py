@@ -10,6 +10,14 @@ written out here from docs/model.md); keeps the spare pool as the set of its nod
 times; and walks every step, save, snapshot and pause in Python. The tests require it to
 reproduce :func:`spare_core.sim.simulate` exactly; the benchmarks time it as the
 straightforward implementation a user would otherwise write.
+
+Failure classes (docs/model.md, "Failure classes"): the i-th failure the process hands out in
+epoch k (those of groups out of the job included) takes the class and detection time of row
+i of epoch k's draws (:class:`spare_core.sim.classes.ClassDraws`, shared like the step
+multipliers). A class no strategy masks restarts the job without asking the policy; a
+job-wide one (``recovery = "restart"``) hits the job whether or not its node's group is in
+it, takes no spare and leaves every group its snapshot. The detection delays the restart
+(``(f + detect) + restart``), a masked failure (its seconds after the detection) or a drop's pause.
 """
 from __future__ import annotations
 
@@ -35,7 +43,7 @@ def reference_simulate(scenario, policy, *, seed) -> dict:
     ``batch = "shrink"``), ``checkpoints``, ``failures_seen``, ``restarts``, ``useful``,
     ``layers_useful``, ``steps_executed``, ``rejoins``, ``memory_snapshots``,
     ``memory_restores``, ``lost_time``, ``save_time``, ``memory_save_time``,
-    ``restart_time``, ``wait_time``, ``pause_time``.
+    ``restart_time``, ``wait_time``, ``pause_time``, ``detect_time``, ``class_restarts``.
     """
     return _Run(scenario, policy, seed).run()
 
@@ -113,12 +121,18 @@ class _Run:
             self.pool = [-math.inf] * self.rep.spares
         else:
             self.pool = None
-        self.c = dict(seen=0, restarts=0, rejoins=0, ckpt=0, nmem=0, nmemr=0, executed=0)
-        self.t = dict(lost=0.0, save=0.0, msave=0.0, restart=0.0, wait=0.0, pause=0.0)
+        self.c = dict(seen=0, restarts=0, rejoins=0, ckpt=0, nmem=0, nmemr=0, executed=0, forced=0)
+        self.t = dict(lost=0.0, save=0.0, msave=0.0, restart=0.0, wait=0.0, pause=0.0, detect=0.0)
+        cl = sc.failure_classes
+        self.classes = None if cl is None else cl.classes
+        self.draws = None if cl is None else cl.draws(run_seed(seed, "failures"))
+        self.k = -1  # the epoch: restarts so far
 
     # -- the job's events ---------------------------------------------------------------------
     def _epoch(self, start):
         self.start = start
+        self.k += 1
+        self.raw_i = 0  # failures the process handed out in the epoch
         self.out = {}  # group -> time its replacement is in place (inf: back only at a restart)
         self.rejoins = []  # heap of (absolute time, order of the failure, group)
         self.live = self.sc.n_groups
@@ -142,13 +156,18 @@ class _Run:
                 if self._rel(t) >= before:
                     return None
                 heapq.heappop(self.rejoins)
-                return ("rejoin", self._rel(t), g)
+                return ("rejoin", self._rel(t), g, -1)
             if f >= before:
                 return None
             f, g = self.stream.next_failure()
-            if g in self.out:
+            c = -1
+            if self.draws is not None:
+                cls, _ = self.draws.at(self.k, self.raw_i + 1)
+                c = int(cls[self.raw_i])
+            self.raw_i += 1
+            if g in self.out and not (c >= 0 and self.classes[c].job_wide):
                 continue  # the group is out: its node's failure changes nothing
-            return ("fail", f, g)
+            return ("fail", f, g, c)
 
     def _take_spare(self, f):
         """The time the failed node's replacement is in place."""
@@ -254,7 +273,7 @@ class _Run:
                 a_pause, pause_end = 0.0, -math.inf
             ev = self._next_event(a1)
             if ev is not None:
-                what, f, g = ev
+                what, f, g, c = ev
                 if f > self.max_wall:
                     return stop()  # the activity is still under way at the wall limit
                 if drain_end <= f:
@@ -274,12 +293,22 @@ class _Run:
                         pause_end = max(pause_end, f) + self.reconf
                     continue
                 self.c["seen"] += 1
-                self.up_since[g] = math.inf
-                ready = self._take_spare(f) if self.rep is not None else -math.inf
-                self.out[g] = (ready, ready + self.rep.rejoin if self.rep is not None else math.inf)
-                if self.rep is not None:
-                    heapq.heappush(self.rejoins, (self.out[g][1], self.c["seen"], g))
-                what, depth, patch = self._on_failure(g)
+                cl = None if c < 0 else self.classes[c]
+                d = 0.0
+                if cl is not None:
+                    d = float(self.draws.at(self.k, self.raw_i)[1][self.raw_i - 1])
+                t["detect"] += d
+                if cl is None or not cl.job_wide:  # a node's fault: the node is replaced
+                    self.up_since[g] = math.inf
+                    ready = self._take_spare(f) if self.rep is not None else -math.inf
+                    self.out[g] = (ready, ready + self.rep.rejoin if self.rep is not None else math.inf)
+                    if self.rep is not None:
+                        heapq.heappush(self.rejoins, (self.out[g][1], self.c["seen"], g))
+                if cl is not None and not cl.masked:
+                    what, depth, patch = "restart", self.init_depth, 0.0  # the policy is not asked
+                    self.c["forced"] += 1
+                else:
+                    what, depth, patch = self._on_failure(g)
                 if what == "restart":
                     from_memory = self._restore_from_memory(f)
                     if kind == _PAUSE:
@@ -304,10 +333,10 @@ class _Run:
                         done_mem = work_mem = lay_mem = 0.0
                         rt = sc.restart_time
                     done_unc = work_unc = lay_unc = 0.0
-                    resume = f + rt
-                    t["restart"] += rt
+                    resume = (f + d) + rt
+                    t["restart"] += d + rt
                     last_wait = 0.0
-                    if self.rep is not None:
+                    if self.rep is not None and self.out:
                         # every group down has its replacement in place before the job resumes
                         ready = max(r for r, _ in self.out.values())
                         if ready > resume:
@@ -334,9 +363,9 @@ class _Run:
                         t["lost"] += (f - a0) - elapsed_pause(f)
                         resume_kind = kind
                     self.depth, self.worth = self._elastic_state()
-                    kind, a0, a1 = _PAUSE, f, f + self.reconf
+                    kind, a0, a1 = _PAUSE, f, (f + d) + self.reconf
                     continue
-                a1 += self.fsec + self.patch_cost * patch
+                a1 += d + self.fsec + self.patch_cost * patch
                 if kind == _STEP and sc.charge_patch:
                     layers += patch
                 self.depth = depth
@@ -433,6 +462,8 @@ class _Run:
             restart_time=t["restart"],
             wait_time=t["wait"],
             pause_time=t["pause"],
+            detect_time=t["detect"],
+            class_restarts=c["forced"],
         )
 
 

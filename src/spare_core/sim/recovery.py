@@ -211,7 +211,7 @@ class RepairBook:
     """One run's repairs between batches: which groups are out until when, the rejoins
     pending, the spare pool's counter and ring (state of ``_timeline.merge_repairs``)."""
 
-    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares")
+    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares", "_pre")
 
     def __init__(self, repairs: Repairs, n_groups: int):
         k = self.kern = load("_timeline")
@@ -227,6 +227,7 @@ class RepairBook:
         self.pend_t = np.zeros(n_groups)
         self.pend_g = np.zeros(n_groups, dtype=np.int64)
         self.pool = np.zeros(max(1, self.spares))
+        self._pre = repairs.taken_until is not None
         if repairs.taken_until is not None:  # a spare taken before the start: the pool's first use
             self.pool[0] = repairs.taken_until
             self.rs[R["R_USED"]] = 1
@@ -242,6 +243,16 @@ class RepairBook:
         m, used = self.kern.merge_repairs(self.rs, self.back, self.pend_t, self.pend_g, self.pool,
                                           raw_rel, raw_g, t_offset, raw_next, rel, g, rejoin, ready, old, raw)
         return rel[:m], g[:m], rejoin[:m], ready[:m], old[:m], raw[:m], used
+
+    def ready(self) -> float:
+        """The latest replacement in place among this epoch's failures so far (a restart now
+        resumes no earlier)."""
+        return float(self.rs[self.kern.REPAIR_SLOTS["R_READY"]])
+
+    def taken(self) -> int:
+        """Failures that took a replacement from the pool in this run (a spare taken before
+        the start, ``Repairs.taken_until``, not counted)."""
+        return int(self.rs[self.kern.REPAIR_SLOTS["R_USED"]]) - (1 if self._pre else 0)
 
     def next_rejoin(self, t_offset) -> float:
         """Absolute time of the first pending rejoin (``inf``: none)."""

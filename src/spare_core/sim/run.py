@@ -39,6 +39,9 @@ class Timeline:
         Wall-time bounds of each epoch (between restarts; the last ends with the run).
     epoch_failures : ndarray of int64
         Failures seen in each epoch (including the one ending it).
+    failure_class : ndarray of int8, optional
+        With failure classes (``Scenario.failure_classes``): each failure's class, an index
+        into ``failure_classes.classes``; None without classes.
     """
 
     failure_time: np.ndarray
@@ -48,12 +51,13 @@ class Timeline:
     epoch_start: np.ndarray
     epoch_end: np.ndarray
     epoch_failures: np.ndarray
+    failure_class: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"Timeline({self.failure_time.shape[0]} failures, {self.epoch_start.shape[0]} epochs)"
 
     def to_dict(self) -> dict:
-        """The arrays as JSON lists."""
+        """The arrays as JSON lists (``failure_class`` None without failure classes)."""
         return fields_dict(self)
 
 
@@ -112,6 +116,13 @@ class RunResult:
                             "when the scenario has no gpus_per_group)", unit="GPU", older=0, default=0)
     gpu_hour_price: float = column("the scenario's price of a GPU-hour (0: none given)", unit="price/GPU-h",
                                    older=0.0, default=0.0)
+    detect_time: float = column("wall seconds from faults to their detection (failure classes' detect), counted in "
+                                "restart_time for a restart and in the stalled activity for a masked failure: a memo, "
+                                "not a part of the wall time's partition", unit="s", older=0.0, default=0.0)
+    class_restarts: int = column("restarts forced by a failure class no strategy masks (recovery = \"restart\", or "
+                                 "masked = false; 0 without [[failures.classes]])", older=0, default=0)
+    spares_taken: int = column("failures that took a replacement from the spare pool (scenarios with repairs)",
+                               older=0, default=0)
     timeline: Timeline | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
@@ -282,11 +293,15 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
                              "failures of groups out of the job (failures.model = \"node\" and \"trace\" can)") from None
     mults = StepMultipliers(scenario, mult_seed)
     h = plan.handler
+    draws = None
+    if scenario.failure_classes is not None:
+        # each failure's class and detection: a thinning of the same failures (their own stream)
+        draws = scenario.failure_classes.draws(run_seed(seed, "failures"))
     if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
             and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())):
-        loop = _restart_epochs(plan, source, mults)
+        loop = _restart_epochs(plan, source, mults, draws)
     else:
-        loop = _run_batches(plan, source, mults, bool(timeline))
+        loop = _run_batches(plan, source, mults, bool(timeline), draws)
     return _assemble(scenario, policy, seed, plan, loop)
 
 
@@ -421,14 +436,16 @@ class _LoopOutcome:
     """What the batch loop leaves: the kernel state, the last status, the counters and the
     per-epoch / per-failure records."""
 
-    __slots__ = ("state", "status", "seen", "masked", "restarts", "rejoins", "ep_start", "ep_end", "ep_fail", "tl")
+    __slots__ = ("state", "status", "seen", "masked", "restarts", "rejoins", "ep_start", "ep_end", "ep_fail", "tl",
+                 "class_restarts", "spares")
 
     def __init__(self, **kw):
+        self.class_restarts = self.spares = 0
         for k, v in kw.items():
             setattr(self, k, v)
 
 
-def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool) -> _LoopOutcome:
+def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool, draws=None) -> _LoopOutcome:
     """The batch loop: failures pulled from ``source`` in batches, the handler decides a batch
     at once, the compiled kernel walks the steps, saves and restarts between them.
 
@@ -436,7 +453,14 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     compiled ``merge_repairs`` turns a batch into the job's events: failures of groups in the
     job and the rejoins of swapped groups, with the spare pool's timing. With an in-memory
     tier (``plan.holders``) a restart restores from memory when every group without the last
-    snapshot keeps a copy on a group that has it (:func:`_restore_kind`)."""
+    snapshot keeps a copy on a group that has it (:func:`_restore_kind`).
+
+    With failure classes (``draws``, :class:`spare_core.sim.classes.ClassDraws`) each failure
+    carries its detection time to the kernel (``fdetect``), and a batch stops at its first
+    failure of a class no strategy masks: the handler is asked about the failures before it
+    only, and that failure is a restart whatever the handler would say. A job-wide one
+    (``recovery = "restart"``) takes no spare and no group out: it is not merged into the
+    repair book, and it does not cost its group its snapshot copies."""
     kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
     K = kern.SLOTS
     mult = mults.chunk()
@@ -458,7 +482,10 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
     up_since = np.full(plan.n_groups, -math.inf) if holders is not None else None
 
     seen = masked = restarts = rejoins = seen_before = 0  # seen_before: failures of earlier epochs
-    tl_t, tl_g, tl_r, tl_d = [], [], [], []
+    class_restarts = 0
+    tl_t, tl_g, tl_r, tl_d, tl_c = [], [], [], [], []
+    fdet = tl_cls = None
+    wide = False
     ep_start, ep_end, ep_fail = [0.0], [], []
     hint = max(1, int(getattr(handler, "batch_hint", 16)))
     batch = hint
@@ -482,21 +509,74 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             rel, units = source.get(epoch, pos + 1, pos + batch, start=start)
             stop = min(pos + batch, rel.shape[0])
             fgroup = units[pos:stop]
+        forced = -1  # the batch's first failure no strategy masks (failure classes), its index
+        if draws is not None:
+            cls_all, det_all = draws.at(epoch, stop)
+            hit = np.flatnonzero(draws.forced(cls_all[pos:stop]))
+            if hit.size:
+                forced = pos + int(hit[0])
+                wide = draws.job_wide(int(cls_all[forced]))
+        closing = False  # the batch closes with the forced restart
         if book is None:
-            out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
+            if forced < 0:
+                out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
+            else:
+                k = forced - pos
+                out = _check_outcomes(handler.on_failures(fgroup[:k]), k) if k else _NO_OUTCOMES
+                if out.restart.shape[0] == k and not (k and out.restart[k - 1] in (RESTART, RESTART_MEMORY)):
+                    out, closing = _with_restart(out, init_depth), True
             n = out.restart.shape[0]
             frel = rel[pos : pos + n]
             is_rejoin = None
+            if draws is not None:
+                fdet = det_all[pos : pos + n]
+                if timeline:
+                    tl_cls = cls_all[pos : pos + n]
         else:
-            raw_next = start + source.next_time(epoch, stop, start=start)
+            hi = stop
+            if forced >= 0 and wide:
+                # a job-wide fault is not a node's: the book merges the failures before it only
+                hi, raw_next = forced, start + float(rel[forced])
+            else:
+                if forced >= 0:
+                    hi = forced + 1
+                raw_next = start + source.next_time(epoch, hi, start=start)
+            max_out = max(batch, 1) + 1
             frel, fgroup, is_rejoin, ready, pool_old, raw_idx, used = book.merge(
-                rel[pos:stop], fgroup, start, raw_next, max(batch, 1) + 1)
+                rel[pos:hi], fgroup[: hi - pos], start, raw_next, max_out)
+            e = -1  # the forced failure's event
+            if forced >= 0:
+                if wide:
+                    if used == hi - pos and frel.shape[0] < max_out:  # every event before it is merged
+                        e = frel.shape[0]
+                        frel = np.append(frel, rel[forced])
+                        fgroup = np.append(fgroup, units[forced])
+                        is_rejoin = np.append(is_rejoin, np.int8(0))
+                        ready = np.append(ready, book.ready())  # the replacements already under way
+                        pool_old = np.append(pool_old, 0.0)
+                        raw_idx = np.append(raw_idx, forced - pos)
+                else:
+                    at = np.flatnonzero((is_rejoin == 0) & (raw_idx == forced - pos))
+                    if at.size:  # merged (not a failure of a group already out): the batch ends there
+                        e = int(at[0])
+                        frel, fgroup, is_rejoin, ready = frel[: e + 1], fgroup[: e + 1], is_rejoin[: e + 1], ready[: e + 1]
+                        pool_old, raw_idx = pool_old[: e + 1], raw_idx[: e + 1]
             on_events = getattr(handler, "on_events", None)
             if on_events is None:
                 raise TypeError(f"{type(handler).__name__} has no on_events(groups, rejoin): it cannot run with [repair]")
-            out = _check_outcomes(on_events(fgroup, is_rejoin), fgroup.shape[0])
+            if e < 0:
+                out = _check_outcomes(on_events(fgroup, is_rejoin), fgroup.shape[0])
+            else:
+                out = _check_outcomes(on_events(fgroup[:e], is_rejoin[:e]), e) if e else _NO_OUTCOMES
+                if out.restart.shape[0] == e and not (e and out.restart[e - 1] in (RESTART, RESTART_MEMORY)):
+                    out, closing = _with_restart(out, init_depth), True
             n = out.restart.shape[0]
             frel, ready = frel[:n], ready[:n]
+            if draws is not None:
+                ev = pos + np.maximum(raw_idx[:n], 0)
+                fdet = np.where(is_rejoin[:n] == 1, 0.0, det_all[ev])
+                if timeline:
+                    tl_cls = np.where(is_rejoin[:n] == 1, -1, cls_all[ev]).astype(np.int8)
         last_restart = n > 0 and out.restart[n - 1] in (RESTART, RESTART_MEMORY)
         j, walked = 0, False
         if last_restart:
@@ -506,22 +586,28 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
                 # the batch up to the restart's failure first (the snapshot time is the kernel's)
                 tr = start + float(frel[n - 1])
                 status, j, mult = _advance_all(advance, state, params, _head(frel, n - 1), start, _head(out, n - 1),
-                                               _head(ready, n - 1), j, tr, mult, mults, MIDX, NEED_MULT, BAD_OUTCOME)
+                                               _head(ready, n - 1), j, tr, mult, mults, MIDX, NEED_MULT, BAD_OUTCOME,
+                                               _head(fdet, n - 1))
                 walked = status != NEED_FAILURES  # done or out of time before the restart
                 if not walked:
                     after = pos + n if book is None else pos + int(raw_idx[n - 1]) + 1
                     now = up_since.copy()
-                    _mark_up(now, fgroup[:n], None if is_rejoin is None else is_rejoin[:n], frel[:n] + start)
+                    # a job-wide fault takes no node: its group keeps its host memory
+                    m_up = n - 1 if closing and wide else n
+                    _mark_up(now, fgroup[:m_up], None if is_rejoin is None else is_rejoin[:m_up],
+                             frel[:m_up] + start)
                     out = _restore_kind(out, n, holders, now, float(state[T_MEM]), source, epoch, start, after, frel)
         elif book is None:
             t_next = start + source.next_time(epoch, pos + n, start=start)
         else:
-            nxt = start + rel[pos + used] if pos + used < stop else raw_next
+            nxt = start + rel[pos + used] if pos + used < hi else raw_next
             t_next = min(nxt, book.next_rejoin(start))
         if not walked:
             status, j, mult = _advance_all(advance, state, params, frel, start, out, ready, j, t_next, mult, mults,
-                                           MIDX, NEED_MULT, BAD_OUTCOME)
+                                           MIDX, NEED_MULT, BAD_OUTCOME, fdet)
         n_restart = 1 if status == RESTARTED else 0  # a restart is always the last consumed
+        if closing and n_restart:
+            class_restarts += 1
         n_rejoin = 0 if is_rejoin is None else int(is_rejoin[:j].sum())
         n_fail = j - n_rejoin
         seen += n_fail
@@ -546,6 +632,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
             if n_restart:
                 d[j - 1] = init_depth
             tl_d.append(d[keep])
+            if draws is not None:
+                tl_c.append(tl_cls[:j][keep])
         if status == RESTARTED:
             resume = float(state[ACT_END])
             ep_end.append(start + float(frel[j - 1]))
@@ -569,34 +657,49 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool)
                 # drawn up to that start, chunk by chunk, for ever); the kernel, given no
                 # failure, cuts the restart at the limit
                 status, j, mult = _advance_all(advance, state, params, _NO_EVENTS, start, _NO_OUTCOMES, None, 0,
-                                               math.inf, mult, mults, MIDX, NEED_MULT, BAD_OUTCOME)
+                                               math.inf, mult, mults, MIDX, NEED_MULT, BAD_OUTCOME, None)
+                is_rejoin = None  # the batch was consumed up to its restart
                 break
             continue
         if status == DONE or status == TIMEOUT:
             break
         batch = min(2 * batch, _MAX_BATCH)
     ep_fail.append(seen - seen_before)
+    spares = 0
+    if book is not None:
+        spares = book.taken()
+        if status in (DONE, TIMEOUT) and is_rejoin is not None:
+            # the failures of the last batch that the run did not reach took their spares in the merge
+            spares -= int((is_rejoin[j:] == 0).sum()) - (1 if closing and wide and j < is_rejoin.shape[0] else 0)
     return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts, rejoins=rejoins,
                         ep_start=ep_start, ep_end=ep_end, ep_fail=ep_fail,
-                        tl=(tl_t, tl_g, tl_r, tl_d) if timeline else None)
+                        tl=(tl_t, tl_g, tl_r, tl_d, tl_c if draws is not None else None) if timeline else None,
+                        class_restarts=class_restarts, spares=spares)
 
 
 # epochs a call of the compiled restart loop records before it hands them back
 _EPOCH_RECORDS = 4096
+# epochs whose first failure's class the compiled restart loop is given at once
+_CLASS_CHUNK = 1024
 _NO_REPAIRS = np.zeros(0)
 _NO_HOLDERS = np.zeros((0, 0), dtype=np.int64)
 
 
-def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) -> _LoopOutcome:
+def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, draws=None) -> _LoopOutcome:
     """The batch loop of a run whose every failure restarts (a handler with
     ``constant_restarts``) on a node failure log, in the compiled ``restart_epochs``: one
     epoch is one failure and one restart, walked in C with the spare pool's rule and the
     memory tier's restore decision; Python only draws multipliers and extends the log. The
-    same results as :func:`_run_batches`, bit for bit (tests/test_restart_epochs.py)."""
+    same results as :func:`_run_batches`, bit for bit (tests/test_restart_epochs.py).
+
+    With failure classes (``draws``) the kernel reads the class flags and detection of each
+    epoch's failure from arrays drawn up to :data:`_CLASS_CHUNK` epochs at a time
+    (:meth:`spare_core.sim.classes.ClassDraws.first`)."""
     kern, params = plan.kern, plan.params
     K = kern.CONSTANTS
     NEED_MULT, NEED_LOG, FULL, BAD_LOG = K["NEED_MULT"], K["NEED_LOG"], K["RECORDS_FULL"], K["BAD_LOG"]
     NREC, MIDX = K["E_NREC"], K["ST_MULT_IDX"]
+    NEED_CLASSES = K["NEED_CLASSES"]
     state = kern.new_state(plan.init_depth, 0.0)
     io = np.zeros(K["N_EPOCH_IO"])
     if plan.repair is not None:
@@ -611,10 +714,14 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) 
     ep_start, ep_end = [0.0], []
     log = source.log
     mult = mults.chunk()
+    flags = det = None
+    chunk = 64  # then doubled up to _CLASS_CHUNK: a run with few restarts draws few classes
+    if draws is not None:
+        flags, det = draws.first(0, chunk)
     while True:
         log_t, log_g = log.arrays()
         status = kern.restart_epochs(state, params, io, log_t, log_g, log.horizon, rs, pool, holders, mult,
-                                     rec_end, rec_start)
+                                     rec_end, rec_start, flags, det)
         n = int(io[NREC])
         if n:
             ep_end.extend(rec_end[:n].tolist())
@@ -625,17 +732,31 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers) 
             state[MIDX] = 0.0
         elif status == NEED_LOG:
             log.extend()
+        elif status == NEED_CLASSES:
+            base = int(io[K["E_EPOCH"]])
+            chunk = min(2 * chunk, _CLASS_CHUNK)
+            flags, det = draws.first(base, chunk)
+            io[K["E_CLS_BASE"]] = base
         elif status == BAD_LOG:
             raise ValueError(f"the failure log names a group outside [0, {plan.n_groups})")
         elif status != FULL:
             break
     n = len(ep_end)
+    # a failure found, its spare taken, that the run ended before
+    pending = 1 if int(io[K["E_PHASE"]]) in (K["PH_WALK"], K["PH_EVENT"]) and io[K["E_TOOK"]] else 0
     return _LoopOutcome(state=state, status=status, seen=n, masked=0, restarts=n, rejoins=0, ep_start=ep_start,
-                        ep_end=ep_end, ep_fail=[1] * n + [0], tl=None)
+                        ep_end=ep_end, ep_fail=[1] * n + [0], tl=None, class_restarts=int(io[K["E_NFORCED"]]),
+                        spares=0 if plan.repair is None else book.taken() - pending)
 
 
 _NO_EVENTS = np.zeros(0)
 _NO_OUTCOMES = Outcomes(np.zeros(0, dtype=np.int8), np.zeros(0), np.zeros(0), None)
+
+
+def _with_restart(out: Outcomes, init_depth: float) -> Outcomes:
+    """``out`` (the handler's answers, none a restart) followed by a forced restart."""
+    return Outcomes(np.append(out.restart, np.int8(RESTART)), np.append(out.depth, init_depth),
+                    np.append(out.patch_layers, 0.0), None if out.worth is None else np.append(out.worth, 1.0))
 
 
 def _head(a, n):
@@ -648,12 +769,12 @@ def _head(a, n):
 
 
 def _advance_all(advance, state, params, frel, start, out, ready, j, t_next, mult, mults, MIDX, NEED_MULT,
-                 BAD_OUTCOME):
+                 BAD_OUTCOME, detect=None):
     """The kernel's ``advance`` through a batch, drawing step multipliers as it needs them;
     returns ``(status, next index, multipliers)``."""
     while True:
         status, j = advance(state, params, frel, start, out.restart, out.depth, out.patch_layers, j, t_next, mult,
-                            out.worth, ready)
+                            out.worth, ready, detect)
         if status != NEED_MULT:
             if status == BAD_OUTCOME:
                 _bad_outcome(out, j)
@@ -713,7 +834,7 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
     t0 = scenario.t0
     tl = None
     if loop.tl is not None:
-        tl_t, tl_g, tl_r, tl_d = loop.tl
+        tl_t, tl_g, tl_r, tl_d, tl_c = loop.tl
         tl = Timeline(
             failure_time=np.concatenate(tl_t) if tl_t else np.zeros(0),
             failure_group=np.concatenate(tl_g) if tl_g else np.zeros(0, dtype=np.int64),
@@ -722,6 +843,7 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
             epoch_start=np.array(loop.ep_start),
             epoch_end=np.array(ep_end),
             epoch_failures=np.array(loop.ep_fail, dtype=np.int64),
+            failure_class=None if tl_c is None else (np.concatenate(tl_c) if tl_c else np.zeros(0, dtype=np.int8)),
         )
     wipe = bool(getattr(policy, "restart_is_wipeout", True))
     gpus = 0
@@ -763,6 +885,9 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
         pause_time=float(state[K["ST_PAUSE_TOTAL"]]),
         gpus_paid=gpus,
         gpu_hour_price=0.0 if scenario.pricing is None else scenario.pricing.gpu_hour,
+        detect_time=float(state[K["ST_DETECT_TOTAL"]]),
+        class_restarts=loop.class_restarts,
+        spares_taken=loop.spares,
         timeline=tl,
     )
 

@@ -184,6 +184,10 @@ class Scenario:
         The price of a GPU-hour (:class:`spare_core.sim.Pricing`): runs then report a cost.
     name : str, optional
         Label used in reports.
+    failure_classes : FailureClasses, optional
+        A split of the failure process into classes by recovery and detection time
+        (:class:`spare_core.sim.classes.FailureClasses`, ``[[failures.classes]]``). None:
+        every failure is a node failure noticed at once (the model without classes).
 
     Attributes
     ----------
@@ -212,12 +216,12 @@ class Scenario:
     __slots__ = (
         "n_groups", "n_steps", "t_compute", "t_allreduce", "failures", "restart_time", "checkpoint_time", "jitter",
         "step_time_model", "shrink_time", "controller_time", "charge_patch", "max_wall_factor",
-        "gpus_per_group", "repair", "memory", "pricing", "name", "checkpoint_drain",
+        "gpus_per_group", "repair", "memory", "pricing", "name", "checkpoint_drain", "failure_classes",
     )
 
     #: optional parts written to dicts only when given (a scenario without them keeps the
     #: dict, and the result-store keys, it had before they existed)
-    _OPTIONAL = ("repair", "memory", "pricing")
+    _OPTIONAL = ("repair", "memory", "pricing", "failure_classes")
 
     def __init__(
         self,
@@ -244,6 +248,7 @@ class Scenario:
         pricing=None,
         name="custom",
         checkpoint_drain=0.0,
+        failure_classes=None,
     ):
         self.n_groups = as_int(n_groups, "n_groups", min_value=1, max_value=MAX_GROUPS)
         self.n_steps = as_int(n_steps, "n_steps", min_value=1)
@@ -277,6 +282,14 @@ class Scenario:
         self.repair = _optional(repair, Repairs, "repair")
         self.memory = _optional(memory, MemoryTier, "memory")
         self.pricing = _optional(pricing, Pricing, "pricing")
+        from .classes import FailureClasses
+
+        if isinstance(failure_classes, (list, tuple)):
+            failure_classes = FailureClasses.from_dict(failure_classes)
+        if failure_classes is not None and not isinstance(failure_classes, FailureClasses):
+            raise TypeError(f"failure_classes must be a FailureClasses, a list of class dicts or None, got "
+                            f"{type(failure_classes).__name__}")
+        self.failure_classes = failure_classes
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
         self.name = name
@@ -342,7 +355,10 @@ class Scenario:
     @property
     def failure_description(self) -> str:
         """The failure model in words, as reported in results."""
-        return self.failures.describe(self.n_groups)
+        words = self.failures.describe(self.n_groups)
+        if self.failure_classes is not None:
+            words += f"; classes: {self.failure_classes.describe()}"
+        return words
 
     def epoch_failures(self, seed):
         """The failures :func:`spare_core.sim.simulate` reads for a run on ``seed``, shareable by

@@ -255,8 +255,19 @@ class Policy:
         return 1.0
 
     def time_between_restarts(self, scenario: Any) -> float:
-        """T_f for the checkpoint rules: ``endurable_failures * system_mtbf``."""
-        return self.endurable_failures(scenario) * scenario.system_mtbf
+        """T_f for the checkpoint rules: ``endurable_failures * system_mtbf``.
+
+        With failure classes a share ``f`` of the failures restarts whatever the policy (a
+        class no strategy masks): restarts then come at the rate ``(f + (1 - f) / E) /
+        system_mtbf``, ``E`` the endurable failures (the policy's own restarts among the
+        others, which the thinning leaves as frequent per failure), so ``T_f = system_mtbf /
+        (f + (1 - f) / E)``; ``E`` for checkpoint-only is 1, and ``T_f`` the MTBF."""
+        e = self.endurable_failures(scenario)
+        classes = getattr(scenario, "failure_classes", None)
+        f = 0.0 if classes is None else classes.forced_share
+        if f > 0.0:
+            return scenario.system_mtbf / (f + (1.0 - f) / e)
+        return e * scenario.system_mtbf
 
     def checkpoint_interval(self, scenario: Any) -> IntervalChoice:
         """The compute seconds between checkpoints for ``scenario`` and the rule used."""

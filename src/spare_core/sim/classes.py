@@ -1,0 +1,280 @@
+"""Failure classes: what an interruption needs, and how long it takes to notice it.
+
+A file's failure process is split into classes (``[[failures.classes]]``) by *thinning*: every
+failure the run's failure source hands out gets a class from a seeded draw of its own
+(stream ``"failure-classes"`` under the run's failure seed, one counter block per epoch), so
+the failures' times and groups are those of the file without classes, bit for bit, and the
+class of the i-th failure of epoch k is the same for every policy run on the seed.
+
+A class says how the job recovers (``recovery``) and how long the fault goes unnoticed
+(``detect``):
+
+* ``"swap"``: today's failure. A node fails, is replaced (through ``[repair]`` when given),
+  and SPARe, replication and elastic training may mask it (``masked = true``, the default);
+  ``masked = false`` makes every strategy restart on it, the node still replaced.
+* ``"restart"``: a job-wide fault (a software bug, a transient network error). Every rank
+  restarts; no node is replaced, no spare is taken, no group goes out, and no strategy can
+  mask it (``masked`` must be false). The job restarts from the in-memory tier when it has
+  one (host memory survives a software fault, so the snapshot is still everywhere), else
+  from the persistent checkpoint.
+* ``"domain"``: many nodes at once. Not supported as a class: the ``[[failures.domains]]``
+  levels model correlated failures (their events take a whole domain's groups).
+
+``detect`` is lost whatever the strategy: a restart costs ``detect + restart``, a masked
+failure stalls the step by ``detect`` before it is masked.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._seeding import epoch_stream, stream_rng
+from ..distributions import Distribution, Exponential, LogNormal, Weibull
+
+__all__ = ["FailureClass", "FailureClasses", "ClassDraws", "RECOVERIES", "DETECT_LAWS"]
+
+#: the recoveries a class may name (``"domain"`` is refused with its reason)
+RECOVERIES = ("restart", "swap", "domain")
+#: detection laws of a ``detect`` table and the keys each takes besides ``mean``
+DETECT_LAWS = {"exponential": (), "weibull": ("shape",), "lognormal": ("sigma",)}
+#: shares must add up to 1 within this
+SHARE_TOLERANCE = 1e-9
+_MIN_DRAWS = 16  # rows drawn for an epoch past its first failure
+_MIN_FIRST = 64  # epochs' first failures drawn at once at least (then twice as many as so far)
+
+
+def _detect_law(detect) -> Distribution | float:
+    if isinstance(detect, Distribution):
+        if not isinstance(detect, (Exponential, Weibull, LogNormal)):
+            raise ValueError(f"detect: a law must be exponential, weibull or lognormal, got {detect!r}")
+        return detect
+    if isinstance(detect, bool) or not isinstance(detect, (int, float, np.integer, np.floating)):
+        raise TypeError(f"detect must be seconds or an Exponential, Weibull or LogNormal law, got "
+                        f"{type(detect).__name__} {detect!r}")
+    d = float(detect)
+    if not (d >= 0.0 and math.isfinite(d)):
+        raise ValueError(f"detect must be finite seconds >= 0, got {detect!r}")
+    return d
+
+
+@dataclass(frozen=True)
+class FailureClass:
+    """One class of interruptions.
+
+    Parameters
+    ----------
+    name : str
+        Named in messages and outputs.
+    share : float
+        Fraction of the failure rate, in [0, 1].
+    recovery : {"restart", "swap"}
+        What the job does (module docstring); ``"domain"`` is refused.
+    detect : float or Distribution, default 0
+        Seconds from the fault to its detection, or a law of them (Exponential, Weibull,
+        LogNormal), drawn per failure.
+    masked : bool, optional
+        Whether SPARe, replication and elastic training may mask it: default True for
+        ``"swap"``; must be False for ``"restart"`` (it hits every rank).
+    """
+
+    name: str
+    share: float
+    recovery: str
+    detect: object = 0.0
+    masked: bool | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"a failure class's name must be a non-empty str, got {self.name!r}")
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float, np.integer, np.floating)) \
+                or not 0.0 <= float(self.share) <= 1.0:
+            raise ValueError(f"class {self.name!r}: share must be a number in [0, 1], got {self.share!r}")
+        object.__setattr__(self, "share", float(self.share))
+        if self.recovery not in RECOVERIES:
+            raise ValueError(f"class {self.name!r}: recovery must be one of {list(RECOVERIES)}, got {self.recovery!r}")
+        if self.recovery == "domain":
+            raise ValueError(f"class {self.name!r}: recovery = \"domain\" is not supported yet; model failures that "
+                             "take many nodes at once with [[failures.domains]]")
+        if self.masked is not None and not isinstance(self.masked, (bool, np.bool_)):
+            raise TypeError(f"class {self.name!r}: masked must be a bool, got {self.masked!r}")
+        masked = (self.recovery == "swap") if self.masked is None else bool(self.masked)
+        if masked and self.recovery == "restart":
+            raise ValueError(f"class {self.name!r}: masked = true cannot go with recovery = \"restart\": a job-wide "
+                             "fault hits every rank, no redundancy masks it")
+        object.__setattr__(self, "masked", masked)
+        try:
+            object.__setattr__(self, "detect", _detect_law(self.detect))
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"class {self.name!r}: {e}") from None
+
+    @property
+    def job_wide(self) -> bool:
+        """A fault of the whole job: no node is replaced."""
+        return self.recovery == "restart"
+
+    def to_dict(self) -> dict:
+        d = self.detect
+        return {"name": self.name, "share": self.share, "recovery": self.recovery,
+                "detect": d if isinstance(d, float) else d.to_dict(), "masked": self.masked}
+
+
+@dataclass(frozen=True)
+class FailureClasses:
+    """The classes of a failure process: shares of its rate that add up to 1.
+
+    Parameters
+    ----------
+    classes : tuple of FailureClass
+        At least one, names distinct, shares summing to 1 within ``1e-9``.
+    """
+
+    classes: tuple
+
+    def __post_init__(self):
+        cl = tuple(self.classes)
+        if not cl:
+            raise ValueError("failure classes: give at least one class")
+        for c in cl:
+            if not isinstance(c, FailureClass):
+                raise TypeError(f"failure classes must be FailureClass objects, got {type(c).__name__}")
+        names = [c.name for c in cl]
+        if len(set(names)) != len(names):
+            raise ValueError(f"failure classes: names must be distinct, got {names}")
+        total = math.fsum(c.share for c in cl)
+        if abs(total - 1.0) > SHARE_TOLERANCE:
+            raise ValueError(f"failure classes: the shares must add up to 1 (within {SHARE_TOLERANCE:g}), got "
+                             f"{total!r} ({', '.join(f'{c.name} {c.share:g}' for c in cl)})")
+        if len(cl) > 127:
+            raise ValueError(f"failure classes: at most 127 classes, got {len(cl)}")
+        object.__setattr__(self, "classes", cl)
+
+    @classmethod
+    def from_dict(cls, data) -> "FailureClasses":
+        """The classes written by :meth:`to_dict` (a list of class dicts)."""
+        from ..distributions import distribution_from_dict
+
+        if not isinstance(data, (list, tuple)):
+            raise TypeError(f"failure classes must be a list of class dicts, got {type(data).__name__}")
+        out = []
+        for d in data:
+            d = dict(d)
+            det = d.get("detect", 0.0)
+            if isinstance(det, dict):
+                d["detect"] = distribution_from_dict(det)
+            out.append(FailureClass(**d))
+        return cls(tuple(out))
+
+    def to_dict(self) -> list:
+        return [c.to_dict() for c in self.classes]
+
+    def __len__(self) -> int:
+        return len(self.classes)
+
+    @property
+    def names(self) -> tuple:
+        return tuple(c.name for c in self.classes)
+
+    @property
+    def restart_share(self) -> float:
+        """The share of the job-wide (``"restart"``) classes."""
+        return math.fsum(c.share for c in self.classes if c.job_wide)
+
+    @property
+    def forced_share(self) -> float:
+        """The share of the classes no strategy masks (job-wide ones and unmasked swaps)."""
+        return math.fsum(c.share for c in self.classes if not c.masked)
+
+    def draws(self, failures_seed: np.random.SeedSequence) -> "ClassDraws":
+        """The per-failure classes and detection times of a run whose failures come from
+        ``failures_seed`` (``run_seed(seed, "failures")``)."""
+        return ClassDraws(self, failures_seed)
+
+    def describe(self) -> str:
+        parts = []
+        for c in self.classes:
+            d = c.detect
+            det = "" if d == 0.0 else (f", detect {d:g} s" if isinstance(d, float) else f", detect {d!r}")
+            parts.append(f"{c.name} {100 * c.share:.3g} % {c.recovery}{'' if c.masked or c.job_wide else ' unmasked'}{det}")
+        return "; ".join(parts)
+
+
+class ClassDraws:
+    """The class and detection time of each failure of a run, by (epoch, index in the epoch).
+
+    Each failure reads a row of two uniforms: column 0 picks the class (by the cumulative
+    shares), column 1 is the detection law's uniform (inverse cumulative hazard). The first
+    failure of epoch ``k`` reads row ``k`` of one sequential stream (``"failure-classes-first"``),
+    so the first failures of many epochs are drawn at once (the compiled restart loop of
+    checkpoint-only, one failure per epoch, gets them as arrays); failure ``i >= 1`` of epoch
+    ``k`` reads row ``i - 1`` of the ``"failure-classes"`` stream's counter block ``k``
+    (:class:`spare_core._seeding.EpochStream`). Rows do not depend on how many are drawn, so
+    the fast path (which reads an epoch in growing batches) and the reference (one failure at a
+    time) see the same numbers. Shared by :func:`spare_core.sim.simulate` and the reference
+    simulator, as :class:`spare_core.sim.run.StepMultipliers` is.
+    """
+
+    __slots__ = ("classes", "_stream", "_first_rng", "_first", "_cum", "_forced", "_wide", "_flags", "_key",
+                 "_cls", "_det", "_const", "_laws")
+
+    def __init__(self, classes: FailureClasses, failures_seed):
+        self.classes = classes
+        self._stream = epoch_stream(failures_seed, "failure-classes")
+        self._first_rng = stream_rng(failures_seed, "failure-classes-first")
+        self._first = np.zeros((0, 2))  # the rows of the epochs' first failures drawn so far
+        shares = np.array([c.share for c in classes.classes])
+        self._cum = np.cumsum(shares)[:-1]
+        self._forced = np.array([not c.masked for c in classes.classes])
+        self._wide = np.array([c.job_wide for c in classes.classes])
+        # per class: 1 no strategy masks it, 2 job-wide (what the compiled restart loop reads)
+        self._flags = (self._forced.astype(np.int8) + 2 * self._wide.astype(np.int8)).astype(np.int8)
+        self._key = None
+        self._cls = self._det = None
+        self._const = np.array([c.detect if isinstance(c.detect, float) else 0.0 for c in classes.classes])
+        self._laws = [(i, c.detect) for i, c in enumerate(classes.classes) if not isinstance(c.detect, float)]
+
+    def _classify(self, u: np.ndarray):
+        cls = np.searchsorted(self._cum, u[:, 0], side="right").astype(np.int8)
+        det = self._const[cls]
+        for i, law in self._laws:
+            pick = cls == i
+            if pick.any():
+                det[pick] = law.inverse_cumulative_hazard(-np.log1p(-u[pick, 1]))
+        return cls, det
+
+    def _first_rows(self, k0: int, n: int) -> np.ndarray:
+        """Rows ``k0 .. k0 + n - 1`` of the first failures' stream (drawn on, in order)."""
+        have = self._first.shape[0]
+        if k0 + n > have:
+            more = max(k0 + n - have, have, _MIN_FIRST)
+            self._first = np.concatenate([self._first, self._first_rng.random((more, 2))])
+        return self._first[k0 : k0 + n]
+
+    def at(self, k: int, n: int):
+        """Classes (int8 indices into ``classes.classes``) and detection seconds of the first
+        ``n`` or more failures of epoch ``k``: two arrays of one length >= n."""
+        if self._key == k and self._cls.shape[0] >= n:
+            return self._cls, self._det
+        k = int(k)
+        if n <= 1 and self._key != k:
+            u = self._first_rows(k, 1)
+        else:
+            m = max(_MIN_DRAWS, n, 0 if self._key != k else 2 * self._cls.shape[0])
+            u = np.concatenate([self._first_rows(k, 1), self._stream.at(k).random((m - 1, 2))])
+        cls, det = self._classify(u)
+        self._key, self._cls, self._det = k, cls, det
+        return cls, det
+
+    def first(self, k0: int, n: int):
+        """The first failures of epochs ``k0 .. k0 + n - 1``: their flags (1: no strategy masks
+        it, 2: job-wide; int8) and detection seconds, as the compiled restart loop reads them."""
+        cls, det = self._classify(self._first_rows(int(k0), int(n)))
+        return self._flags[cls], det
+
+    def forced(self, cls: np.ndarray) -> np.ndarray:
+        """Whether each class index restarts every strategy (not masked)."""
+        return self._forced[cls]
+
+    def job_wide(self, c: int) -> bool:
+        return bool(self._wide[c])
