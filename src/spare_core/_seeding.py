@@ -77,6 +77,9 @@ STREAMS = {
     "node-lifetimes": ("seeded", "NodeRenewals: residual node ages at time 0, then replacement lifetimes"),
     "domain-lifetime": ("epoch", "DomainFailures: the failure domains' lifetimes"),
     "trace-continuation": ("epoch-seeded", "TraceReplay(after='fit'): the fitted law past the trace's end"),
+    "repair-times": ("seeded", "RepairDraws: each take's repair rounds, automatic and manual durations (under run 'repairs')"),
+    "repair-swaps": ("seeded", "RepairDraws: each take's swap duration (under run 'repairs')"),
+    "repair-diagnoses": ("seeded", "RepairDraws: whether each take pulled a healthy node (under run 'repairs')"),
 }
 
 
@@ -106,7 +109,7 @@ def epoch_stream(root: np.random.SeedSequence, name: str) -> "EpochStream":
 
 #: children of a run's root seed, addressed by position (the layout every simulated number so
 #: far was drawn with): the failure process and the per-step duration multipliers
-RUN_CHILDREN = {"failures": 0, "step-multipliers": 1}
+RUN_CHILDREN = {"failures": 0, "step-multipliers": 1, "repairs": 2}
 
 
 def run_seed(seed, name: str) -> np.random.SeedSequence:

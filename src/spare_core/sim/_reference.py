@@ -113,6 +113,14 @@ class _Run:
             self.pool = [-math.inf] * self.rep.spares
         else:
             self.pool = None
+        # drawn repairs: each take of the pool has its row of durations (the same rows as the
+        # fast path's: a take's index, not the order of calls, addresses it)
+        self.draws = None
+        self.takes = 0
+        if self.rep is not None and self.rep.drawn:
+            from .recovery import RepairDraws
+
+            self.draws = RepairDraws(self.rep, seed)
         self.c = dict(seen=0, restarts=0, rejoins=0, ckpt=0, nmem=0, nmemr=0, executed=0)
         self.t = dict(lost=0.0, save=0.0, msave=0.0, restart=0.0, wait=0.0, pause=0.0)
 
@@ -153,6 +161,8 @@ class _Run:
     def _take_spare(self, f):
         """The time the failed node's replacement is in place."""
         rep = self.rep
+        if self.draws is not None:
+            return self._take_drawn(f, True)
         if rep.spares is None:
             free = f
         elif rep.spares == 0:
@@ -160,6 +170,26 @@ class _Run:
         else:
             free = heapq.heapreplace(self.pool, f + rep.time)
         return (free if free > f else f) + rep.swap
+
+    def _take_drawn(self, f, first):
+        """``_take_spare`` with the take's own durations: the node back first among the pool
+        and the failed node itself; a wrong diagnosis pulls the faulty node when the healthy
+        one's replacement is in place (docs/model.md, section 3.3)."""
+        k = self.takes
+        self.takes += 1
+        self.draws.cover(0, k + 1)  # never trimmed: the reference undoes no take
+        i = k - self.draws.base
+        back_at = f + float(self.draws.rep[i])
+        if self.rep.spares is None:
+            free = f
+        elif self.rep.spares == 0:
+            free = back_at
+        else:
+            free = heapq.heappushpop(self.pool, back_at)
+        ready = (free if free > f else f) + float(self.draws.swap[i])
+        if first and self.draws.mis[i]:
+            return self._take_drawn(ready, False)
+        return ready
 
     # -- policy decisions ---------------------------------------------------------------------
     def _elastic_state(self):
