@@ -76,6 +76,7 @@ from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.study import check_repairs
+from .distributions import law_from_file
 from .sim.recovery import MemoryTier, Pricing, Repairs
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
@@ -100,7 +101,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
                  "nodes_per_group", "node_ages", "domains", "fit_law"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
-    "repair": ("swap", "spares", "time", "rejoin"),
+    "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -700,11 +701,23 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster) -> Repa
     if rp is None:
         return None
     spares = rp.get("spares")
-    return Repairs(swap=rd.duration("repair.swap", rp.get("swap", 0.0), strict=False),
-                   spares=None if spares is None else rd.integer("repair.spares", spares, low=0, high=10**7),
-                   time=rd.duration("repair.time", rp.get("time", 0.0), strict=False),
-                   rejoin=rd.duration("repair.rejoin", rp.get("rejoin", 0.0), strict=False),
-                   gpus_per_node=cluster.gpus_per_node)
+    if ("manual_time" in rp) != ("escalate" in rp):
+        given, other = ("manual_time", "escalate") if "manual_time" in rp else ("escalate", "manual_time")
+        raise rd.error(f"repair.{given} needs repair.{other} (a manual repair after the automatic one "
+                       "happens with probability escalate and takes manual_time)")
+    probs = {k: rd.number(f"repair.{k}", rp[k], strict=False, high=1.0, high_strict=k != "escalate")
+             for k in ("escalate", "fail_fix", "misdiagnose") if k in rp}
+    try:
+        return Repairs(swap=law_from_file(rd, "repair.swap", rp.get("swap", 0.0)),
+                       spares=None if spares is None else rd.integer("repair.spares", spares, low=0, high=10**7),
+                       time=law_from_file(rd, "repair.time", rp.get("time", 0.0)),
+                       rejoin=rd.duration("repair.rejoin", rp.get("rejoin", 0.0), strict=False),
+                       gpus_per_node=cluster.gpus_per_node,
+                       manual_time=law_from_file(rd, "repair.manual_time", rp.get("manual_time", 0.0)), **probs)
+    except ScenarioFileError:
+        raise
+    except ValueError as err:  # the rules between the keys (escalate needs a manual_time > 0)
+        raise rd.error(str(err)) from None
 
 
 @dataclass(frozen=True)

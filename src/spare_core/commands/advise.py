@@ -282,11 +282,12 @@ def spares_check(sc: Any) -> dict[str, Any] | None:
     """Little's law on the spare pool: the nodes in repair at any time, on average, are the
     failure rate times the repair time; a pool below that keeps restarts waiting."""
     rp = sc.repair
-    if rp is None or rp.spares is None or not rp.time > 0 or not math.isfinite(sc.system_mtbf):
+    # with a law, escalation or repeated repairs: the mean of a node's whole repair (M/G/inf)
+    if rp is None or rp.spares is None or not rp.mean_time > 0 or not math.isfinite(sc.system_mtbf):
         return None
-    in_repair = rp.time / sc.system_mtbf
+    in_repair = rp.mean_time / sc.system_mtbf
     return {"in_repair": in_repair, "pool": rp.spares, "enough": rp.spares > in_repair,
-            "failure_every": sc.system_mtbf, "repair_time": rp.time}
+            "failure_every": sc.system_mtbf, "repair_time": rp.mean_time}
 
 
 def _print_advice(a: dict[str, Any], sf: Any) -> None:

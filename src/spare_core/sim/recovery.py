@@ -40,7 +40,7 @@ from .._native import load
 from .._results import fields_dict
 from .._seeding import run_seed, stream_rng
 from .._validate import as_float, as_int
-from ..distributions import Distribution, as_distribution
+from ..distributions import Distribution, as_distribution, distribution_from_dict
 
 __all__ = ["Repairs", "MemoryTier", "Pricing", "RepairBook", "RepairDraws", "copy_holders"]
 
@@ -50,7 +50,10 @@ def _seconds(value, name, *, allow_inf=False, strict=False):
 
 
 def _law(value, name):
-    """A duration: seconds >= 0, or a :class:`~spare_core.distributions.Distribution`."""
+    """A duration: seconds >= 0, or a :class:`~spare_core.distributions.Distribution` (or the
+    dict :meth:`~spare_core.distributions.Distribution.to_dict` writes, as a stored scenario has it)."""
+    if isinstance(value, dict):
+        value = distribution_from_dict(value, name)
     if isinstance(value, Distribution):
         return as_distribution(value, name)
     return _seconds(value, name)
