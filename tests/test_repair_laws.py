@@ -322,3 +322,12 @@ def test_the_example_runs_end_to_end():
     for pol in (CheckpointOnly(), SpareCheckpoint(3)):
         r = simulate(sc, pol, seed=0)
         assert r.finished and r.failures_seen > 0 and _numbers(r) == _numbers(simulate(sc, pol, seed=0))
+
+
+def test_advise_counts_the_mean_repair_in_the_pool():
+    from spare_core.commands.advise import spares_check
+
+    sf = _file(time={"law": "exponential", "mean": "2 h"}, escalate=0.5, manual_time="10 h", fail_fix=0.5, spares=2)
+    c = spares_check(sf.scenario)
+    # Little's law with E = (2 h + 0.5 x 10 h) / (1 - 0.5) = 14 h
+    assert c["in_repair"] == pytest.approx(14 * 3600 / sf.scenario.system_mtbf) and c["drawn"]

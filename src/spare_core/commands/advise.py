@@ -287,7 +287,7 @@ def spares_check(sc: Any) -> dict[str, Any] | None:
         return None
     in_repair = rp.mean_time / sc.system_mtbf
     return {"in_repair": in_repair, "pool": rp.spares, "enough": rp.spares > in_repair,
-            "failure_every": sc.system_mtbf, "repair_time": rp.mean_time}
+            "failure_every": sc.system_mtbf, "repair_time": rp.mean_time, "drawn": rp.drawn}
 
 
 def _print_advice(a: dict[str, Any], sf: Any) -> None:
@@ -363,7 +363,8 @@ def _print_levers(a: dict[str, Any], objective: str) -> None:
     if sc is not None:
         verdict = "enough" if sc["enough"] else "too few: restarts wait for repairs (raise repair.spares)"
         print(f"  spare pool: about {sc['in_repair']:.1f} nodes in repair at any time (Little's law: a failure every "
-              f"{fmt_duration(sc['failure_every'])}, {fmt_duration(sc['repair_time'])} each) against {sc['pool']} "
+              f"{fmt_duration(sc['failure_every'])}, {fmt_duration(sc['repair_time'])} "
+              f"{'on average' if sc.get('drawn') else 'each'}) against {sc['pool']} "
               f"spares: {verdict}")
 
 
