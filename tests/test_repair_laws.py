@@ -221,7 +221,9 @@ def law_cases(draw):
     rp = Repairs(swap=draw(law), spares=draw(st.sampled_from([None, 0, 1, 2, 3])), time=rep,
                  rejoin=draw(st.sampled_from([0.0, 10.0, 40.0])), escalate=esc,
                  manual_time=Exponential(600.0) if esc else 0.0, fail_fix=draw(st.sampled_from([0.0, 0.0, 0.4])),
-                 misdiagnose=draw(st.sampled_from([0.0, 0.0, 0.3])))
+                 misdiagnose=draw(st.sampled_from([0.0, 0.0, 0.3])), standbys=(w := draw(st.sampled_from([0, 0, 1, 2]))),
+                 standby_swap=draw(st.sampled_from([0.0, 3.0])) if w else 0.0,
+                 host_select=draw(st.sampled_from([0.0, 0.0, 50.0])))
     sc = _node(draw(st.integers(3, 12)), n_steps=draw(st.integers(5, 120)), system_mtbf=draw(st.floats(60.0, 400.0)),
                repair=rp, restart_time=draw(st.sampled_from([0.0, 40.0])), max_wall_factor=draw(st.floats(3.0, 40.0)))
     return sc, pol, draw(st.integers(0, 2**31))
@@ -331,3 +333,59 @@ def test_advise_counts_the_mean_repair_in_the_pool():
     c = spares_check(sf.scenario)
     # Little's law with E = (2 h + 0.5 x 10 h) / (1 - 0.5) = 14 h
     assert c["in_repair"] == pytest.approx(14 * 3600 / sf.scenario.system_mtbf) and c["drawn"]
+
+
+# -- warm standbys ([fleet]) --------------------------------------------------------------------
+
+
+def _erlang_b(w, a):
+    b = 1.0
+    for k in range(1, w + 1):
+        b = a * b / (k + a * b)
+    return b
+
+
+@pytest.mark.parametrize("w", [1, 2, 4])
+def test_no_standby_is_ready_with_the_erlang_loss_probability(w):
+    # with an unlimited pool a used standby is refilled host_select after its failure; a failure
+    # that finds none ready goes to the pool and leaves the standbys alone: an Erlang loss system
+    # (M/G/w/w), so for Poisson failures none is ready with probability B(w, lambda host_select)
+    lam, h, n = 1.0, 2.0, 100_000
+    rp = Repairs(spares=None, time=Exponential(5.0), swap=1.0, standbys=w, standby_swap=0.5, host_select=h)
+    t = np.cumsum(np.random.default_rng(w).exponential(1.0 / lam, n))
+    book = RepairBook(rp, n, seed=1)
+    book.merge(t, np.arange(n, dtype=np.int64), 0.0, math.inf, 3 * n)
+    warm = book.back == t + 0.5  # rejoin 0: back is in place; a standby's swap after the failure
+    assert (warm | (book.back == (t + h) + 1.0)).all()  # or host selection and the swap
+    lost = ~warm[t > 50]
+    b = _erlang_b(w, lam * h)
+    assert abs(lost.mean() - b) < 5 * math.sqrt(b * (1 - b) / lost.size) * 2  # neighbours are correlated
+
+
+def test_standbys_cost_gpus_and_refill_from_the_pool():
+    rp = Repairs(spares=3, time=1000.0, standbys=2, host_select=60.0, gpus_per_node=8)
+    assert rp.spare_gpus == 5 * 8 and rp.drawn
+    assert Repairs(spares=None, standbys=2).spare_gpus == 16  # standbys are paid for, an unlimited pool is not
+    # three failures at once: two standbys in place after their swap, the third from the pool; the
+    # refills take the pool's next nodes
+    book = RepairBook(rp, 3, seed=0)
+    book.merge(np.array([10.0, 10.0, 10.0]), np.arange(3, dtype=np.int64), 0.0, math.inf, 9)
+    assert list(book.back) == [10.0, 10.0, 10.0 + 60.0]
+    assert sorted(book.standby) == [70.0, 70.0]
+    assert int(book.rs[book.kern.REPAIR_SLOTS["R_USED"]]) == 3
+
+
+def test_fleet_keys_and_their_errors():
+    sf = parse_scenario({**BASE, "repair": {"time": "1 h", "spares": 2},
+                         "fleet": {"standbys": 2, "standby_swap": "30 s", "host_select": "20 min"}}, source="r.toml")
+    rp = sf.scenario.repair
+    assert (rp.standbys, rp.standby_swap, rp.host_select) == (2, 30.0, 1200.0)
+    assert Repairs(**rp.to_dict()) == rp
+    for bad, words in [({"fleet": {"standbys": 1}}, "[fleet] needs [repair]"),
+                       ({"repair": {}, "fleet": {"standbys": -1}}, "fleet.standbys must be an integer >= 0"),
+                       ({"repair": {}, "fleet": {"standby_swap": "1 s"}}, "fleet.standby_swap needs fleet.standbys"),
+                       ({"repair": {}, "fleet": {"host_select": "soon"}}, "fleet.host_select must be a duration"),
+                       ({"repair": {}, "fleet": {"hosts": 1}}, "key 'fleet.hosts' is unknown")]:
+        with pytest.raises(ScenarioFileError) as e:
+            parse_scenario({**BASE, **bad}, source="r.toml")
+        assert words in str(e.value)

@@ -92,8 +92,8 @@ IO_KEYS = ("size", "write_bandwidth", "read_bandwidth", "efficiency", "mode", "h
 _SECTIONS: dict[str, tuple[str, ...]] = {
     # and the shorthand tables registered policies declare (``RegisteredPolicy.table``: elastic's
     # ``[elastic]``), see :func:`_top_keys`
-    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint",
-         "stragglers"),
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "fleet",
+         "checkpoint", "stragglers"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     # the built-in failure models' keys, in the order the messages list them; a model registered
@@ -102,6 +102,8 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
                  "nodes_per_group", "node_ages", "domains", "fit_law"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
+    # warm standbys before the spare pool (they refill from it)
+    "fleet": ("standbys", "standby_swap", "host_select"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -109,7 +111,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     # SPARe's ``layout``), see :func:`_allowed`
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "charge_patch"),
 }
-_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint", "stragglers")
+_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "fleet", "checkpoint", "stragglers")
 #: ``failures.model`` when the file names none: a user's cluster replaces the failed node and
 #: keeps the others (the paper preset names "per-unit")
 _DEFAULT_FAILURE_MODEL = "node"
@@ -503,7 +505,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
-    repair = _repair(rd, tables.get("repair"), cluster)
+    repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
             cluster.n_groups, n_steps=job.steps, t_compute=job.step - job.allreduce, t_allreduce=job.allreduce,
@@ -696,10 +698,21 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
                                                                         strict=True))
 
 
-def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster) -> Repairs | None:
-    """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model)."""
+def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
+            fl: dict[str, Any] | None = None) -> Repairs | None:
+    """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model);
+    ``[fleet]``: warm standbys in front of its pool."""
     if rp is None:
+        if fl is not None:
+            raise rd.error("[fleet] needs [repair] (its standbys refill from the spare pool)")
         return None
+    fleet = {}
+    if fl is not None:
+        fleet = {"standbys": rd.integer("fleet.standbys", fl.get("standbys", 0), low=0, high=10**6),
+                 "standby_swap": rd.duration("fleet.standby_swap", fl.get("standby_swap", 0.0), strict=False),
+                 "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
+        if fleet["standbys"] == 0 and "standby_swap" in fl:
+            raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
     spares = rp.get("spares")
     if ("manual_time" in rp) != ("escalate" in rp):
         given, other = ("manual_time", "escalate") if "manual_time" in rp else ("escalate", "manual_time")
@@ -713,7 +726,8 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster) -> Repa
                        time=law_from_file(rd, "repair.time", rp.get("time", 0.0)),
                        rejoin=rd.duration("repair.rejoin", rp.get("rejoin", 0.0), strict=False),
                        gpus_per_node=cluster.gpus_per_node,
-                       manual_time=law_from_file(rd, "repair.manual_time", rp.get("manual_time", 0.0)), **probs)
+                       manual_time=law_from_file(rd, "repair.manual_time", rp.get("manual_time", 0.0)), **probs,
+                       **fleet)
     except ScenarioFileError:
         raise
     except ValueError as err:  # the rules between the keys (escalate needs a manual_time > 0)

@@ -717,12 +717,16 @@ cdef enum:
     R_HEAD = 6          # IN-OUT first pending rejoin in the ring ``pend_*``
     R_COUNT = 7         # IN-OUT pending rejoins
     R_BASE = 8          # IN with drawn durations: the take index of the draw arrays' first row
-    N_REPAIR = 9
+    R_N_STANDBY = 9     # IN with drawn durations: warm standbys (0: none)
+    R_STANDBY_SWAP = 10 # IN a warm standby is in a failed node's place this long after the failure
+    R_HOST_SELECT = 11  # IN a node from the pool is selected and warmed this long after it is free
+    N_REPAIR = 12
 
 REPAIR_SLOTS = {
     "R_SWAP": R_SWAP, "R_REPAIR": R_REPAIR, "R_REJOIN": R_REJOIN, "R_N_SPARES": R_N_SPARES,
     "R_USED": R_USED, "R_READY": R_READY, "R_HEAD": R_HEAD, "R_COUNT": R_COUNT,
-    "R_BASE": R_BASE, "N_REPAIR": N_REPAIR,
+    "R_BASE": R_BASE, "R_N_STANDBY": R_N_STANDBY, "R_STANDBY_SWAP": R_STANDBY_SWAP,
+    "R_HOST_SELECT": R_HOST_SELECT, "N_REPAIR": N_REPAIR,
 }
 
 
@@ -730,13 +734,18 @@ REPAIR_SLOTS = {
 # belongs to the pool's k-th take (``rs[R_USED]`` when it is taken). ``rep`` and ``swp`` are
 # the take's repair and swap seconds, ``mis`` 1 when the node pulled is a healthy one (a wrong
 # diagnosis); the kernel writes the slot it changed (-1: none) and its old value to
-# ``slot`` / ``old`` so that ``RepairBook.restart`` can undo takes.
+# ``slot`` / ``old`` so that ``RepairBook.restart`` can undo takes. ``sb`` holds the time each
+# warm standby is ready (``rs[R_N_STANDBY]`` of them); a take records the standby it used (-1:
+# none) and its old ready time in ``sb_slot`` / ``sb_old``.
 cdef struct Draws:
     const float64_t* rep
     const float64_t* swp
     const int8_t* mis
     int64_t* slot
     float64_t* old
+    float64_t* sb
+    int64_t* sb_slot
+    float64_t* sb_old
 
 
 cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, float64_t* pool_old) noexcept nogil:
@@ -775,11 +784,24 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
     # slot scanned first (k % spares) is the minimum, so this is ``_take_spare`` bit for bit.
     # A wrong diagnosis (``mis``, once per failure: ``allow_wrong``) pulled a healthy node; the
     # fault shows again when its replacement is in place, and the faulty node is pulled then:
-    # a second take from that time. Returns when the last replacement is in place.
+    # a second take from that time. Warm standbys ([fleet]): a failure that finds one ready
+    # (the one ready first) has it in place ``standby_swap`` after the failure, and the standby
+    # is refilled by this take of the pool, ready ``host_select`` after the pool's node is free;
+    # a failure that finds none takes the pool's node directly, in place ``host_select + swap``
+    # after it is free. Returns when the last replacement is in place.
     cdef intp_t k = <intp_t>rs[R_USED], spares = <intp_t>rs[R_N_SPARES], slot = -1, i, c
-    cdef intp_t row = k - <intp_t>rs[R_BASE]
-    cdef float64_t free = -DBL_MAX, in_place, back_at = f + d.rep[row], m
+    cdef intp_t row = k - <intp_t>rs[R_BASE], n_sb = <intp_t>rs[R_N_STANDBY], j = -1
+    cdef float64_t free = -DBL_MAX, in_place, back_at = f + d.rep[row], m, hs = rs[R_HOST_SELECT]
     d.old[row] = 0.0
+    d.sb_slot[row] = -1
+    d.sb_old[row] = 0.0
+    if n_sb > 0:
+        j = 0
+        for c in range(1, n_sb):
+            if d.sb[c] < d.sb[j]:
+                j = c
+        if d.sb[j] > f:
+            j = -1  # every standby is still being refilled: the pool directly
     if spares >= 0:
         if spares == 0:
             free = back_at  # no pool: the failed node itself, once repaired
@@ -804,10 +826,17 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
             pool[slot] = back_at
     d.slot[row] = slot
     rs[R_USED] = k + 1
-    if free > f:
-        in_place = free + d.swp[row]
+    if free <= f:
+        free = f
+    if j >= 0:
+        d.sb_slot[row] = j
+        d.sb_old[row] = d.sb[j]
+        d.sb[j] = free + hs
+        in_place = f + rs[R_STANDBY_SWAP]
+    elif hs != 0.0:
+        in_place = free + hs + d.swp[row]
     else:
-        in_place = f + d.swp[row]
+        in_place = free + d.swp[row]
     if in_place > rs[R_READY]:
         rs[R_READY] = in_place
     if allow_wrong and d.mis[row] != 0:
@@ -897,17 +926,24 @@ cdef intp_t _merge_repairs(
 
 
 cdef Draws* _draws(float64_t[::1] rs, const float64_t[::1] rep, const float64_t[::1] swp, const int8_t[::1] mis,
-                   int64_t[::1] slot, float64_t[::1] old, Draws* out, intp_t takes) except? NULL:
+                   int64_t[::1] slot, float64_t[::1] old, float64_t[::1] sb, int64_t[::1] sb_slot,
+                   float64_t[::1] sb_old, Draws* out, intp_t takes) except? NULL:
     # the draw arrays as a ``Draws`` (NULL when none are given), checked to hold ``takes``
     # rows from the pool's next take on
     cdef intp_t n, row
-    if rep is None and swp is None and mis is None and slot is None and old is None:
+    if rep is None and swp is None and mis is None and slot is None and old is None and sb is None \
+            and sb_slot is None and sb_old is None:
         return NULL
-    if rep is None or swp is None or mis is None or slot is None or old is None:
-        raise ValueError("draw_rep, draw_swap, draw_mis, take_slot and take_old go together")
+    if rep is None or swp is None or mis is None or slot is None or old is None or sb is None \
+            or sb_slot is None or sb_old is None:
+        raise ValueError("draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot and "
+                         "standby_old go together")
     n = rep.shape[0]
-    if swp.shape[0] != n or mis.shape[0] != n or slot.shape[0] != n or old.shape[0] != n:
+    if swp.shape[0] != n or mis.shape[0] != n or slot.shape[0] != n or old.shape[0] != n \
+            or sb_slot.shape[0] != n or sb_old.shape[0] != n:
         raise ValueError("the draw arrays must have one length")
+    if not (0 <= rs[R_N_STANDBY] <= sb.shape[0]) or sb.shape[0] < 1:
+        raise ValueError("rs[R_N_STANDBY] must be in [0, len(standby)] and standby non-empty")
     row = <intp_t>rs[R_USED] - <intp_t>rs[R_BASE]
     if rs[R_BASE] < 0 or row < 0 or n - row < takes or n < 1:
         raise ValueError(f"the draw arrays (rows from take {rs[R_BASE]:g}, {n} long) do not cover {takes} takes "
@@ -917,6 +953,9 @@ cdef Draws* _draws(float64_t[::1] rs, const float64_t[::1] rep, const float64_t[
     out.mis = &mis[0]
     out.slot = &slot[0]
     out.old = &old[0]
+    out.sb = &sb[0]
+    out.sb_slot = &sb_slot[0]
+    out.sb_old = &sb_old[0]
     return out
 
 
@@ -926,7 +965,8 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
                   float64_t[::1] out_rel, int64_t[::1] out_g, int8_t[::1] out_rejoin,
                   float64_t[::1] out_ready, float64_t[::1] out_pool_old, int64_t[::1] out_raw,
                   const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
-                  const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None):
+                  const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
+                  float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None):
     """Merge raw failures with pending rejoins under a spare pool; see ``_merge_repairs``.
 
     Parameters
@@ -952,6 +992,9 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
     draw_rep, draw_swap, draw_mis, take_slot, take_old : arrays of one length, or all None
         Drawn durations per take from take ``rs[R_BASE]`` on (``_take_drawn``; IN) and the
         undo record of each take (OUT); they must cover two takes per failure of the batch.
+    standby, standby_slot, standby_old : float64[max(standbys, 1)], int64[len], float64[len], or None
+        With the draws: the warm standbys' ready times (IN-OUT) and each take's standby undo
+        record (the standby it used, -1 for none, and its old ready time; OUT).
         None: the constant ``rs[R_REPAIR]`` and ``rs[R_SWAP]`` (``_take_spare``).
 
     Returns
@@ -975,8 +1018,8 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
     if not (0 <= rs[R_HEAD] < n and 0 <= rs[R_COUNT] <= n) or rs[R_USED] < 0:
         raise ValueError("repair counters out of range")
     cdef Draws dr
-    cdef Draws* dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, &dr,
-                            2 * min(raw_rel.shape[0], n_out))
+    cdef Draws* dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot,
+                            standby_old, &dr, 2 * min(raw_rel.shape[0], n_out))
     with nogil:
         m = _merge_repairs(&rs[0], &back[0], &pend_t[0], &pend_g[0], n, &pool[0], pool.shape[0],
                            &raw_rel[0] if raw_rel.shape[0] else NULL,
@@ -1142,7 +1185,8 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                    float64_t[::1] rs, float64_t[::1] pool, const int64_t[:, ::1] holders,
                    const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start,
                    const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
-                   const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None):
+                   const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
+                   float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None):
     """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
 
     Parameters
@@ -1202,7 +1246,7 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
     cdef Draws dr
     cdef Draws* dp = NULL
     if use_repairs:
-        dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, &dr,
+        dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot, standby_old, &dr,
                     2 * (rec_end.shape[0] - <intp_t>io[E_NREC]))
     elif draw_rep is not None:
         raise ValueError("draw arrays need repairs (rs)")

@@ -40,4 +40,7 @@ def restart_epochs(
     draw_mis: npt.NDArray[np.int8] | None = ...,
     take_slot: npt.NDArray[np.int64] | None = ...,
     take_old: npt.NDArray[np.float64] | None = ...,
+    standby: npt.NDArray[np.float64] | None = ...,
+    standby_slot: npt.NDArray[np.int64] | None = ...,
+    standby_old: npt.NDArray[np.float64] | None = ...,
 ) -> int: ...

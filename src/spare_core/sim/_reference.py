@@ -121,6 +121,7 @@ class _Run:
             from .recovery import RepairDraws
 
             self.draws = RepairDraws(self.rep, seed)
+            self.standby = [-math.inf] * self.rep.standbys  # warm standbys' ready times
         self.c = dict(seen=0, restarts=0, rejoins=0, ckpt=0, nmem=0, nmemr=0, executed=0)
         self.t = dict(lost=0.0, save=0.0, msave=0.0, restart=0.0, wait=0.0, pause=0.0)
 
@@ -180,13 +181,23 @@ class _Run:
         self.draws.cover(0, k + 1)  # never trimmed: the reference undoes no take
         i = k - self.draws.base
         back_at = f + float(self.draws.rep[i])
+        # a warm standby ready at the failure: the one ready first (the lowest index on ties)
+        j = min(range(len(self.standby)), key=lambda c: (self.standby[c], c), default=None)
+        if j is not None and self.standby[j] > f:
+            j = None
         if self.rep.spares is None:
             free = f
         elif self.rep.spares == 0:
             free = back_at
         else:
             free = heapq.heappushpop(self.pool, back_at)
-        ready = (free if free > f else f) + float(self.draws.swap[i])
+        free = free if free > f else f
+        hs = self.rep.host_select
+        if j is not None:  # the standby in place; this take of the pool refills it
+            self.standby[j] = free + hs
+            ready = f + self.rep.standby_swap
+        else:
+            ready = (free + hs + float(self.draws.swap[i])) if hs != 0.0 else free + float(self.draws.swap[i])
         if first and self.draws.mis[i]:
             return self._take_drawn(ready, False)
         return ready

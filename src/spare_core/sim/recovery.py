@@ -107,6 +107,15 @@ class Repairs:
         Probability in [0, 1) that a failure's diagnosis blames a healthy node: that node is
         pulled (a spare and a repair of its own), the faulty one stays and its fault shows
         again when the replacement is in place; it is pulled then (a second take of the pool).
+    standbys : int, default 0
+        Warm standby nodes ([fleet]): a failure that finds one ready has it in place
+        ``standby_swap`` after the failure, and the standby is refilled from the pool, ready
+        ``host_select`` after the pool's node is free. A failure that finds none takes the
+        pool's node directly, in place ``host_select + swap`` after it is free.
+    standby_swap : float, default 0
+        Seconds from a failure to a ready warm standby being in its place, >= 0.
+    host_select : float, default 0
+        Seconds to select and warm a node from the pool once it is free, >= 0.
 
     ``time`` and ``swap`` (and ``manual_time``) are seconds >= 0 or a
     :class:`~spare_core.distributions.Distribution`.
@@ -132,8 +141,14 @@ class Repairs:
     escalate: float = 0.0
     fail_fix: float = 0.0
     misdiagnose: float = 0.0
+    standbys: int = 0
+    standby_swap: float = 0.0
+    host_select: float = 0.0
 
     def __post_init__(self):
+        object.__setattr__(self, "standbys", as_int(self.standbys, "fleet.standbys", min_value=0, max_value=10**6))
+        object.__setattr__(self, "standby_swap", _seconds(self.standby_swap, "fleet.standby_swap"))
+        object.__setattr__(self, "host_select", _seconds(self.host_select, "fleet.host_select"))
         object.__setattr__(self, "swap", _law(self.swap, "repair.swap"))
         object.__setattr__(self, "time", _law(self.time, "repair.time"))
         object.__setattr__(self, "manual_time", _law(self.manual_time, "repair.manual_time"))
@@ -158,14 +173,15 @@ class Repairs:
 
     @property
     def spare_gpus(self) -> int:
-        """GPUs held in the spare pool (0 for an unlimited pool, which is not paid for)."""
-        return 0 if self.spares is None else self.spares * self.gpus_per_node
+        """GPUs held in the spare pool and the warm standbys (an unlimited pool is not paid for)."""
+        return (self.standbys + (0 if self.spares is None else self.spares)) * self.gpus_per_node
 
     @property
     def drawn(self) -> bool:
         """True when a take draws its durations (a law or a probability is given)."""
         return any(isinstance(v, Distribution) for v in (self.time, self.swap, self.manual_time)) \
-            or self.escalate > 0 or self.fail_fix > 0 or self.misdiagnose > 0
+            or self.escalate > 0 or self.fail_fix > 0 or self.misdiagnose > 0 or self.standbys > 0 \
+            or self.host_select > 0
 
     @property
     def mean_time(self) -> float:
@@ -186,7 +202,7 @@ class Repairs:
         out = {k: out[k] for k in [f for f in self.__dataclass_fields__]}  # field order
         if self.taken_until is None:  # the dict (and a stored run's key) it had before the field existed
             del out["taken_until"]
-        for k in ("manual_time", "escalate", "fail_fix", "misdiagnose"):
+        for k in ("manual_time", "escalate", "fail_fix", "misdiagnose", "standbys", "standby_swap", "host_select"):
             if out[k] == 0:  # likewise for the fields of repair laws
                 del out[k]
         return out
@@ -309,7 +325,8 @@ class RepairDraws:
 
     CHUNK = 1024
 
-    __slots__ = ("repairs", "base", "hi", "rep", "swap", "mis", "slot", "old", "_times", "_swaps", "_diag")
+    __slots__ = ("repairs", "base", "hi", "rep", "swap", "mis", "slot", "old", "sb_slot", "sb_old", "_times",
+                 "_swaps", "_diag")
 
     def __init__(self, repairs: Repairs, seed):
         root = run_seed(seed, "repairs")
@@ -323,6 +340,8 @@ class RepairDraws:
         self.mis = np.empty(0, dtype=np.int8)
         self.slot = np.empty(0, dtype=np.int64)
         self.old = np.empty(0)
+        self.sb_slot = np.empty(0, dtype=np.int64)
+        self.sb_old = np.empty(0)
 
     def _chunk(self):
         rp, c = self.repairs, self.CHUNK
@@ -347,6 +366,7 @@ class RepairDraws:
             cut = lo - self.base
             self.rep, self.swap, self.mis = self.rep[cut:], self.swap[cut:], self.mis[cut:]
             self.slot, self.old = self.slot[cut:], self.old[cut:]
+            self.sb_slot, self.sb_old = self.sb_slot[cut:], self.sb_old[cut:]
             self.base = lo
         if hi > self.hi:
             parts = []
@@ -359,18 +379,21 @@ class RepairDraws:
             self.mis = np.concatenate([self.mis] + [p[2] for p in parts])
             self.slot = np.concatenate([self.slot, np.full(n_new, -1, dtype=np.int64)])
             self.old = np.concatenate([self.old, np.zeros(n_new)])
+            self.sb_slot = np.concatenate([self.sb_slot, np.full(n_new, -1, dtype=np.int64)])
+            self.sb_old = np.concatenate([self.sb_old, np.zeros(n_new)])
 
-    def args(self) -> tuple:
-        """The arrays as ``merge_repairs`` / ``restart_epochs`` take them."""
-        return self.rep, self.swap, self.mis, self.slot, self.old
+    def args(self, standby: np.ndarray) -> tuple:
+        """The arrays as ``merge_repairs`` / ``restart_epochs`` take them (with the book's standbys)."""
+        return self.rep, self.swap, self.mis, self.slot, self.old, standby, self.sb_slot, self.sb_old
 
 
 class RepairBook:
     """One run's repairs between batches: which groups are out until when, the rejoins
     pending, the spare pool's counter and ring (state of ``_timeline.merge_repairs``), and
-    with drawn durations (:attr:`Repairs.drawn`) the run's :class:`RepairDraws`."""
+    with drawn durations (:attr:`Repairs.drawn`) the run's :class:`RepairDraws` and the warm
+    standbys' ready times (``standby``)."""
 
-    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares", "draws", "_used0")
+    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares", "draws", "_used0", "standby")
 
     def __init__(self, repairs: Repairs, n_groups: int, seed=None):
         k = self.kern = load("_timeline")
@@ -383,6 +406,9 @@ class RepairBook:
             if seed is None:
                 raise ValueError("drawn repair durations need the run's seed")
             self.draws = RepairDraws(repairs, seed)
+            self.rs[R["R_N_STANDBY"]] = repairs.standbys
+            self.rs[R["R_STANDBY_SWAP"]] = repairs.standby_swap
+            self.rs[R["R_HOST_SELECT"]] = repairs.host_select
         else:
             self.rs[R["R_SWAP"]] = repairs.swap
             self.rs[R["R_REPAIR"]] = repairs.time
@@ -393,6 +419,8 @@ class RepairBook:
         self.pend_t = np.zeros(n_groups)
         self.pend_g = np.zeros(n_groups, dtype=np.int64)
         self.pool = np.zeros(max(1, self.spares))
+        # the warm standbys' ready times: every one ready at the start
+        self.standby = np.full(max(1, repairs.standbys), -math.inf)
         if repairs.taken_until is not None:  # a spare taken before the start: the pool's first use
             self.pool[0] = repairs.taken_until
             self.rs[R["R_USED"]] = 1
@@ -406,7 +434,7 @@ class RepairBook:
         used = int(self.rs[R["R_USED"]])
         self.draws.cover(used, used + max(takes, 1))
         self.rs[R["R_BASE"]] = self.draws.base
-        return self.draws.args()
+        return self.draws.args(self.standby)
 
     def merge(self, raw_rel, raw_g, t_offset, raw_next, max_out):
         """The next events (failures in the job and rejoins) of a batch of raw failures."""
@@ -450,6 +478,9 @@ class RepairBook:
                 s = int(d.slot[k - d.base])
                 if s >= 0:
                     self.pool[s] = d.old[k - d.base]
+                s = int(d.sb_slot[k - d.base])
+                if s >= 0:
+                    self.standby[s] = d.sb_old[k - d.base]
             used = target
         self.rs[R["R_USED"]] = used
         self.rs[R["R_READY"]] = 0.0
