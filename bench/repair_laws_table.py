@@ -5,7 +5,7 @@ examples/airesim_table1.toml (128 nodes, a node failure every 5.6 h, an automati
 log-normal with median 2 h and sigma 1 escalated with probability 0.8 to an exponential manual
 repair of mean 2 d) on paired seeds: each variant draws one part of the repair and is compared
 with the same scenario where that part is the constant of its mean (the same failures: the
-repairs' draws have a stream of their own). Printed: the mean per-seed change of the
+repairs' draws have a stream of their own); the last adds warm standbys ([fleet]). Printed: the mean per-seed change of the
 time-to-train and its 95 % interval, as docs/model.md's table rows.
 
 Usage::
@@ -38,6 +38,10 @@ def variants(rp):
         ("the repair law and `fail_fix = 0.05` (same E)", ff, R(base, time=ff.mean_time, manual_time=0.0, escalate=0.0)),
         ("the swap law alone (exponential, mean 15 min)", R(flat, swap=rp.swap), flat),
         ("`misdiagnose = 0.02` alone (against none)", R(flat, misdiagnose=0.02), flat),
+        # [fleet]: two warm standbys (1-min swap) before a 30-min host selection, against the
+        # same host selection without standbys
+        ("2 warm standbys, `standby_swap` 1 min, `host_select` 30 min (against no standbys)",
+         R(flat, standbys=2, standby_swap=60.0, host_select=1800.0), R(flat, host_select=1800.0)),
     ]
 
 
