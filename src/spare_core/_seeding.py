@@ -79,6 +79,9 @@ STREAMS = {
     "trace-continuation": ("epoch-seeded", "TraceReplay(after='fit'): the fitted law past the trace's end"),
     "failure-classes": ("epoch", "FailureClasses: per failure after an epoch's first, the class and the detection's uniform"),
     "failure-classes-first": ("seeded", "FailureClasses: the first failure of each epoch, in epoch order: the same"),
+    "repair-times": ("seeded", "RepairDraws: each take's repair rounds, automatic and manual durations (under run 'repairs')"),
+    "repair-swaps": ("seeded", "RepairDraws: each take's swap duration (under run 'repairs')"),
+    "repair-diagnoses": ("seeded", "RepairDraws: whether each take pulled a healthy node (under run 'repairs')"),
 }
 
 
@@ -108,7 +111,7 @@ def epoch_stream(root: np.random.SeedSequence, name: str) -> "EpochStream":
 
 #: children of a run's root seed, addressed by position (the layout every simulated number so
 #: far was drawn with): the failure process and the per-step duration multipliers
-RUN_CHILDREN = {"failures": 0, "step-multipliers": 1}
+RUN_CHILDREN = {"failures": 0, "step-multipliers": 1, "repairs": 2}
 
 
 def run_seed(seed, name: str) -> np.random.SeedSequence:

@@ -613,3 +613,63 @@ def distribution_from_dict(data, name: str = "distribution") -> Distribution:
     if missing:
         raise ValueError(f"{name} lacks key {missing[0]!r} (a {kind} takes {list(cls._fields)})")
     return cls(*(data[f] for f in cls._fields))
+
+
+#: the laws :func:`law_from_file` reads: law -> (required keys, alternatives: exactly one of them)
+FILE_LAWS = {
+    "constant": (("value",), ()),
+    "exponential": (("mean",), ()),
+    "lognormal": (("sigma",), ("median", "mean")),
+    "weibull": (("shape",), ("mean", "scale")),
+}
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def law_from_file(rd, key: str, value):
+    """A file's duration or law of durations, read with ``rd`` (a :class:`spare_core._files.Reader`).
+
+    A plain duration (``rd.duration``, >= 0) gives seconds; a table ``{law = ..., ...}`` a
+    :class:`Distribution`: ``{law = "constant", value = d}``, ``{law = "exponential", mean =
+    d}``, ``{law = "lognormal", median = d, sigma = s}`` (or ``mean = d``: ``median = mean
+    exp(-s**2/2)``), ``{law = "weibull", shape = k, mean = d}`` (or ``scale = d``), each ``d`` a
+    duration > 0. Errors name ``key`` (``repair.time.law``, ``repair.time.mean``, ...).
+
+    Examples
+    --------
+    >>> from spare_core._files import Reader
+    >>> law_from_file(Reader("f.toml"), "repair.time", {"law": "lognormal", "median": "2 h", "sigma": 1})
+    LogNormal(mean=11870.8, sigma=1)
+    >>> law_from_file(Reader("f.toml"), "repair.time", "2 h")
+    7200.0
+    """
+    if not isinstance(value, dict):
+        return rd.duration(key, value, strict=False)
+    law = rd.choice(f"{key}.law", value.get("law"), tuple(FILE_LAWS))
+    need, one_of = FILE_LAWS[law]
+    allowed = ("law",) + need + one_of
+    for k in value:
+        if k not in allowed:
+            raise rd.error(f"{key} has unknown key {k!r} ({_article(law)} {law} law takes {list(allowed[1:])})")
+    for k in need:
+        if k not in value:
+            raise rd.error(f"{key}: {_article(law)} {law} law needs {k!r}")
+    given = [k for k in one_of if k in value]
+    if one_of and len(given) != 1:
+        raise rd.error(f"{key}: {_article(law)} {law} law needs exactly one of {list(one_of)}, got {given or 'none'}")
+    p = {k: rd.duration(f"{key}.{k}", value[k]) for k in ("value", "mean", "median", "scale") if k in value}
+    p.update({k: rd.number(f"{key}.{k}", value[k]) for k in ("sigma", "shape") if k in value})
+    try:
+        if law == "constant":
+            return Deterministic(p["value"])
+        if law == "exponential":
+            return Exponential(p["mean"])
+        if law == "lognormal":
+            if "median" in p:
+                return LogNormal.from_mu_sigma(math.log(p["median"]), p["sigma"])
+            return LogNormal(p["mean"], p["sigma"])
+        return Weibull.from_mean(p["mean"], p["shape"]) if "mean" in p else Weibull(p["shape"], p["scale"])
+    except ValueError as err:  # a law's own bound (a mean too large for its float64 moments)
+        raise rd.error(f"{key}: {err}") from None

@@ -76,6 +76,7 @@ from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.study import check_repairs
+from .distributions import law_from_file
 from .sim.recovery import MemoryTier, Pricing, Repairs
 from .sim.classes import DETECT_LAWS, RECOVERIES, FailureClass, FailureClasses
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
@@ -98,8 +99,8 @@ MEMORY_IO_KEYS = ("memory_bandwidth", "node_state")
 _SECTIONS: dict[str, tuple[str, ...]] = {
     # and the shorthand tables registered policies declare (``RegisteredPolicy.table``: elastic's
     # ``[elastic]``), see :func:`_top_keys`
-    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "checkpoint",
-         "stragglers"),
+    "": ("name", "description", "cluster", "job", "failures", "costs", "compare", "policy", "repair", "fleet",
+         "checkpoint", "stragglers"),
     "cluster": ("gpus", "nodes", "gpus_per_node", "gpus_per_group", "tp", "pp"),
     "job": ("step_time", "allreduce_time", "tokens_per_second", "tokens_per_step", "steps", "tokens", "jitter"),
     # the built-in failure models' keys, in the order the messages list them; a model registered
@@ -107,7 +108,9 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
                  "nodes_per_group", "node_ages", "domains", "fit_law", "classes"),
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
-    "repair": ("swap", "spares", "time", "rejoin"),
+    "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
+    # warm standbys before the spare pool (they refill from it)
+    "fleet": ("standbys", "standby_swap", "host_select"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -115,7 +118,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     # SPARe's ``layout``), see :func:`_allowed`
     "compare": ("policies", "redundancies", "r_max", "seeds", "interval", "horizon", "processes", "charge_patch"),
 }
-_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "checkpoint", "stragglers")
+_SUBTABLES = ("cluster", "job", "failures", "costs", "compare", "repair", "fleet", "checkpoint", "stragglers")
 #: ``failures.model`` when the file names none: a user's cluster replaces the failed node and
 #: keeps the others (the paper preset names "per-unit")
 _DEFAULT_FAILURE_MODEL = "node"
@@ -510,7 +513,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
-    repair = _repair(rd, tables.get("repair"), cluster)
+    repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
             cluster.n_groups, n_steps=job.steps, t_compute=job.step - job.allreduce, t_allreduce=job.allreduce,
@@ -779,16 +782,40 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
                                                                         strict=True))
 
 
-def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster) -> Repairs | None:
-    """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model)."""
+def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
+            fl: dict[str, Any] | None = None) -> Repairs | None:
+    """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model);
+    ``[fleet]``: warm standbys in front of its pool."""
     if rp is None:
+        if fl is not None:
+            raise rd.error("[fleet] needs [repair] (its standbys refill from the spare pool)")
         return None
+    fleet = {}
+    if fl is not None:
+        fleet = {"standbys": rd.integer("fleet.standbys", fl.get("standbys", 0), low=0, high=10**6),
+                 "standby_swap": rd.duration("fleet.standby_swap", fl.get("standby_swap", 0.0), strict=False),
+                 "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
+        if fleet["standbys"] == 0 and "standby_swap" in fl:
+            raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
     spares = rp.get("spares")
-    return Repairs(swap=rd.duration("repair.swap", rp.get("swap", 0.0), strict=False),
-                   spares=None if spares is None else rd.integer("repair.spares", spares, low=0, high=10**7),
-                   time=rd.duration("repair.time", rp.get("time", 0.0), strict=False),
-                   rejoin=rd.duration("repair.rejoin", rp.get("rejoin", 0.0), strict=False),
-                   gpus_per_node=cluster.gpus_per_node)
+    if ("manual_time" in rp) != ("escalate" in rp):
+        given, other = ("manual_time", "escalate") if "manual_time" in rp else ("escalate", "manual_time")
+        raise rd.error(f"repair.{given} needs repair.{other} (a manual repair after the automatic one "
+                       "happens with probability escalate and takes manual_time)")
+    probs = {k: rd.number(f"repair.{k}", rp[k], strict=False, high=1.0, high_strict=k != "escalate")
+             for k in ("escalate", "fail_fix", "misdiagnose") if k in rp}
+    try:
+        return Repairs(swap=law_from_file(rd, "repair.swap", rp.get("swap", 0.0)),
+                       spares=None if spares is None else rd.integer("repair.spares", spares, low=0, high=10**7),
+                       time=law_from_file(rd, "repair.time", rp.get("time", 0.0)),
+                       rejoin=rd.duration("repair.rejoin", rp.get("rejoin", 0.0), strict=False),
+                       gpus_per_node=cluster.gpus_per_node,
+                       manual_time=law_from_file(rd, "repair.manual_time", rp.get("manual_time", 0.0)), **probs,
+                       **fleet)
+    except ScenarioFileError:
+        raise
+    except ValueError as err:  # the rules between the keys (escalate needs a manual_time > 0)
+        raise rd.error(str(err)) from None
 
 
 @dataclass(frozen=True)

@@ -738,13 +738,36 @@ cdef enum:
     R_READY = 5         # IN-OUT latest replacement in place among this epoch's failures
     R_HEAD = 6          # IN-OUT first pending rejoin in the ring ``pend_*``
     R_COUNT = 7         # IN-OUT pending rejoins
-    N_REPAIR = 8
+    R_BASE = 8          # IN with drawn durations: the take index of the draw arrays' first row
+    R_N_STANDBY = 9     # IN with drawn durations: warm standbys (0: none)
+    R_STANDBY_SWAP = 10 # IN a warm standby is in a failed node's place this long after the failure
+    R_HOST_SELECT = 11  # IN a node from the pool is selected and warmed this long after it is free
+    N_REPAIR = 12
 
 REPAIR_SLOTS = {
     "R_SWAP": R_SWAP, "R_REPAIR": R_REPAIR, "R_REJOIN": R_REJOIN, "R_N_SPARES": R_N_SPARES,
     "R_USED": R_USED, "R_READY": R_READY, "R_HEAD": R_HEAD, "R_COUNT": R_COUNT,
-    "N_REPAIR": N_REPAIR,
+    "R_BASE": R_BASE, "R_N_STANDBY": R_N_STANDBY, "R_STANDBY_SWAP": R_STANDBY_SWAP,
+    "R_HOST_SELECT": R_HOST_SELECT, "N_REPAIR": N_REPAIR,
 }
+
+
+# Drawn repair and swap durations (``spare_core.sim.recovery.RepairDraws``): row ``k - base``
+# belongs to the pool's k-th take (``rs[R_USED]`` when it is taken). ``rep`` and ``swp`` are
+# the take's repair and swap seconds, ``mis`` 1 when the node pulled is a healthy one (a wrong
+# diagnosis); the kernel writes the slot it changed (-1: none) and its old value to
+# ``slot`` / ``old`` so that ``RepairBook.restart`` can undo takes. ``sb`` holds the time each
+# warm standby is ready (``rs[R_N_STANDBY]`` of them); a take records the standby it used (-1:
+# none) and its old ready time in ``sb_slot`` / ``sb_old``.
+cdef struct Draws:
+    const float64_t* rep
+    const float64_t* swp
+    const int8_t* mis
+    int64_t* slot
+    float64_t* old
+    float64_t* sb
+    int64_t* sb_slot
+    float64_t* sb_old
 
 
 cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, float64_t* pool_old) noexcept nogil:
@@ -774,24 +797,97 @@ cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, f
     return in_place
 
 
+cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, const Draws* d,
+                                  int allow_wrong) noexcept nogil:
+    # ``_take_spare`` with the take's own drawn durations. Repairs no longer end in failure
+    # order, so the pool is a set of return times: the take gets a never-used spare while there
+    # is one, else the node back first among the pool's and the failed node itself (its own
+    # repair may end before any other: it then goes straight back in). With equal draws the
+    # slot scanned first (k % spares) is the minimum, so this is ``_take_spare`` bit for bit.
+    # A wrong diagnosis (``mis``, once per failure: ``allow_wrong``) pulled a healthy node; the
+    # fault shows again when its replacement is in place, and the faulty node is pulled then:
+    # a second take from that time. Warm standbys ([fleet]): a failure that finds one ready
+    # (the one ready first) has it in place ``standby_swap`` after the failure, and the standby
+    # is refilled by this take of the pool, ready ``host_select`` after the pool's node is free;
+    # a failure that finds none takes the pool's node directly, in place ``host_select + swap``
+    # after it is free. Returns when the last replacement is in place.
+    cdef intp_t k = <intp_t>rs[R_USED], spares = <intp_t>rs[R_N_SPARES], slot = -1, i, c
+    cdef intp_t row = k - <intp_t>rs[R_BASE], n_sb = <intp_t>rs[R_N_STANDBY], j = -1
+    cdef float64_t free = -DBL_MAX, in_place, back_at = f + d.rep[row], m, hs = rs[R_HOST_SELECT]
+    d.old[row] = 0.0
+    d.sb_slot[row] = -1
+    d.sb_old[row] = 0.0
+    if n_sb > 0:
+        j = 0
+        for c in range(1, n_sb):
+            if d.sb[c] < d.sb[j]:
+                j = c
+        if d.sb[j] > f:
+            j = -1  # every standby is still being refilled: the pool directly
+    if spares >= 0:
+        if spares == 0:
+            free = back_at  # no pool: the failed node itself, once repaired
+        elif k < spares:
+            slot = k  # a spare never used yet
+        else:
+            slot = k % spares
+            m = pool[slot]
+            i = slot
+            for c in range(1, spares):
+                i = i + 1 if i + 1 < spares else 0
+                if pool[i] < m:
+                    m = pool[i]
+                    slot = i
+            if back_at < m:
+                free = back_at  # its own node is back before any in the pool
+                slot = -1
+            else:
+                free = m
+        if slot >= 0:
+            d.old[row] = pool[slot]
+            pool[slot] = back_at
+    d.slot[row] = slot
+    rs[R_USED] = k + 1
+    if free <= f:
+        free = f
+    if j >= 0:
+        d.sb_slot[row] = j
+        d.sb_old[row] = d.sb[j]
+        d.sb[j] = free + hs
+        in_place = f + rs[R_STANDBY_SWAP]
+    elif hs != 0.0:
+        in_place = free + hs + d.swp[row]
+    else:
+        in_place = free + d.swp[row]
+    if in_place > rs[R_READY]:
+        rs[R_READY] = in_place
+    if allow_wrong and d.mis[row] != 0:
+        return _take_drawn(rs, pool, in_place, d, 0)
+    return in_place
+
+
 cdef intp_t _merge_repairs(
     float64_t* rs, float64_t* back, float64_t* pend_t, int64_t* pend_g, intp_t n,
     float64_t* pool, intp_t n_pool,
     const float64_t* raw_rel, const int64_t* raw_g, intp_t n_raw, float64_t t_offset,
     float64_t raw_next,
     float64_t* out_rel, int64_t* out_g, int8_t* out_rejoin, float64_t* out_ready,
-    float64_t* out_pool_old, int64_t* out_raw, intp_t max_out, intp_t* raw_used,
+    float64_t* out_pool_old, int64_t* out_raw, intp_t max_out, intp_t* raw_used, const Draws* d,
 ) noexcept nogil:
     # Merge a batch of raw failures (every failure of the log, in or out of the job) with the
     # pending rejoins: a failure of a group out of the job is dropped; a failure of a group in
     # it takes the next spare (FIFO: the k-th failure takes an initial spare if k < spares,
     # else the node of failure k - spares once it is repaired), which is in place
-    # ``max(f, free) + swap`` later; the group rejoins ``rejoin`` after that. Repair and
-    # rejoin delays are constants, so rejoins come in failure order: the pending rejoins are
-    # a FIFO ring. Returns the events written; -1 on a group id out of range.
-    cdef intp_t i = 0, m = 0, g, slot, head = <intp_t>rs[R_HEAD], cnt = <intp_t>rs[R_COUNT]
+    # ``max(f, free) + swap`` later; the group rejoins ``rejoin`` after that. With constant
+    # delays rejoins come in failure order; with drawn ones (``d``) they need not, so the ring
+    # of pending rejoins is kept sorted by time (a new one goes after those at its time or
+    # before: failure order among ties), which with constant delays never moves an entry.
+    # With ``d`` an event's ``out_pool_old`` is the pool's take count after it (what
+    # ``RepairBook.restart`` undoes to). Returns the events written; -1 on a group id out of range.
+    cdef intp_t i = 0, m = 0, g, slot, prev, head = <intp_t>rs[R_HEAD], cnt = <intp_t>rs[R_COUNT]
     cdef float64_t f, in_place, pr
     cdef float64_t rej = rs[R_REJOIN]
+    cdef intp_t c
     while m < max_out:
         if i < n_raw:
             f = t_offset + raw_rel[i]
@@ -819,11 +915,23 @@ cdef intp_t _merge_repairs(
         i += 1
         if f < back[g]:
             continue  # the group is out of the job: its node's failure changes nothing
-        in_place = _take_spare(rs, pool, f, &out_pool_old[m])
+        if d == NULL:
+            in_place = _take_spare(rs, pool, f, &out_pool_old[m])
+        else:
+            in_place = _take_drawn(rs, pool, f, d, 1)
+            out_pool_old[m] = rs[R_USED]
         back[g] = in_place + rej
         slot = head + cnt
         if slot >= n:
             slot -= n
+        # sorted insertion from the tail (at most n pending: one per group out)
+        for c in range(cnt):
+            prev = slot - 1 if slot > 0 else n - 1
+            if pend_t[prev] <= back[g]:
+                break
+            pend_t[slot] = pend_t[prev]
+            pend_g[slot] = pend_g[prev]
+            slot = prev
         pend_t[slot] = back[g]
         pend_g[slot] = g
         cnt += 1
@@ -839,11 +947,48 @@ cdef intp_t _merge_repairs(
     return m
 
 
+cdef Draws* _draws(float64_t[::1] rs, const float64_t[::1] rep, const float64_t[::1] swp, const int8_t[::1] mis,
+                   int64_t[::1] slot, float64_t[::1] old, float64_t[::1] sb, int64_t[::1] sb_slot,
+                   float64_t[::1] sb_old, Draws* out, intp_t takes) except? NULL:
+    # the draw arrays as a ``Draws`` (NULL when none are given), checked to hold ``takes``
+    # rows from the pool's next take on
+    cdef intp_t n, row
+    if rep is None and swp is None and mis is None and slot is None and old is None and sb is None \
+            and sb_slot is None and sb_old is None:
+        return NULL
+    if rep is None or swp is None or mis is None or slot is None or old is None or sb is None \
+            or sb_slot is None or sb_old is None:
+        raise ValueError("draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot and "
+                         "standby_old go together")
+    n = rep.shape[0]
+    if swp.shape[0] != n or mis.shape[0] != n or slot.shape[0] != n or old.shape[0] != n \
+            or sb_slot.shape[0] != n or sb_old.shape[0] != n:
+        raise ValueError("the draw arrays must have one length")
+    if not (0 <= rs[R_N_STANDBY] <= sb.shape[0]) or sb.shape[0] < 1:
+        raise ValueError("rs[R_N_STANDBY] must be in [0, len(standby)] and standby non-empty")
+    row = <intp_t>rs[R_USED] - <intp_t>rs[R_BASE]
+    if rs[R_BASE] < 0 or row < 0 or n - row < takes or n < 1:
+        raise ValueError(f"the draw arrays (rows from take {rs[R_BASE]:g}, {n} long) do not cover {takes} takes "
+                         f"from take {rs[R_USED]:g}")
+    out.rep = &rep[0]
+    out.swp = &swp[0]
+    out.mis = &mis[0]
+    out.slot = &slot[0]
+    out.old = &old[0]
+    out.sb = &sb[0]
+    out.sb_slot = &sb_slot[0]
+    out.sb_old = &sb_old[0]
+    return out
+
+
 def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t, int64_t[::1] pend_g,
                   float64_t[::1] pool, const float64_t[::1] raw_rel, const int64_t[::1] raw_g,
                   float64_t t_offset, float64_t raw_next,
                   float64_t[::1] out_rel, int64_t[::1] out_g, int8_t[::1] out_rejoin,
-                  float64_t[::1] out_ready, float64_t[::1] out_pool_old, int64_t[::1] out_raw):
+                  float64_t[::1] out_ready, float64_t[::1] out_pool_old, int64_t[::1] out_raw,
+                  const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
+                  const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
+                  float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None):
     """Merge raw failures with pending rejoins under a spare pool; see ``_merge_repairs``.
 
     Parameters
@@ -864,7 +1009,15 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
     out_rel, out_g, out_rejoin, out_ready, out_pool_old, out_raw : arrays of one length, OUT
         The merged events (relative time, group, 1 for a rejoin, latest replacement in place
         so far in the epoch, the pool slot's previous value for undoing a failure, the last
-        raw failure read when the event was written: -1 for none).
+        raw failure read when the event was written: -1 for none). With draws,
+        ``out_pool_old`` is the pool's take count after a failure event instead.
+    draw_rep, draw_swap, draw_mis, take_slot, take_old : arrays of one length, or all None
+        Drawn durations per take from take ``rs[R_BASE]`` on (``_take_drawn``; IN) and the
+        undo record of each take (OUT); they must cover two takes per failure of the batch.
+    standby, standby_slot, standby_old : float64[max(standbys, 1)], int64[len], float64[len], or None
+        With the draws: the warm standbys' ready times (IN-OUT) and each take's standby undo
+        record (the standby it used, -1 for none, and its old ready time; OUT).
+        None: the constant ``rs[R_REPAIR]`` and ``rs[R_SWAP]`` (``_take_spare``).
 
     Returns
     -------
@@ -886,13 +1039,17 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
         raise ValueError("rs[R_N_SPARES] must be in [-1, len(pool)] and pool non-empty")
     if not (0 <= rs[R_HEAD] < n and 0 <= rs[R_COUNT] <= n) or rs[R_USED] < 0:
         raise ValueError("repair counters out of range")
+    cdef Draws dr
+    cdef Draws* dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot,
+                            standby_old, &dr, 2 * min(raw_rel.shape[0], n_out))
     with nogil:
         m = _merge_repairs(&rs[0], &back[0], &pend_t[0], &pend_g[0], n, &pool[0], pool.shape[0],
                            &raw_rel[0] if raw_rel.shape[0] else NULL,
                            &raw_g[0] if raw_g.shape[0] else NULL, raw_rel.shape[0], t_offset, raw_next,
                            &out_rel[0] if n_out else NULL, &out_g[0] if n_out else NULL,
                            &out_rejoin[0] if n_out else NULL, &out_ready[0] if n_out else NULL,
-                           &out_pool_old[0] if n_out else NULL, &out_raw[0] if n_out else NULL, n_out, &used)
+                           &out_pool_old[0] if n_out else NULL, &out_raw[0] if n_out else NULL, n_out, &used,
+                           dp)
     if m == -1:
         raise ValueError(f"raw_g must be in [0, {n})")
     return m, used
@@ -950,11 +1107,11 @@ cdef int _restart_epochs(
     const int64_t* holders, intp_t n_groups, intp_t n_copies, int use_memory, uint8_t* mark,
     const float64_t* mult, intp_t n_mult,
     float64_t* rec_end, float64_t* rec_start, intp_t n_rec,
-    const int8_t* cls_flags, const float64_t* cls_det, intp_t n_cls, int use_classes,
+    const int8_t* cls_flags, const float64_t* cls_det, intp_t n_cls, int use_classes, const Draws* d,
 ) noexcept nogil:
     cdef int phase = <int>io[E_PHASE], status
     cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
-    cdef float64_t frel, pool_old, in_place, tr, det
+    cdef float64_t frel, pool_old, in_place, tr, det, took0
     cdef float64_t one_depth = 1.0, no_patch = 0.0
     cdef intp_t row
     cdef int8_t flags = 0
@@ -1020,9 +1177,14 @@ cdef int _restart_epochs(
             io[E_TOOK] = 0.0
             if use_repairs:
                 if not (flags & CL_WIDE):
-                    # the failed node takes the next spare (``_merge_repairs``'s rule for one failure)
-                    _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
-                    io[E_TOOK] = 1.0
+                    # the failed node takes the next spare (``_merge_repairs``'s rule for one
+                    # failure); E_TOOK counts the takes (two when a healthy node is pulled first)
+                    took0 = rs[R_USED]
+                    if d == NULL:
+                        _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
+                    else:
+                        _take_drawn(rs, pool, start + frel, d, 1)
+                    io[E_TOOK] = rs[R_USED] - took0
                 io[E_READY] = rs[R_READY]
             io[E_FREL] = frel
             io[E_LOST] = 1.0 if lost else 0.0
@@ -1077,7 +1239,10 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                    const float64_t[::1] log_t, const int64_t[::1] log_g, float64_t horizon,
                    float64_t[::1] rs, float64_t[::1] pool, const int64_t[:, ::1] holders,
                    const float64_t[::1] mult, float64_t[::1] rec_end, float64_t[::1] rec_start,
-                   const int8_t[::1] cls_flags=None, const float64_t[::1] cls_det=None):
+                   const int8_t[::1] cls_flags=None, const float64_t[::1] cls_det=None,
+                   const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
+                   const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
+                   float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None):
     """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
 
     Parameters
@@ -1104,6 +1269,9 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         of the first failure of epochs ``io[E_CLS_BASE] ..`` (``ClassDraws.first``). A job-wide
         failure takes no spare and leaves its group its snapshot copies; the detection delays
         the restart. None: no classes (every failure a node's, noticed at once).
+    draw_rep, draw_swap, draw_mis, take_slot, take_old : arrays or None
+        Drawn durations per take (``merge_repairs``); they must cover two takes per record
+        left in ``rec_end``.
 
     Returns
     -------
@@ -1147,6 +1315,13 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
             for c in range(n_copies):
                 if not (0 <= holders[i, c] < n_groups):
                     raise ValueError(f"holders must be in [0, {n_groups})")
+    cdef Draws dr
+    cdef Draws* dp = NULL
+    if use_repairs:
+        dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot, standby_old, &dr,
+                    2 * (rec_end.shape[0] - <intp_t>io[E_NREC]))
+    elif draw_rep is not None:
+        raise ValueError("draw arrays need repairs (rs)")
     mark = np.zeros(max(n_groups, 1), dtype=np.uint8)
     cdef uint8_t[::1] mk = mark
     with nogil:
@@ -1157,5 +1332,5 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                                  &mult[0] if mult.shape[0] else NULL, mult.shape[0],
                                  &rec_end[0], &rec_start[0], rec_end.shape[0],
                                  &cls_flags[0] if n_cls else NULL, &cls_det[0] if n_cls else NULL, n_cls,
-                                 use_classes)
+                                 use_classes, dp)
     return status

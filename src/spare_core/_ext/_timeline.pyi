@@ -35,4 +35,12 @@ def restart_epochs(
     mult: npt.NDArray[np.float64],
     rec_end: npt.NDArray[np.float64],
     rec_start: npt.NDArray[np.float64],
+    draw_rep: npt.NDArray[np.float64] | None = ...,
+    draw_swap: npt.NDArray[np.float64] | None = ...,
+    draw_mis: npt.NDArray[np.int8] | None = ...,
+    take_slot: npt.NDArray[np.int64] | None = ...,
+    take_old: npt.NDArray[np.float64] | None = ...,
+    standby: npt.NDArray[np.float64] | None = ...,
+    standby_slot: npt.NDArray[np.int64] | None = ...,
+    standby_old: npt.NDArray[np.float64] | None = ...,
 ) -> int: ...

@@ -284,16 +284,17 @@ def spares_check(sc: Any) -> dict[str, Any] | None:
     failure rate times the repair time; a pool below that keeps restarts waiting. With failure
     classes only the node failures (``recovery = "swap"``) take a spare: their rate."""
     rp = sc.repair
-    if rp is None or rp.spares is None or not rp.time > 0 or not math.isfinite(sc.system_mtbf):
+    # with a law, escalation or repeated repairs: the mean of a node's whole repair (M/G/inf)
+    if rp is None or rp.spares is None or not rp.mean_time > 0 or not math.isfinite(sc.system_mtbf):
         return None
     cl = sc.failure_classes
     swap = 1.0 if cl is None else 1.0 - cl.restart_share
     if not swap > 0:
         return None
     every = sc.system_mtbf if cl is None else sc.system_mtbf / swap
-    in_repair = rp.time / every
+    in_repair = rp.mean_time / every
     return {"in_repair": in_repair, "pool": rp.spares, "enough": rp.spares > in_repair,
-            "failure_every": every, "repair_time": rp.time}
+            "failure_every": every, "repair_time": rp.mean_time, "drawn": rp.drawn}
 
 
 def _print_advice(a: dict[str, Any], sf: Any) -> None:
@@ -375,7 +376,8 @@ def _print_levers(a: dict[str, Any], objective: str) -> None:
     if sc is not None:
         verdict = "enough" if sc["enough"] else "too few: restarts wait for repairs (raise repair.spares)"
         print(f"  spare pool: about {sc['in_repair']:.1f} nodes in repair at any time (Little's law: a failure every "
-              f"{fmt_duration(sc['failure_every'])}, {fmt_duration(sc['repair_time'])} each) against {sc['pool']} "
+              f"{fmt_duration(sc['failure_every'])}, {fmt_duration(sc['repair_time'])} "
+              f"{'on average' if sc.get('drawn') else 'each'}) against {sc['pool']} "
               f"spares: {verdict}")
 
 

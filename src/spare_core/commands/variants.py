@@ -53,8 +53,11 @@ def _knobs(sc: Scenario, io: Any = None) -> list[tuple[str, float, Callable[[flo
         out = [("costs.restart", sc.restart_time - load, lambda v: sc.replace(restart_time=v + load))]
     rp = sc.repair
     if rp is not None:
-        out += [("repair.swap", rp.swap, lambda v: sc.replace(repair=dataclasses.replace(rp, swap=v))),
-                ("repair.time", rp.time, lambda v: sc.replace(repair=dataclasses.replace(rp, time=v)))]
+        # a law has no one value to halve or double: it is left as the file gives it
+        out += [(k, v, make) for k, v, make in (
+            ("repair.swap", rp.swap, lambda v: sc.replace(repair=dataclasses.replace(rp, swap=v))),
+            ("repair.time", rp.time, lambda v: sc.replace(repair=dataclasses.replace(rp, time=v))))
+            if isinstance(v, (int, float))]
     return out
 
 

@@ -125,8 +125,17 @@ class _Run:
         self.t = dict(lost=0.0, save=0.0, msave=0.0, restart=0.0, wait=0.0, pause=0.0, detect=0.0)
         cl = sc.failure_classes
         self.classes = None if cl is None else cl.classes
-        self.draws = None if cl is None else cl.draws(run_seed(seed, "failures"))
+        self.cdraws = None if cl is None else cl.draws(run_seed(seed, "failures"))
         self.k = -1  # the epoch: restarts so far
+        # drawn repairs: each take of the pool has its row of durations (the same rows as the
+        # fast path's: a take's index, not the order of calls, addresses it)
+        self.draws = None
+        self.takes = 0
+        if self.rep is not None and self.rep.drawn:
+            from .recovery import RepairDraws
+
+            self.draws = RepairDraws(self.rep, seed)
+            self.standby = [-math.inf] * self.rep.standbys  # warm standbys' ready times
 
     # -- the job's events ---------------------------------------------------------------------
     def _epoch(self, start):
@@ -161,8 +170,8 @@ class _Run:
                 return None
             f, g = self.stream.next_failure()
             c = -1
-            if self.draws is not None:
-                cls, _ = self.draws.at(self.k, self.raw_i + 1)
+            if self.cdraws is not None:
+                cls, _ = self.cdraws.at(self.k, self.raw_i + 1)
                 c = int(cls[self.raw_i])
             self.raw_i += 1
             if g in self.out and not (c >= 0 and self.classes[c].job_wide):
@@ -172,6 +181,8 @@ class _Run:
     def _take_spare(self, f):
         """The time the failed node's replacement is in place."""
         rep = self.rep
+        if self.draws is not None:
+            return self._take_drawn(f, True)
         if rep.spares is None:
             free = f
         elif rep.spares == 0:
@@ -179,6 +190,36 @@ class _Run:
         else:
             free = heapq.heapreplace(self.pool, f + rep.time)
         return (free if free > f else f) + rep.swap
+
+    def _take_drawn(self, f, first):
+        """``_take_spare`` with the take's own durations: the node back first among the pool
+        and the failed node itself; a wrong diagnosis pulls the faulty node when the healthy
+        one's replacement is in place (docs/model.md, section 3.3)."""
+        k = self.takes
+        self.takes += 1
+        self.draws.cover(0, k + 1)  # never trimmed: the reference undoes no take
+        i = k - self.draws.base
+        back_at = f + float(self.draws.rep[i])
+        # a warm standby ready at the failure: the one ready first (the lowest index on ties)
+        j = min(range(len(self.standby)), key=lambda c: (self.standby[c], c), default=None)
+        if j is not None and self.standby[j] > f:
+            j = None
+        if self.rep.spares is None:
+            free = f
+        elif self.rep.spares == 0:
+            free = back_at
+        else:
+            free = heapq.heappushpop(self.pool, back_at)
+        free = free if free > f else f
+        hs = self.rep.host_select
+        if j is not None:  # the standby in place; this take of the pool refills it
+            self.standby[j] = free + hs
+            ready = f + self.rep.standby_swap
+        else:
+            ready = (free + hs + float(self.draws.swap[i])) if hs != 0.0 else free + float(self.draws.swap[i])
+        if first and self.draws.mis[i]:
+            return self._take_drawn(ready, False)
+        return ready
 
     # -- policy decisions ---------------------------------------------------------------------
     def _elastic_state(self):
@@ -296,7 +337,7 @@ class _Run:
                 cl = None if c < 0 else self.classes[c]
                 d = 0.0
                 if cl is not None:
-                    d = float(self.draws.at(self.k, self.raw_i)[1][self.raw_i - 1])
+                    d = float(self.cdraws.at(self.k, self.raw_i)[1][self.raw_i - 1])
                 t["detect"] += d
                 if cl is None or not cl.job_wide:  # a node's fault: the node is replaced
                     self.up_since[g] = math.inf

@@ -108,13 +108,14 @@ def remedy_plan(scenario: Scenario, remedy: str | None) -> RemedyPlan:
         if rp is None or rp.spares == 0:
             raise ValueError("remedy 'evict' swaps the slow node for a hot spare: it needs repairs with a spare "
                              "([repair] with repair.spares >= 1, or unlimited)")
-        pause = rp.swap
+        # with laws (repair.time or swap drawn) the one eviction before the start takes their means
+        pause = rp.mean_swap
         pool = "an unlimited pool" if rp.spares is None else "the node back in the pool at once"
-        if rp.spares is not None and rp.time > 0:
+        if rp.spares is not None and rp.mean_time > 0:
             # the slow node left when the swap began, a pause before the failure clock starts
-            changes["repair"] = dataclasses.replace(rp, taken_until=rp.time - pause)
-            pool = (f"one of the {rp.spares} spares taken until the node is back from its {duration_text(rp.time)} "
-                    "repair")
+            changes["repair"] = dataclasses.replace(rp, taken_until=rp.mean_time - pause)
+            pool = (f"one of the {rp.spares} spares taken until the node is back from its "
+                    f"{'mean ' if rp.drawn else ''}{duration_text(rp.mean_time)} repair")
     elif remedy == "rebalance":
         pause = float(stm.rebalance_cost)
     note = stm.remedy_note(remedy)

@@ -280,6 +280,7 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     policy.check(scenario)
     mult_seed = run_seed(seed, "step-multipliers")  # validates the seed before any work
     plan = _RunPlan.pack(scenario, policy)
+    plan.seed = seed  # drawn repair durations: run_seed(seed, "repairs") (RepairDraws)
     source = failures if failures is not None else scenario.epoch_failures(seed)
     if not type(source).__module__.startswith("spare_core."):
         source = _CheckedSource(source, scenario.n_groups)  # a user's source: answers checked
@@ -309,7 +310,7 @@ class _RunPlan:
     """What a run needs before its first failure: the kernel's parameter vector, the policy's
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
-    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups")
+    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups", "seed")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -351,6 +352,7 @@ class _RunPlan:
             raise TypeError(f"policy.handler must return a FailureHandler, got {type(handler).__name__}")
         self.kern, self.params, self.interval, self.init_depth, self.handler = kern, params, interval, init_depth, handler
         self.n_groups = scenario.n_groups
+        self.seed = None  # set by simulate (the repairs' draws need it)
         self.holders = None if mem is None else _holders(scenario)
         self.repair = scenario.repair
         if self.repair is not None and not getattr(handler, "every_failure_restarts", False) \
@@ -476,7 +478,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
     if plan.repair is not None:
         from .recovery import RepairBook
 
-        book = RepairBook(plan.repair, plan.n_groups)
+        book = RepairBook(plan.repair, plan.n_groups, plan.seed)
     # with a memory tier: the time since which each group is up without a break (-inf: all
     # epoch; inf: down), which says who still holds the last snapshot and its copies
     up_since = np.full(plan.n_groups, -math.inf) if holders is not None else None
@@ -705,9 +707,10 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
     if plan.repair is not None:
         from .recovery import RepairBook
 
-        book = RepairBook(plan.repair, plan.n_groups)
+        book = RepairBook(plan.repair, plan.n_groups, plan.seed)
         rs, pool = book.rs, book.pool
     else:
+        book = None
         rs, pool = _NO_REPAIRS, _NO_REPAIRS
     holders = _NO_HOLDERS if plan.holders is None else np.ascontiguousarray(plan.holders, dtype=np.int64)
     rec_end, rec_start = np.empty(_EPOCH_RECORDS), np.empty(_EPOCH_RECORDS)
@@ -720,8 +723,10 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
         flags, det = draws.first(0, chunk)
     while True:
         log_t, log_g = log.arrays()
+        # drawn repairs: two takes at most per epoch recorded in this call
+        extra = () if book is None else book.draw_args(2 * _EPOCH_RECORDS)
         status = kern.restart_epochs(state, params, io, log_t, log_g, log.horizon, rs, pool, holders, mult,
-                                     rec_end, rec_start, flags, det)
+                                     rec_end, rec_start, flags, det, *extra)
         n = int(io[NREC])
         if n:
             ep_end.extend(rec_end[:n].tolist())
