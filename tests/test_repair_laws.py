@@ -389,3 +389,26 @@ def test_fleet_keys_and_their_errors():
         with pytest.raises(ScenarioFileError) as e:
             parse_scenario({**BASE, **bad}, source="r.toml")
         assert words in str(e.value)
+
+
+@st.composite
+def law_class_cases(draw):
+    """Drawn repairs and failure classes together: a job-wide fault takes no take of the pool,
+    so the repairs' rows stay addressed by the swap failures alone on both paths."""
+    from spare_core.sim.classes import FailureClass, FailureClasses
+
+    sc, pol, seed = draw(law_cases())
+    s = draw(st.sampled_from([0.2, 0.5, 0.8]))
+    detect = draw(st.sampled_from([0.0, 15.0, Exponential(10.0)]))
+    cl = FailureClasses((FailureClass("hw", 1.0 - s, "swap", detect=detect,
+                                      masked=draw(st.sampled_from([True, True, False]))),
+                         FailureClass("sw", s, "restart", detect=detect)))
+    return sc.replace(failure_classes=cl), pol, seed
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(law_class_cases())
+def test_drawn_repairs_with_failure_classes_equal_the_reference(case):
+    fast, ref = assert_same(*case)
+    assert fast.class_restarts == ref["class_restarts"]
+    assert math.isclose(fast.detect_time, ref["detect_time"], rel_tol=1e-9, abs_tol=1e-9)

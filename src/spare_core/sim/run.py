@@ -647,7 +647,13 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             epoch, start, pos = epoch + 1, resume, 0
             handler.restart()
             if book is not None:
-                book.restart(is_rejoin, pool_old, j)
+                rj = is_rejoin
+                if e >= 0 and wide and forced >= 0 and e < rj.shape[0]:
+                    # the job-wide fault appended after the merge took nothing from the pool:
+                    # the book's undo must neither count it as a take nor read its old value
+                    rj = rj.copy()
+                    rj[e] = 2
+                book.restart(rj, pool_old, j)
             if up_since is not None:
                 # every group is back, holding the state it resumed from (the clock of the next
                 # snapshot starts at the resume)
