@@ -95,6 +95,8 @@ def _workloads():
 FEATURES = {
     "simulate llama3 16k ckpt/spare, async saves": "simulate llama3 16k ckpt/spare",
     "simulate llama3 16k elastic+repairs, step overhead 3 %": "simulate llama3 16k elastic+repairs",
+    "simulate llama3 16k ckpt/spare+repairs, failure classes": "simulate llama3 16k ckpt/spare+repairs",
+    "simulate llama3 16k ckpt/spare+repairs, repair laws": "simulate llama3 16k ckpt/spare+repairs",
 }
 
 
@@ -108,6 +110,21 @@ def _feature_workloads(llama, runs, make_policy) -> dict:
         out["simulate llama3 16k ckpt/spare, async saves"] = runs(
             llama.replace(checkpoint_drain=120.0), [make_policy("ckpt"), make_policy("spare", 4)])
     except (TypeError, ValueError):
+        pass
+    pols = [make_policy("ckpt"), make_policy("spare", 4)]
+    try:
+        from spare_core.distributions import Exponential, LogNormal
+        from spare_core.sim.classes import FailureClass, FailureClasses
+
+        classes = FailureClasses((FailureClass("hardware", 0.75, "swap", detect=30.0),
+                                  FailureClass("software", 0.25, "restart", detect=Exponential(300.0))))
+        out["simulate llama3 16k ckpt/spare+repairs, failure classes"] = runs(
+            repaired.replace(failure_classes=classes), pols)
+        out["simulate llama3 16k ckpt/spare+repairs, repair laws"] = runs(repaired.replace(repair=Repairs(
+            swap=Exponential(600.0), spares=16, time=LogNormal(7200.0, 1.0), escalate=0.8,
+            manual_time=Exponential(172800.0), rejoin=120.0, gpus_per_node=8)), pols)
+        out["simulate llama3 16k ckpt/spare+repairs"] = runs(repaired, pols)
+    except (ImportError, TypeError, ValueError):
         pass
     try:
         out["simulate llama3 16k elastic+repairs, step overhead 3 %"] = runs(
