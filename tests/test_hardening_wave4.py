@@ -201,3 +201,27 @@ def test_property_measured_on_gpus_keeps_the_per_gpu_rate_when_the_job_is_resize
     sf_own = parse_scenario({**data, "failures": own})
     assert math.isclose(sf_own.with_overrides([f"cluster.gpus={gpus}"]).scenario.system_mtbf,
                         resized.scenario.system_mtbf, rel_tol=1e-12)
+
+
+# -- 2. findings of the fuzz suite (tests/fuzz/test_fuzz_wave4.py), each a regression ---------
+
+_BASE = {"cluster": {"gpus": 4, "gpus_per_node": 1, "gpus_per_group": 1}, "job": {"step_time": 1.0, "steps": 20},
+         "failures": {"mtbf": "1 h"}}
+
+
+@pytest.mark.parametrize("ck, names", [
+    # bandwidth x efficiency underflowed to 0: a ZeroDivisionError (exit 1) before
+    ({"size": "1 GB", "write_bandwidth": 5e-324, "read_bandwidth": "1 GB/s", "efficiency": 0.5},
+     ("checkpoint.write_bandwidth", "checkpoint.efficiency")),
+    ({"size": "1 GB", "write_bandwidth": "1 GB/s", "read_bandwidth": "1 GB/s", "efficiency": 5e-324},
+     ("checkpoint.write_bandwidth", "checkpoint.efficiency")),
+    # a load time of inf: refused by Scenario as a restart time the file does not have
+    ({"size": "1 GB", "write_bandwidth": "1 GB/s", "read_bandwidth": 5e-324}, ("checkpoint.read_bandwidth",)),
+    ({"size": "1 GB", "write_bandwidth": "1 GB/s", "read_bandwidth": 1e-6}, ("checkpoint.read_bandwidth",)),
+])
+def test_checkpoint_bandwidths_whose_time_is_beyond_any_run_are_refused_naming_them(ck, names):
+    with pytest.raises(ScenarioFileError) as exc:
+        parse_scenario({**_BASE, "checkpoint": ck})
+    msg = str(exc.value)
+    assert "checkpoint.size" in msg and all(n in msg for n in names), msg
+    assert "\n" not in msg

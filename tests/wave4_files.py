@@ -112,3 +112,32 @@ def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
     if interval is not None:
         data["compare"]["interval"] = interval
     return data, facts
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and v != v:
+            return "nan"
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items()) + "}"
+    raise TypeError(type(v))
+
+
+def to_toml(data: dict) -> str:
+    """A file dict as TOML text (scalars and lists at the top, then one ``[table]`` per dict;
+    a dict inside a table is written inline)."""
+    lines = [f'"{k}" = {_toml_value(v)}' for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines.append(f'\n["{k}"]')
+            lines += [f'"{kk}" = {_toml_value(vv)}' for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"

@@ -785,9 +785,16 @@ def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> Checkp
                       read_bandwidth=rd.amount("checkpoint.read_bandwidth", ck["read_bandwidth"], per_second=True),
                       efficiency=rd.number("checkpoint.efficiency", ck.get("efficiency", 1.0), high=1.0),
                       mode=mode, host_copy=host)
-    if not io.write_seconds <= _limits.MAX_SECONDS:
-        raise rd.fail("checkpoint.size", f"takes {io.write_seconds:.3g} s to write at that bandwidth, more than "
-                      f"{_limits.MAX_SECONDS:.0e} s", ck["size"])
+    for verb, bw in (("write", "write_bandwidth"), ("load", "read_bandwidth")):
+        # bandwidth x efficiency of two tiny numbers can underflow to 0 (a division by zero) or
+        # leave a time beyond any run: both are the file's numbers, refused naming them
+        rate = getattr(io, bw) * io.efficiency
+        seconds = io.size / rate if rate > 0.0 else math.inf
+        if not seconds <= _limits.MAX_SECONDS:
+            keys = ["checkpoint.size", f"checkpoint.{bw}"] + (["checkpoint.efficiency"] if "efficiency" in ck else [])
+            keys = " and ".join(", ".join(keys).rsplit(", ", 1))
+            raise rd.fail(keys, f"take {seconds:.3g} s to {verb} the checkpoint (size / ({bw} x efficiency)), more "
+                          f"than {_limits.MAX_SECONDS:.0e} s", (ck["size"], ck[bw], ck.get("efficiency", 1.0)))
     return io
 
 
