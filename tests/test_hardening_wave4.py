@@ -20,14 +20,20 @@ as without them, and for an async save whose drain is 0 as for the blocking save
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
+import shutil
+from pathlib import Path
+
+import numpy as np
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spare_core.scenario_file import ScenarioFileError, parse_scenario
+from spare_core.cli import main
+from spare_core.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from spare_core.sim import Scenario, simulate
 from spare_core.strategies.registry import make_policy, registered_policy
 from tests.wave4_files import valid_files
@@ -225,3 +231,93 @@ def test_checkpoint_bandwidths_whose_time_is_beyond_any_run_are_refused_naming_t
     msg = str(exc.value)
     assert "checkpoint.size" in msg and all(n in msg for n in names), msg
     assert "\n" not in msg
+
+
+# -- 3. faults injected: the failure log changed, deleted or damaged during a command --------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture
+def trace_job(tmp_path):
+    """examples/trace_job.toml and its log and hostfile in a directory of their own, short."""
+    for name in ("trace_job.toml", "trace_job_failures.csv", "trace_job_hosts.txt"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    toml = tmp_path / "trace_job.toml"
+    toml.write_text(toml.read_text().replace("steps = 250_000", "steps = 2000").replace("seeds = 3", "seeds = 1"))
+    return toml
+
+
+def _half_log(path: Path) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[: len(lines) // 2]))
+
+
+def test_the_log_parsed_is_the_log_hashed_even_if_replaced_between(trace_job, monkeypatch):
+    """The reader hashed the log (the provenance's sha256), then opened the file again to parse
+    it: a log replaced in between was parsed while the provenance named the other one."""
+    from spare_core.events import files
+
+    log = trace_job.parent / "trace_job_failures.csv"
+    whole = load_scenario_file(trace_job)
+    files._READ.clear()
+    real = files.read_input
+
+    def read_then_replace(path, *a, **k):
+        data = real(path, *a, **k)
+        if Path(path).name == log.name:
+            _half_log(log)  # another writer, right after the read
+        return data
+
+    monkeypatch.setattr(files, "read_input", read_then_replace)
+    sf = load_scenario_file(trace_job)
+    assert sf.trace_read["sha256"] == whole.trace_read["sha256"]
+    assert sf.trace.n_events == whole.trace.n_events
+    assert np.array_equal(sf.trace.times, whole.trace.times) and np.array_equal(sf.trace.units, whole.trace.units)
+
+
+def test_overrides_run_on_the_log_read_whatever_happens_to_the_file(trace_job):
+    """``with_overrides`` (a map's cell, an advice's variant, a sweep's point) read the log
+    again: an edited log changed the failures of the later cells silently, a deleted one
+    stopped the command midway. Now the log read is kept, and a change of its read options
+    that needs the file again refuses a file whose content changed."""
+    log = trace_job.parent / "trace_job_failures.csv"
+    sf = load_scenario_file(trace_job)
+    fresh = simulate(sf.with_overrides([("job.steps", 2500)]).scenario, make_policy("spare", 2), seed=1)
+    _half_log(log)
+    edited = sf.with_overrides([("job.steps", 2500)])
+    assert edited.trace is sf.trace and edited.trace_read == sf.trace_read
+    assert fields(simulate(edited.scenario, make_policy("spare", 2), seed=1)) == fields(fresh)
+    with pytest.raises(ScenarioFileError, match=r"failures\.trace changed since the scenario was read"):
+        sf.with_overrides([("failures.trace.end", "2025-03-30T00:00:00Z")])
+    log.unlink()
+    assert sf.with_overrides([("job.steps", 2500)]).trace is sf.trace
+    # a file loaded afresh reads the disk as it is: the deleted log is named
+    with pytest.raises(ScenarioFileError, match=r"failures\.trace must name a readable file"):
+        load_scenario_file(trace_job)
+
+
+def test_spare_map_finishes_on_the_log_it_read_when_the_file_is_deleted(trace_job, monkeypatch, capsys):
+    """``spare map`` resolves each cell from the table read (``with_overrides``): with the log
+    deleted after the file was loaded, every cell used to stop with "failures.trace must name a
+    readable file" (exit 2 after the first load); now the cells run on the log read, and give
+    the map of a run whose log was never touched."""
+    from spare_core.commands import map as map_cmd
+
+    argv = ["map", str(trace_job), "--x", "job.steps", "--x-values", "2000", "2500", "--y", "costs.restart",
+            "--y-values", "10 min", "20 min", "--seeds", "1", "--processes", "1", "--strategies", "ckpt", "spare"]
+    assert main([*argv, "--json", str(trace_job.parent / "untouched.json")]) == 0
+    real = map_cmd.load_scenario_file
+
+    def load_then_delete(*a, **k):
+        sf = real(*a, **k)
+        (trace_job.parent / "trace_job_failures.csv").unlink(missing_ok=True)
+        return sf
+
+    monkeypatch.setattr(map_cmd, "load_scenario_file", load_then_delete)
+    code = main([*argv, "--json", str(trace_job.parent / "deleted.json")])
+    assert code == 0, capsys.readouterr().err
+    cells = [[{k: v for k, v in c.items() if k != "seconds"}  # the time each cell took
+              for c in json.loads((trace_job.parent / f"{n}.json").read_text())["cells"]]
+             for n in ("untouched", "deleted")]
+    assert cells[0] == cells[1]

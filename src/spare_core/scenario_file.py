@@ -69,7 +69,8 @@ from . import _files, _limits
 from ._files import Reader, TomlFileError, parse_duration, plain, read_toml
 from .events import FailureModel, failure_model_kinds
 from .events.domains import DOMAIN_KEYS
-from .events.files import FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures
+from .events.files import (FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures,
+                           pinned_logs)
 from .events.fit import LifetimeFit
 from .events.rates import FailureRate
 from .events.trace import Trace
@@ -279,7 +280,8 @@ class ScenarioFile:
         """
         where = source or self.path
         data = apply_overrides(self.data, overrides, source=f"{where}: --set") if overrides else self.data
-        return parse_scenario(data, source=where, base_dir=self.base_dir)
+        with pinned_logs(self.trace_read):  # the log read, even if the file has changed since
+            return parse_scenario(data, source=where, base_dir=self.base_dir)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Options per compared policy name (:attr:`policy_options`), with the file's interval

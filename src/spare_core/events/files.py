@@ -10,6 +10,8 @@ belongs to another kind. The rate models (``"node"``, ``"per-unit"``, ``"system"
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import inspect
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, p
 from .fit import NODE_LAWS, LifetimeFit, NodeRateFit, fit, fit_node_rates, merge_repeats
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
 from .rates import PERIODS, FailureRate, Periods, calendar_periods
-from .trace import Trace, TraceFormatError, read_trace
+from .trace import Trace, TraceFormatError, read_log_bytes, read_trace
 
 __all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "FIT_RATES", "TRACE_OPTIONS",
            "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file",
@@ -608,23 +610,53 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
     full = Path(path).expanduser()
     if not full.is_absolute():
         full = base_dir / full
+    opts_key = repr(sorted(plain(opts).items()))
+    pinned = (_PINNED.get() or {}).get(str(full.resolve()))
+    if pinned is not None and (str(full.resolve()), pinned, opts_key) in _READ:
+        # the log this scenario was resolved with, not the file as it is now (edited, deleted)
+        return _READ[(str(full.resolve()), pinned, opts_key)], {"path": str(full.resolve()), "sha256": pinned,
+                                                                 **plain(opts), **own}
     try:
         data = read_input(full, "failure log", MAX_LOG_BYTES)
     except InputFileError as exc:
         raise rd.fail("failures.trace", f"must name a readable file ({exc.reason}; looked for {str(full)!r})",
                       path) from None
     digest = hashlib.sha256(data).hexdigest()
-    del data
+    if pinned is not None and digest != pinned:
+        raise rd.fail("failures.trace", f"changed since the scenario was read (sha256 {pinned[:12]}... then, "
+                      f"{digest[:12]}... now): the runs of one command read one log", path)
     full = full.resolve()  # the provenance names the file wherever the command ran
-    key = (str(full), digest, repr(sorted(plain(opts).items())))
+    key = (str(full), digest, opts_key)
     trace = _READ.get(key)
     if trace is None:
         try:
-            trace = read_trace(full, **opts)
+            with read_log_bytes(full, data):  # parse the bytes hashed, not the file read again
+                trace = read_trace(full, **opts)
         except (TraceFormatError, TypeError, ValueError, ImportError) as exc:
             raise rd.error(f"failures.trace: {exc}") from None
         _remember(_READ, key, trace)
+    del data
     return trace, {"path": str(full), "sha256": digest, **plain(opts), **own}
+
+
+#: resolved log path -> sha256 of the log a scenario was resolved with, while
+#: :meth:`~spare_core.scenario_file.ScenarioFile.with_overrides` resolves it again (:func:`pinned_logs`)
+_PINNED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("spare_core_pinned_logs",
+                                                                                 default=None)
+
+
+@contextlib.contextmanager
+def pinned_logs(read: dict[str, Any] | None):
+    """Within the block, :func:`trace_from_file` of the log described by ``read`` (a
+    ``ScenarioFile.trace_read``: its ``path`` and ``sha256``) returns the log already read with
+    those options (this process's memo) without opening the file, or reads it and refuses it
+    when its content is no longer that sha256: a map's cells, an advice's variants and a sweep's
+    points all run on the log the command started with."""
+    token = _PINNED.set(None if not read else {str(read["path"]): str(read["sha256"])})
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
 
 
 # A command that loads one file many times (``spare map``'s cells, ``spare advise``'s variants,
