@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
+import shutil
+from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import event, given, strategies as st
 
 from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
-from tests.wave4_files import to_toml, valid_files
+from tests.wave4_files import _toml_value, to_toml, valid_files
 
 BAD = ["x", "", True, [], [1, 2], {"a": 1}, -1, 0, -0.0, math.nan, math.inf, -math.inf, 1e308, 2**63 - 1,
        5e-324, "5 %", "-5 %", "1e400 %", "nan %", "1 GB/s", "1e30 TB", "0 B", "-3 GB", "1 GiB", "async",
@@ -97,6 +100,7 @@ def test_mutated_files_of_this_wave_exit_0_or_2_naming_the_key(tmp_path_factory,
     out = run_isolated(_spare_run(path, d / "out.json"), case=what)
     assert out.ok, f"{what}: spare run raised {out.error_type.__name__}: {out.message}"
     code, err = out.value
+    event(f"exit {code}")
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code in (0, 2), f"{what}: exit {code}: {err}"
     if code == 2:
@@ -106,3 +110,85 @@ def test_mutated_files_of_this_wave_exit_0_or_2_naming_the_key(tmp_path_factory,
         assert any(n in lines[0] for n in names), f"{what}: names none of {sorted(names)}: {lines[0]}"
     else:
         assert (d / "out.json").stat().st_size > 0
+
+
+# -- a damaged failure log and this wave's trace keys, through spare run and spare fit ------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _spare(argv):
+    def go():
+        from spare_core.cli import main
+
+        err, sink = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(sink):
+            code = main(argv)
+        return code, err.getvalue()
+    return go
+
+
+@fuzz(0.75)
+@given(st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete", "cut", "nul", "quote", "digit", "line"]),
+                          st.integers(0, 10**6), st.binary(min_size=1, max_size=6)), max_size=4),
+       # mostly valid keys (so that most damaged logs reach the replay), sometimes not
+       st.sampled_from([None] * 4 + [{"cause": ["GPU", "GPU NVLink"]}] * 2 + [{"cause": "host"}, {"cause": []},
+                        {"cause": 3}, {"nonesuch": "GPU"}, {"cause": ["no such value"]}, "cause"]),
+       st.sampled_from([None] * 4 + [1, 2, 4, 8] * 2 + [3, 16, 0, -1, "8", 2.5]),
+       st.sampled_from(["stop", "loop", "fit"]),
+       st.sampled_from([None, 256, 1024, 4096, 100]),
+       st.sampled_from(["run", "fit"]))
+def test_damaged_logs_with_where_unit_gpus_and_a_resized_job_exit_0_or_2(tmp_path_factory, edits, where, unit_gpus,
+                                                                         after, gpus, command):
+    d = tmp_path_factory.mktemp("wave4_log")
+    for name in ("trace_job.toml", "trace_job_failures.csv", "trace_job_hosts.txt"):
+        shutil.copy(EXAMPLES / name, d / name)
+    log = bytearray((d / "trace_job_failures.csv").read_bytes())
+    for kind, at, blob in edits:
+        at %= max(1, len(log))
+        if kind == "insert":
+            log[at:at] = blob
+        elif kind == "replace" and log:
+            log[at] = blob[0]
+        elif kind == "delete":
+            del log[at: at + len(blob)]
+        elif kind == "cut":
+            log = log[:at]
+        elif kind == "nul":
+            log[at:at] = b"\x00"
+        elif kind == "quote":
+            log[at:at] = b'"'
+        elif kind == "digit":  # a timestamp's digit changed: a date out of order or impossible
+            digits = [i for i, c in enumerate(log) if 48 <= c <= 57]
+            if digits:
+                log[digits[at % len(digits)]] = 48 + blob[0] % 10
+        elif kind == "line":  # a whole row dropped or repeated
+            rows = bytes(log).split(b"\n")
+            i = at % len(rows)
+            rows[i:i + 1] = [] if blob[0] % 2 else [rows[i], rows[i]]
+            log = bytearray(b"\n".join(rows))
+    (d / "trace_job_failures.csv").write_bytes(bytes(log))
+    text = (d / "trace_job.toml").read_text().replace("steps = 250_000", "steps = 2000").replace("seeds = 3", "seeds = 1")
+    text = text.replace('after = "fit"', f'after = "{after}"')
+    extra = ""
+    if where is not None:
+        extra += f"where = {_toml_value(where)}\n"
+    if unit_gpus is not None:
+        extra += f"unit_gpus = {_toml_value(unit_gpus)}\n"
+    text = text.replace('unit_map = "trace_job_hosts.txt"', 'unit_map = "trace_job_hosts.txt"\n' + extra)
+    (d / "trace_job.toml").write_text(text)
+    argv = [command, str(d / "trace_job.toml")]
+    argv += ["--processes", "1"] if command == "run" else ["--replicates", "20", "--laws", "weibull", "exponential"]
+    if gpus is not None and command == "run":
+        argv += ["--set", f"cluster.gpus={gpus}"]
+    what = f"{command} edits={edits} where={where} unit_gpus={unit_gpus} after={after} gpus={gpus}"
+    out = run_isolated(_spare([*argv, "--json", str(d / "out.json")]), case=what)
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1, f"{what}: {err}"
+    else:
+        assert json.loads((d / "out.json").read_text())
