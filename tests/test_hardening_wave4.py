@@ -321,3 +321,47 @@ def test_spare_map_finishes_on_the_log_it_read_when_the_file_is_deleted(trace_jo
               for c in json.loads((trace_job.parent / f"{n}.json").read_text())["cells"]]
              for n in ("untouched", "deleted")]
     assert cells[0] == cells[1]
+
+
+@pytest.mark.parametrize("command, flag", [("run", "--json"), ("run", "--csv"), ("fit", "--json"), ("fit", "--csv"),
+                                           ("advise", "--json")])
+def test_a_full_disk_while_writing_an_output_leaves_it_and_the_inputs_as_they_were(trace_job, monkeypatch, capsys,
+                                                                                  command, flag):
+    """The disk fills while ``spare`` writes an output: one line naming the error, exit 1 (the
+    environment, not the input), the previous output intact, no temporary file left, the
+    scenario file and its log untouched."""
+    import errno
+
+    from spare_core import _writer
+
+    d = trace_job.parent
+    target = d / f"out{flag.replace('--', '.')}"
+    target.write_bytes(b"previous output\n")
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    real = _writer.os.fdopen
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def fileno(self):
+            return self.fh.fileno()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        flush = lambda self: None  # noqa: E731
+
+    monkeypatch.setattr(_writer.os, "fdopen", lambda fd, *a, **k: Full(real(fd, *a, **k)))
+    argv = [command, str(trace_job), flag, str(target)]
+    argv += ["--replicates", "20", "--laws", "weibull"] if command == "fit" else ["--processes", "1"]
+    code = main(argv)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert code == 1 and len(lines) == 1 and "No space left on device" in lines[0], lines
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
