@@ -36,7 +36,7 @@ from spare_core.cli import main
 from spare_core.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from spare_core.sim import Scenario, simulate
 from spare_core.strategies.registry import make_policy, registered_policy
-from tests.wave4_files import valid_files
+from tests.wave4_files import straggler_tables, to_toml, valid_files, write_straggler_trace
 
 PARTS = ("lost_time", "save_time", "memory_save_time", "restart_time", "wait_time", "pause_time")
 #: 60 derandomized examples per property in the suite; SPARE_FUZZ_PROFILE=long (with
@@ -365,3 +365,70 @@ def test_a_full_disk_while_writing_an_output_leaves_it_and_the_inputs_as_they_we
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert code == 1 and len(lines) == 1 and "No space left on device" in lines[0], lines
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+# -- 4. [stragglers] in a scenario file -------------------------------------------------------
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(straggler_tables(), st.floats(1.0, 10.0), st.integers(20, 200), st.sampled_from(["ckpt", "spare", "elastic"]))
+def test_property_failure_free_runs_take_the_stragglers_slowdown(tmp_path_factory, table, step, steps, policy):
+    """Without failures, saves or jitter, a run takes S x T0 (``slowdown = S``), or between the
+    least and the largest per-step slowdown of the trace times T0 (each step one of them, drawn
+    with replacement), computed here from the trace's own analysis; T0 stays the plain job's."""
+    d = tmp_path_factory.mktemp("strag")
+    write_straggler_trace(d / "ops.csv")
+    data = {"cluster": {"gpus": 4, "gpus_per_node": 1, "gpus_per_group": 1},
+            "job": {"step_time": step, "allreduce_time": 0.1 * step, "steps": steps, "jitter": 0.0},
+            "failures": {"model": "system", "mtbf": "1e11 s"}, "costs": {"checkpoint_save": 1.0},
+            "compare": {"policies": [policy], "interval": "1e11 s", "r_max": 1}, "stragglers": table}
+    sf = parse_scenario(data, base_dir=d)
+    (_, _, _, res), = runs(sf)
+    assert res.failures_seen == 0 and res.finished and res.checkpoints == 0
+    assert math.isclose(res.t0, steps * step, rel_tol=1e-12)
+    if "slowdown" in table:
+        assert math.isclose(res.time_to_train, table["slowdown"] * res.t0, rel_tol=1e-12)
+    else:
+        from spare_core.stragglers import analyse
+
+        ideal = table.get("ideal", "mean")
+        per_step = np.asarray(list(analyse(str(d / "ops.csv"), ideal=ideal).per_step.values()), dtype=float)
+        assert per_step.min() * res.t0 * (1 - 1e-12) <= res.time_to_train <= per_step.max() * res.t0 * (1 + 1e-12)
+
+
+def test_a_straggler_trace_is_parsed_from_the_bytes_hashed_and_kept_by_overrides(tmp_path, monkeypatch):
+    """As for the failure log: ``stragglers.trace`` was hashed, then opened again to parse, and
+    opened again by every ``with_overrides``: a trace deleted during ``spare map`` stopped it,
+    an edited one changed the later cells' step times silently."""
+    from spare_core.stragglers import steptime
+
+    write_straggler_trace(tmp_path / "ops.csv")
+    data = {"cluster": {"gpus": 4, "gpus_per_node": 1, "gpus_per_group": 1},
+            "job": {"step_time": 2.0, "steps": 50, "jitter": 0.0}, "failures": {"mtbf": "1e11 s"},
+            "compare": {"policies": ["ckpt"], "interval": "1e11 s"}, "stragglers": {"trace": "ops.csv"}}
+    (tmp_path / "job.toml").write_text(to_toml(data))
+    sf = load_scenario_file(tmp_path / "job.toml")
+    base = fields(runs(sf)[0][3])
+    assert str((tmp_path / "ops.csv").resolve()) in sf.inputs
+    write_straggler_trace(tmp_path / "ops.csv", slow=4.0, seed=5)  # edited after the read
+    assert fields(runs(sf.with_overrides([("job.steps", 50)]))[0][3]) == base
+    with pytest.raises(ScenarioFileError, match=r"stragglers\.trace changed since the scenario was read"):
+        sf.with_overrides([("stragglers.ideal", "median")])  # needs the file again: it is not the one read
+    (tmp_path / "ops.csv").unlink()
+    assert fields(runs(sf.with_overrides([("job.steps", 50)]))[0][3]) == base
+    # read once: a trace replaced between the hash and the parse is not parsed
+    write_straggler_trace(tmp_path / "ops.csv")
+    steptime._READ.clear()
+    from spare_core import _files
+
+    real = _files.read_input
+
+    def read_then_replace(path, *a, **k):
+        out = real(path, *a, **k)
+        if Path(path).name == "ops.csv":
+            write_straggler_trace(tmp_path / "ops.csv", slow=4.0, seed=5)
+        return out
+
+    monkeypatch.setattr(_files, "read_input", read_then_replace)
+    again = load_scenario_file(tmp_path / "job.toml")
+    assert fields(runs(again)[0][3]) == base

@@ -141,3 +141,40 @@ def to_toml(data: dict) -> str:
             lines.append(f'\n["{k}"]')
             lines += [f'"{kk}" = {_toml_value(vv)}' for kk, vv in v.items()]
     return "\n".join(lines) + "\n"
+
+
+def write_straggler_trace(path, *, dp=2, pp=2, steps=3, seed=0, slow=1.5):
+    """A small synthetic operation trace (``spare whatif``'s input) with one slow worker."""
+    from spare_core.stragglers import synthetic_trace, write_trace
+    from spare_core.stragglers.synth import trace_columns
+
+    write_trace(path, trace_columns(synthetic_trace(dp=dp, pp=pp, microbatches=2, steps=steps,
+                                                    slow={1: slow}, seed=seed)))
+    return path
+
+
+@st.composite
+def straggler_tables(draw, trace_name="ops.csv"):
+    """A valid ``[stragglers]`` table: a slowdown S with its remedies' numbers, or a trace
+    (written by the caller at ``trace_name``) with or without its sizes."""
+    if draw(st.booleans()):
+        s = draw(st.floats(1.0, 3.0))
+        t = {"slowdown": s}
+        if draw(st.booleans()):
+            t["worker"] = draw(st.integers(0, 3))
+        if draw(st.booleans()):
+            t["evict_slowdown"] = draw(st.floats(1.0, s))
+        for k in ("stage_share", "comm_share"):
+            if draw(st.booleans()):
+                t[k] = draw(st.sampled_from([0.0, 0.05, 0.25, 1.0]))
+    else:
+        t = {"trace": trace_name}
+        if draw(st.booleans()):
+            t.update(dp=2, pp=2)
+        if draw(st.booleans()):
+            t["ideal"] = draw(st.sampled_from(["mean", "median", "stage", "position"]))
+    if draw(st.booleans()):
+        t["rebalance_cost"] = draw(st.sampled_from([0.0, "30 s", "30 min"]))
+    if draw(st.booleans()):
+        t["remedies"] = draw(st.lists(st.sampled_from(["rebalance", "pacing"]), max_size=2))
+    return t

@@ -60,6 +60,7 @@ References
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,7 @@ from ._files import Reader, TomlFileError, parse_duration, plain, read_toml
 from .events import FailureModel, failure_model_kinds
 from .events.domains import DOMAIN_KEYS
 from .events.files import (FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures,
-                           pinned_logs)
+                           pinned_inputs, recording_inputs)
 from .events.fit import LifetimeFit
 from .events.rates import FailureRate
 from .events.trace import Trace
@@ -257,6 +258,9 @@ class ScenarioFile:
     base_dir: str | None = field(default=None, repr=False)
     #: ``[checkpoint]``'s size and bandwidths, which set the save, drain and load times (None: not given)
     checkpoint_io: "CheckpointIO | None" = field(default=None, repr=False)
+    #: the input files read (failure log, straggler trace): resolved path -> sha256 of the content
+    #: used, which :meth:`with_overrides` keeps whatever happens to the files
+    inputs: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def with_overrides(self, overrides: Sequence[str | tuple[str, Any]], *, source: str | None = None) -> "ScenarioFile":
         """The file resolved again with ``overrides`` on top of its table, without reading it
@@ -280,7 +284,7 @@ class ScenarioFile:
         """
         where = source or self.path
         data = apply_overrides(self.data, overrides, source=f"{where}: --set") if overrides else self.data
-        with pinned_logs(self.trace_read):  # the log read, even if the file has changed since
+        with pinned_inputs(self.inputs):  # the log and trace read, even if the files changed since
             return parse_scenario(data, source=where, base_dir=self.base_dir)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
@@ -492,6 +496,12 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     >>> sf.scenario.n_groups, sf.nodes, round(sf.scenario.system_mtbf / 3600, 1)
     (32, 128, 28.8)
     """
+    with recording_inputs() as inputs:
+        sf = _parse_scenario(data, source, base_dir)
+    return dataclasses.replace(sf, inputs=inputs)
+
+
+def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path | None) -> ScenarioFile:
     rd = Reader(source, ScenarioFileError)
     tables = _tables(rd, data)
     name = rd.text("name", data.get("name", Path(source).stem if source != "<dict>" else "custom"))

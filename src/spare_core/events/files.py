@@ -611,9 +611,10 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
     if not full.is_absolute():
         full = base_dir / full
     opts_key = repr(sorted(plain(opts).items()))
-    pinned = (_PINNED.get() or {}).get(str(full.resolve()))
+    pinned = pinned_digest(full)
     if pinned is not None and (str(full.resolve()), pinned, opts_key) in _READ:
         # the log this scenario was resolved with, not the file as it is now (edited, deleted)
+        note_input(full, pinned)
         return _READ[(str(full.resolve()), pinned, opts_key)], {"path": str(full.resolve()), "sha256": pinned,
                                                                  **plain(opts), **own}
     try:
@@ -636,23 +637,49 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
             raise rd.error(f"failures.trace: {exc}") from None
         _remember(_READ, key, trace)
     del data
+    note_input(full, digest)
     return trace, {"path": str(full), "sha256": digest, **plain(opts), **own}
 
 
-#: resolved log path -> sha256 of the log a scenario was resolved with, while
-#: :meth:`~spare_core.scenario_file.ScenarioFile.with_overrides` resolves it again (:func:`pinned_logs`)
-_PINNED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("spare_core_pinned_logs",
+# The input files a scenario was resolved with (its failure log, its straggler trace), by
+# resolved path and sha256: recorded while a scenario is read (:func:`recording_inputs`), and
+# pinned while ScenarioFile.with_overrides resolves it again (:func:`pinned_inputs`), so that a
+# map's cells, an advice's variants and a sweep's points all run on the inputs the command
+# started with -- taken from this process's memo without opening the file, or read and refused
+# when the file's content is no longer the one pinned.
+_PINNED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("spare_core_pinned_inputs",
                                                                                  default=None)
+_SEEN: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("spare_core_inputs_seen",
+                                                                               default=None)
+
+
+def pinned_digest(path: str | Path) -> str | None:
+    """The sha256 ``path``'s content must have in this resolution (None: not pinned)."""
+    return (_PINNED.get() or {}).get(str(Path(path).resolve()))
+
+
+def note_input(path: str | Path, digest: str) -> None:
+    """Record that the scenario being resolved read ``path`` with this content."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen[str(Path(path).resolve())] = digest
 
 
 @contextlib.contextmanager
-def pinned_logs(read: dict[str, Any] | None):
-    """Within the block, :func:`trace_from_file` of the log described by ``read`` (a
-    ``ScenarioFile.trace_read``: its ``path`` and ``sha256``) returns the log already read with
-    those options (this process's memo) without opening the file, or reads it and refuses it
-    when its content is no longer that sha256: a map's cells, an advice's variants and a sweep's
-    points all run on the log the command started with."""
-    token = _PINNED.set(None if not read else {str(read["path"]): str(read["sha256"])})
+def recording_inputs():
+    """Within the block, every input read is recorded in the dict yielded (path -> sha256)."""
+    seen: dict[str, str] = {}
+    token = _SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _SEEN.reset(token)
+
+
+@contextlib.contextmanager
+def pinned_inputs(digests: dict[str, str] | None):
+    """Within the block, the inputs in ``digests`` (path -> sha256) are the ones read before."""
+    token = _PINNED.set(dict(digests) if digests else None)
     try:
         yield
     finally:

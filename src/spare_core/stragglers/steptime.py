@@ -285,7 +285,8 @@ def _measured_trace(rd: Any, st: dict[str, Any], base_dir: Any) -> "MeasuredStra
 
     from .._files import InputFileError, read_input
     from ._analysis import IDEALS
-    from ._trace import MAX_TRACE_BYTES, JobSizes, TraceError, read_meta, read_trace
+    from ..events.files import note_input, pinned_digest
+    from ._trace import MAX_TRACE_BYTES, JobSizes, TraceError, parse_trace, read_meta
 
     def path_of(key: str) -> Path:
         p = Path(rd.text(f"stragglers.{key}", st[key])).expanduser()
@@ -308,21 +309,29 @@ def _measured_trace(rd: Any, st: dict[str, Any], base_dir: Any) -> "MeasuredStra
     except TraceError as exc:
         raise rd.error(f"stragglers.meta: {exc}") from None
     full = path_of("trace")
+    rest = (None if sizes is None else repr(sizes.to_dict()), ideal)
+    pinned = pinned_digest(full)
+    if pinned is not None and (str(full.resolve()), pinned, *rest) in _READ:
+        # the trace this scenario was resolved with, not the file as it is now (edited, deleted)
+        return _READ[(str(full.resolve()), pinned, *rest)]
     try:
         data = read_input(full, "trace", MAX_TRACE_BYTES)
     except InputFileError as exc:
         raise rd.fail("stragglers.trace", f"must name a readable trace file ({exc.reason}; looked for "
                       f"{str(full)!r})", st["trace"]) from None
     digest = hashlib.sha256(data).hexdigest()
-    del data
-    key = (str(full.resolve()), digest, None if sizes is None else repr(sizes.to_dict()), ideal)
+    if pinned is not None and digest != pinned:
+        raise rd.fail("stragglers.trace", f"changed since the scenario was read (sha256 {pinned[:12]}... then, "
+                      f"{digest[:12]}... now): the runs of one command read one trace", st["trace"])
+    key = (str(full.resolve()), digest, *rest)
     got = _READ.get(key)
     if got is None:
-        try:
-            got = MeasuredStragglers.from_trace(read_trace(full, sizes), ideal=ideal)
+        try:  # the bytes hashed, not the file opened again
+            got = MeasuredStragglers.from_trace(parse_trace(data, full, sizes), ideal=ideal)
         except (TraceError, ImportError, ValueError) as exc:
             raise rd.error(f"stragglers.trace: {exc}") from None
         _remember(key, got)
+    note_input(full, digest)
     return got
 
 
