@@ -432,3 +432,42 @@ def test_a_straggler_trace_is_parsed_from_the_bytes_hashed_and_kept_by_overrides
     monkeypatch.setattr(_files, "read_input", read_then_replace)
     again = load_scenario_file(tmp_path / "job.toml")
     assert fields(runs(again)[0][3]) == base
+
+
+# -- 5. a sweep grid over elastic.* simulates checkpoint-only once per seed -------------------
+
+def test_a_sweep_over_elastic_keys_shares_the_runs_that_do_not_read_them(tmp_path, monkeypatch):
+    """Three values of ``elastic.step_overhead`` x three of ``elastic.quorum`` (9 grid points)
+    on 2 seeds: checkpoint-only and SPARe, which do not read them, were simulated once per
+    point (18 times each); now once per seed, and every run, shared or not, equals field for
+    field (the scenario's name is the point's) a fresh ``simulate`` on its group's streams,
+    with 1 worker or 2 (batches of 3 runs: the groups of one key stay in one batch)."""
+    from spare_core.sim import executor, grid
+    from spare_core.sweeps import load_spec
+    from tests.test_hardening_issue28_inputs import _policy_file, _spec_over
+
+    _policy_file(tmp_path)
+    spec_path = _spec_over(tmp_path, 'grid = {"elastic.step_overhead" = [0, "5 %", 0.5], '
+                                     '"elastic.quorum" = [0, 0.2, "1 s"]}\n')
+    spec_path.write_text(spec_path.read_text().replace("seeds = 1", "seeds = 2"))
+    spec = load_spec(spec_path)
+    groups = spec.groups()
+    assert len(groups) == 9 * 2 and len({g.key for g in groups}) == 2
+    calls = []
+    real = grid.simulate
+
+    def counting(sc, pol, **kw):
+        calls.append(pol.name)
+        return real(sc, pol, **kw)
+
+    monkeypatch.setattr(grid, "simulate", counting)
+    one = executor.execute(spec, workers=1)
+    assert calls.count("CKPT-only") == 2 and calls.count("SPARe+CKPT") == 2 and calls.count("Elastic DP") == 18
+    monkeypatch.setattr(grid, "simulate", real)
+    two = executor.execute(spec, workers=2, batch_runs=3)
+    by_run = [{(r.scenario, r.policy, r.seed): fields(r) for r in res.runs} for res in (one, two)]
+    assert by_run[0] == by_run[1] and len(by_run[0]) == 9 * 2 * 3
+    for g in groups:
+        for run in g.runs:
+            fresh = real(g.scenario, run.policy, seed=g.stream_seed)
+            assert by_run[0][(g.scenario.name, run.policy.name, fresh.seed)] == fields(fresh)

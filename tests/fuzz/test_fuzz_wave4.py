@@ -24,7 +24,7 @@ from hypothesis import event, given, strategies as st
 
 from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
-from tests.wave4_files import _toml_value, to_toml, valid_files
+from tests.wave4_files import _toml_value, straggler_tables, to_toml, valid_files, write_straggler_trace
 
 BAD = ["x", "", True, [], [1, 2], {"a": 1}, -1, 0, -0.0, math.nan, math.inf, -math.inf, 1e308, 2**63 - 1,
        5e-324, "5 %", "-5 %", "1e400 %", "nan %", "1 GB/s", "1e30 TB", "0 B", "-3 GB", "1 GiB", "async",
@@ -190,5 +190,50 @@ def test_damaged_logs_with_where_unit_gpus_and_a_resized_job_exit_0_or_2(tmp_pat
     if code == 2:
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert len(lines) == 1, f"{what}: {err}"
+    else:
+        assert json.loads((d / "out.json").read_text())
+
+
+# -- [stragglers] through spare run and spare advise ------------------------------------------
+
+STRAGGLER_BAD = BAD + ["ops.csv", "missing.csv", "/dev/zero", ["evict"], ["rebalance", "warp"], "mean", "nope",
+                       1.0, 100.0, 101.0, 1e-9]
+
+
+@fuzz(0.75)
+@given(valid_files(policies=("ckpt", "spare")), straggler_tables(),
+       st.lists(st.tuples(st.sampled_from(["delete", "typo", "value", "value", "none"]), st.integers(0, 10**6),
+                          st.sampled_from(STRAGGLER_BAD)), min_size=1, max_size=2),
+       st.sampled_from(["run", "advise"]))
+def test_straggler_keys_mutated_through_run_and_advise_exit_0_or_2(tmp_path_factory, case, table, ops, command):
+    data, _ = case
+    d = tmp_path_factory.mktemp("wave4_strag")
+    write_straggler_trace(d / "ops.csv")
+    data = {**data, "stragglers": dict(table)}
+    touched = []
+    for kind, at, value in ops:  # mutations of [stragglers] only
+        keys = list(data["stragglers"])
+        if kind == "none" or not keys:
+            continue
+        k = keys[at % len(keys)]
+        touched.append(f"stragglers.{k}")
+        if kind == "delete":
+            del data["stragglers"][k]
+        elif kind == "typo":
+            data["stragglers"][k + "x"] = data["stragglers"].pop(k)
+        else:
+            data["stragglers"][k] = value
+    (d / "job.toml").write_text(to_toml(data), encoding="utf-8")
+    what = f"{command} {table} {ops} -> {touched}"
+    argv = [command, str(d / "job.toml"), "--processes", "1", "--json", str(d / "out.json")]
+    out = run_isolated(_spare(argv), case=what)
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert len(lines) == 1, f"{what}: {err}"
+        assert "stragglers" in lines[0] or not touched, f"{what}: {lines[0]}"
     else:
         assert json.loads((d / "out.json").read_text())
