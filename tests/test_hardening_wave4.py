@@ -471,3 +471,41 @@ def test_a_sweep_over_elastic_keys_shares_the_runs_that_do_not_read_them(tmp_pat
         for run in g.runs:
             fresh = real(g.scenario, run.policy, seed=g.stream_seed)
             assert by_run[0][(g.scenario.name, run.policy.name, fresh.seed)] == fields(fresh)
+
+
+def test_a_replay_without_unit_gpus_warns_once(trace_job):
+    """The replay's failures line said "warning: warning: the log's units are taken as whole
+    8-GPU nodes" (noticed by the where-count property above)."""
+    note = load_scenario_file(trace_job).rate_note
+    assert note.count("warning:") == note.count("; warning: ") and "warning: warning" not in note
+    assert "warning: the log's units are taken as whole 8-GPU nodes" in note
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sets(st.sampled_from(["GPU", "GPU HBM3 memory", "GPU NVLink", "host", "network NIC",
+                                "network leaf switch"]), min_size=1), st.sampled_from([None, 1, 2, 4, 8]))
+def test_property_where_keeps_the_rows_of_its_values_and_unit_gpus_the_units_per_group(
+        tmp_path_factory, causes, unit_gpus):
+    """``failures.trace.where = {cause = [...]}`` keeps exactly the log's rows whose cause is
+    listed (counted here with the csv module) and ``unit_gpus`` puts gpus_per_group / unit_gpus
+    log units in each group (or refuses what cannot be fitted, naming failures.trace)."""
+    import csv
+
+    d = tmp_path_factory.mktemp("where")
+    for name in ("trace_job.toml", "trace_job_failures.csv", "trace_job_hosts.txt"):
+        shutil.copy(EXAMPLES / name, d / name)
+    with open(d / "trace_job_failures.csv", newline="") as fh:
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    want = sum(r["cause"].strip() in causes for r in rows)
+    sets = [("failures.trace.where", {"cause": sorted(causes)})]
+    if unit_gpus is not None:
+        sets.append(("failures.trace.unit_gpus", unit_gpus))
+    try:
+        sf = load_scenario_file(d / "trace_job.toml", sets)
+    except ScenarioFileError as exc:  # too few failures left to fit the law past the log's end
+        assert "failures.trace" in str(exc) and want < 10, (want, str(exc))
+        return
+    assert sf.trace.n_events == want
+    per_group = sf.gpus_per_group // (unit_gpus or sf.gpus_per_node)
+    assert sf.scenario.failures.nodes_per_group == per_group

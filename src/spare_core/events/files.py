@@ -544,8 +544,9 @@ def node_scale(read: dict[str, Any], cluster: FileCluster) -> NodeScale:
 
 
 def whole_nodes_warning(read: dict[str, Any], cluster: FileCluster) -> str:
-    """:meth:`NodeScale.warning` without its leading ``"; "`` ("" when there is nothing to say)."""
-    return node_scale(read, cluster).warning()[2:]
+    """:meth:`NodeScale.warning` without its leading ``"; warning: "`` (the caller says
+    "warning:" once; "" when there is nothing to say)."""
+    return node_scale(read, cluster).warning().removeprefix("; warning: ")
 
 
 def _node_law(rd: Reader, lf: LifetimeFit, scale: NodeScale) -> tuple[float, str]:
