@@ -509,3 +509,25 @@ def test_property_where_keeps_the_rows_of_its_values_and_unit_gpus_the_units_per
     assert sf.trace.n_events == want
     per_group = sf.gpus_per_group // (unit_gpus or sf.gpus_per_node)
     assert sf.scenario.failures.nodes_per_group == per_group
+
+
+@settings(max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "60")) // 10 if _LONG else 4, deadline=None,
+          derandomize=not _LONG, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=valid_files())
+def test_property_spare_run_gives_the_same_runs_on_one_worker_or_two(tmp_path_factory, capsys, case):
+    """``spare run --processes 1`` and ``--processes 2`` on a generated file with this wave's
+    keys: the same runs, cells and best choices, every field (the timings apart)."""
+    data, _ = case
+    data = {**data, "compare": {**data["compare"], "seeds": 2}}
+    d = tmp_path_factory.mktemp("workers")
+    (d / "job.toml").write_text(to_toml(data))
+    out = []
+    for n in (1, 2):
+        code = main(["run", str(d / "job.toml"), "--processes", str(n), "--json", str(d / f"{n}.json")])
+        said = capsys.readouterr()
+        assert code == 0, said.err
+        assert f"on {n} process(es)" in said.out  # one group per seed: two workers really ran
+        got = json.loads((d / f"{n}.json").read_text())
+        out.append({k: got[k] for k in ("runs", "cells", "best")})
+    assert out[0] == out[1]
