@@ -531,3 +531,30 @@ def test_property_spare_run_gives_the_same_runs_on_one_worker_or_two(tmp_path_fa
         got = json.loads((d / f"{n}.json").read_text())
         out.append({k: got[k] for k in ("runs", "cells", "best")})
     assert out[0] == out[1]
+
+
+def test_a_sweep_spec_resolves_every_point_on_the_log_its_first_point_read(trace_job, monkeypatch):
+    """A spec's scenario file was loaded from disk again for every grid point, its log with
+    it: a log edited while the spec loaded gave its points different failures. Now the file
+    is read once and the points after the first run on the log the first read."""
+    from spare_core.events import files
+    from spare_core.sweeps import load_spec
+
+    d = trace_job.parent
+    (d / "s.toml").write_text('seeds = 1\npolicies = ["ckpt"]\n[[scenarios]]\nfile = "trace_job.toml"\n'
+                              'grid = {"job.steps" = [2000, 2500, 3000]}\n')
+    whole = load_scenario_file(trace_job).trace
+    files._READ.clear()
+    real = files.read_input
+
+    def read_then_edit(path, *a, **k):
+        data = real(path, *a, **k)
+        if Path(path).name == "trace_job_failures.csv":
+            _half_log(d / "trace_job_failures.csv")  # edited right after the first point read it
+        return data
+
+    monkeypatch.setattr(files, "read_input", read_then_edit)
+    spec = load_spec(d / "s.toml")
+    traces = [sc.failures.trace for sc in spec.scenarios]
+    assert len(traces) == 3 and all(t.n_events == whole.n_events for t in traces)
+    assert all(np.array_equal(t.times, whole.times) for t in traces)
