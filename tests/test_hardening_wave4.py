@@ -558,3 +558,23 @@ def test_a_sweep_spec_resolves_every_point_on_the_log_its_first_point_read(trace
     traces = [sc.failures.trace for sc in spec.scenarios]
     assert len(traces) == 3 and all(t.n_events == whole.n_events for t in traces)
     assert all(np.array_equal(t.times, whole.times) for t in traces)
+
+
+def test_overrides_keep_the_hostfile_read(trace_job):
+    """The hostfile (``failures.trace.unit_map``) was read again by every ``with_overrides``
+    too: deleted during ``spare map``, it stopped the cells; now the hosts read are kept, and a
+    changed hostfile that must be read again is refused naming the key."""
+    hosts = trace_job.parent / "trace_job_hosts.txt"
+    sf = load_scenario_file(trace_job)
+    assert str(hosts.resolve()) in sf.inputs
+    hosts.unlink()
+    again = sf.with_overrides([("job.steps", 2500)])
+    assert again.trace is sf.trace and again.scenario.n_steps == 2500
+    hosts.write_text("node-000\n")  # another hostfile: the cells keep the hosts read
+    ended = sf.with_overrides([("failures.trace.end", "2025-03-30T00:00:00Z")])
+    assert ended.trace.n_units == sf.trace.n_units == 64
+    from spare_core.events import files
+
+    files._HOSTS.clear()  # the hosts forgotten: the file must be read again, and it changed
+    with pytest.raises(ScenarioFileError, match=r"failures\.trace\.unit_map changed since the scenario was read"):
+        sf.with_overrides([("job.steps", 2500)])

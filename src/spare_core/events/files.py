@@ -693,6 +693,8 @@ def pinned_inputs(digests: dict[str, str] | None):
 # Trace is immutable and a fit is not changed after it is made, so sharing them is safe.
 _READ: dict = {}
 _FITS: dict = {}
+#: the hostfiles read (by path and content): their hosts, for a resolution that pins them
+_HOSTS: dict = {}
 #: entries kept per memo (the least recently stored go first)
 MEMO_ENTRIES = 16
 
@@ -719,17 +721,29 @@ def _hostfile(rd: Reader, path: str, base_dir: Path) -> list[str]:
     full = Path(path).expanduser()
     if not full.is_absolute():
         full = base_dir / full
+    pinned = pinned_digest(full)
+    if pinned is not None and (str(full.resolve()), pinned) in _HOSTS:
+        note_input(full, pinned)  # the hostfile this scenario was resolved with (edited or deleted since)
+        return list(_HOSTS[(str(full.resolve()), pinned)])
     try:
-        text = read_input(full, "hostfile", MAX_LOG_BYTES).decode("utf-8")
+        raw = read_input(full, "hostfile", MAX_LOG_BYTES)
+        text = raw.decode("utf-8")
     except InputFileError as exc:
         raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc.reason}; looked for "
                                                  f"{str(full)!r})", path) from None
     except UnicodeDecodeError as exc:
         raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc})", path) from None
+    digest = hashlib.sha256(raw).hexdigest()
+    del raw
+    if pinned is not None and digest != pinned:
+        raise rd.fail("failures.trace.unit_map", f"changed since the scenario was read (sha256 {pinned[:12]}... "
+                      f"then, {digest[:12]}... now): the runs of one command read one hostfile", path)
     hosts = [line.split()[0] for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if len(hosts) > MAX_LOG_ROWS:
         raise rd.error(f"failures.trace.unit_map: the hostfile {str(full)!r} lists {len(hosts):,} hosts, more "
                        f"than the {MAX_LOG_ROWS:,} a hostfile may list (docs/cli.md, 'Input files')")
     if not hosts:
         raise rd.fail("failures.trace.unit_map", "must name a hostfile listing at least one host", path)
+    _remember(_HOSTS, (str(full.resolve()), digest), tuple(hosts))
+    note_input(full, digest)
     return hosts
