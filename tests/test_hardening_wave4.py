@@ -578,3 +578,15 @@ def test_overrides_keep_the_hostfile_read(trace_job):
     files._HOSTS.clear()  # the hosts forgotten: the file must be read again, and it changed
     with pytest.raises(ScenarioFileError, match=r"failures\.trace\.unit_map changed since the scenario was read"):
         sf.with_overrides([("job.steps", 2500)])
+
+
+def test_a_symlink_loop_as_a_log_hostfile_or_trace_is_refused_in_words_while_pinned(trace_job):
+    """The pins name files by their real path: ``Path.resolve`` raised RuntimeError on a
+    symlink loop before the reader could refuse it (found by tests/fuzz/test_fuzz_logs.py's
+    special files on this change, before it was committed)."""
+    d = trace_job.parent
+    (d / "loop.txt").symlink_to(d / "loop.txt")
+    sf = load_scenario_file(trace_job)
+    for key in ("failures.trace.unit_map", "failures.trace.path"):
+        with pytest.raises(ScenarioFileError, match=key.replace(".path", "").replace(".", r"\.")):
+            sf.with_overrides([(key, "loop.txt")])

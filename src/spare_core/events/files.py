@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import hashlib
 import inspect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -613,11 +614,11 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
         full = base_dir / full
     opts_key = repr(sorted(plain(opts).items()))
     pinned = pinned_digest(full)
-    if pinned is not None and (str(full.resolve()), pinned, opts_key) in _READ:
+    if pinned is not None and (resolved(full), pinned, opts_key) in _READ:
         # the log this scenario was resolved with, not the file as it is now (edited, deleted)
         note_input(full, pinned)
-        return _READ[(str(full.resolve()), pinned, opts_key)], {"path": str(full.resolve()), "sha256": pinned,
-                                                                 **plain(opts), **own}
+        return _READ[(resolved(full), pinned, opts_key)], {"path": resolved(full), "sha256": pinned,
+                                                            **plain(opts), **own}
     try:
         data = read_input(full, "failure log", MAX_LOG_BYTES)
     except InputFileError as exc:
@@ -654,16 +655,24 @@ _SEEN: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("s
                                                                                default=None)
 
 
+def resolved(path: str | Path) -> str:
+    """``path`` made absolute with its symlinks followed, as the pins name it. ``os.path.realpath``,
+    not ``Path.resolve``: a symlink loop is a path like any other here (the reader then refuses
+    it in words), where ``resolve`` raises RuntimeError before the reader is reached."""
+    return os.path.realpath(path)
+
+
 def pinned_digest(path: str | Path) -> str | None:
     """The sha256 ``path``'s content must have in this resolution (None: not pinned)."""
-    return (_PINNED.get() or {}).get(str(Path(path).resolve()))
+    pins = _PINNED.get()
+    return None if not pins else pins.get(resolved(path))
 
 
 def note_input(path: str | Path, digest: str) -> None:
     """Record that the scenario being resolved read ``path`` with this content."""
     seen = _SEEN.get()
     if seen is not None:
-        seen[str(Path(path).resolve())] = digest
+        seen[resolved(path)] = digest
 
 
 @contextlib.contextmanager
@@ -722,9 +731,9 @@ def _hostfile(rd: Reader, path: str, base_dir: Path) -> list[str]:
     if not full.is_absolute():
         full = base_dir / full
     pinned = pinned_digest(full)
-    if pinned is not None and (str(full.resolve()), pinned) in _HOSTS:
+    if pinned is not None and (resolved(full), pinned) in _HOSTS:
         note_input(full, pinned)  # the hostfile this scenario was resolved with (edited or deleted since)
-        return list(_HOSTS[(str(full.resolve()), pinned)])
+        return list(_HOSTS[(resolved(full), pinned)])
     try:
         raw = read_input(full, "hostfile", MAX_LOG_BYTES)
         text = raw.decode("utf-8")
@@ -744,6 +753,6 @@ def _hostfile(rd: Reader, path: str, base_dir: Path) -> list[str]:
                        f"than the {MAX_LOG_ROWS:,} a hostfile may list (docs/cli.md, 'Input files')")
     if not hosts:
         raise rd.fail("failures.trace.unit_map", "must name a hostfile listing at least one host", path)
-    _remember(_HOSTS, (str(full.resolve()), digest), tuple(hosts))
+    _remember(_HOSTS, (resolved(full), digest), tuple(hosts))
     note_input(full, digest)
     return hosts

@@ -285,7 +285,7 @@ def _measured_trace(rd: Any, st: dict[str, Any], base_dir: Any) -> "MeasuredStra
 
     from .._files import InputFileError, read_input
     from ._analysis import IDEALS
-    from ..events.files import note_input, pinned_digest
+    from ..events.files import note_input, pinned_digest, resolved
     from ._trace import MAX_TRACE_BYTES, JobSizes, TraceError, parse_trace, read_meta
 
     def path_of(key: str) -> Path:
@@ -311,9 +311,10 @@ def _measured_trace(rd: Any, st: dict[str, Any], base_dir: Any) -> "MeasuredStra
     full = path_of("trace")
     rest = (None if sizes is None else repr(sizes.to_dict()), ideal)
     pinned = pinned_digest(full)
-    if pinned is not None and (str(full.resolve()), pinned, *rest) in _READ:
+    if pinned is not None and (resolved(full), pinned, *rest) in _READ:
         # the trace this scenario was resolved with, not the file as it is now (edited, deleted)
-        return _READ[(str(full.resolve()), pinned, *rest)]
+        note_input(full, pinned)
+        return _READ[(resolved(full), pinned, *rest)]
     try:
         data = read_input(full, "trace", MAX_TRACE_BYTES)
     except InputFileError as exc:
