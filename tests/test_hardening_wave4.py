@@ -590,3 +590,18 @@ def test_a_symlink_loop_as_a_log_hostfile_or_trace_is_refused_in_words_while_pin
     for key in ("failures.trace.unit_map", "failures.trace.path"):
         with pytest.raises(ScenarioFileError, match=key.replace(".path", "").replace(".", r"\.")):
             sf.with_overrides([(key, "loop.txt")])
+
+
+@pytest.mark.parametrize("command", ["run", "advise"])
+def test_a_slowdown_whose_remedy_leaves_no_step_time_is_refused_naming_it(tmp_path, capsys, command):
+    """``stragglers.slowdown = 5e-324`` was accepted (> 0), then the rebalance remedy's
+    1 + (S - 1) x (1 - stage_share) rounded to 0 and ``spare advise`` stopped with a ValueError
+    (exit 1) after its first runs (tests/fuzz/test_fuzz_wave4.py). Now the file is refused."""
+    data = {**_BASE, "compare": {"policies": ["ckpt"], "seeds": 1}, "stragglers": {"slowdown": 5e-324}}
+    (tmp_path / "job.toml").write_text(to_toml(data))
+    code = main([command, str(tmp_path / "job.toml"), "--processes", "1"])
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "stragglers.slowdown" in lines[0], lines
+    # a slowdown below 1 that the remedies leave positive is still read
+    ok = {**data, "stragglers": {"slowdown": 0.5}}
+    assert parse_scenario(ok).scenario.step_time_model.remedy_slowdown("rebalance") == 0.5

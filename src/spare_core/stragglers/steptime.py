@@ -374,6 +374,12 @@ def read_stragglers(rd: Any, st: dict[str, Any], *, base_dir: Any, nodes: int, j
             slowdown=s, jitter=jitter, evict_slowdown=checked.get("evict_slowdown", s), worker=checked.get("worker"),
             stage_share=checked.get("stage_share", 0.0), comm_share=checked.get("comm_share", 0.0),
             rebalance_cost=rebalance, n_nodes=nodes, source=f"slowdown = {s:g}")
+        for r in REMEDIES:  # every remedy, listed or not: spare map weighs any a strategy names
+            if not model.remedy_slowdown(r) > 0.0:
+                # 1 + (S - 1) x (1 - share) rounds to 0 for an S within an ulp of 0 (5e-324)
+                raise rd.fail("stragglers.slowdown", f"leaves no step time after the remedy {r!r} (S = "
+                              f"{model.remedy_slowdown(r):g}): a slowdown this far below 1 is not a step time over "
+                              "its ideal", st["slowdown"])
     else:
         for k in _SCALAR_ONLY:
             if k in st:
