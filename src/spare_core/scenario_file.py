@@ -60,6 +60,7 @@ References
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,8 @@ from . import _files, _limits
 from ._files import Reader, TomlFileError, parse_duration, plain, read_toml
 from .events import FailureModel, failure_model_kinds
 from .events.domains import DOMAIN_KEYS
-from .events.files import FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures
+from .events.files import (FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures,
+                           pinned_inputs, recording_inputs)
 from .events.fit import LifetimeFit
 from .events.rates import FailureRate
 from .events.trace import Trace
@@ -266,6 +268,9 @@ class ScenarioFile:
     base_dir: str | None = field(default=None, repr=False)
     #: ``[checkpoint]``'s size and bandwidths, which set the save, drain and load times (None: not given)
     checkpoint_io: "CheckpointIO | None" = field(default=None, repr=False)
+    #: the input files read (failure log, straggler trace): resolved path -> sha256 of the content
+    #: used, which :meth:`with_overrides` keeps whatever happens to the files
+    inputs: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def with_overrides(self, overrides: Sequence[str | tuple[str, Any]], *, source: str | None = None) -> "ScenarioFile":
         """The file resolved again with ``overrides`` on top of its table, without reading it
@@ -289,7 +294,8 @@ class ScenarioFile:
         """
         where = source or self.path
         data = apply_overrides(self.data, overrides, source=f"{where}: --set") if overrides else self.data
-        return parse_scenario(data, source=where, base_dir=self.base_dir)
+        with pinned_inputs(self.inputs):  # the log and trace read, even if the files changed since
+            return parse_scenario(data, source=where, base_dir=self.base_dir)
 
     def policy_kwargs(self) -> dict[str, dict[str, Any]]:
         """Options per compared policy name (:attr:`policy_options`), with the file's interval
@@ -500,6 +506,12 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     >>> sf.scenario.n_groups, sf.nodes, round(sf.scenario.system_mtbf / 3600, 1)
     (32, 128, 28.8)
     """
+    with recording_inputs() as inputs:
+        sf = _parse_scenario(data, source, base_dir)
+    return dataclasses.replace(sf, inputs=inputs)
+
+
+def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path | None) -> ScenarioFile:
     rd = Reader(source, ScenarioFileError)
     tables = _tables(rd, data)
     name = rd.text("name", data.get("name", Path(source).stem if source != "<dict>" else "custom"))
@@ -900,9 +912,16 @@ def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> Checkp
                       write_bandwidth=rd.amount("checkpoint.write_bandwidth", ck["write_bandwidth"], per_second=True),
                       read_bandwidth=rd.amount("checkpoint.read_bandwidth", ck["read_bandwidth"], per_second=True),
                       efficiency=eff, mode=mode, host_copy=host, read_efficiency=read_eff)
-    if not io.write_seconds <= _limits.MAX_SECONDS:
-        raise rd.fail("checkpoint.size", f"takes {io.write_seconds:.3g} s to write at that bandwidth, more than "
-                      f"{_limits.MAX_SECONDS:.0e} s", ck["size"])
+    for verb, bw, e in (("write", "write_bandwidth", eff), ("load", "read_bandwidth", read_eff or eff)):
+        # bandwidth x efficiency of two tiny numbers can underflow to 0 (a division by zero) or
+        # leave a time beyond any run: both are the file's numbers, refused naming them
+        rate = getattr(io, bw) * e
+        seconds = io.size / rate if rate > 0.0 else math.inf
+        if not seconds <= _limits.MAX_SECONDS:
+            keys = ["checkpoint.size", f"checkpoint.{bw}"] + (["checkpoint.efficiency"] if "efficiency" in ck else [])
+            keys = " and ".join(", ".join(keys).rsplit(", ", 1))
+            raise rd.fail(keys, f"take {seconds:.3g} s to {verb} the checkpoint (size / ({bw} x efficiency)), more "
+                          f"than {_limits.MAX_SECONDS:.0e} s", (ck["size"], ck[bw], ck.get("efficiency", 1.0)))
     return io
 
 

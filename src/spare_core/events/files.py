@@ -10,8 +10,11 @@ belongs to another kind. The rate models (``"node"``, ``"per-unit"``, ``"system"
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import inspect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,7 +26,7 @@ from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, p
 from .fit import NODE_LAWS, LifetimeFit, NodeRateFit, fit, fit_node_rates, merge_repeats
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
 from .rates import PERIODS, FailureRate, Periods, calendar_periods
-from .trace import Trace, TraceFormatError, read_trace
+from .trace import Trace, TraceFormatError, read_log_bytes, read_trace
 
 __all__ = ["FileCluster", "FileFailures", "FAILURE_RATE_KEYS", "FAILURE_LAWS", "FIT_LAWS", "FIT_RATES", "TRACE_OPTIONS",
            "RATE_MODEL_KEYS", "rate_model_from_file", "rate_from_file", "trace_from_file", "fit_from_file",
@@ -542,8 +545,9 @@ def node_scale(read: dict[str, Any], cluster: FileCluster) -> NodeScale:
 
 
 def whole_nodes_warning(read: dict[str, Any], cluster: FileCluster) -> str:
-    """:meth:`NodeScale.warning` without its leading ``"; "`` ("" when there is nothing to say)."""
-    return node_scale(read, cluster).warning()[2:]
+    """:meth:`NodeScale.warning` without its leading ``"; warning: "`` (the caller says
+    "warning:" once; "" when there is nothing to say)."""
+    return node_scale(read, cluster).warning().removeprefix("; warning: ")
 
 
 def _node_law(rd: Reader, lf: LifetimeFit, scale: NodeScale) -> tuple[float, str]:
@@ -608,23 +612,88 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
     full = Path(path).expanduser()
     if not full.is_absolute():
         full = base_dir / full
+    opts_key = repr(sorted(plain(opts).items()))
+    pinned = pinned_digest(full)
+    if pinned is not None and (resolved(full), pinned, opts_key) in _READ:
+        # the log this scenario was resolved with, not the file as it is now (edited, deleted)
+        note_input(full, pinned)
+        return _READ[(resolved(full), pinned, opts_key)], {"path": resolved(full), "sha256": pinned,
+                                                            **plain(opts), **own}
     try:
         data = read_input(full, "failure log", MAX_LOG_BYTES)
     except InputFileError as exc:
         raise rd.fail("failures.trace", f"must name a readable file ({exc.reason}; looked for {str(full)!r})",
                       path) from None
     digest = hashlib.sha256(data).hexdigest()
-    del data
+    if pinned is not None and digest != pinned:
+        raise rd.fail("failures.trace", f"changed since the scenario was read (sha256 {pinned[:12]}... then, "
+                      f"{digest[:12]}... now): the runs of one command read one log", path)
     full = full.resolve()  # the provenance names the file wherever the command ran
-    key = (str(full), digest, repr(sorted(plain(opts).items())))
+    key = (str(full), digest, opts_key)
     trace = _READ.get(key)
     if trace is None:
         try:
-            trace = read_trace(full, **opts)
+            with read_log_bytes(full, data):  # parse the bytes hashed, not the file read again
+                trace = read_trace(full, **opts)
         except (TraceFormatError, TypeError, ValueError, ImportError) as exc:
             raise rd.error(f"failures.trace: {exc}") from None
         _remember(_READ, key, trace)
+    del data
+    note_input(full, digest)
     return trace, {"path": str(full), "sha256": digest, **plain(opts), **own}
+
+
+# The input files a scenario was resolved with (its failure log, its straggler trace), by
+# resolved path and sha256: recorded while a scenario is read (:func:`recording_inputs`), and
+# pinned while ScenarioFile.with_overrides resolves it again (:func:`pinned_inputs`), so that a
+# map's cells, an advice's variants and a sweep's points all run on the inputs the command
+# started with -- taken from this process's memo without opening the file, or read and refused
+# when the file's content is no longer the one pinned.
+_PINNED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("spare_core_pinned_inputs",
+                                                                                 default=None)
+_SEEN: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("spare_core_inputs_seen",
+                                                                               default=None)
+
+
+def resolved(path: str | Path) -> str:
+    """``path`` made absolute with its symlinks followed, as the pins name it. ``os.path.realpath``,
+    not ``Path.resolve``: a symlink loop is a path like any other here (the reader then refuses
+    it in words), where ``resolve`` raises RuntimeError before the reader is reached."""
+    return os.path.realpath(path)
+
+
+def pinned_digest(path: str | Path) -> str | None:
+    """The sha256 ``path``'s content must have in this resolution (None: not pinned)."""
+    pins = _PINNED.get()
+    return None if not pins else pins.get(resolved(path))
+
+
+def note_input(path: str | Path, digest: str) -> None:
+    """Record that the scenario being resolved read ``path`` with this content."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen[resolved(path)] = digest
+
+
+@contextlib.contextmanager
+def recording_inputs():
+    """Within the block, every input read is recorded in the dict yielded (path -> sha256)."""
+    seen: dict[str, str] = {}
+    token = _SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _SEEN.reset(token)
+
+
+@contextlib.contextmanager
+def pinned_inputs(digests: dict[str, str] | None):
+    """Within the block, the inputs in ``digests`` (path -> sha256) are the ones read before."""
+    token = _PINNED.set(dict(digests) if digests else None)
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
 
 
 # A command that loads one file many times (``spare map``'s cells, ``spare advise``'s variants,
@@ -633,6 +702,8 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
 # Trace is immutable and a fit is not changed after it is made, so sharing them is safe.
 _READ: dict = {}
 _FITS: dict = {}
+#: the hostfiles read (by path and content): their hosts, for a resolution that pins them
+_HOSTS: dict = {}
 #: entries kept per memo (the least recently stored go first)
 MEMO_ENTRIES = 16
 
@@ -659,17 +730,29 @@ def _hostfile(rd: Reader, path: str, base_dir: Path) -> list[str]:
     full = Path(path).expanduser()
     if not full.is_absolute():
         full = base_dir / full
+    pinned = pinned_digest(full)
+    if pinned is not None and (resolved(full), pinned) in _HOSTS:
+        note_input(full, pinned)  # the hostfile this scenario was resolved with (edited or deleted since)
+        return list(_HOSTS[(resolved(full), pinned)])
     try:
-        text = read_input(full, "hostfile", MAX_LOG_BYTES).decode("utf-8")
+        raw = read_input(full, "hostfile", MAX_LOG_BYTES)
+        text = raw.decode("utf-8")
     except InputFileError as exc:
         raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc.reason}; looked for "
                                                  f"{str(full)!r})", path) from None
     except UnicodeDecodeError as exc:
         raise rd.fail("failures.trace.unit_map", f"must name a readable hostfile ({exc})", path) from None
+    digest = hashlib.sha256(raw).hexdigest()
+    del raw
+    if pinned is not None and digest != pinned:
+        raise rd.fail("failures.trace.unit_map", f"changed since the scenario was read (sha256 {pinned[:12]}... "
+                      f"then, {digest[:12]}... now): the runs of one command read one hostfile", path)
     hosts = [line.split()[0] for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if len(hosts) > MAX_LOG_ROWS:
         raise rd.error(f"failures.trace.unit_map: the hostfile {str(full)!r} lists {len(hosts):,} hosts, more "
                        f"than the {MAX_LOG_ROWS:,} a hostfile may list (docs/cli.md, 'Input files')")
     if not hosts:
         raise rd.fail("failures.trace.unit_map", "must name a hostfile listing at least one host", path)
+    _remember(_HOSTS, (resolved(full), digest), tuple(hosts))
+    note_input(full, digest)
     return hosts

@@ -20,6 +20,8 @@ References
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import dataclasses
 import datetime as _dt
@@ -850,9 +852,29 @@ def _read_csv(path, opts):
     return got
 
 
+#: ``(path, bytes)`` of a log its caller has already read (:func:`read_log_bytes`), else None
+_GIVEN: contextvars.ContextVar[tuple[str, bytes] | None] = contextvars.ContextVar("spare_core_log_bytes",
+                                                                                    default=None)
+
+
+@contextlib.contextmanager
+def read_log_bytes(path, data: bytes):
+    """Within the block, :func:`read_trace` of ``path`` parses ``data`` instead of opening the
+    file: a caller that read the log to hash it (the scenario file's provenance) parses the very
+    bytes it hashed, and a file replaced or deleted in between is not read a second time."""
+    token = _GIVEN.set((os.fspath(path), data))
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
+
+
 def _read_log(path):
     """The log's bytes (:func:`spare_core._files.read_input`: a regular file, at most
-    :data:`~spare_core._files.MAX_LOG_BYTES`)."""
+    :data:`~spare_core._files.MAX_LOG_BYTES`), or those given by :func:`read_log_bytes`."""
+    given = _GIVEN.get()
+    if given is not None and given[0] == os.fspath(path):
+        return given[1]
     try:
         return read_input(path, "failure log", MAX_LOG_BYTES)
     except InputFileError as exc:

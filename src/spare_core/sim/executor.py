@@ -28,7 +28,7 @@ import signal
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._results import columns
@@ -93,11 +93,29 @@ class Progress:
 def run_groups(groups) -> list:
     """Simulate whole groups: ``[((scenario index, seed), [RunResult in the group's run
     order], seconds)]``. Runs anywhere: in the driver, a local worker process or a Dask
-    worker (what it returns names each group, so the groups are not sent back)."""
+    worker (what it returns names each group, so the groups are not sent back).
+
+    Groups of one key (the same scenario, but for its name, on the same seed: the same
+    failures) with runs of one policy (the same ``policy_json``) are simulated once in a
+    batch and relabelled with each group's scenario name: a grid over ``elastic.*`` keys makes
+    one group per value, and checkpoint-only, which does not read them, would otherwise be
+    simulated once per value for the same result (the store keys are unchanged; the planner
+    keeps such groups in one batch).
+    """
     out = []
+    shared: dict = {}  # (group key, policy json) -> the RunResult simulated for it
     for g in groups:
         t = time.perf_counter()
-        runs = run_group(g.scenario, g.stream_seed, [r.policy for r in g.runs])
+        runs = [None] * len(g.runs)
+        fresh = [i for i, r in enumerate(g.runs)
+                 if g.key is None or r.policy_json is None or (g.key, r.policy_json) not in shared]
+        for i, res in zip(fresh, run_group(g.scenario, g.stream_seed, [g.runs[i].policy for i in fresh])):
+            runs[i] = res
+            if g.key is not None and g.runs[i].policy_json is not None:
+                shared.setdefault((g.key, g.runs[i].policy_json), res)
+        for i, r in enumerate(g.runs):
+            if runs[i] is None:
+                runs[i] = replace(shared[(g.key, r.policy_json)], scenario=g.scenario.name)
         out.append(((g.scenario_index, g.seed), runs, time.perf_counter() - t))
     return out
 
@@ -107,7 +125,12 @@ class _Planner:
     ``batch_runs`` runs), smaller near the end so the workers finish together."""
 
     def __init__(self, groups, workers, batch_runs, target_seconds):
-        self._queue = deque(groups)
+        # the groups of one key next to each other, in the order of their first (unchanged when
+        # every key is distinct), so that run_groups can share their runs within a batch
+        same: dict = {}
+        for g in groups:
+            same.setdefault(g.key if g.key is not None else id(g), []).append(g)
+        self._queue = deque(g for gs in same.values() for g in gs)
         self._left = sum(len(g.runs) for g in groups)
         self._workers = workers
         self._fixed = batch_runs
@@ -133,7 +156,8 @@ class _Planner:
             if self._workers > 1:  # near the end, smaller batches keep every worker busy
                 size = min(size, math.ceil(self._left / (_IN_FLIGHT * self._workers)))
         batch, n = [], 0
-        while self._queue and (n < size or not batch):
+        while self._queue and (n < size or not batch or
+                               (batch[-1].key is not None and self._queue[0].key == batch[-1].key)):
             g = self._queue.popleft()
             batch.append(g)
             n += len(g.runs)

@@ -547,6 +547,13 @@ def read_trace(path: str | os.PathLike[str], sizes: JobSizes | None = None) -> T
         data = read_input(p, "trace", MAX_TRACE_BYTES)
     except InputFileError as exc:
         raise TraceError(f"cannot read trace {p!r}: {exc.reason}") from None
+    return parse_trace(data, p, sizes)
+
+
+def parse_trace(data: bytes, path: str | os.PathLike[str], sizes: JobSizes | None = None) -> Trace:
+    """:func:`read_trace` of bytes already read from ``path`` (named in errors; its suffix says
+    Parquet or CSV): a caller that hashed the file parses the very bytes it hashed."""
+    p = os.fspath(path)
     if p.endswith((".parquet", ".pq")) or data[:4] == b"PAR1":
         return _read_parquet(data, p, sizes)
     return _read_csv(data, p, sizes)

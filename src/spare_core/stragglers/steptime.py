@@ -285,7 +285,8 @@ def _measured_trace(rd: Any, st: dict[str, Any], base_dir: Any) -> "MeasuredStra
 
     from .._files import InputFileError, read_input
     from ._analysis import IDEALS
-    from ._trace import MAX_TRACE_BYTES, JobSizes, TraceError, read_meta, read_trace
+    from ..events.files import note_input, pinned_digest, resolved
+    from ._trace import MAX_TRACE_BYTES, JobSizes, TraceError, parse_trace, read_meta
 
     def path_of(key: str) -> Path:
         p = Path(rd.text(f"stragglers.{key}", st[key])).expanduser()
@@ -308,21 +309,30 @@ def _measured_trace(rd: Any, st: dict[str, Any], base_dir: Any) -> "MeasuredStra
     except TraceError as exc:
         raise rd.error(f"stragglers.meta: {exc}") from None
     full = path_of("trace")
+    rest = (None if sizes is None else repr(sizes.to_dict()), ideal)
+    pinned = pinned_digest(full)
+    if pinned is not None and (resolved(full), pinned, *rest) in _READ:
+        # the trace this scenario was resolved with, not the file as it is now (edited, deleted)
+        note_input(full, pinned)
+        return _READ[(resolved(full), pinned, *rest)]
     try:
         data = read_input(full, "trace", MAX_TRACE_BYTES)
     except InputFileError as exc:
         raise rd.fail("stragglers.trace", f"must name a readable trace file ({exc.reason}; looked for "
                       f"{str(full)!r})", st["trace"]) from None
     digest = hashlib.sha256(data).hexdigest()
-    del data
-    key = (str(full.resolve()), digest, None if sizes is None else repr(sizes.to_dict()), ideal)
+    if pinned is not None and digest != pinned:
+        raise rd.fail("stragglers.trace", f"changed since the scenario was read (sha256 {pinned[:12]}... then, "
+                      f"{digest[:12]}... now): the runs of one command read one trace", st["trace"])
+    key = (str(full.resolve()), digest, *rest)
     got = _READ.get(key)
     if got is None:
-        try:
-            got = MeasuredStragglers.from_trace(read_trace(full, sizes), ideal=ideal)
+        try:  # the bytes hashed, not the file opened again
+            got = MeasuredStragglers.from_trace(parse_trace(data, full, sizes), ideal=ideal)
         except (TraceError, ImportError, ValueError) as exc:
             raise rd.error(f"stragglers.trace: {exc}") from None
         _remember(key, got)
+    note_input(full, digest)
     return got
 
 
@@ -364,6 +374,12 @@ def read_stragglers(rd: Any, st: dict[str, Any], *, base_dir: Any, nodes: int, j
             slowdown=s, jitter=jitter, evict_slowdown=checked.get("evict_slowdown", s), worker=checked.get("worker"),
             stage_share=checked.get("stage_share", 0.0), comm_share=checked.get("comm_share", 0.0),
             rebalance_cost=rebalance, n_nodes=nodes, source=f"slowdown = {s:g}")
+        for r in REMEDIES:  # every remedy, listed or not: spare map weighs any a strategy names
+            if not model.remedy_slowdown(r) > 0.0:
+                # 1 + (S - 1) x (1 - share) rounds to 0 for an S within an ulp of 0 (5e-324)
+                raise rd.fail("stragglers.slowdown", f"leaves no step time after the remedy {r!r} (S = "
+                              f"{model.remedy_slowdown(r):g}): a slowdown this far below 1 is not a step time over "
+                              "its ideal", st["slowdown"])
     else:
         for k in _SCALAR_ONLY:
             if k in st:

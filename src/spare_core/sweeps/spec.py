@@ -228,7 +228,8 @@ def _file_scenarios(t, grid, where, base_dir, policies):
     [4, 16]``); ``set`` fixes keys. Each scenario comes with the options the file gives the
     sweep's ``policies`` (``[policy.NAME]``, ``[elastic]``, ``compare.layout``,
     ``compare.interval``): what ``spare run`` on the same file and overrides would use."""
-    from ..scenario_file import load_scenario_file
+    from ..events.files import pinned_inputs
+    from ..scenario_file import ScenarioFileError, apply_overrides, parse_scenario, read_toml
 
     extra = set(t) - {"file", "set"}
     if extra:
@@ -238,10 +239,18 @@ def _file_scenarios(t, grid, where, base_dir, policies):
         raise ValueError(f"{where}: set must be a table of KEY = value, got {fixed!r}")
     path = Path(t["file"]) if Path(t["file"]).is_absolute() else base_dir / t["file"]
     out = []
+    # the file is read once, and every point is resolved as load_scenario_file(path, items)
+    # would, on the failure log and straggler trace the first point read (pinned_inputs): a
+    # file edited while the spec loads cannot give its points different inputs
+    data = read_toml(path, "scenario file", ScenarioFileError)
+    inputs = None
     for values in itertools.product(*grid.values()):
         items = {**fixed, **dict(zip(grid, values))}
         # the spec's values as they are; the file's options read for the sweep's policies
-        sf = load_scenario_file(path, [*items.items(), ("compare.policies", list(policies))])
+        with pinned_inputs(inputs):
+            sf = parse_scenario(apply_overrides(data, [*items.items(), ("compare.policies", list(policies))],
+                                                source=f"{path}: --set"), source=str(path), base_dir=path.parent)
+        inputs = sf.inputs if inputs is None else inputs
         out.append((sf.scenario, values, sf.policy_kwargs()))
     names = _named([(sc, v) for sc, v, _ in out], grid)
     return [(sc, opts) for sc, (_, _, opts) in zip(names, out)]

@@ -1,0 +1,239 @@
+"""Fuzz: this wave's scenario keys mutated, through ``spare run`` (issue 28, closing pass).
+
+A valid generated file (tests/wave4_files.py: ``[elastic]`` step_overhead and quorum,
+``[checkpoint]`` size, bandwidths, efficiency, mode and host_copy, measured_on_gpus, repairs,
+the memory tier) has up to three of its keys deleted, misspelt, given a value of another
+type or range (text, bool, list, table, NaN, inf, 0, negatives, 1e308, 2**63 - 1, shares and
+sizes out of range, a unit of the wrong kind), or a key of this wave added where it does not
+go (``host_copy`` without ``mode = "async"``, ``costs.checkpoint_save`` beside a size, ...).
+``spare run`` runs it in a forked child; the outcome must be exit 0, or exit 2 with one line
+on stderr that names the key (or its table) -- never exit 1 (an unexpected exception), a
+traceback, a crash or a hang.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import event, given, strategies as st
+
+from fuzz_isolate import run_isolated
+from fuzz_profile import fuzz
+from tests.wave4_files import _toml_value, straggler_tables, to_toml, valid_files, write_straggler_trace
+
+BAD = ["x", "", True, [], [1, 2], {"a": 1}, -1, 0, -0.0, math.nan, math.inf, -math.inf, 1e308, 2**63 - 1,
+       5e-324, "5 %", "-5 %", "1e400 %", "nan %", "1 GB/s", "1e30 TB", "0 B", "-3 GB", "1 GiB", "async",
+       "blocking", "auto", "1 h", "1e400 s", "inf s", "12 parsecs", 0.5, 2]
+
+#: keys of this wave, added where they may not go
+ADDED = [("checkpoint", "host_copy", "1 s"), ("checkpoint", "mode", "async"), ("checkpoint", "mode", "blocking"),
+         ("checkpoint", "size", "1 TB"), ("checkpoint", "efficiency", 0.5), ("checkpoint", "read_bandwidth", "1 GB/s"),
+         ("costs", "checkpoint_save", "10 s"), ("failures", "measured_on_gpus", 64), ("elastic", "step_overhead", "5 %"),
+         ("elastic", "quorum", "1 s"), ("failures", "period", "1 d"), ("failures", "interruptions", 10)]
+
+
+def _mutate(data: dict, ops) -> tuple[dict, list[str]]:
+    """``data`` with ``ops`` applied; the dotted keys they touched."""
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    touched = []
+    for kind, at, value in ops:
+        if kind == "add":
+            table, key, v = ADDED[at % len(ADDED)]
+            data.setdefault(table, {})[key] = v
+            touched.append(f"{table}.{key}")
+            continue
+        paths = [(t, k) for t, v in data.items() if isinstance(v, dict) for k in v]
+        if not paths:
+            continue
+        t, k = paths[at % len(paths)]
+        touched.append(f"{t}.{k}")
+        if kind == "delete":
+            del data[t][k]
+        elif kind == "typo":
+            data[t][k + "x"] = data[t].pop(k)
+            touched.append(f"{t}.{k}x")
+        else:
+            data[t][k] = value
+    return data, touched
+
+
+def _spare_run(path, out):
+    def go():
+        from spare_core.cli import main
+
+        err, sink = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(sink):
+            code = main(["run", str(path), "--processes", "1", "--json", str(out)])
+        return code, err.getvalue()
+    return go
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm(tmp_path_factory):
+    """One ``spare run`` in the parent first: its lazy imports are then inherited by every
+    forked case instead of paid in each (a case costs ~30 ms instead of ~0.5 s)."""
+    from spare_core.cli import main
+
+    d = tmp_path_factory.mktemp("warm")
+    (d / "job.toml").write_text(to_toml({"cluster": {"gpus": 4, "gpus_per_node": 1, "gpus_per_group": 1},
+                                         "job": {"step_time": 1.0, "steps": 20},
+                                         "failures": {"mtbf": "50 s"}, "compare": {"seeds": 1, "r_max": 2}}))
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["run", str(d / "job.toml"), "--processes", "1", "--json", str(d / "out.json")]) == 0
+
+
+@fuzz(0.75)
+@given(valid_files(), st.lists(st.tuples(st.sampled_from(["delete", "typo", "value", "value", "add"]),
+                                         st.integers(0, 10**6), st.sampled_from(BAD)), min_size=1, max_size=3))
+def test_mutated_files_of_this_wave_exit_0_or_2_naming_the_key(tmp_path_factory, case, ops):
+    data, _ = case
+    bad, touched = _mutate(data, ops)
+    d = tmp_path_factory.mktemp("wave4")
+    path = d / "job.toml"
+    path.write_text(to_toml(bad), encoding="utf-8")
+    what = f"{ops} -> {touched}"
+    out = run_isolated(_spare_run(path, d / "out.json"), case=what)
+    assert out.ok, f"{what}: spare run raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert len(lines) == 1, f"{what}: {err}"
+        # the message names one of the keys touched, or its table (a deleted key's table says it needs it)
+        names = {p for t in touched for p in (t, t.split(".")[0], t.split(".")[1])}
+        assert any(n in lines[0] for n in names), f"{what}: names none of {sorted(names)}: {lines[0]}"
+    else:
+        assert (d / "out.json").stat().st_size > 0
+
+
+# -- a damaged failure log and this wave's trace keys, through spare run and spare fit ------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _spare(argv):
+    def go():
+        from spare_core.cli import main
+
+        err, sink = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(sink):
+            code = main(argv)
+        return code, err.getvalue()
+    return go
+
+
+@fuzz(0.75)
+@given(st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete", "cut", "nul", "quote", "digit", "line"]),
+                          st.integers(0, 10**6), st.binary(min_size=1, max_size=6)), max_size=4),
+       # mostly valid keys (so that most damaged logs reach the replay), sometimes not
+       st.sampled_from([None] * 4 + [{"cause": ["GPU", "GPU NVLink"]}] * 2 + [{"cause": "host"}, {"cause": []},
+                        {"cause": 3}, {"nonesuch": "GPU"}, {"cause": ["no such value"]}, "cause"]),
+       st.sampled_from([None] * 4 + [1, 2, 4, 8] * 2 + [3, 16, 0, -1, "8", 2.5]),
+       st.sampled_from(["stop", "loop", "fit"]),
+       st.sampled_from([None, 256, 1024, 4096, 100]),
+       st.sampled_from(["run", "fit"]))
+def test_damaged_logs_with_where_unit_gpus_and_a_resized_job_exit_0_or_2(tmp_path_factory, edits, where, unit_gpus,
+                                                                         after, gpus, command):
+    d = tmp_path_factory.mktemp("wave4_log")
+    for name in ("trace_job.toml", "trace_job_failures.csv", "trace_job_hosts.txt"):
+        shutil.copy(EXAMPLES / name, d / name)
+    log = bytearray((d / "trace_job_failures.csv").read_bytes())
+    for kind, at, blob in edits:
+        at %= max(1, len(log))
+        if kind == "insert":
+            log[at:at] = blob
+        elif kind == "replace" and log:
+            log[at] = blob[0]
+        elif kind == "delete":
+            del log[at: at + len(blob)]
+        elif kind == "cut":
+            log = log[:at]
+        elif kind == "nul":
+            log[at:at] = b"\x00"
+        elif kind == "quote":
+            log[at:at] = b'"'
+        elif kind == "digit":  # a timestamp's digit changed: a date out of order or impossible
+            digits = [i for i, c in enumerate(log) if 48 <= c <= 57]
+            if digits:
+                log[digits[at % len(digits)]] = 48 + blob[0] % 10
+        elif kind == "line":  # a whole row dropped or repeated
+            rows = bytes(log).split(b"\n")
+            i = at % len(rows)
+            rows[i:i + 1] = [] if blob[0] % 2 else [rows[i], rows[i]]
+            log = bytearray(b"\n".join(rows))
+    (d / "trace_job_failures.csv").write_bytes(bytes(log))
+    text = (d / "trace_job.toml").read_text().replace("steps = 250_000", "steps = 2000").replace("seeds = 3", "seeds = 1")
+    text = text.replace('after = "fit"', f'after = "{after}"')
+    extra = ""
+    if where is not None:
+        extra += f"where = {_toml_value(where)}\n"
+    if unit_gpus is not None:
+        extra += f"unit_gpus = {_toml_value(unit_gpus)}\n"
+    text = text.replace('unit_map = "trace_job_hosts.txt"', 'unit_map = "trace_job_hosts.txt"\n' + extra)
+    (d / "trace_job.toml").write_text(text)
+    argv = [command, str(d / "trace_job.toml")]
+    argv += ["--processes", "1"] if command == "run" else ["--replicates", "20", "--laws", "weibull", "exponential"]
+    if gpus is not None and command == "run":
+        argv += ["--set", f"cluster.gpus={gpus}"]
+    what = f"{command} edits={edits} where={where} unit_gpus={unit_gpus} after={after} gpus={gpus}"
+    out = run_isolated(_spare([*argv, "--json", str(d / "out.json")]), case=what)
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1, f"{what}: {err}"
+    else:
+        assert json.loads((d / "out.json").read_text())
+
+
+# -- [stragglers] through spare run and spare advise ------------------------------------------
+
+STRAGGLER_BAD = BAD + ["ops.csv", "missing.csv", "/dev/zero", ["evict"], ["rebalance", "warp"], "mean", "nope",
+                       1.0, 100.0, 101.0, 1e-9]
+
+
+@fuzz(0.75)
+@given(valid_files(policies=("ckpt", "spare")), straggler_tables(),
+       st.lists(st.tuples(st.sampled_from(["delete", "typo", "value", "value", "none"]), st.integers(0, 10**6),
+                          st.sampled_from(STRAGGLER_BAD)), min_size=1, max_size=2),
+       st.sampled_from(["run", "advise"]))
+def test_straggler_keys_mutated_through_run_and_advise_exit_0_or_2(tmp_path_factory, case, table, ops, command):
+    data, _ = case
+    d = tmp_path_factory.mktemp("wave4_strag")
+    write_straggler_trace(d / "ops.csv")
+    data = {**data, "stragglers": dict(table)}
+    touched = []
+    for kind, at, value in ops:  # mutations of [stragglers] only
+        keys = list(data["stragglers"])
+        if kind == "none" or not keys:
+            continue
+        k = keys[at % len(keys)]
+        touched.append(f"stragglers.{k}")
+        if kind == "delete":
+            del data["stragglers"][k]
+        elif kind == "typo":
+            data["stragglers"][k + "x"] = data["stragglers"].pop(k)
+        else:
+            data["stragglers"][k] = value
+    (d / "job.toml").write_text(to_toml(data), encoding="utf-8")
+    what = f"{command} {table} {ops} -> {touched}"
+    argv = [command, str(d / "job.toml"), "--processes", "1", "--json", str(d / "out.json")]
+    out = run_isolated(_spare(argv), case=what)
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert len(lines) == 1, f"{what}: {err}"
+        assert "stragglers" in lines[0] or not touched, f"{what}: {lines[0]}"
+    else:
+        assert json.loads((d / "out.json").read_text())

@@ -1,0 +1,180 @@
+"""Random valid scenario files with this wave's keys (issue 28, closing pass): shared by
+tests/test_hardening_wave4.py and tests/fuzz/test_fuzz_wave4.py.
+
+A file is a plain dict (what ``tomllib`` gives), small enough that every policy runs in a few
+milliseconds: 2-12 data-parallel groups, 20-400 steps, failures every few steps. It may carry
+``[elastic]`` ``step_overhead`` (seconds or a share) and ``quorum``, a ``[checkpoint]`` priced by
+size and bandwidth (blocking or async with ``host_copy``), ``[repair]``, an in-memory tier,
+``failures.interruptions`` with ``measured_on_gpus`` and a price.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+#: byte units the file reader takes, and their factors (docs/cli.md, checkpoint.size)
+SIZE_UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10, "MiB": 2.0**20,
+              "GiB": 2.0**30}
+
+
+@st.composite
+def size_text(draw, low_bytes: float, high_bytes: float):
+    """A byte amount written with a unit, and its value in bytes (the independent reading)."""
+    unit = draw(st.sampled_from(sorted(SIZE_UNITS)))
+    f = SIZE_UNITS[unit]
+    x = draw(st.floats(low_bytes / f, high_bytes / f, allow_nan=False, allow_infinity=False))
+    x = float(f"{x:.6g}")  # a number a user writes; its bytes are then exactly x * f as below
+    return f"{x:g} {unit}", x * f
+
+
+@st.composite
+def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
+    """(file dict, facts): a valid scenario file and what the generator knows independently
+    of the reader (the checkpoint's bytes and bandwidths, the overhead asked)."""
+    gpn = draw(st.sampled_from([1, 2, 4, 8]))
+    nodes_per_group = draw(st.integers(1, 2))
+    n_groups = draw(st.integers(2, 12))
+    gpus = n_groups * nodes_per_group * gpn
+    step = draw(st.floats(1.0, 20.0))
+    allreduce = draw(st.sampled_from([0.0, 0.1 * step, 0.3 * step]))
+    steps = draw(st.integers(20, 400))
+    t0ish = steps * step
+    facts: dict = {"n_groups": n_groups, "gpus": gpus}
+    data: dict = {
+        "name": "gen",
+        "cluster": {"gpus": gpus, "gpus_per_node": gpn, "gpus_per_group": nodes_per_group * gpn},
+        "job": {"step_time": step, "allreduce_time": allreduce, "steps": steps,
+                "jitter": draw(st.sampled_from([0.0, 0.05, 0.2]))},
+        "compare": {"policies": list(policies), "r_max": draw(st.integers(1, min(3, n_groups))),
+                    "seeds": 1, "horizon": draw(st.sampled_from([2.0, 5.0, 50.0]))},
+    }
+    # failures every few steps to every few hundred (the job's MTBF), by one of the rate forms
+    mtbf = draw(st.floats(3.0 * step, 0.5 * t0ish + 3.0 * step))
+    model = draw(st.sampled_from(["node", "system", "per-unit"]))
+    fl: dict = {"model": model, "weibull_shape": draw(st.sampled_from([0.7, 1.0, 1.4]))}
+    if draw(st.booleans()):
+        fl["mtbf"] = mtbf
+    else:
+        # interruptions over a period, measured on a job of another size: the per-GPU rate
+        measured = draw(st.sampled_from([gpus, 2 * gpus, max(1, gpus // 2)]))
+        count = draw(st.integers(1, 500))
+        fl.update(interruptions=count, period=mtbf * count * gpus / measured, measured_on_gpus=measured)
+        facts["per_gpu_rate"] = count / (fl["period"] * measured)
+    data["failures"] = fl
+    costs: dict = {"restart": draw(st.sampled_from([0.0, step, 10.0 * step]))}
+    if draw(st.booleans()):
+        costs["gpu_hour"] = draw(st.sampled_from([0.5, 2.5, 100.0]))
+    save = draw(st.sampled_from([0.01 * step, 0.5 * step, 3.0 * step]))
+    ck: dict = {}
+    if draw(st.booleans()):
+        # the save priced by its size: write = size / (bw * eff), load = size / (read bw * eff)
+        write = draw(st.floats(0.1 * step, 5.0 * step))
+        wbw_text, wbw = draw(size_text(1e8, 1e12))
+        rbw_text, rbw = draw(size_text(1e8, 1e12))
+        eff = draw(st.sampled_from([1.0, 0.5, 0.16, 0.215]))
+        size_t, size_b = draw(size_text(write * wbw * eff * 0.5, write * wbw * eff * 2.0))
+        ck.update(size=size_t, write_bandwidth=f"{wbw_text}/s", read_bandwidth=f"{rbw_text}/s")
+        if eff != 1.0 or draw(st.booleans()):
+            ck["efficiency"] = eff
+        facts["io"] = dict(size=size_b, write_bw=wbw, read_bw=rbw, eff=eff)
+        if draw(st.booleans()):
+            ck["mode"] = "async"
+            ck["host_copy"] = draw(st.sampled_from([0.01 * step, 0.1 * step, step]))
+            facts["io"]["host_copy"] = ck["host_copy"]
+        elif draw(st.booleans()):
+            ck["mode"] = "blocking"
+    else:
+        costs["checkpoint_save"] = save
+    data["costs"] = costs
+    if model == "node" and draw(st.booleans()):
+        data["repair"] = {"swap": draw(st.sampled_from([0.0, step])), "time": draw(st.sampled_from([0.0, 20 * step])),
+                          "rejoin": draw(st.sampled_from([0.0, 2 * step])),
+                          "spares": draw(st.sampled_from([0, 1, 4]))}
+    if draw(st.booleans()):
+        ck.update(memory_save=0.2 * step, memory_every=draw(st.sampled_from(["auto", 5 * step])),
+                  memory_restore=step, memory_copies=1)
+    if ck:
+        data["checkpoint"] = ck
+    el: dict = {}
+    if "elastic" in policies and draw(st.booleans()):
+        el["reconfigure"] = draw(st.sampled_from([0.0, 0.5 * step, 3 * step]))
+        el["batch"] = draw(st.sampled_from(["keep", "shrink"]))
+        el["microbatches"] = draw(st.integers(1, 4))
+        el["min_groups"] = draw(st.integers(1, n_groups))
+    over = draw(st.sampled_from([None, 0, 0.0, "0 %", 0.3, "0.4 s", "5 %", "250 %"])) if "elastic" in policies else None
+    if over is not None:
+        el["step_overhead"] = over
+    quorum = draw(st.sampled_from([None, 0, 0.2, "1 s"])) if "elastic" in policies else None
+    if quorum is not None:
+        el["quorum"] = quorum
+    if el:
+        data["elastic"] = el
+    interval = draw(st.sampled_from([None, "auto", "young", 5 * step, 40 * step]))
+    if interval is not None:
+        data["compare"]["interval"] = interval
+    return data, facts
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and v != v:
+            return "nan"
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items()) + "}"
+    raise TypeError(type(v))
+
+
+def to_toml(data: dict) -> str:
+    """A file dict as TOML text (scalars and lists at the top, then one ``[table]`` per dict;
+    a dict inside a table is written inline)."""
+    lines = [f'"{k}" = {_toml_value(v)}' for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines.append(f'\n["{k}"]')
+            lines += [f'"{kk}" = {_toml_value(vv)}' for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_straggler_trace(path, *, dp=2, pp=2, steps=3, seed=0, slow=1.5):
+    """A small synthetic operation trace (``spare whatif``'s input) with one slow worker."""
+    from spare_core.stragglers import synthetic_trace, write_trace
+    from spare_core.stragglers.synth import trace_columns
+
+    write_trace(path, trace_columns(synthetic_trace(dp=dp, pp=pp, microbatches=2, steps=steps,
+                                                    slow={1: slow}, seed=seed)))
+    return path
+
+
+@st.composite
+def straggler_tables(draw, trace_name="ops.csv"):
+    """A valid ``[stragglers]`` table: a slowdown S with its remedies' numbers, or a trace
+    (written by the caller at ``trace_name``) with or without its sizes."""
+    if draw(st.booleans()):
+        s = draw(st.floats(1.0, 3.0))
+        t = {"slowdown": s}
+        if draw(st.booleans()):
+            t["worker"] = draw(st.integers(0, 3))
+        if draw(st.booleans()):
+            t["evict_slowdown"] = draw(st.floats(1.0, s))
+        for k in ("stage_share", "comm_share"):
+            if draw(st.booleans()):
+                t[k] = draw(st.sampled_from([0.0, 0.05, 0.25, 1.0]))
+    else:
+        t = {"trace": trace_name}
+        if draw(st.booleans()):
+            t.update(dp=2, pp=2)
+        if draw(st.booleans()):
+            t["ideal"] = draw(st.sampled_from(["mean", "median", "stage", "position"]))
+    if draw(st.booleans()):
+        t["rebalance_cost"] = draw(st.sampled_from([0.0, "30 s", "30 min"]))
+    if draw(st.booleans()):
+        t["remedies"] = draw(st.lists(st.sampled_from(["rebalance", "pacing"]), max_size=2))
+    return t
