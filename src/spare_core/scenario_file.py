@@ -60,6 +60,7 @@ References
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,7 @@ from .events import FailureModel, failure_model_kinds
 from .events.domains import DOMAIN_KEYS
 from .events.files import FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures
 from .events.fit import LifetimeFit
+from .events.nodes import NodeRenewals
 from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
@@ -110,7 +112,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
-    "fleet": ("standbys", "standby_swap", "host_select"),
+    "fleet": ("standbys", "standby_swap", "host_select", "lemon_share", "lemon_rate"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -513,6 +515,7 @@ def parse_scenario(data: Mapping[str, Any], *, source: str = "<dict>",
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
+    fails = _lemons(rd, tables.get("fleet"), fails)
     repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
@@ -782,16 +785,45 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
                                                                         strict=True))
 
 
+#: the ``[fleet]`` keys of the spare pool (they need ``[repair]``); the others describe the nodes
+_POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select")
+
+
+def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
+    """``[fleet]`` ``lemon_share`` / ``lemon_rate``: lemon slots in the node renewals (the file's
+    rate stays the fleet's average, :class:`~spare_core.events.nodes.NodeRenewals`)."""
+    if fl is None or not ("lemon_share" in fl or "lemon_rate" in fl):
+        return fails
+    if "lemon_share" not in fl:
+        raise rd.fail("fleet.lemon_rate", "needs fleet.lemon_share (the share of nodes failing that much more "
+                      "often)", fl["lemon_rate"])
+    share = rd.number("fleet.lemon_share", fl["lemon_share"], low=0.0, strict=False, high=1.0, high_strict=True)
+    rate = rd.number("fleet.lemon_rate", fl.get("lemon_rate", 1.0), low=1.0, strict=False)
+    model = fails.model
+    if type(model) is not NodeRenewals:
+        kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+        raise rd.fail("fleet.lemon_share", f"needs failures.model = 'node' without [[failures.domains]] (lemons are "
+                      f"node slots with their own clocks), not {kind!r}", fl["lemon_share"])
+    if model.frailty > 0:
+        raise rd.fail("fleet.lemon_share", "and a fitted frailty (fit_law = 'frailty') are two laws of the nodes' "
+                      "rate multipliers: give one", fl["lemon_share"])
+    return dataclasses.replace(fails, model=model.replace(lemon_share=share, lemon_rate=rate),
+                               note=fails.note + (f"; lemons: {share:g} of the nodes x{rate:g} as often (the rate is "
+                                                  "the fleet's average)" if share else ""))
+
+
 def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
             fl: dict[str, Any] | None = None) -> Repairs | None:
     """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model);
     ``[fleet]``: warm standbys in front of its pool."""
+    pool_keys = [k for k in _POOL_FLEET_KEYS if fl is not None and k in fl]
     if rp is None:
-        if fl is not None:
-            raise rd.error("[fleet] needs [repair] (its standbys refill from the spare pool)")
+        if pool_keys:
+            raise rd.error(f"fleet.{pool_keys[0]} needs [repair] (the standbys refill from the spare pool); "
+                           "[fleet] needs [repair] for its standbys")
         return None
     fleet = {}
-    if fl is not None:
+    if pool_keys:
         fleet = {"standbys": rd.integer("fleet.standbys", fl.get("standbys", 0), low=0, high=10**6),
                  "standby_swap": rd.duration("fleet.standby_swap", fl.get("standby_swap", 0.0), strict=False),
                  "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}

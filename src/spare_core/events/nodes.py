@@ -95,6 +95,16 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         :class:`~spare_core.events.rates.RateSchedule` (``rate_levels[0]`` from time 0 to
         ``rate_times[0]``, and so on; the last level continues). The level multiplies every
         node's hazard (a time change of the law). Both empty: a constant rate.
+    lemon_share : float, default 0
+        Lemon nodes (``[fleet]``): the share ``s`` in [0, 1) of the node slots holding a lemon,
+        ``round(s * n_nodes)`` slots drawn at random (stream ``"node-lemons"``, apart from the
+        lifetimes). 0: none.
+    lemon_rate : float, default 1
+        A lemon's failure rate as a multiple ``m >= 1`` of a normal node's. The law's rate
+        stays the fleet's average: with ``k`` lemons of ``n`` nodes a normal node's lifetimes
+        are the law's times ``c = 1 - k/n + m k/n`` and a lemon's times ``c / m``, so the
+        fleet's long-run failure rate is ``1 / system_mtbf`` exactly and the lemons' share of
+        failures is ``m k / (n c)``. A lemon stays with its slot (see Notes).
 
     Notes
     -----
@@ -121,6 +131,14 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     job's start (``system_mtbf / rate_levels[0]``), which is what checkpoint rules read.
     Both come from a log with ``fit_law = "frailty"`` / ``fit_rate = "periods"``
     (:func:`spare_core.events.fit.fit_node_rates`).
+
+    *Lemons* are the two-point version of the frailty: a multiplier ``m / c`` on the rate of
+    ``round(s n)`` slots and ``1 / c`` on the others, fixed for the seed (not redrawn per seed
+    around a mean as the gamma multipliers are, so every seed's fleet has the file's rate). The
+    multiplier stays with the *slot*: a lemon's replacement is a lemon. That is the fleet in
+    which a lemon swapped out comes back from repair unfixed and is what the slot gets again;
+    it leaves out a pool that mixes nodes between slots (the slot's next node a lemon with the
+    pool's share) and repairs that fix lemons (docs/model.md, *Lemon nodes*).
 
     *Cost.* The wall-clock log is drawn in chunks of ``4096 * system_mtbf`` seconds: a pass over
     the nodes whose next failure falls in the chunk, then repeated batch draws for nodes that
@@ -149,11 +167,20 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     frailty: float = 0.0
     rate_times: tuple = ()
     rate_levels: tuple = ()
+    lemon_share: float = 0.0
+    lemon_rate: float = 1.0
 
     def __post_init__(self):
         super().__post_init__()
         set_ = object.__setattr__
         set_(self, "frailty", as_float(self.frailty, "frailty", min_value=0.0, max_value=MAX_FRAILTY))
+        set_(self, "lemon_share", as_float(self.lemon_share, "fleet.lemon_share", min_value=0.0))
+        if not self.lemon_share < 1.0:
+            raise ValueError(f"fleet.lemon_share must be a share in [0, 1), got {self.lemon_share!r}")
+        set_(self, "lemon_rate", as_float(self.lemon_rate, "fleet.lemon_rate", min_value=1.0))
+        if self.lemon_share > 0 and self.frailty > 0:
+            raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
+                             "rate multipliers: give one")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -195,6 +222,16 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         base = cls(gpus_per_node=cluster.gpus_per_node, gpus_per_group=cluster.gpus_per_group, initial=ages)
         return rate_model_from_file(base, reader, table, cluster, laws=NODE_LAWS)
 
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        if self.lemon_share == 0 and self.lemon_rate == 1:  # the dict (a stored run's key) from before lemons
+            del out["lemon_share"], out["lemon_rate"]
+        return out
+
+    def lemons(self) -> tuple[float, float] | None:
+        """``(lemon_share, lemon_rate)`` when some slots hold lemons, else None."""
+        return (self.lemon_share, self.lemon_rate) if self.lemon_share > 0 else None
+
     def schedule(self) -> RateSchedule | None:
         """The rate schedule of ``rate_times`` / ``rate_levels`` (None for a constant rate)."""
         return RateSchedule(self.rate_times, self.rate_levels) if self.rate_levels else None
@@ -231,7 +268,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         """The wall-clock failure log of the job's nodes under ``seed``."""
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
                               chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
-                              schedule=self.schedule())
+                              schedule=self.schedule(), lemons=self.lemons())
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -248,6 +285,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         extra = ""
         if self.frailty:
             extra += f"; per-node rate multipliers Gamma(mean 1, variance {self.frailty:.3g}) kept by each slot"
+        if self.lemon_share:
+            extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
+                      "(the fleet's rate unchanged)")
         if self.rate_levels:
             lv = self.rate_levels
             extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
@@ -280,6 +320,10 @@ class NodeFailureLog:
     schedule : RateSchedule, optional
         A changing rate: the nodes' clocks run in the schedule's operational time (its
         cumulative level), and failure times are mapped back to wall time.
+    lemons : (float, float), optional
+        ``(share, rate multiple)`` of lemon slots (see :class:`NodeRenewals`): the slots come
+        from the stream ``"node-lemons"`` of the seed, so the lifetimes' stream draws what it
+        draws without them and only the per-slot multipliers differ.
 
     Attributes
     ----------
@@ -292,10 +336,10 @@ class NodeFailureLog:
     """
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
-                 "_rng", "scales", "schedule", "_buf_t", "_buf_g", "_buf_n")
+                 "_rng", "scales", "schedule", "lemon", "_buf_t", "_buf_g", "_buf_n")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
-                 schedule=None):
+                 schedule=None, lemons=None):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
@@ -309,6 +353,17 @@ class NodeFailureLog:
             z = self._rng.standard_gamma(1.0 / frailty, n) * frailty
             with np.errstate(divide="ignore"):
                 self.scales = 1.0 / z
+        #: the lemon slots (a bool per node), None without lemons
+        self.lemon = None
+        if lemons is not None and lemons[0] > 0:
+            if self.scales is not None:
+                raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
+            share, m = float(lemons[0]), float(lemons[1])
+            k = min(n, int(round(share * n)))
+            self.lemon = np.zeros(n, dtype=bool)
+            self.lemon[stream_rng(as_seed_sequence(seed), "node-lemons").choice(n, k, replace=False)] = True
+            c = 1.0 - k / n + m * k / n  # the fleet's mean rate multiple: lifetimes times c keep the law's rate
+            self.scales = np.where(self.lemon, c / m, c)
         self.schedule = schedule
         first = law.sample_residual if initial == "stationary" else law.sample
         nxt = first(self._rng, n)  # per-node next failure time (operational time with a schedule)
