@@ -395,6 +395,8 @@ KEY_CASES: dict[str, list[Case]] = {
                                  check=lambda sf: sf.scenario.repair.standby_swap == 30.0)],
     "fleet.host_select": [_sets("repair.time='1 h'", "fleet.host_select='20 min'",
                                 check=lambda sf: sf.scenario.repair.host_select == 1200.0 and sf.scenario.repair.drawn)],
+    "fleet.restart_when": [_sets("repair.time='1 h'", "fleet.standbys=1", "fleet.restart_when='job+standbys'",
+                                 check=lambda sf: sf.scenario.repair.restart_when == "job+standbys")],
     "fleet.lemon_share": [_sets("fleet.lemon_share=0.15", "fleet.lemon_rate=4",
                                 check=lambda sf: sf.scenario.failures.lemon_share == 0.15)],
     "fleet.lemon_rate": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3",

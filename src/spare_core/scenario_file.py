@@ -79,7 +79,7 @@ from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.study import check_repairs
 from .distributions import law_from_file
-from .sim.recovery import MemoryTier, Pricing, Repairs
+from .sim.recovery import RESTART_RULES, MemoryTier, Pricing, Repairs
 from .sim.classes import DETECT_LAWS, RECOVERIES, FailureClass, FailureClasses
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
@@ -112,7 +112,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
-    "fleet": ("standbys", "standby_swap", "host_select", "lemon_share", "lemon_rate"),
+    "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -786,7 +786,7 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
 
 
 #: the ``[fleet]`` keys of the spare pool (they need ``[repair]``); the others describe the nodes
-_POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select")
+_POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select", "restart_when")
 
 
 def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
@@ -829,6 +829,11 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
                  "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
         if fleet["standbys"] == 0 and "standby_swap" in fl:
             raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
+        if "restart_when" in fl:
+            fleet["restart_when"] = rd.choice("fleet.restart_when", fl["restart_when"], RESTART_RULES)
+            if fleet["restart_when"] == "job+standbys" and fleet["standbys"] == 0:
+                raise rd.fail("fleet.restart_when", "'job+standbys' needs fleet.standbys >= 1 (the warm standbys a "
+                              "restart waits for)", fl["restart_when"])
     spares = rp.get("spares")
     if ("manual_time" in rp) != ("escalate" in rp):
         given, other = ("manual_time", "escalate") if "manual_time" in rp else ("escalate", "manual_time")

@@ -742,13 +742,15 @@ cdef enum:
     R_N_STANDBY = 9     # IN with drawn durations: warm standbys (0: none)
     R_STANDBY_SWAP = 10 # IN a warm standby is in a failed node's place this long after the failure
     R_HOST_SELECT = 11  # IN a node from the pool is selected and warmed this long after it is free
-    N_REPAIR = 12
+    R_RESTART_ALL = 12  # IN 1: a restart also waits for every warm standby to be refilled
+                        # ([fleet] restart_when = "job+standbys"); 0: for the job's nodes only
+    N_REPAIR = 13
 
 REPAIR_SLOTS = {
     "R_SWAP": R_SWAP, "R_REPAIR": R_REPAIR, "R_REJOIN": R_REJOIN, "R_N_SPARES": R_N_SPARES,
     "R_USED": R_USED, "R_READY": R_READY, "R_HEAD": R_HEAD, "R_COUNT": R_COUNT,
     "R_BASE": R_BASE, "R_N_STANDBY": R_N_STANDBY, "R_STANDBY_SWAP": R_STANDBY_SWAP,
-    "R_HOST_SELECT": R_HOST_SELECT, "N_REPAIR": N_REPAIR,
+    "R_HOST_SELECT": R_HOST_SELECT, "R_RESTART_ALL": R_RESTART_ALL, "N_REPAIR": N_REPAIR,
 }
 
 
@@ -810,7 +812,10 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
     # (the one ready first) has it in place ``standby_swap`` after the failure, and the standby
     # is refilled by this take of the pool, ready ``host_select`` after the pool's node is free;
     # a failure that finds none takes the pool's node directly, in place ``host_select + swap``
-    # after it is free. Returns when the last replacement is in place.
+    # after it is free. With ``rs[R_RESTART_ALL]`` (restart_when = "job+standbys") a refill
+    # raises ``rs[R_READY]`` too: a restart resumes only once the job and every standby fit (a
+    # standby refilled in an earlier epoch was ready by that epoch's resume, so the epoch's own
+    # refills are all a restart can wait for). Returns when the last replacement is in place.
     cdef intp_t k = <intp_t>rs[R_USED], spares = <intp_t>rs[R_N_SPARES], slot = -1, i, c
     cdef intp_t row = k - <intp_t>rs[R_BASE], n_sb = <intp_t>rs[R_N_STANDBY], j = -1
     cdef float64_t free = -DBL_MAX, in_place, back_at = f + d.rep[row], m, hs = rs[R_HOST_SELECT]
@@ -854,6 +859,8 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
         d.sb_slot[row] = j
         d.sb_old[row] = d.sb[j]
         d.sb[j] = free + hs
+        if rs[R_RESTART_ALL] != 0.0 and d.sb[j] > rs[R_READY]:
+            rs[R_READY] = d.sb[j]
         in_place = f + rs[R_STANDBY_SWAP]
     elif hs != 0.0:
         in_place = free + hs + d.swp[row]

@@ -377,9 +377,11 @@ class _Run:
                     resume = (f + d) + rt
                     t["restart"] += d + rt
                     last_wait = 0.0
-                    if self.rep is not None and self.out:
+                    if self.rep is not None and (self.out or self.rep.restart_when != "one"):
                         # every group down has its replacement in place before the job resumes
-                        ready = max(r for r, _ in self.out.values())
+                        ready = max((r for r, _ in self.out.values()), default=-math.inf)
+                        if self.rep.restart_when == "job+standbys":  # and every warm standby is ready
+                            ready = max(ready, *self.standby)
                         if ready > resume:
                             last_wait = ready - resume
                             t["wait"] += ready - resume

@@ -42,7 +42,10 @@ from .._seeding import run_seed, stream_rng
 from .._validate import as_float, as_int
 from ..distributions import Distribution, as_distribution, distribution_from_dict
 
-__all__ = ["Repairs", "MemoryTier", "Pricing", "RepairBook", "RepairDraws", "copy_holders"]
+#: ``[fleet] restart_when``: when a restart resumes (``Repairs.restart_when``)
+RESTART_RULES = ("one", "job+standbys")
+
+__all__ = ["RESTART_RULES", "Repairs", "MemoryTier", "Pricing", "RepairBook", "RepairDraws", "copy_holders"]
 
 
 def _seconds(value, name, *, allow_inf=False, strict=False):
@@ -116,6 +119,10 @@ class Repairs:
         Seconds from a failure to a ready warm standby being in its place, >= 0.
     host_select : float, default 0
         Seconds to select and warm a node from the pool once it is free, >= 0.
+    restart_when : {"one", "job+standbys"}, default "one"
+        When a restart resumes: "one", as soon as the job's replacements are in place (each
+        failure's node, so one free node per failed one); "job+standbys", only once every
+        warm standby is ready again too (the job plus its standbys fit; needs ``standbys``).
 
     ``time`` and ``swap`` (and ``manual_time``) are seconds >= 0 or a
     :class:`~spare_core.distributions.Distribution`.
@@ -144,9 +151,15 @@ class Repairs:
     standbys: int = 0
     standby_swap: float = 0.0
     host_select: float = 0.0
+    restart_when: str = "one"
 
     def __post_init__(self):
         object.__setattr__(self, "standbys", as_int(self.standbys, "fleet.standbys", min_value=0, max_value=10**6))
+        if self.restart_when not in RESTART_RULES:
+            raise ValueError(f"fleet.restart_when must be one of {list(RESTART_RULES)}, got {self.restart_when!r}")
+        if self.restart_when == "job+standbys" and self.standbys < 1:
+            raise ValueError("fleet.restart_when = 'job+standbys' needs fleet.standbys >= 1 (the warm standbys a "
+                             "restart waits for)")
         object.__setattr__(self, "standby_swap", _seconds(self.standby_swap, "fleet.standby_swap"))
         object.__setattr__(self, "host_select", _seconds(self.host_select, "fleet.host_select"))
         object.__setattr__(self, "swap", _law(self.swap, "repair.swap"))
@@ -205,6 +218,8 @@ class Repairs:
         for k in ("manual_time", "escalate", "fail_fix", "misdiagnose", "standbys", "standby_swap", "host_select"):
             if out[k] == 0:  # likewise for the fields of repair laws
                 del out[k]
+        if out["restart_when"] == "one":
+            del out["restart_when"]
         return out
 
 
@@ -409,6 +424,7 @@ class RepairBook:
             self.rs[R["R_N_STANDBY"]] = repairs.standbys
             self.rs[R["R_STANDBY_SWAP"]] = repairs.standby_swap
             self.rs[R["R_HOST_SELECT"]] = repairs.host_select
+            self.rs[R["R_RESTART_ALL"]] = 1.0 if repairs.restart_when == "job+standbys" else 0.0
         else:
             self.rs[R["R_SWAP"]] = repairs.swap
             self.rs[R["R_REPAIR"]] = repairs.time
