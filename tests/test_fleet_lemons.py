@@ -118,8 +118,9 @@ def test_a_file_without_lemons_runs_as_before_and_rate_one_is_no_lemon():
                          ids=lambda p: p.name)
 @pytest.mark.parametrize("repair", [None, Repairs(swap=20.0, spares=2, time=900.0, rejoin=15.0)],
                          ids=["no-repair", "repair"])
-def test_lemons_in_the_compiled_run_equal_the_reference(pol, repair):
-    fm = NodeRenewals(gpus_per_node=8, lemon_share=0.25, lemon_rate=5.0)
+@pytest.mark.parametrize("fix", [0.0, 0.4])
+def test_lemons_in_the_compiled_run_equal_the_reference(pol, repair, fix):
+    fm = NodeRenewals(gpus_per_node=8, lemon_share=0.25, lemon_rate=5.0, lemon_fix=fix)
     sc = Scenario(12, n_steps=120, t_compute=10.0, t_allreduce=1.0, failure_model=fm, system_mtbf=150.0,
                   weibull_shape=0.8, gpus_per_group=16, restart_time=40.0, checkpoint_time=6.0, jitter=0.1,
                   max_wall_factor=40.0, repair=repair)
@@ -169,3 +170,69 @@ def test_the_lemon_example_runs_end_to_end():
     for pol in (CheckpointOnly(), SpareCheckpoint(3)):
         r = simulate(sc, pol, seed=0)
         assert r.finished and r.failures_seen > 0 and _numbers(r) == _numbers(simulate(sc, pol, seed=0))
+
+
+# -- lemon_fix: a repair that fixes a lemon -------------------------------------------------------
+
+
+@pytest.mark.parametrize("p, m, seed", [(0.3, 4.0, 0), (0.1, 3.0, 1), (1.0, 5.0, 2)])
+def test_lemons_are_fixed_after_a_geometric_number_of_failures(p, m, seed):
+    """Exponential lifetimes: a lemon fails at rate m l0 (l0 = 1 / (c mean)) and each failure's
+    repair fixes it with probability p, so it stays a lemon past t with probability
+    exp(-p m l0 t) (a thinned Poisson process): the lemons left at t are Binomial(k, that); and
+    over a horizon where all are fixed each lemon slot fails a Geometric(p) number of times as a
+    lemon (mean k / p in all, variance k (1 - p) / p^2)."""
+    n, mean = 300, 1000.0
+    log = NodeFailureLog(Exponential(mean), n, 1, seed, initial="stationary", chunk_seconds=50.0,
+                         lemons=(0.2, m, p))
+    lemons0 = log.lemon.copy()
+    k = int(lemons0.sum())
+    c = 1.0 - k / n + m * k / n
+    rate = m / (c * mean)
+    T = 400.0 * mean
+    while log.horizon < T:
+        log.extend()
+    assert not log.lemon.any() and np.isfinite(log.fixed_at[lemons0]).all() and np.isinf(log.fixed_at[~lemons0]).all()
+    for t in (0.3 / (p * rate), 1.0 / (p * rate), 2.0 / (p * rate)):
+        left = int((log.fixed_at[lemons0] > t).sum())
+        lo, hi = stats.binom.ppf([0.0005, 0.9995], k, math.exp(-p * rate * t))
+        assert lo <= left <= hi, (t, left, k * math.exp(-p * rate * t))
+    times, groups = np.array(log.times), np.array(log.groups)
+    as_lemon = lemons0[groups] & (times <= log.fixed_at[groups])
+    total = int(as_lemon.sum())
+    sd = math.sqrt(k * (1 - p)) / p
+    assert abs(total - k / p) <= 3.3 * sd + 1e-9, (total, k / p)
+
+
+def test_lemon_fix_zero_is_the_lemons_without_it_bit_for_bit():
+    law = Weibull.from_mean(1000.0, 0.6)
+    a = NodeFailureLog(law, 40, 2, 5, chunk_seconds=300.0, lemons=(0.2, 4.0))
+    b = NodeFailureLog(law, 40, 2, 5, chunk_seconds=300.0, lemons=(0.2, 4.0, 0.0))
+    ta, ga = _log_until(a, 4000)
+    tb, gb = _log_until(b, 4000)
+    assert np.array_equal(ta[:4000], tb[:4000]) and np.array_equal(ga[:4000], gb[:4000])
+    fixed = NodeFailureLog(law, 40, 2, 5, chunk_seconds=300.0, lemons=(0.2, 4.0, 0.5))
+    tf, _ = _log_until(fixed, 4000)
+    assert not np.array_equal(ta[:4000], tf[:4000])
+    # the same seed, the same log (fixes drawn from the lemons' stream, one pass at a time)
+    again = NodeFailureLog(law, 40, 2, 5, chunk_seconds=300.0, lemons=(0.2, 4.0, 0.5))
+    assert np.array_equal(_log_until(again, 4000)[0][:4000], tf[:4000])
+
+
+def test_lemon_fix_reads_runs_and_is_checked():
+    sf = _file({"lemon_share": 0.25, "lemon_rate": 4, "lemon_fix": 0.5})
+    fm = sf.scenario.failures
+    assert fm.lemons() == (0.25, 4.0, 0.5) and NodeRenewals.from_dict(fm.to_dict()) == fm
+    assert "lemon_fix" not in _file({"lemon_share": 0.25}).scenario.failures.to_dict()
+    assert "fixes one with probability 0.5" in sf.rate_note
+    for pol in (CheckpointOnly(interval=600.0), SpareCheckpoint(2, interval=600.0)):
+        r = simulate(sf.scenario, pol, seed=1)
+        assert r.finished and _numbers(r) == _numbers(simulate(sf.scenario, pol, seed=1))
+    for fleet, words in [({"lemon_fix": 0.5}, "fleet.lemon_fix needs fleet.lemon_share"),
+                         ({"lemon_share": 0.1, "lemon_fix": 1.5}, "fleet.lemon_fix must be a finite number >= 0 and <= 1")]:
+        with pytest.raises(ScenarioFileError) as e:
+            _file(fleet)
+        assert words in str(e.value)
+    with pytest.raises(ValueError) as e:
+        NodeRenewals(system_mtbf=100.0, gpus_per_group=8, lemon_fix=0.3)
+    assert "fleet.lemon_fix needs fleet.lemon_share" in str(e.value)

@@ -112,7 +112,8 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
-    "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate"),
+    "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate",
+              "lemon_fix"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -792,13 +793,14 @@ _POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select", "restart_when")
 def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
     """``[fleet]`` ``lemon_share`` / ``lemon_rate``: lemon slots in the node renewals (the file's
     rate stays the fleet's average, :class:`~spare_core.events.nodes.NodeRenewals`)."""
-    if fl is None or not ("lemon_share" in fl or "lemon_rate" in fl):
+    if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix")):
         return fails
     if "lemon_share" not in fl:
-        raise rd.fail("fleet.lemon_rate", "needs fleet.lemon_share (the share of nodes failing that much more "
-                      "often)", fl["lemon_rate"])
+        key = "lemon_rate" if "lemon_rate" in fl else "lemon_fix"
+        raise rd.fail(f"fleet.{key}", "needs fleet.lemon_share (the share of nodes that are lemons)", fl[key])
     share = rd.number("fleet.lemon_share", fl["lemon_share"], low=0.0, strict=False, high=1.0, high_strict=True)
     rate = rd.number("fleet.lemon_rate", fl.get("lemon_rate", 1.0), low=1.0, strict=False)
+    fix = rd.number("fleet.lemon_fix", fl.get("lemon_fix", 0.0), low=0.0, strict=False, high=1.0)
     model = fails.model
     if type(model) is not NodeRenewals:
         kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
@@ -807,9 +809,11 @@ def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileF
     if model.frailty > 0:
         raise rd.fail("fleet.lemon_share", "and a fitted frailty (fit_law = 'frailty') are two laws of the nodes' "
                       "rate multipliers: give one", fl["lemon_share"])
-    return dataclasses.replace(fails, model=model.replace(lemon_share=share, lemon_rate=rate),
+    return dataclasses.replace(fails, model=model.replace(lemon_share=share, lemon_rate=rate, lemon_fix=fix),
                                note=fails.note + (f"; lemons: {share:g} of the nodes x{rate:g} as often (the rate is "
-                                                  "the fleet's average)" if share else ""))
+                                                  "the fleet's average" + (f" at the start; a repair fixes one with "
+                                                                           f"probability {fix:g})" if fix else ")")
+                                                  if share else ""))
 
 
 def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,

@@ -105,6 +105,11 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         are the law's times ``c = 1 - k/n + m k/n`` and a lemon's times ``c / m``, so the
         fleet's long-run failure rate is ``1 / system_mtbf`` exactly and the lemons' share of
         failures is ``m k / (n c)``. A lemon stays with its slot (see Notes).
+    lemon_fix : float, default 0
+        Probability in [0, 1] that the repair after a lemon's failure fixes it: from then on
+        its slot holds a normal node (lifetimes times ``c``). The draws come from the stream
+        ``"node-lemons"`` too, one per lemon failure. 0: a lemon is never fixed. The fleet's
+        rate is then the file's at the start and falls as lemons are fixed.
 
     Notes
     -----
@@ -169,6 +174,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     rate_levels: tuple = ()
     lemon_share: float = 0.0
     lemon_rate: float = 1.0
+    lemon_fix: float = 0.0
 
     def __post_init__(self):
         super().__post_init__()
@@ -178,6 +184,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         if not self.lemon_share < 1.0:
             raise ValueError(f"fleet.lemon_share must be a share in [0, 1), got {self.lemon_share!r}")
         set_(self, "lemon_rate", as_float(self.lemon_rate, "fleet.lemon_rate", min_value=1.0))
+        set_(self, "lemon_fix", as_float(self.lemon_fix, "fleet.lemon_fix", min_value=0.0, max_value=1.0))
+        if self.lemon_fix > 0 and self.lemon_share == 0:
+            raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix)")
         if self.lemon_share > 0 and self.frailty > 0:
             raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
                              "rate multipliers: give one")
@@ -226,11 +235,13 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         out = super().to_dict()
         if self.lemon_share == 0 and self.lemon_rate == 1:  # the dict (a stored run's key) from before lemons
             del out["lemon_share"], out["lemon_rate"]
+        if self.lemon_fix == 0:
+            del out["lemon_fix"]
         return out
 
-    def lemons(self) -> tuple[float, float] | None:
-        """``(lemon_share, lemon_rate)`` when some slots hold lemons, else None."""
-        return (self.lemon_share, self.lemon_rate) if self.lemon_share > 0 else None
+    def lemons(self) -> tuple[float, float, float] | None:
+        """``(lemon_share, lemon_rate, lemon_fix)`` when some slots hold lemons, else None."""
+        return (self.lemon_share, self.lemon_rate, self.lemon_fix) if self.lemon_share > 0 else None
 
     def schedule(self) -> RateSchedule | None:
         """The rate schedule of ``rate_times`` / ``rate_levels`` (None for a constant rate)."""
@@ -287,7 +298,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             extra += f"; per-node rate multipliers Gamma(mean 1, variance {self.frailty:.3g}) kept by each slot"
         if self.lemon_share:
             extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
-                      "(the fleet's rate unchanged)")
+                      "(the fleet's rate unchanged)" + (f", a repair fixing one with probability {self.lemon_fix:.3g}"
+                                                        if self.lemon_fix else ""))
         if self.rate_levels:
             lv = self.rate_levels
             extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
@@ -320,10 +332,12 @@ class NodeFailureLog:
     schedule : RateSchedule, optional
         A changing rate: the nodes' clocks run in the schedule's operational time (its
         cumulative level), and failure times are mapped back to wall time.
-    lemons : (float, float), optional
-        ``(share, rate multiple)`` of lemon slots (see :class:`NodeRenewals`): the slots come
-        from the stream ``"node-lemons"`` of the seed, so the lifetimes' stream draws what it
-        draws without them and only the per-slot multipliers differ.
+    lemons : (float, float) or (float, float, float), optional
+        ``(share, rate multiple[, fix probability])`` of lemon slots (see :class:`NodeRenewals`):
+        the slots, and whether each lemon failure's repair fixes it, come from the stream
+        ``"node-lemons"`` of the seed, so the lifetimes' stream draws what it draws without
+        them and only the per-slot multipliers differ. With a fix probability > 0 the passes
+        over a chunk are drawn one at a time (a fix changes a slot's multiplier between passes).
 
     Attributes
     ----------
@@ -336,7 +350,8 @@ class NodeFailureLog:
     """
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
-                 "_rng", "scales", "schedule", "lemon", "_buf_t", "_buf_g", "_buf_n")
+                 "_rng", "scales", "schedule", "lemon", "fixed_at", "_fix", "_c", "_lemon_rng", "_buf_t", "_buf_g",
+                 "_buf_n")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
                  schedule=None, lemons=None):
@@ -355,15 +370,22 @@ class NodeFailureLog:
                 self.scales = 1.0 / z
         #: the lemon slots (a bool per node), None without lemons
         self.lemon = None
+        #: with a fix probability: the wall time each slot's lemon was fixed (inf: not fixed, or no lemon)
+        self.fixed_at = None
+        self._fix = 0.0
         if lemons is not None and lemons[0] > 0:
             if self.scales is not None:
                 raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
             share, m = float(lemons[0]), float(lemons[1])
             k = min(n, int(round(share * n)))
             self.lemon = np.zeros(n, dtype=bool)
-            self.lemon[stream_rng(as_seed_sequence(seed), "node-lemons").choice(n, k, replace=False)] = True
-            c = 1.0 - k / n + m * k / n  # the fleet's mean rate multiple: lifetimes times c keep the law's rate
+            self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
+            self.lemon[self._lemon_rng.choice(n, k, replace=False)] = True
+            c = self._c = 1.0 - k / n + m * k / n  # the fleet's mean rate multiple: lifetimes times c keep the law's rate
             self.scales = np.where(self.lemon, c / m, c)
+            self._fix = float(lemons[2]) if len(lemons) > 2 else 0.0
+            if self._fix > 0:
+                self.fixed_at = np.full(n, math.inf)
         self.schedule = schedule
         first = law.sample_residual if initial == "stationary" else law.sample
         nxt = first(self._rng, n)  # per-node next failure time (operational time with a schedule)
@@ -402,6 +424,20 @@ class NodeFailureLog:
             out *= self.scales[nodes]
         return out
 
+    def _repair_lemons(self, nodes: np.ndarray, t: np.ndarray) -> None:
+        """The repairs after the failures of ``nodes`` at (clock) times ``t``: each lemon among
+        them is fixed with probability ``lemon_fix`` (one uniform per lemon, in node order),
+        its slot's next lifetimes then a normal node's."""
+        lem = self.lemon[nodes]
+        if not lem.any():
+            return
+        idx = nodes[lem]
+        hit = self._lemon_rng.random(idx.shape[0]) < self._fix
+        fixed = idx[hit]
+        self.lemon[fixed] = False
+        self.scales[fixed] = self._c
+        self.fixed_at[fixed] = self._wall(t[lem][hit])
+
     def _wall(self, t):
         """Wall time of the clocks' time(s) ``t`` (the same array without a schedule)."""
         return t if self.schedule is None else self.schedule.inverse(t)
@@ -436,12 +472,15 @@ class NodeFailureLog:
         passes = stuck = 0
         block = _BURST_MIN_BLOCK
         # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
-        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes
+        # and a lemon fixed between passes changes its slot's multiplier: one pass at a time
+        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes and not self._fix
         while active.shape[0]:
             t = nxt[active]
             ts.append(t)
             ns.append(active)
             passes += 1
+            if self._fix:
+                self._repair_lemons(active, t)  # before the replacement lifetimes are drawn
             k = active.shape[0]
             if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
                 before, moved = t, 1
