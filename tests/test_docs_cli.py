@@ -397,6 +397,9 @@ KEY_CASES: dict[str, list[Case]] = {
                                 check=lambda sf: sf.scenario.repair.host_select == 1200.0 and sf.scenario.repair.drawn)],
     "fleet.restart_when": [_sets("repair.time='1 h'", "fleet.standbys=1", "fleet.restart_when='job+standbys'",
                                  check=lambda sf: sf.scenario.repair.restart_when == "job+standbys")],
+    "fleet.retire_after": [_sets("repair.time='1 h'", "repair.spares=4", "fleet.retire_after=3",
+                                 check=lambda sf: sf.scenario.repair.retire_after == 3
+                                 and sf.scenario.failures.retire_after == 3)],
     "fleet.lemon_share": [_sets("fleet.lemon_share=0.15", "fleet.lemon_rate=4",
                                 check=lambda sf: sf.scenario.failures.lemon_share == 0.15)],
     "fleet.lemon_rate": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3",

@@ -113,7 +113,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
     "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate",
-              "lemon_fix"),
+              "lemon_fix", "retire_after"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -787,13 +787,24 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
 
 
 #: the ``[fleet]`` keys of the spare pool (they need ``[repair]``); the others describe the nodes
-_POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select", "restart_when")
+_POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select", "restart_when", "retire_after")
 
 
 def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
     """``[fleet]`` ``lemon_share`` / ``lemon_rate``: lemon slots in the node renewals (the file's
     rate stays the fleet's average, :class:`~spare_core.events.nodes.NodeRenewals`)."""
-    if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix")):
+    if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix", "retire_after")):
+        return fails
+    model = fails.model
+    if "retire_after" in fl:
+        k = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
+        if type(model) is not NodeRenewals:
+            kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+            raise rd.fail("fleet.retire_after", f"needs failures.model = 'node' without [[failures.domains]] (the "
+                          f"node log counts each node's failures), not {kind!r}", fl["retire_after"])
+        model = model.replace(retire_after=k)
+        fails = dataclasses.replace(fails, model=model, note=fails.note + f"; a node retires after {k} failures")
+    if not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix")):
         return fails
     if "lemon_share" not in fl:
         key = "lemon_rate" if "lemon_rate" in fl else "lemon_fix"
@@ -801,7 +812,6 @@ def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileF
     share = rd.number("fleet.lemon_share", fl["lemon_share"], low=0.0, strict=False, high=1.0, high_strict=True)
     rate = rd.number("fleet.lemon_rate", fl.get("lemon_rate", 1.0), low=1.0, strict=False)
     fix = rd.number("fleet.lemon_fix", fl.get("lemon_fix", 0.0), low=0.0, strict=False, high=1.0)
-    model = fails.model
     if type(model) is not NodeRenewals:
         kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
         raise rd.fail("fleet.lemon_share", f"needs failures.model = 'node' without [[failures.domains]] (lemons are "
@@ -833,6 +843,8 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
                  "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
         if fleet["standbys"] == 0 and "standby_swap" in fl:
             raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
+        if "retire_after" in fl:  # the pool's side; the node log marks the failures (``_lemons``)
+            fleet["retire_after"] = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
         if "restart_when" in fl:
             fleet["restart_when"] = rd.choice("fleet.restart_when", fl["restart_when"], RESTART_RULES)
             if fleet["restart_when"] == "job+standbys" and fleet["standbys"] == 0:

@@ -110,6 +110,11 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         its slot holds a normal node (lifetimes times ``c``). The draws come from the stream
         ``"node-lemons"`` too, one per lemon failure. 0: a lemon is never fixed. The fleet's
         rate is then the file's at the start and falls as lemons are fixed.
+    retire_after : int, default 0
+        A node failing this many times leaves the fleet ([fleet]): the log marks each slot's
+        ``retire_after``-th, ``2 retire_after``-th, ... failure (the slot's node since its last
+        retirement, :attr:`NodeFailureLog.retire`), and with ``[repair]`` that node never comes
+        back to the spare pool, which shrinks. 0: no node retires.
 
     Notes
     -----
@@ -175,6 +180,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     lemon_share: float = 0.0
     lemon_rate: float = 1.0
     lemon_fix: float = 0.0
+    retire_after: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -185,6 +191,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             raise ValueError(f"fleet.lemon_share must be a share in [0, 1), got {self.lemon_share!r}")
         set_(self, "lemon_rate", as_float(self.lemon_rate, "fleet.lemon_rate", min_value=1.0))
         set_(self, "lemon_fix", as_float(self.lemon_fix, "fleet.lemon_fix", min_value=0.0, max_value=1.0))
+        set_(self, "retire_after", as_int(self.retire_after, "fleet.retire_after", min_value=0))
         if self.lemon_fix > 0 and self.lemon_share == 0:
             raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix)")
         if self.lemon_share > 0 and self.frailty > 0:
@@ -237,6 +244,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             del out["lemon_share"], out["lemon_rate"]
         if self.lemon_fix == 0:
             del out["lemon_fix"]
+        if self.retire_after == 0:
+            del out["retire_after"]
         return out
 
     def lemons(self) -> tuple[float, float, float] | None:
@@ -279,7 +288,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         """The wall-clock failure log of the job's nodes under ``seed``."""
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
                               chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
-                              schedule=self.schedule(), lemons=self.lemons())
+                              schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after)
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -300,6 +309,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
                       "(the fleet's rate unchanged)" + (f", a repair fixing one with probability {self.lemon_fix:.3g}"
                                                         if self.lemon_fix else ""))
+        if self.retire_after:
+            extra += f"; a node retires after {self.retire_after} failures"
         if self.rate_levels:
             lv = self.rate_levels
             extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
@@ -338,6 +349,8 @@ class NodeFailureLog:
         ``"node-lemons"`` of the seed, so the lifetimes' stream draws what it draws without
         them and only the per-slot multipliers differ. With a fix probability > 0 the passes
         over a chunk are drawn one at a time (a fix changes a slot's multiplier between passes).
+    retire_after : int, default 0
+        Mark every ``retire_after``-th failure of each slot (:attr:`retire`); 0: none.
 
     Attributes
     ----------
@@ -347,14 +360,18 @@ class NodeFailureLog:
         The failed node's group, aligned with ``times``.
     horizon : float
         Every failure before it is in the log.
+    retire : numpy.ndarray of int8 or None
+        With ``retire_after``: 1 for a failure whose node retires (its slot's
+        ``retire_after``-th failure since the slot's last retirement), aligned with ``times``
+        (read :meth:`retire_flags`). None without.
     """
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
                  "_rng", "scales", "schedule", "lemon", "fixed_at", "_fix", "_c", "_lemon_rng", "_buf_t", "_buf_g",
-                 "_buf_n")
+                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
-                 schedule=None, lemons=None):
+                 schedule=None, lemons=None, retire_after=0):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
@@ -396,6 +413,23 @@ class NodeFailureLog:
         self.groups: list = []
         self.horizon = 0.0
         self._buf_t, self._buf_g, self._buf_n = np.empty(1024), np.empty(1024, dtype=np.int64), 0
+        self.retire_after = int(retire_after)
+        # per slot: failures of its node so far; the flags, a buffer grown by doubling
+        self._count = np.zeros(n, dtype=np.int64) if self.retire_after > 0 else None
+        self._ret, self._n_ret = (np.empty(1024, dtype=np.int8), 0) if self.retire_after > 0 else (None, 0)
+
+    @property
+    def retire(self) -> np.ndarray | None:
+        return self.retire_flags() if self._ret is not None else None
+
+    def retire_flags(self) -> np.ndarray | None:
+        """The retirement flags of the log so far (read-only, aligned with ``times``), None
+        without ``retire_after``."""
+        if self._ret is None:
+            return None
+        v = self._ret[: self._n_ret]
+        v.flags.writeable = False
+        return v
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The log so far as read-only arrays (times, groups): what a compiled loop reads
@@ -502,8 +536,30 @@ class NodeFailureLog:
             order = np.lexsort((node, t))
             self.times.extend(t[order].tolist())
             self.groups.extend((node[order] // self.nodes_per_group).tolist())
+            if self._count is not None:
+                self._mark_retired(node[order])
         self.horizon = end
 
+
+    def _mark_retired(self, nodes: np.ndarray) -> None:
+        """Flag, among the chunk's failures (``nodes``, in log order), each slot's
+        ``retire_after``-th failure since its last retirement: its running count, vectorised."""
+        m = nodes.shape[0]
+        by_node = np.argsort(nodes, kind="stable")  # each slot's failures, in log order
+        sn = nodes[by_node]
+        starts = np.flatnonzero(np.r_[True, sn[1:] != sn[:-1]])
+        occ = np.arange(m) - np.repeat(starts, np.diff(np.r_[starts, m]))
+        count = np.empty(m, dtype=np.int64)
+        count[by_node] = self._count[sn] + occ + 1
+        self._count += np.bincount(nodes, minlength=self._count.shape[0])
+        flags = (count % self.retire_after == 0).astype(np.int8)
+        have = self._n_ret
+        if self._ret.shape[0] < have + m:
+            buf = np.empty(2 * (have + m), dtype=np.int8)
+            buf[:have] = self._ret[:have]
+            self._ret = buf
+        self._ret[have : have + m] = flags
+        self._n_ret = have + m
 
     def _burst(self, t, active, end, block, ts, ns):
         """``block`` passes of ``active`` (times ``t``) drawn at once: the passes before the
@@ -536,12 +592,13 @@ class NodeFailureLog:
 class _Scan:
     """A run's view of one epoch: the log read from the epoch's start, groups out so far."""
 
-    __slots__ = ("key", "start", "ptr", "dead", "n_alive", "times", "units", "done", "_tb", "_ub")
+    __slots__ = ("key", "start", "ptr", "first", "dead", "n_alive", "times", "units", "done", "_tb", "_ub")
 
     def __init__(self, key, start, ptr, n_groups):
         self.key = key
         self.start = start
         self.ptr = ptr
+        self.first = ptr  # the log row of the epoch's first failure (every failure: rows are contiguous)
         self.dead = bytearray(n_groups)
         self.n_alive = n_groups
         self.times = _EMPTY_T
@@ -663,6 +720,17 @@ class NodeEpochs:
         s = self._scan(k, start)
         self._fill(s, max(need, want))
         return s.times, s.units
+
+    def retire(self, k: int, lo: int, hi: int, *, start) -> np.ndarray | None:
+        """The retirement flags (``NodeFailureLog.retire``) of rows ``lo:hi`` of epoch ``k``'s
+        failures as :meth:`get` hands them out; only for the unfiltered view (rows of the log
+        in order), None without ``retire_after``."""
+        if self.log._ret is None:
+            return None
+        if not self._every:
+            raise ValueError("retirement flags are read from the unfiltered epochs (a run with repairs)")
+        s = self._scan(k, start)
+        return self.log.retire_flags()[s.first + lo : s.first + hi]
 
     def times(self, k: int, need: int, want: int = 0, *, start) -> np.ndarray:
         return self.get(k, need, want, start=start)[0]
