@@ -165,7 +165,9 @@ def test_the_model_round_trips_and_says_what_it_holds():
 def test_the_lemon_example_runs_end_to_end():
     sf = load_scenario_file(EXAMPLES / "airesim_lemons.toml")
     fm = sf.scenario.failures
-    assert (fm.lemon_share, fm.lemon_rate) == (0.15, 4.0)
+    assert (fm.lemon_share, fm.lemon_rate, fm.lemon_fix, fm.retire_after) == (0.15, 4.0, 0.5, 3)
+    rp = sf.scenario.repair
+    assert (rp.standbys, rp.restart_when, rp.retire_after) == (2, "job+standbys", 3)
     sc = sf.scenario.replace(n_steps=2000)
     for pol in (CheckpointOnly(), SpareCheckpoint(3)):
         r = simulate(sc, pol, seed=0)
