@@ -395,6 +395,18 @@ KEY_CASES: dict[str, list[Case]] = {
                                  check=lambda sf: sf.scenario.repair.standby_swap == 30.0)],
     "fleet.host_select": [_sets("repair.time='1 h'", "fleet.host_select='20 min'",
                                 check=lambda sf: sf.scenario.repair.host_select == 1200.0 and sf.scenario.repair.drawn)],
+    "fleet.restart_when": [_sets("repair.time='1 h'", "fleet.standbys=1", "fleet.restart_when='job+standbys'",
+                                 check=lambda sf: sf.scenario.repair.restart_when == "job+standbys")],
+    "fleet.retire_after": [_sets("repair.time='1 h'", "repair.spares=4", "fleet.retire_after=3",
+                                 check=lambda sf: sf.scenario.repair.retire_after == 3
+                                 and sf.scenario.failures.retire_after == 3)],
+    "fleet.lemon_share": [_sets("fleet.lemon_share=0.15", "fleet.lemon_rate=4",
+                                check=lambda sf: sf.scenario.failures.lemon_share == 0.15)],
+    "fleet.lemon_rate": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3",
+                               check=lambda sf: sf.scenario.failures.lemon_rate == 3.0
+                               and sf.scenario.failures.lemons() == (0.2, 3.0, 0.0))],
+    "fleet.lemon_fix": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3", "fleet.lemon_fix=0.5",
+                              check=lambda sf: sf.scenario.failures.lemons() == (0.2, 3.0, 0.5))],
     "repair.misdiagnose": [_sets("repair.time='1 h'", "repair.misdiagnose=0.1",
                                  check=lambda sf: sf.scenario.repair.drawn and sf.scenario.repair.misdiagnose == 0.1)],
     "checkpoint.memory_save": [_sets("checkpoint.memory_save='3 s'", "checkpoint.memory_restore='1 min'",

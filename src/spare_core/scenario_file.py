@@ -73,13 +73,14 @@ from .events.domains import DOMAIN_KEYS
 from .events.files import (FAILURE_LAWS, FAILURE_RATE_KEYS, FIT_LAWS, TRACE_OPTIONS, FileCluster, FileFailures,
                            pinned_inputs, recording_inputs)
 from .events.fit import LifetimeFit
+from .events.nodes import NodeRenewals
 from .events.rates import FailureRate
 from .events.trace import Trace
 from .events.trace_model import TraceReplay
 from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.study import check_repairs
 from .distributions import law_from_file
-from .sim.recovery import MemoryTier, Pricing, Repairs
+from .sim.recovery import RESTART_RULES, MemoryTier, Pricing, Repairs
 from .sim.classes import DETECT_LAWS, RECOVERIES, FailureClass, FailureClasses
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
@@ -112,7 +113,8 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
-    "fleet": ("standbys", "standby_swap", "host_select"),
+    "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate",
+              "lemon_fix", "retire_after"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -525,6 +527,7 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
+    fails = _lemons(rd, tables.get("fleet"), fails)
     repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
@@ -794,21 +797,70 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
                                                                         strict=True))
 
 
+#: the ``[fleet]`` keys of the spare pool (they need ``[repair]``); the others describe the nodes
+_POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select", "restart_when", "retire_after")
+
+
+def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
+    """``[fleet]`` ``lemon_share`` / ``lemon_rate``: lemon slots in the node renewals (the file's
+    rate stays the fleet's average, :class:`~spare_core.events.nodes.NodeRenewals`)."""
+    if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix", "retire_after")):
+        return fails
+    model = fails.model
+    if "retire_after" in fl:
+        k = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
+        if type(model) is not NodeRenewals:
+            kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+            raise rd.fail("fleet.retire_after", f"needs failures.model = 'node' without [[failures.domains]] (the "
+                          f"node log counts each node's failures), not {kind!r}", fl["retire_after"])
+        model = model.replace(retire_after=k)
+        fails = dataclasses.replace(fails, model=model, note=fails.note + f"; a node retires after {k} failures")
+    if not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix")):
+        return fails
+    if "lemon_share" not in fl:
+        key = "lemon_rate" if "lemon_rate" in fl else "lemon_fix"
+        raise rd.fail(f"fleet.{key}", "needs fleet.lemon_share (the share of nodes that are lemons)", fl[key])
+    share = rd.number("fleet.lemon_share", fl["lemon_share"], low=0.0, strict=False, high=1.0, high_strict=True)
+    rate = rd.number("fleet.lemon_rate", fl.get("lemon_rate", 1.0), low=1.0, strict=False)
+    fix = rd.number("fleet.lemon_fix", fl.get("lemon_fix", 0.0), low=0.0, strict=False, high=1.0)
+    if type(model) is not NodeRenewals:
+        kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+        raise rd.fail("fleet.lemon_share", f"needs failures.model = 'node' without [[failures.domains]] (lemons are "
+                      f"node slots with their own clocks), not {kind!r}", fl["lemon_share"])
+    if model.frailty > 0:
+        raise rd.fail("fleet.lemon_share", "and a fitted frailty (fit_law = 'frailty') are two laws of the nodes' "
+                      "rate multipliers: give one", fl["lemon_share"])
+    return dataclasses.replace(fails, model=model.replace(lemon_share=share, lemon_rate=rate, lemon_fix=fix),
+                               note=fails.note + (f"; lemons: {share:g} of the nodes x{rate:g} as often (the rate is "
+                                                  "the fleet's average" + (f" at the start; a repair fixes one with "
+                                                                           f"probability {fix:g})" if fix else ")")
+                                                  if share else ""))
+
+
 def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
             fl: dict[str, Any] | None = None) -> Repairs | None:
     """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model);
     ``[fleet]``: warm standbys in front of its pool."""
+    pool_keys = [k for k in _POOL_FLEET_KEYS if fl is not None and k in fl]
     if rp is None:
-        if fl is not None:
-            raise rd.error("[fleet] needs [repair] (its standbys refill from the spare pool)")
+        if pool_keys:
+            raise rd.error(f"fleet.{pool_keys[0]} needs [repair] (the standbys refill from the spare pool); "
+                           "[fleet] needs [repair] for its standbys")
         return None
     fleet = {}
-    if fl is not None:
+    if pool_keys:
         fleet = {"standbys": rd.integer("fleet.standbys", fl.get("standbys", 0), low=0, high=10**6),
                  "standby_swap": rd.duration("fleet.standby_swap", fl.get("standby_swap", 0.0), strict=False),
                  "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
         if fleet["standbys"] == 0 and "standby_swap" in fl:
             raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
+        if "retire_after" in fl:  # the pool's side; the node log marks the failures (``_lemons``)
+            fleet["retire_after"] = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
+        if "restart_when" in fl:
+            fleet["restart_when"] = rd.choice("fleet.restart_when", fl["restart_when"], RESTART_RULES)
+            if fleet["restart_when"] == "job+standbys" and fleet["standbys"] == 0:
+                raise rd.fail("fleet.restart_when", "'job+standbys' needs fleet.standbys >= 1 (the warm standbys a "
+                              "restart waits for)", fl["restart_when"])
     spares = rp.get("spares")
     if ("manual_time" in rp) != ("escalate" in rp):
         given, other = ("manual_time", "escalate") if "manual_time" in rp else ("escalate", "manual_time")

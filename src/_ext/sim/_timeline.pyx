@@ -742,13 +742,18 @@ cdef enum:
     R_N_STANDBY = 9     # IN with drawn durations: warm standbys (0: none)
     R_STANDBY_SWAP = 10 # IN a warm standby is in a failed node's place this long after the failure
     R_HOST_SELECT = 11  # IN a node from the pool is selected and warmed this long after it is free
-    N_REPAIR = 12
+    R_RESTART_ALL = 12  # IN 1: a restart also waits for every warm standby to be refilled
+                        # ([fleet] restart_when = "job+standbys"); 0: for the job's nodes only
+    R_NEVER = 13        # IN a retired node's return time ([fleet] retire_after): past the run's
+                        # wall limit (finite: a wait cut at the limit keeps its precision)
+    N_REPAIR = 14
 
 REPAIR_SLOTS = {
     "R_SWAP": R_SWAP, "R_REPAIR": R_REPAIR, "R_REJOIN": R_REJOIN, "R_N_SPARES": R_N_SPARES,
     "R_USED": R_USED, "R_READY": R_READY, "R_HEAD": R_HEAD, "R_COUNT": R_COUNT,
     "R_BASE": R_BASE, "R_N_STANDBY": R_N_STANDBY, "R_STANDBY_SWAP": R_STANDBY_SWAP,
-    "R_HOST_SELECT": R_HOST_SELECT, "N_REPAIR": N_REPAIR,
+    "R_HOST_SELECT": R_HOST_SELECT, "R_RESTART_ALL": R_RESTART_ALL, "R_NEVER": R_NEVER,
+    "N_REPAIR": N_REPAIR,
 }
 
 
@@ -770,23 +775,27 @@ cdef struct Draws:
     float64_t* sb_old
 
 
-cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, float64_t* pool_old) noexcept nogil:
+cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, float64_t* pool_old,
+                                  int retire) noexcept nogil:
     # The node failed at ``f`` takes the next spare (FIFO: the k-th failure takes an initial
     # spare if k < spares, else the node of failure k - spares once it is repaired); returns
     # when the replacement is in place and raises ``rs[R_READY]`` to it; ``pool_old`` gets the
-    # pool slot's previous value (for undoing the failure).
+    # pool slot's previous value (for undoing the failure). A retired node (``retire``: its
+    # ``retire_after``-th failure) is never back: its pool slot holds inf, so the pool shrinks.
     cdef intp_t k = <intp_t>rs[R_USED], spares = <intp_t>rs[R_N_SPARES], slot
-    cdef float64_t free = -DBL_MAX, in_place
+    cdef float64_t free = -DBL_MAX, in_place, back_at = f + rs[R_REPAIR]
+    if retire:
+        back_at = rs[R_NEVER]
     pool_old[0] = 0.0
     if spares >= 0:
         if spares == 0:
-            free = f + rs[R_REPAIR]  # no pool: the failed node itself, once repaired
+            free = back_at  # no pool: the failed node itself, once repaired
         else:
             slot = k % spares
             if k >= spares:
                 free = pool[slot]
             pool_old[0] = pool[slot]
-            pool[slot] = f + rs[R_REPAIR]
+            pool[slot] = back_at
     rs[R_USED] = k + 1
     if free > f:
         in_place = free + rs[R_SWAP]
@@ -798,7 +807,7 @@ cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, f
 
 
 cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, const Draws* d,
-                                  int allow_wrong) noexcept nogil:
+                                  int allow_wrong, int retire) noexcept nogil:
     # ``_take_spare`` with the take's own drawn durations. Repairs no longer end in failure
     # order, so the pool is a set of return times: the take gets a never-used spare while there
     # is one, else the node back first among the pool's and the failed node itself (its own
@@ -810,10 +819,17 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
     # (the one ready first) has it in place ``standby_swap`` after the failure, and the standby
     # is refilled by this take of the pool, ready ``host_select`` after the pool's node is free;
     # a failure that finds none takes the pool's node directly, in place ``host_select + swap``
-    # after it is free. Returns when the last replacement is in place.
+    # after it is free. A retired node (``retire``) is never back (inf); after a wrong diagnosis
+    # it is the faulty node of the second take that retires, the healthy one comes back. With ``rs[R_RESTART_ALL]`` (restart_when = "job+standbys") a refill
+    # raises ``rs[R_READY]`` too: a restart resumes only once the job and every standby fit (a
+    # standby refilled in an earlier epoch was ready by that epoch's resume, so the epoch's own
+    # refills are all a restart can wait for). Returns when the last replacement is in place.
     cdef intp_t k = <intp_t>rs[R_USED], spares = <intp_t>rs[R_N_SPARES], slot = -1, i, c
     cdef intp_t row = k - <intp_t>rs[R_BASE], n_sb = <intp_t>rs[R_N_STANDBY], j = -1
     cdef float64_t free = -DBL_MAX, in_place, back_at = f + d.rep[row], m, hs = rs[R_HOST_SELECT]
+    cdef int wrong = allow_wrong and d.mis[row] != 0
+    if retire and not wrong:
+        back_at = rs[R_NEVER]
     d.old[row] = 0.0
     d.sb_slot[row] = -1
     d.sb_old[row] = 0.0
@@ -854,6 +870,8 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
         d.sb_slot[row] = j
         d.sb_old[row] = d.sb[j]
         d.sb[j] = free + hs
+        if rs[R_RESTART_ALL] != 0.0 and d.sb[j] > rs[R_READY]:
+            rs[R_READY] = d.sb[j]
         in_place = f + rs[R_STANDBY_SWAP]
     elif hs != 0.0:
         in_place = free + hs + d.swp[row]
@@ -861,8 +879,8 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
         in_place = free + d.swp[row]
     if in_place > rs[R_READY]:
         rs[R_READY] = in_place
-    if allow_wrong and d.mis[row] != 0:
-        return _take_drawn(rs, pool, in_place, d, 0)
+    if wrong:
+        return _take_drawn(rs, pool, in_place, d, 0, retire)
     return in_place
 
 
@@ -873,6 +891,7 @@ cdef intp_t _merge_repairs(
     float64_t raw_next,
     float64_t* out_rel, int64_t* out_g, int8_t* out_rejoin, float64_t* out_ready,
     float64_t* out_pool_old, int64_t* out_raw, intp_t max_out, intp_t* raw_used, const Draws* d,
+    const int8_t* raw_ret,
 ) noexcept nogil:
     # Merge a batch of raw failures (every failure of the log, in or out of the job) with the
     # pending rejoins: a failure of a group out of the job is dropped; a failure of a group in
@@ -883,7 +902,9 @@ cdef intp_t _merge_repairs(
     # of pending rejoins is kept sorted by time (a new one goes after those at its time or
     # before: failure order among ties), which with constant delays never moves an entry.
     # With ``d`` an event's ``out_pool_old`` is the pool's take count after it (what
-    # ``RepairBook.restart`` undoes to). Returns the events written; -1 on a group id out of range.
+    # ``RepairBook.restart`` undoes to). ``raw_ret`` (NULL: none) marks the raw failures whose
+    # node retires ([fleet] retire_after): it is never back in the pool. Returns the events
+    # written; -1 on a group id out of range.
     cdef intp_t i = 0, m = 0, g, slot, prev, head = <intp_t>rs[R_HEAD], cnt = <intp_t>rs[R_COUNT]
     cdef float64_t f, in_place, pr
     cdef float64_t rej = rs[R_REJOIN]
@@ -916,9 +937,9 @@ cdef intp_t _merge_repairs(
         if f < back[g]:
             continue  # the group is out of the job: its node's failure changes nothing
         if d == NULL:
-            in_place = _take_spare(rs, pool, f, &out_pool_old[m])
+            in_place = _take_spare(rs, pool, f, &out_pool_old[m], raw_ret != NULL and raw_ret[i - 1] != 0)
         else:
-            in_place = _take_drawn(rs, pool, f, d, 1)
+            in_place = _take_drawn(rs, pool, f, d, 1, raw_ret != NULL and raw_ret[i - 1] != 0)
             out_pool_old[m] = rs[R_USED]
         back[g] = in_place + rej
         slot = head + cnt
@@ -988,7 +1009,8 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
                   float64_t[::1] out_ready, float64_t[::1] out_pool_old, int64_t[::1] out_raw,
                   const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
                   const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
-                  float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None):
+                  float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None,
+                  const int8_t[::1] raw_ret=None):
     """Merge raw failures with pending rejoins under a spare pool; see ``_merge_repairs``.
 
     Parameters
@@ -1018,6 +1040,8 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
         With the draws: the warm standbys' ready times (IN-OUT) and each take's standby undo
         record (the standby it used, -1 for none, and its old ready time; OUT).
         None: the constant ``rs[R_REPAIR]`` and ``rs[R_SWAP]`` (``_take_spare``).
+    raw_ret : int8[m], IN, optional
+        1 for a raw failure whose node retires ([fleet] retire_after): never back in the pool.
 
     Returns
     -------
@@ -1032,6 +1056,8 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
         raise ValueError("back, pend_t and pend_g must have one length >= 1")
     if raw_g.shape[0] != raw_rel.shape[0]:
         raise ValueError("raw_rel and raw_g must have one length")
+    if raw_ret is not None and raw_ret.shape[0] != raw_rel.shape[0]:
+        raise ValueError("raw_ret must have raw_rel's length")
     if out_g.shape[0] != n_out or out_rejoin.shape[0] != n_out or out_ready.shape[0] != n_out \
             or out_pool_old.shape[0] != n_out or out_raw.shape[0] != n_out:
         raise ValueError("the output arrays must have one length")
@@ -1049,7 +1075,7 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
                            &out_rel[0] if n_out else NULL, &out_g[0] if n_out else NULL,
                            &out_rejoin[0] if n_out else NULL, &out_ready[0] if n_out else NULL,
                            &out_pool_old[0] if n_out else NULL, &out_raw[0] if n_out else NULL, n_out, &used,
-                           dp)
+                           dp, &raw_ret[0] if raw_ret is not None and raw_ret.shape[0] else NULL)
     if m == -1:
         raise ValueError(f"raw_g must be in [0, {n})")
     return m, used
@@ -1108,6 +1134,7 @@ cdef int _restart_epochs(
     const float64_t* mult, intp_t n_mult,
     float64_t* rec_end, float64_t* rec_start, intp_t n_rec,
     const int8_t* cls_flags, const float64_t* cls_det, intp_t n_cls, int use_classes, const Draws* d,
+    const int8_t* log_r,
 ) noexcept nogil:
     cdef int phase = <int>io[E_PHASE], status
     cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
@@ -1180,10 +1207,10 @@ cdef int _restart_epochs(
                     # the failed node takes the next spare (``_merge_repairs``'s rule for one
                     # failure); E_TOOK counts the takes (two when a healthy node is pulled first)
                     took0 = rs[R_USED]
-                    if d == NULL:
-                        _take_spare(rs, pool, start + frel, &pool_old)  # one failure: nothing to undo
+                    if d == NULL:  # one failure: nothing to undo
+                        _take_spare(rs, pool, start + frel, &pool_old, log_r != NULL and log_r[first] != 0)
                     else:
-                        _take_drawn(rs, pool, start + frel, d, 1)
+                        _take_drawn(rs, pool, start + frel, d, 1, log_r != NULL and log_r[first] != 0)
                     io[E_TOOK] = rs[R_USED] - took0
                 io[E_READY] = rs[R_READY]
             io[E_FREL] = frel
@@ -1242,7 +1269,8 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                    const int8_t[::1] cls_flags=None, const float64_t[::1] cls_det=None,
                    const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
                    const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
-                   float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None):
+                   float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None,
+                   const int8_t[::1] log_r=None):
     """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
 
     Parameters
@@ -1272,6 +1300,8 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
     draw_rep, draw_swap, draw_mis, take_slot, take_old : arrays or None
         Drawn durations per take (``merge_repairs``); they must cover two takes per record
         left in ``rec_end``.
+    log_r : int8[n], IN, optional
+        1 for a log row whose node retires ([fleet] retire_after; ``merge_repairs``'s raw_ret).
 
     Returns
     -------
@@ -1297,6 +1327,8 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                 raise ValueError("cls_det must be finite seconds >= 0 and cls_flags in 0..3")
     if state.shape[0] != N_STATE or params.shape[0] != N_PARAMS or io.shape[0] != N_EPOCH_IO:
         raise ValueError("state, params or io has the wrong length")
+    if log_r is not None and log_r.shape[0] != n_log:
+        raise ValueError("log_r must have log_t's length")
     if log_g.shape[0] != n_log or rec_start.shape[0] != rec_end.shape[0] or rec_end.shape[0] < 1:
         raise ValueError("log_t and log_g, rec_end and rec_start must have one length (records >= 1)")
     if not (0 <= io[E_PHASE] <= PH_END) or not (0 <= io[E_NREC] <= rec_end.shape[0]) or not (0 <= io[E_J] <= 1):
@@ -1332,5 +1364,5 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                                  &mult[0] if mult.shape[0] else NULL, mult.shape[0],
                                  &rec_end[0], &rec_start[0], rec_end.shape[0],
                                  &cls_flags[0] if n_cls else NULL, &cls_det[0] if n_cls else NULL, n_cls,
-                                 use_classes, dp)
+                                 use_classes, dp, &log_r[0] if log_r is not None and n_log else NULL)
     return status

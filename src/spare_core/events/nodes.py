@@ -95,6 +95,26 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         :class:`~spare_core.events.rates.RateSchedule` (``rate_levels[0]`` from time 0 to
         ``rate_times[0]``, and so on; the last level continues). The level multiplies every
         node's hazard (a time change of the law). Both empty: a constant rate.
+    lemon_share : float, default 0
+        Lemon nodes (``[fleet]``): the share ``s`` in [0, 1) of the node slots holding a lemon,
+        ``round(s * n_nodes)`` slots drawn at random (stream ``"node-lemons"``, apart from the
+        lifetimes). 0: none.
+    lemon_rate : float, default 1
+        A lemon's failure rate as a multiple ``m >= 1`` of a normal node's. The law's rate
+        stays the fleet's average: with ``k`` lemons of ``n`` nodes a normal node's lifetimes
+        are the law's times ``c = 1 - k/n + m k/n`` and a lemon's times ``c / m``, so the
+        fleet's long-run failure rate is ``1 / system_mtbf`` exactly and the lemons' share of
+        failures is ``m k / (n c)``. A lemon stays with its slot (see Notes).
+    lemon_fix : float, default 0
+        Probability in [0, 1] that the repair after a lemon's failure fixes it: from then on
+        its slot holds a normal node (lifetimes times ``c``). The draws come from the stream
+        ``"node-lemons"`` too, one per lemon failure. 0: a lemon is never fixed. The fleet's
+        rate is then the file's at the start and falls as lemons are fixed.
+    retire_after : int, default 0
+        A node failing this many times leaves the fleet ([fleet]): the log marks each slot's
+        ``retire_after``-th, ``2 retire_after``-th, ... failure (the slot's node since its last
+        retirement, :attr:`NodeFailureLog.retire`), and with ``[repair]`` that node never comes
+        back to the spare pool, which shrinks. 0: no node retires.
 
     Notes
     -----
@@ -121,6 +141,14 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     job's start (``system_mtbf / rate_levels[0]``), which is what checkpoint rules read.
     Both come from a log with ``fit_law = "frailty"`` / ``fit_rate = "periods"``
     (:func:`spare_core.events.fit.fit_node_rates`).
+
+    *Lemons* are the two-point version of the frailty: a multiplier ``m / c`` on the rate of
+    ``round(s n)`` slots and ``1 / c`` on the others, fixed for the seed (not redrawn per seed
+    around a mean as the gamma multipliers are, so every seed's fleet has the file's rate). The
+    multiplier stays with the *slot*: a lemon's replacement is a lemon. That is the fleet in
+    which a lemon swapped out comes back from repair unfixed and is what the slot gets again;
+    it leaves out a pool that mixes nodes between slots (the slot's next node a lemon with the
+    pool's share) and repairs that fix lemons (docs/model.md, *Lemon nodes*).
 
     *Cost.* The wall-clock log is drawn in chunks of ``4096 * system_mtbf`` seconds: a pass over
     the nodes whose next failure falls in the chunk, then repeated batch draws for nodes that
@@ -149,11 +177,26 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     frailty: float = 0.0
     rate_times: tuple = ()
     rate_levels: tuple = ()
+    lemon_share: float = 0.0
+    lemon_rate: float = 1.0
+    lemon_fix: float = 0.0
+    retire_after: int = 0
 
     def __post_init__(self):
         super().__post_init__()
         set_ = object.__setattr__
         set_(self, "frailty", as_float(self.frailty, "frailty", min_value=0.0, max_value=MAX_FRAILTY))
+        set_(self, "lemon_share", as_float(self.lemon_share, "fleet.lemon_share", min_value=0.0))
+        if not self.lemon_share < 1.0:
+            raise ValueError(f"fleet.lemon_share must be a share in [0, 1), got {self.lemon_share!r}")
+        set_(self, "lemon_rate", as_float(self.lemon_rate, "fleet.lemon_rate", min_value=1.0))
+        set_(self, "lemon_fix", as_float(self.lemon_fix, "fleet.lemon_fix", min_value=0.0, max_value=1.0))
+        set_(self, "retire_after", as_int(self.retire_after, "fleet.retire_after", min_value=0))
+        if self.lemon_fix > 0 and self.lemon_share == 0:
+            raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix)")
+        if self.lemon_share > 0 and self.frailty > 0:
+            raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
+                             "rate multipliers: give one")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -195,6 +238,20 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         base = cls(gpus_per_node=cluster.gpus_per_node, gpus_per_group=cluster.gpus_per_group, initial=ages)
         return rate_model_from_file(base, reader, table, cluster, laws=NODE_LAWS)
 
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        if self.lemon_share == 0 and self.lemon_rate == 1:  # the dict (a stored run's key) from before lemons
+            del out["lemon_share"], out["lemon_rate"]
+        if self.lemon_fix == 0:
+            del out["lemon_fix"]
+        if self.retire_after == 0:
+            del out["retire_after"]
+        return out
+
+    def lemons(self) -> tuple[float, float, float] | None:
+        """``(lemon_share, lemon_rate, lemon_fix)`` when some slots hold lemons, else None."""
+        return (self.lemon_share, self.lemon_rate, self.lemon_fix) if self.lemon_share > 0 else None
+
     def schedule(self) -> RateSchedule | None:
         """The rate schedule of ``rate_times`` / ``rate_levels`` (None for a constant rate)."""
         return RateSchedule(self.rate_times, self.rate_levels) if self.rate_levels else None
@@ -231,7 +288,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         """The wall-clock failure log of the job's nodes under ``seed``."""
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
                               chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
-                              schedule=self.schedule())
+                              schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after)
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -248,6 +305,12 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         extra = ""
         if self.frailty:
             extra += f"; per-node rate multipliers Gamma(mean 1, variance {self.frailty:.3g}) kept by each slot"
+        if self.lemon_share:
+            extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
+                      "(the fleet's rate unchanged)" + (f", a repair fixing one with probability {self.lemon_fix:.3g}"
+                                                        if self.lemon_fix else ""))
+        if self.retire_after:
+            extra += f"; a node retires after {self.retire_after} failures"
         if self.rate_levels:
             lv = self.rate_levels
             extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
@@ -280,6 +343,14 @@ class NodeFailureLog:
     schedule : RateSchedule, optional
         A changing rate: the nodes' clocks run in the schedule's operational time (its
         cumulative level), and failure times are mapped back to wall time.
+    lemons : (float, float) or (float, float, float), optional
+        ``(share, rate multiple[, fix probability])`` of lemon slots (see :class:`NodeRenewals`):
+        the slots, and whether each lemon failure's repair fixes it, come from the stream
+        ``"node-lemons"`` of the seed, so the lifetimes' stream draws what it draws without
+        them and only the per-slot multipliers differ. With a fix probability > 0 the passes
+        over a chunk are drawn one at a time (a fix changes a slot's multiplier between passes).
+    retire_after : int, default 0
+        Mark every ``retire_after``-th failure of each slot (:attr:`retire`); 0: none.
 
     Attributes
     ----------
@@ -289,13 +360,18 @@ class NodeFailureLog:
         The failed node's group, aligned with ``times``.
     horizon : float
         Every failure before it is in the log.
+    retire : numpy.ndarray of int8 or None
+        With ``retire_after``: 1 for a failure whose node retires (its slot's
+        ``retire_after``-th failure since the slot's last retirement), aligned with ``times``
+        (read :meth:`retire_flags`). None without.
     """
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
-                 "_rng", "scales", "schedule", "_buf_t", "_buf_g", "_buf_n")
+                 "_rng", "scales", "schedule", "lemon", "fixed_at", "_fix", "_c", "_lemon_rng", "_buf_t", "_buf_g",
+                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
-                 schedule=None):
+                 schedule=None, lemons=None, retire_after=0):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
@@ -309,6 +385,24 @@ class NodeFailureLog:
             z = self._rng.standard_gamma(1.0 / frailty, n) * frailty
             with np.errstate(divide="ignore"):
                 self.scales = 1.0 / z
+        #: the lemon slots (a bool per node), None without lemons
+        self.lemon = None
+        #: with a fix probability: the wall time each slot's lemon was fixed (inf: not fixed, or no lemon)
+        self.fixed_at = None
+        self._fix = 0.0
+        if lemons is not None and lemons[0] > 0:
+            if self.scales is not None:
+                raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
+            share, m = float(lemons[0]), float(lemons[1])
+            k = min(n, int(round(share * n)))
+            self.lemon = np.zeros(n, dtype=bool)
+            self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
+            self.lemon[self._lemon_rng.choice(n, k, replace=False)] = True
+            c = self._c = 1.0 - k / n + m * k / n  # the fleet's mean rate multiple: lifetimes times c keep the law's rate
+            self.scales = np.where(self.lemon, c / m, c)
+            self._fix = float(lemons[2]) if len(lemons) > 2 else 0.0
+            if self._fix > 0:
+                self.fixed_at = np.full(n, math.inf)
         self.schedule = schedule
         first = law.sample_residual if initial == "stationary" else law.sample
         nxt = first(self._rng, n)  # per-node next failure time (operational time with a schedule)
@@ -319,6 +413,23 @@ class NodeFailureLog:
         self.groups: list = []
         self.horizon = 0.0
         self._buf_t, self._buf_g, self._buf_n = np.empty(1024), np.empty(1024, dtype=np.int64), 0
+        self.retire_after = int(retire_after)
+        # per slot: failures of its node so far; the flags, a buffer grown by doubling
+        self._count = np.zeros(n, dtype=np.int64) if self.retire_after > 0 else None
+        self._ret, self._n_ret = (np.empty(1024, dtype=np.int8), 0) if self.retire_after > 0 else (None, 0)
+
+    @property
+    def retire(self) -> np.ndarray | None:
+        return self.retire_flags() if self._ret is not None else None
+
+    def retire_flags(self) -> np.ndarray | None:
+        """The retirement flags of the log so far (read-only, aligned with ``times``), None
+        without ``retire_after``."""
+        if self._ret is None:
+            return None
+        v = self._ret[: self._n_ret]
+        v.flags.writeable = False
+        return v
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The log so far as read-only arrays (times, groups): what a compiled loop reads
@@ -346,6 +457,20 @@ class NodeFailureLog:
         if self.scales is not None:
             out *= self.scales[nodes]
         return out
+
+    def _repair_lemons(self, nodes: np.ndarray, t: np.ndarray) -> None:
+        """The repairs after the failures of ``nodes`` at (clock) times ``t``: each lemon among
+        them is fixed with probability ``lemon_fix`` (one uniform per lemon, in node order),
+        its slot's next lifetimes then a normal node's."""
+        lem = self.lemon[nodes]
+        if not lem.any():
+            return
+        idx = nodes[lem]
+        hit = self._lemon_rng.random(idx.shape[0]) < self._fix
+        fixed = idx[hit]
+        self.lemon[fixed] = False
+        self.scales[fixed] = self._c
+        self.fixed_at[fixed] = self._wall(t[lem][hit])
 
     def _wall(self, t):
         """Wall time of the clocks' time(s) ``t`` (the same array without a schedule)."""
@@ -381,12 +506,15 @@ class NodeFailureLog:
         passes = stuck = 0
         block = _BURST_MIN_BLOCK
         # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
-        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes
+        # and a lemon fixed between passes changes its slot's multiplier: one pass at a time
+        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes and not self._fix
         while active.shape[0]:
             t = nxt[active]
             ts.append(t)
             ns.append(active)
             passes += 1
+            if self._fix:
+                self._repair_lemons(active, t)  # before the replacement lifetimes are drawn
             k = active.shape[0]
             if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
                 before, moved = t, 1
@@ -408,8 +536,30 @@ class NodeFailureLog:
             order = np.lexsort((node, t))
             self.times.extend(t[order].tolist())
             self.groups.extend((node[order] // self.nodes_per_group).tolist())
+            if self._count is not None:
+                self._mark_retired(node[order])
         self.horizon = end
 
+
+    def _mark_retired(self, nodes: np.ndarray) -> None:
+        """Flag, among the chunk's failures (``nodes``, in log order), each slot's
+        ``retire_after``-th failure since its last retirement: its running count, vectorised."""
+        m = nodes.shape[0]
+        by_node = np.argsort(nodes, kind="stable")  # each slot's failures, in log order
+        sn = nodes[by_node]
+        starts = np.flatnonzero(np.r_[True, sn[1:] != sn[:-1]])
+        occ = np.arange(m) - np.repeat(starts, np.diff(np.r_[starts, m]))
+        count = np.empty(m, dtype=np.int64)
+        count[by_node] = self._count[sn] + occ + 1
+        self._count += np.bincount(nodes, minlength=self._count.shape[0])
+        flags = (count % self.retire_after == 0).astype(np.int8)
+        have = self._n_ret
+        if self._ret.shape[0] < have + m:
+            buf = np.empty(2 * (have + m), dtype=np.int8)
+            buf[:have] = self._ret[:have]
+            self._ret = buf
+        self._ret[have : have + m] = flags
+        self._n_ret = have + m
 
     def _burst(self, t, active, end, block, ts, ns):
         """``block`` passes of ``active`` (times ``t``) drawn at once: the passes before the
@@ -442,12 +592,13 @@ class NodeFailureLog:
 class _Scan:
     """A run's view of one epoch: the log read from the epoch's start, groups out so far."""
 
-    __slots__ = ("key", "start", "ptr", "dead", "n_alive", "times", "units", "done", "_tb", "_ub")
+    __slots__ = ("key", "start", "ptr", "first", "dead", "n_alive", "times", "units", "done", "_tb", "_ub")
 
     def __init__(self, key, start, ptr, n_groups):
         self.key = key
         self.start = start
         self.ptr = ptr
+        self.first = ptr  # the log row of the epoch's first failure (every failure: rows are contiguous)
         self.dead = bytearray(n_groups)
         self.n_alive = n_groups
         self.times = _EMPTY_T
@@ -569,6 +720,17 @@ class NodeEpochs:
         s = self._scan(k, start)
         self._fill(s, max(need, want))
         return s.times, s.units
+
+    def retire(self, k: int, lo: int, hi: int, *, start) -> np.ndarray | None:
+        """The retirement flags (``NodeFailureLog.retire``) of rows ``lo:hi`` of epoch ``k``'s
+        failures as :meth:`get` hands them out; only for the unfiltered view (rows of the log
+        in order), None without ``retire_after``."""
+        if self.log._ret is None:
+            return None
+        if not self._every:
+            raise ValueError("retirement flags are read from the unfiltered epochs (a run with repairs)")
+        s = self._scan(k, start)
+        return self.log.retire_flags()[s.first + lo : s.first + hi]
 
     def times(self, k: int, need: int, want: int = 0, *, start) -> np.ndarray:
         return self.get(k, need, want, start=start)[0]

@@ -83,7 +83,9 @@ class _Run:
         self.mem = sc.memory
         self.ckpt_only = isinstance(policy, CheckpointOnly)
         self.elastic = isinstance(policy, ElasticDP)
-        if self.rep is not None and not self.ckpt_only:
+        # [fleet] retire_after: the log's rows carry the retirement flags, read from it
+        retires = getattr(sc.failures, "retire_after", 0) and getattr(sc.failures, "log", None) is not None
+        if self.rep is not None and (not self.ckpt_only or retires):
             # a swapped group is back before the next restart and can fail again: every node
             # failure (a replayed log hands out every row, also of groups out of the job)
             if getattr(sc.failures, "log", None) is None and getattr(sc.failures, "hands_out_every_failure", False):
@@ -100,6 +102,9 @@ class _Run:
         self.fsec = float(policy.failure_seconds(sc))
         self.patch_cost = sc.t_compute if sc.charge_patch else 0.0
         self.max_wall = sc.max_wall_factor * sc.t0
+        # a retired node's return time ([fleet] retire_after): past the wall limit, as the fast
+        # path's (``RepairBook.never``)
+        self.never = 2.0 * self.max_wall
         self.reconf = float(policy.reconfigure) if self.elastic else 0.0
         # elastic's per-step overhead and quorum, once per step like the all-reduce
         over = policy.step_overhead[1] * (sc.t_compute + sc.t_allreduce) \
@@ -181,17 +186,20 @@ class _Run:
     def _take_spare(self, f):
         """The time the failed node's replacement is in place."""
         rep = self.rep
+        # [fleet] retire_after: a retired node never comes back (its return time inf)
+        retire = getattr(self.stream, "last_retire", False)
         if self.draws is not None:
-            return self._take_drawn(f, True)
+            return self._take_drawn(f, True, retire)
+        back_at = self.never if retire else f + rep.time
         if rep.spares is None:
             free = f
         elif rep.spares == 0:
-            free = f + rep.time  # no pool: the node itself, once repaired
+            free = back_at  # no pool: the node itself, once repaired
         else:
-            free = heapq.heapreplace(self.pool, f + rep.time)
+            free = heapq.heapreplace(self.pool, back_at)
         return (free if free > f else f) + rep.swap
 
-    def _take_drawn(self, f, first):
+    def _take_drawn(self, f, first, retire=False):
         """``_take_spare`` with the take's own durations: the node back first among the pool
         and the failed node itself; a wrong diagnosis pulls the faulty node when the healthy
         one's replacement is in place (docs/model.md, section 3.3)."""
@@ -200,6 +208,9 @@ class _Run:
         self.draws.cover(0, k + 1)  # never trimmed: the reference undoes no take
         i = k - self.draws.base
         back_at = f + float(self.draws.rep[i])
+        wrong = first and self.draws.mis[i]
+        if retire and not wrong:  # after a wrong diagnosis the faulty node, pulled second, retires
+            back_at = self.never
         # a warm standby ready at the failure: the one ready first (the lowest index on ties)
         j = min(range(len(self.standby)), key=lambda c: (self.standby[c], c), default=None)
         if j is not None and self.standby[j] > f:
@@ -217,8 +228,8 @@ class _Run:
             ready = f + self.rep.standby_swap
         else:
             ready = (free + hs + float(self.draws.swap[i])) if hs != 0.0 else free + float(self.draws.swap[i])
-        if first and self.draws.mis[i]:
-            return self._take_drawn(ready, False)
+        if wrong:
+            return self._take_drawn(ready, False, retire)
         return ready
 
     # -- policy decisions ---------------------------------------------------------------------
@@ -377,9 +388,11 @@ class _Run:
                     resume = (f + d) + rt
                     t["restart"] += d + rt
                     last_wait = 0.0
-                    if self.rep is not None and self.out:
+                    if self.rep is not None and (self.out or self.rep.restart_when != "one"):
                         # every group down has its replacement in place before the job resumes
-                        ready = max(r for r, _ in self.out.values())
+                        ready = max((r for r, _ in self.out.values()), default=-math.inf)
+                        if self.rep.restart_when == "job+standbys":  # and every warm standby is ready
+                            ready = max(ready, *self.standby)
                         if ready > resume:
                             last_wait = ready - resume
                             t["wait"] += ready - resume
@@ -563,6 +576,7 @@ class _LogFailures:
         self.log = log(scenario.n_groups, run_seed(seed, "failures"))
         self.start = 0.0
         self.i = 0
+        self.last_retire = False  # [fleet] retire_after: the last failure handed out retires its node
 
     def peek(self) -> float:
         log = self.log
@@ -573,6 +587,8 @@ class _LogFailures:
     def next_failure(self):
         f = self.peek()
         g = self.log.groups[self.i]
+        ret = self.log.retire
+        self.last_retire = bool(ret is not None and ret[self.i])
         self.i += 1
         return f, g
 

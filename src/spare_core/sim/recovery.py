@@ -42,7 +42,10 @@ from .._seeding import run_seed, stream_rng
 from .._validate import as_float, as_int
 from ..distributions import Distribution, as_distribution, distribution_from_dict
 
-__all__ = ["Repairs", "MemoryTier", "Pricing", "RepairBook", "RepairDraws", "copy_holders"]
+#: ``[fleet] restart_when``: when a restart resumes (``Repairs.restart_when``)
+RESTART_RULES = ("one", "job+standbys")
+
+__all__ = ["RESTART_RULES", "Repairs", "MemoryTier", "Pricing", "RepairBook", "RepairDraws", "copy_holders"]
 
 
 def _seconds(value, name, *, allow_inf=False, strict=False):
@@ -116,6 +119,15 @@ class Repairs:
         Seconds from a failure to a ready warm standby being in its place, >= 0.
     host_select : float, default 0
         Seconds to select and warm a node from the pool once it is free, >= 0.
+    restart_when : {"one", "job+standbys"}, default "one"
+        When a restart resumes: "one", as soon as the job's replacements are in place (each
+        failure's node, so one free node per failed one); "job+standbys", only once every
+        warm standby is ready again too (the job plus its standbys fit; needs ``standbys``).
+    retire_after : int, default 0
+        A node failing this many times leaves the fleet ([fleet]): its repair never ends, so
+        the pool shrinks by one. The failures that retire are marked by the node failure log
+        (``NodeRenewals.retire_after``, which must be the same); the pool is then a set of
+        return times (:attr:`drawn`), a retired node's inf. 0: no node retires.
 
     ``time`` and ``swap`` (and ``manual_time``) are seconds >= 0 or a
     :class:`~spare_core.distributions.Distribution`.
@@ -144,9 +156,17 @@ class Repairs:
     standbys: int = 0
     standby_swap: float = 0.0
     host_select: float = 0.0
+    restart_when: str = "one"
+    retire_after: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "standbys", as_int(self.standbys, "fleet.standbys", min_value=0, max_value=10**6))
+        if self.restart_when not in RESTART_RULES:
+            raise ValueError(f"fleet.restart_when must be one of {list(RESTART_RULES)}, got {self.restart_when!r}")
+        if self.restart_when == "job+standbys" and self.standbys < 1:
+            raise ValueError("fleet.restart_when = 'job+standbys' needs fleet.standbys >= 1 (the warm standbys a "
+                             "restart waits for)")
+        object.__setattr__(self, "retire_after", as_int(self.retire_after, "fleet.retire_after", min_value=0))
         object.__setattr__(self, "standby_swap", _seconds(self.standby_swap, "fleet.standby_swap"))
         object.__setattr__(self, "host_select", _seconds(self.host_select, "fleet.host_select"))
         object.__setattr__(self, "swap", _law(self.swap, "repair.swap"))
@@ -181,7 +201,7 @@ class Repairs:
         """True when a take draws its durations (a law or a probability is given)."""
         return any(isinstance(v, Distribution) for v in (self.time, self.swap, self.manual_time)) \
             or self.escalate > 0 or self.fail_fix > 0 or self.misdiagnose > 0 or self.standbys > 0 \
-            or self.host_select > 0
+            or self.host_select > 0 or self.retire_after > 0
 
     @property
     def mean_time(self) -> float:
@@ -205,6 +225,10 @@ class Repairs:
         for k in ("manual_time", "escalate", "fail_fix", "misdiagnose", "standbys", "standby_swap", "host_select"):
             if out[k] == 0:  # likewise for the fields of repair laws
                 del out[k]
+        if out["restart_when"] == "one":
+            del out["restart_when"]
+        if out["retire_after"] == 0:
+            del out["retire_after"]
         return out
 
 
@@ -409,10 +433,12 @@ class RepairBook:
             self.rs[R["R_N_STANDBY"]] = repairs.standbys
             self.rs[R["R_STANDBY_SWAP"]] = repairs.standby_swap
             self.rs[R["R_HOST_SELECT"]] = repairs.host_select
+            self.rs[R["R_RESTART_ALL"]] = 1.0 if repairs.restart_when == "job+standbys" else 0.0
         else:
             self.rs[R["R_SWAP"]] = repairs.swap
             self.rs[R["R_REPAIR"]] = repairs.time
         self.rs[R["R_REJOIN"]] = repairs.rejoin
+        self.rs[R["R_NEVER"]] = math.inf  # a retired node's return time: the run sets it past its wall limit
         self.spares = -1 if repairs.spares is None else repairs.spares
         self.rs[R["R_N_SPARES"]] = self.spares
         self.back = np.zeros(n_groups)
@@ -426,6 +452,11 @@ class RepairBook:
             self.pool[0] = repairs.taken_until
             self.rs[R["R_USED"]] = 1
 
+    def never_after(self, max_wall: float) -> None:
+        """A retired node ([fleet] retire_after) is back at ``2 * max_wall``: never within the
+        run (finite, so a wait cut at the wall limit keeps its precision)."""
+        self.rs[self.kern.REPAIR_SLOTS["R_NEVER"]] = 2.0 * max_wall
+
     def draw_args(self, takes: int) -> tuple:
         """The draw arrays covering ``takes`` takes from the pool's next one (empty without
         draws), with ``rs[R_BASE]`` set to their first row."""
@@ -437,8 +468,10 @@ class RepairBook:
         self.rs[R["R_BASE"]] = self.draws.base
         return self.draws.args(self.standby)
 
-    def merge(self, raw_rel, raw_g, t_offset, raw_next, max_out):
-        """The next events (failures in the job and rejoins) of a batch of raw failures."""
+    def merge(self, raw_rel, raw_g, t_offset, raw_next, max_out, retire=None):
+        """The next events (failures in the job and rejoins) of a batch of raw failures;
+        ``retire`` (int8 per raw failure, optional) marks the nodes that retire ([fleet]
+        ``retire_after``): they never come back to the pool."""
         rel = np.empty(max_out)
         g = np.empty(max_out, dtype=np.int64)
         rejoin = np.empty(max_out, dtype=np.int8)
@@ -448,7 +481,8 @@ class RepairBook:
         self._used0 = int(self.rs[self.kern.REPAIR_SLOTS["R_USED"]])
         extra = self.draw_args(2 * min(raw_rel.shape[0], max_out))
         m, used = self.kern.merge_repairs(self.rs, self.back, self.pend_t, self.pend_g, self.pool,
-                                          raw_rel, raw_g, t_offset, raw_next, rel, g, rejoin, ready, old, raw, *extra)
+                                          raw_rel, raw_g, t_offset, raw_next, rel, g, rejoin, ready, old, raw, *extra,
+                                          raw_ret=retire)
         return rel[:m], g[:m], rejoin[:m], ready[:m], old[:m], raw[:m], used
 
     def ready(self) -> float:

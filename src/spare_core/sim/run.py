@@ -500,6 +500,11 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
     epoch, start, pos = 0, 0.0, 0  # epoch index, its start time, failures consumed in it
     # a source that reads ahead of the run (RunFailures over a trace) learns where each epoch ended
     report_consumed = getattr(source, "epoch_consumed", None)
+    retire = None
+    if book is not None and (plan.repair.retire_after or getattr(getattr(source, "log", None), "_ret", None) is not None):
+        _check_retire(plan.repair, getattr(source, "log", None))
+        retire = source.retire
+        book.never_after(max_wall)
     status = None
     while True:
         ready = None
@@ -544,8 +549,10 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
                     hi = forced + 1
                 raw_next = start + source.next_time(epoch, hi, start=start)
             max_out = max(batch, 1) + 1
+            # [fleet] retire_after: which of the batch's failures retire their node
+            ret = retire(epoch, pos, hi, start=start) if retire is not None else None
             frel, fgroup, is_rejoin, ready, pool_old, raw_idx, used = book.merge(
-                rel[pos:hi], fgroup[: hi - pos], start, raw_next, max_out)
+                rel[pos:hi], fgroup[: hi - pos], start, raw_next, max_out, ret)
             e = -1  # the forced failure's event
             if forced >= 0:
                 if wide:
@@ -693,6 +700,17 @@ _NO_REPAIRS = np.zeros(0)
 _NO_HOLDERS = np.zeros((0, 0), dtype=np.int64)
 
 
+def _check_retire(repair, log) -> None:
+    """The log marks retirements ([fleet] retire_after) and the pool must agree: a retired node
+    is never back, which only the set-of-return-times pool (``Repairs.drawn``) handles."""
+    if log is None or not hasattr(log, "retire_after"):
+        raise ValueError("Repairs.retire_after needs a node failure log (failures.model = 'node') that marks the "
+                         "retirements (NodeRenewals.retire_after)")
+    if repair.retire_after != log.retire_after:
+        raise ValueError(f"the failure model retires a node after {log.retire_after} failures but "
+                         f"Repairs.retire_after is {repair.retire_after}: give both the same ([fleet] retire_after)")
+
+
 def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, draws=None) -> _LoopOutcome:
     """The batch loop of a run whose every failure restarts (a handler with
     ``constant_restarts``) on a node failure log, in the compiled ``restart_epochs``: one
@@ -731,8 +749,12 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
         log_t, log_g = log.arrays()
         # drawn repairs: two takes at most per epoch recorded in this call
         extra = () if book is None else book.draw_args(2 * _EPOCH_RECORDS)
+        log_r = log.retire_flags() if book is not None else None  # [fleet] retire_after
+        if book is not None and (log_r is not None or plan.repair.retire_after):
+            _check_retire(plan.repair, log)
+            book.never_after(float(params[K["P_MAX_WALL"]]))
         status = kern.restart_epochs(state, params, io, log_t, log_g, log.horizon, rs, pool, holders, mult,
-                                     rec_end, rec_start, flags, det, *extra)
+                                     rec_end, rec_start, flags, det, *extra, log_r=log_r)
         n = int(io[NREC])
         if n:
             ep_end.extend(rec_end[:n].tolist())

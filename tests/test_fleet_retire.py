@@ -1,0 +1,172 @@
+"""Retiring nodes ([fleet] retire_after): a node failing k times leaves the fleet, so it never
+comes back to the spare pool, which shrinks (docs/model.md, *Retiring nodes*)."""
+from __future__ import annotations
+
+import heapq
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spare_core.distributions import Exponential, LogNormal, Weibull
+from spare_core.events.nodes import NodeFailureLog, NodeRenewals
+from spare_core.scenario_file import ScenarioFileError, parse_scenario
+from spare_core.sim import CheckpointOnly, ElasticDP, ReplicationCheckpoint, Repairs, Scenario, SpareCheckpoint, simulate
+from spare_core.sim.recovery import RepairBook
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_repair_laws import law_cases  # noqa: E402
+from test_strategies_reference import assert_same  # noqa: E402
+
+BASE = {"cluster": {"gpus": 64, "gpus_per_node": 8, "gpus_per_group": 8},
+        "job": {"step_time": "10 s", "steps": 3000}, "failures": {"model": "node", "mtbf": "2 h"}}
+POLICIES = [CheckpointOnly(interval=120.0), SpareCheckpoint(3, interval=200.0), ReplicationCheckpoint(2, interval=200.0),
+            ElasticDP(reconfigure=15.0, batch="keep", microbatches=2, interval=300.0)]
+
+
+def _numbers(r):
+    d = r.to_dict()
+    d.pop("elapsed", None)
+    return d
+
+
+@pytest.mark.parametrize("k, law, seed", [(1, Exponential(100.0), 0), (3, Weibull.from_mean(100.0, 0.5), 1),
+                                          (5, Weibull.from_mean(100.0, 1.5), 2)])
+def test_the_log_marks_each_slots_kth_failure_as_a_direct_count(k, law, seed):
+    n = 60  # one node per group: the log's group is the node
+    log = NodeFailureLog(law, n, 1, seed, chunk_seconds=40.0, retire_after=k, lemons=(0.2, 4.0))
+    while len(log.times) < 5000:
+        log.extend()
+    count = [0] * n
+    want = []
+    for g in log.groups:
+        count[g] += 1
+        want.append(count[g] % k == 0)
+    flags = log.retire_flags()
+    assert flags.shape[0] == len(log.times) and flags.tolist() == [int(w) for w in want]
+    plain = NodeFailureLog(law, n, 1, seed, chunk_seconds=40.0, lemons=(0.2, 4.0))
+    while len(plain.times) < 5000:
+        plain.extend()
+    assert plain.times[:5000] == log.times[:5000] and plain.retire is None  # flags only: the same log
+
+
+def _pool_reference(t, flags, spares, time, never):
+    """The pool as a set of return times, the node back first taken: a retired node's is ``never``."""
+    pool = [-math.inf] * spares
+    out = []
+    for f, r in zip(t, flags):
+        free = heapq.heappushpop(pool, never if r else f + time)
+        out.append(max(free, f))
+    return np.array(out), pool
+
+
+@pytest.mark.parametrize("spares", [1, 2, 5])
+def test_a_retired_node_never_comes_back_and_the_pool_shrinks(spares):
+    rng = np.random.default_rng(spares)
+    n = 400
+    t = np.cumsum(rng.exponential(30.0, n))
+    flags = (rng.random(n) < 0.05).astype(np.int8)
+    rp = Repairs(spares=spares, time=200.0, swap=0.0, retire_after=3)
+    book = RepairBook(rp, n, seed=0)
+    book.never_after(1e9)
+    book.merge(t, np.arange(n, dtype=np.int64), 0.0, math.inf, 3 * n, flags)
+    want, pool = _pool_reference(t, flags, spares, 200.0, 2e9)
+    assert np.array_equal(book.back, want)
+    retired_taken = int(flags.sum())
+    assert int((book.pool == 2e9).sum()) == min(spares, retired_taken) == sum(p == 2e9 for p in pool)
+    if retired_taken >= spares:
+        # every spare gone: a failure after the last one waits for its own node's repair, as
+        # with no pool (spares = 0), and for ever if its node retires too
+        last = np.flatnonzero(flags)[spares - 1]
+        after = slice(last + 1, None)
+        assert np.array_equal(book.back[after], np.where(flags[after] == 1, 2e9, t[after] + 200.0))
+
+
+@pytest.mark.parametrize("pol", POLICIES, ids=lambda p: p.name + getattr(p, "batch", ""))
+@pytest.mark.parametrize("spares", [None, 0, 1, 3])
+@pytest.mark.parametrize("k", [1, 3])
+def test_retiring_runs_equal_the_reference(pol, spares, k):
+    fm = NodeRenewals(gpus_per_node=8, retire_after=k)
+    for extra in ({}, dict(time=LogNormal(300.0, 1.0), misdiagnose=0.3, standbys=1, host_select=50.0)):
+        rp = Repairs(**{**dict(swap=20.0, spares=spares, time=300.0, rejoin=15.0, retire_after=k), **extra})
+        sc = Scenario(6, n_steps=120, t_compute=10.0, t_allreduce=1.0, failure_model=fm, system_mtbf=150.0,
+                      weibull_shape=0.8, gpus_per_group=16, restart_time=40.0, checkpoint_time=6.0, jitter=0.1,
+                      max_wall_factor=40.0, repair=rp)
+        for seed in range(3):
+            assert_same(sc, pol, seed)
+
+
+@st.composite
+def retire_cases(draw):
+    sc, pol, seed = draw(law_cases())
+    k = draw(st.integers(1, 4))
+    return (sc.replace(failure_model=sc.failures.replace(retire_after=k),
+                       repair=Repairs(**{**sc.repair.to_dict(), "retire_after": k})), pol, seed)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(retire_cases())
+def test_retiring_with_drawn_repairs_equals_the_reference(case):
+    assert_same(*case)
+
+
+def test_an_unlimited_pool_is_not_changed_by_retiring_and_a_small_one_is():
+    """With an unlimited pool a spare is always free, so whether the failed node comes back
+    changes nothing: the run is the one without retirement, bit for bit (its constants drawn)."""
+    kw = dict(n_steps=200, t_compute=10.0, t_allreduce=1.0, system_mtbf=150.0, weibull_shape=0.8, gpus_per_group=16,
+              restart_time=40.0, checkpoint_time=6.0, jitter=0.1, max_wall_factor=40.0)
+    for pol in POLICIES[:2]:
+        plain = Scenario(8, failure_model=NodeRenewals(gpus_per_node=8), **kw,
+                         repair=Repairs(swap=20.0, time=300.0, rejoin=15.0))
+        ret = Scenario(8, failure_model=NodeRenewals(gpus_per_node=8, retire_after=2), **kw,
+                       repair=Repairs(swap=20.0, time=300.0, rejoin=15.0, retire_after=2))
+        for seed in range(3):
+            a, b = _numbers(simulate(ret, pol, seed=seed)), _numbers(simulate(plain, pol, seed=seed))
+            assert "retires after 2 failures" in a.pop("failure_model")
+            assert a == {k: v for k, v in b.items() if k != "failure_model"}
+        small = ret.replace(repair=Repairs(swap=20.0, spares=2, time=300.0, rejoin=15.0, retire_after=2))
+        base = plain.replace(repair=Repairs(swap=20.0, spares=2, time=300.0, rejoin=15.0))
+        slower = [simulate(small, pol, seed=s).wall_time >= simulate(base, pol, seed=s).wall_time for s in range(3)]
+        assert any(slower)
+
+
+def test_the_pool_and_the_log_must_agree():
+    kw = dict(n_steps=50, t_compute=10.0, t_allreduce=1.0, system_mtbf=150.0, gpus_per_group=16)
+    for fm, rp in [(NodeRenewals(gpus_per_node=8, retire_after=2), Repairs(spares=2, time=100.0)),
+                   (NodeRenewals(gpus_per_node=8), Repairs(spares=2, time=100.0, retire_after=2)),
+                   (NodeRenewals(gpus_per_node=8, retire_after=3), Repairs(spares=2, time=100.0, retire_after=2))]:
+        with pytest.raises(ValueError) as e:
+            simulate(Scenario(4, failure_model=fm, repair=rp, **kw), CheckpointOnly(interval=100.0), seed=0)
+        assert "retire" in str(e.value)
+
+
+def _file(fleet, repair=True, failures=None):
+    data = {**BASE, "fleet": fleet}
+    if repair:
+        data["repair"] = {"time": "2 h", "spares": 4}
+    if failures is not None:
+        data["failures"] = failures
+    return parse_scenario(data, source="r.toml")
+
+
+def test_the_key_sets_the_log_and_the_pool_and_its_errors_name_it():
+    sf = _file({"retire_after": 3})
+    assert sf.scenario.failures.retire_after == 3 and sf.scenario.repair.retire_after == 3
+    assert sf.scenario.repair.drawn and Repairs(**sf.scenario.repair.to_dict()) == sf.scenario.repair
+    assert NodeRenewals.from_dict(sf.scenario.failures.to_dict()) == sf.scenario.failures
+    assert "retire_after" not in _file({"standbys": 1}).scenario.repair.to_dict()
+    assert "retire_after" not in _file({"standbys": 1}).scenario.failures.to_dict()
+    r = simulate(sf.scenario, CheckpointOnly(interval=600.0), seed=0)
+    assert r.failures_seen > 0
+    for fleet, kw, words in [({"retire_after": 0}, {}, "fleet.retire_after must be an integer >= 1"),
+                             ({"retire_after": "often"}, {}, "fleet.retire_after must be an integer"),
+                             ({"retire_after": 2}, {"repair": False}, "fleet.retire_after needs [repair]"),
+                             ({"retire_after": 2}, {"failures": {"model": "per-unit", "mtbf": "2 h"}},
+                              "fleet.retire_after needs failures.model = 'node'")]:
+        with pytest.raises(ScenarioFileError) as e:
+            _file(fleet, **kw)
+        assert words in str(e.value) and str(e.value).startswith("r.toml: ")
