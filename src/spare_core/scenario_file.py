@@ -357,7 +357,7 @@ class ScenarioFile:
             fm = scenario.get("failure_model")
             if isinstance(fm, dict) and fm.get("kind") == "trace":
                 # read_trace's options only: unit_gpus is the file's (the replay's nodes_per_group holds it)
-                fm["trace"] = {k: v for k, v in self.trace_read.items() if k not in ("sha256", "unit_gpus")}
+                fm["trace"] = {k: v for k, v in self.trace_read.items() if k not in ("sha256", "unit_gpus", "capacity")}
         if self.fit is not None:
             level = "times between system failures" if isinstance(self.scenario.failures, TraceReplay) else "node lifetimes"
             out["fit"] = {"law": self.fit.law, "level": level, "params": dict(self.fit.params),

@@ -1,0 +1,146 @@
+"""Logs of capacity events (``read_trace(event_column=...)``): removals are failures, additions
+bring capacity back, and a restart waits until the fleet holds the job's nodes again."""
+import numpy as np
+import pytest
+
+from spare_core.events.trace import Trace, TraceFormatError, read_trace
+from spare_core.events.trace_model import CapacityTimeline, TraceReplay
+from spare_core.sim import Scenario, simulate
+from spare_core.strategies import make_policy
+
+
+def _log(tmp_path, rows, name="cap.csv"):
+    p = tmp_path / name
+    p.write_text("time,node,event\n" + "".join(f"{t},{u},{e}\n" for t, u, e in rows))
+    return p
+
+
+def _read(p, **kw):
+    return read_trace(p, unit_column="node", units="ids", event_column="event", remove_values="preempt",
+                      add_values=["add"], **kw)
+
+
+def test_reader_splits_removals_and_additions(tmp_path):
+    rows = [(5, 1, "preempt"), (5, 2, "preempt"), (9, 7, "add"), (20, 3, "preempt"), (40, 8, "add")]
+    tr = _read(_log(tmp_path, rows))
+    assert tr.times.tolist() == [5.0, 5.0, 20.0] and tr.units.tolist() == [1, 2, 3]
+    assert tr.changes[0].tolist() == [r[0] for r in rows]
+    assert tr.changes[1].tolist() == [-1 if r[2] == "preempt" else 1 for r in rows]
+    assert tr.end == 40.0  # the last addition is still observed
+
+
+def test_reader_refuses_other_values_naming_them(tmp_path):
+    p = _log(tmp_path, [(5, 1, "preempt"), (6, 1, "reboot"), (7, 2, "reboot"), (9, 7, "add")])
+    with pytest.raises(TraceFormatError, match=r"'reboot' x2"):
+        _read(p)
+    # where leaves them out
+    tr = read_trace(p, unit_column="node", units="ids", event_column="event", remove_values="preempt",
+                    add_values="add", where={"event": ["preempt", "add"]})
+    assert tr.times.tolist() == [5.0]
+    with pytest.raises(ValueError, match="share"):
+        read_trace(p, event_column="event", remove_values="add", add_values="add")
+    with pytest.raises(ValueError, match="remove_values"):
+        read_trace(p, event_column="event")
+
+
+def _timeline_short(rows, start, need, end):
+    """Step by step: the seconds of [0, end] with fewer than ``need`` nodes."""
+    t = sorted({r[0] for r in rows})
+    cap, short = start, 0.0
+    for i, ti in enumerate(t):
+        cap += sum(-1 if r[2] == "preempt" else 1 for r in rows if r[0] == ti)
+        nxt = t[i + 1] if i + 1 < len(t) else end
+        if cap < need:
+            short += nxt - ti
+    return short
+
+
+def _reference_waits(rows, start, need, rt, end):
+    """Checkpoint-only under the log, walked instant by instant: each removal instant at or after
+    the resume is one restart (a bulk event is one), resuming once the fleet holds ``need``
+    nodes at or after ``t + rt``. Returns (restarts, total wait)."""
+    inst = sorted({r[0] for r in rows})
+
+    def cap_at(x):
+        return start + sum(-1 if r[2] == "preempt" else 1 for r in rows if r[0] <= x)
+
+    resume, restarts, wait = 0.0, 0, 0.0
+    for ti in inst:
+        if ti < resume or not any(r[0] == ti and r[2] == "preempt" for r in rows):
+            continue
+        restarts += 1
+        t0 = ti + rt
+        ok = t0 if cap_at(t0) >= need else next((u for u in inst if u > t0 and cap_at(u) >= need), end)
+        wait += ok - t0
+        resume = max(t0, ok)
+    return restarts, wait
+
+
+def _random_rows(rng, n_nodes, spares):
+    """Removals name the job's node (rank slot) they hit; additions bring a node back while some
+    are out, so the fleet never drops below zero nor grows past its start."""
+    rows, out, t = [], 0, 0.0
+    for _ in range(40):
+        t += float(rng.integers(1, 400))
+        for _ in range(int(rng.integers(1, 4))):  # bulk: up to 3 rows at one instant
+            if out and rng.random() < 0.45:
+                rows.append((t, int(rng.integers(n_nodes)), "add"))
+                out -= 1
+            elif out < n_nodes + spares:
+                rows.append((t, int(rng.integers(n_nodes)), "preempt"))
+                out += 1
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_checkpoint_only_waits_while_capacity_is_short(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    n, spares, rt = 8, int(rng.integers(0, 3)), 30.0
+    rows = _random_rows(rng, n, spares)
+    if not any(r[2] == "preempt" for r in rows):
+        pytest.skip("no removal")
+    end = rows[-1][0] + 100.0
+    tr = _read(_log(tmp_path, rows), n_units=n, end=end)
+    cap = CapacityTimeline(tr.changes, n + spares, n, tr.end)
+    assert cap.short() == pytest.approx(_timeline_short(rows, n + spares, n, end), abs=1e-9)
+    model = TraceReplay(tr, after="stop", capacity=n + spares)
+    # the job outlives the log (steps of 1 s, far more than the log's span); saves every step
+    sc = Scenario(n, n_steps=int(end) * 4, t_compute=1.0, t_allreduce=0.0, restart_time=rt, checkpoint_time=1.0,
+                  failure_model=model, name="cap")
+    res = simulate(sc, make_policy("ckpt"), seed=0)
+    restarts, wait = _reference_waits(rows, n + spares, n, rt, end)
+    assert res.restarts == restarts
+    assert res.wait_time == pytest.approx(wait, abs=1e-6)
+
+
+def test_bulk_rows_are_one_restart(tmp_path):
+    rows = [(100, u, "preempt") for u in range(5)] + [(300, 9, "add")] * 5
+    tr = _read(_log(tmp_path, rows), n_units=10)
+    assert tr.n_events == 5 and np.unique(tr.times).size == 1
+    sc = Scenario(10, n_steps=2000, t_compute=1.0, t_allreduce=0.0, restart_time=10.0, checkpoint_time=1.0,
+                  failure_model=TraceReplay(tr, after="stop", capacity=10), name="bulk")
+    res = simulate(sc, make_policy("ckpt"), seed=0)
+    assert res.restarts == 1
+    assert res.wait_time == pytest.approx(300.0 - 110.0)
+
+
+def test_a_log_without_event_column_runs_bit_for_bit():
+    tr = Trace([50.0, 50.0, 400.0], [1, 2, 3], n_units=8, end=600.0)
+    sc = Scenario(8, n_steps=1000, t_compute=1.0, t_allreduce=0.1, restart_time=20.0, checkpoint_time=2.0,
+                  failure_model=TraceReplay(tr, after="stop"), name="plain")
+    assert TraceReplay(tr, after="stop").capacity_timeline(8) is None
+    a = simulate(sc, make_policy("ckpt"), seed=3).to_dict()
+    b = simulate(sc, make_policy("ckpt"), seed=3).to_dict()
+    assert {k: repr(v) for k, v in a.items()} == {k: repr(v) for k, v in b.items()}
+    assert "capacity" not in TraceReplay(tr, after="stop").to_dict()
+
+
+def test_capacity_refusals(tmp_path):
+    tr = _read(_log(tmp_path, [(5, 1, "preempt"), (6, 2, "preempt")]), n_units=4)
+    with pytest.raises(ValueError, match="after='stop'"):
+        TraceReplay(tr, after="loop")
+    with pytest.raises(ValueError, match="more nodes than the fleet"):
+        TraceReplay(tr, after="stop", capacity=1).capacity_timeline(1)
+    plain = Trace([1.0], [0], n_units=2)
+    with pytest.raises(ValueError, match="event_column"):
+        TraceReplay(plain, after="stop", capacity=4)
