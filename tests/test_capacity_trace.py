@@ -144,3 +144,71 @@ def test_capacity_refusals(tmp_path):
     plain = Trace([1.0], [0], n_units=2)
     with pytest.raises(ValueError, match="event_column"):
         TraceReplay(plain, after="stop", capacity=4)
+
+
+# -- elastic training with a step-time table ----------------------------------------------------
+from spare_core.strategies.elastic.policy import ElasticDP  # noqa: E402
+
+
+def _elastic_reference(n, n_steps, full, table, drops):
+    """Walk the steps: a step at L live groups takes the table's next size down (``full`` at n);
+    a drop inside a step loses it, and the live groups redo it at their own step time."""
+    sizes = sorted(table)
+
+    def step(live):
+        return full if live >= n else table[max(s for s in sizes if s <= live)]
+
+    t, done, live, down = 0.0, 0, n, set()
+    ev = sorted(drops)
+    k = 0
+    while done < n_steps:
+        while k < len(ev) and ev[k][0] <= t:
+            if ev[k][1] not in down:
+                down.add(ev[k][1])
+                live -= 1
+            k += 1
+        end = t + step(live)
+        if k < len(ev) and ev[k][0] < end:
+            t = ev[k][0]  # the step in flight is lost
+            continue
+        t, done = end, done + 1
+    return t
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_elastic_step_times_sum_the_table(seed):
+    rng = np.random.default_rng(seed)
+    n, t_comp, t_ar = 8, 1.0, 0.5
+    sizes = sorted(rng.choice(np.arange(1, n), size=3, replace=False).tolist())
+    # slower with fewer groups, in half seconds (drops fall on tenths: never at a step's end)
+    secs = np.cumsum(rng.integers(1, 4, size=3))[::-1] * 0.5 + (t_comp + t_ar)
+    table = {int(s): float(v) for s, v in zip(sizes, secs)}
+    k = int(rng.integers(1, n - sizes[0] + 1))  # never below the smallest tabled size
+    times = np.sort(rng.integers(1, 300, size=k) + 0.3)
+    groups = rng.choice(n, size=k, replace=False)
+    tr = Trace(times, groups, n_units=n, end=float(times[-1]))
+    sc = Scenario(n, n_steps=200, t_compute=t_comp, t_allreduce=t_ar, restart_time=10.0, checkpoint_time=1.0,
+                  jitter=0.0, failure_model=TraceReplay(tr, after="stop"), name="table")
+    pol = ElasticDP(reconfigure=0.0, interval=float("inf"), step_times={str(s): v for s, v in table.items()})
+    res = simulate(sc, pol, seed=0)
+    assert res.restarts == 0 and res.failures_seen == k
+    want = _elastic_reference(n, 200, t_comp + t_ar, table, list(zip(times.tolist(), groups.tolist())))
+    assert res.wall_time == pytest.approx(want, rel=1e-12)
+
+
+def test_elastic_step_times_below_the_table_restarts_and_refusals():
+    tr = Trace([5.3, 6.3], [0, 1], n_units=4, end=7.0)
+    sc = Scenario(4, n_steps=50, t_compute=1.0, t_allreduce=0.0, restart_time=10.0, checkpoint_time=1.0,
+                  jitter=0.0, failure_model=TraceReplay(tr, after="stop"), name="low")
+    res = simulate(sc, ElasticDP(reconfigure=0.0, interval=float("inf"), step_times={3: 2.0}), seed=0)
+    assert res.restarts == 1  # 2 live groups: below the table's smallest size
+    with pytest.raises(ValueError, match="shorter than the full-size step"):
+        simulate(sc, ElasticDP(step_times={2: 0.5}), seed=0)
+    with pytest.raises(ValueError, match="live sizes are 1 .. 3"):
+        simulate(sc, ElasticDP(step_times={4: 2.0}), seed=0)
+    with pytest.raises(ValueError, match="batch = 'keep'"):
+        ElasticDP(batch="shrink", step_times={2: 2.0})
+    with pytest.raises(ValueError, match="a key is a number"):
+        ElasticDP(step_times={"x": 2.0})
+    # without the table, the policy's dict (a run's key) is what it was
+    assert "step_times" not in ElasticDP().to_dict()["params"]
