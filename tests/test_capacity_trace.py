@@ -212,3 +212,68 @@ def test_elastic_step_times_below_the_table_restarts_and_refusals():
         ElasticDP(step_times={"x": 2.0})
     # without the table, the policy's dict (a run's key) is what it was
     assert "step_times" not in ElasticDP().to_dict()["params"]
+
+
+# -- prices -----------------------------------------------------------------------------------
+def test_spot_price_on_a_preemption_log_on_demand_elsewhere(tmp_path):
+    from spare_core.sim.recovery import Pricing
+
+    rows = [(100, 1, "preempt"), (300, 9, "add")]
+    tr = _read(_log(tmp_path, rows), n_units=10)
+    price = Pricing(3.0, spot_gpu_hour=1.0)
+    kw = dict(n_steps=2000, t_compute=1.0, t_allreduce=0.0, restart_time=10.0, checkpoint_time=1.0, jitter=0.0,
+              gpus_per_group=8, pricing=price)
+    spot = simulate(Scenario(10, failure_model=TraceReplay(tr, after="stop"), name="spot", **kw),
+                    make_policy("ckpt"), seed=0)
+    plain = Trace(tr.times, tr.units, n_units=10, end=tr.end)
+    od = simulate(Scenario(10, failure_model=TraceReplay(plain, after="stop"), name="od", **kw),
+                  make_policy("ckpt"), seed=0)
+    assert spot.gpu_hour_price == 1.0 and od.gpu_hour_price == 3.0
+    assert spot.cost == pytest.approx(spot.gpus_paid * spot.wall_time / 3600.0 * 1.0)
+    assert od.cost == pytest.approx(od.gpus_paid * od.wall_time / 3600.0 * 3.0)
+    assert spot.wait_time == pytest.approx(300.0 - 110.0) and od.wait_time == 0.0
+    assert "spot_gpu_hour" not in Pricing(3.0).to_dict()
+    with pytest.raises(ValueError, match="costs.spot_gpu_hour"):
+        Pricing(3.0, spot_gpu_hour=0.0)
+
+
+def test_a_capacity_log_never_short_runs_as_its_removals_alone(tmp_path):
+    """With a fleet that always holds the job, the log's additions change nothing: the run
+    equals the replay of its removals as a plain failure log, field for field."""
+    rng = np.random.default_rng(4)
+    rows = _random_rows(rng, 8, 0)
+    tr = _read(_log(tmp_path, rows), n_units=8, end=rows[-1][0] + 50.0)
+    plain = Trace(tr.times, tr.units, n_units=8, end=tr.end)
+    kw = dict(n_steps=5000, t_compute=1.0, t_allreduce=0.1, restart_time=20.0, checkpoint_time=2.0)
+    for policy in (make_policy("ckpt"), make_policy("spare", 2)):
+        a = simulate(Scenario(8, failure_model=TraceReplay(tr, after="stop", capacity=100), name="x", **kw),
+                     policy, seed=1).to_dict()
+        b = simulate(Scenario(8, failure_model=TraceReplay(plain, after="stop"), name="x", **kw),
+                     policy, seed=1).to_dict()
+        a.pop("failure_model"), b.pop("failure_model")
+        assert {k: repr(v) for k, v in a.items()} == {k: repr(v) for k, v in b.items()}
+        assert a["restarts"] > 0
+
+
+# -- the example file, end to end ---------------------------------------------------------------
+def test_the_preemption_example_runs_end_to_end(capsys):
+    from pathlib import Path
+
+    from spare_core.cli import main
+    from spare_core.scenario_file import load_scenario_file
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "preemption_job.toml"
+    sf = load_scenario_file(path)
+    cap = sf.scenario.failures.capacity_timeline(sf.scenario.n_groups)
+    assert cap.need == 16 and cap.start == 0 and cap.short() > 0
+    kw = sf.policy_kwargs()
+    ckpt = simulate(sf.scenario, make_policy("ckpt", **kw.get("ckpt", {})), seed=0)
+    el_policy = make_policy("elastic", **kw["elastic"])
+    assert el_policy.step_times[0] == [8, 17.0]
+    elastic = simulate(sf.scenario, el_policy, seed=0)
+    for r in (ckpt, elastic):
+        assert r.finished and r.gpu_hour_price == 0.92  # the spot price: the fleet follows the log
+    assert ckpt.wait_time > 0 and ckpt.restarts > 0
+    assert main(["run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "capacity events" in out and "Elastic DP" in out

@@ -382,6 +382,9 @@ KEY_CASES: dict[str, list[Case]] = {
     "costs.shrink": [_sets("costs.shrink='0.5 s'", check=lambda sf: _sc(sf)["shrink_time"] == 0.5)],
     "costs.controller": [_sets("costs.controller='0.2 s'", check=lambda sf: _sc(sf)["controller_time"] == 0.2)],
     "costs.gpu_hour": [_sets("costs.gpu_hour=2.5", check=lambda sf: sf.scenario.pricing.gpu_hour == 2.5)],
+    "costs.spot_gpu_hour": [Case(failures=TRACE_CAP.format(""), sets=("costs.gpu_hour=2.5", "costs.spot_gpu_hour=0.8"),
+                                 check=lambda sf: sf.scenario.pricing.price(True) == 0.8
+                                 and sf.scenario.pricing.price(False) == 2.5)],
     "repair.swap": [_sets("repair.swap='10 min'", check=lambda sf: sf.scenario.repair.swap == 600.0),
                     _sets("repair.swap={law='exponential', mean='10 min'}",
                           check=lambda sf: sf.scenario.repair.mean_swap == 600.0 and sf.scenario.repair.drawn)],

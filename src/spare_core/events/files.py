@@ -601,7 +601,7 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
         if "unit_gpus" in spec:
             own["unit_gpus"] = rd.integer("failures.trace.unit_gpus", spec["unit_gpus"])
         if "capacity" in spec:  # the fleet's nodes at the start of a log of capacity events
-            own["capacity"] = rd.integer("failures.trace.capacity", spec["capacity"])
+            own["capacity"] = rd.integer("failures.trace.capacity", spec["capacity"], low=0, high=2**31 - 1)
         opts = {k: v for k, v in spec.items() if k != "path" and k not in TRACE_FILE_KEYS}
         if isinstance(opts.get("unit_map"), str):
             opts["unit_map"] = _hostfile(rd, opts["unit_map"], base_dir)

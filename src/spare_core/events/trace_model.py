@@ -195,7 +195,7 @@ class TraceReplay(FailureModel, kind="trace"):
             if self.trace.changes is None:
                 raise ValueError("capacity (the fleet's starting nodes) goes with a log of capacity events "
                                  "(read_trace's event_column)")
-            object.__setattr__(self, "capacity", as_int(self.capacity, "capacity", min_value=1))
+            object.__setattr__(self, "capacity", as_int(self.capacity, "capacity", min_value=0))
         if self.trace.changes is not None and (self.after != "stop" or self.windows != 1):
             raise ValueError("a log of capacity events replays once from its start: after='stop' and windows=1 "
                              f"(got after={self.after!r}, windows={self.windows})")
@@ -272,6 +272,13 @@ class TraceReplay(FailureModel, kind="trace"):
         """
         n_groups = as_int(n_groups, "n_groups", min_value=1)
         per = self.nodes_per_group or 1
+        if self.trace.changes is not None:
+            # a capacity log names instances that come and go, more of them over the log than
+            # the job has nodes: instance u sits on job node u mod the job's nodes
+            nodes = self.trace.units % (n_groups * per)
+            if self.placement == "spread":
+                nodes = _permutation("trace-placement", n_groups * per)[nodes]
+            return nodes // per
         need = -(-self.trace.n_units // per)
         if need > n_groups:
             how = {"ids": "", "unit_map": " (numbered by unit_map)", "appearance": " (hosts named in the log)",
@@ -444,6 +451,13 @@ class TraceReplay(FailureModel, kind="trace"):
                                                (self._windows_words(), self.windows > 1),
                                                ("hosts spread over the job's nodes at random (seeded)",
                                                 self.placement == "spread")) if on)
+        if self.trace.changes is not None:
+            ch = self.trace.changes[1]
+            cap = self.capacity_timeline(n_groups)
+            extra += (f"; capacity events: {int((ch < 0).sum())} removals (the failures) and {int((ch > 0).sum())} "
+                      f"additions at {cap.instants.shape[0]} instants, the fleet {cap.start} nodes at the start, "
+                      f"{int(cap.nodes.min())} at the least, below the job's {cap.need} for {cap.short():g} s "
+                      f"({100 * cap.short() / self.trace.end:.3g} % of the log)" if self.trace.end > 0 else "")
         return (f"trace: {self.trace.n_events} recorded failures over {self.trace.end:g} s{src} "
                 f"(system MTBF {self.mtbf(n_groups):g} s), {past}{extra}")
 
@@ -507,7 +521,8 @@ class CapacityTimeline:
     changes : (ndarray, ndarray)
         :attr:`Trace.changes <spare_core.events.trace.Trace.changes>`: times and -1/+1.
     start : int
-        Nodes at time 0, >= ``need`` (the job starts on them).
+        Nodes before the log's first row, >= 0; with the log's rows at time 0 (a log that
+        lists its fleet as additions at 0) they must hold ``need`` (the job starts on them).
     need : int
         The job's nodes (its groups times the log's units per group).
     end : float
@@ -529,11 +544,13 @@ class CapacityTimeline:
     def __init__(self, changes, start, need, end):
         t, d = changes
         self.start, self.need, self.end = int(start), int(need), float(end)
-        if self.start < self.need:
-            raise ValueError(f"capacity ({self.start} nodes at the start) must be >= the job's {self.need} nodes")
         self.instants, first = np.unique(t, return_index=True)
         per = np.add.reduceat(d.astype(np.int64), first) if t.shape[0] else np.zeros(0, dtype=np.int64)
         self.nodes = self.start + np.cumsum(per)
+        at0 = int(self.nodes[0]) if self.instants.shape[0] and self.instants[0] == 0.0 else self.start
+        if at0 < self.need:
+            raise ValueError(f"capacity: the fleet holds {at0} nodes at time 0 ({self.start} plus the log's rows at 0), "
+                             f"fewer than the job's {self.need}: give failures.trace.capacity (or start the log later)")
         if self.nodes.shape[0] and self.nodes.min() < 0:
             i = int(np.argmax(self.nodes < 0))
             raise ValueError(f"capacity: the log removes more nodes than the fleet has ({self.nodes[i]} at "

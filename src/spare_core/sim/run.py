@@ -909,7 +909,8 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
         wait_time=float(state[K["ST_WAIT_TOTAL"]]),
         pause_time=float(state[K["ST_PAUSE_TOTAL"]]),
         gpus_paid=gpus,
-        gpu_hour_price=0.0 if scenario.pricing is None else scenario.pricing.gpu_hour,
+        # a fleet that follows a preemption log is spot capacity: its price, when given
+        gpu_hour_price=0.0 if scenario.pricing is None else scenario.pricing.price(plan.capacity is not None),
         detect_time=float(state[K["ST_DETECT_TOTAL"]]),
         class_restarts=loop.class_restarts,
         spares_taken=loop.spares,
