@@ -277,3 +277,35 @@ def test_the_preemption_example_runs_end_to_end(capsys):
     assert main(["run", str(path)]) == 0
     out = capsys.readouterr().out
     assert "capacity events" in out and "Elastic DP" in out
+
+
+def test_reader_sorted_and_parquet_agree_with_the_csv(tmp_path):
+    rows = [(5, 1, "preempt"), (9, 7, "add"), (5, 2, "preempt"), (20, 3, "preempt"), (40, 8, "add")]
+    shuffled = _read(_log(tmp_path, rows), sort=True)
+    ordered = _read(_log(tmp_path, sorted(rows, key=lambda r: r[0]), name="sorted.csv"))
+    assert shuffled.changes[0].tolist() == ordered.changes[0].tolist()
+    assert shuffled.changes[1].tolist() == ordered.changes[1].tolist()
+    assert shuffled.units.tolist() == ordered.units.tolist()
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rs = sorted(rows, key=lambda r: r[0])
+    p = tmp_path / "cap.parquet"
+    pq.write_table(pa.table({"time": [float(r[0]) for r in rs], "node": [r[1] for r in rs],
+                             "event": [r[2] for r in rs]}), p)
+    tr = _read(p)
+    assert tr == ordered.replace(source=tr.source)
+    with pytest.raises(TraceFormatError, match="missing event column 'kind'"):
+        read_trace(p, unit_column="node", event_column="kind", remove_values="preempt")
+
+
+def test_a_capacity_log_refuses_repairs_at_the_scenario(tmp_path):
+    from spare_core.sim.recovery import Repairs
+
+    tr = _read(_log(tmp_path, [(5, 1, "preempt"), (6, 2, "add")]), n_units=4)
+    with pytest.raises(ValueError, match="does not go with repair"):
+        Scenario(4, n_steps=10, t_compute=1.0, t_allreduce=0.0, failure_model=TraceReplay(tr, after="stop"),
+                 repair=Repairs(spares=1))
+    with pytest.raises(ValueError, match="holds 2 nodes at time 0"):
+        Scenario(4, n_steps=10, t_compute=1.0, t_allreduce=0.0,
+                 failure_model=TraceReplay(tr, after="stop", capacity=2))
