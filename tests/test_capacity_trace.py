@@ -56,9 +56,10 @@ def _timeline_short(rows, start, need, end):
 
 
 def _reference_waits(rows, start, need, rt, end):
-    """Checkpoint-only under the log, walked instant by instant: each removal instant at or after
-    the resume is one restart (a bulk event is one), resuming once the fleet holds ``need``
-    nodes at or after ``t + rt``. Returns (restarts, total wait)."""
+    """Checkpoint-only under the log, walked instant by instant: each removal instant after the
+    resume (from time 0 on before the first restart) is one restart (a bulk event is one),
+    resuming once the fleet holds ``need`` nodes at or after ``t + rt``. Returns (restarts,
+    total wait)."""
     inst = sorted({r[0] for r in rows})
 
     def cap_at(x):
@@ -66,7 +67,7 @@ def _reference_waits(rows, start, need, rt, end):
 
     resume, restarts, wait = 0.0, 0, 0.0
     for ti in inst:
-        if ti < resume or not any(r[0] == ti and r[2] == "preempt" for r in rows):
+        if (ti <= resume if restarts else ti < resume) or not any(r[0] == ti and r[2] == "preempt" for r in rows):
             continue
         restarts += 1
         t0 = ti + rt
@@ -92,10 +93,11 @@ def _random_rows(rng, n_nodes, spares):
     return rows
 
 
+@pytest.mark.parametrize("rt", [30.0, 0.0])
 @pytest.mark.parametrize("seed", range(6))
-def test_checkpoint_only_waits_while_capacity_is_short(tmp_path, seed):
+def test_checkpoint_only_waits_while_capacity_is_short(tmp_path, seed, rt):
     rng = np.random.default_rng(seed)
-    n, spares, rt = 8, int(rng.integers(0, 3)), 30.0
+    n, spares = 8, int(rng.integers(0, 3))
     rows = _random_rows(rng, n, spares)
     if not any(r[2] == "preempt" for r in rows):
         pytest.skip("no removal")
@@ -113,15 +115,17 @@ def test_checkpoint_only_waits_while_capacity_is_short(tmp_path, seed):
     assert res.wait_time == pytest.approx(wait, abs=1e-6)
 
 
-def test_bulk_rows_are_one_restart(tmp_path):
+@pytest.mark.parametrize("rt", [10.0, 0.0])
+@pytest.mark.parametrize("capacity", [10, 20])
+def test_bulk_rows_are_one_restart(tmp_path, rt, capacity):
     rows = [(100, u, "preempt") for u in range(5)] + [(300, 9, "add")] * 5
     tr = _read(_log(tmp_path, rows), n_units=10)
     assert tr.n_events == 5 and np.unique(tr.times).size == 1
-    sc = Scenario(10, n_steps=2000, t_compute=1.0, t_allreduce=0.0, restart_time=10.0, checkpoint_time=1.0,
-                  failure_model=TraceReplay(tr, after="stop", capacity=10), name="bulk")
-    res = simulate(sc, make_policy("ckpt"), seed=0)
-    assert res.restarts == 1
-    assert res.wait_time == pytest.approx(300.0 - 110.0)
+    sc = Scenario(10, n_steps=2000, t_compute=1.0, t_allreduce=0.0, restart_time=rt, checkpoint_time=1.0,
+                  failure_model=TraceReplay(tr, after="stop", capacity=capacity), name="bulk")
+    res = simulate(sc, make_policy("ckpt"), seed=0, timeline=True)
+    assert res.restarts == 1 and res.failures_seen == 1  # also with no restart cost nor wait
+    assert res.wait_time == pytest.approx(300.0 - 100.0 - rt if capacity == 10 else 0.0)
 
 
 def test_a_log_without_event_column_runs_bit_for_bit():

@@ -681,6 +681,9 @@ class TraceProcess:
                                                 float(model.window_offsets()[self.window]))
         n = self._n = self._times.shape[0]
         self._after = model.after
+        # a capacity log's rows at one instant are one bulk event: a restart at that instant
+        # (costs.restart = 0) skips them all, not only those already handed out
+        self._bulk = model.trace.changes is not None
         self._period = model.trace.end
         self._end = model.trace.end
         self._law = model.fitted().distribution if model.after == "fit" else None
@@ -735,6 +738,9 @@ class TraceProcess:
         if self._after == "loop":
             c = math.floor(rel / self._period)
             pos = c * self._n + int(np.searchsorted(self._times, rel - c * self._period, side="left"))
+        elif self._bulk:
+            # the restart's time is one rounding away from its failure's row (see above)
+            pos = int(np.searchsorted(self._times, rel + 1e-9 * max(1.0, abs(rel)), side="right"))
         else:
             pos = int(np.searchsorted(self._times, rel, side="left"))
         # never back: rows at exactly ``time`` already handed out are not replayed again
