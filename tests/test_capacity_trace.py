@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from spare_core.events.trace import Trace, TraceFormatError, read_trace
-from spare_core.events.trace_model import CapacityTimeline, TraceReplay
+from spare_core.events.trace_model import FleetCapacity, TraceReplay
 from spare_core.sim import Scenario, simulate
 from spare_core.strategies import make_policy
 
@@ -103,7 +103,7 @@ def test_checkpoint_only_waits_while_capacity_is_short(tmp_path, seed, rt):
         pytest.skip("no removal")
     end = rows[-1][0] + 100.0
     tr = _read(_log(tmp_path, rows), n_units=n, end=end)
-    cap = CapacityTimeline(tr.changes, n + spares, n, tr.end)
+    cap = FleetCapacity(tr.changes, n + spares, n, tr.end)
     assert cap.short() == pytest.approx(_timeline_short(rows, n + spares, n, end), abs=1e-9)
     model = TraceReplay(tr, after="stop", capacity=n + spares)
     # the job outlives the log (steps of 1 s, far more than the log's span); saves every step

@@ -29,7 +29,7 @@ from .fit import LAWS, fit
 from .models import FailureModel, rate_factor
 from .trace import Trace, read_trace
 
-__all__ = ["TraceReplay", "TraceWarning", "CapacityTimeline", "AFTER", "PLACEMENTS"]
+__all__ = ["TraceReplay", "TraceWarning", "FleetCapacity", "AFTER", "PLACEMENTS"]
 
 #: what a replay does past the trace's end
 AFTER = ("stop", "loop", "fit")
@@ -430,13 +430,13 @@ class TraceReplay(FailureModel, kind="trace"):
         more = {} if ch is None else {"changes": (ch[0] / f, ch[1])}
         return self.replace(trace=self.trace.replace(times=self.trace.times / f, end=self.trace.end / f, **more))
 
-    def capacity_timeline(self, n_groups: int) -> "CapacityTimeline | None":
+    def capacity_timeline(self, n_groups: int) -> "FleetCapacity | None":
         """The fleet's capacity over the run for a job of ``n_groups`` groups (None without
-        capacity events): see :class:`CapacityTimeline`."""
+        capacity events): see :class:`FleetCapacity`."""
         if self.trace.changes is None:
             return None
         need = n_groups * (self.nodes_per_group or 1)
-        return CapacityTimeline(self.trace.changes, need if self.capacity is None else self.capacity, need,
+        return FleetCapacity(self.trace.changes, need if self.capacity is None else self.capacity, need,
                                 self.trace.end)
 
     def describe(self, n_groups: int) -> str:
@@ -508,7 +508,7 @@ class TraceReplay(FailureModel, kind="trace"):
         return cls(**kw)
 
 
-class CapacityTimeline:
+class FleetCapacity:
     """The nodes of a fleet over time from a log of capacity events, and when a restart of a job
     needing ``need`` of them may resume.
 
@@ -532,7 +532,7 @@ class CapacityTimeline:
     Examples
     --------
     >>> import numpy as np
-    >>> c = CapacityTimeline((np.array([10.0, 10.0, 30.0, 50.0]), np.array([-1, -1, 1, 1])), 5, 4, 60.0)
+    >>> c = FleetCapacity((np.array([10.0, 10.0, 30.0, 50.0]), np.array([-1, -1, 1, 1])), 5, 4, 60.0)
     >>> c.nodes.tolist(), c.instants.tolist()
     ([3, 4, 5], [10.0, 30.0, 50.0])
     >>> c.ready(np.array([10.0, 12.0, 40.0]), 1.0).tolist()
