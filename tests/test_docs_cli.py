@@ -186,6 +186,11 @@ LOG_AUTUMN = ("time,unit\n2024-10-27T01:30:00,1\n2024-10-27T02:10:00,2\n2024-10-
 LOG_SPRING = "time,unit\n2024-03-31T01:30:00,1\n2024-03-31T02:30:00,2\n2024-03-31T03:30:00,3\n"
 TRACE_LOCAL = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "{log}"\n'
                'tz = "Europe/Paris"\nn_units = 8\n{key}\n')
+# a preemption log of the tiny job's 8 nodes: two preempted at once at 20 s (a bulk event), one
+# back at 50 s, the other at 70 s, one more preempted at 80 s with a spare free
+LOG_CAP = "time,unit,event\n20,1,preempt\n20,6,preempt\n50,0,add\n70,0,add\n80,3,preempt\n90,0,add\n"
+TRACE_CAP = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "log_cap.csv"\n'
+             'event_column = "event"\nremove_values = ["preempt"]\nadd_values = ["add"]\n{}\n')
 # a log of ids lists failures only: a fit needs the fleet's size (n_units, the nodes that never failed too)
 FIT = '\n[failures]\nmodel = "{model}"\nlaw = "fit"\nfit_law = "{law}"\ntrace = {{path = "log.csv", n_units = 8}}\n'
 DOMAINS = """
@@ -323,6 +328,12 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.trace.host_pattern": [Case(failures=TRACE_T3.format("host_pattern = 'node-(?P<rack>\\d)(?P<node>\\d)'"),
                                          check=lambda sf: sf.trace.levels[0][0] == "rack" and sf.trace.n_units == 8
                                          and "by rack: 36 failures" in sf.rate_note)],
+    **{f"failures.trace.{k}": [Case(failures=TRACE_CAP.format(""),
+                                    check=lambda sf: sf.trace.n_events == 3 and sf.trace.changes[1].tolist()
+                                    == [-1, -1, 1, 1, -1, 1])] for k in ("event_column", "remove_values", "add_values")},
+    "failures.trace.capacity": [Case(failures=TRACE_CAP.format("capacity = 9"),
+                                     check=lambda sf: sf.scenario.failures.capacity_timeline(4).nodes.tolist()
+                                     == [7, 8, 9, 8, 9])],
     "failures.domains": [Case(failures=DOMAINS, check=lambda sf: "rack domains" in sf.rate_note)],
     "failures.domains.name": [Case(failures=DOMAINS, check=lambda sf: "switch domains" in sf.rate_note)],
     "failures.domains.nodes": [Case(failures=DOMAINS)],
@@ -371,6 +382,9 @@ KEY_CASES: dict[str, list[Case]] = {
     "costs.shrink": [_sets("costs.shrink='0.5 s'", check=lambda sf: _sc(sf)["shrink_time"] == 0.5)],
     "costs.controller": [_sets("costs.controller='0.2 s'", check=lambda sf: _sc(sf)["controller_time"] == 0.2)],
     "costs.gpu_hour": [_sets("costs.gpu_hour=2.5", check=lambda sf: sf.scenario.pricing.gpu_hour == 2.5)],
+    "costs.spot_gpu_hour": [Case(failures=TRACE_CAP.format(""), sets=("costs.gpu_hour=2.5", "costs.spot_gpu_hour=0.8"),
+                                 check=lambda sf: sf.scenario.pricing.price(True) == 0.8
+                                 and sf.scenario.pricing.price(False) == 2.5)],
     "repair.swap": [_sets("repair.swap='10 min'", check=lambda sf: sf.scenario.repair.swap == 600.0),
                     _sets("repair.swap={law='exponential', mean='10 min'}",
                           check=lambda sf: sf.scenario.repair.mean_swap == 600.0 and sf.scenario.repair.drawn)],
@@ -427,6 +441,8 @@ KEY_CASES: dict[str, list[Case]] = {
                                  check=lambda sf: sf.policy_options["elastic"]["min_groups"] == 3)],
     "elastic.microbatches": [_sets('compare.policies=["elastic"]', "elastic.microbatches=4",
                                    check=lambda sf: sf.policy_options["elastic"]["microbatches"] == 4)],
+    "elastic.step_times": [_sets('compare.policies=["ckpt", "elastic"]', 'elastic.step_times={2 = "3 s", 3 = "1.5 s"}',
+                                 check=lambda sf: sf.policy_options["elastic"]["step_times"] == {"2": "3 s", "3": "1.5 s"})],
     "elastic.step_overhead": [_sets('compare.policies=["elastic"]', f"elastic.step_overhead={text}",
                                     check=lambda sf, v=v: sf.policy_options["elastic"]["step_overhead"] == v)
                               for text, v in (("0.4", 0.4), ("'0.4 s'", "0.4 s"), ("'5 %'", "5 %"))],
@@ -533,6 +549,7 @@ def logs(tmp_path):
     (tmp_path / "hosts.txt").write_text(HOSTS)
     (tmp_path / "log_autumn.csv").write_text(LOG_AUTUMN)
     (tmp_path / "log_spring.csv").write_text(LOG_SPRING)
+    (tmp_path / "log_cap.csv").write_text(LOG_CAP)
     # a job's operation trace with a slow worker (rank 1), and its sizes ([stragglers])
     write_trace(tmp_path / "job.csv", synthetic_trace(dp=2, pp=2, steps=3, microbatches=2, slow={1: 1.5},
                                                       jitter=0.0, seed=0))

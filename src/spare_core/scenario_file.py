@@ -110,7 +110,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     # later adds its own (``FailureModel.file_keys``, see :func:`_allowed`)
     "failures": ("model", "law", "weibull_shape", "period", "measured_on_gpus", *FAILURE_RATE_KEYS, "trace", "after",
                  "nodes_per_group", "node_ages", "domains", "fit_law", "classes"),
-    "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour"),
+    "costs": ("restart", "checkpoint_save", "shrink", "controller", "gpu_hour", "spot_gpu_hour"),
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
     "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate",
@@ -365,7 +365,7 @@ class ScenarioFile:
             fm = scenario.get("failure_model")
             if isinstance(fm, dict) and fm.get("kind") == "trace":
                 # read_trace's options only: unit_gpus is the file's (the replay's nodes_per_group holds it)
-                fm["trace"] = {k: v for k, v in self.trace_read.items() if k not in ("sha256", "unit_gpus")}
+                fm["trace"] = {k: v for k, v in self.trace_read.items() if k not in ("sha256", "unit_gpus", "capacity")}
         if self.fit is not None:
             level = "times between system failures" if isinstance(self.scenario.failures, TraceReplay) else "node lifetimes"
             out["fit"] = {"law": self.fit.law, "level": level, "params": dict(self.fit.params),
@@ -538,7 +538,8 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
             checkpoint_drain=0.0 if io is None else io.drain_seconds, jitter=job.jitter, shrink_time=costs.shrink,
             controller_time=costs.controller, charge_patch=cmp.charge_patch, max_wall_factor=cmp.horizon,
             gpus_per_group=cluster.gpus_per_group, name=name, repair=repair,
-            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour), failure_classes=classes,
+            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour, costs.spot_gpu_hour),
+            failure_classes=classes,
         )
     except (TypeError, ValueError) as exc:
         raise ScenarioFileError(f"{source}: {exc}") from None
@@ -784,6 +785,7 @@ class _Costs:
     shrink: float
     controller: float
     gpu_hour: float | None
+    spot_gpu_hour: float | None = None
 
 
 def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
@@ -794,7 +796,18 @@ def _costs(rd: Reader, co: dict[str, Any]) -> _Costs:
                   shrink=rd.duration("costs.shrink", co.get("shrink", 0.1), strict=False),
                   controller=rd.duration("costs.controller", co.get("controller", 0.1), strict=False),
                   gpu_hour=None if "gpu_hour" not in co else rd.number("costs.gpu_hour", co["gpu_hour"], low=0.0,
-                                                                        strict=True))
+                                                                        strict=True),
+                  spot_gpu_hour=_spot_price(rd, co))
+
+
+def _spot_price(rd: Reader, co: dict[str, Any]) -> float | None:
+    """``costs.spot_gpu_hour``: the spot price, beside the on-demand ``gpu_hour`` (required with it)."""
+    if "spot_gpu_hour" not in co:
+        return None
+    if "gpu_hour" not in co:
+        raise rd.fail("costs.spot_gpu_hour", "needs costs.gpu_hour (the on-demand price it stands beside)",
+                      co["spot_gpu_hour"])
+    return rd.number("costs.spot_gpu_hour", co["spot_gpu_hour"], low=0.0, strict=True)
 
 
 #: the ``[fleet]`` keys of the spare pool (they need ``[repair]``); the others describe the nodes

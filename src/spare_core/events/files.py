@@ -51,7 +51,7 @@ FIT_RATES = ("constant", "periods")
 TRACE_OPTIONS = tuple(p for p in inspect.signature(read_trace).parameters if p != "path")
 #: keys of a ``[failures.trace]`` table that the scenario file reads itself (not options of
 #: :func:`~spare_core.events.trace.read_trace`): ``unit_gpus``, the GPUs of one log unit
-TRACE_FILE_KEYS = ("unit_gpus",)
+TRACE_FILE_KEYS = ("unit_gpus", "capacity")
 #: the keys every rate model reads: a law, its shape, one rate form, or a log to fit
 RATE_MODEL_KEYS = LifetimeLawModel.file_keys
 
@@ -604,6 +604,8 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
         path = rd.text("failures.trace.path", spec["path"])
         if "unit_gpus" in spec:
             own["unit_gpus"] = rd.integer("failures.trace.unit_gpus", spec["unit_gpus"])
+        if "capacity" in spec:  # the fleet's nodes at the start of a log of capacity events
+            own["capacity"] = rd.integer("failures.trace.capacity", spec["capacity"], low=0, high=2**31 - 1)
         opts = {k: v for k, v in spec.items() if k != "path" and k not in TRACE_FILE_KEYS}
         if isinstance(opts.get("unit_map"), str):
             opts["unit_map"] = _hostfile(rd, opts["unit_map"], base_dir)

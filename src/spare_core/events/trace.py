@@ -125,9 +125,15 @@ class Trace:
         domain of a unit at level ``k`` is ``unit // prod(radix_j for j > k)``. The product of
         the radices must equal ``n_units``.
 
+    changes : (array_like of float, array_like of int), optional
+        A log of capacity events (:func:`read_trace`'s ``event_column``): the time of every
+        row kept, removals and additions alike (non-decreasing, within ``[0, end]``), and its
+        change of capacity, -1 for a removal (whose rows are ``times``/``units``, in the same
+        order) and +1 for an addition. None (default): a log of failures only.
+
     Attributes
     ----------
-    times, units, n_units, end, unit_names, reasons, start, source, dropped_before, dropped_after, numbering, levels
+    times, units, n_units, end, unit_names, reasons, start, source, dropped_before, dropped_after, numbering, levels, changes
         As above (``unit_names`` and ``reasons`` as tuples or None, ``levels`` as a tuple
         of ``(name, labels)`` tuples or None).
 
@@ -141,11 +147,11 @@ class Trace:
     """
 
     __slots__ = ("times", "units", "n_units", "end", "unit_names", "reasons", "start", "source",
-                 "dropped_before", "dropped_after", "numbering", "levels", "filtered")
+                 "dropped_before", "dropped_after", "numbering", "levels", "filtered", "changes")
 
     def __init__(self, times, units, *, n_units=None, end=None, unit_names=None, reasons=None,
                  start=None, source=None, dropped_before=0, dropped_after=0, numbering="ids", levels=None,
-                 filtered=None):
+                 filtered=None, changes=None):
         t = np.array(times, dtype=np.float64, copy=True).reshape(-1) if np.ndim(times) else None
         if t is None:
             raise ValueError(f"times must be 1-dimensional, got {times!r}")
@@ -204,12 +210,15 @@ class Trace:
                              f"got numbering={numbering!r} with levels={'None' if levels is None else 'given'}")
         if filtered is not None and not isinstance(filtered, str):
             raise TypeError(f"filtered must be a text (what read_trace's where kept) or None, got {filtered!r}")
+        if changes is not None:
+            changes = _check_changes(changes, t, e)
         t.setflags(write=False)
         u.setflags(write=False)
         for name, value in (("times", t), ("units", u), ("n_units", n), ("end", e), ("unit_names", unit_names),
                             ("reasons", reasons), ("start", start), ("source", source),
                             ("dropped_before", dropped_before), ("dropped_after", dropped_after),
-                            ("numbering", numbering), ("levels", levels), ("filtered", filtered)):
+                            ("numbering", numbering), ("levels", levels), ("filtered", filtered),
+                            ("changes", changes)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
@@ -322,9 +331,12 @@ class Trace:
     def __eq__(self, other):
         if not isinstance(other, Trace):
             return NotImplemented
-        rest = [k for k in self.__slots__ if k not in ("times", "units")]
+        rest = [k for k in self.__slots__ if k not in ("times", "units", "changes")]
+        a, b = self.changes, other.changes
+        same_changes = (a is None and b is None) or (a is not None and b is not None and np.array_equal(a[0], b[0])
+                                                     and np.array_equal(a[1], b[1]))
         return (np.array_equal(self.times, other.times) and np.array_equal(self.units, other.units)
-                and all(getattr(self, k) == getattr(other, k) for k in rest))
+                and same_changes and all(getattr(self, k) == getattr(other, k) for k in rest))
 
     __hash__ = None
 
@@ -389,10 +401,31 @@ class DomainSummary:
 
 
 def _rebuild(times, units, n_units, end, unit_names, reasons, start, source, dropped_before=0, dropped_after=0,
-             numbering="ids", levels=None, filtered=None) -> Trace:
+             numbering="ids", levels=None, filtered=None, changes=None) -> Trace:
     return Trace(times, units, n_units=n_units, end=end, unit_names=unit_names, reasons=reasons, start=start,
                  source=source, dropped_before=dropped_before, dropped_after=dropped_after, numbering=numbering,
-                 levels=levels, filtered=filtered)
+                 levels=levels, filtered=filtered, changes=changes)
+
+
+def _check_changes(changes, times, end):
+    """``Trace.changes`` checked: read-only (times float64, deltas int8) whose removals are the
+    failure rows ``times`` in order."""
+    if not isinstance(changes, (tuple, list)) or len(changes) != 2:
+        raise TypeError(f"changes must be a pair (times, deltas), got {changes!r}")
+    ct = np.array(changes[0], dtype=np.float64, copy=True).reshape(-1)
+    cd_in = np.asarray(changes[1])
+    if cd_in.ndim != 1 or cd_in.shape[0] != ct.shape[0]:
+        raise ValueError(f"changes: one delta per time ({ct.shape[0]}), got shape {cd_in.shape}")
+    if cd_in.size and not np.all((cd_in == -1) | (cd_in == 1)):
+        raise ValueError("changes: every delta is -1 (a removal) or +1 (an addition)")
+    cd = cd_in.astype(np.int8)
+    if ct.size and not (np.all(np.isfinite(ct)) and ct.min() >= 0 and ct.max() <= end and np.all(np.diff(ct) >= 0)):
+        raise ValueError(f"changes: times must be finite, non-decreasing and within [0, end={end:g}]")
+    if not np.array_equal(ct[cd < 0], times):
+        raise ValueError("changes: the removals (delta -1) must be the failure rows (times), in order")
+    ct.setflags(write=False)
+    cd.setflags(write=False)
+    return (ct, cd)
 
 
 def _check_levels(levels, n_units):
@@ -425,7 +458,8 @@ def _check_levels(levels, n_units):
 def read_trace(path, *, time_column="time", unit_column="unit", reason_column=None,
                time_format="auto", time_unit="s", tz=None, units="auto", unit_map=None,
                n_units=None, start=None, end=None, sort=False, header="auto", delimiter=",",
-               fold=None, dst=None, host_pattern=None, where=None):
+               fold=None, dst=None, host_pattern=None, where=None, event_column=None, remove_values=None,
+               add_values=None):
     """Read a failure log (CSV or Parquet) into a :class:`Trace`.
 
     Parameters
@@ -531,6 +565,18 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         :attr:`Trace.filtered` (which a replay's and a fit's description repeat), so a log
         whose event column is mostly empty says so. Applied before the window
         (``start``/``end``), which counts only rows kept. Default: every row is a failure.
+    event_column : str or int, optional, keyword-only
+        A log of capacity events (a preemption trace): the column (header name or 0-based
+        position) whose value says what each row is, compared as text with surrounding blanks
+        removed. A row whose value is in ``remove_values`` takes its unit out (to the job, a
+        failure of that unit: those rows are the trace's ``times``/``units``); one in
+        ``add_values`` brings a node back (capacity returns). Every row (after ``where``)
+        must hold one of them: other values are refused, named with their counts. Both are
+        kept in :attr:`Trace.changes` (time, -1 or +1). Not read as capacity events: the
+        refusal of :data:`CAPACITY_EVENTS` does not apply.
+    remove_values, add_values : str or list of str, keyword-only
+        With ``event_column`` (required then; ``add_values`` may be an empty list): the
+        values of a removal and of an addition, disjoint.
 
     Returns
     -------
@@ -583,16 +629,18 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
     opts = _options(time_column, unit_column, reason_column, time_format, time_unit, tz, units,
                     unit_map, n_units, sort, header, delimiter, fold, dst, host_pattern)
     opts["where"] = _where_spec(where)
+    opts["event"] = _event_spec(event_column, remove_values, add_values)
     if spath.lower().endswith((".parquet", ".pq")):
         cols = _read_parquet(spath, opts)
         at = "row"
     else:
         cols = _read_csv(spath, opts)
         at = "line"
-    if opts["where"] is None:
+    if opts["where"] is None and opts["event"] is None:
         _refuse_capacity_events(spath, cols, reason_column)
     filtered = _apply_where(spath, cols, opts["where"])
-    tr = _assemble(spath, at, cols, opts, start, end)
+    kinds = _event_kinds(spath, cols, opts["event"])
+    tr = _assemble(spath, at, cols, opts, start, end, kinds)
     return tr if filtered is None else tr.replace(filtered=filtered)
 
 
@@ -622,13 +670,65 @@ def _refuse_capacity_events(path, cols, reason_column) -> None:
         raise TraceFormatError(path, None, f"column {name!r} holds capacity events, not failures: {counts} "
                                            f"({n:,} of {len(cells):,} rows; the values {list(CAPACITY_EVENTS)} are "
                                            "read as capacity events, in any case); say which rows are failures with "
-                                           f"where (failures.trace.where in a scenario file){hint}")
+                                           f"where (failures.trace.where in a scenario file){hint}, or replay them as capacity events "
+                                           "with event_column, remove_values and add_values")
 
 
 def _event_columns(hdr, idx) -> dict:
     """Header names of :data:`EVENT_COLUMNS` not already read, with their positions."""
     used = set(idx.values())
     return {h: j for j, h in enumerate(hdr) if h.lower() in EVENT_COLUMNS and j not in used}
+
+
+def _event_spec(event_column, remove_values, add_values):
+    """``event_column`` and its values checked: (column, removal values, addition values) or None."""
+    if event_column is None:
+        if remove_values is not None or add_values is not None:
+            raise ValueError("remove_values and add_values go with event_column (the column they are values of)")
+        return None
+    if isinstance(event_column, str) and event_column.strip().isdigit():
+        event_column = int(event_column)
+    if isinstance(event_column, bool) or not isinstance(event_column, (str, int)) or \
+            (isinstance(event_column, int) and event_column < 0):
+        raise TypeError(f"event_column must be a header name or a 0-based position, got {event_column!r}")
+    sets = []
+    for name, vals, need in (("remove_values", remove_values, True), ("add_values", add_values, False)):
+        if vals is None:
+            if need:
+                raise ValueError("event_column needs remove_values: the values of a row that removes a node")
+            vals = []
+        items = vals if isinstance(vals, (list, tuple)) else [vals]
+        if (need and not items) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in items):
+            raise TypeError(f"{name} must be a value or a list of values (text or integers), got {vals!r}")
+        sets.append({str(v).strip() for v in items})
+    both = sorted(sets[0] & sets[1])
+    if both:
+        raise ValueError(f"remove_values and add_values share {both}: a row is one or the other")
+    return (event_column, sets[0], sets[1])
+
+
+def _event_kinds(path, cols, spec):
+    """Each row's change of capacity (int8: -1 removal, +1 addition) by ``event_column``, or
+    None without it; a value that is neither is refused with the counts of such values."""
+    if spec is None:
+        return None
+    col, rem, add = spec
+    cells = [c.strip() for c in cols.pop(("kind", col))]
+    kinds = np.array([-1 if c in rem else 1 if c in add else 0 for c in cells], dtype=np.int8)
+    bad = np.flatnonzero(kinds == 0)
+    if bad.size:
+        counts: dict = {}
+        for i in bad:
+            counts[cells[i]] = counts.get(cells[i], 0) + 1
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:8]
+        words = ", ".join(f"{k!r} x{v:,}" for k, v in top) + (f", {len(counts) - 8} more" if len(counts) > 8 else "")
+        raise TraceFormatError(path, int(cols["lines"][bad[0]]), f"event column {col!r} holds {bad.size:,} rows that "
+                               f"are neither removals {sorted(rem)} nor additions {sorted(add)}: {words}; name them "
+                               "in remove_values or add_values, or leave them out with where")
+    if not np.any(kinds < 0):
+        raise TraceFormatError(path, None, f"no removal rows: event column {col!r} holds no value of "
+                                           f"remove_values {sorted(rem)}")
+    return kinds
 
 
 def _where_spec(where) -> dict | None:
@@ -803,11 +903,13 @@ def _read_csv(path, opts):
     cols = {"time": opts["time"], "unit": opts["unit"], "reason": opts["reason"]}
     for col in opts.get("where") or ():
         cols[("where", col)] = col  # a filter's column, read as text
+    if opts.get("event") is not None:
+        cols[("kind", opts["event"][0])] = opts["event"][0]  # the event column, read as text
     named = any(isinstance(c, str) for c in cols.values())
     out = {k: [] for k in cols}
     lines = []
     idx = None
-    sniff = opts.get("where") is None  # without where, the event columns are checked (_refuse_capacity_events)
+    sniff = opts.get("where") is None and opts.get("event") is None  # without where, the event columns are checked (_refuse_capacity_events)
     events: dict = {}
     # decoded as it is read, as from the file (a decoded copy of the whole log would double it)
     with io.TextIOWrapper(io.BytesIO(_read_log(path)), encoding="utf-8-sig", newline="") as fh:
@@ -892,7 +994,7 @@ def _header_index(path, ln, hdr, cols):
             continue
         if isinstance(c, str):
             if c not in hdr:
-                what = k if isinstance(k, str) else "where"
+                what = k if isinstance(k, str) else {"where": "where", "kind": "event"}[k[0]]
                 raise TraceFormatError(path, ln, f"missing {what} column {c!r}; the header has {hdr}")
             idx[k] = hdr.index(c)
         else:
@@ -942,7 +1044,14 @@ def _read_parquet(path, opts):
         if not isinstance(col, str) and col >= len(names):
             raise TraceFormatError(path, None, f"where column position {col} is beyond the file's {len(names)} columns")
         wanted[("where", col)] = col if isinstance(col, str) else names[col]
-    if opts.get("where") is None:  # the event columns are checked (_refuse_capacity_events)
+    if opts.get("event") is not None:
+        col = opts["event"][0]
+        if isinstance(col, str) and col not in names:
+            raise TraceFormatError(path, None, f"missing event column {col!r}; the file has {names}")
+        if not isinstance(col, str) and col >= len(names):
+            raise TraceFormatError(path, None, f"event column position {col} is beyond the file's {len(names)} columns")
+        wanted[("kind", col)] = col if isinstance(col, str) else names[col]
+    if opts.get("where") is None and opts.get("event") is None:  # the event columns are checked (_refuse_capacity_events)
         used = set(wanted.values())
         for n in names:
             if n.lower() in EVENT_COLUMNS and n not in used and n not in twice:
@@ -1053,7 +1162,7 @@ def _tz_name(tz, path):
 # column parsing
 
 
-def _assemble(path, where, cols, opts, start, end):
+def _assemble(path, where, cols, opts, start, end, kinds=None):
     lines = cols["lines"]
 
     def err(i, rule):
@@ -1091,6 +1200,8 @@ def _assemble(path, where, cols, opts, start, end):
                              f"{int(lines[i])}); the log must be sorted by time, or pass sort=True")
         order = np.argsort(rel, kind="stable")
         rel = rel[order]
+        if kinds is not None:
+            kinds = kinds[order]
     units, names, n_units, numbering, levels = _parse_units(cols["unit"], opts, err)
     reasons = None if cols["reason"] is None else tuple(_as_str(x) for x in _cells(cols["reason"]))
     if order is not None:
@@ -1116,9 +1227,21 @@ def _assemble(path, where, cols, opts, start, end):
     if before or n_after:
         rel, units = rel[before:after_at], units[before:after_at]
         reasons = None if reasons is None else reasons[before:after_at]
+        kinds = None if kinds is None else kinds[before:after_at]
+    changes = None
+    if kinds is not None:
+        # a capacity log: every row is a change, the removals alone are failures to the job
+        rem = kinds < 0
+        if not rem.any():
+            raise TraceFormatError(path, None, "no removal rows between start and end")
+        changes = (rel, kinds)
+        if end_s is None:
+            end_s = float(rel[-1])  # an addition after the last removal is still observed
+        rel, units = rel[rem], units[rem]
+        reasons = None if reasons is None else tuple(r for r, k in zip(reasons, rem) if k)
     return Trace(rel, units, n_units=n_units, end=end_s, unit_names=names, reasons=reasons,
                  start=start_dt, source=path, dropped_before=before, dropped_after=n_after, numbering=numbering,
-                 levels=levels)
+                 levels=levels, changes=changes)
 
 
 def _cells(col):

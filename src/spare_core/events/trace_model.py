@@ -29,7 +29,7 @@ from .fit import LAWS, fit
 from .models import FailureModel, rate_factor
 from .trace import Trace, read_trace
 
-__all__ = ["TraceReplay", "TraceWarning", "AFTER", "PLACEMENTS"]
+__all__ = ["TraceReplay", "TraceWarning", "FleetCapacity", "AFTER", "PLACEMENTS"]
 
 #: what a replay does past the trace's end
 AFTER = ("stop", "loop", "fit")
@@ -165,6 +165,7 @@ class TraceReplay(FailureModel, kind="trace"):
     law: str = "weibull"
     windows: int = 1
     placement: str = "log"
+    capacity: int | None = None
 
     renews_all_at_restart = False
     # a scenario file's ``[failures]`` with ``model = "trace"``: the log, what comes past its
@@ -190,6 +191,14 @@ class TraceReplay(FailureModel, kind="trace"):
         if self.windows > 1 and not self.trace.end > 0:
             raise ValueError(f"windows={self.windows} needs a trace with end > 0 (the windows divide it)")
         check_choice(self.placement, "placement", PLACEMENTS)
+        if self.capacity is not None:
+            if self.trace.changes is None:
+                raise ValueError("capacity (the fleet's starting nodes) goes with a log of capacity events "
+                                 "(read_trace's event_column)")
+            object.__setattr__(self, "capacity", as_int(self.capacity, "capacity", min_value=0))
+        if self.trace.changes is not None and (self.after != "stop" or self.windows != 1):
+            raise ValueError("a log of capacity events replays once from its start: after='stop' and windows=1 "
+                             f"(got after={self.after!r}, windows={self.windows})")
         if self.placement == "spread" and self.trace.levels is not None:
             raise ValueError("placement='spread' would throw away where host_pattern placed the hosts; keep "
                              "placement='log'")
@@ -214,6 +223,9 @@ class TraceReplay(FailureModel, kind="trace"):
         windows = reader.integer("failures.windows", table.get("windows", 1), high=MAX_WINDOWS)
         placement = reader.choice("failures.placement", table.get("placement", "log"), PLACEMENTS)
         trace, read = trace_from_file(reader, table["trace"], cluster.base_dir)
+        capacity = read.get("capacity")
+        if capacity is not None and trace.changes is None:
+            raise reader.fail("failures.trace.capacity", "goes with event_column (a log of capacity events)", capacity)
         npg, units_words = _units_per_group(reader, npg, read.get("unit_gpus"), gpg, gpn)
         past, lf = "", None
         if after == "fit":
@@ -221,7 +233,7 @@ class TraceReplay(FailureModel, kind="trace"):
             lf, past = fit_from_file(reader, trace, table.get("fit_law", "weibull"), LAWS, level="system")
         try:
             replay = cls(trace, after=after, nodes_per_group=npg, windows=windows, placement=placement,
-                         **({"law": lf.law} if lf else {}))
+                         **({"law": lf.law} if lf else {}), **({"capacity": capacity} if capacity is not None else {}))
         except (TypeError, ValueError) as exc:
             raise reader.fail("failures.trace", f"cannot be replayed ({exc})", table["trace"]) from None
         instants = np.unique(trace.times).size
@@ -260,6 +272,13 @@ class TraceReplay(FailureModel, kind="trace"):
         """
         n_groups = as_int(n_groups, "n_groups", min_value=1)
         per = self.nodes_per_group or 1
+        if self.trace.changes is not None:
+            # a capacity log names instances that come and go, more of them over the log than
+            # the job has nodes: instance u sits on job node u mod the job's nodes
+            nodes = self.trace.units % (n_groups * per)
+            if self.placement == "spread":
+                nodes = _permutation("trace-placement", n_groups * per)[nodes]
+            return nodes // per
         need = -(-self.trace.n_units // per)
         if need > n_groups:
             how = {"ids": "", "unit_map": " (numbered by unit_map)", "appearance": " (hosts named in the log)",
@@ -407,7 +426,18 @@ class TraceReplay(FailureModel, kind="trace"):
         """The log's time axis divided by ``factor``: the same failures, in the same order and
         groups, ``factor`` times as often (racks and windows alike)."""
         f = rate_factor(factor)
-        return self.replace(trace=self.trace.replace(times=self.trace.times / f, end=self.trace.end / f))
+        ch = self.trace.changes
+        more = {} if ch is None else {"changes": (ch[0] / f, ch[1])}
+        return self.replace(trace=self.trace.replace(times=self.trace.times / f, end=self.trace.end / f, **more))
+
+    def capacity_timeline(self, n_groups: int) -> "FleetCapacity | None":
+        """The fleet's capacity over the run for a job of ``n_groups`` groups (None without
+        capacity events): see :class:`FleetCapacity`."""
+        if self.trace.changes is None:
+            return None
+        need = n_groups * (self.nodes_per_group or 1)
+        return FleetCapacity(self.trace.changes, need if self.capacity is None else self.capacity, need,
+                                self.trace.end)
 
     def describe(self, n_groups: int) -> str:
         src = "" if self.trace.source is None else f" from {self.trace.source}"
@@ -421,6 +451,13 @@ class TraceReplay(FailureModel, kind="trace"):
                                                (self._windows_words(), self.windows > 1),
                                                ("hosts spread over the job's nodes at random (seeded)",
                                                 self.placement == "spread")) if on)
+        if self.trace.changes is not None:
+            ch = self.trace.changes[1]
+            cap = self.capacity_timeline(n_groups)
+            extra += (f"; capacity events: {int((ch < 0).sum())} removals (the failures) and {int((ch > 0).sum())} "
+                      f"additions at {cap.instants.shape[0]} instants, the fleet {cap.start} nodes at the start, "
+                      f"{int(cap.nodes.min())} at the least, below the job's {cap.need} for {cap.short():g} s "
+                      f"({100 * cap.short() / self.trace.end:.3g} % of the log)" if self.trace.end > 0 else "")
         return (f"trace: {self.trace.n_events} recorded failures over {self.trace.end:g} s{src} "
                 f"(system MTBF {self.mtbf(n_groups):g} s), {past}{extra}")
 
@@ -439,6 +476,9 @@ class TraceReplay(FailureModel, kind="trace"):
             out["windows"] = self.windows
         if self.placement != "log":
             out["placement"] = self.placement
+        if tr.changes is not None:  # only a capacity log has them (earlier dicts unchanged)
+            trace["changes"] = [tr.changes[0].tolist(), tr.changes[1].tolist()]
+            out["capacity"] = self.capacity
         return out
 
     @classmethod
@@ -456,14 +496,92 @@ class TraceReplay(FailureModel, kind="trace"):
                 opts = {k: v for k, v in t.items() if k != "path"}
                 kw["trace"] = read_trace(t["path"], **opts)
             else:
-                extra = set(t) - {"times", "units", "n_units", "end", "levels"}
+                extra = set(t) - {"times", "units", "n_units", "end", "levels", "changes"}
                 if extra or not {"times", "units"} <= set(t):
                     raise ValueError("failure_model.trace must be a path, {'path': ..., <read_trace options>} or "
                                      f"{{'times', 'units', 'n_units', 'end', 'levels'}}, got keys {sorted(t)}")
                 levels = t.get("levels")
+                ch = t.get("changes")
                 kw["trace"] = Trace(t["times"], t["units"], n_units=t.get("n_units"), end=t.get("end"),
-                                    levels=levels, numbering="ids" if levels is None else "host_pattern")
+                                    levels=levels, numbering="ids" if levels is None else "host_pattern",
+                                    changes=None if ch is None else tuple(ch))
         return cls(**kw)
+
+
+class FleetCapacity:
+    """The nodes of a fleet over time from a log of capacity events, and when a restart of a job
+    needing ``need`` of them may resume.
+
+    The capacity is ``start`` nodes, minus one per removal, plus one per addition, every row at
+    one instant applied at once (a bulk event). It is exogenous: the log decides when nodes go
+    and come back, whatever the job does.
+
+    Parameters
+    ----------
+    changes : (ndarray, ndarray)
+        :attr:`Trace.changes <spare_core.events.trace.Trace.changes>`: times and -1/+1.
+    start : int
+        Nodes before the log's first row, >= 0; with the log's rows at time 0 (a log that
+        lists its fleet as additions at 0) they must hold ``need`` (the job starts on them).
+    need : int
+        The job's nodes (its groups times the log's units per group).
+    end : float
+        The log's end: past it the log says nothing, and a fleet still short of ``need``
+        there is taken as whole again at ``end`` (a restart waits at most until then).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = FleetCapacity((np.array([10.0, 10.0, 30.0, 50.0]), np.array([-1, -1, 1, 1])), 5, 4, 60.0)
+    >>> c.nodes.tolist(), c.instants.tolist()
+    ([3, 4, 5], [10.0, 30.0, 50.0])
+    >>> c.ready(np.array([10.0, 12.0, 40.0]), 1.0).tolist()
+    [30.0, 30.0, 0.0]
+    """
+
+    __slots__ = ("instants", "nodes", "need", "start", "end", "_next_ok")
+
+    def __init__(self, changes, start, need, end):
+        t, d = changes
+        self.start, self.need, self.end = int(start), int(need), float(end)
+        self.instants, first = np.unique(t, return_index=True)
+        per = np.add.reduceat(d.astype(np.int64), first) if t.shape[0] else np.zeros(0, dtype=np.int64)
+        self.nodes = self.start + np.cumsum(per)
+        at0 = int(self.nodes[0]) if self.instants.shape[0] and self.instants[0] == 0.0 else self.start
+        if at0 < self.need:
+            raise ValueError(f"capacity: the fleet holds {at0} nodes at time 0 ({self.start} plus the log's rows at 0), "
+                             f"fewer than the job's {self.need}: give failures.trace.capacity (or start the log later)")
+        if self.nodes.shape[0] and self.nodes.min() < 0:
+            i = int(np.argmax(self.nodes < 0))
+            raise ValueError(f"capacity: the log removes more nodes than the fleet has ({self.nodes[i]} at "
+                             f"t = {self.instants[i]:g} s from {self.start} at the start): give failures.trace.capacity")
+        ok = self.nodes >= self.need
+        # the first instant at or after each one where the fleet holds the job again
+        idx = np.where(ok, np.arange(ok.shape[0]), ok.shape[0])
+        self._next_ok = np.minimum.accumulate(idx[::-1])[::-1] if idx.shape[0] else idx
+
+    def short(self) -> float:
+        """Seconds of ``[0, end]`` during which the fleet holds fewer than ``need`` nodes."""
+        bounds = np.append(self.instants, self.end)
+        return float(np.sum(np.diff(bounds)[self.nodes < self.need]))
+
+    def ready(self, at, delay) -> np.ndarray:
+        """For restarts after failures at the run's times ``at`` (seconds) taking ``delay``
+        seconds, the earliest resume the fleet allows: 0 where it holds the job at
+        ``at + delay`` (no wait), else the next instant it does (or ``end``). The instant of
+        ``at + delay`` is found with a relative tolerance of 1e-9, so a failure read one
+        rounding away from its row still sees its own removal."""
+        t0 = np.asarray(at, dtype=np.float64) + delay
+        i = np.searchsorted(self.instants, t0 + 1e-9 * np.maximum(1.0, np.abs(t0)), side="right") - 1
+        out = np.zeros(t0.shape[0])
+        inside = i >= 0
+        if not inside.any():
+            return out
+        k = self._next_ok[i[inside]]
+        short = k != i[inside]
+        vals = np.where(k < self.instants.shape[0], self.instants[np.minimum(k, self.instants.shape[0] - 1)], self.end)
+        out[inside] = np.where(short, vals, 0.0)
+        return out
 
 
 def _units_per_group(reader, npg, unit_gpus, gpg, gpn):
@@ -563,6 +681,9 @@ class TraceProcess:
                                                 float(model.window_offsets()[self.window]))
         n = self._n = self._times.shape[0]
         self._after = model.after
+        # a capacity log's rows at one instant are one bulk event: a restart at that instant
+        # (costs.restart = 0) skips them all, not only those already handed out
+        self._bulk = model.trace.changes is not None
         self._period = model.trace.end
         self._end = model.trace.end
         self._law = model.fitted().distribution if model.after == "fit" else None
@@ -617,6 +738,9 @@ class TraceProcess:
         if self._after == "loop":
             c = math.floor(rel / self._period)
             pos = c * self._n + int(np.searchsorted(self._times, rel - c * self._period, side="left"))
+        elif self._bulk:
+            # the restart's time is one rounding away from its failure's row (see above)
+            pos = int(np.searchsorted(self._times, rel + 1e-9 * max(1.0, abs(rel)), side="right"))
         else:
             pos = int(np.searchsorted(self._times, rel, side="left"))
         # never back: rows at exactly ``time`` already handed out are not replayed again

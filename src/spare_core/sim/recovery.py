@@ -278,16 +278,31 @@ class Pricing:
     Parameters
     ----------
     gpu_hour : float
-        Price of one GPU-hour (any currency), > 0.
+        Price of one GPU-hour (any currency), > 0: on demand.
+    spot_gpu_hour : float or None
+        Price of one GPU-hour of preemptible (spot) nodes, > 0: what a run whose fleet follows
+        a log of capacity events (a preemption trace) pays instead of ``gpu_hour``. None
+        (default): every run pays ``gpu_hour``.
     """
 
     gpu_hour: float
+    spot_gpu_hour: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "gpu_hour", as_float(self.gpu_hour, "costs.gpu_hour", min_value=0.0, strict_min=True))
+        if self.spot_gpu_hour is not None:
+            object.__setattr__(self, "spot_gpu_hour", as_float(self.spot_gpu_hour, "costs.spot_gpu_hour",
+                                                               min_value=0.0, strict_min=True))
+
+    def price(self, spot: bool) -> float:
+        """The price of a GPU-hour of a run on spot nodes (``spot``) or on demand."""
+        return self.spot_gpu_hour if spot and self.spot_gpu_hour is not None else self.gpu_hour
 
     def to_dict(self) -> dict:
-        return fields_dict(self)
+        out = fields_dict(self)
+        if self.spot_gpu_hour is None:  # the dict (a stored scenario's key) of an on-demand price is unchanged
+            del out["spot_gpu_hour"]
+        return out
 
 
 def copy_holders(n_groups: int, copies: int, domain_of: np.ndarray | None = None) -> np.ndarray:

@@ -310,7 +310,8 @@ class _RunPlan:
     """What a run needs before its first failure: the kernel's parameter vector, the policy's
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
-    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups", "seed")
+    __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups", "seed",
+                 "capacity")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -361,6 +362,16 @@ class _RunPlan:
                 f"[repair] with policy {getattr(policy, 'name', type(policy).__name__)!r} needs a failure model in "
                 f"which a repaired group fails again on its own clock; failure model {scenario.failure_model!r} "
                 "renews every group only at a global restart: use failures.model = \"node\" (node renewals)")
+        cap = getattr(scenario.failures, "capacity_timeline", None)
+        self.capacity = None if cap is None else cap(scenario.n_groups)
+        if self.capacity is not None:
+            # the log decides when nodes come back; a restart then resumes after costs.restart
+            # (a memory restore or a detection delay would need their own delays here)
+            for what, on in (("[repair]", self.repair is not None), ("an in-memory checkpoint tier", mem is not None),
+                             ("failure classes", scenario.failure_classes is not None)):
+                if on:
+                    raise ValueError(f"a log of capacity events (failures.trace.event_column) does not go with {what}: "
+                                     "the log decides when nodes come back")
         return self
 
 
@@ -535,6 +546,9 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             n = out.restart.shape[0]
             frel = rel[pos : pos + n]
             is_rejoin = None
+            if plan.capacity is not None:
+                # a restart resumes once the fleet holds the job's nodes again (the log's capacity)
+                ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]])
             if draws is not None:
                 fdet = det_all[pos : pos + n]
                 if timeline:
@@ -917,7 +931,8 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
         wait_time=float(state[K["ST_WAIT_TOTAL"]]),
         pause_time=float(state[K["ST_PAUSE_TOTAL"]]),
         gpus_paid=gpus,
-        gpu_hour_price=0.0 if scenario.pricing is None else scenario.pricing.gpu_hour,
+        # a fleet that follows a preemption log is spot capacity: its price, when given
+        gpu_hour_price=0.0 if scenario.pricing is None else scenario.pricing.price(plan.capacity is not None),
         detect_time=float(state[K["ST_DETECT_TOTAL"]]),
         class_restarts=loop.class_restarts,
         spares_taken=loop.spares,

@@ -290,6 +290,14 @@ class Scenario:
             raise TypeError(f"failure_classes must be a FailureClasses, a list of class dicts or None, got "
                             f"{type(failure_classes).__name__}")
         self.failure_classes = failure_classes
+        cap = getattr(self.failures, "capacity_timeline", None)
+        if cap is not None and cap(self.n_groups) is not None:  # also checks the fleet against the job
+            # the log decides when nodes come back; a restart then resumes after restart_time
+            for what, on in (("repair", repair is not None), ("memory (an in-memory checkpoint tier)", memory is not None),
+                             ("failure_classes", failure_classes is not None)):
+                if on:
+                    raise ValueError(f"a log of capacity events (failures.trace.event_column) does not go with {what}: "
+                                     "the log decides when nodes come back")
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
         self.name = name

@@ -33,14 +33,27 @@ BATCH_MODES = ("keep", "shrink")
 class _ElasticHandler(FailureHandler):
     batch_hint = 16
 
-    def __init__(self, n, k, batch, min_groups):
+    def __init__(self, n, k, batch, min_groups, table=None):
         self._n, self._k, self._batch, self._min = n, k, batch, min_groups
         self._down = np.zeros(n, dtype=np.int8)
         self._live = n
+        # with a step-time table: (its live sizes, the depth giving each one's step seconds);
+        # the smallest tabled size is the fewest groups the job runs on
+        self._table = table
+        if table is not None:
+            self._min = max(min_groups, int(table[0][0]))
+
+    def _table_depth(self, live):
+        """Depth of a step at ``live`` groups by the table: the next tabled size down, 1 at full size."""
+        sizes, depths = self._table
+        i = np.searchsorted(sizes, live, side="right") - 1
+        return np.where(np.asarray(live) >= self._n, 1.0, depths[np.maximum(i, 0)])
 
     def _state(self):
         # depth: micro-batch units per live group relative to one group's share; worth: the
         # fraction of a full step's samples one step covers
+        if self._table is not None:
+            return float(self._table_depth(self._live)), 1.0
         if self._batch == "keep":
             return math.ceil(self._n * self._k / self._live) / self._k, 1.0
         return 1.0, self._live / self._n
@@ -108,7 +121,10 @@ class _ElasticHandler(FailureHandler):
         m = n if low.shape[0] == 0 else int(low[0]) + 1
         live = live[:m]
         kind = np.where(back[:m], REJOINED, DROPPED).astype(np.int8)
-        if self._batch == "keep":
+        if self._table is not None:
+            depth = self._table_depth(live)
+            worth = np.ones(m)
+        elif self._batch == "keep":
             depth = np.ceil(self._n * self._k / np.maximum(live, 1)) / self._k
             worth = np.ones(m)
         else:
@@ -157,6 +173,16 @@ class ElasticDP(Policy):
         duration such as ``"0.4 s"``) or a share of the failure-free step (``"5 %"``).
     quorum : float or str, default 0
         Seconds of the membership quorum every step waits for (a duration).
+    step_times : mapping of int to float or str, optional
+        A step's seconds (compute and all-reduce, a number or a duration) at each number of
+        live groups, measured rather than scaled: ``{6: "1.3 s", 4: "1.9 s"}``. A step at
+        ``L`` live groups takes the entry of the largest tabled size ``<= L`` (the next size
+        down: the job runs the configuration of that size, the groups above it idle), and at
+        the full size the scenario's step. Fewer live groups than the smallest tabled size:
+        a global restart (as below ``min_groups``). Keys are 1 .. ``n_groups - 1``, entries at
+        least the full-size step (``t_compute + t_allreduce``); only with ``batch = "keep"``
+        (each step covers the full batch). The per-step overhead and quorum come on top.
+        None (default): ``batch``'s scaling.
 
     Notes
     -----
@@ -171,7 +197,7 @@ class ElasticDP(Policy):
     restart_is_wipeout = False
 
     def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto",
-                 step_overhead=0.0, quorum=0.0) -> None:
+                 step_overhead=0.0, quorum=0.0, step_times=None) -> None:
         super().__init__(interval)
         self.step_overhead = step_overhead_value(step_overhead)
         self.quorum = STEP_PARAMS[1].read(quorum, "elastic.quorum")
@@ -179,14 +205,36 @@ class ElasticDP(Policy):
         self.batch = check_choice(batch, "elastic.batch", BATCH_MODES)
         self.min_groups = as_int(min_groups, "elastic.min_groups", min_value=1)
         self.microbatches = as_int(microbatches, "elastic.microbatches", min_value=1, max_value=1 << 20)
+        if step_times is not None:  # set only when given: the dicts (run keys) of other policies are unchanged
+            if self.batch != "keep":
+                raise ValueError("elastic.step_times goes with batch = 'keep' (a tabled step covers the full batch)")
+            self.step_times = _step_table(step_times)
 
     def check(self, scenario):
         if self.min_groups > scenario.n_groups:
             raise ValueError(f"elastic.min_groups must be at most the groups of the job ({scenario.n_groups}), "
                              f"got {self.min_groups}")
+        table = getattr(self, "step_times", None)
+        if table is not None:
+            full = scenario.t_compute + scenario.t_allreduce
+            for size, sec in table:
+                if size >= scenario.n_groups:
+                    raise ValueError(f"elastic.step_times: live sizes are 1 .. {scenario.n_groups - 1} (the full "
+                                     f"size's step is the job's), got {size}")
+                if sec < full:
+                    raise ValueError(f"elastic.step_times: a step at {size} live groups ({sec:g} s) is shorter than "
+                                     f"the full-size step ({full:g} s = step_time + allreduce_time)")
+
+    def _depths(self, scenario):
+        """The table as the kernel's depths: a step's seconds ``depth * t_compute + t_allreduce``."""
+        sizes = np.array([k for k, _ in self.step_times], dtype=np.int64)
+        secs = np.array([v for _, v in self.step_times])
+        return sizes, (secs - scenario.t_allreduce) / scenario.t_compute
 
     def endurable_failures(self, scenario):
-        return float(scenario.n_groups - self.min_groups + 1)
+        table = getattr(self, "step_times", None)
+        least = self.min_groups if table is None else max(self.min_groups, table[0][0])
+        return float(scenario.n_groups - least + 1)
 
     def drop_seconds(self, scenario) -> float:
         """Seconds all groups pause when a group drops out."""
@@ -204,13 +252,33 @@ class ElasticDP(Policy):
         return over + self.quorum
 
     def handler(self, scenario):
-        return _ElasticHandler(scenario.n_groups, self.microbatches, self.batch, self.min_groups)
+        table = None if getattr(self, "step_times", None) is None else self._depths(scenario)
+        return _ElasticHandler(scenario.n_groups, self.microbatches, self.batch, self.min_groups, table)
 
 
 #: the per-step costs' parameters: ``step_overhead`` (seconds or a share, read by
 #: :func:`step_overhead_value`) and ``quorum``
 STEP_PARAMS = (Param("step_overhead", "any", 0.0, "what every step costs more: seconds, or a share such as '5 %'"),
                Param("quorum", "duration0", 0.0, "the membership quorum every step waits for"))
+
+
+def _step_table(value) -> list:
+    """``elastic.step_times`` checked: ``[[live groups, seconds], ...]`` by size (a TOML table's
+    keys are text: ``"4"`` is 4 groups)."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError(f"elastic.step_times must be a non-empty table of live groups = step seconds, got {value!r}")
+    out = {}
+    for k, v in value.items():
+        try:
+            size = int(k.strip()) if isinstance(k, str) else k
+        except ValueError:
+            size = None
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"elastic.step_times: a key is a number of live groups >= 1, got {k!r}")
+        if int(size) in out:
+            raise ValueError(f"elastic.step_times: {size} live groups given twice")
+        out[int(size)] = Param("step_times", "duration").read(v, f"elastic.step_times.{k}")
+    return [[k, out[k]] for k in sorted(out)]
 
 
 def step_overhead_value(value) -> tuple[str, float]:
@@ -246,6 +314,7 @@ ENTRY = policy_entry(
             Param("min_groups", "count", 1, "fewer live groups: a global restart"),
             Param("microbatches", "count", 1, "micro-batches per group and step (granularity of 'keep')",
                   high=1 << 20),
-            INTERVAL, *STEP_PARAMS],
+            INTERVAL, *STEP_PARAMS,
+            Param("step_times", "any", None, "a step's seconds at each number of live groups (a table)")],
     table="elastic",
     description="elastic data parallelism (torchft-style): failed groups drop out, the others go on")
