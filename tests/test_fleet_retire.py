@@ -170,3 +170,21 @@ def test_the_key_sets_the_log_and_the_pool_and_its_errors_name_it():
         with pytest.raises(ScenarioFileError) as e:
             _file(fleet, **kw)
         assert words in str(e.value) and str(e.value).startswith("r.toml: ")
+
+
+def test_checkpoint_only_with_a_timeline_reads_the_retirement_flags():
+    # found by tests/test_hardening_wave4.py's fleet files: a run that records its timeline
+    # walks the batch loop, which read retirement flags from the filtered epochs and raised
+    from spare_core.scenario_file import parse_scenario
+    from spare_core.sim import CheckpointOnly, simulate
+
+    d = {"cluster": {"gpus": 8, "gpus_per_node": 1, "gpus_per_group": 1}, "job": {"step_time": 1.0, "steps": 200},
+         "failures": {"model": "node", "mtbf": 15.0}, "costs": {"restart": 2.0, "checkpoint_save": 0.5},
+         "repair": {"swap": 1.0, "time": 20.0, "spares": 1}, "fleet": {"retire_after": 2}, "compare": {"horizon": 20.0}}
+    sc = parse_scenario(d).scenario
+    for seed in range(4):
+        a = simulate(sc, CheckpointOnly(), seed=seed)
+        b = simulate(sc, CheckpointOnly(), seed=seed, timeline=True)
+        assert (a.wall_time, a.restarts, a.wait_time, a.spares_taken) == (b.wall_time, b.restarts, b.wait_time,
+                                                                          b.spares_taken)
+        assert b.timeline.failure_time.shape[0] == b.failures_seen

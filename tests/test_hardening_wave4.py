@@ -99,6 +99,48 @@ def test_property_generated_files_partition_the_wall_time_and_stop_at_the_limit(
 
 
 @PROPERTY
+@given(valid_files(fleet=True))
+def test_property_fleet_files_partition_the_wall_time_and_stop_at_the_limit(case):
+    """The later keys of the wave (failure classes with detection, repair laws and
+    probabilities, lemons, warm standbys, retirement, the restart rule) through the reader and
+    every policy: the same accounting as above, detection inside the restart time, the
+    forced restarts among the restarts, standbys billed like spares."""
+    data, facts = case
+    sf = parse_scenario(data)
+    sc = sf.scenario
+    limit = sc.max_wall_factor * sc.t0
+    rp, fleet = data["repair"], data.get("fleet", {})
+    gpus_paid = facts["gpus"] + (rp.get("spares", 0) + fleet.get("standbys", 0)) * data["cluster"]["gpus_per_node"]
+    classes = data["failures"].get("classes")
+    for name, r, pol, res in runs(sf, timeline=True):
+        case_id = (name, r)
+        useful = res.availability * res.wall_time
+        assert math.isclose(useful + sum(getattr(res, k) for k in PARTS), res.wall_time,
+                            rel_tol=1e-9, abs_tol=1e-9), case_id
+        assert all(getattr(res, k) >= -1e-9 * max(1.0, res.wall_time) for k in PARTS), case_id
+        assert res.wall_time <= limit, case_id
+        if res.failures_seen:
+            assert res.timeline.failure_time.max() <= limit, case_id
+        assert 0.0 <= res.progress <= 1.0 and (res.progress == 1.0) == res.finished, case_id
+        assert res.failures_seen == res.failures_masked + res.failures_restart, case_id
+        assert 0 <= res.class_restarts <= res.restarts, case_id
+        assert res.detect_time >= 0.0, case_id
+        if classes is None:
+            assert res.class_restarts == 0 and res.detect_time == 0.0, case_id
+        assert res.gpus_paid == gpus_paid, case_id
+        assert res.gpu_hours == gpus_paid * res.wall_time / 3600.0, case_id
+
+
+@PROPERTY
+@given(valid_files(fleet=True), st.integers(0, 2**32 - 1))
+def test_property_fleet_files_same_seed_same_runs(case, seed):
+    data, _ = case
+    first = [fields(res) for *_, res in runs(parse_scenario(data), seed=seed)]
+    again = [fields(res) for *_, res in runs(parse_scenario(data), seed=seed)]
+    assert first == again
+
+
+@PROPERTY
 @given(valid_files(), st.integers(0, 2**32 - 1))
 def test_property_same_file_and_seed_give_the_same_runs(case, seed):
     data, _ = case

@@ -27,9 +27,12 @@ def size_text(draw, low_bytes: float, high_bytes: float):
 
 
 @st.composite
-def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
+def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic"), fleet=False):
     """(file dict, facts): a valid scenario file and what the generator knows independently
-    of the reader (the checkpoint's bytes and bandwidths, the overhead asked)."""
+    of the reader (the checkpoint's bytes and bandwidths, the overhead asked). With ``fleet``
+    the later keys of the wave too, on node renewals: ``[[failures.classes]]`` with detection,
+    ``[repair]`` laws and probabilities, and ``[fleet]`` (lemons, warm standbys, retirement,
+    the restart rule)."""
     gpn = draw(st.sampled_from([1, 2, 4, 8]))
     nodes_per_group = draw(st.integers(1, 2))
     n_groups = draw(st.integers(2, 12))
@@ -49,7 +52,7 @@ def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
     }
     # failures every few steps to every few hundred (the job's MTBF), by one of the rate forms
     mtbf = draw(st.floats(3.0 * step, 0.5 * t0ish + 3.0 * step))
-    model = draw(st.sampled_from(["node", "system", "per-unit"]))
+    model = "node" if fleet else draw(st.sampled_from(["node", "system", "per-unit"]))
     fl: dict = {"model": model, "weibull_shape": draw(st.sampled_from([0.7, 1.0, 1.4]))}
     if draw(st.booleans()):
         fl["mtbf"] = mtbf
@@ -85,10 +88,12 @@ def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
     else:
         costs["checkpoint_save"] = save
     data["costs"] = costs
-    if model == "node" and draw(st.booleans()):
+    if model == "node" and (fleet or draw(st.booleans())):
         data["repair"] = {"swap": draw(st.sampled_from([0.0, step])), "time": draw(st.sampled_from([0.0, 20 * step])),
                           "rejoin": draw(st.sampled_from([0.0, 2 * step])),
                           "spares": draw(st.sampled_from([0, 1, 4]))}
+    if fleet:
+        _fleet_keys(draw, data, fl, step)
     if draw(st.booleans()):
         ck.update(memory_save=0.2 * step, memory_every=draw(st.sampled_from(["auto", 5 * step])),
                   memory_restore=step, memory_copies=1)
@@ -112,6 +117,45 @@ def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
     if interval is not None:
         data["compare"]["interval"] = interval
     return data, facts
+
+
+def _law(draw, mean: float):
+    """A duration or a law table of about ``mean`` seconds, as a file writes it."""
+    return draw(st.sampled_from([mean, {"law": "exponential", "mean": mean},
+                                 {"law": "lognormal", "median": mean, "sigma": 1.0}, {"law": "constant", "value": mean}]))
+
+
+def _fleet_keys(draw, data: dict, fl: dict, step: float) -> None:
+    """The fleet's keys of the later issues on a file with ``[repair]`` (node renewals)."""
+    rp = data["repair"]
+    if draw(st.booleans()):
+        s = draw(st.sampled_from([0.25, 0.5, 0.75, 1.0]))
+        classes = [{"name": "hw", "share": s, "recovery": "swap", "detect": draw(st.sampled_from([0.0, step]))}]
+        if s < 1.0:
+            classes.append({"name": "sw", "share": 1.0 - s, "recovery": "restart",
+                            "detect": draw(st.sampled_from([0.0, 2 * step, {"law": "exponential", "mean": step}]))})
+        fl["classes"] = classes
+    if draw(st.booleans()):
+        rp["time"] = _law(draw, 20 * step)
+        rp["swap"] = _law(draw, step)
+        if draw(st.booleans()):
+            rp.update(escalate=draw(st.sampled_from([0.5, 1.0])), manual_time=_law(draw, 50 * step))
+        rp["fail_fix"] = draw(st.sampled_from([0.0, 0.3]))
+        rp["misdiagnose"] = draw(st.sampled_from([0.0, 0.2]))
+    fleet: dict = {}
+    if draw(st.booleans()):
+        fleet.update(lemon_share=draw(st.sampled_from([0.1, 0.5])), lemon_rate=draw(st.sampled_from([1.0, 4.0])))
+        if draw(st.booleans()):
+            fleet["lemon_fix"] = draw(st.sampled_from([0.0, 0.5, 1.0]))
+    if draw(st.booleans()):
+        fleet.update(standbys=draw(st.integers(1, 3)), standby_swap=draw(st.sampled_from([0.0, 0.5 * step])),
+                     host_select=draw(st.sampled_from([0.0, 3 * step])))
+        if draw(st.booleans()):
+            fleet["restart_when"] = draw(st.sampled_from(["one", "job+standbys"]))
+    if draw(st.booleans()):
+        fleet["retire_after"] = draw(st.integers(1, 4))
+    if fleet:
+        data["fleet"] = fleet
 
 
 def _toml_value(v) -> str:

@@ -37,13 +37,24 @@ ADDED = [("checkpoint", "host_copy", "1 s"), ("checkpoint", "mode", "async"), ("
          ("elastic", "quorum", "1 s"), ("failures", "period", "1 d"), ("failures", "interruptions", 10)]
 
 
-def _mutate(data: dict, ops) -> tuple[dict, list[str]]:
+#: the later keys of the wave (failure classes, repair laws, the fleet), added where they may not go
+ADDED_FLEET = [("fleet", "standbys", 2), ("fleet", "restart_when", "job+standbys"), ("fleet", "lemon_fix", 0.5),
+               ("fleet", "lemon_share", 0.3), ("fleet", "retire_after", 1), ("fleet", "standby_swap", "1 min"),
+               ("repair", "escalate", 0.5), ("repair", "manual_time", {"law": "exponential", "mean": "1 h"}),
+               ("repair", "time", {"law": "lognormal", "median": "1 h"}), ("repair", "fail_fix", 1.0),
+               ("failures", "classes", [{"name": "a", "share": 0.5, "recovery": "swap"}]),
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "restart", "masked": True}]),
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "domain"}]),
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "swap", "detect": {"law": "x"}}])]
+
+
+def _mutate(data: dict, ops, added=ADDED) -> tuple[dict, list[str]]:
     """``data`` with ``ops`` applied; the dotted keys they touched."""
     data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
     touched = []
     for kind, at, value in ops:
         if kind == "add":
-            table, key, v = ADDED[at % len(ADDED)]
+            table, key, v = added[at % len(added)]
             data.setdefault(table, {})[key] = v
             touched.append(f"{table}.{key}")
             continue
@@ -237,3 +248,26 @@ def test_straggler_keys_mutated_through_run_and_advise_exit_0_or_2(tmp_path_fact
         assert "stragglers" in lines[0] or not touched, f"{what}: {lines[0]}"
     else:
         assert json.loads((d / "out.json").read_text())
+
+
+@fuzz(0.5)
+@given(valid_files(fleet=True), st.lists(st.tuples(st.sampled_from(["delete", "typo", "value", "value", "add"]),
+                                                   st.integers(0, 10**6), st.sampled_from(BAD)), min_size=1, max_size=3))
+def test_mutated_fleet_files_exit_0_or_2_naming_the_key(tmp_path_factory, case, ops):
+    """The same on files with failure classes, repair laws and probabilities and ``[fleet]``."""
+    data, _ = case
+    bad, touched = _mutate(data, ops, ADDED + ADDED_FLEET)
+    d = tmp_path_factory.mktemp("wave4fleet")
+    path = d / "job.toml"
+    path.write_text(to_toml(bad), encoding="utf-8")
+    what = f"{ops} -> {touched}"
+    out = run_isolated(_spare_run(path, d / "out.json"), case=what)
+    assert out.ok, f"{what}: spare run raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert len(lines) == 1, f"{what}: {err}"
+        names = {p for t in touched for p in (t, t.split(".")[0], t.split(".")[1])}
+        assert any(n in lines[0] for n in names), f"{what}: names none of {sorted(names)}: {lines[0]}"

@@ -284,9 +284,11 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     source = failures if failures is not None else scenario.epoch_failures(seed)
     if not type(source).__module__.startswith("spare_core."):
         source = _CheckedSource(source, scenario.n_groups)  # a user's source: answers checked
-    if scenario.repair is not None and not getattr(plan.handler, "every_failure_restarts", False):
+    if scenario.repair is not None and (not getattr(plan.handler, "every_failure_restarts", False)
+                                        or scenario.repair.retire_after):
         # a repaired group fails again: the run reads every failure of the log, in or out
-        # of the job, and its own loop drops those of groups that are out
+        # of the job, and its own loop drops those of groups that are out (and retirement
+        # counts every failure of a slot, so its flags are the unfiltered rows')
         try:
             source = source.unfiltered()
         except AttributeError:
