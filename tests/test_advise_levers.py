@@ -56,8 +56,14 @@ def test_little_law_on_the_pool():
                          "repair": {"swap": "1 min", "time": "3 h", "spares": 2}})
     c = spares_check(sf.scenario)
     assert c["in_repair"] == pytest.approx(3 * 3600 / sf.scenario.system_mtbf)
-    assert c["enough"] is (2 > c["in_repair"])
+    # M/G/inf: P(at least 2 of Poisson(6) in repair), computed here by the series
+    lam = c["in_repair"]
+    assert c["wait_share"] == pytest.approx(1.0 - math.exp(-lam) * (1.0 + lam), rel=1e-12)
+    assert c["enough"] is False
     assert spares_check(sf.with_overrides([("repair.spares", 100)]).scenario)["enough"] is True
+    # a pool just above the mean still keeps about 40 % of the failures waiting: not enough
+    near = spares_check(sf.with_overrides([("repair.spares", 7)]).scenario)
+    assert near["pool"] > near["in_repair"] and 0.3 < near["wait_share"] < 0.5 and near["enough"] is False
 
 
 def test_the_variants_keep_the_recommended_interval(advised):

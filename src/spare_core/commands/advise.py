@@ -279,6 +279,10 @@ def levers(base_runs: list[Any], advice: dict[str, Any], grids: list[tuple[str, 
     return sorted(out, key=lambda lv: (lv[key] or lv["time_percent"])[0])
 
 
+#: the share of failures finding every spare in repair below which the pool is "enough"
+SPARES_WAIT_SHARE = 0.05
+
+
 def spares_check(sc: Any) -> dict[str, Any] | None:
     """Little's law on the spare pool: the nodes in repair at any time, on average, are the
     failure rate times the repair time; a pool below that keeps restarts waiting. With failure
@@ -293,7 +297,13 @@ def spares_check(sc: Any) -> dict[str, Any] | None:
         return None
     every = sc.system_mtbf if cl is None else sc.system_mtbf / swap
     in_repair = rp.mean_time / every
-    return {"in_repair": in_repair, "pool": rp.spares, "enough": rp.spares > in_repair,
+    # M/G/inf: the nodes in repair are Poisson(in_repair) in steady state, and a failure (a
+    # Poisson arrival sees the time average) waits when every spare is in repair; a pool just
+    # above the mean still keeps many failures waiting, so "enough" asks that few do
+    from scipy.stats import poisson
+
+    wait = float(poisson.sf(rp.spares - 1, in_repair)) if rp.spares > 0 else 1.0
+    return {"in_repair": in_repair, "pool": rp.spares, "wait_share": wait, "enough": wait < SPARES_WAIT_SHARE,
             "failure_every": every, "repair_time": rp.mean_time, "drawn": rp.drawn}
 
 
@@ -378,7 +388,7 @@ def _print_levers(a: dict[str, Any], objective: str) -> None:
         print(f"  spare pool: about {sc['in_repair']:.1f} nodes in repair at any time (Little's law: a failure every "
               f"{fmt_duration(sc['failure_every'])}, {fmt_duration(sc['repair_time'])} "
               f"{'on average' if sc.get('drawn') else 'each'}) against {sc['pool']} "
-              f"spares: {verdict}")
+              f"spares; {100 * sc['wait_share']:.3g} % of failures find every spare in repair (M/G/inf): {verdict}")
 
 
 def _print_sensitivity(sens: dict[float, Any], a: dict[str, Any], no_sensitivity: bool) -> None:

@@ -224,7 +224,8 @@ def build_report(doc: dict, text: str, maps: Sequence[tuple[str, dict]] = ()) ->
     if sc_check is not None:
         rec.append(f"Spare pool: about {sc_check['in_repair']:.1f} nodes are in repair at any time (Little's law: a "
                    f"failure every {fmt_duration(sc_check['failure_every'])}, {fmt_duration(sc_check['repair_time'])} "
-                   f"each) against {sc_check['pool']} spares: "
+                   f"{'on average' if sc_check.get('drawn') else 'each'}) against {sc_check['pool']} spares; "
+                   f"{100 * sc_check['wait_share']:.3g} % of failures find every spare in repair: "
                    + ("enough." if sc_check["enough"] else "**too few** — restarts wait for repairs."))
     for w in (iv.get("edge_warning"),):
         if w:
