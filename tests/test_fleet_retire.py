@@ -15,23 +15,15 @@ from hypothesis import strategies as st
 from spare_core.distributions import Exponential, LogNormal, Weibull
 from spare_core.events.nodes import NodeFailureLog, NodeRenewals
 from spare_core.scenario_file import ScenarioFileError, parse_scenario
-from spare_core.sim import CheckpointOnly, ElasticDP, ReplicationCheckpoint, Repairs, Scenario, SpareCheckpoint, simulate
+from spare_core.sim import CheckpointOnly, Repairs, Scenario, simulate
 from spare_core.sim.recovery import RepairBook
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_repair_laws import law_cases  # noqa: E402
+from test_repair_laws import POLICIES, _numbers, law_cases  # noqa: E402
 from test_strategies_reference import assert_same  # noqa: E402
 
 BASE = {"cluster": {"gpus": 64, "gpus_per_node": 8, "gpus_per_group": 8},
         "job": {"step_time": "10 s", "steps": 3000}, "failures": {"model": "node", "mtbf": "2 h"}}
-POLICIES = [CheckpointOnly(interval=120.0), SpareCheckpoint(3, interval=200.0), ReplicationCheckpoint(2, interval=200.0),
-            ElasticDP(reconfigure=15.0, batch="keep", microbatches=2, interval=300.0)]
-
-
-def _numbers(r):
-    d = r.to_dict()
-    d.pop("elapsed", None)
-    return d
 
 
 @pytest.mark.parametrize("k, law, seed", [(1, Exponential(100.0), 0), (3, Weibull.from_mean(100.0, 0.5), 1),

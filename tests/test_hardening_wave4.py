@@ -66,6 +66,20 @@ def fields(res) -> dict:
 
 # -- 1. generated files through the reader and simulate --------------------------------------
 
+def _check_accounting(res, limit, case_id):
+    """The time parts partition the wall time, nothing past the wall limit, progress and the
+    failure counts consistent."""
+    useful = res.availability * res.wall_time
+    assert math.isclose(useful + sum(getattr(res, k) for k in PARTS), res.wall_time,
+                        rel_tol=1e-9, abs_tol=1e-9), case_id
+    assert all(getattr(res, k) >= -1e-9 * max(1.0, res.wall_time) for k in PARTS), case_id
+    assert res.wall_time <= limit, case_id
+    if res.failures_seen:
+        assert res.timeline.failure_time.max() <= limit, case_id
+    assert 0.0 <= res.progress <= 1.0 and (res.progress == 1.0) == res.finished, case_id
+    assert res.failures_seen == res.failures_masked + res.failures_restart, case_id
+
+
 @PROPERTY
 @given(valid_files())
 def test_property_generated_files_partition_the_wall_time_and_stop_at_the_limit(case):
@@ -78,15 +92,7 @@ def test_property_generated_files_partition_the_wall_time_and_stop_at_the_limit(
     price = data["costs"].get("gpu_hour")
     for name, r, pol, res in runs(sf, timeline=True):
         case_id = (name, r)
-        useful = res.availability * res.wall_time
-        assert math.isclose(useful + sum(getattr(res, k) for k in PARTS), res.wall_time,
-                            rel_tol=1e-9, abs_tol=1e-9), case_id
-        assert all(getattr(res, k) >= -1e-9 * max(1.0, res.wall_time) for k in PARTS), case_id
-        assert res.wall_time <= limit, case_id
-        if res.failures_seen:
-            assert res.timeline.failure_time.max() <= limit, case_id
-        assert 0.0 <= res.progress <= 1.0 and (res.progress == 1.0) == res.finished, case_id
-        assert res.failures_seen == res.failures_masked + res.failures_restart, case_id
+        _check_accounting(res, limit, case_id)
         # the bill from the file's own numbers, not the run's
         assert res.gpus_paid == gpus_paid, case_id
         assert res.gpu_hours == gpus_paid * res.wall_time / 3600.0, case_id
@@ -114,15 +120,7 @@ def test_property_fleet_files_partition_the_wall_time_and_stop_at_the_limit(case
     classes = data["failures"].get("classes")
     for name, r, pol, res in runs(sf, timeline=True):
         case_id = (name, r)
-        useful = res.availability * res.wall_time
-        assert math.isclose(useful + sum(getattr(res, k) for k in PARTS), res.wall_time,
-                            rel_tol=1e-9, abs_tol=1e-9), case_id
-        assert all(getattr(res, k) >= -1e-9 * max(1.0, res.wall_time) for k in PARTS), case_id
-        assert res.wall_time <= limit, case_id
-        if res.failures_seen:
-            assert res.timeline.failure_time.max() <= limit, case_id
-        assert 0.0 <= res.progress <= 1.0 and (res.progress == 1.0) == res.finished, case_id
-        assert res.failures_seen == res.failures_masked + res.failures_restart, case_id
+        _check_accounting(res, limit, case_id)
         assert 0 <= res.class_restarts <= res.restarts, case_id
         assert res.detect_time >= 0.0, case_id
         if classes is None:
