@@ -1,7 +1,7 @@
 """Time-to-train with repair laws against the constant of the same mean (docs/model.md §3.3,
 *Repair laws*, the measured table).
 
-examples/airesim_table1.toml (128 nodes, a node failure every 5.6 h, an automatic repair
+examples/airesim_repairs.toml (128 nodes, a node failure every 5.6 h, an automatic repair
 log-normal with median 2 h and sigma 1 escalated with probability 0.8 to an exponential manual
 repair of mean 2 d) on paired seeds: each variant draws one part of the repair and is compared
 with the same scenario where that part is the constant of its mean (the same failures: the
@@ -26,7 +26,7 @@ import numpy as np
 from spare_core.scenario_file import load_scenario_file
 from spare_core.sim import CheckpointOnly, SpareCheckpoint, simulate
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "airesim_table1.toml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "airesim_repairs.toml"
 
 
 def variants(rp):

@@ -315,7 +315,7 @@ def test_repairs_refuse_bad_fields(kw, words):
 
 
 def test_the_example_runs_end_to_end():
-    sf = load_scenario_file(EXAMPLES / "airesim_table1.toml")
+    sf = load_scenario_file(EXAMPLES / "airesim_repairs.toml")
     rp = sf.scenario.repair
     assert rp.drawn and rp.escalate == 0.8 and rp.manual_time == Exponential(172800.0)
     # about lambda E[D] nodes in repair (Little's law) for a pool of 8
