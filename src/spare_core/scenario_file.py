@@ -917,15 +917,19 @@ class CheckpointIO:
     read_efficiency: float | None = None
 
     @property
+    def read_fraction(self) -> float:
+        """The fraction of the read bandwidth reached (``read_efficiency``, else ``efficiency``)."""
+        return self.efficiency if self.read_efficiency is None else self.read_efficiency
+
+    @property
     def write_seconds(self) -> float:
-        """Seconds to write the checkpoint to storage."""
-        return self.size / (self.write_bandwidth * self.efficiency)
+        """Seconds to write the checkpoint to storage (inf when bandwidth x efficiency underflows)."""
+        return _transfer_seconds(self.size, self.write_bandwidth * self.efficiency)
 
     @property
     def load_seconds(self) -> float:
-        """Seconds to read it back at a restart."""
-        eff = self.efficiency if self.read_efficiency is None else self.read_efficiency
-        return self.size / (self.read_bandwidth * eff)
+        """Seconds to read it back at a restart (inf when bandwidth x efficiency underflows)."""
+        return _transfer_seconds(self.size, self.read_bandwidth * self.read_fraction)
 
     @property
     def blocking_seconds(self) -> float:
@@ -940,15 +944,19 @@ class CheckpointIO:
     def words(self) -> str:
         """The derived times, for the job's description."""
         gb = self.size / 1e9
-        read_eff = self.efficiency if self.read_efficiency is None else self.read_efficiency
         out = (f"checkpoint {gb:.4g} GB: write {self.write_seconds:.3g} s at {self.write_bandwidth / 1e9:.4g} GB/s x "
                f"{self.efficiency:g}, load {self.load_seconds:.3g} s at {self.read_bandwidth / 1e9:.4g} GB/s x "
-               f"{read_eff:g} (the efficiency reached)")
+               f"{self.read_fraction:g} (the efficiency reached)")
         if self.mode == "async":
             out += f"; async: blocks {self.host_copy:g} s, drains {self.write_seconds:.3g} s"
         elif self.host_copy is not None:
             out += "; blocking (checkpoint.host_copy unused)"
         return out
+
+
+def _transfer_seconds(size: float, rate: float) -> float:
+    """Seconds to move ``size`` bytes at ``rate`` bytes per second (inf at a rate of 0)."""
+    return size / rate if rate > 0.0 else math.inf
 
 
 def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> CheckpointIO | None:
@@ -977,11 +985,10 @@ def _checkpoint_io(rd: Reader, ck: dict[str, Any], co: dict[str, Any]) -> Checkp
                       write_bandwidth=rd.amount("checkpoint.write_bandwidth", ck["write_bandwidth"], per_second=True),
                       read_bandwidth=rd.amount("checkpoint.read_bandwidth", ck["read_bandwidth"], per_second=True),
                       efficiency=eff, mode=mode, host_copy=host, read_efficiency=read_eff)
-    for verb, bw, e in (("write", "write_bandwidth", eff), ("load", "read_bandwidth", read_eff or eff)):
-        # bandwidth x efficiency of two tiny numbers can underflow to 0 (a division by zero) or
-        # leave a time beyond any run: both are the file's numbers, refused naming them
-        rate = getattr(io, bw) * e
-        seconds = io.size / rate if rate > 0.0 else math.inf
+    for verb, bw, seconds in (("write", "write_bandwidth", io.write_seconds),
+                              ("load", "read_bandwidth", io.load_seconds)):
+        # bandwidth x efficiency of two tiny numbers can underflow to 0 or leave a time beyond
+        # any run: both are the file's numbers, refused naming them
         if not seconds <= _limits.MAX_SECONDS:
             keys = ["checkpoint.size", f"checkpoint.{bw}"] + (["checkpoint.efficiency"] if "efficiency" in ck else [])
             keys = " and ".join(", ".join(keys).rsplit(", ", 1))
