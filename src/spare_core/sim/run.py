@@ -569,6 +569,9 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             ret = retire(epoch, pos, hi, start=start) if retire is not None else None
             frel, fgroup, is_rejoin, ready, pool_old, raw_idx, used = book.merge(
                 rel[pos:hi], fgroup[: hi - pos], start, raw_next, max_out, ret)
+            # the book's own events of the batch: a job-wide fault appended below is not one
+            # (it took nothing from the pool, so a restart's undo and the spare count skip it)
+            merged = frel.shape[0]
             e = -1  # the forced failure's event
             if forced >= 0:
                 if wide:
@@ -586,6 +589,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
                         e = int(at[0])
                         frel, fgroup, is_rejoin, ready = frel[: e + 1], fgroup[: e + 1], is_rejoin[: e + 1], ready[: e + 1]
                         pool_old, raw_idx = pool_old[: e + 1], raw_idx[: e + 1]
+                        merged = e + 1
             on_events = getattr(handler, "on_events", None)
             if on_events is None:
                 raise TypeError(f"{type(handler).__name__} has no on_events(groups, rejoin): it cannot run with [repair]")
@@ -670,13 +674,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             epoch, start, pos = epoch + 1, resume, 0
             handler.restart()
             if book is not None:
-                rj = is_rejoin
-                if e >= 0 and wide and forced >= 0 and e < rj.shape[0]:
-                    # the job-wide fault appended after the merge took nothing from the pool:
-                    # the book's undo must neither count it as a take nor read its old value
-                    rj = rj.copy()
-                    rj[e] = 2
-                book.restart(rj, pool_old, j)
+                book.restart(is_rejoin[:merged], pool_old[:merged], min(j, merged))
             if up_since is not None:
                 # every group is back, holding the state it resumed from (the clock of the next
                 # snapshot starts at the resume)
@@ -701,7 +699,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
         spares = book.taken()
         if status in (DONE, TIMEOUT) and is_rejoin is not None:
             # the failures of the last batch that the run did not reach took their spares in the merge
-            spares -= int((is_rejoin[j:] == 0).sum()) - (1 if closing and wide and j < is_rejoin.shape[0] else 0)
+            spares -= int((is_rejoin[j:merged] == 0).sum())
     return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts, rejoins=rejoins,
                         ep_start=ep_start, ep_end=ep_end, ep_fail=ep_fail,
                         tl=(tl_t, tl_g, tl_r, tl_d, tl_c if draws is not None else None) if timeline else None,
