@@ -89,7 +89,7 @@ __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "r
            "TRACE_OPTIONS", "DOMAIN_KEYS", "CLASS_KEYS"]
 
 #: keys of one ``[[failures.classes]]`` table
-CLASS_KEYS = ("name", "share", "recovery", "detect", "masked")
+CLASS_KEYS = ("name", "share", "recovery", "detect", "masked", "nodes")
 
 #: ``[checkpoint]``'s keys of the persistent checkpoint's size and storage (the others are the
 #: in-memory tier's)
@@ -521,13 +521,16 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
         rd.text("description", data["description"])
     cluster = _cluster(rd, tables["cluster"], Path(base_dir) if base_dir is not None else Path.cwd())
     job = _job(rd, tables["job"])
-    classes = _classes(rd, tables["failures"])
+    classes = _classes(rd, tables["failures"], cluster)
     fails = _failures(rd, {k: v for k, v in tables["failures"].items() if k != "classes"}, cluster)
     costs = _costs(rd, tables.get("costs", {}))
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
     fails = _lemons(rd, tables.get("fleet"), fails)
+    if classes is not None and classes.has_domains and "retire_after" in (tables.get("fleet") or {}):
+        raise rd.fail("fleet.retire_after", "cannot go with a failure class of recovery = \"domain\" (a domain "
+                      "event's groups are no failures of their nodes to count)", tables["fleet"]["retire_after"])
     repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
@@ -702,10 +705,13 @@ def _failures(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> FileFailu
     return out
 
 
-def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
+def _classes(rd: Reader, fl: dict[str, Any], cluster) -> FailureClasses | None:
     """``[[failures.classes]]``: shares of the file's failure rate by recovery and detection time
     (``spare_core.sim.classes``). A class's own rate is refused: the shares split the one rate
-    the file gives, so the classes add up to the failures the file describes."""
+    the file gives, so the classes add up to the failures the file describes. A ``"domain"``
+    class gives its domain's ``nodes`` (contiguous nodes, e.g. the 32 behind a leaf switch): a
+    multiple of the nodes per group (that many groups per domain) or a divisor (a domain inside
+    one group takes that group)."""
     spec = fl.get("classes")
     if spec is None:
         return None
@@ -715,8 +721,9 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
     if not isinstance(spec, list) or not spec or not all(isinstance(c, dict) for c in spec):
         raise rd.fail(key, "must be one table per class ([[failures.classes]] with name, share and recovery)", spec)
     if "domains" in fl:
-        raise rd.fail(key, "cannot go with [[failures.domains]] yet (a domain event would get one class per group it "
-                      "takes): give the domains, or the classes", spec)
+        raise rd.fail(key, "cannot go with [[failures.domains]] (a level's event would get one class per group it "
+                      "takes): give the domains, or the classes, a switch's or a rack's failures as a class of "
+                      "recovery = \"domain\" with its nodes", spec)
     out = []
     for i, c in enumerate(spec):
         at = f"{key}[{i}]"
@@ -732,9 +739,23 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
         name = rd.text(f"{at}.name", c["name"])
         share = rd.number(f"{at}.share", c["share"], low=0.0, strict=False, high=1.0)
         recovery = rd.choice(f"{at}.recovery", c["recovery"], RECOVERIES)
+        groups = None
         if recovery == "domain":
-            raise rd.fail(f"{at}.recovery", "\"domain\" is not supported yet: failures that take many nodes at once "
-                          "are [[failures.domains]] levels (without classes)", recovery)
+            if "nodes" not in c:
+                raise rd.fail(at, "needs nodes with recovery = \"domain\" (the nodes of one domain, e.g. 32 behind a "
+                              "switch)", c)
+            d = rd.integer(f"{at}.nodes", c["nodes"], high=cluster.nodes)
+            if cluster.gpus_per_group % cluster.gpus_per_node:
+                raise rd.fail(f"{at}.nodes", f"needs groups of whole nodes: cluster.gpus_per_group "
+                              f"({cluster.gpus_per_group}) is not a multiple of cluster.gpus_per_node "
+                              f"({cluster.gpus_per_node})", d)
+            g = cluster.gpus_per_group // cluster.gpus_per_node
+            if d % g and g % d:
+                raise rd.fail(f"{at}.nodes", f"must be a multiple or a divisor of the nodes per group ({g}): a domain "
+                              "that straddles groups is not modelled", d)
+            groups = max(d // g, 1)
+        elif "nodes" in c:
+            raise rd.fail(f"{at}.nodes", f"only goes with recovery = \"domain\" (this class's is {recovery!r})", c["nodes"])
         masked = c.get("masked")
         if masked is not None and not isinstance(masked, bool):
             raise rd.fail(f"{at}.masked", "must be true or false", masked)
@@ -742,7 +763,7 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
             raise rd.fail(f"{at}.masked", "cannot be true with recovery = \"restart\": a job-wide fault hits every "
                           "rank, so no redundancy masks it", masked)
         detect = _detect(rd, f"{at}.detect", c.get("detect", 0.0))
-        out.append(FailureClass(name, share, recovery, detect=detect, masked=masked))
+        out.append(FailureClass(name, share, recovery, detect=detect, masked=masked, groups=groups))
     names = [c.name for c in out]
     if len(set(names)) != len(names):
         raise rd.fail(key, "need distinct names", names)
