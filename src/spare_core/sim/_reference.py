@@ -134,6 +134,12 @@ class _Run:
         cl = sc.failure_classes
         self.classes = None if cl is None else cl.classes
         self.cdraws = None if cl is None else cl.draws(run_seed(seed, "failures"))
+        # classes by a replayed log's cause values: each row's class, mapped here one row at a
+        # time (the fast path maps them with numpy.unique); the process says which row it handed
+        self.row_class = None
+        if cl is not None and cl.classes[0].values is not None:
+            table = {v: i for i, c in enumerate(cl.classes) for v in c.values}
+            self.row_class = [table[r.strip()] if r.strip() in table else table["*"] for r in sc.failures.trace.reasons]
         # a domain class's groups per domain (0: not a domain class)
         self.dgroups = None if cl is None else [c.groups if c.domain else 0 for c in cl.classes]
         self.pending = []  # the groups of a domain event not handed out yet: (time, group, class)
@@ -190,8 +196,13 @@ class _Run:
             if self.cdraws is not None:
                 cls, _ = self.cdraws.at(self.k, self.raw_i + 1)
                 c = int(cls[self.raw_i])
+                if self.row_class is not None:
+                    row = int(self.stream.proc.handed_rows()[self.raw_i])
+                    if row >= 0:  # a row of the log: its cause's class (the continuation's are drawn)
+                        c = self.row_class[row]
             self.raw_i += 1
             self.det_row = self.raw_i - 1
+            self.det_class = c
             if c >= 0 and self.dgroups[c]:
                 # a domain's fault: its groups in the job at once, the failure's own first
                 dg = self.dgroups[c]
@@ -372,6 +383,11 @@ class _Run:
                 d = 0.0
                 if cl is not None and self.det_row >= 0:
                     d = float(self.cdraws.at(self.k, self.raw_i)[1][self.det_row])
+                    if self.row_class is not None:  # the detection law of the row's class, on the row's uniform
+                        import numpy as np
+
+                        u = self.cdraws.uniforms(self.k)[self.det_row : self.det_row + 1]
+                        d = float(self.cdraws.detection(np.array([self.det_class], dtype=np.int8), u)[0])
                 t["detect"] += d
                 if cl is None or not cl.job_wide:  # a node's fault: the node is replaced
                     self.up_since[g] = math.inf

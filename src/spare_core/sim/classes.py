@@ -41,7 +41,8 @@ import numpy as np
 from .._seeding import epoch_stream, stream_rng
 from ..distributions import Distribution, Exponential, LogNormal, Weibull
 
-__all__ = ["FailureClass", "FailureClasses", "ClassDraws", "DomainEpochs", "RECOVERIES", "DETECT_LAWS"]
+__all__ = ["FailureClass", "FailureClasses", "ClassDraws", "DomainEpochs", "LogClassDraws", "RECOVERIES",
+           "DETECT_LAWS"]
 
 #: the recoveries a class may name
 RECOVERIES = ("restart", "swap", "domain")
@@ -88,6 +89,12 @@ class FailureClass:
     groups : int, optional
         ``"domain"`` only, and required there: the groups of one domain (contiguous: group
         ``g`` is in domain ``g // groups``; a scenario file gives the domain's ``nodes``).
+    values : tuple of str, optional
+        With a replayed failure log (``TraceReplay`` whose trace has ``reasons``): the log's
+        cause values that are this class's failures, compared as text with blanks stripped;
+        ``("*",)``: every value no other class lists. A replayed row's class is then its
+        value's, not a draw (:class:`LogClassDraws`); the share is only read for failures that
+        are not the log's rows (``after = "fit"``'s continuation) and by the closed forms.
     """
 
     name: str
@@ -96,6 +103,7 @@ class FailureClass:
     detect: object = 0.0
     masked: bool | None = None
     groups: int | None = None
+    values: tuple | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -122,6 +130,16 @@ class FailureClass:
             raise ValueError(f"class {self.name!r}: masked = true cannot go with recovery = \"restart\": a job-wide "
                              "fault hits every rank, no redundancy masks it")
         object.__setattr__(self, "masked", masked)
+        if self.values is not None:
+            v = self.values
+            if isinstance(v, str) or not all(isinstance(x, str) for x in v) or not len(v):
+                raise TypeError(f"class {self.name!r}: values must be a non-empty list of str (a log's cause values, "
+                                f"or [\"*\"]), got {v!r}")
+            v = tuple(x.strip() for x in v)
+            if "*" in v and len(v) > 1:
+                raise ValueError(f"class {self.name!r}: values = [\"*\"] (every value no other class lists) goes "
+                                 f"alone, got {list(v)}")
+            object.__setattr__(self, "values", v)
         try:
             object.__setattr__(self, "detect", _detect_law(self.detect))
         except (TypeError, ValueError) as e:
@@ -143,6 +161,8 @@ class FailureClass:
                "detect": d if isinstance(d, float) else d.to_dict(), "masked": self.masked}
         if self.groups is not None:  # absent for the other classes: their dicts as before
             out["groups"] = self.groups
+        if self.values is not None:
+            out["values"] = list(self.values)
         return out
 
 
@@ -174,6 +194,16 @@ class FailureClasses:
                              f"{total!r} ({', '.join(f'{c.name} {c.share:g}' for c in cl)})")
         if len(cl) > 127:
             raise ValueError(f"failure classes: at most 127 classes, got {len(cl)}")
+        listed = [c for c in cl if c.values is not None]
+        if listed and len(listed) != len(cl):
+            raise ValueError(f"failure classes: give values to every class or to none (a log's rows map to classes by "
+                             f"value), missing on {[c.name for c in cl if c.values is None]}")
+        seen = {}
+        for c in listed:
+            for v in c.values:
+                if v in seen:
+                    raise ValueError(f"failure classes: value {v!r} is listed by {seen[v]!r} and {c.name!r}")
+                seen[v] = c.name
         object.__setattr__(self, "classes", cl)
 
     @classmethod
@@ -206,6 +236,39 @@ class FailureClasses:
     def restart_share(self) -> float:
         """The share of the job-wide (``"restart"``) classes."""
         return math.fsum(c.share for c in self.classes if c.job_wide)
+
+    @property
+    def by_value(self) -> bool:
+        """Whether the classes map a failure log's cause values (``values``)."""
+        return self.classes[0].values is not None
+
+    def row_classes(self, reasons) -> np.ndarray:
+        """The class (int8 index) of each row of a log whose cause column holds ``reasons``
+        (one str per row, compared with blanks stripped). A value no class lists goes to the
+        class of ``values = ["*"]``; without one it is an error naming the values and their
+        row counts. Vectorised (one ``numpy.unique`` over the rows)."""
+        if not self.by_value:
+            raise ValueError("failure classes: no class lists values, so no log row maps to one")
+        r = np.char.strip(np.asarray(reasons, dtype=str)) if len(reasons) else np.zeros(0, dtype=str)
+        uniq, inv = np.unique(r, return_inverse=True)
+        table = {v: i for i, c in enumerate(self.classes) for v in c.values if v != "*"}
+        star = next((i for i, c in enumerate(self.classes) if c.values == ("*",)), -1)
+        of = np.array([table.get(str(u), star) for u in uniq], dtype=np.int64)
+        if (of < 0).any():
+            counts = np.bincount(inv, minlength=uniq.shape[0])
+            miss = [(str(u), int(n)) for u, n, o in zip(uniq, counts, of) if o < 0]
+            words = ", ".join(f"{v!r} ({n:,} row{'s' if n != 1 else ''})" for v, n in miss[:12])
+            raise ValueError(f"failure classes: the log's cause values {words}{' ...' if len(miss) > 12 else ''} are "
+                             f"listed by no class (add them to a class's values, or give a class values = [\"*\"])")
+        return of[inv].astype(np.int8).reshape(-1)
+
+    def log_shares(self, reasons) -> tuple:
+        """Each class's share of a log's rows (its rows over all rows; ``row_classes``)."""
+        cls = self.row_classes(reasons)
+        if cls.shape[0] == 0:
+            raise ValueError("failure classes: the log has no rows to count the classes' shares on")
+        n = np.bincount(cls, minlength=len(self.classes))
+        return tuple(float(x) / cls.shape[0] for x in n)
 
     @property
     def has_domains(self) -> bool:
@@ -256,7 +319,7 @@ class ClassDraws:
     """
 
     __slots__ = ("classes", "_stream", "_first_rng", "_first", "_cum", "_forced", "_wide", "_flags", "_key",
-                 "_cls", "_det", "_const", "_laws", "dom_groups")
+                 "_cls", "_det", "_const", "_laws", "dom_groups", "_u")
 
     def __init__(self, classes: FailureClasses, failures_seed):
         self.classes = classes
@@ -278,12 +341,16 @@ class ClassDraws:
 
     def _classify(self, u: np.ndarray):
         cls = np.searchsorted(self._cum, u[:, 0], side="right").astype(np.int8)
+        return cls, self.detection(cls, u[:, 1])
+
+    def detection(self, cls: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The detection seconds of failures of classes ``cls`` whose detection uniforms are ``u``."""
         det = self._const[cls]
         for i, law in self._laws:
             pick = cls == i
             if pick.any():
-                det[pick] = law.inverse_cumulative_hazard(-np.log1p(-u[pick, 1]))
-        return cls, det
+                det[pick] = law.inverse_cumulative_hazard(-np.log1p(-u[pick]))
+        return det
 
     def _first_rows(self, k0: int, n: int) -> np.ndarray:
         """Rows ``k0 .. k0 + n - 1`` of the first failures' stream (drawn on, in order)."""
@@ -305,8 +372,14 @@ class ClassDraws:
             m = max(_MIN_DRAWS, n, 0 if self._key != k else 2 * self._cls.shape[0])
             u = np.concatenate([self._first_rows(k, 1), self._stream.at(k).random((m - 1, 2))])
         cls, det = self._classify(u)
-        self._key, self._cls, self._det = k, cls, det
+        self._key, self._cls, self._det, self._u = k, cls, det, u[:, 1]
         return cls, det
+
+    def uniforms(self, k: int) -> np.ndarray:
+        """The detection uniforms of the rows :meth:`at` handed out last for epoch ``k``."""
+        if self._key != k:
+            raise RuntimeError("ClassDraws.uniforms: call at() for the epoch first")
+        return self._u
 
     def first(self, k0: int, n: int):
         """The first failures of epochs ``k0 .. k0 + n - 1``: their flags (1: no strategy masks
@@ -456,3 +529,51 @@ class DomainEpochs:
         fi = np.flatnonzero(fails)
         if fi.size:
             self._charged = int(self._ev[idx[fi[-1]]])
+
+
+class LogClassDraws:
+    """The classes of a replayed log's failures: a row's class is its cause value's
+    (:meth:`FailureClasses.row_classes`), in place of the draw; a failure that is no row of the
+    log (``after = "fit"``'s continuation) keeps its drawn class. Detection is drawn as without
+    the log (the uniform of row ``i`` of epoch ``k``), by the row's class's law.
+
+    Parameters
+    ----------
+    draws : ClassDraws
+    row_class : ndarray of int8
+        The class of each row of the log (``TraceReplay.trace``'s order).
+    rows : callable
+        ``rows(k)``: the log rows (int64, -1: not a row) of the failures the run's source has
+        handed out in epoch ``k`` so far, in order (``RunFailures.rows``,
+        ``TraceProcess.handed_rows``).
+    """
+
+    __slots__ = ("_draws", "_row_class", "_rows", "_key", "_cls", "_det", "dom_groups")
+
+    def __init__(self, draws: ClassDraws, row_class: np.ndarray, rows):
+        self._draws, self._row_class, self._rows = draws, np.asarray(row_class, dtype=np.int8), rows
+        self.dom_groups = draws.dom_groups
+        self._key = None
+
+    def at(self, k: int, n: int):
+        cls, det = self._draws.at(k, n)
+        rows = self._rows(k)
+        m = min(rows.shape[0], cls.shape[0])
+        if self._key == (k, m, cls.shape[0]):
+            return self._cls, self._det
+        r = rows[:m]
+        on = r >= 0
+        out = cls.copy()
+        out[:m][on] = self._row_class[r[on]]
+        det = self._draws.detection(out, self._draws.uniforms(k))
+        self._key, self._cls, self._det = (k, m, cls.shape[0]), out, det
+        return out, det
+
+    def first(self, k0: int, n: int):
+        raise NotImplementedError("a replayed log's classes are read by the batch loop")
+
+    def forced(self, cls: np.ndarray) -> np.ndarray:
+        return self._draws.forced(cls)
+
+    def job_wide(self, c: int) -> bool:
+        return self._draws.job_wide(c)

@@ -13,7 +13,7 @@ from ..events.nodes import NodeEpochs
 from .._seeding import run_seed
 from .._validate import as_float
 from ..strategies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
-from .classes import DomainEpochs
+from .classes import DomainEpochs, LogClassDraws
 from .scenario import Scenario
 
 __all__ = ["simulate", "RunResult", "Timeline"]
@@ -302,6 +302,13 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if scenario.failure_classes is not None:
         # each failure's class and detection: a thinning of the same failures (their own stream)
         draws = scenario.failure_classes.draws(run_seed(seed, "failures"))
+        if scenario.failure_classes.by_value:
+            # a replayed log's rows carry their class (their cause column's value), not a draw
+            rows = getattr(source, "rows", None)
+            if rows is None:
+                raise TypeError(f"failure classes with values read a replayed log's rows: the failure source "
+                                f"{type(source).__name__} hands out none (failures.model = \"trace\")")
+            draws = LogClassDraws(draws, _log_row_classes(scenario), rows)
     if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
             and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())):
         # (a domain class changes nothing there: an epoch's first failure is its event's first)
@@ -454,6 +461,26 @@ class _CheckedSource:
                 or not v >= 0.0:
             raise ValueError(f"{self._name}.next_time must return a time >= 0 (inf: no more failures), got {v!r}")
         return float(v)
+
+
+_ROW_CLASSES: dict = {}  # (id(trace), id(classes)) -> (trace, classes, the class of each row)
+
+
+def _log_row_classes(scenario: Scenario) -> np.ndarray:
+    """The class of each row of the scenario's replayed log (its cause column's values mapped
+    by the classes' ``values``), computed once per log and classes (runs of a sweep share it)."""
+    tr = getattr(scenario.failures, "trace", None)
+    if tr is None or getattr(tr, "reasons", None) is None:
+        raise ValueError("failure classes with values need a replayed failure log with a cause column "
+                         "(failures.model = \"trace\" and failures.trace.reason_column)")
+    cl = scenario.failure_classes
+    key = (id(tr), id(cl))
+    hit = _ROW_CLASSES.get(key)
+    if hit is None or hit[0] is not tr or hit[1] is not cl:
+        if len(_ROW_CLASSES) >= 16:
+            _ROW_CLASSES.clear()
+        hit = _ROW_CLASSES[key] = (tr, cl, cl.row_classes(tr.reasons))
+    return hit[2]
 
 
 class _LoopOutcome:
