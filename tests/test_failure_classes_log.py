@@ -183,3 +183,36 @@ def test_one_class_of_every_value_is_the_log_without_classes(tmp_path, pol):
         _same_run(a, b)
         assert b.detect_time == 0.0 and b.class_restarts == 0
         assert (a.timeline.failure_time == b.timeline.failure_time).all()
+
+
+def test_advise_drops_a_class_as_its_rows(tmp_path):
+    from spare_core.commands.variants import class_variants
+
+    sc = _file(tmp_path).scenario
+    vs = class_variants(sc)
+    assert [v.value for v in vs] == ["gpu", "host", "software"]
+    for v in vs:
+        tr = v.scenario.failures.trace
+        kept = [(t, u, c) for t, u, c in ROWS if OF[c] != v.value]
+        # the log without the class's rows, the others at their times
+        assert tr.times.tolist() == [float(t) for t, _, _ in kept] and list(tr.reasons) == [c for _, _, c in kept]
+        assert v.value not in v.scenario.failure_classes.names
+        n = {k: sum(OF[c] == k for _, _, c in kept) for k in v.scenario.failure_classes.names}
+        assert [c.share for c in v.scenario.failure_classes.classes] == pytest.approx(
+            [n[k] / len(kept) for k in v.scenario.failure_classes.names], abs=1e-12)
+        r = simulate(v.scenario, ElasticDP(reconfigure=5.0), seed=0)
+        assert r.failures_seen == len(kept)
+        assert r.class_restarts == sum(OF[c] == "software" for _, _, c in kept)
+
+
+def test_classes_with_values_round_trip(tmp_path):
+    from spare_core.sim.classes import FailureClass, FailureClasses
+
+    cl = _file(tmp_path).scenario.failure_classes
+    assert FailureClasses.from_dict(cl.to_dict()) == cl
+    with pytest.raises(ValueError, match="give values to every class or to none"):
+        FailureClasses((FailureClass("a", 0.5, "swap", values=["x"]), FailureClass("b", 0.5, "swap")))
+    with pytest.raises(ValueError, match="listed by 'a' and 'b'"):
+        FailureClasses((FailureClass("a", 0.5, "swap", values=["x"]), FailureClass("b", 0.5, "swap", values=["x"])))
+    with pytest.raises(TypeError, match="values must be a non-empty list"):
+        FailureClass("a", 1.0, "swap", values="x")
