@@ -350,6 +350,14 @@ KEY_CASES: dict[str, list[Case]] = {
     "failures.classes.recovery": [Case(failures=CLASSES, check=lambda sf: _cl(sf, 1).job_wide and not _cl(sf).job_wide)],
     "failures.classes.detect": [Case(failures=CLASSES, check=lambda sf: _cl(sf).detect == 30.0
                                      and _cl(sf, 1).detect.mean == 300.0)],
+    "failures.classes.nodes": [Case(failures=CLASSES.replace('share = 0.25\nrecovery = "restart"',
+                                                             'share = 0.25\nrecovery = "domain"\nnodes = 4'),
+                                    check=lambda sf: _cl(sf, 1).domain and _cl(sf, 1).groups == 2 and _cl(sf, 1).masked)],
+    "failures.classes.values": [Case(failures=TRACE_T1.format('reason_column = "reason"')
+                                     + '\n[[failures.classes]]\nname = "gpu"\nrecovery = "swap"\nvalues = ["gpu"]\n'
+                                     + '\n[[failures.classes]]\nname = "other"\nrecovery = "restart"\nvalues = "*"\n',
+                                     check=lambda sf: _cl(sf).values == ("gpu",) and _cl(sf).share == 1.0
+                                     and _cl(sf, 1).share == 0.0)],
     "failures.classes.masked": [Case(failures=CLASSES.replace('detect = "30 s"', 'detect = "30 s"\nmasked = false'),
                                      check=lambda sf: not _cl(sf).masked and not _cl(sf).job_wide)],
     "failures.trace.path": [Case(failures=TRACE_T1.format(""))],

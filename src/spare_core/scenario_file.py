@@ -89,7 +89,7 @@ __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "r
            "TRACE_OPTIONS", "DOMAIN_KEYS", "CLASS_KEYS"]
 
 #: keys of one ``[[failures.classes]]`` table
-CLASS_KEYS = ("name", "share", "recovery", "detect", "masked")
+CLASS_KEYS = ("name", "share", "recovery", "detect", "masked", "nodes", "values")
 
 #: ``[checkpoint]``'s keys of the persistent checkpoint's size and storage (the others are the
 #: in-memory tier's)
@@ -521,13 +521,16 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
         rd.text("description", data["description"])
     cluster = _cluster(rd, tables["cluster"], Path(base_dir) if base_dir is not None else Path.cwd())
     job = _job(rd, tables["job"])
-    classes = _classes(rd, tables["failures"])
     fails = _failures(rd, {k: v for k, v in tables["failures"].items() if k != "classes"}, cluster)
+    classes = _classes(rd, tables["failures"], cluster, fails)
     costs = _costs(rd, tables.get("costs", {}))
     io = _checkpoint_io(rd, tables.get("checkpoint", {}), tables.get("costs", {}))
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
     fails = _lemons(rd, tables.get("fleet"), fails)
+    if classes is not None and classes.has_domains and "retire_after" in (tables.get("fleet") or {}):
+        raise rd.fail("fleet.retire_after", "cannot go with a failure class of recovery = \"domain\" (a domain "
+                      "event's groups are no failures of their nodes to count)", tables["fleet"]["retire_after"])
     repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
@@ -702,10 +705,17 @@ def _failures(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> FileFailu
     return out
 
 
-def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
+def _classes(rd: Reader, fl: dict[str, Any], cluster, fails) -> FailureClasses | None:
     """``[[failures.classes]]``: shares of the file's failure rate by recovery and detection time
     (``spare_core.sim.classes``). A class's own rate is refused: the shares split the one rate
-    the file gives, so the classes add up to the failures the file describes."""
+    the file gives, so the classes add up to the failures the file describes. A ``"domain"``
+    class gives its domain's ``nodes`` (contiguous nodes, e.g. the 32 behind a leaf switch): a
+    multiple of the nodes per group (that many groups per domain) or a divisor (a domain inside
+    one group takes that group).
+
+    With ``values`` (every class, or none) the classes map a replayed log's cause column
+    (``failures.trace.reason_column``): a row's class is its value's, and each class's share is
+    its rows' fraction of the log (a ``share`` is refused: the log says it)."""
     spec = fl.get("classes")
     if spec is None:
         return None
@@ -715,8 +725,9 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
     if not isinstance(spec, list) or not spec or not all(isinstance(c, dict) for c in spec):
         raise rd.fail(key, "must be one table per class ([[failures.classes]] with name, share and recovery)", spec)
     if "domains" in fl:
-        raise rd.fail(key, "cannot go with [[failures.domains]] yet (a domain event would get one class per group it "
-                      "takes): give the domains, or the classes", spec)
+        raise rd.fail(key, "cannot go with [[failures.domains]] (a level's event would get one class per group it "
+                      "takes): give the domains, or the classes, a switch's or a rack's failures as a class of "
+                      "recovery = \"domain\" with its nodes", spec)
     out = []
     for i, c in enumerate(spec):
         at = f"{key}[{i}]"
@@ -726,15 +737,46 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
                               "(share = its fraction, the shares adding up to 1)", v)
             if k not in CLASS_KEYS:
                 raise rd.fail(f"key '{at}.{k}'", f"is unknown (allowed in a failure class: {list(CLASS_KEYS)})", v)
-        for k in ("name", "share", "recovery"):
+        by_value = any("values" in o for o in spec)
+        if by_value and "values" not in c:
+            raise rd.fail(at, "needs values: a class of a log's rows lists its cause values (every class does when "
+                          "one does; values = [\"*\"] takes the values no other class lists)", c)
+        if by_value and "share" in c:
+            raise rd.fail(f"{at}.share", "is not taken with values: the log's rows give each class's share (its rows "
+                          "over the log's rows)", c["share"])
+        for k in ("name", "recovery") if by_value else ("name", "share", "recovery"):
             if k not in c:
                 raise rd.fail(at, f"needs {k} (a class is a name, a share of the failure rate and a recovery)", c)
         name = rd.text(f"{at}.name", c["name"])
-        share = rd.number(f"{at}.share", c["share"], low=0.0, strict=False, high=1.0)
+        share = 0.0 if by_value else rd.number(f"{at}.share", c["share"], low=0.0, strict=False, high=1.0)
+        values = None
+        if by_value:
+            v = c["values"]
+            if isinstance(v, str):
+                v = [v]
+            if not isinstance(v, list) or not v or not all(isinstance(x, str) and x.strip() for x in v):
+                raise rd.fail(f"{at}.values", "must be a non-empty list of the log's cause values (text), or \"*\"", c["values"])
+            values = tuple(x.strip() for x in v)
+            if "*" in values and len(values) > 1:
+                raise rd.fail(f"{at}.values", "\"*\" (every value no other class lists) goes alone", c["values"])
         recovery = rd.choice(f"{at}.recovery", c["recovery"], RECOVERIES)
+        groups = None
         if recovery == "domain":
-            raise rd.fail(f"{at}.recovery", "\"domain\" is not supported yet: failures that take many nodes at once "
-                          "are [[failures.domains]] levels (without classes)", recovery)
+            if "nodes" not in c:
+                raise rd.fail(at, "needs nodes with recovery = \"domain\" (the nodes of one domain, e.g. 32 behind a "
+                              "switch)", c)
+            d = rd.integer(f"{at}.nodes", c["nodes"], high=cluster.nodes)
+            if cluster.gpus_per_group % cluster.gpus_per_node:
+                raise rd.fail(f"{at}.nodes", f"needs groups of whole nodes: cluster.gpus_per_group "
+                              f"({cluster.gpus_per_group}) is not a multiple of cluster.gpus_per_node "
+                              f"({cluster.gpus_per_node})", d)
+            g = cluster.gpus_per_group // cluster.gpus_per_node
+            if d % g and g % d:
+                raise rd.fail(f"{at}.nodes", f"must be a multiple or a divisor of the nodes per group ({g}): a domain "
+                              "that straddles groups is not modelled", d)
+            groups = max(d // g, 1)
+        elif "nodes" in c:
+            raise rd.fail(f"{at}.nodes", f"only goes with recovery = \"domain\" (this class's is {recovery!r})", c["nodes"])
         masked = c.get("masked")
         if masked is not None and not isinstance(masked, bool):
             raise rd.fail(f"{at}.masked", "must be true or false", masked)
@@ -742,10 +784,12 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
             raise rd.fail(f"{at}.masked", "cannot be true with recovery = \"restart\": a job-wide fault hits every "
                           "rank, so no redundancy masks it", masked)
         detect = _detect(rd, f"{at}.detect", c.get("detect", 0.0))
-        out.append(FailureClass(name, share, recovery, detect=detect, masked=masked))
+        out.append(FailureClass(name, share, recovery, detect=detect, masked=masked, groups=groups, values=values))
     names = [c.name for c in out]
     if len(set(names)) != len(names):
         raise rd.fail(key, "need distinct names", names)
+    if out[0].values is not None:
+        out = _log_shares(rd, key, out, fails)
     total = math.fsum(c.share for c in out)
     if abs(total - 1.0) > 1e-9:
         raise rd.fail(key, f"shares must add up to 1 (within 1e-9), got {total!r}", {c.name: c.share for c in out})
@@ -753,6 +797,36 @@ def _classes(rd: Reader, fl: dict[str, Any]) -> FailureClasses | None:
         return FailureClasses(tuple(out))
     except (TypeError, ValueError) as exc:
         raise rd.fail(key, str(exc), spec) from None
+
+
+def _log_shares(rd: Reader, key: str, out: list, fails) -> list:
+    """The classes of a log's cause values with their shares: each class's rows over the log's
+    rows (the same mapping as a run's, ``FailureClasses.row_classes``)."""
+    model = fails.model
+    tr = getattr(model, "trace", None)
+    if getattr(model, "kind", None) != "trace" or tr is None:
+        raise rd.fail(f"{key}[0].values", "needs failures.model = \"trace\" (the values are a replayed log's "
+                      "causes)", out[0].values)
+    if tr.changes is not None:
+        raise rd.fail(f"{key}[0].values", "cannot go with a log of capacity events (failures.trace.event_column)",
+                      out[0].values)
+    if tr.reasons is None:
+        raise rd.fail(f"{key}[0].values", "needs the log's cause column: failures.trace.reason_column",
+                      out[0].values)
+    seen: dict[str, str] = {}
+    for c in out:
+        for v in c.values:
+            if v in seen:
+                raise rd.fail(key, f"list the value {v!r} twice ({seen[v]!r} and {c.name!r})", v)
+            seen[v] = c.name
+    try:
+        shares = FailureClasses(tuple(dataclasses.replace(c, share=1.0 if i == 0 else 0.0)
+                                      for i, c in enumerate(out))).log_shares(tr.reasons)
+    except ValueError as exc:
+        raise rd.fail(f"{key}[*].values", str(exc).removeprefix("failure classes: "), sorted(seen)) from None
+    shares = list(shares)
+    shares[-1] = max(0.0, 1.0 - math.fsum(shares[:-1]))  # exactly 1 in all
+    return [dataclasses.replace(c, share=p) for c, p in zip(out, shares)]
 
 
 def _detect(rd: Reader, key: str, v: Any):

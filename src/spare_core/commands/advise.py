@@ -286,13 +286,15 @@ SPARES_WAIT_SHARE = 0.05
 def spares_check(sc: Any) -> dict[str, Any] | None:
     """Little's law on the spare pool: the nodes in repair at any time, on average, are the
     failure rate times the repair time; a pool below that keeps restarts waiting. With failure
-    classes only the node failures (``recovery = "swap"``) take a spare: their rate."""
+    classes only the node failures (``recovery = "swap"``) take a spare: their rate (a domain
+    class's event one per group of its domain)."""
     rp = sc.repair
     # with a law, escalation or repeated repairs: the mean of a node's whole repair (M/G/inf)
     if rp is None or rp.spares is None or not rp.mean_time > 0 or not math.isfinite(sc.system_mtbf):
         return None
     cl = sc.failure_classes
-    swap = 1.0 if cl is None else 1.0 - cl.restart_share
+    # a domain class's event takes a spare for each group of its domain
+    swap = 1.0 if cl is None else (cl.spares_per_failure(sc.n_groups) if cl.has_domains else 1.0 - cl.restart_share)
     if not swap > 0:
         return None
     every = sc.system_mtbf if cl is None else sc.system_mtbf / swap

@@ -133,15 +133,19 @@ def memory_variant(sc: Scenario) -> list[Variant]:
 def class_variants(sc: Scenario) -> list[Variant]:
     """The scenario without each failure class (``[[failures.classes]]``): the failure rate of
     the other classes (the model's rate times ``1 - share``, ``FailureModel.scaled``) split
-    among them in their own proportions. The recommendation's time on it, against the file's,
-    is the time the class costs (``spare advise``'s levers)."""
+    among them in their own proportions; with classes of a replayed log's causes (``values``),
+    the log without the class's rows. The recommendation's time on it, against the file's, is
+    the time the class costs (``spare advise``'s levers)."""
     cl = sc.failure_classes
     if cl is None or len(cl) < 2:
         return []
     from ..sim.classes import FailureClasses
 
     out = []
-    for c in cl.classes:
+    # classes of a replayed log's causes: the log without the class's rows (its other rows as
+    # they were), not the log's time axis stretched
+    row_cls = cl.row_classes(sc.failures.trace.reasons) if cl.by_value else None
+    for i, c in enumerate(cl.classes):
         if not 0.0 < c.share < 1.0:
             continue
         rest = [o for o in cl.classes if o is not c]
@@ -150,8 +154,15 @@ def class_variants(sc: Scenario) -> list[Variant]:
         shares[-1] = max(0.0, 1.0 - math.fsum(shares[:-1]))  # exactly 1 in all
         others = FailureClasses(tuple(dataclasses.replace(o, share=p) for o, p in zip(rest, shares)))
         label = f"without the {c.name} failures ({100 * c.share:.3g} %)"
-        out.append(Variant("failures.classes", c.name, label,
-                           _named(sc.replace(failure_model=sc.failures.scaled(keep), failure_classes=others), label)))
+        if row_cls is None:
+            fm = sc.failures.scaled(keep)
+        else:
+            tr = sc.failures.trace
+            kept = row_cls != i
+            fm = sc.failures.replace(trace=tr.replace(times=tr.times[kept], units=tr.units[kept],
+                                                      reasons=tuple(r for r, k in zip(tr.reasons, kept) if k)))
+        out.append(Variant("failures.classes", c.name, label, _named(sc.replace(failure_model=fm, failure_classes=others),
+                                                                     label)))
     return out
 
 

@@ -458,6 +458,17 @@ class RunFailures:
             tt.flags.writeable = uu.flags.writeable = False
             self._times, self._units = tt, uu
 
+    def rows(self, k: int) -> np.ndarray:
+        """The log rows of the failures handed out in epoch ``k`` so far (a replayed log's
+        process only: ``TraceProcess.handed_rows``), for the classes of a log's cause values."""
+        if self._key is None or self._key[0] != k:
+            raise ValueError(f"rows: epoch {k} is not the epoch being read ({None if self._key is None else self._key[0]})")
+        handed = getattr(self._proc, "handed_rows", None)
+        if handed is None:
+            raise TypeError(f"failure model {getattr(self._model, 'kind', type(self._model).__name__)!r} replays no "
+                            "log rows")
+        return handed()
+
     def times(self, k: int, need: int, want: int = 0, *, start) -> np.ndarray:
         return self.get(k, need, want, start=start)[0]
 

@@ -676,9 +676,13 @@ class TraceProcess:
         self._start = as_float(start, "start", min_value=0.0)
         self._times = model.trace.times  # relative to the job's start
         self.window = model._window_of(self._root)
+        # the log's row of each row read (a window rotates them): what a row's class is read by
+        self._orig = None
         if self.window:  # the log as a circle, read from the window's offset
-            self._times, self._groups = _rotate(self._times, self._groups, model.trace.end,
-                                                float(model.window_offsets()[self.window]))
+            off = float(model.window_offsets()[self.window])
+            cut = int(np.searchsorted(self._times, off, side="left"))
+            self._orig = np.concatenate((np.arange(cut, self._times.shape[0]), np.arange(cut)))
+            self._times, self._groups = _rotate(self._times, self._groups, model.trace.end, off)
         n = self._n = self._times.shape[0]
         self._after = model.after
         # a capacity log's rows at one instant are one bulk event: a restart at that instant
@@ -778,6 +782,19 @@ class TraceProcess:
                 self._now = float(self._times[row] + self._start)
         self._handed = n
         self._cont = "rewound"  # only a restart may follow
+
+    def handed_rows(self) -> np.ndarray:
+        """The log row (an index into ``trace.times``; -1 for a failure of ``after = "fit"``'s
+        continuation) of each failure handed out in this epoch, in order (failure classes read a
+        row's class from the log's cause column)."""
+        idx = np.concatenate(self._rows) if len(self._rows) > 1 else (self._rows[0] if self._rows else _NO_GROUPS)
+        if self._after == "loop":
+            idx = idx % self._n
+        if self._orig is not None:
+            idx = self._orig[idx]
+        if self._cont_times:
+            idx = np.concatenate((idx, np.full(len(self._cont_times), -1, dtype=np.int64)))
+        return idx
 
     def take(self, k, with_units=True):
         """Up to ``k`` next failures of the epoch: ``(times, groups)`` lists, in log order."""

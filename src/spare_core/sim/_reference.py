@@ -18,6 +18,9 @@ multipliers). A class no strategy masks restarts the job without asking the poli
 job-wide one (``recovery = "restart"``) hits the job whether or not its node's group is in
 it, takes no spare and leaves every group its snapshot. The detection delays the restart
 (``(f + detect) + restart``), a masked failure (its seconds after the detection) or a drop's pause.
+A failure of a domain class (``recovery = "domain"``) takes, at its time, its own group and then
+every other group of its domain that is in the job (increasing order), whether or not its own
+group is in it: one event, handed to the run one group at a time, its detection on the first.
 """
 from __future__ import annotations
 
@@ -131,6 +134,16 @@ class _Run:
         cl = sc.failure_classes
         self.classes = None if cl is None else cl.classes
         self.cdraws = None if cl is None else cl.draws(run_seed(seed, "failures"))
+        # classes by a replayed log's cause values: each row's class, mapped here one row at a
+        # time (the fast path maps them with numpy.unique); the process says which row it handed
+        self.row_class = None
+        if cl is not None and cl.classes[0].values is not None:
+            table = {v: i for i, c in enumerate(cl.classes) for v in c.values}
+            self.row_class = [table[r.strip()] if r.strip() in table else table["*"] for r in sc.failures.trace.reasons]
+        # a domain class's groups per domain (0: not a domain class)
+        self.dgroups = None if cl is None else [c.groups if c.domain else 0 for c in cl.classes]
+        self.pending = []  # the groups of a domain event not handed out yet: (time, group, class)
+        self.det_row = -1  # the draws' row of the last failure's detection (-1: none, a copy)
         self.k = -1  # the epoch: restarts so far
         # drawn repairs: each take of the pool has its row of durations (the same rows as the
         # fast path's: a take's index, not the order of calls, addresses it)
@@ -147,6 +160,7 @@ class _Run:
         self.start = start
         self.k += 1
         self.raw_i = 0  # failures the process handed out in the epoch
+        self.pending = []
         self.out = {}  # group -> time its replacement is in place (inf: back only at a restart)
         self.rejoins = []  # heap of (absolute time, order of the failure, group)
         self.live = self.sc.n_groups
@@ -164,7 +178,7 @@ class _Run:
         """The next event of the job before ``before``: ``("rejoin", t, g)``, ``("fail", t, g)``
         or None. Failures of groups out of the job are dropped on the way."""
         while True:
-            f = self.stream.peek()
+            f = self.pending[0][0] if self.pending else self.stream.peek()
             if self.rejoins and self.rejoins[0][0] <= f:  # a tie: the rejoin first
                 t, _, g = self.rejoins[0]
                 if self._rel(t) >= before:
@@ -173,12 +187,32 @@ class _Run:
                 return ("rejoin", self._rel(t), g, -1)
             if f >= before:
                 return None
+            if self.pending:
+                f, g, c = self.pending.pop(0)
+                self.det_row = -1  # the event's detection came with its first group
+                return ("fail", f, g, c)
             f, g = self.stream.next_failure()
             c = -1
             if self.cdraws is not None:
                 cls, _ = self.cdraws.at(self.k, self.raw_i + 1)
                 c = int(cls[self.raw_i])
+                if self.row_class is not None:
+                    row = int(self.stream.proc.handed_rows()[self.raw_i])
+                    if row >= 0:  # a row of the log: its cause's class (the continuation's are drawn)
+                        c = self.row_class[row]
             self.raw_i += 1
+            self.det_row = self.raw_i - 1
+            self.det_class = c
+            if c >= 0 and self.dgroups[c]:
+                # a domain's fault: its groups in the job at once, the failure's own first
+                dg = self.dgroups[c]
+                lo = (g // dg) * dg
+                hit = [h for h in [g] + [h for h in range(lo, min(lo + dg, self.sc.n_groups)) if h != g]
+                       if h not in self.out]
+                if not hit:
+                    continue
+                self.pending = [(f, h, c) for h in hit[1:]]
+                return ("fail", f, hit[0], c)
             if g in self.out and not (c >= 0 and self.classes[c].job_wide):
                 continue  # the group is out: its node's failure changes nothing
             return ("fail", f, g, c)
@@ -347,8 +381,13 @@ class _Run:
                 self.c["seen"] += 1
                 cl = None if c < 0 else self.classes[c]
                 d = 0.0
-                if cl is not None:
-                    d = float(self.cdraws.at(self.k, self.raw_i)[1][self.raw_i - 1])
+                if cl is not None and self.det_row >= 0:
+                    d = float(self.cdraws.at(self.k, self.raw_i)[1][self.det_row])
+                    if self.row_class is not None:  # the detection law of the row's class, on the row's uniform
+                        import numpy as np
+
+                        u = self.cdraws.uniforms(self.k)[self.det_row : self.det_row + 1]
+                        d = float(self.cdraws.detection(np.array([self.det_class], dtype=np.int8), u)[0])
                 t["detect"] += d
                 if cl is None or not cl.job_wide:  # a node's fault: the node is replaced
                     self.up_since[g] = math.inf
@@ -492,7 +531,8 @@ class _Run:
         snapshot, failing since (its node replaced, host memory and all) or at ``f`` itself."""
         if self.mem is None:
             return False
-        gone = {g for g, t in self.up_since.items() if t >= self.t_mem} | set(self.stream.at(f))
+        gone = {g for g, t in self.up_since.items() if t >= self.t_mem} | set(self.stream.at(f)) \
+            | {h for _, h, _ in self.pending}  # a domain event's groups not handed out yet
         return all(any(h not in gone for h in self.holders[g]) for g in gone)
 
     def _out(self, finished, committed, useful, layers_useful, wall=None):

@@ -13,6 +13,7 @@ from ..events.nodes import NodeEpochs
 from .._seeding import run_seed
 from .._validate import as_float
 from ..strategies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
+from .classes import DomainEpochs, LogClassDraws
 from .scenario import Scenario
 
 __all__ = ["simulate", "RunResult", "Timeline"]
@@ -284,13 +285,14 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     source = failures if failures is not None else scenario.epoch_failures(seed)
     if not type(source).__module__.startswith("spare_core."):
         source = _CheckedSource(source, scenario.n_groups)  # a user's source: answers checked
+    every = False  # the source hands out every failure of the log
     if scenario.repair is not None and (not getattr(plan.handler, "every_failure_restarts", False)
                                         or scenario.repair.retire_after):
         # a repaired group fails again: the run reads every failure of the log, in or out
         # of the job, and its own loop drops those of groups that are out (and retirement
         # counts every failure of a slot, so its flags are the unfiltered rows')
         try:
-            source = source.unfiltered()
+            source, every = source.unfiltered(), True
         except AttributeError:
             raise ValueError(f"[repair]: the failure source of model {scenario.failure_model!r} cannot hand out the "
                              "failures of groups out of the job (failures.model = \"node\" and \"trace\" can)") from None
@@ -300,10 +302,24 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     if scenario.failure_classes is not None:
         # each failure's class and detection: a thinning of the same failures (their own stream)
         draws = scenario.failure_classes.draws(run_seed(seed, "failures"))
+        if scenario.failure_classes.by_value:
+            # a replayed log's rows carry their class (their cause column's value), not a draw
+            rows = getattr(source, "rows", None)
+            if rows is None:
+                raise TypeError(f"failure classes with values read a replayed log's rows: the failure source "
+                                f"{type(source).__name__} hands out none (failures.model = \"trace\")")
+            draws = LogClassDraws(draws, _log_row_classes(scenario), rows)
     if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
             and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())):
+        # (a domain class changes nothing there: an epoch's first failure is its event's first)
         loop = _restart_epochs(plan, source, mults, draws)
     else:
+        if draws is not None and scenario.failure_classes.has_domains:
+            # recovery = "domain": each such failure takes its domain's groups (one event)
+            if scenario.repair is not None and scenario.repair.retire_after:
+                raise ValueError("[fleet] retire_after cannot go with a failure class of recovery = \"domain\" (a "
+                                 "domain event's copies are no failures of their nodes to count)")
+            source = draws = DomainEpochs(source, draws, scenario.n_groups, every)
         loop = _run_batches(plan, source, mults, bool(timeline), draws)
     return _assemble(scenario, policy, seed, plan, loop)
 
@@ -447,6 +463,26 @@ class _CheckedSource:
         return float(v)
 
 
+_ROW_CLASSES: dict = {}  # (id(trace), id(classes)) -> (trace, classes, the class of each row)
+
+
+def _log_row_classes(scenario: Scenario) -> np.ndarray:
+    """The class of each row of the scenario's replayed log (its cause column's values mapped
+    by the classes' ``values``), computed once per log and classes (runs of a sweep share it)."""
+    tr = getattr(scenario.failures, "trace", None)
+    if tr is None or getattr(tr, "reasons", None) is None:
+        raise ValueError("failure classes with values need a replayed failure log with a cause column "
+                         "(failures.model = \"trace\" and failures.trace.reason_column)")
+    cl = scenario.failure_classes
+    key = (id(tr), id(cl))
+    hit = _ROW_CLASSES.get(key)
+    if hit is None or hit[0] is not tr or hit[1] is not cl:
+        if len(_ROW_CLASSES) >= 16:
+            _ROW_CLASSES.clear()
+        hit = _ROW_CLASSES[key] = (tr, cl, cl.row_classes(tr.reasons))
+    return hit[2]
+
+
 class _LoopOutcome:
     """What the batch loop leaves: the kernel state, the last status, the counters and the
     per-epoch / per-failure records."""
@@ -477,6 +513,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
     (``recovery = "restart"``) takes no spare and no group out: it is not merged into the
     repair book, and it does not cost its group its snapshot copies."""
     kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
+    # domain classes: the source's events and their classes (an event's detection charged once)
+    dom = draws if isinstance(draws, DomainEpochs) else None
     K = kern.SLOTS
     mult = mults.chunk()
     state = kern.new_state(init_depth, 0.0)
@@ -553,6 +591,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
                 ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]])
             if draws is not None:
                 fdet = det_all[pos : pos + n]
+                if dom is not None:
+                    fdet = dom.once(np.arange(pos, pos + n), np.ones(n, dtype=bool), fdet)
                 if timeline:
                     tl_cls = cls_all[pos : pos + n]
         else:
@@ -604,6 +644,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             if draws is not None:
                 ev = pos + np.maximum(raw_idx[:n], 0)
                 fdet = np.where(is_rejoin[:n] == 1, 0.0, det_all[ev])
+                if dom is not None:  # the first copy the book merges: copies of groups out are dropped
+                    fdet = dom.once(ev, is_rejoin[:n] == 0, fdet)
                 if timeline:
                     tl_cls = np.where(is_rejoin[:n] == 1, -1, cls_all[ev]).astype(np.int8)
         last_restart = n > 0 and out.restart[n - 1] in (RESTART, RESTART_MEMORY)
@@ -635,6 +677,11 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             status, j, mult = _advance_all(advance, state, params, frel, start, out, ready, j, t_next, mult, mults,
                                            MIDX, NEED_MULT, BAD_OUTCOME, fdet)
         n_restart = 1 if status == RESTARTED else 0  # a restart is always the last consumed
+        if dom is not None and j:
+            if book is None:
+                dom.commit(np.arange(pos, pos + j), np.ones(j, dtype=bool))
+            else:
+                dom.commit(pos + np.maximum(raw_idx[:j], 0), is_rejoin[:j] == 0)
         if closing and n_restart:
             class_restarts += 1
         n_rejoin = 0 if is_rejoin is None else int(is_rejoin[:j].sum())
