@@ -68,13 +68,14 @@ def test_membership_swaps_bulk_and_groups_of_two_nodes():
     t, g, j = FleetCapacity(ch, 0, 4, 40.0).membership(4)
     assert t.tolist() == [10.0] * 5 + [20.0, 30.0]
     assert j.tolist() == [0, 1, 0, 1, 0, 1, 0] and g.tolist() == [3, 3, 3, 3, 3, 3, 3]
-    # two nodes a group: 8 nodes, 4 groups; one removal breaks a group (its other node idles),
-    # a second one another, and the two idle nodes make one group again
+    # two nodes a group: 8 nodes, 4 groups; one removal breaks a group (its other node idles);
+    # a second one breaks another, whose survivor and the idle node make a group again: a swap
+    # of the short job, its join first; the addition at 9 s fills no whole group
     ch = (np.array([5.0, 6.0, 9.0]), np.array([-1, -1, 1]))
     cap = FleetCapacity(ch, 8, 8, 20.0)
     assert cap.live_groups(4, 2).tolist() == [3, 3, 3]
     t, g, j = cap.membership(4, 2)
-    assert t.tolist() == [5.0, 6.0, 6.0] and j.tolist() == [0, 0, 1] and g.tolist() == [3, 2, 2]
+    assert t.tolist() == [5.0, 6.0, 6.0] and j.tolist() == [0, 1, 0] and g.tolist() == [3, 3, 3]
 
 
 def _random_log(rng, n_nodes, spare):
@@ -177,3 +178,26 @@ def test_checkpoint_only_ignores_the_growth_and_the_timeline_records_drops(tmp_p
     # a fleet of 6 for 4 nodes: both removals are swaps (a drop and a join each)
     assert (el.failures_seen, el.rejoins, el.restarts) == (2, 2, 0)
     assert el.timeline.failure_time.tolist() == [50.5, 70.5] and el.timeline.failure_group.tolist() == [3, 3]
+
+
+def test_a_swap_of_a_short_job_never_takes_it_below_its_size():
+    """Two groups of 12 nodes on 20: the job runs short (one group, 8 idle nodes). A removal
+    there is a swap whose join comes first (an idle node replaces the lost one), so with
+    ``min_groups = 1`` it is never a restart; at the full size the drop comes first."""
+    ch = (np.array([5.0, 10.0, 20.0, 30.0] + [40.0] * 5), np.array([-1, -1, -1, -1] + [1] * 5))
+    cap = FleetCapacity(ch, 24, 24, 60.0)
+    t, g, j = cap.membership(2, 12)
+    # 5 s: 23 nodes, a drop (full size, no idle node); 10 s: 22, a swap of the short job (the
+    # join first); 20 s, 30 s: likewise; 40 s: 25 nodes, group 1 back
+    assert t.tolist() == [5.0, 10.0, 10.0, 20.0, 20.0, 30.0, 30.0, 40.0]
+    assert j.tolist() == [0, 1, 0, 1, 0, 1, 0, 1] and g.tolist() == [1] * 8
+    live = 2 + np.cumsum(np.where(j == 1, 1, -1))
+    assert live.min() == 1
+    walk = _FleetMembers(_Fleet(ch, 24, 24, 60.0), 2, 12).events
+    assert list(zip(t.tolist(), g.tolist(), j.tolist())) == walk
+    tr = Trace(np.array([5.0, 10.0, 20.0, 30.0]), np.array([0, 1, 2, 3]), n_units=24, end=60.0,
+               changes=ch)
+    sc = Scenario(2, n_steps=100, t_compute=1.0, t_allreduce=0.0, restart_time=5.0, checkpoint_time=1.0, jitter=0.0,
+                  gpus_per_group=96, failure_model=TraceReplay(tr, after="stop", nodes_per_group=12), name="swap")
+    res = simulate(sc, ElasticDP(reconfigure=1.0, step_times={1: 2.0}), seed=0)
+    assert (res.restarts, res.failures_seen, res.rejoins) == (0, 4, 4)

@@ -583,9 +583,10 @@ class FleetCapacity:
         the job runs on :meth:`live_groups` ``G'`` groups, so ``G' - G + drops >= 0`` groups
         join, from the fleet's idle nodes: an addition's, or one that was idle while the
         fleet held more than the job (a removal then costs a drop and a rejoin, a swap).
-        Within an instant a drop is followed by a join while both remain (the swap keeps
-        the job at ``G - 1`` at the least), then the remaining drops, then the remaining
-        joins. The groups are a stack: the job's live groups are ``0 .. L-1``, a drop takes
+        Within an instant drops and joins pair up first (swaps: a join then a drop when the
+        job is short, ``G < n_groups``, so that a swap never takes it below ``G``; a drop
+        then a join at the full size, where no group is out to join first), then the
+        remaining drops, then the remaining joins. The groups are a stack: the job's live groups are ``0 .. L-1``, a drop takes
         group ``L - 1`` and a join brings back group ``L``, so every group's events alternate
         (out, in, out, ...). Before the log's first instant the job holds all its groups.
 
@@ -607,7 +608,9 @@ class FleetCapacity:
         first = np.cumsum(m) - m
         j = np.arange(total) - np.repeat(first, m)
         p2, d_ = np.repeat(2 * pairs, m), np.repeat(drops - pairs, m)
-        join = np.where(j < p2, j % 2 == 1, j >= p2 + d_)
+        # a swap's join comes first when the job is short (parity 0), its drop first at full size
+        lead = np.repeat((g_before < n).astype(np.int64), m)
+        join = np.where(j < p2, j % 2 != lead, j >= p2 + d_)
         step = np.where(join, 1, -1)
         live = n + np.cumsum(step)
         groups = np.where(join, live - 1, live).astype(np.int64)

@@ -579,8 +579,8 @@ class _Fleet:
 class _FleetMembers:
     """An elastic job following the fleet, instant by instant: ``r`` removals drop
     ``min(r, live)`` groups, then the job fills ``min(n, nodes // nodes_per_group)`` groups
-    from the idle nodes; a drop and a join alternate while both remain (a swap), then the
-    other drops, then the other joins; a drop takes the top live group, a join brings the
+    from the idle nodes; drops and joins pair up first (a swap: the join first when the job is
+    short, the drop first at its full size), then the other drops, then the other joins; a drop takes the top live group, a join brings the
     next one back. The changes of instants up to a restart's resume are skipped."""
 
     def __init__(self, fleet, n, npg):
@@ -593,8 +593,8 @@ class _FleetMembers:
             target = min(n, nodes // npg)
             joins = target - live + drops
             seq = []
-            while drops and joins:
-                seq += [0, 1]
+            while drops and joins:  # a swap: its join first when the job is short
+                seq += [1, 0] if live < n else [0, 1]
                 drops, joins = drops - 1, joins - 1
             seq += [0] * drops + [1] * joins
             for j in seq:
