@@ -21,6 +21,7 @@ Usage::
 
     python -m bench.capacity_traces                         # spare_core only, a few seconds
     python -m bench.capacity_traces --bamboo /tmp/bamboo    # + Bamboo's simulator on the trace
+    python -m bench.capacity_traces --speed                 # + the replay speed (a 200,000-row log)
 """
 from __future__ import annotations
 
@@ -240,9 +241,45 @@ def oobleck_row() -> dict:
                 throughput=sc.n_steps / r.time_to_train, drops=r.failures_seen, restarts=r.restarts)
 
 
+def speed(n_rows: int = 200_000, seed: int = 0) -> list[dict]:
+    """The grow-back's replay speed: a fleet wandering at random between 200 and 320 nodes (a
+    removal or an addition each row, turned back at the bounds) for an elastic job of 256 groups,
+    with and without a step-time table; rows consumed a second."""
+    import time
+
+    from spare_core.events.trace import Trace
+    from spare_core.events.trace_model import TraceReplay
+    from spare_core.sim import Scenario
+    from spare_core.strategies.elastic import ElasticDP
+
+    rng = np.random.default_rng(seed)
+    t = np.cumsum(rng.exponential(30.0, n_rows))
+    u = rng.random(n_rows)
+    d = np.empty(n_rows, dtype=np.int8)
+    fleet = 300
+    for i in range(n_rows):  # the log's set-up, not the replay
+        x = -1 if u[i] < 0.5 else 1
+        if not 200 <= fleet + x <= 320:
+            x = -x
+        d[i], fleet = x, fleet + x
+    rem = d < 0
+    tr = Trace(t[rem], np.arange(int(rem.sum())) % 256, n_units=256, end=float(t[-1]), changes=(t, d))
+    sc = Scenario(256, n_steps=int(t[-1] / 10.0), t_compute=9.0, t_allreduce=1.0, restart_time=60.0,
+                  checkpoint_time=10.0, failure_model=TraceReplay(tr, after="stop", capacity=300), name="speed")
+    out = []
+    for label, pol in (("no table", ElasticDP(reconfigure=5.0)),
+                       ("table", ElasticDP(reconfigure=5.0, step_times={200: 12.0, 230: 11.0}))):
+        t0 = time.perf_counter()
+        r = simulate(sc, pol, seed=0)
+        dt = time.perf_counter() - t0
+        out.append(dict(run=label, seconds=dt, rows_per_s=n_rows / dt, drops=r.failures_seen, joins=r.rejoins))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bamboo", help="a checkout of github.com/uclasystem/bamboo: run its simulator on the trace too")
+    ap.add_argument("--speed", action="store_true", help="also time the grow-back on a 200,000-row log")
     args = ap.parse_args(argv)
     facts = trace_facts(load_scenario_file(BAMBOO))
     print("Bamboo p3 trace (from 5 min):", json.dumps(facts))
@@ -261,6 +298,10 @@ def main(argv=None) -> int:
     print(f"one node an hour (examples/oobleck_hourly.toml): elastic TTT {o['ttt_h']:.4f} h, closed form "
           f"{o['closed_h']:.4f} h (T0 {o['t0_h']:.3f} h), {o['throughput']:.4f} steps/s, {o['drops']} drops, "
           f"{o['restarts']} restarts")
+    if args.speed:
+        for row in speed():
+            print(f"speed, {row['run']}: {row['seconds']:.2f} s, {row['rows_per_s']:,.0f} rows/s "
+                  f"({row['drops']} drops, {row['joins']} joins)")
     return 0
 
 
