@@ -201,3 +201,26 @@ def test_a_swap_of_a_short_job_never_takes_it_below_its_size():
                   gpus_per_group=96, failure_model=TraceReplay(tr, after="stop", nodes_per_group=12), name="swap")
     res = simulate(sc, ElasticDP(reconfigure=1.0, step_times={1: 2.0}), seed=0)
     assert (res.restarts, res.failures_seen, res.rejoins) == (0, 4, 4)
+
+
+def test_the_preemption_example_grows_back():
+    """examples/preemption_job.toml: the elastic job follows its fleet of 20 spot instances, so
+    its drops are matched by joins (one group short at the end at most) and it never waits."""
+    from pathlib import Path
+
+    from spare_core.scenario_file import load_scenario_file
+    from spare_core.strategies import make_policy
+
+    sf = load_scenario_file(Path(__file__).resolve().parents[1] / "examples" / "preemption_job.toml")
+    pol = make_policy("elastic", **sf.policy_kwargs()["elastic"])
+    r = simulate(sf.scenario, pol, seed=0)
+    assert r.finished and r.rejoins > 0
+    cap = sf.scenario.failures.capacity_timeline(sf.scenario.n_groups)
+    g = cap.live_groups(sf.scenario.n_groups)
+    # every change the fleet makes before the run ends, and no more: drops and joins of the log
+    before = cap.instants <= r.time_to_train
+    t, _, j = cap.membership(sf.scenario.n_groups)
+    inside = t <= r.time_to_train
+    assert g[before].min() >= pol.step_times[0][0]  # never below the table while it runs: no restart
+    assert r.restarts == 0 and r.wait_time == 0.0
+    assert (r.failures_seen, r.rejoins) == (int((j[inside] == 0).sum()), int((j[inside] == 1).sum()))

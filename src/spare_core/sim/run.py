@@ -512,7 +512,12 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
     failure of a class no strategy masks: the handler is asked about the failures before it
     only, and that failure is a restart whatever the handler would say. A job-wide one
     (``recovery = "restart"``) takes no spare and no group out: it is not merged into the
-    repair book, and it does not cost its group its snapshot copies."""
+    repair book, and it does not cost its group its snapshot copies.
+
+    With an elastic job following a fleet (``plan.members``, a log of capacity events that
+    adds nodes) the source is the fleet's drops and joins (:class:`_MembershipSource`), handed
+    to the handler's ``on_events`` a batch at a time; a restart waits for the fleet as any
+    restart on the log does."""
     kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
     K = kern.SLOTS
     mult = mults.chunk()
