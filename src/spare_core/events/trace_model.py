@@ -539,13 +539,16 @@ class FleetCapacity:
     [30.0, 30.0, 0.0]
     """
 
-    __slots__ = ("instants", "nodes", "need", "start", "end", "_next_ok")
+    __slots__ = ("instants", "nodes", "need", "start", "end", "_next_ok", "removed", "added")
 
     def __init__(self, changes, start, need, end):
         t, d = changes
         self.start, self.need, self.end = int(start), int(need), float(end)
         self.instants, first = np.unique(t, return_index=True)
         per = np.add.reduceat(d.astype(np.int64), first) if t.shape[0] else np.zeros(0, dtype=np.int64)
+        # the rows of each instant: removals and additions (a bulk event is several of one kind)
+        self.removed = np.add.reduceat((d < 0).astype(np.int64), first) if t.shape[0] else per
+        self.added = np.add.reduceat((d > 0).astype(np.int64), first) if t.shape[0] else per
         self.nodes = self.start + np.cumsum(per)
         at0 = int(self.nodes[0]) if self.instants.shape[0] and self.instants[0] == 0.0 else self.start
         if at0 < self.need:
@@ -559,6 +562,59 @@ class FleetCapacity:
         # the first instant at or after each one where the fleet holds the job again
         idx = np.where(ok, np.arange(ok.shape[0]), ok.shape[0])
         self._next_ok = np.minimum.accumulate(idx[::-1])[::-1] if idx.shape[0] else idx
+
+    @property
+    def grows(self) -> bool:
+        """Whether the log adds nodes at all (an elastic job then grows back: :meth:`membership`)."""
+        return bool(self.added.sum())
+
+    def live_groups(self, n_groups: int, nodes_per_group: int = 1) -> np.ndarray:
+        """The groups an elastic job runs on after each instant: ``min(n_groups, nodes //
+        nodes_per_group)``, every whole group the fleet can fill."""
+        return np.minimum(n_groups, self.nodes // nodes_per_group)
+
+    def membership(self, n_groups: int, nodes_per_group: int = 1):
+        """The membership changes of an elastic job that follows the fleet: ``(times, groups,
+        rejoin)``, rejoin 1 for a group joining and 0 for one dropping out.
+
+        Every removal hits a node of the job (as for any policy on the log): at an instant
+        with ``r`` removals, ``min(r, G)`` of the job's ``G`` live groups drop out (each in
+        its own group, the worst case when a group has several nodes). After the instant
+        the job runs on :meth:`live_groups` ``G'`` groups, so ``G' - G + drops >= 0`` groups
+        join, from the fleet's idle nodes: an addition's, or one that was idle while the
+        fleet held more than the job (a removal then costs a drop and a rejoin, a swap).
+        Within an instant drops and joins pair up first (swaps: a join then a drop when the
+        job is short, ``G < n_groups``, so that a swap never takes it below ``G``; a drop
+        then a join at the full size, where no group is out to join first), then the
+        remaining drops, then the remaining joins. The groups are a stack: the job's live groups are ``0 .. L-1``, a drop takes
+        group ``L - 1`` and a join brings back group ``L``, so every group's events alternate
+        (out, in, out, ...). Before the log's first instant the job holds all its groups.
+
+        The changes follow from the log alone: after a global restart the job resumes only
+        once the fleet holds it whole (:meth:`ready`), where these changes have it whole
+        too, so the stream holds after every restart (the changes of instants while the job
+        was down are skipped, as every replay's).
+        """
+        n, npg = int(n_groups), int(nodes_per_group)
+        g_after = self.live_groups(n, npg)
+        g_before = np.concatenate(([n], g_after[:-1])).astype(np.int64)
+        drops = np.minimum(self.removed, g_before)
+        joins = g_after - g_before + drops
+        pairs = np.minimum(drops, joins)
+        m = drops + joins
+        total = int(m.sum())
+        times = np.repeat(self.instants, m)
+        # each event's position within its instant, and what it is there (the pattern above)
+        first = np.cumsum(m) - m
+        j = np.arange(total) - np.repeat(first, m)
+        p2, d_ = np.repeat(2 * pairs, m), np.repeat(drops - pairs, m)
+        # a swap's join comes first when the job is short (parity 0), its drop first at full size
+        lead = np.repeat((g_before < n).astype(np.int64), m)
+        join = np.where(j < p2, j % 2 != lead, j >= p2 + d_)
+        step = np.where(join, 1, -1)
+        live = n + np.cumsum(step)
+        groups = np.where(join, live - 1, live).astype(np.int64)
+        return times, groups, join.astype(np.int8)
 
     def short(self) -> float:
         """Seconds of ``[0, end]`` during which the fleet holds fewer than ``need`` nodes."""

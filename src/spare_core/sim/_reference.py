@@ -97,6 +97,16 @@ class _Run:
                 self.stream = _LogFailures(sc, seed)
         else:
             self.stream = _Lookahead(sc.failure_stream(seed))
+        # a log of capacity events: the fleet's nodes over time (a restart waits for the job's),
+        # and an elastic job on a log that adds nodes follows the fleet (_FleetMembers)
+        self.fleet = None
+        cap_of = getattr(sc.failures, "capacity_timeline", None)
+        trace = getattr(sc.failures, "trace", None)
+        if cap_of is not None and trace is not None and trace.changes is not None:
+            npg = sc.failures.nodes_per_group or 1
+            self.fleet = _Fleet(trace.changes, sc.failures.capacity, sc.n_groups * npg, trace.end)
+            if self.elastic and self.fleet.grows:
+                self.stream = _FleetMembers(self.fleet, sc.n_groups, npg)
         self.handler = None if (self.ckpt_only or self.elastic) else policy.handler(sc)
         self.mults = StepMultipliers(sc, run_seed(seed, "step-multipliers"))
         self.buf, self.bi = self.mults.chunk(), 0
@@ -191,6 +201,11 @@ class _Run:
                 f, g, c = self.pending.pop(0)
                 self.det_row = -1  # the event's detection came with its first group
                 return ("fail", f, g, c)
+            if isinstance(self.stream, _FleetMembers):
+                f, g, join = self.stream.next_change()
+                if join:
+                    return ("rejoin", f, g, -1)
+                return ("fail", f, g, -1)
             f, g = self.stream.next_failure()
             c = -1
             if self.cdraws is not None:
@@ -269,6 +284,13 @@ class _Run:
     # -- policy decisions ---------------------------------------------------------------------
     def _elastic_state(self):
         n, k = self.sc.n_groups, self.policy.microbatches
+        table = getattr(self.policy, "step_times", None)
+        if table is not None:
+            # the next tabled size down, as a depth of (seconds - all-reduce) / compute
+            if self.live >= n:
+                return 1.0, 1.0
+            sec = [v for size, v in sorted(table) if size <= self.live][-1]
+            return (sec - self.sc.t_allreduce) / self.sc.t_compute, 1.0
         if self.policy.batch == "keep":
             return math.ceil(n * k / self.live) / k, 1.0
         return 1.0, self.live / n
@@ -279,7 +301,9 @@ class _Run:
             return "restart", self.init_depth, 0.0
         if self.elastic:
             self.live -= 1
-            if self.live < self.policy.min_groups:
+            table = getattr(self.policy, "step_times", None)
+            least = self.policy.min_groups if table is None else max(self.policy.min_groups, table[0][0])
+            if self.live < least:
                 return "restart", self.init_depth, 0.0
             return ("drop", *self._elastic_state()[:1], 0.0)
         o = self.handler.on_failure(g)
@@ -436,6 +460,13 @@ class _Run:
                             last_wait = ready - resume
                             t["wait"] += ready - resume
                             resume = ready
+                    if self.fleet is not None:
+                        # the job resumes once the fleet holds its nodes again
+                        ok = self.fleet.ready_at(f + rt)
+                        if ok > resume:
+                            last_wait = ok - resume
+                            t["wait"] += ok - resume
+                            resume = ok
                     if not from_memory:
                         self.t_last = resume
                     self.t_mem = resume
@@ -559,6 +590,77 @@ class _Run:
             detect_time=t["detect"],
             class_restarts=c["forced"],
         )
+
+
+class _Fleet:
+    """The fleet's nodes from a capacity log's rows, walked row by row (no numpy): the
+    reference's own reading of ``failures.trace.capacity`` and the log."""
+
+    def __init__(self, changes, start, need, end):
+        self.rows = sorted(zip(changes[0].tolist(), changes[1].tolist()), key=lambda r: r[0])
+        self.start = need if start is None else int(start)
+        self.need, self.end = int(need), float(end)
+        self.instants = sorted({t for t, _ in self.rows})
+        self.grows = any(d > 0 for _, d in self.rows)
+
+    def nodes_at(self, x) -> int:
+        """Nodes after every row at or before ``x``."""
+        return self.start + sum(d for t, d in self.rows if t <= x)
+
+    def ready_at(self, t0) -> float:
+        """The earliest resume at or after ``t0`` with the job's nodes in the fleet (a row one
+        rounding away from ``t0`` counts as at it; the log's end when it never holds them)."""
+        x = t0 + 1e-9 * max(1.0, abs(t0))
+        if self.nodes_at(x) >= self.need or not any(t <= x for t in self.instants):
+            return -math.inf
+        return next((u for u in self.instants if u > x and self.nodes_at(u) >= self.need), self.end)
+
+
+class _FleetMembers:
+    """An elastic job following the fleet, instant by instant: ``r`` removals drop
+    ``min(r, live)`` groups, then the job fills ``min(n, nodes // nodes_per_group)`` groups
+    from the idle nodes; drops and joins pair up first (a swap: the join first when the job is
+    short, the drop first at its full size), then the other drops, then the other joins; a drop takes the top live group, a join brings the
+    next one back. The changes of instants up to a restart's resume are skipped."""
+
+    def __init__(self, fleet, n, npg):
+        self.events = []
+        live, nodes = n, fleet.start
+        for u in fleet.instants:
+            rows = [d for t, d in fleet.rows if t == u]
+            nodes += sum(rows)
+            drops = min(sum(1 for d in rows if d < 0), live)
+            target = min(n, nodes // npg)
+            joins = target - live + drops
+            seq = []
+            while drops and joins:  # a swap: its join first when the job is short
+                seq += [1, 0] if live < n else [0, 1]
+                drops, joins = drops - 1, joins - 1
+            seq += [0] * drops + [1] * joins
+            for j in seq:
+                if j:
+                    self.events.append((u, live, 1))
+                    live += 1
+                else:
+                    live -= 1
+                    self.events.append((u, live, 0))
+        self.i, self.start, self.first = 0, 0.0, True
+
+    def peek(self) -> float:
+        if self.i >= len(self.events):
+            return math.inf
+        t = self.events[self.i][0]
+        return self.start + (t - self.start)
+
+    def next_change(self):
+        t, g, j = self.events[self.i]
+        self.i += 1
+        return self.start + (t - self.start), g, j
+
+    def restart(self, time) -> None:
+        self.start = time
+        while self.i < len(self.events) and self.events[self.i][0] <= time:
+            self.i += 1
 
 
 class _Lookahead:

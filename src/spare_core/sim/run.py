@@ -329,7 +329,7 @@ class _RunPlan:
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
     __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups", "seed",
-                 "capacity")
+                 "capacity", "members")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -390,6 +390,13 @@ class _RunPlan:
                 if on:
                     raise ValueError(f"a log of capacity events (failures.trace.event_column) does not go with {what}: "
                                      "the log decides when nodes come back")
+        self.members = None
+        if self.capacity is not None and self.capacity.grows and getattr(policy, "grows_on_capacity", False):
+            # an elastic job on a log that adds nodes follows the fleet: it drops groups at the
+            # removals and grows back from the idle nodes (FleetCapacity.membership); a log
+            # without additions keeps the replay of its removals, as before
+            npg = getattr(scenario.failures, "nodes_per_group", None) or 1
+            self.members = _MembershipSource(*self.capacity.membership(scenario.n_groups, npg))
         return self
 
 
@@ -413,6 +420,36 @@ def _pause(policy, method: str, scenario) -> float:
     ``step_seconds``; 0 s when it has none)."""
     f = getattr(policy, method, None)
     return 0.0 if f is None else as_float(f(scenario), f"policy {method}", min_value=0.0)
+
+
+class _MembershipSource:
+    """The membership changes of an elastic job following a fleet (:meth:`FleetCapacity.membership
+    <spare_core.events.trace_model.FleetCapacity.membership>`) as an epoch source: epoch ``k``
+    starting at ``start`` holds the changes after ``start`` (from time 0 on in the first
+    epoch), as offsets from it; :attr:`rejoin` flags the joins of the last epoch asked for."""
+
+    def __init__(self, times, groups, rejoin):
+        self._t, self._g, self._r = times, groups, rejoin
+        self._key = None
+
+    def _epoch(self, k, start):
+        if self._key != (k, start):
+            i = int(np.searchsorted(self._t, start, side="left" if k == 0 else "right"))
+            self._rel = self._t[i:] - start
+            self._groups, self.rejoin = self._g[i:], self._r[i:]
+            self._key = (k, start)
+
+    def get(self, k, need, want=0, *, start):
+        self._epoch(k, start)
+        return self._rel, self._groups
+
+    def times(self, k, need, want=0, *, start):
+        self._epoch(k, start)
+        return self._rel
+
+    def next_time(self, k, i, *, start):
+        self._epoch(k, start)
+        return float(self._rel[i]) if i < self._rel.shape[0] else math.inf
 
 
 class _CheckedSource:
@@ -511,7 +548,12 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
     failure of a class no strategy masks: the handler is asked about the failures before it
     only, and that failure is a restart whatever the handler would say. A job-wide one
     (``recovery = "restart"``) takes no spare and no group out: it is not merged into the
-    repair book, and it does not cost its group its snapshot copies."""
+    repair book, and it does not cost its group its snapshot copies.
+
+    With an elastic job following a fleet (``plan.members``, a log of capacity events that
+    adds nodes) the source is the fleet's drops and joins (:class:`_MembershipSource`), handed
+    to the handler's ``on_events`` a batch at a time; a restart waits for the fleet as any
+    restart on the log does."""
     kern, params, handler, init_depth = plan.kern, plan.params, plan.handler, plan.init_depth
     # domain classes: the source's events and their classes (an event's detection charged once)
     dom = draws if isinstance(draws, DomainEpochs) else None
@@ -557,6 +599,10 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
         retire = source.retire
         book.never_after(max_wall)
     status = None
+    members = plan.members
+    if members is not None:
+        # the fleet's changes replace the replay of its removals (whose reader hears nothing)
+        source, blind, report_consumed = members, False, None
     while True:
         ready = None
         if blind:
@@ -575,7 +621,14 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
                 forced = pos + int(hit[0])
                 wide = draws.job_wide(int(cls_all[forced]))
         closing = False  # the batch closes with the forced restart
-        if book is None:
+        if members is not None:
+            # an elastic job following the fleet: its drops and joins, decided at once
+            joins = members.rejoin[pos:stop]
+            out = _check_outcomes(handler.on_events(fgroup, joins), fgroup.shape[0])
+            n = out.restart.shape[0]
+            frel, is_rejoin = rel[pos : pos + n], joins[:n]
+            ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]])
+        elif book is None:
             if forced < 0:
                 out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
             else:
@@ -668,7 +721,7 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
                     _mark_up(now, fgroup[:m_up], None if is_rejoin is None else is_rejoin[:m_up],
                              frel[:m_up] + start)
                     out = _restore_kind(out, n, holders, now, float(state[T_MEM]), source, epoch, start, after, frel)
-        elif book is None:
+        elif book is None:  # a plain replay, or a fleet's membership changes
             t_next = start + source.next_time(epoch, pos + n, start=start)
         else:
             nxt = start + rel[pos + used] if pos + used < hi else raw_next

@@ -188,13 +188,20 @@ class ElasticDP(Policy):
     -----
     A drop loses the step (or save) in flight: the live groups redo it after the pause. A
     rejoin pauses every group too and applies from the next step. Without repairs a dropped
-    group stays out until a global restart.
+    group stays out until a global restart, except on a log of capacity events that adds
+    nodes (``failures.trace.event_column``): there the job follows the fleet, dropping groups
+    at the removals and growing back to its size from the idle nodes
+    (:meth:`FleetCapacity.membership <spare_core.events.trace_model.FleetCapacity.membership>`),
+    each join pausing every group ``reconfigure`` seconds like a rejoin after a repair.
     """
 
     name = "Elastic DP"
     identity = "spare_core.sim.elastic.ElasticDP"
     redundancy = 1
     restart_is_wipeout = False
+    # on a log of capacity events that adds nodes, the job follows the fleet: it grows back at
+    # the additions (FleetCapacity.membership), each join a rejoin pause of ``reconfigure``
+    grows_on_capacity = True
 
     def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto",
                  step_overhead=0.0, quorum=0.0, step_times=None) -> None:
