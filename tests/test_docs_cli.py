@@ -421,6 +421,14 @@ KEY_CASES: dict[str, list[Case]] = {
                                and sf.scenario.failures.lemons() == (0.2, 3.0, 0.0))],
     "fleet.lemon_fix": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3", "fleet.lemon_fix=0.5",
                               check=lambda sf: sf.scenario.failures.lemons() == (0.2, 3.0, 0.5))],
+    # half of 16 log units fail (5 times each): a frailty > 0 to take the lemons from
+    "fleet.lemons": [Case(failures=FIT.format(model="node", law="frailty").replace("n_units = 8", "n_units = 16"),
+                          extra='\n[fleet]\nlemons = "frailty"\nlemon_fix = 0.25\n',
+                          check=lambda sf: sf.scenario.failures.frailty_lemons
+                          and sf.scenario.failures.lemon_fix == 0.25 and sf.scenario.failures.frailty > 0),
+                     _sets("fleet.lemons='declared'", "fleet.lemon_share=0.2",
+                           check=lambda sf: not sf.scenario.failures.frailty_lemons
+                           and sf.scenario.failures.lemons() == (0.2, 1.0, 0.0))],
     "repair.misdiagnose": [_sets("repair.time='1 h'", "repair.misdiagnose=0.1",
                                  check=lambda sf: sf.scenario.repair.drawn and sf.scenario.repair.misdiagnose == 0.1)],
     "checkpoint.memory_save": [_sets("checkpoint.memory_save='3 s'", "checkpoint.memory_restore='1 min'",

@@ -115,6 +115,13 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         ``retire_after``-th, ``2 retire_after``-th, ... failure (the slot's node since its last
         retirement, :attr:`NodeFailureLog.retire`), and with ``[repair]`` that node never comes
         back to the spare pool, which shrinks. 0: no node retires.
+    frailty_lemons : bool, default False
+        The fleet's lemons are the frailty's multipliers (``[fleet] lemons = "frailty"``, needs
+        ``frailty > 0``): ``lemon_fix`` is then the probability that the repair after *any*
+        failure fixes its node, which redraws the slot's multiplier from the same gamma, and a
+        retired node's replacement (``retire_after``) draws its own multiplier too. The draws
+        come from the stream ``"node-lemons"``. Without ``lemon_fix`` and ``retire_after`` it
+        changes nothing (the frailty alone already gives each slot its multiplier).
 
     Notes
     -----
@@ -148,7 +155,15 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     multiplier stays with the *slot*: a lemon's replacement is a lemon. That is the fleet in
     which a lemon swapped out comes back from repair unfixed and is what the slot gets again;
     it leaves out a pool that mixes nodes between slots (the slot's next node a lemon with the
-    pool's share) and repairs that fix lemons (docs/model.md, *Lemon nodes*).
+    pool's share) (docs/model.md, *Lemon nodes*).
+
+    *Lemons from the frailty* (``frailty_lemons``): a repair that fixes a node, or a retirement,
+    puts a new node from the same population in the slot, a fresh ``Gamma(1/v, v)`` multiplier
+    (not 1: the fitted law says how new nodes vary, and a reset to the mean would make the good
+    nodes worse). With ``lemon_fix = 1`` (or a retirement after every failure) a slot's
+    failures are a renewal process of mean gap ``E[1/Z] / rate = 1 / (rate (1 - v))`` for
+    ``v < 1``: the fleet's rate falls from the file's towards ``1 - v`` of it (and towards 0 for
+    ``v >= 1``, as nodes that almost never fail accumulate).
 
     *Cost.* The wall-clock log is drawn in chunks of ``4096 * system_mtbf`` seconds: a pass over
     the nodes whose next failure falls in the chunk, then repeated batch draws for nodes that
@@ -181,6 +196,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     lemon_rate: float = 1.0
     lemon_fix: float = 0.0
     retire_after: int = 0
+    frailty_lemons: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -192,8 +208,19 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         set_(self, "lemon_rate", as_float(self.lemon_rate, "fleet.lemon_rate", min_value=1.0))
         set_(self, "lemon_fix", as_float(self.lemon_fix, "fleet.lemon_fix", min_value=0.0, max_value=1.0))
         set_(self, "retire_after", as_int(self.retire_after, "fleet.retire_after", min_value=0))
-        if self.lemon_fix > 0 and self.lemon_share == 0:
-            raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix)")
+        if not isinstance(self.frailty_lemons, (bool, np.bool_)):
+            raise TypeError(f"frailty_lemons must be a bool, got {type(self.frailty_lemons).__name__} "
+                            f"{self.frailty_lemons!r}")
+        set_(self, "frailty_lemons", bool(self.frailty_lemons))
+        if self.frailty_lemons and not self.frailty > 0:
+            raise ValueError("fleet.lemons = 'frailty' needs a frailty > 0 (the gamma multipliers it takes the "
+                             "lemons from)")
+        if self.frailty_lemons and self.lemon_share > 0:
+            raise ValueError("fleet.lemons = 'frailty' and fleet.lemon_share are two laws of the nodes' rate "
+                             "multipliers: give one")
+        if self.lemon_fix > 0 and self.lemon_share == 0 and not self.frailty_lemons:
+            raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix) or "
+                             "fleet.lemons = 'frailty'")
         if self.lemon_share > 0 and self.frailty > 0:
             raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
                              "rate multipliers: give one")
@@ -246,6 +273,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             del out["lemon_fix"]
         if self.retire_after == 0:
             del out["retire_after"]
+        if not self.frailty_lemons:
+            del out["frailty_lemons"]
         return out
 
     def lemons(self) -> tuple[float, float, float] | None:
@@ -288,7 +317,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         """The wall-clock failure log of the job's nodes under ``seed``."""
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
                               chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
-                              schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after)
+                              schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after,
+                              frailty_lemons=self.lemon_fix if self.frailty_lemons else None)
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -305,6 +335,10 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         extra = ""
         if self.frailty:
             extra += f"; per-node rate multipliers Gamma(mean 1, variance {self.frailty:.3g}) kept by each slot"
+            if self.frailty_lemons and (self.lemon_fix or self.retire_after):
+                extra += (" until " + " or ".join(
+                    ([f"a repair fixes its node (probability {self.lemon_fix:.3g})"] if self.lemon_fix else [])
+                    + (["its node retires"] if self.retire_after else [])) + ", then redrawn")
         if self.lemon_share:
             extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
                       "(the fleet's rate unchanged)" + (f", a repair fixing one with probability {self.lemon_fix:.3g}"
@@ -351,6 +385,14 @@ class NodeFailureLog:
         over a chunk are drawn one at a time (a fix changes a slot's multiplier between passes).
     retire_after : int, default 0
         Mark every ``retire_after``-th failure of each slot (:attr:`retire`); 0: none.
+    frailty_lemons : float, optional
+        With ``frailty > 0``: the lemons are the frailty's multipliers (see
+        :class:`NodeRenewals`). The value is the probability that a failure's repair fixes its
+        node; a fixed node, and with ``retire_after`` a retiring one, gets a fresh
+        ``Gamma(1/v, v)`` multiplier before its replacement lifetime is drawn (one uniform per
+        failure when the value is > 0, then one gamma per redrawn slot in node order, both from
+        the stream ``"node-lemons"``; the passes are then drawn one at a time). None: off, the
+        log as without it.
 
     Attributes
     ----------
@@ -368,10 +410,10 @@ class NodeFailureLog:
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
                  "_rng", "scales", "schedule", "lemon", "fixed_at", "_fix", "_c", "_lemon_rng", "_buf_t", "_buf_g",
-                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret")
+                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret", "_redraw_v", "_seen")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
-                 schedule=None, lemons=None, retire_after=0):
+                 schedule=None, lemons=None, retire_after=0, frailty_lemons=None):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
@@ -417,6 +459,17 @@ class NodeFailureLog:
         # per slot: failures of its node so far; the flags, a buffer grown by doubling
         self._count = np.zeros(n, dtype=np.int64) if self.retire_after > 0 else None
         self._ret, self._n_ret = (np.empty(1024, dtype=np.int8), 0) if self.retire_after > 0 else (None, 0)
+        # lemons from the frailty: the gamma's variance when a fix or a retirement redraws a
+        # slot's multiplier (0: never), and each slot's failures counted pass by pass
+        self._redraw_v, self._seen = 0.0, None
+        if frailty_lemons is not None and frailty > 0 and (frailty_lemons > 0 or self.retire_after > 0):
+            if self.lemon is not None:
+                raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
+            self._redraw_v = float(frailty)
+            self._fix = float(frailty_lemons)
+            self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
+            if self.retire_after > 0:
+                self._seen = np.zeros(n, dtype=np.int64)
 
     @property
     def retire(self) -> np.ndarray | None:
@@ -472,6 +525,23 @@ class NodeFailureLog:
         self.scales[fixed] = self._c
         self.fixed_at[fixed] = self._wall(t[lem][hit])
 
+    def _redraw_frailty(self, nodes: np.ndarray) -> None:
+        """The repairs after one failure of each of ``nodes`` (a pass, in node order) when the
+        lemons are the frailty's: a fixed node (probability ``lemon_fix``, one uniform per
+        failure) or a retiring one gets a fresh ``Gamma(1/v, v)`` multiplier (one gamma per
+        redrawn slot, in node order) before its replacement lifetime is drawn."""
+        k = nodes.shape[0]
+        hit = self._lemon_rng.random(k) < self._fix if self._fix > 0 else np.zeros(k, dtype=bool)
+        if self._seen is not None:
+            self._seen[nodes] += 1  # a node fails at most once per pass: no repeated index
+            hit |= self._seen[nodes] % self.retire_after == 0
+        idx = nodes[hit]
+        if idx.shape[0]:
+            v = self._redraw_v
+            z = self._lemon_rng.standard_gamma(1.0 / v, idx.shape[0]) * v
+            with np.errstate(divide="ignore"):
+                self.scales[idx] = 1.0 / z
+
     def _wall(self, t):
         """Wall time of the clocks' time(s) ``t`` (the same array without a schedule)."""
         return t if self.schedule is None else self.schedule.inverse(t)
@@ -507,13 +577,17 @@ class NodeFailureLog:
         block = _BURST_MIN_BLOCK
         # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
         # and a lemon fixed between passes changes its slot's multiplier: one pass at a time
-        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes and not self._fix
+        # (so does a frailty multiplier redrawn by a fix or a retirement)
+        redraw = self._redraw_v > 0
+        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes and not self._fix and not redraw
         while active.shape[0]:
             t = nxt[active]
             ts.append(t)
             ns.append(active)
             passes += 1
-            if self._fix:
+            if redraw:
+                self._redraw_frailty(active)  # before the replacement lifetimes are drawn
+            elif self._fix:
                 self._repair_lemons(active, t)  # before the replacement lifetimes are drawn
             k = active.shape[0]
             if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
