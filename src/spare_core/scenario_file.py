@@ -114,7 +114,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
     "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate",
-              "lemon_fix", "retire_after", "lemons"),
+              "lemon_fix", "retire_after", "lemons", "place"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -528,6 +528,7 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
     fails = _lemons(rd, tables.get("fleet"), fails)
+    fails = _place(rd, tables.get("fleet"), tables.get("repair"), fails)
     repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
@@ -885,6 +886,40 @@ def _frailty_lemons(rd: Reader, fl: dict[str, Any], fails: FileFailures, model) 
     if model.retire_after:
         words += ", a retired node's replacement drawing its own"
     return dataclasses.replace(fails, model=model.replace(frailty_lemons=True, lemon_fix=fix), note=fails.note + words)
+
+
+def _place(rd: Reader, fl: dict[str, Any] | None, rp: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
+    """``fleet.place``: which idle node a failed node's slot takes (``"slot"``: none, the
+    multipliers stay with the slots; ``"any"``, ``"fewest_failures"``: they follow the nodes of a
+    fleet of the job's nodes plus ``repair.spares`` and ``fleet.standbys`` idle ones)."""
+    if fl is None or "place" not in fl:
+        return fails
+    from .events.nodes import PLACE_RULES
+
+    rule = rd.choice("fleet.place", fl["place"], PLACE_RULES)
+    if rule == "slot":
+        return fails
+    model = fails.model
+    if type(model) is not NodeRenewals:
+        kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+        raise rd.fail("fleet.place", f"needs failures.model = 'node' without [[failures.domains]] (nodes with their "
+                      f"own clocks, moved between slots), not {kind!r}", fl["place"])
+    if rp is None or rp.get("spares") is None:
+        raise rd.fail("fleet.place", "needs [repair] with a finite repair.spares (the idle nodes a failed node's "
+                      "slot chooses from)", fl["place"])
+    idle = rd.integer("repair.spares", rp["spares"], low=0, high=10**7)
+    idle += rd.integer("fleet.standbys", fl.get("standbys", 0), low=0, high=10**6)
+    if idle < 1:
+        raise rd.fail("fleet.place", "needs at least one idle node (repair.spares plus fleet.standbys >= 1)",
+                      fl["place"])
+    for key, bad in (("lemon_fix", model.lemon_fix > 0), ("retire_after", model.retire_after > 0),
+                     ("lemons", model.frailty_lemons)):
+        if bad:
+            raise rd.fail("fleet.place", f"does not go with fleet.{key} (a fix or a retirement of a node that moves "
+                          "between slots is not built)", fl["place"])
+    words = "the idle node waiting longest" if rule == "any" else "the idle node with the fewest failures so far"
+    return dataclasses.replace(fails, model=model.replace(place=rule, place_pool=idle),
+                               note=fails.note + f"; placement: {idle} idle nodes, a failed node's slot taking {words}")
 
 
 def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,

@@ -29,6 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._native import load
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_float, as_int, check_choice
 from ..distributions import Distribution
@@ -43,6 +44,14 @@ INITIAL_AGES = ("stationary", "new")
 
 # wall time drawn per chunk of the log, in system MTBFs: ~4096 failures per chunk
 _CHUNK_FAILURES = 4096
+#: ``[fleet] place``: "slot", a node's multiplier stays with its slot (no placement); "any", a
+#: failed node's slot takes the node idle longest; "fewest_failures", the idle node with the
+#: fewest failures so far
+PLACE_RULES = ("slot", "any", "fewest_failures")
+#: lifetimes drawn at once for the placement loop (a fixed block: the log does not depend on
+#: who reads it how far)
+_PLACE_DRAWS = 4096
+_PLACE = None  # the compiled placement loop, loaded on first use
 #: empty chunks ahead beyond which the log skips to the next failure's chunk at once
 _SKIP_CHUNKS = 1024
 #: passes in a row in which no node's time moved (every lifetime below the spacing of floats)
@@ -122,6 +131,16 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         retired node's replacement (``retire_after``) draws its own multiplier too. The draws
         come from the stream ``"node-lemons"``. Without ``lemon_fix`` and ``retire_after`` it
         changes nothing (the frailty alone already gives each slot its multiplier).
+    place : {"slot", "any", "fewest_failures"}, default "slot"
+        ``[fleet] place``: "slot", a node's multiplier (lemon, frailty) stays with its slot;
+        otherwise the multipliers belong to the fleet's ``n + place_pool`` nodes, and at each
+        failure the failed node joins the idle nodes and its slot takes the idle node waiting
+        longest ("any") or the one with the fewest failures so far ("fewest_failures", the one
+        waiting longest among equals). Idle nodes do not fail; a node placed starts a fresh
+        lifetime. Not with ``lemon_fix``, ``retire_after`` or ``frailty_lemons``.
+    place_pool : int, default 0
+        The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
+        ``fleet.standbys``), >= 1 with a placement.
 
     Notes
     -----
@@ -197,6 +216,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     lemon_fix: float = 0.0
     retire_after: int = 0
     frailty_lemons: bool = False
+    place: str = "slot"
+    place_pool: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -224,6 +245,17 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         if self.lemon_share > 0 and self.frailty > 0:
             raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
                              "rate multipliers: give one")
+        check_choice(self.place, "fleet.place", PLACE_RULES)
+        set_(self, "place_pool", as_int(self.place_pool, "place_pool", min_value=0))
+        if self.place != "slot":
+            if self.place_pool < 1:
+                raise ValueError(f"fleet.place = {self.place!r} needs idle nodes beyond the job's (place_pool >= 1: "
+                                 "repair.spares plus fleet.standbys)")
+            for bad, key in ((self.lemon_fix > 0, "fleet.lemon_fix"), (self.retire_after > 0, "fleet.retire_after"),
+                             (self.frailty_lemons, "fleet.lemons = 'frailty'")):
+                if bad:
+                    raise ValueError(f"fleet.place = {self.place!r} does not go with {key} (a fix or a retirement "
+                                     "of a node that moves between slots is not built)")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -275,6 +307,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             del out["retire_after"]
         if not self.frailty_lemons:
             del out["frailty_lemons"]
+        if self.place == "slot" and self.place_pool == 0:
+            del out["place"], out["place_pool"]
         return out
 
     def lemons(self) -> tuple[float, float, float] | None:
@@ -318,7 +352,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
                               chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
                               schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after,
-                              frailty_lemons=self.lemon_fix if self.frailty_lemons else None)
+                              frailty_lemons=self.lemon_fix if self.frailty_lemons else None,
+                              place=None if self.place == "slot" else (self.place, self.place_pool))
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -340,11 +375,15 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                     ([f"a repair fixes its node (probability {self.lemon_fix:.3g})"] if self.lemon_fix else [])
                     + (["its node retires"] if self.retire_after else [])) + ", then redrawn")
         if self.lemon_share:
-            extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
+            extra += (f"; lemons: {self.lemon_share:.3g} of the {'slots' if self.place == 'slot' else 'nodes'} "
+                      f"failing x{self.lemon_rate:.3g} as often "
                       "(the fleet's rate unchanged)" + (f", a repair fixing one with probability {self.lemon_fix:.3g}"
                                                         if self.lemon_fix else ""))
         if self.retire_after:
             extra += f"; a node retires after {self.retire_after} failures"
+        if self.place != "slot":
+            extra += (f"; {self.place_pool} idle nodes beyond the job's, a failed node's slot taking "
+                      + ("the one idle longest" if self.place == "any" else "the one with the fewest failures"))
         if self.rate_levels:
             lv = self.rate_levels
             extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
@@ -393,6 +432,12 @@ class NodeFailureLog:
         failure when the value is > 0, then one gamma per redrawn slot in node order, both from
         the stream ``"node-lemons"``; the passes are then drawn one at a time). None: off, the
         log as without it.
+    place : (str, int), optional
+        ``(rule, idle nodes)``: placement (see :class:`NodeRenewals`). The multipliers (lemons
+        drawn as ``round(share * N)`` of the ``N = n + idle`` nodes, or a frailty's ``N``
+        gammas) belong to nodes; the job starts on nodes ``0 .. n-1``. The failures are then
+        taken in time order by a compiled loop (``_ext/events/_placement.pyx``) from blocks of
+        the law's draws; :meth:`failed_nodes` gives each row's node.
 
     Attributes
     ----------
@@ -410,16 +455,22 @@ class NodeFailureLog:
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
                  "_rng", "scales", "schedule", "lemon", "fixed_at", "_fix", "_c", "_lemon_rng", "_buf_t", "_buf_g",
-                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret", "_redraw_v", "_seen")
+                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret", "_redraw_v", "_seen", "_pl", "nodes")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
-                 schedule=None, lemons=None, retire_after=0, frailty_lemons=None):
+                 schedule=None, lemons=None, retire_after=0, frailty_lemons=None, place=None):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
         self.chunk_seconds = float(chunk_seconds)
         self._rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
         n = n_groups * nodes_per_group
+        n_slots = n
+        self._pl = None
+        if place is not None:  # the multipliers belong to the fleet's nodes, the job's and the idle ones
+            if frailty_lemons is not None or retire_after or (lemons is not None and len(lemons) > 2 and lemons[2]):
+                raise ValueError("a placement does not go with lemon_fix, retire_after or lemons from the frailty")
+            n = n_slots + int(place[1])
         #: per-node lifetime multipliers 1 / Z (None: all nodes alike); inf for a multiplier that
         #: underflowed to 0 (a node that never fails)
         self.scales = None
@@ -447,10 +498,14 @@ class NodeFailureLog:
                 self.fixed_at = np.full(n, math.inf)
         self.schedule = schedule
         first = law.sample_residual if initial == "stationary" else law.sample
-        nxt = first(self._rng, n)  # per-node next failure time (operational time with a schedule)
+        nxt = first(self._rng, n_slots)  # per-slot next failure time (operational time with a schedule)
         if self.scales is not None:
-            nxt *= self.scales
+            nxt *= self.scales[:n_slots]  # with a placement the job starts on nodes 0 .. n-1
         self._next = nxt
+        #: with a placement: the failed node of each row (read :meth:`failed_nodes`), else None
+        self.nodes = None
+        if place is not None:
+            self._place_init(place[0], n_slots, n)
         self.times: list = []
         self.groups: list = []
         self.horizon = 0.0
@@ -470,6 +525,59 @@ class NodeFailureLog:
             self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
             if self.retire_after > 0:
                 self._seen = np.zeros(n, dtype=np.int64)
+
+    def _place_init(self, rule: str, n_slots: int, n: int) -> None:
+        """The placement's state: the job on nodes 0 .. n_slots-1, the others idle in id order."""
+        global _PLACE
+        if _PLACE is None:
+            _PLACE = load("_placement")
+        idle = np.zeros(n, dtype=np.int64)
+        n_idle = n - n_slots
+        idle[:n_idle] = np.arange(n_slots, n)  # keys all 0, entry order = id order: already a heap
+        seq = np.zeros(n, dtype=np.int64)
+        seq[n_slots:] = np.arange(n_idle)
+        self._pl = {
+            "fewest": int(rule == "fewest_failures"),
+            "occ": np.arange(n_slots, dtype=np.int64), "count": np.zeros(n, dtype=np.int64),
+            "scale": np.ones(n) if self.scales is None else np.ascontiguousarray(self.scales, dtype=float),
+            "idle": idle, "key": np.zeros(n, dtype=np.int64), "seq": seq,
+            "state": np.array([n_idle, n_idle, _PLACE_DRAWS], dtype=np.int64), "draws": np.empty(0),
+            "heap": np.empty(n_slots, dtype=np.int64), "out_t": np.empty(_PLACE_DRAWS),
+            "out_s": np.empty(_PLACE_DRAWS, dtype=np.int64), "out_u": np.empty(_PLACE_DRAWS, dtype=np.int64),
+        }
+        self.nodes = []
+
+    def failed_nodes(self) -> np.ndarray | None:
+        """With a placement, the node (0 .. n + idle - 1) failing at each row of the log; None
+        without (a slot's node is the slot's)."""
+        return None if self.nodes is None else np.asarray(self.nodes, dtype=np.int64)
+
+    def _extend_placed(self, end: float) -> None:
+        """The chunk's failures with a placement: the compiled loop in time order, fed blocks of
+        ``_PLACE_DRAWS`` lifetimes from the lifetimes' stream as it uses them up."""
+        p = self._pl
+        op_end = end if self.schedule is None else float(self.schedule.cumulative(end))
+        ts, ss, us = [], [], []
+        while True:
+            k, status = _PLACE.place_chunk(self._next, p["occ"], p["count"], p["scale"], p["idle"], p["key"],
+                                           p["seq"], p["state"], p["draws"], op_end, p["fewest"], p["heap"],
+                                           p["out_t"], p["out_s"], p["out_u"])
+            if k:
+                ts.append(p["out_t"][:k].copy())
+                ss.append(p["out_s"][:k].copy())
+                us.append(p["out_u"][:k].copy())
+            if status == 0:
+                break
+            if status == 1:
+                p["draws"] = self.law.sample(self._rng, _PLACE_DRAWS)
+                p["state"][2] = 0
+        if ts:
+            t = self._wall(np.concatenate(ts))  # in time order already (ties by slot)
+            slot = np.concatenate(ss)
+            self.times.extend(t.tolist())
+            self.groups.extend((slot // self.nodes_per_group).tolist())
+            self.nodes.extend(np.concatenate(us).tolist())
+        self.horizon = end
 
     @property
     def retire(self) -> np.ndarray | None:
@@ -571,6 +679,9 @@ class NodeFailureLog:
         end = self.horizon + self.chunk_seconds
         if not end > self.horizon:  # a chunk below the spacing of floats this far: one float further
             end = float(np.nextafter(self.horizon, math.inf))
+        if self._pl is not None:
+            self._extend_placed(end)
+            return
         active = np.flatnonzero(self._wall(nxt) < end)
         ts, ns = [], []
         passes = stuck = 0
