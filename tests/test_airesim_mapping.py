@@ -124,6 +124,14 @@ def test_the_failures_inside_restarts_are_counted_by_a_walk_of_the_runs_log(sf):
         assert row["seen"] > 500 and row["lemon_seen"] > 0 and row["fixed_in_restart"] <= row["lemon_in_restart"]
         mu = row["expected_in_restart"]
         assert abs(row["in_restart"] - mu) < 4 * math.sqrt(mu), row
+    # the lemons on AIReSim's whole fleet, placed: 654 of its 4,360 servers; the walk reads nodes
+    from bench.airesim_restart_failures import placed
+
+    pl = placed(sc, "any")
+    assert pl.failures.place_pool == 264 and round(pl.failures.lemon_share * 4360) == 654
+    row = restart_failures(pl, CheckpointOnly(1e-6), 0)
+    assert row["seen"] > 500 and 0 < row["fixed_in_restart"] <= row["lemon_in_restart"]
+    assert math.isnan(row["expected_in_restart"])
     # a run that waits for a spare is refused (its stops are longer than the restart)
     short = sc.replace(repair=dataclasses.replace(sc.repair, spares=0, standbys=0, host_select=0.0))
     with pytest.raises(ValueError, match="assumes every restart lasts costs.restart"):

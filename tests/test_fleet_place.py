@@ -51,19 +51,24 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
     failure is the earliest slot's (ties: the lower slot); its node joins the idle list with its
     key (its count for "fewest_failures", else 0) and entry number; the smallest (key, entry)
     leaves it for the slot, with a fresh lifetime times its multiplier (the law's draws in
-    blocks of _PLACE_DRAWS, drawn when one is needed)."""
+    blocks of _PLACE_DRAWS, drawn when one is needed). With a fix probability (lemons' third
+    entry) a lemon's failure is fixed when its uniform (blocks from the lemons' stream, one per
+    lemon failure) is below it: a normal node's multiplier from then on."""
     rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
     total = n + idle
     scale = np.ones(total)
     if frailty > 0:
         scale = 1.0 / (rng.standard_gamma(1.0 / frailty, total) * frailty)
+    lem, fix, lrng = np.zeros(total, dtype=bool), 0.0, None
     if lemons is not None:
-        share, m = lemons
+        share, m = lemons[:2]
+        fix = lemons[2] if len(lemons) > 2 else 0.0
         k = min(total, int(round(share * total)))
-        lem = np.zeros(total, dtype=bool)
-        lem[stream_rng(as_seed_sequence(seed), "node-lemons").choice(total, k, replace=False)] = True
+        lrng = stream_rng(as_seed_sequence(seed), "node-lemons")
+        lem[lrng.choice(total, k, replace=False)] = True
         c = 1.0 - k / total + m * k / total
         scale = np.where(lem, c / m, c)
+    fix_u, upos = [], 0
     first = law.sample_residual if initial == "stationary" else law.sample
     nxt = list(first(rng, n) * scale[:n])
     occ = list(range(n))
@@ -80,6 +85,13 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
         u = occ[s]
         count[u] += 1
         rows.append((t, s, u))
+        if fix > 0 and lem[u]:
+            if upos == len(fix_u):
+                fix_u, upos = lrng.random(_PLACE_DRAWS), 0
+            if fix_u[upos] < fix:
+                lem[u] = False
+                scale[u] = c
+            upos += 1
         waiting.append((count[u] if rule == "fewest_failures" else 0, entry, u))
         entry += 1
         best = min(waiting)
@@ -100,7 +112,8 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
     (Weibull.from_mean(10.0, 0.7), dict(lemons=(0.3, 3.0), initial="new")),
     (Exponential(10.0), dict(frailty=1.2)),
     (Weibull.from_mean(10.0, 1.5), {}),
-], ids=["exp-lemons", "weibull-new-lemons", "frailty", "plain"])
+    (Exponential(10.0), dict(lemons=(0.3, 6.0, 0.02))),
+], ids=["exp-lemons", "weibull-new-lemons", "frailty", "plain", "lemons-fixed"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_compiled_placement_is_the_step_by_step_oracle(rule, law, kw, seed):
     """Bit for bit: every failure's time, slot and node (past several blocks of draws and
@@ -205,6 +218,30 @@ def test_without_lemons_the_rules_do_not_change_the_rate():
         assert abs(t.shape[0] - 40.0 * n) < 4 * math.sqrt(40.0 * n)
 
 
+@pytest.mark.parametrize("rule", ["any", "fewest_failures"])
+@pytest.mark.parametrize("p, seed", [(0.3, 0), (1.0, 1)])
+def test_a_fixed_lemon_node_stays_fixed_wherever_it_goes(rule, p, seed):
+    """lemon_fix with a placement: each lemon *node*'s failures as a lemon are Geometric(p)
+    (a uniform per lemon failure), whatever slots it serves in: over a horizon where every
+    lemon is fixed, the k lemons fail k / p times as lemons (variance k (1 - p) / p^2); a
+    fixed node then fails at the normal rate, and its row's node is never a lemon after its
+    fix time."""
+    n, idle, share, m = 200, 50, 0.2, 5.0
+    log = NodeFailureLog(Exponential(1.0), n, 1, seed, chunk_seconds=1.0, lemons=(share, m, p),
+                         place=(rule, idle))
+    lem0 = log.lemon.copy()
+    k = int(lem0.sum())
+    assert k == round(share * (n + idle))
+    t, _, u = _until(log, 400.0)
+    assert not log.lemon.any() and np.isfinite(log.fixed_at[lem0]).all() and np.isinf(log.fixed_at[~lem0]).all()
+    as_lemon = lem0[u] & (t <= log.fixed_at[u])
+    sd = math.sqrt(k * (1 - p)) / p
+    assert abs(int(as_lemon.sum()) - k / p) <= 4 * sd + 1e-9
+    # each lemon's last failure as a lemon is its fix
+    for node in np.flatnonzero(lem0)[:20]:
+        assert t[u == node][as_lemon[u == node]].max() == log.fixed_at[node]
+
+
 # -- the runs ----------------------------------------------------------------------------------------
 
 
@@ -257,7 +294,6 @@ def test_placed_runs_equal_the_reference(pol, rule):
     ({"place": "any"}, {"repair": {"time": "2 h"}}, "fleet.place needs [repair] with a finite repair.spares"),
     ({"place": "any"}, {"repair": {"spares": 0, "time": "2 h"}}, "fleet.place needs at least one idle node"),
     ({"place": "any"}, {"failures": {"model": "per-unit", "mtbf": "1 h"}}, "fleet.place needs failures.model = 'node'"),
-    ({"place": "any", "lemon_share": 0.1, "lemon_fix": 0.5}, {}, "fleet.place does not go with fleet.lemon_fix"),
     ({"place": "fewest_failures", "retire_after": 2}, {}, "fleet.place does not go with fleet.retire_after"),
 ])
 def test_bad_placements_are_refused_naming_the_key(fleet, tables, words):
@@ -269,7 +305,7 @@ def test_bad_placements_are_refused_naming_the_key(fleet, tables, words):
 @pytest.mark.parametrize("kw, words", [
     (dict(place="any"), "needs idle nodes beyond the job's"),
     (dict(place="near"), "fleet.place must be one of"),
-    (dict(place="any", place_pool=2, lemon_share=0.1, lemon_rate=2.0, lemon_fix=0.5), "does not go with fleet.lemon_fix"),
+    (dict(place="any", place_pool=2, retire_after=2), "does not go with fleet.retire_after"),
 ])
 def test_the_model_refuses_bad_placements(kw, words):
     with pytest.raises(ValueError) as e:

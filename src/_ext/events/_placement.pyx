@@ -9,7 +9,9 @@ the idle set and the slot takes one idle node, by a rule:
 * ``fewest_failures`` (``fewest = 1``): the idle node with the fewest failures so far, the one
   idle longest among equals.
 
-The node placed starts a fresh lifetime (a node enters the idle set only by failing, and its
+With ``lemon_fix`` (``fix > 0``) a lemon's failure is repaired into a normal node with
+probability ``fix`` (one uniform per lemon failure, from its own block): its multiplier becomes
+the normal nodes' before it joins the idle set. The node placed starts a fresh lifetime (a node enters the idle set only by failing, and its
 repair renews it; idle nodes do not fail). The pool being shared, each failure's choice
 depends on every earlier one: the failures are taken in time order, one at a time, which is
 this loop in C (a binary heap of the slots by their next failure, and one of the idle nodes by
@@ -77,26 +79,32 @@ cdef int64_t _idle_pop(int64_t* h, int64_t* size, const int64_t* key, const int6
     return top
 
 
-def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, const double[::1] scale,
+def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double[::1] scale,
                 int64_t[::1] idle, int64_t[::1] key, int64_t[::1] seq, int64_t[::1] state,
                 const double[::1] draws, double end, int fewest, int64_t[::1] slots_heap,
-                double[::1] out_t, int64_t[::1] out_slot, int64_t[::1] out_node):
+                double[::1] out_t, int64_t[::1] out_slot, int64_t[::1] out_node,
+                signed char[::1] lemon, const double[::1] fix_u, double fix, double normal_scale,
+                double[::1] fixed_op):
     """Take the failures before ``end`` in time order, placing a node at each.
 
     next_t     IN/OUT  each slot's next failure (the clock's time)
     occ        IN/OUT  the node in each slot
     count      IN/OUT  each node's failures so far
-    scale      IN      each node's lifetime multiplier (1 / its rate multiple)
+    scale      IN/OUT  each node's lifetime multiplier (1 / its rate multiple; a fix sets a lemon's)
     idle       IN/OUT  the idle nodes, a binary heap by (key, seq); its size is ``state[0]``
     key, seq   IN/OUT  per node: its idle key (its count with ``fewest``, else 0) and entry order
-    state      IN/OUT  [idle size, next entry number, next draw]
+    state      IN/OUT  [idle size, next entry number, next draw, next fix uniform]
     draws      IN      the law's lifetimes, consumed from ``state[2]`` on
     slots_heap OUT     scratch, one entry per slot
     out_*      OUT     the failures taken: time, slot, node
+    lemon      IN/OUT  with ``fix > 0``: 1 for a node that is a lemon now (else unread, may be empty)
+    fix_u      IN      with ``fix > 0``: the fixes' uniforms, consumed from ``state[3]`` on
+    fixed_op   OUT     with ``fix > 0``: the (clock) time each fixed lemon was fixed
     Returns ``(taken, status)``: status 0 when every failure before ``end`` is taken, 1 when
-    the draws ran out (the caller draws more and calls again), 2 when ``out_*`` are full.
+    the draws ran out (the caller draws more and calls again), 2 when ``out_*`` are full, 3
+    when the fixes' uniforms ran out.
     """
-    cdef intp_t n = next_t.shape[0], i, k = 0, cap = out_t.shape[0], nd = draws.shape[0]
+    cdef intp_t n = next_t.shape[0], i, k = 0, cap = out_t.shape[0], nd = draws.shape[0], nu = fix_u.shape[0]
     cdef int64_t s, u, v
     cdef int status = 0
     cdef double t, nt
@@ -119,11 +127,20 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, const 
                 status = 2
                 break
             u = occ[s]
+            if fix > 0 and lemon[u] and state[3] >= nu:
+                status = 3
+                break
             count[u] += 1
             out_t[k] = t
             out_slot[k] = s
             out_node[k] = u
             k += 1
+            if fix > 0 and lemon[u]:  # its repair may fix it (before it can be placed again)
+                if fix_u[state[3]] < fix:
+                    lemon[u] = 0
+                    scale[u] = normal_scale
+                    fixed_op[u] = t
+                state[3] += 1
             key[u] = count[u] if fewest else 0
             seq[u] = state[1]
             state[1] += 1

@@ -7,4 +7,6 @@ def place_chunk(
     idle: NDArray[np.int64], key: NDArray[np.int64], seq: NDArray[np.int64], state: NDArray[np.int64],
     draws: NDArray[np.float64], end: float, fewest: int, slots_heap: NDArray[np.int64],
     out_t: NDArray[np.float64], out_slot: NDArray[np.int64], out_node: NDArray[np.int64],
+    lemon: NDArray[np.int8], fix_u: NDArray[np.float64], fix: float, normal_scale: float,
+    fixed_op: NDArray[np.float64],
 ) -> tuple[int, int]: ...

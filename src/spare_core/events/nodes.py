@@ -137,7 +137,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         failure the failed node joins the idle nodes and its slot takes the idle node waiting
         longest ("any") or the one with the fewest failures so far ("fewest_failures", the one
         waiting longest among equals). Idle nodes do not fail; a node placed starts a fresh
-        lifetime. Not with ``lemon_fix``, ``retire_after`` or ``frailty_lemons``.
+        lifetime; ``lemon_fix`` fixes the lemon *node* (it stays fixed wherever it goes). Not
+        with ``retire_after`` or ``frailty_lemons``.
     place_pool : int, default 0
         The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
         ``fleet.standbys``), >= 1 with a placement.
@@ -251,11 +252,11 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             if self.place_pool < 1:
                 raise ValueError(f"fleet.place = {self.place!r} needs idle nodes beyond the job's (place_pool >= 1: "
                                  "repair.spares plus fleet.standbys)")
-            for bad, key in ((self.lemon_fix > 0, "fleet.lemon_fix"), (self.retire_after > 0, "fleet.retire_after"),
+            for bad, key in ((self.retire_after > 0, "fleet.retire_after"),
                              (self.frailty_lemons, "fleet.lemons = 'frailty'")):
                 if bad:
-                    raise ValueError(f"fleet.place = {self.place!r} does not go with {key} (a fix or a retirement "
-                                     "of a node that moves between slots is not built)")
+                    raise ValueError(f"fleet.place = {self.place!r} does not go with {key} (a retirement, or a "
+                                     "frailty redrawn, of a node that moves between slots is not built)")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -468,8 +469,8 @@ class NodeFailureLog:
         n_slots = n
         self._pl = None
         if place is not None:  # the multipliers belong to the fleet's nodes, the job's and the idle ones
-            if frailty_lemons is not None or retire_after or (lemons is not None and len(lemons) > 2 and lemons[2]):
-                raise ValueError("a placement does not go with lemon_fix, retire_after or lemons from the frailty")
+            if frailty_lemons is not None or retire_after:
+                raise ValueError("a placement does not go with retire_after or lemons from the frailty")
             n = n_slots + int(place[1])
         #: per-node lifetime multipliers 1 / Z (None: all nodes alike); inf for a multiplier that
         #: underflowed to 0 (a node that never fails)
@@ -544,7 +545,14 @@ class NodeFailureLog:
             "state": np.array([n_idle, n_idle, _PLACE_DRAWS], dtype=np.int64), "draws": np.empty(0),
             "heap": np.empty(n_slots, dtype=np.int64), "out_t": np.empty(_PLACE_DRAWS),
             "out_s": np.empty(_PLACE_DRAWS, dtype=np.int64), "out_u": np.empty(_PLACE_DRAWS, dtype=np.int64),
+            # lemon_fix: the lemons (a view: the kernel's fixes are the log's), the fixes' uniforms
+            # in blocks from the lemons' stream, and when each node was fixed (the clock's time)
+            "lemon": self.lemon.view(np.int8) if self._fix > 0 else np.zeros(0, dtype=np.int8),
+            "fix_u": np.empty(0), "fixed_op": np.full(n, math.inf) if self._fix > 0 else np.empty(0),
         }
+        if self.scales is not None:
+            self._pl["scale"] = self.scales  # the same array: a fix's new multiplier is the log's
+        self._pl["state"] = np.array([n_idle, n_idle, _PLACE_DRAWS, _PLACE_DRAWS], dtype=np.int64)
         self.nodes = []
 
     def failed_nodes(self) -> np.ndarray | None:
@@ -561,7 +569,8 @@ class NodeFailureLog:
         while True:
             k, status = _PLACE.place_chunk(self._next, p["occ"], p["count"], p["scale"], p["idle"], p["key"],
                                            p["seq"], p["state"], p["draws"], op_end, p["fewest"], p["heap"],
-                                           p["out_t"], p["out_s"], p["out_u"])
+                                           p["out_t"], p["out_s"], p["out_u"], p["lemon"], p["fix_u"], self._fix,
+                                           self._c if self._fix > 0 else 1.0, p["fixed_op"])
             if k:
                 ts.append(p["out_t"][:k].copy())
                 ss.append(p["out_s"][:k].copy())
@@ -571,12 +580,19 @@ class NodeFailureLog:
             if status == 1:
                 p["draws"] = self.law.sample(self._rng, _PLACE_DRAWS)
                 p["state"][2] = 0
+            elif status == 3:
+                p["fix_u"] = self._lemon_rng.random(_PLACE_DRAWS)
+                p["state"][3] = 0
         if ts:
             t = self._wall(np.concatenate(ts))  # in time order already (ties by slot)
             slot = np.concatenate(ss)
             self.times.extend(t.tolist())
             self.groups.extend((slot // self.nodes_per_group).tolist())
             self.nodes.extend(np.concatenate(us).tolist())
+            if self._fix > 0:
+                fo = p["fixed_op"]
+                new = np.isfinite(fo) & np.isinf(self.fixed_at)
+                self.fixed_at[new] = self._wall(fo[new])
         self.horizon = end
 
     @property
