@@ -303,7 +303,6 @@ def test_bad_placements_are_refused_naming_the_key(fleet, tables, words):
 
 
 @pytest.mark.parametrize("kw, words", [
-    (dict(place="any"), "needs idle nodes beyond the job's"),
     (dict(place="near"), "fleet.place must be one of"),
     (dict(place="any", place_pool=2, retire_after=2), "does not go with fleet.retire_after"),
 ])
@@ -331,6 +330,25 @@ def test_the_example_reads_and_runs():
     for pol in (CheckpointOnly(), SpareCheckpoint(3)):
         r = simulate(sc, pol, seed=0)
         assert r.finished and r.failures_seen > 0 and _numbers(r) == _numbers(simulate(sc, pol, seed=0))
+
+
+def test_a_pool_swept_by_spare_advise_moves_the_placements_idle_nodes():
+    """spare advise's spare-pool variants and its spares sweep change repair.spares: the node
+    log's idle nodes follow (spares plus standbys), as a file with that pool would read; a pool
+    of 0 with no standby leaves no idle node, and every failed node comes back to its slot."""
+    from spare_core.commands.variants import knob_variants, spares_variants
+
+    sf = _file({"lemon_share": 0.15, "lemon_rate": 6, "standbys": 2, "place": "fewest_failures"})
+    for v in knob_variants(sf.scenario) + spares_variants(sf.scenario, [0, 3, 16]):
+        if v.key == "repair.spares":
+            again = _file({"lemon_share": 0.15, "lemon_rate": 6, "standbys": 2, "place": "fewest_failures"},
+                          repair={"spares": v.value, "time": "2 h"})
+            assert v.scenario.failures == again.scenario.failures and v.scenario.failures.place_pool == v.value + 2
+    bare = NodeRenewals(system_mtbf=100.0, gpus_per_group=8, lemon_share=0.2, lemon_rate=4.0, place="any",
+                        place_pool=0)
+    log = bare.log(20, 1)
+    t, g, u = _until(log, 50 * 100.0 * 20)
+    assert g.tolist() == u.tolist()  # one node a group: every row's node is its slot's own
 
 
 def test_the_model_round_trips_and_says_what_it_holds():

@@ -141,7 +141,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         with ``retire_after`` or ``frailty_lemons``.
     place_pool : int, default 0
         The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
-        ``fleet.standbys``), >= 1 with a placement.
+        ``fleet.standbys``, at least 1; a pool swept to 0 by ``spare advise`` leaves none, and
+        every failed node comes back to its slot).
 
     Notes
     -----
@@ -249,9 +250,6 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         check_choice(self.place, "fleet.place", PLACE_RULES)
         set_(self, "place_pool", as_int(self.place_pool, "place_pool", min_value=0))
         if self.place != "slot":
-            if self.place_pool < 1:
-                raise ValueError(f"fleet.place = {self.place!r} needs idle nodes beyond the job's (place_pool >= 1: "
-                                 "repair.spares plus fleet.standbys)")
             for bad, key in ((self.retire_after > 0, "fleet.retire_after"),
                              (self.frailty_lemons, "fleet.lemons = 'frailty'")):
                 if bad:
