@@ -429,6 +429,21 @@ KEY_CASES: dict[str, list[Case]] = {
                                and sf.scenario.failures.lemons() == (0.2, 3.0, 0.0))],
     "fleet.lemon_fix": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3", "fleet.lemon_fix=0.5",
                               check=lambda sf: sf.scenario.failures.lemons() == (0.2, 3.0, 0.5))],
+    # half of 16 log units fail (5 times each): a frailty > 0 to take the lemons from
+    "fleet.lemons": [Case(failures=FIT.format(model="node", law="frailty").replace("n_units = 8", "n_units = 16"),
+                          extra='\n[fleet]\nlemons = "frailty"\nlemon_fix = 0.25\n',
+                          check=lambda sf: sf.scenario.failures.frailty_lemons
+                          and sf.scenario.failures.lemon_fix == 0.25 and sf.scenario.failures.frailty > 0),
+                     _sets("fleet.lemons='declared'", "fleet.lemon_share=0.2",
+                           check=lambda sf: not sf.scenario.failures.frailty_lemons
+                           and sf.scenario.failures.lemons() == (0.2, 1.0, 0.0))],
+    "fleet.place": [_sets("repair.spares=4", "repair.time='1 h'", "fleet.lemon_share=0.2", "fleet.lemon_rate=3",
+                          "fleet.place='fewest_failures'",
+                          check=lambda sf: (sf.scenario.failures.place, sf.scenario.failures.place_pool)
+                          == ("fewest_failures", 4)),
+                    _sets("repair.spares=2", "repair.time='1 h'", "fleet.standbys=1", "fleet.place='any'",
+                          check=lambda sf: (sf.scenario.failures.place, sf.scenario.failures.place_pool) == ("any", 3)),
+                    _sets("fleet.place='slot'", check=lambda sf: sf.scenario.failures.place == "slot")],
     "repair.misdiagnose": [_sets("repair.time='1 h'", "repair.misdiagnose=0.1",
                                  check=lambda sf: sf.scenario.repair.drawn and sf.scenario.repair.misdiagnose == 0.1)],
     "checkpoint.memory_save": [_sets("checkpoint.memory_save='3 s'", "checkpoint.memory_restore='1 min'",

@@ -196,7 +196,7 @@ def test_a_strategy_class_is_named_in_its_own_package_only():
 # -- the kernels, grouped as the packages they serve ----------------------------------------------
 EXT = Path(__file__).resolve().parents[1] / "src" / "_ext"
 GROUPS = {"graph": {"_hk", "_transversal", "_bmatch", "_mcf", "_netsimplex"},
-          "events": {"_calendar", "_trace_scan"}, "sim": {"_timeline"}, "pacing": {"_pacing_core"},
+          "events": {"_calendar", "_trace_scan", "_placement"}, "sim": {"_timeline"}, "pacing": {"_pacing_core"},
           "strategies/spare": {"_rectlr_core"}, "strategies/replication": {"_rep_wipe"},
           "stragglers": {"_whatif_replay"}}
 

@@ -75,7 +75,8 @@ STREAMS = {
     "unit-lifetimes": ("epoch-seeded", "the retired Engine's renewals (and simulate_renewals): lifetimes"),
     "unit-repairs": ("epoch-seeded", "the retired Engine's renewals (and simulate_renewals): repair times"),
     "node-lifetimes": ("seeded", "NodeRenewals: residual node ages at time 0, then replacement lifetimes"),
-    "node-lemons": ("seeded", "NodeRenewals with [fleet] lemon_share: which node slots hold lemons"),
+    "node-lemons": ("seeded", "NodeRenewals with [fleet] lemon_share: which node slots hold lemons (then each lemon "
+                    "failure's fix); with lemons = 'frailty': each failure's fix, then the redrawn multipliers"),
     "domain-lifetime": ("epoch", "DomainFailures: the failure domains' lifetimes"),
     "trace-continuation": ("epoch-seeded", "TraceReplay(after='fit'): the fitted law past the trace's end"),
     "failure-classes": ("epoch", "FailureClasses: per failure after an epoch's first, the class and the detection's uniform"),

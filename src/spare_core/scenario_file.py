@@ -114,7 +114,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "repair": ("swap", "spares", "time", "rejoin", "manual_time", "escalate", "fail_fix", "misdiagnose"),
     # warm standbys before the spare pool (they refill from it)
     "fleet": ("standbys", "standby_swap", "host_select", "restart_when", "lemon_share", "lemon_rate",
-              "lemon_fix", "retire_after"),
+              "lemon_fix", "retire_after", "lemons", "place"),
     "checkpoint": ("memory_save", "memory_every", "memory_restore", "memory_copies", *IO_KEYS, *MEMORY_IO_KEYS),
     # a measured slowdown or a trace, what the remedies leave of it and what they cost
     "stragglers": STRAGGLER_KEYS,
@@ -531,6 +531,7 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
     if classes is not None and classes.has_domains and "retire_after" in (tables.get("fleet") or {}):
         raise rd.fail("fleet.retire_after", "cannot go with a failure class of recovery = \"domain\" (a domain "
                       "event's groups are no failures of their nodes to count)", tables["fleet"]["retire_after"])
+    fails = _place(rd, tables.get("fleet"), tables.get("repair"), fails)
     repair = _repair(rd, tables.get("repair"), cluster, tables.get("fleet"))
     try:
         scenario = Scenario(
@@ -888,11 +889,18 @@ def _spot_price(rd: Reader, co: dict[str, Any]) -> float | None:
 _POOL_FLEET_KEYS = ("standbys", "standby_swap", "host_select", "restart_when", "retire_after")
 
 
+#: ``fleet.lemons``: where the lemons come from, the ``lemon_share`` / ``lemon_rate`` keys or a fitted frailty
+LEMON_SOURCES = ("declared", "frailty")
+
+
 def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
     """``[fleet]`` ``lemon_share`` / ``lemon_rate``: lemon slots in the node renewals (the file's
-    rate stays the fleet's average, :class:`~spare_core.events.nodes.NodeRenewals`)."""
-    if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix", "retire_after")):
+    rate stays the fleet's average, :class:`~spare_core.events.nodes.NodeRenewals`); or
+    ``lemons = "frailty"``: the fitted frailty's multipliers are the lemons, which ``lemon_fix``
+    and ``retire_after`` redraw."""
+    if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix", "retire_after", "lemons")):
         return fails
+    source = rd.choice("fleet.lemons", fl["lemons"], LEMON_SOURCES) if "lemons" in fl else "declared"
     model = fails.model
     if "retire_after" in fl:
         k = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
@@ -902,6 +910,8 @@ def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileF
                           f"node log counts each node's failures), not {kind!r}", fl["retire_after"])
         model = model.replace(retire_after=k)
         fails = dataclasses.replace(fails, model=model, note=fails.note + f"; a node retires after {k} failures")
+    if source == "frailty":
+        return _frailty_lemons(rd, fl, fails, model)
     if not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix")):
         return fails
     if "lemon_share" not in fl:
@@ -916,12 +926,73 @@ def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileF
                       f"node slots with their own clocks), not {kind!r}", fl["lemon_share"])
     if model.frailty > 0:
         raise rd.fail("fleet.lemon_share", "and a fitted frailty (fit_law = 'frailty') are two laws of the nodes' "
-                      "rate multipliers: give one", fl["lemon_share"])
+                      "rate multipliers: give one (fleet.lemons = 'frailty' takes the lemons from the fit)",
+                      fl["lemon_share"])
     return dataclasses.replace(fails, model=model.replace(lemon_share=share, lemon_rate=rate, lemon_fix=fix),
                                note=fails.note + (f"; lemons: {share:g} of the nodes x{rate:g} as often (the rate is "
                                                   "the fleet's average" + (f" at the start; a repair fixes one with "
                                                                            f"probability {fix:g})" if fix else ")")
                                                   if share else ""))
+
+
+def _frailty_lemons(rd: Reader, fl: dict[str, Any], fails: FileFailures, model) -> FileFailures:
+    """``fleet.lemons = "frailty"``: the lemons are the fitted gamma frailty's per-slot
+    multipliers; ``lemon_fix`` is then the probability that a failure's repair fixes its node (a
+    fresh multiplier from the same gamma), and a retired node's replacement draws its own."""
+    for key in ("lemon_share", "lemon_rate"):
+        if key in fl:
+            raise rd.fail(f"fleet.{key}", "declares the lemons, and fleet.lemons = 'frailty' takes them from the "
+                          "fitted frailty: give one", fl[key])
+    if type(model) is not NodeRenewals:
+        kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+        raise rd.fail("fleet.lemons", f"'frailty' needs failures.model = 'node' with law = 'fit' and "
+                      f"fit_law = 'frailty' (the fitted per-node multipliers), not {kind!r}", fl["lemons"])
+    if not model.frailty > 0:
+        fit = getattr(fails, "fit", None)
+        why = ("no law was fitted" if fit is None else f"the fitted law is {fit.law!r}" if fit.law != "frailty"
+               else "the fitted frailty is 0 (identical nodes fit the log best)")
+        raise rd.fail("fleet.lemons", f"'frailty' needs a fitted gamma frailty (failures.law = 'fit' with "
+                      f"fit_law = 'frailty', or 'best' choosing it), but {why}", fl["lemons"])
+    fix = rd.number("fleet.lemon_fix", fl.get("lemon_fix", 0.0), low=0.0, strict=False, high=1.0)
+    words = "; lemons: the fitted frailty's multipliers"
+    if fix:
+        words += f", a repair fixing a node (a new multiplier) with probability {fix:g}"
+    if model.retire_after:
+        words += ", a retired node's replacement drawing its own"
+    return dataclasses.replace(fails, model=model.replace(frailty_lemons=True, lemon_fix=fix), note=fails.note + words)
+
+
+def _place(rd: Reader, fl: dict[str, Any] | None, rp: dict[str, Any] | None, fails: FileFailures) -> FileFailures:
+    """``fleet.place``: which idle node a failed node's slot takes (``"slot"``: none, the
+    multipliers stay with the slots; ``"any"``, ``"fewest_failures"``: they follow the nodes of a
+    fleet of the job's nodes plus ``repair.spares`` and ``fleet.standbys`` idle ones)."""
+    if fl is None or "place" not in fl:
+        return fails
+    from .events.nodes import PLACE_RULES
+
+    rule = rd.choice("fleet.place", fl["place"], PLACE_RULES)
+    if rule == "slot":
+        return fails
+    model = fails.model
+    if type(model) is not NodeRenewals:
+        kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
+        raise rd.fail("fleet.place", f"needs failures.model = 'node' without [[failures.domains]] (nodes with their "
+                      f"own clocks, moved between slots), not {kind!r}", fl["place"])
+    if rp is None or rp.get("spares") is None:
+        raise rd.fail("fleet.place", "needs [repair] with a finite repair.spares (the idle nodes a failed node's "
+                      "slot chooses from)", fl["place"])
+    idle = rd.integer("repair.spares", rp["spares"], low=0, high=10**7)
+    idle += rd.integer("fleet.standbys", fl.get("standbys", 0), low=0, high=10**6)
+    if idle < 1:
+        raise rd.fail("fleet.place", "needs at least one idle node (repair.spares plus fleet.standbys >= 1)",
+                      fl["place"])
+    for key, bad in (("retire_after", model.retire_after > 0), ("lemons", model.frailty_lemons)):
+        if bad:
+            raise rd.fail("fleet.place", f"does not go with fleet.{key} (a retirement, or a frailty redrawn, of a node "
+                          "that moves between slots is not built)", fl["place"])
+    words = "the idle node waiting longest" if rule == "any" else "the idle node with the fewest failures so far"
+    return dataclasses.replace(fails, model=model.replace(place=rule, place_pool=idle),
+                               note=fails.note + f"; placement: {idle} idle nodes, a failed node's slot taking {words}")
 
 
 def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,

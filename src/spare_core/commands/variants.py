@@ -61,6 +61,17 @@ def _knobs(sc: Scenario, io: Any = None) -> list[tuple[str, float, Callable[[flo
     return out
 
 
+def with_spares(sc: Scenario, n: int) -> Scenario:
+    """The scenario with a pool of ``n`` spares; with a placement (``[fleet] place``) the node
+    log's idle nodes follow (``n`` plus the warm standbys), as the file would set them."""
+    rp = sc.repair
+    out = sc.replace(repair=dataclasses.replace(rp, spares=n))
+    fm = out.failures
+    if getattr(fm, "place", "slot") != "slot":
+        out = out.replace(failure_model=fm.replace(place_pool=n + rp.standbys))
+    return out
+
+
 def knob_variants(sc: Scenario, io: Any = None) -> list[Variant]:
     """The scenario with each cost halved and doubled (costs at 0 have no multiple), and with
     half and twice the spare pool when it is finite; with ``io`` (the file's
@@ -74,7 +85,7 @@ def knob_variants(sc: Scenario, io: Any = None) -> list[Variant]:
     if rp is not None and rp.spares is not None:
         for n in sorted({rp.spares // 2, 2 * rp.spares if rp.spares else 1} - {rp.spares}):
             out.append(Variant("repair.spares", n, f"repair.spares = {n}",
-                               _named(sc.replace(repair=dataclasses.replace(rp, spares=n)), f"repair.spares = {n}")))
+                               _named(with_spares(sc, n), f"repair.spares = {n}")))
     return out
 
 
@@ -117,9 +128,7 @@ def spare_counts(sc: Scenario, asked: list[int] | None) -> list[int]:
 
 def spares_variants(sc: Scenario, counts: list[int]) -> list[Variant]:
     """The scenario at each pool size (needs ``[repair]``)."""
-    rp = sc.repair
-    return [Variant("repair.spares", n, f"spares = {n}",
-                    _named(sc.replace(repair=dataclasses.replace(rp, spares=n)), f"spares = {n}")) for n in counts]
+    return [Variant("repair.spares", n, f"spares = {n}", _named(with_spares(sc, n), f"spares = {n}")) for n in counts]
 
 
 def memory_variant(sc: Scenario) -> list[Variant]:

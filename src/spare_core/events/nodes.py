@@ -29,6 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._native import load
 from .._seeding import as_seed_sequence, stream_rng
 from .._validate import as_float, as_int, check_choice
 from ..distributions import Distribution
@@ -43,6 +44,14 @@ INITIAL_AGES = ("stationary", "new")
 
 # wall time drawn per chunk of the log, in system MTBFs: ~4096 failures per chunk
 _CHUNK_FAILURES = 4096
+#: ``[fleet] place``: "slot", a node's multiplier stays with its slot (no placement); "any", a
+#: failed node's slot takes the node idle longest; "fewest_failures", the idle node with the
+#: fewest failures so far
+PLACE_RULES = ("slot", "any", "fewest_failures")
+#: lifetimes drawn at once for the placement loop (a fixed block: the log does not depend on
+#: who reads it how far)
+_PLACE_DRAWS = 4096
+_PLACE = None  # the compiled placement loop, loaded on first use
 #: empty chunks ahead beyond which the log skips to the next failure's chunk at once
 _SKIP_CHUNKS = 1024
 #: passes in a row in which no node's time moved (every lifetime below the spacing of floats)
@@ -115,6 +124,25 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         ``retire_after``-th, ``2 retire_after``-th, ... failure (the slot's node since its last
         retirement, :attr:`NodeFailureLog.retire`), and with ``[repair]`` that node never comes
         back to the spare pool, which shrinks. 0: no node retires.
+    frailty_lemons : bool, default False
+        The fleet's lemons are the frailty's multipliers (``[fleet] lemons = "frailty"``, needs
+        ``frailty > 0``): ``lemon_fix`` is then the probability that the repair after *any*
+        failure fixes its node, which redraws the slot's multiplier from the same gamma, and a
+        retired node's replacement (``retire_after``) draws its own multiplier too. The draws
+        come from the stream ``"node-lemons"``. Without ``lemon_fix`` and ``retire_after`` it
+        changes nothing (the frailty alone already gives each slot its multiplier).
+    place : {"slot", "any", "fewest_failures"}, default "slot"
+        ``[fleet] place``: "slot", a node's multiplier (lemon, frailty) stays with its slot;
+        otherwise the multipliers belong to the fleet's ``n + place_pool`` nodes, and at each
+        failure the failed node joins the idle nodes and its slot takes the idle node waiting
+        longest ("any") or the one with the fewest failures so far ("fewest_failures", the one
+        waiting longest among equals). Idle nodes do not fail; a node placed starts a fresh
+        lifetime; ``lemon_fix`` fixes the lemon *node* (it stays fixed wherever it goes). Not
+        with ``retire_after`` or ``frailty_lemons``.
+    place_pool : int, default 0
+        The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
+        ``fleet.standbys``, at least 1; a pool swept to 0 by ``spare advise`` leaves none, and
+        every failed node comes back to its slot).
 
     Notes
     -----
@@ -148,7 +176,15 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     multiplier stays with the *slot*: a lemon's replacement is a lemon. That is the fleet in
     which a lemon swapped out comes back from repair unfixed and is what the slot gets again;
     it leaves out a pool that mixes nodes between slots (the slot's next node a lemon with the
-    pool's share) and repairs that fix lemons (docs/model.md, *Lemon nodes*).
+    pool's share) (docs/model.md, *Lemon nodes*).
+
+    *Lemons from the frailty* (``frailty_lemons``): a repair that fixes a node, or a retirement,
+    puts a new node from the same population in the slot, a fresh ``Gamma(1/v, v)`` multiplier
+    (not 1: the fitted law says how new nodes vary, and a reset to the mean would make the good
+    nodes worse). With ``lemon_fix = 1`` (or a retirement after every failure) a slot's
+    failures are a renewal process of mean gap ``E[1/Z] / rate = 1 / (rate (1 - v))`` for
+    ``v < 1``: the fleet's rate falls from the file's towards ``1 - v`` of it (and towards 0 for
+    ``v >= 1``, as nodes that almost never fail accumulate).
 
     *Cost.* The wall-clock log is drawn in chunks of ``4096 * system_mtbf`` seconds: a pass over
     the nodes whose next failure falls in the chunk, then repeated batch draws for nodes that
@@ -181,6 +217,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     lemon_rate: float = 1.0
     lemon_fix: float = 0.0
     retire_after: int = 0
+    frailty_lemons: bool = False
+    place: str = "slot"
+    place_pool: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -192,11 +231,30 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         set_(self, "lemon_rate", as_float(self.lemon_rate, "fleet.lemon_rate", min_value=1.0))
         set_(self, "lemon_fix", as_float(self.lemon_fix, "fleet.lemon_fix", min_value=0.0, max_value=1.0))
         set_(self, "retire_after", as_int(self.retire_after, "fleet.retire_after", min_value=0))
-        if self.lemon_fix > 0 and self.lemon_share == 0:
-            raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix)")
+        if not isinstance(self.frailty_lemons, (bool, np.bool_)):
+            raise TypeError(f"frailty_lemons must be a bool, got {type(self.frailty_lemons).__name__} "
+                            f"{self.frailty_lemons!r}")
+        set_(self, "frailty_lemons", bool(self.frailty_lemons))
+        if self.frailty_lemons and not self.frailty > 0:
+            raise ValueError("fleet.lemons = 'frailty' needs a frailty > 0 (the gamma multipliers it takes the "
+                             "lemons from)")
+        if self.frailty_lemons and self.lemon_share > 0:
+            raise ValueError("fleet.lemons = 'frailty' and fleet.lemon_share are two laws of the nodes' rate "
+                             "multipliers: give one")
+        if self.lemon_fix > 0 and self.lemon_share == 0 and not self.frailty_lemons:
+            raise ValueError("fleet.lemon_fix needs fleet.lemon_share (the lemons a repair may fix) or "
+                             "fleet.lemons = 'frailty'")
         if self.lemon_share > 0 and self.frailty > 0:
             raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
                              "rate multipliers: give one")
+        check_choice(self.place, "fleet.place", PLACE_RULES)
+        set_(self, "place_pool", as_int(self.place_pool, "place_pool", min_value=0))
+        if self.place != "slot":
+            for bad, key in ((self.retire_after > 0, "fleet.retire_after"),
+                             (self.frailty_lemons, "fleet.lemons = 'frailty'")):
+                if bad:
+                    raise ValueError(f"fleet.place = {self.place!r} does not go with {key} (a retirement, or a "
+                                     "frailty redrawn, of a node that moves between slots is not built)")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -246,6 +304,10 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             del out["lemon_fix"]
         if self.retire_after == 0:
             del out["retire_after"]
+        if not self.frailty_lemons:
+            del out["frailty_lemons"]
+        if self.place == "slot" and self.place_pool == 0:
+            del out["place"], out["place_pool"]
         return out
 
     def lemons(self) -> tuple[float, float, float] | None:
@@ -288,7 +350,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         """The wall-clock failure log of the job's nodes under ``seed``."""
         return NodeFailureLog(self.law(n_groups), n_groups, self.nodes_in_group(), seed, initial=self.initial,
                               chunk_seconds=_CHUNK_FAILURES * self.mtbf(n_groups), frailty=self.frailty,
-                              schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after)
+                              schedule=self.schedule(), lemons=self.lemons(), retire_after=self.retire_after,
+                              frailty_lemons=self.lemon_fix if self.frailty_lemons else None,
+                              place=None if self.place == "slot" else (self.place, self.place_pool))
 
     def process(self, n_groups, seed, *, start=0.0):
         return NodeRenewalProcess(NodeEpochs(self.log(n_groups, seed)), start=start)
@@ -305,12 +369,20 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         extra = ""
         if self.frailty:
             extra += f"; per-node rate multipliers Gamma(mean 1, variance {self.frailty:.3g}) kept by each slot"
+            if self.frailty_lemons and (self.lemon_fix or self.retire_after):
+                extra += (" until " + " or ".join(
+                    ([f"a repair fixes its node (probability {self.lemon_fix:.3g})"] if self.lemon_fix else [])
+                    + (["its node retires"] if self.retire_after else [])) + ", then redrawn")
         if self.lemon_share:
-            extra += (f"; lemons: {self.lemon_share:.3g} of the slots failing x{self.lemon_rate:.3g} as often "
+            extra += (f"; lemons: {self.lemon_share:.3g} of the {'slots' if self.place == 'slot' else 'nodes'} "
+                      f"failing x{self.lemon_rate:.3g} as often "
                       "(the fleet's rate unchanged)" + (f", a repair fixing one with probability {self.lemon_fix:.3g}"
                                                         if self.lemon_fix else ""))
         if self.retire_after:
             extra += f"; a node retires after {self.retire_after} failures"
+        if self.place != "slot":
+            extra += (f"; {self.place_pool} idle nodes beyond the job's, a failed node's slot taking "
+                      + ("the one idle longest" if self.place == "any" else "the one with the fewest failures"))
         if self.rate_levels:
             lv = self.rate_levels
             extra += (f"; rate x{lv[0]:.3g} at the start" + (f", then x{', x'.join(f'{v:.3g}' for v in lv[1:4])}"
@@ -351,6 +423,20 @@ class NodeFailureLog:
         over a chunk are drawn one at a time (a fix changes a slot's multiplier between passes).
     retire_after : int, default 0
         Mark every ``retire_after``-th failure of each slot (:attr:`retire`); 0: none.
+    frailty_lemons : float, optional
+        With ``frailty > 0``: the lemons are the frailty's multipliers (see
+        :class:`NodeRenewals`). The value is the probability that a failure's repair fixes its
+        node; a fixed node, and with ``retire_after`` a retiring one, gets a fresh
+        ``Gamma(1/v, v)`` multiplier before its replacement lifetime is drawn (one uniform per
+        failure when the value is > 0, then one gamma per redrawn slot in node order, both from
+        the stream ``"node-lemons"``; the passes are then drawn one at a time). None: off, the
+        log as without it.
+    place : (str, int), optional
+        ``(rule, idle nodes)``: placement (see :class:`NodeRenewals`). The multipliers (lemons
+        drawn as ``round(share * N)`` of the ``N = n + idle`` nodes, or a frailty's ``N``
+        gammas) belong to nodes; the job starts on nodes ``0 .. n-1``. The failures are then
+        taken in time order by a compiled loop (``_ext/events/_placement.pyx``) from blocks of
+        the law's draws; :meth:`failed_nodes` gives each row's node.
 
     Attributes
     ----------
@@ -368,16 +454,22 @@ class NodeFailureLog:
 
     __slots__ = ("law", "n_groups", "nodes_per_group", "chunk_seconds", "times", "groups", "horizon", "_next",
                  "_rng", "scales", "schedule", "lemon", "fixed_at", "_fix", "_c", "_lemon_rng", "_buf_t", "_buf_g",
-                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret")
+                 "_buf_n", "retire_after", "_count", "_ret", "_n_ret", "_redraw_v", "_seen", "_pl", "nodes")
 
     def __init__(self, law, n_groups, nodes_per_group, seed, *, initial="stationary", chunk_seconds, frailty=0.0,
-                 schedule=None, lemons=None, retire_after=0):
+                 schedule=None, lemons=None, retire_after=0, frailty_lemons=None, place=None):
         self.law = law
         self.n_groups = n_groups
         self.nodes_per_group = nodes_per_group
         self.chunk_seconds = float(chunk_seconds)
         self._rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
         n = n_groups * nodes_per_group
+        n_slots = n
+        self._pl = None
+        if place is not None:  # the multipliers belong to the fleet's nodes, the job's and the idle ones
+            if frailty_lemons is not None or retire_after:
+                raise ValueError("a placement does not go with retire_after or lemons from the frailty")
+            n = n_slots + int(place[1])
         #: per-node lifetime multipliers 1 / Z (None: all nodes alike); inf for a multiplier that
         #: underflowed to 0 (a node that never fails)
         self.scales = None
@@ -405,10 +497,14 @@ class NodeFailureLog:
                 self.fixed_at = np.full(n, math.inf)
         self.schedule = schedule
         first = law.sample_residual if initial == "stationary" else law.sample
-        nxt = first(self._rng, n)  # per-node next failure time (operational time with a schedule)
+        nxt = first(self._rng, n_slots)  # per-slot next failure time (operational time with a schedule)
         if self.scales is not None:
-            nxt *= self.scales
+            nxt *= self.scales[:n_slots]  # with a placement the job starts on nodes 0 .. n-1
         self._next = nxt
+        #: with a placement: the failed node of each row (read :meth:`failed_nodes`), else None
+        self.nodes = None
+        if place is not None:
+            self._place_init(place[0], n_slots, n)
         self.times: list = []
         self.groups: list = []
         self.horizon = 0.0
@@ -417,6 +513,85 @@ class NodeFailureLog:
         # per slot: failures of its node so far; the flags, a buffer grown by doubling
         self._count = np.zeros(n, dtype=np.int64) if self.retire_after > 0 else None
         self._ret, self._n_ret = (np.empty(1024, dtype=np.int8), 0) if self.retire_after > 0 else (None, 0)
+        # lemons from the frailty: the gamma's variance when a fix or a retirement redraws a
+        # slot's multiplier (0: never), and each slot's failures counted pass by pass
+        self._redraw_v, self._seen = 0.0, None
+        if frailty_lemons is not None and frailty > 0 and (frailty_lemons > 0 or self.retire_after > 0):
+            if self.lemon is not None:
+                raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
+            self._redraw_v = float(frailty)
+            self._fix = float(frailty_lemons)
+            self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
+            if self.retire_after > 0:
+                self._seen = np.zeros(n, dtype=np.int64)
+
+    def _place_init(self, rule: str, n_slots: int, n: int) -> None:
+        """The placement's state: the job on nodes 0 .. n_slots-1, the others idle in id order."""
+        global _PLACE
+        if _PLACE is None:
+            _PLACE = load("_placement")
+        idle = np.zeros(n, dtype=np.int64)
+        n_idle = n - n_slots
+        idle[:n_idle] = np.arange(n_slots, n)  # keys all 0, entry order = id order: already a heap
+        seq = np.zeros(n, dtype=np.int64)
+        seq[n_slots:] = np.arange(n_idle)
+        self._pl = {
+            "fewest": int(rule == "fewest_failures"),
+            "occ": np.arange(n_slots, dtype=np.int64), "count": np.zeros(n, dtype=np.int64),
+            "scale": np.ones(n) if self.scales is None else np.ascontiguousarray(self.scales, dtype=float),
+            "idle": idle, "key": np.zeros(n, dtype=np.int64), "seq": seq,
+            "state": np.array([n_idle, n_idle, _PLACE_DRAWS], dtype=np.int64), "draws": np.empty(0),
+            "heap": np.empty(n_slots, dtype=np.int64), "out_t": np.empty(_PLACE_DRAWS),
+            "out_s": np.empty(_PLACE_DRAWS, dtype=np.int64), "out_u": np.empty(_PLACE_DRAWS, dtype=np.int64),
+            # lemon_fix: the lemons (a view: the kernel's fixes are the log's), the fixes' uniforms
+            # in blocks from the lemons' stream, and when each node was fixed (the clock's time)
+            "lemon": self.lemon.view(np.int8) if self._fix > 0 else np.zeros(0, dtype=np.int8),
+            "fix_u": np.empty(0), "fixed_op": np.full(n, math.inf) if self._fix > 0 else np.empty(0),
+        }
+        if self.scales is not None:
+            self._pl["scale"] = self.scales  # the same array: a fix's new multiplier is the log's
+        self._pl["state"] = np.array([n_idle, n_idle, _PLACE_DRAWS, _PLACE_DRAWS], dtype=np.int64)
+        self.nodes = []
+
+    def failed_nodes(self) -> np.ndarray | None:
+        """With a placement, the node (0 .. n + idle - 1) failing at each row of the log; None
+        without (a slot's node is the slot's)."""
+        return None if self.nodes is None else np.asarray(self.nodes, dtype=np.int64)
+
+    def _extend_placed(self, end: float) -> None:
+        """The chunk's failures with a placement: the compiled loop in time order, fed blocks of
+        ``_PLACE_DRAWS`` lifetimes from the lifetimes' stream as it uses them up."""
+        p = self._pl
+        op_end = end if self.schedule is None else float(self.schedule.cumulative(end))
+        ts, ss, us = [], [], []
+        while True:
+            k, status = _PLACE.place_chunk(self._next, p["occ"], p["count"], p["scale"], p["idle"], p["key"],
+                                           p["seq"], p["state"], p["draws"], op_end, p["fewest"], p["heap"],
+                                           p["out_t"], p["out_s"], p["out_u"], p["lemon"], p["fix_u"], self._fix,
+                                           self._c if self._fix > 0 else 1.0, p["fixed_op"])
+            if k:
+                ts.append(p["out_t"][:k].copy())
+                ss.append(p["out_s"][:k].copy())
+                us.append(p["out_u"][:k].copy())
+            if status == 0:
+                break
+            if status == 1:
+                p["draws"] = self.law.sample(self._rng, _PLACE_DRAWS)
+                p["state"][2] = 0
+            elif status == 3:
+                p["fix_u"] = self._lemon_rng.random(_PLACE_DRAWS)
+                p["state"][3] = 0
+        if ts:
+            t = self._wall(np.concatenate(ts))  # in time order already (ties by slot)
+            slot = np.concatenate(ss)
+            self.times.extend(t.tolist())
+            self.groups.extend((slot // self.nodes_per_group).tolist())
+            self.nodes.extend(np.concatenate(us).tolist())
+            if self._fix > 0:
+                fo = p["fixed_op"]
+                new = np.isfinite(fo) & np.isinf(self.fixed_at)
+                self.fixed_at[new] = self._wall(fo[new])
+        self.horizon = end
 
     @property
     def retire(self) -> np.ndarray | None:
@@ -472,6 +647,23 @@ class NodeFailureLog:
         self.scales[fixed] = self._c
         self.fixed_at[fixed] = self._wall(t[lem][hit])
 
+    def _redraw_frailty(self, nodes: np.ndarray) -> None:
+        """The repairs after one failure of each of ``nodes`` (a pass, in node order) when the
+        lemons are the frailty's: a fixed node (probability ``lemon_fix``, one uniform per
+        failure) or a retiring one gets a fresh ``Gamma(1/v, v)`` multiplier (one gamma per
+        redrawn slot, in node order) before its replacement lifetime is drawn."""
+        k = nodes.shape[0]
+        hit = self._lemon_rng.random(k) < self._fix if self._fix > 0 else np.zeros(k, dtype=bool)
+        if self._seen is not None:
+            self._seen[nodes] += 1  # a node fails at most once per pass: no repeated index
+            hit |= self._seen[nodes] % self.retire_after == 0
+        idx = nodes[hit]
+        if idx.shape[0]:
+            v = self._redraw_v
+            z = self._lemon_rng.standard_gamma(1.0 / v, idx.shape[0]) * v
+            with np.errstate(divide="ignore"):
+                self.scales[idx] = 1.0 / z
+
     def _wall(self, t):
         """Wall time of the clocks' time(s) ``t`` (the same array without a schedule)."""
         return t if self.schedule is None else self.schedule.inverse(t)
@@ -501,19 +693,26 @@ class NodeFailureLog:
         end = self.horizon + self.chunk_seconds
         if not end > self.horizon:  # a chunk below the spacing of floats this far: one float further
             end = float(np.nextafter(self.horizon, math.inf))
+        if self._pl is not None:
+            self._extend_placed(end)
+            return
         active = np.flatnonzero(self._wall(nxt) < end)
         ts, ns = [], []
         passes = stuck = 0
         block = _BURST_MIN_BLOCK
         # blocks draw from the law directly: a subclass drawing its own lifetimes is asked per pass
         # and a lemon fixed between passes changes its slot's multiplier: one pass at a time
-        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes and not self._fix
+        # (so does a frailty multiplier redrawn by a fix or a retirement)
+        redraw = self._redraw_v > 0
+        own_draws = type(self).draw_lifetimes is NodeFailureLog.draw_lifetimes and not self._fix and not redraw
         while active.shape[0]:
             t = nxt[active]
             ts.append(t)
             ns.append(active)
             passes += 1
-            if self._fix:
+            if redraw:
+                self._redraw_frailty(active)  # before the replacement lifetimes are drawn
+            elif self._fix:
                 self._repair_lemons(active, t)  # before the replacement lifetimes are drawn
             k = active.shape[0]
             if passes < _BURST_PASSES or k * block > _BURST_MAX_DRAWS or not own_draws:
