@@ -177,6 +177,9 @@ def mapped_data(p: dict, template: str | Path = EXAMPLE) -> dict:
     data["failures"] = dict(data["failures"], node_mtbf=60 / p["random_failure_rate"] / c, weibull_shape=1.0)
     data["fleet"] = dict(data["fleet"], lemon_share=p["systematic_failure_fraction"], lemon_rate=m,
                          lemon_fix=fix, standbys=int(p["warm_standbys"]), host_select=60.0 * p["host_selection_time"])
+    if k == 0:                                                      # no bad server in the job: no lemon keys
+        for key in ("lemon_share", "lemon_rate", "lemon_fix"):
+            data["fleet"].pop(key)
     data["repair"] = dict(data["repair"], time={"law": "exponential", "mean": 60.0 * p["auto_repair_time"]},
                           escalate=q, manual_time={"law": "exponential", "mean": 60.0 * p["manual_repair_time"]},
                           spares=spares_for(p["working_pool_size"], p))
