@@ -132,6 +132,42 @@ def ordinary_failures(p: dict) -> float:
     return p["job_size"] * p["random_failure_rate"] * p["job_length"]
 
 
+def lemon_extra(p: dict, restarts_fix: bool) -> float:
+    """The failures the bad servers add over the job's compute time ``T0``, in closed form.
+
+    A bad server fails ``m`` times as often as a good one (``lambda0``) until a repair fixes it
+    (probability ``q`` per failure), so ``L`` bad servers decay at ``a = q m lambda0`` each and add
+    ``(m - 1) lambda0 L`` failures per unit of compute time.
+
+    * AIReSim (``restarts_fix=False``): its servers fail only while the job computes, so on the
+      compute clock ``dL/dt = -a L`` and the extra count is ``k (m - 1)/(q m) (1 - e^{-a T0})``
+      (k: the job's bad servers at the start, ``job_size`` times the fleet's bad share).
+    * spare_core (``restarts_fix=True``): a node's clock runs on through a restart, and a lemon
+      failing during one is repaired (fixed with probability q) though the job does not see it.
+      Per unit of compute time a restart of ``R`` follows each of the ``Lambda = lambda0 (n + (m - 1) L)``
+      failures, so ``dL/dt = -a L (beta + c L)`` with ``beta = 1 + lambda0 n R`` and
+      ``c = (m - 1) lambda0 R``; then ``L(t) = beta L0 e^{-a beta t} / (beta + c L0 (1 - e^{-a beta t}))``
+      and ``integral L dt = ln((beta + c L0) / (beta + c L(T0))) / (a c)``, k = round(share n)
+      lemon slots. Waits for a node (a dry pool) fix more lemons unseen still; this leaves them out.
+    """
+    n = p["job_size"]
+    lam0 = p["random_failure_rate"]
+    m = 1 + p["systematic_failure_rate_multiplier"]
+    qa = p["prob_auto_to_manual"]
+    q = (1 - qa) * (1 - p["auto_repair_fail_prob"]) + qa * (1 - p["manual_repair_fail_prob"])
+    t0, a = p["job_length"], q * m * lam0
+    if not restarts_fix:
+        pool = p["working_pool_size"] + p["spare_pool_size"]
+        k = n * int(pool * p["systematic_failure_fraction"]) / pool
+        return k * (m - 1) / (q * m) * -math.expm1(-a * t0)
+    k = round(p["systematic_failure_fraction"] * n)
+    r = p["recovery_time"]
+    beta, c = 1 + lam0 * n * r, (m - 1) * lam0 * r
+    e = math.exp(-a * beta * t0)
+    lt = beta * k * e / (beta + c * k * (1 - e))
+    return (m - 1) * lam0 * math.log((beta + c * k) / (beta + c * lt)) / (a * c)
+
+
 def z(a: tuple, b: tuple) -> float:
     """(a - b) in standard errors of the difference, from two (mean, se) pairs."""
     s = math.hypot(a[1], b[1])
@@ -148,6 +184,7 @@ def summarise(sweep: Sweep, ours: dict, theirs: dict | None) -> list[dict]:
             v = ours[k][rule]
             row[rule] = {m: mean_se(v[m]) for m in ("hours", "failures", "compute_h", "restart_h", "wait_h", "lost_h")}
             row[rule]["finished"] = v["finished"]
+        row["lemons_expected"] = dict(airesim=lemon_extra(p, False), spare_core=lemon_extra(p, True))
         if theirs is not None:
             parts = [airesim_parts(r) for r in theirs[k]]
             row["airesim"] = {m: mean_se([q[m] for q in parts]) for m in parts[0]}
@@ -158,25 +195,48 @@ def summarise(sweep: Sweep, ours: dict, theirs: dict | None) -> list[dict]:
     return rows
 
 
+def account(row: dict, p: dict) -> dict:
+    """The difference of the totals computed from its parts: the lemons' closed forms' difference
+    of failures times a recovery, plus AIReSim's host selections, preemptions and stalls, less
+    spare_core's waits and lost steps (both measured), and what is left of the measured difference,
+    in its standard errors."""
+    a, o, lem = row["airesim"], row["one"], row["lemons_expected"]
+    recovery_h = p["recovery_time"] / 60
+    pred = ((lem["airesim"] - lem["spare_core"]) * recovery_h + a["host_selection"][0] + a["preemption"][0]
+            + a["stall"][0] - o["wait_h"][0] - o["lost_h"][0])
+    return dict(predicted_h=pred, residual_h=o["diff_h"] - pred,
+                residual_se=(o["diff_h"] - pred) / math.hypot(a["hours"][1], o["hours"][1]))
+
+
 def print_sweep(sweep: Sweep, rows: list[dict]) -> None:
-    """The sweep's markdown table (docs/results.md section 16's layout)."""
+    """The sweep's markdown tables (docs/results.md section 16's layout)."""
     print(f"\n### {sweep.name}: {sweep.param} ({sweep.source})\n")
-    print("| point | AIReSim h | spare_core h | AIReSim − spare_core | \"job+standbys\" h | its difference "
-          "| failures AIReSim / spare_core (ordinary) | AIReSim's host sel. + preempt. + stalls h "
-          "| spare_core's waits, lost h |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| point | AIReSim h | spare_core h | AIReSim − spare_core | failures AIReSim / spare_core "
+          "| lemons' extra, closed form: AIReSim / spare_core | AIReSim's host sel. + preempt. + stalls h "
+          "| spare_core's waits + lost h | difference computed | left over |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r, (_, p) in zip(rows, sweep.points()):
+        o, a, lem = r["one"], r.get("airesim"), r["lemons_expected"]
+        head = (f"| {r['point']} | " + (f"{a['hours'][0]:,.1f} ± {a['hours'][1]:.1f}" if a else "—")
+                + f" | {o['hours'][0]:,.1f} ± {o['hours'][1]:.1f} | ")
+        tail = (f" | {lem['airesim']:.0f} / {lem['spare_core']:.0f} over {r['ordinary']:,.0f} ordinary | ")
+        if a:
+            acc = r["account"] = account(r, p)
+            print(head + f"{o['diff_h']:+,.1f} h ({o['diff_se']:+.1f} SE) | {a['failures'][0]:,.0f} ± "
+                  f"{a['failures'][1]:.0f} / {o['failures'][0]:,.0f} ± {o['failures'][1]:.0f}" + tail
+                  + f"{a['host_selection'][0]:.1f} + {a['preemption'][0]:.1f} + {a['stall'][0]:.1f} "
+                  f"| {o['wait_h'][0]:.1f} + {o['lost_h'][0]:.1f} | {acc['predicted_h']:+,.1f} h "
+                  f"| {acc['residual_h']:+,.1f} h ({acc['residual_se']:+.1f} SE) |")
+        else:
+            print(head + f"| — / {o['failures'][0]:,.0f} ± {o['failures'][1]:.0f}" + tail
+                  + f"| {o['wait_h'][0]:.1f} + {o['lost_h'][0]:.1f} | | |")
+    print("\nspare_core with `fleet.restart_when = \"job+standbys\"`:\n")
+    print("| point | total h | AIReSim − this | waits h |")
+    print("|---|---|---|---|")
     for r in rows:
-        o, j = r["one"], r["job+standbys"]
-        a = r.get("airesim")
-        ah = f"{a['hours'][0]:,.1f} ± {a['hours'][1]:.1f}" if a else "—"
-        d1 = f"{o['diff_h']:+,.1f} h ({o['diff_se']:+.1f} SE)" if a else ""
-        d2 = f"{j['diff_h']:+,.1f} h ({j['diff_se']:+.1f} SE)" if a else ""
-        af = f"{a['failures'][0]:,.0f} ± {a['failures'][1]:.0f}" if a else "—"
-        ap = (f"{a['host_selection'][0]:.1f} + {a['preemption'][0]:.1f} + {a['stall'][0]:.1f}" if a else "—")
-        print(f"| {r['point']} | {ah} | {o['hours'][0]:,.1f} ± {o['hours'][1]:.1f} | {d1} "
-              f"| {j['hours'][0]:,.1f} ± {j['hours'][1]:.1f} | {d2} "
-              f"| {af} / {o['failures'][0]:,.0f} ± {o['failures'][1]:.0f} ({r['ordinary']:,.0f}) | {ap} "
-              f"| {o['wait_h'][0]:.1f} (\"job+standbys\" {j['wait_h'][0]:.1f}), {o['lost_h'][0]:.1f} |")
+        j = r["job+standbys"]
+        d = f"{j['diff_h']:+,.1f} h ({j['diff_se']:+.1f} SE)" if "diff_h" in j else ""
+        print(f"| {r['point']} | {j['hours'][0]:,.1f} ± {j['hours'][1]:.1f} | {d} | {j['wait_h'][0]:.1f} |")
 
 
 def main(argv=None) -> dict:
@@ -189,8 +249,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--airesim-python", type=Path, default=None,
                     help="the Python that runs AIReSim (default: PATH/.venv/bin/python)")
     ap.add_argument("--json", type=Path, default=None, help="write every number printed, per seed")
+    ap.add_argument("--from-json", type=Path, default=None,
+                    help="print the tables again from a --json file's per-seed numbers (no run)")
     a = ap.parse_args(argv)
     sweeps = [s for s in SWEEPS if s.name in a.sweeps]
+    if a.from_json is not None:
+        doc = json.loads(a.from_json.read_text())
+        return report(doc, [s for s in sweeps if all(point_key(p) in doc["spare_core"] for _, p in s.points())])
     points = {}                                   # key -> (label, params, stress)
     for s in sweeps:
         for label, p in s.points():
@@ -213,15 +278,23 @@ def main(argv=None) -> dict:
                 for k, _ in todo:
                     theirs[k] = [r for r in out if r["point"] == k]
         doc["airesim"], doc["airesim_s"] = theirs, time.perf_counter() - t
-    print(f"spare_core: seeds 0..{a.spare_seeds - 1}; AIReSim: seeds 0..{a.seeds - 1} (Table I's scale), "
-          f"0..{a.stress_seeds - 1} (stress); mean ± standard error; hours")
-    for s in sweeps:
-        rows = summarise(s, ours, theirs)
-        doc["sweeps"][s.name] = rows
-        print_sweep(s, rows)
-    print(f"\nspare_core {doc['spare_core_s']:.0f} s" + (f", AIReSim {doc['airesim_s']:.0f} s" if theirs else ""))
+    report(doc, sweeps)
     if a.json:
         a.json.write_text(json.dumps(doc, indent=1, default=float))
+    return doc
+
+
+def report(doc: dict, sweeps) -> dict:
+    """Print every sweep's tables from ``doc``'s per-seed numbers, their rows added to ``doc``."""
+    args, ours, theirs = doc["args"], doc["spare_core"], doc["airesim"]
+    print(f"spare_core: seeds 0..{int(args['spare_seeds']) - 1}; AIReSim: seeds 0..{int(args['seeds']) - 1} "
+          f"(Table I's scale), 0..{int(args['stress_seeds']) - 1} (stress); mean ± standard error; hours")
+    doc.setdefault("sweeps", {})
+    for s in sweeps:
+        rows = summarise(s, ours, theirs)
+        print_sweep(s, rows)
+        doc["sweeps"][s.name] = rows
+    print(f"\nspare_core {doc['spare_core_s']:.0f} s" + (f", AIReSim {doc['airesim_s']:.0f} s" if theirs else ""))
     return doc
 
 

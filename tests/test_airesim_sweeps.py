@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.airesim_sweeps import (RULES, STRESS_2X, SWEEPS, main, ordinary_failures, point_key,
+from bench.airesim_sweeps import (RULES, STRESS_2X, SWEEPS, lemon_extra, main, ordinary_failures, point_key,
                                   run_spare_core_point, spare_core_scenario, z)
 from bench.airesim_table1 import (AIRESIM_TABLE1, DAY_MIN, EXAMPLE, mapped_data, mapped_scenario,
                                   read_airesim_config)
@@ -154,4 +154,20 @@ def test_the_bench_without_airesim(capsys):
     # a bigger pool never makes spare_core's job wait longer (same seeds, same failures until a wait)
     waits = [r["one"]["wait_h"][0] for r in rows]
     assert waits[0] > waits[-1] >= 0
-    assert out.count("| spare_pool_size=") == 4
+    assert out.count("| spare_pool_size=") == 8          # both restart rules
+
+
+@pytest.mark.parametrize("mult", [2, 5])
+def test_the_lemons_seen_match_the_closed_form_with_restarts_fixing_them(mult):
+    """spare_core's lemons are fixed on the wall clock, in failures during restarts the job does
+    not see too: the count over the ordinary failures (of the compute time, the lost steps'
+    recomputation included) is ``lemon_extra(p, True)``, well below AIReSim's compute-clock
+    count ``lemon_extra(p, False)`` (a pool no failure waits for)."""
+    p = dict(STRESS_2X, random_failure_rate=mult * AIRESIM_TABLE1["random_failure_rate"], spare_pool_size=2000)
+    v = run_spare_core_point(p, range(40))
+    assert max(v["wait_h"]) == 0
+    lam = p["job_size"] * p["random_failure_rate"] * 60          # ordinary failures per hour of compute
+    x = np.array(v["failures"], float) - lam * (p["job_length"] / 60 + np.array(v["lost_h"]))
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    assert abs(x.mean() - lemon_extra(p, True)) < 4 * se, (x.mean(), lemon_extra(p, True), se)
+    assert lemon_extra(p, False) - lemon_extra(p, True) > 10 * se
