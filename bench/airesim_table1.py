@@ -11,8 +11,8 @@ working pool size asked for (``repair.spares`` = working pool - job - standbys +
 * ``no lost work, no lemons``: the same without the bad servers, to count the lemons' share of the
   failures.
 
-Given the path of an AIReSim checkout (``--airesim PATH``, its virtual environment in
-``PATH/.venv``), it also runs AIReSim's simulator on the same parameters (``AIRESIM_TABLE1``,
+Given the path of an AIReSim checkout (``--airesim PATH``; the Python that runs it, with simpy,
+``--airesim-python``, by default ``PATH/.venv/bin/python``), it also runs AIReSim's simulator on the same parameters (``AIRESIM_TABLE1``,
 Table I of its paper in its units, minutes) in a subprocess of that environment's Python, and
 prints both side by side: means over seeds with their standard errors, and how many standard
 errors apart. spare_core does not depend on AIReSim or simpy: without ``--airesim`` only its own
@@ -23,6 +23,10 @@ Usage::
     python -m bench.airesim_table1                                  # spare_core only, ~5 s
     python -m bench.airesim_table1 --airesim /tmp/airesim            # + AIReSim, ~15 s a seed
     python -m bench.airesim_table1 --pools 4112 4160 --seeds 8 --airesim /tmp/airesim
+
+The mapping itself (:func:`mapped_data`: AIReSim's parameters to spare_core's file, key by key)
+and the driver of AIReSim's runs (:func:`run_airesim_points`) are shared with
+bench/airesim_sweeps.py, which runs AIReSim's sweeps (docs/results.md section 16).
 """
 from __future__ import annotations
 
