@@ -50,7 +50,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from bench.airesim_table1 import AIRESIM_TABLE1, DAY_MIN, mapped_data, mean_se, run_airesim_points
 from spare_core.scenario_file import parse_scenario
@@ -92,6 +91,9 @@ SWEEPS = (
 )
 
 RULES = ("one", "job+standbys")
+#: spare_core's runs of a point: the two restart rules, and the first with its lemons' repairs
+#: made rarer so they add AIReSim's count on spare_core's wall clock (:func:`clock_fix`).
+VARIANTS = RULES + ("clock",)
 
 
 def point_key(p: dict) -> str:
@@ -99,18 +101,21 @@ def point_key(p: dict) -> str:
     return json.dumps(p, sort_keys=True)
 
 
-def spare_core_scenario(p: dict, rule: str = "one"):
+def spare_core_scenario(p: dict, variant: str = "one"):
     """The mapped scenario of AIReSim's ``p`` with no lost work (a 1e-6-s save; the run saves
-    after every step) and the restart rule ``rule``."""
+    after every step): the restart rule ``variant``, or for ``"clock"`` the rule ``"one"`` with
+    ``fleet.lemon_fix`` from :func:`clock_fix`."""
     data = mapped_data(p)
     data["costs"] = dict(data["costs"], checkpoint_save=1e-6)
-    data["fleet"] = dict(data["fleet"], restart_when=rule)
+    data["fleet"] = dict(data["fleet"], restart_when="one" if variant == "clock" else variant)
+    if variant == "clock" and "lemon_fix" in data["fleet"]:
+        data["fleet"]["lemon_fix"] = clock_fix(p)
     return parse_scenario(data, source="airesim-mapped").scenario
 
 
-def run_spare_core_point(p: dict, seeds, rule: str = "one") -> dict:
+def run_spare_core_point(p: dict, seeds, variant: str = "one") -> dict:
     """spare_core's runs of one point: per seed, the total and its parts in hours, and counts."""
-    sc = spare_core_scenario(p, rule)
+    sc = spare_core_scenario(p, variant)
     rs = [simulate(sc, CheckpointOnly(1e-6), seed=k) for k in seeds]
     h = 3600.0
     return dict(hours=[r.time_to_train / h for r in rs], failures=[r.failures_seen for r in rs],
@@ -132,7 +137,7 @@ def ordinary_failures(p: dict) -> float:
     return p["job_size"] * p["random_failure_rate"] * p["job_length"]
 
 
-def lemon_extra(p: dict, restarts_fix: bool) -> float:
+def lemon_extra(p: dict, restarts_fix: bool, q: float | None = None) -> float:
     """The failures the bad servers add over the job's compute time ``T0``, in closed form.
 
     A bad server fails ``m`` times as often as a good one (``lambda0``) until a repair fixes it
@@ -149,12 +154,15 @@ def lemon_extra(p: dict, restarts_fix: bool) -> float:
       ``c = (m - 1) lambda0 R``; then ``L(t) = beta L0 e^{-a beta t} / (beta + c L0 (1 - e^{-a beta t}))``
       and ``integral L dt = ln((beta + c L0) / (beta + c L(T0))) / (a c)``, k = round(share n)
       lemon slots. Waits for a node (a dry pool) fix more lemons unseen still; this leaves them out.
+
+    ``q`` replaces the fix probability AIReSim's repair stages give (:func:`clock_fix`).
     """
     n = p["job_size"]
     lam0 = p["random_failure_rate"]
     m = 1 + p["systematic_failure_rate_multiplier"]
     qa = p["prob_auto_to_manual"]
-    q = (1 - qa) * (1 - p["auto_repair_fail_prob"]) + qa * (1 - p["manual_repair_fail_prob"])
+    if q is None:
+        q = (1 - qa) * (1 - p["auto_repair_fail_prob"]) + qa * (1 - p["manual_repair_fail_prob"])
     t0, a = p["job_length"], q * m * lam0
     if not restarts_fix:
         pool = p["working_pool_size"] + p["spare_pool_size"]
@@ -166,6 +174,22 @@ def lemon_extra(p: dict, restarts_fix: bool) -> float:
     e = math.exp(-a * beta * t0)
     lt = beta * k * e / (beta + c * k * (1 - e))
     return (m - 1) * lam0 * math.log((beta + c * k) / (beta + c * lt)) / (a * c)
+
+
+def clock_fix(p: dict) -> float:
+    """The ``fleet.lemon_fix`` with which spare_core's lemons, fixed on its wall clock (restarts
+    included), add as many failures as AIReSim's bad servers on its compute clock: the root of
+    ``lemon_extra(p, True, q) = lemon_extra(p, False)`` by bisection (the count falls as q rises).
+    A derived value, not a fit to AIReSim's runs; it moves only the lemons' count, so what is left
+    of a difference is the rest (host selections, preemptions, the pool's rules)."""
+    target = lemon_extra(p, False)
+    lo, hi = 1e-9, 1.0
+    if lemon_extra(p, True, hi) >= target:
+        return hi
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if lemon_extra(p, True, mid) > target else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 def z(a: tuple, b: tuple) -> float:
@@ -180,7 +204,7 @@ def summarise(sweep: Sweep, ours: dict, theirs: dict | None) -> list[dict]:
     for label, p in sweep.points():
         k = point_key(p)
         row = dict(point=label, ordinary=ordinary_failures(p))
-        for rule in RULES:
+        for rule in [v for v in VARIANTS if v in ours[k]]:
             v = ours[k][rule]
             row[rule] = {m: mean_se(v[m]) for m in ("hours", "failures", "compute_h", "restart_h", "wait_h", "lost_h")}
             row[rule]["finished"] = v["finished"]
@@ -188,7 +212,7 @@ def summarise(sweep: Sweep, ours: dict, theirs: dict | None) -> list[dict]:
         if theirs is not None:
             parts = [airesim_parts(r) for r in theirs[k]]
             row["airesim"] = {m: mean_se([q[m] for q in parts]) for m in parts[0]}
-            for rule in RULES:
+            for rule in [v for v in VARIANTS if v in ours[k]]:
                 row[rule]["diff_h"] = row["airesim"]["hours"][0] - row[rule]["hours"][0]
                 row[rule]["diff_se"] = z(row["airesim"]["hours"], row[rule]["hours"])
         rows.append(row)
@@ -230,13 +254,22 @@ def print_sweep(sweep: Sweep, rows: list[dict]) -> None:
         else:
             print(head + f"| — / {o['failures'][0]:,.0f} ± {o['failures'][1]:.0f}" + tail
                   + f"| {o['wait_h'][0]:.1f} + {o['lost_h'][0]:.1f} | | |")
-    print("\nspare_core with `fleet.restart_when = \"job+standbys\"`:\n")
-    print("| point | total h | AIReSim − this | waits h |")
-    print("|---|---|---|---|")
-    for r in rows:
-        j = r["job+standbys"]
-        d = f"{j['diff_h']:+,.1f} h ({j['diff_se']:+.1f} SE)" if "diff_h" in j else ""
-        print(f"| {r['point']} | {j['hours'][0]:,.1f} ± {j['hours'][1]:.1f} | {d} | {j['wait_h'][0]:.1f} |")
+    print("\nspare_core's other runs: `fleet.restart_when = \"job+standbys\"`; and the lemons' repairs "
+          "made rarer (lemon_fix from clock_fix) so they add AIReSim's count:\n")
+    print("| point | \"job+standbys\" h | AIReSim − this | its waits h | lemon_fix | lemons on AIReSim's count h "
+          "| AIReSim − this | its failures |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r, (_, p) in zip(rows, sweep.points()):
+        cells = []
+        for v in ("job+standbys", "clock"):
+            j = r.get(v)
+            if j is None:
+                cells.append("| — | | " + ("" if v == "clock" else "| "))
+                continue
+            d = f"{j['diff_h']:+,.1f} h ({j['diff_se']:+.1f} SE)" if "diff_h" in j else ""
+            extra = f"{j['wait_h'][0]:.1f}" if v != "clock" else f"{j['failures'][0]:,.0f} ± {j['failures'][1]:.0f}"
+            cells.append(f"{j['hours'][0]:,.1f} ± {j['hours'][1]:.1f} | {d} | {extra}")
+        print(f"| {r['point']} | {cells[0]} | {clock_fix(p):.3f} | {cells[1]} |")
 
 
 def main(argv=None) -> dict:
@@ -249,6 +282,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--airesim-python", type=Path, default=None,
                     help="the Python that runs AIReSim (default: PATH/.venv/bin/python)")
     ap.add_argument("--json", type=Path, default=None, help="write every number printed, per seed")
+    ap.add_argument("--reuse-airesim", type=Path, default=None,
+                    help="take AIReSim's runs from a --json file of an earlier run of the same points and "
+                         "seeds (spare_core runs again)")
     ap.add_argument("--from-json", type=Path, default=None,
                     help="print the tables again from a --json file's per-seed numbers (no run)")
     a = ap.parse_args(argv)
@@ -261,12 +297,17 @@ def main(argv=None) -> dict:
         for label, p in s.points():
             points.setdefault(point_key(p), (label, p, s.stress))
     t = time.perf_counter()
-    ours = {k: {rule: run_spare_core_point(p, range(a.spare_seeds), rule) for rule in RULES}
+    ours = {k: {v: run_spare_core_point(p, range(a.spare_seeds), v) for v in VARIANTS}
             for k, (_, p, _) in points.items()}
     doc = dict(args={k: str(v) for k, v in vars(a).items()}, spare_core_s=time.perf_counter() - t,
                spare_core=ours, airesim=None, sweeps={})
     theirs = None
-    if a.airesim is None:
+    if a.reuse_airesim is not None:
+        old = json.loads(a.reuse_airesim.read_text())
+        theirs = {k: old["airesim"][k] for k in points}
+        doc.update(airesim=theirs, airesim_s=old["airesim_s"], args=dict(doc["args"], seeds=old["args"]["seeds"],
+                                                                            stress_seeds=old["args"]["stress_seeds"]))
+    elif a.airesim is None:
         print("AIReSim not run (give --airesim PATH of a checkout, and --airesim-python, to run it too)")
     else:
         theirs = {}

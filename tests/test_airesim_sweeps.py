@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.airesim_sweeps import (RULES, STRESS_2X, SWEEPS, lemon_extra, main, ordinary_failures, point_key,
+from bench.airesim_sweeps import (RULES, STRESS_2X, SWEEPS, clock_fix, lemon_extra, main, ordinary_failures, point_key,
                                   run_spare_core_point, spare_core_scenario, z)
 from bench.airesim_table1 import (AIRESIM_TABLE1, DAY_MIN, EXAMPLE, mapped_data, mapped_scenario,
                                   read_airesim_config)
@@ -171,3 +171,18 @@ def test_the_lemons_seen_match_the_closed_form_with_restarts_fixing_them(mult):
     se = x.std(ddof=1) / math.sqrt(x.size)
     assert abs(x.mean() - lemon_extra(p, True)) < 4 * se, (x.mean(), lemon_extra(p, True), se)
     assert lemon_extra(p, False) - lemon_extra(p, True) > 10 * se
+
+
+def test_clock_fix_gives_spare_core_airesims_lemon_count():
+    """With lemon_fix from clock_fix the closed forms agree by construction, and spare_core's
+    runs then see AIReSim's compute-clock count (a pool no failure waits for)."""
+    p = dict(STRESS_2X, spare_pool_size=2000)
+    q = clock_fix(p)
+    assert 0 < q < 0.76 and lemon_extra(p, True, q) == pytest.approx(lemon_extra(p, False), rel=1e-9)
+    assert spare_core_scenario(p, "clock").failures.lemon_fix == q
+    assert spare_core_scenario(p, "one").failures.lemon_fix == pytest.approx(0.76)
+    v = run_spare_core_point(p, range(40), "clock")
+    lam = p["job_size"] * p["random_failure_rate"] * 60
+    x = np.array(v["failures"], float) - lam * (p["job_length"] / 60 + np.array(v["lost_h"]))
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    assert abs(x.mean() - lemon_extra(p, False)) < 4 * se, (x.mean(), lemon_extra(p, False), se)
