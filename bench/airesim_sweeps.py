@@ -18,13 +18,16 @@ units, minutes and failures per minute per server):
 Every point's AIReSim parameters are mapped onto a spare_core scenario by
 ``bench.airesim_table1.mapped_data`` (the mapping of examples/airesim_table1.toml, one function)
 and run checkpoint-only with a 1e-6-s save after every 6-s step, which approximates AIReSim's
-assumption that a failure loses no work (section 15). spare_core runs each point twice: with its
-default restart rule (``fleet.restart_when = "one"``: a restart resumes once the failed node's
-replacement is in place) and with ``"job+standbys"`` (it resumes only once every warm standby is
-ready again too, the closer of its two rules to AIReSim's full host selection, which waits for
-job + standbys servers). Given ``--airesim PATH`` (a checkout of AIReSim) and a Python with simpy
-(``--airesim-python``, default ``PATH/.venv/bin/python``), AIReSim's own simulator runs every
-point in a subprocess; spare_core does not depend on AIReSim or simpy.
+assumption that a failure loses no work (section 15). spare_core runs each point three times:
+with its default restart rule (``fleet.restart_when = "one"``: a restart resumes once the failed
+node's replacement is in place); with ``"job+standbys"`` (it resumes only once every warm standby
+is ready again too, the closer of its two rules to AIReSim's full host selection, which waits
+for job + standbys servers); and with the first rule and the lemons' repairs made rarer
+(``fleet.lemon_fix`` from :func:`clock_fix`) so that its lemons, fixed on its wall clock, add as
+many failures as AIReSim's bad servers on its compute clock (:func:`lemon_extra`).
+
+Given ``--airesim PATH`` (a checkout of AIReSim) and a Python with simpy (``--airesim-python``,
+default ``PATH/.venv/bin/python``), AIReSim's own simulator runs every point in a subprocess; spare_core does not depend on AIReSim or simpy.
 
 Each row: both simulators' mean total time ± standard error over seeds, AIReSim minus spare_core
 in hours and in standard errors of the difference, and both totals' parts, which add up to them
@@ -36,9 +39,10 @@ time); what the lemons add is a failure count's remainder over it.
 
 Usage::
 
-    python -m bench.airesim_sweeps                      # spare_core only, ~2 min
+    python -m bench.airesim_sweeps                      # spare_core only, ~1 min
     python -m bench.airesim_sweeps --airesim /tmp/aire2 --airesim-python /tmp/aire-venv/bin/python \\
-        --seeds 6 --stress-seeds 16 --json /tmp/airesim_sweeps.json   # + AIReSim (docs/results.md §16)
+        --seeds 8 --stress-seeds 20 --json /tmp/airesim_sweeps.json   # + AIReSim, ~30 min (docs/results.md §16)
+    python -m bench.airesim_sweeps --reuse-airesim /tmp/airesim_sweeps.json  # spare_core again, the same AIReSim runs
     python -m bench.airesim_sweeps --sweeps stress_spares --seeds 2 --spare-seeds 4   # one sweep
 """
 from __future__ import annotations
@@ -275,8 +279,8 @@ def print_sweep(sweep: Sweep, rows: list[dict]) -> None:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweeps", nargs="+", default=[s.name for s in SWEEPS], choices=[s.name for s in SWEEPS])
-    ap.add_argument("--seeds", type=int, default=6, help="AIReSim's seeds at Table I's scale (~15 s a run)")
-    ap.add_argument("--stress-seeds", type=int, default=16, help="AIReSim's seeds of the 7-day stress points")
+    ap.add_argument("--seeds", type=int, default=8, help="AIReSim's seeds at Table I's scale (8-30 s a run)")
+    ap.add_argument("--stress-seeds", type=int, default=20, help="AIReSim's seeds of the 7-day stress points (1-4 s a run)")
     ap.add_argument("--spare-seeds", type=int, default=32, help="spare_core's seeds at every point")
     ap.add_argument("--airesim", type=Path, default=None, help="path of an AIReSim checkout")
     ap.add_argument("--airesim-python", type=Path, default=None,
