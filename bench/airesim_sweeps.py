@@ -27,7 +27,8 @@ for job + standbys servers); and with the first rule and the lemons' repairs mad
 many failures as AIReSim's bad servers on its compute clock (:func:`lemon_extra`).
 
 Given ``--airesim PATH`` (a checkout of AIReSim) and a Python with simpy (``--airesim-python``,
-default ``PATH/.venv/bin/python``), AIReSim's own simulator runs every point in a subprocess; spare_core does not depend on AIReSim or simpy.
+default ``PATH/.venv/bin/python``), AIReSim's own simulator runs every point in a subprocess;
+spare_core does not depend on AIReSim or simpy.
 
 Each row: both simulators' mean total time ± standard error over seeds, AIReSim minus spare_core
 in hours and in standard errors of the difference, and both totals' parts, which add up to them
@@ -280,7 +281,8 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweeps", nargs="+", default=[s.name for s in SWEEPS], choices=[s.name for s in SWEEPS])
     ap.add_argument("--seeds", type=int, default=8, help="AIReSim's seeds at Table I's scale (8-30 s a run)")
-    ap.add_argument("--stress-seeds", type=int, default=20, help="AIReSim's seeds of the 7-day stress points (1-4 s a run)")
+    ap.add_argument("--stress-seeds", type=int, default=20,
+                    help="AIReSim's seeds of the 7-day stress points (1-4 s a run)")
     ap.add_argument("--spare-seeds", type=int, default=32, help="spare_core's seeds at every point")
     ap.add_argument("--airesim", type=Path, default=None, help="path of an AIReSim checkout")
     ap.add_argument("--airesim-python", type=Path, default=None,

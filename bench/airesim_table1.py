@@ -12,8 +12,9 @@ working pool size asked for (``repair.spares`` = working pool - job - standbys +
   failures.
 
 Given the path of an AIReSim checkout (``--airesim PATH``; the Python that runs it, with simpy,
-``--airesim-python``, by default ``PATH/.venv/bin/python``), it also runs AIReSim's simulator on the same parameters (``AIRESIM_TABLE1``,
-Table I of its paper in its units, minutes) in a subprocess of that environment's Python, and
+``--airesim-python``, by default ``PATH/.venv/bin/python``), it also runs AIReSim's simulator
+on the same parameters (``AIRESIM_TABLE1``, Table I of its paper in its units, minutes) in a
+subprocess of that Python, and
 prints both side by side: means over seeds with their standard errors, and how many standard
 errors apart. spare_core does not depend on AIReSim or simpy: without ``--airesim`` only its own
 rows are printed.
@@ -141,7 +142,7 @@ def mapped_data(p: dict, template: str | Path = EXAMPLE) -> dict:
     """The spare_core scenario file (its tables, as :func:`spare_core.scenario_file.parse_scenario`
     reads them) for AIReSim's parameters ``p`` (its units), mapped key by key as
     examples/airesim_table1.toml's comments explain: that file is this function's output for
-    ``AIRESIM_TABLE1`` (tests/test_airesim_mapping.py). Keys AIReSim has no parameter for (the
+    ``AIRESIM_TABLE1`` (tests/test_airesim_sweeps.py). Keys AIReSim has no parameter for (the
     step, the save's cost, the policies) are the template file's.
 
     Raises
