@@ -11,9 +11,10 @@ working pool size asked for (``repair.spares`` = working pool - job - standbys +
 * ``no lost work, no lemons``: the same without the bad servers, to count the lemons' share of the
   failures.
 
-Given the path of an AIReSim checkout (``--airesim PATH``, its virtual environment in
-``PATH/.venv``), it also runs AIReSim's simulator on the same parameters (``AIRESIM_TABLE1``,
-Table I of its paper in its units, minutes) in a subprocess of that environment's Python, and
+Given the path of an AIReSim checkout (``--airesim PATH``; the Python that runs it, with simpy,
+``--airesim-python``, by default ``PATH/.venv/bin/python``), it also runs AIReSim's simulator
+on the same parameters (``AIRESIM_TABLE1``, Table I of its paper in its units, minutes) in a
+subprocess of that Python, and
 prints both side by side: means over seeds with their standard errors, and how many standard
 errors apart. spare_core does not depend on AIReSim or simpy: without ``--airesim`` only its own
 rows are printed.
@@ -23,20 +24,25 @@ Usage::
     python -m bench.airesim_table1                                  # spare_core only, ~5 s
     python -m bench.airesim_table1 --airesim /tmp/airesim            # + AIReSim, ~15 s a seed
     python -m bench.airesim_table1 --pools 4112 4160 --seeds 8 --airesim /tmp/airesim
+
+The mapping itself (:func:`mapped_data`: AIReSim's parameters to spare_core's file, key by key)
+and the driver of AIReSim's runs (:func:`run_airesim_points`) are shared with
+bench/airesim_sweeps.py, which runs AIReSim's sweeps (docs/results.md section 16).
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import subprocess
+import tomllib
 from pathlib import Path
 
 import numpy as np
 
-from spare_core.scenario_file import load_scenario_file
+from spare_core.scenario_file import parse_scenario
 from spare_core.sim import CheckpointOnly, simulate
+from spare_core._files import parse_duration
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "airesim_table1.toml"
 
@@ -64,17 +70,20 @@ AIRESIM_TABLE1 = dict(
     spare_pool_size=200,
 )
 
-# The subprocess's program: one AIReSim run per (pool, seed), its summary as a JSON line. Our
-# own driver of AIReSim's public API (Params, Simulator.run, summary_dict), not its code.
+# The subprocess's program: one AIReSim run per (point, seed), its summary and its clock's parts
+# (minutes) as a JSON line. Our own driver of AIReSim's public API (Params, Simulator.run,
+# summary_dict and the StatsCollector's fields), not its code.
 _DRIVER = """
 import json, sys
 from airesim.params import Params
 from airesim.simulator import Simulator
-base, pools, seeds = json.loads(sys.argv[1])
-for pool in pools:
+points, seeds = json.loads(sys.argv[1])
+for label, params in points:
     for seed in seeds:
-        st = Simulator(Params(**dict(base, working_pool_size=pool)), seed=seed).run()
-        print(json.dumps(dict(st.summary_dict(), pool=pool, seed=seed)), flush=True)
+        st = Simulator(Params(**params), seed=seed).run()
+        parts = dict(compute_min=st.total_compute_time, recovery_min=st.total_recovery_time,
+                     host_selection_min=st.total_host_selection_time, preemption_min=st.total_wait_time)
+        print(json.dumps(dict(st.summary_dict(), **parts, point=label, seed=seed)), flush=True)
 """
 
 
@@ -82,6 +91,110 @@ def spares_for(pool: int, p: dict = AIRESIM_TABLE1) -> int:
     """spare_core's ``repair.spares`` for AIReSim's working pool ``pool``: every server beyond the
     job and its warm standbys, the spare pool's included."""
     return pool - p["job_size"] - p["warm_standbys"] + p["spare_pool_size"]
+
+
+#: AIReSim parameters the mapping reads (the rest of its Params must keep their defaults, below).
+MAPPED_KEYS = tuple(AIRESIM_TABLE1)
+
+#: AIReSim parameters with no spare_core key: the mapping accepts only these values (its
+#: defaults, which Table I and the sweeps keep). Sampling and run control (seed,
+#: num_replications, the adaptive runner's keys) are the bench's business and are ignored.
+UNMAPPED_DEFAULTS = dict(failure_distribution="exponential", weibull_shape=1.0, diagnosis_probability=1.0,
+                         diagnosis_uncertainty=0.0, bad_server_regeneration=False)
+_RUN_CONTROL = ("lognormal_sigma", "bad_server_regen_interval", "seed", "num_replications",
+                "adaptive_replications", "confidence_level", "relative_accuracy", "max_replications")
+
+
+def _scalar(text: str):
+    """A flat YAML scalar as AIReSim's config files write them: a bool, an int, a float or a word."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip("'\"")
+
+
+def read_airesim_config(path: str | Path) -> dict:
+    """AIReSim's parameters from one of its flat ``key: value  # comment`` config files (its
+    repository's config.yaml), in its units (minutes, failures per minute per server).
+
+    Only the flat form AIReSim writes is read (no nesting, no lists): a line that is not blank, a
+    comment or ``key: value`` is an error naming the line. Returns the keys as written; unknown
+    keys are rejected by :func:`mapped_data`, not here.
+    """
+    out = {}
+    for no, line in enumerate(Path(path).read_text().splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        key, sep, value = body.partition(":")
+        if not sep or not key.strip().isidentifier() or not value.strip():
+            raise ValueError(f"{path}:{no}: not a flat 'key: value' line: {line!r}")
+        out[key.strip()] = _scalar(value.strip())
+    return out
+
+
+def mapped_data(p: dict, template: str | Path = EXAMPLE) -> dict:
+    """The spare_core scenario file (its tables, as :func:`spare_core.scenario_file.parse_scenario`
+    reads them) for AIReSim's parameters ``p`` (its units), mapped key by key as
+    examples/airesim_table1.toml's comments explain: that file is this function's output for
+    ``AIRESIM_TABLE1`` (tests/test_airesim_sweeps.py). Keys AIReSim has no parameter for (the
+    step, the save's cost, the policies) are the template file's.
+
+    Raises
+    ------
+    ValueError
+        Naming the AIReSim parameter, for one that is missing, unknown, or set to a value
+        spare_core cannot map (a non-exponential failure law, imperfect diagnosis, regeneration),
+        or a ``job_length`` that is not a whole number of the template's steps.
+    """
+    unknown = sorted(set(p) - set(MAPPED_KEYS) - set(UNMAPPED_DEFAULTS) - set(_RUN_CONTROL))
+    if unknown:
+        raise ValueError(f"AIReSim parameters with no mapping: {unknown}")
+    missing = [k for k in MAPPED_KEYS if k not in p]
+    if missing:
+        raise ValueError(f"AIReSim parameters missing: {missing}")
+    for k, v in UNMAPPED_DEFAULTS.items():
+        if k in p and p[k] != v:
+            raise ValueError(f"AIReSim {k} = {p[k]!r}: spare_core maps only {v!r} (no equivalent key)")
+    with open(template, "rb") as fh:
+        data = tomllib.load(fh)
+    cl, jb = data["cluster"], data["job"]
+    n = int(p["job_size"])
+    gpn = cl["gpus_per_node"]
+    step = parse_duration(jb["step_time"])
+    steps = p["job_length"] * 60 / step
+    if abs(steps - round(steps)) > 1e-9 * steps:
+        raise ValueError(f"AIReSim job_length = {p['job_length']} min is not a whole number of {step:g}-s steps")
+    k = round(p["systematic_failure_fraction"] * n)                # the lemon slots spare_core draws
+    m = 1 + p["systematic_failure_rate_multiplier"]                 # a bad server: random + systematic
+    c = 1 + (m - 1) * k / n                                         # the fleet's rate over a normal node's
+    q = p["prob_auto_to_manual"]
+    # a bad server's repair fixes it unless the stage it went through silently fails; rounded to
+    # 12 places so the sum's last bit (0.7600000000000001) does not stand for a different value
+    fix = round((1 - q) * (1 - p["auto_repair_fail_prob"]) + q * (1 - p["manual_repair_fail_prob"]), 12)
+    data["cluster"] = dict(cl, gpus=n * gpn, tp=gpn, pp=1)          # one server = one node = one group
+    data["job"] = dict(jb, steps=int(round(steps)))
+    data["failures"] = dict(data["failures"], node_mtbf=60 / p["random_failure_rate"] / c, weibull_shape=1.0)
+    data["fleet"] = dict(data["fleet"], lemon_share=p["systematic_failure_fraction"], lemon_rate=m,
+                         lemon_fix=fix, standbys=int(p["warm_standbys"]), host_select=60.0 * p["host_selection_time"])
+    if k == 0:                                                      # no bad server in the job: no lemon keys
+        for key in ("lemon_share", "lemon_rate", "lemon_fix"):
+            data["fleet"].pop(key)
+    data["repair"] = dict(data["repair"], time={"law": "exponential", "mean": 60.0 * p["auto_repair_time"]},
+                          escalate=q, manual_time={"law": "exponential", "mean": 60.0 * p["manual_repair_time"]},
+                          spares=spares_for(p["working_pool_size"], p))
+    data["costs"] = dict(data["costs"], restart=60.0 * p["recovery_time"])
+    return data
+
+
+def mapped_scenario(p: dict, template: str | Path = EXAMPLE):
+    """:func:`mapped_data` loaded: spare_core's Scenario for AIReSim's parameters ``p``."""
+    return parse_scenario(mapped_data(p, template), source="airesim-mapped").scenario
 
 
 def variants(sc):
@@ -104,8 +217,7 @@ def mean_se(x) -> tuple[float, float]:
 
 def run_spare_core(pool: int, seeds: range) -> dict:
     """spare_core's rows for one working pool size: per variant, per-seed hours and counts."""
-    sc = load_scenario_file(EXAMPLE).scenario
-    sc = sc.replace(repair=dataclasses.replace(sc.repair, spares=spares_for(pool)))
+    sc = mapped_scenario(dict(AIRESIM_TABLE1, working_pool_size=pool))
     out = {}
     for name, s, pol in variants(sc):
         rs = [simulate(s, pol, seed=k) for k in seeds]
@@ -116,16 +228,31 @@ def run_spare_core(pool: int, seeds: range) -> dict:
     return out
 
 
-def run_airesim(path: Path, pools: list[int], seeds: range) -> list[dict]:
-    """AIReSim's own runs in its virtual environment's Python: one summary dict per (pool, seed)."""
-    py = path / ".venv" / "bin" / "python"
-    if not py.exists():
-        raise SystemExit(f"--airesim {path}: no {py} (an AIReSim checkout with its .venv, simpy installed)")
-    p = subprocess.run([str(py), "-c", _DRIVER, json.dumps([AIRESIM_TABLE1, pools, list(seeds)])],
-                       cwd=path, capture_output=True, text=True, check=False)
+def airesim_python(path: Path, python: Path | None = None) -> Path:
+    """The Python that runs AIReSim: ``python`` if given (a virtual environment with simpy, kept
+    outside the checkout), else the checkout's own ``.venv``."""
+    py = python if python is not None else path / ".venv" / "bin" / "python"
+    if not Path(py).exists():
+        raise SystemExit(f"--airesim {path}: no {py} (give --airesim-python, a Python with simpy and numpy)")
+    return Path(py)
+
+
+def run_airesim_points(path: Path, points: list[tuple[str, dict]], seeds, python: Path | None = None) -> list[dict]:
+    """AIReSim's own runs of ``points`` ((label, AIReSim parameters) pairs) in a subprocess of
+    its environment's Python, from the checkout ``path``: one summary dict per (point, seed)."""
+    p = subprocess.run([str(airesim_python(path, python)), "-c", _DRIVER, json.dumps([points, list(seeds)])],
+                       cwd=path, env={"PYTHONPATH": str(path), "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise SystemExit(f"AIReSim failed:\n{p.stderr}")
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+def run_airesim(path: Path, pools: list[int], seeds: range, python: Path | None = None) -> list[dict]:
+    """AIReSim's Table I runs: one summary dict per (working pool, seed), ``pool`` added."""
+    rows = run_airesim_points(path, [(str(pool), dict(AIRESIM_TABLE1, working_pool_size=pool)) for pool in pools],
+                              seeds, python)
+    return [dict(r, pool=int(r["point"])) for r in rows]
 
 
 def airesim_decomposition(row: dict, p: dict = AIRESIM_TABLE1) -> dict:
@@ -143,6 +270,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--pools", type=int, nargs="+", default=[4112, 4160], help="AIReSim's working_pool_size")
     ap.add_argument("--airesim", type=Path, default=None, help="path of an AIReSim checkout (with .venv)")
+    ap.add_argument("--airesim-python", type=Path, default=None,
+                    help="the Python that runs AIReSim (default: PATH/.venv/bin/python)")
     ap.add_argument("--json", type=Path, default=None, help="write every number printed")
     a = ap.parse_args(argv)
     seeds = range(a.seeds)
@@ -152,7 +281,7 @@ def main(argv=None) -> dict:
     if a.airesim is None:
         print("AIReSim not run (give --airesim PATH of a checkout with its .venv to run it too)")
     else:
-        doc["airesim"] = run_airesim(a.airesim, a.pools, seeds)
+        doc["airesim"] = run_airesim(a.airesim, a.pools, seeds, a.airesim_python)
     print(f"seeds 0..{a.seeds - 1}; mean ± standard error; hours")
     print("| working pool | simulator, run | total time h | failures | lost work h | AIReSim − this, in SEs |")
     print("|---|---|---|---|---|---|")

@@ -1,4 +1,4 @@
-"""Capacity traces replayed beside the papers that published them (docs/results.md section 17).
+"""Capacity traces replayed beside the papers that published them (docs/results.md section 18).
 
 * Bamboo's p3 trace (examples/bamboo_p3.toml, its data copied from github.com/uclasystem/bamboo):
   the trace's own counts (the paper's 167 preemptions in 79 events over 11.4 h, up to 6 at once),

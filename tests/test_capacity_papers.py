@@ -1,4 +1,4 @@
-"""The example files of docs/results.md section 17, end to end: Bamboo's p3 trace (its counts as
+"""The example files of docs/results.md section 18, end to end: Bamboo's p3 trace (its counts as
 the paper states them, read row by row here), the bench's bound and bisection, and the
 one-node-an-hour log against its closed form."""
 import csv
@@ -52,7 +52,7 @@ def test_the_p3_trace_as_the_paper_states_it():
 def test_no_job_size_is_below_capacity_12_percent_of_the_time():
     """The paper's "capacity below the job size for 12 % of the time": over the whole log (row by
     row), the share of time the fleet holds fewer than N instances, for every N; none is 12 %
-    (docs/results.md section 17, docs/failures.md quote 4.3 %, 14.1 % and 16.6 %)."""
+    (docs/results.md section 18, docs/failures.md quote 4.3 %, 14.1 % and 16.6 %)."""
     rows = _rows()
     end = rows[-1][0]
     share = {}
