@@ -706,6 +706,15 @@ def _map(*extra: str, x: tuple = _MAP_X, y: tuple = _MAP_Y) -> Callable[[Env], l
     return _one("map", *x, *y, *extra)
 
 
+def _fleet_file(e: Env, command: str) -> list[str]:
+    """The tiny file on node renewals with repairs and lemons (what retirement needs), and the
+    command's base arguments on it."""
+    path = e.d / "fleet.toml"
+    path.write_text(_file_text("[failures]\nmodel = 'node'\nnode_mtbf = '40 min'\n",
+                               "[repair]\ntime = '1 h'\nspares = 3\n[fleet]\nlemon_share = 0.25\nlemon_rate = 3\n"))
+    return [a if a != str(e.file) else str(path) for a in e.base(command)]
+
+
 _OUTPUTS = {"--json": "OUT:out.json", "--csv": "OUT:out.csv", "--parquet": "OUT:out.parquet", "--plot": "OUT:plots"}
 
 FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
@@ -721,6 +730,9 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("advise", "--objective"): _one("advise", "--objective", "cost", "--set", "costs.gpu_hour=2.0"),
     ("advise", "--spares"): _one("advise", "--spares", "0,1,3", "--set", "repair.time='1 d'",
                                  "--set", "repair.swap='5 min'"),
+    ("advise", "--standbys"): _one("advise", "--standbys", "0,2", "--set", "repair.time='1 h'",
+                                   "--set", "repair.swap='5 min'"),
+    ("advise", "--retire-after"): lambda e: [_fleet_file(e, "advise") + ["--retire-after", "0,2"]],
     **{(c, "--force"): _one(c, "--force") for c in ("run", "advise", "compare")},
     ("sweep", "--force"): _one("sweep", "--force"),
     ("compare", "--groups"): _one("compare", "--groups", "6", "12"),
