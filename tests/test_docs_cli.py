@@ -413,7 +413,10 @@ KEY_CASES: dict[str, list[Case]] = {
                                  check=lambda sf: sf.scenario.repair.restart_when == "job+standbys")],
     "fleet.retire_after": [_sets("repair.time='1 h'", "repair.spares=4", "fleet.retire_after=3",
                                  check=lambda sf: sf.scenario.repair.retire_after == 3
-                                 and sf.scenario.failures.retire_after == 3)],
+                                 and sf.scenario.failures.retire_after == 3),
+                           # 0: no node retires, the file read as without the key (no [repair] needed)
+                           _sets("fleet.retire_after=0", check=lambda sf: sf.scenario.repair is None
+                                 and getattr(sf.scenario.failures, "retire_after", 0) == 0)],
     "fleet.lemon_share": [_sets("fleet.lemon_share=0.15", "fleet.lemon_rate=4",
                                 check=lambda sf: sf.scenario.failures.lemon_share == 0.15)],
     "fleet.lemon_rate": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3",
@@ -784,7 +787,9 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("pacing", "--pacer"): _one("pacing", "--pacer", "spread"),
     ("pacing", "--json"): _one("pacing", "--json", "OUT:pacing.json"),
     ("pacing", "--plot"): _one("pacing", "--plot", "OUT:pacing.png"),
-    ("map", "--x"): _map(),
+    # and the fleet's keys as axes (docs/cli.md: 0 standbys, 0 retire_after = none)
+    ("map", "--x"): lambda e: [_map()(e)[0], _fleet_file(e, "map") + [
+        "--x", "fleet.standbys", "--x-values", "0", "1", "--y", "fleet.retire_after", "--y-values", "0", "2"]],
     ("map", "--y"): _map(),
     ("map", "--x-values"): _map(),
     ("map", "--y-values"): _map(),

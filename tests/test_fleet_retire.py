@@ -154,7 +154,9 @@ def test_the_key_sets_the_log_and_the_pool_and_its_errors_name_it():
     assert "retire_after" not in _file({"standbys": 1}).scenario.failures.to_dict()
     r = simulate(sf.scenario, CheckpointOnly(interval=600.0), seed=0)
     assert r.failures_seen > 0
-    for fleet, kw, words in [({"retire_after": 0}, {}, "fleet.retire_after must be an integer >= 1"),
+    # 0: no node retires, the file read as without the key (spare advise --retire-after 0, a map's axis)
+    assert _file({"retire_after": 0}).scenario == _file({}).scenario
+    for fleet, kw, words in [({"retire_after": -1}, {}, "fleet.retire_after must be an integer >= 0"),
                              ({"retire_after": "often"}, {}, "fleet.retire_after must be an integer"),
                              ({"retire_after": 2}, {"repair": False}, "fleet.retire_after needs [repair]"),
                              ({"retire_after": 2}, {"failures": {"model": "per-unit", "mtbf": "2 h"}},

@@ -820,7 +820,9 @@ def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileF
     if fl is None or not any(k in fl for k in ("lemon_share", "lemon_rate", "lemon_fix", "retire_after")):
         return fails
     model = fails.model
-    if "retire_after" in fl:
+    # 0: no node retires, the key's default (what ``spare advise --retire-after 0`` and a map's
+    # axis through 0 stand for): the file reads as if it were absent
+    if "retire_after" in fl and rd.integer("fleet.retire_after", fl["retire_after"], low=0, high=10**6) > 0:
         k = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
         if type(model) is not NodeRenewals:
             kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
@@ -854,7 +856,8 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
             fl: dict[str, Any] | None = None) -> Repairs | None:
     """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model);
     ``[fleet]``: warm standbys in front of its pool."""
-    pool_keys = [k for k in _POOL_FLEET_KEYS if fl is not None and k in fl]
+    pool_keys = [k for k in _POOL_FLEET_KEYS if fl is not None and k in fl
+                 and not (k == "retire_after" and fl[k] == 0)]  # 0: none retires, as absent (``_lemons``)
     if rp is None:
         if pool_keys:
             raise rd.error(f"fleet.{pool_keys[0]} needs [repair] (the standbys refill from the spare pool); "
@@ -867,7 +870,7 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
                  "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
         if fleet["standbys"] == 0 and "standby_swap" in fl:
             raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
-        if "retire_after" in fl:  # the pool's side; the node log marks the failures (``_lemons``)
+        if "retire_after" in fl and fl["retire_after"] != 0:  # the pool's side; the node log marks the failures
             fleet["retire_after"] = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
         if "restart_when" in fl:
             fleet["restart_when"] = rd.choice("fleet.restart_when", fl["restart_when"], RESTART_RULES)
