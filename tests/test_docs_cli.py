@@ -264,7 +264,10 @@ KEY_CASES: dict[str, list[Case]] = {
     "job.tokens_per_second": [_sets("job.tokens_per_second=2e5", "job.tokens_per_step=1e5",
                                     check=lambda sf: _sc(sf)["t_compute"] == 0.5)],
     "job.tokens_per_step": [_sets("job.tokens=1e7", "job.tokens_per_step=1e5",
-                                  check=lambda sf: sf.scenario.n_steps == 100)],
+                                  check=lambda sf: sf.scenario.n_steps == 100),
+                            # with a price: what a token costs (RunResult.cost_per_mtoken)
+                            _sets("job.tokens_per_step=1e5", "costs.gpu_hour=2.0",
+                                  check=lambda sf: sf.scenario.pricing.tokens_per_step == 1e5)],
     "job.allreduce_time": [_sets("job.allreduce_time='0.25 s'", check=lambda sf: _sc(sf)["t_allreduce"] == 0.25)],
     "job.steps": [_sets("job.steps=50", check=lambda sf: sf.scenario.n_steps == 50)],
     "job.tokens": [_sets("job.tokens=5e6", "job.tokens_per_step=1e5", check=lambda sf: sf.scenario.n_steps == 50)],

@@ -538,7 +538,8 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
             checkpoint_drain=0.0 if io is None else io.drain_seconds, jitter=job.jitter, shrink_time=costs.shrink,
             controller_time=costs.controller, charge_patch=cmp.charge_patch, max_wall_factor=cmp.horizon,
             gpus_per_group=cluster.gpus_per_group, name=name, repair=repair,
-            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour, costs.spot_gpu_hour),
+            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour, costs.spot_gpu_hour,
+                                                                 tokens_per_step=job.tokens_per_step),
             failure_classes=classes,
         )
     except (TypeError, ValueError) as exc:
@@ -639,6 +640,7 @@ class _Job:
     allreduce: float
     steps: int
     jitter: float
+    tokens_per_step: float | None = None
 
 
 def _job(rd: Reader, jb: dict[str, Any]) -> _Job:
@@ -670,7 +672,7 @@ def _job(rd: Reader, jb: dict[str, Any]) -> _Job:
     else:
         raise rd.error("[job] needs steps (or tokens and tokens_per_step)")
     jitter = rd.number("job.jitter", jb.get("jitter", 0.05), low=0.0, strict=False, high=1.0, high_strict=True)
-    return _Job(step=step, allreduce=allreduce, steps=steps, jitter=jitter)
+    return _Job(step=step, allreduce=allreduce, steps=steps, jitter=jitter, tokens_per_step=tokens_per_step)
 
 
 def _failures(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> FileFailures:

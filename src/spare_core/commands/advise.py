@@ -146,9 +146,15 @@ def _estimates(runs: list[Any], t0: float) -> dict[str, Any]:
     a price, GPU-hours and cost."""
     ratio = mean_ci([r.ratio for r in runs], bounds=RATIO_BOUNDS)
     priced = bool(runs) and all(math.isfinite(r.cost) for r in runs)
+
+    def per_token(col: str):  # None unless every run has it (tokens per step, the price, finished)
+        xs = [getattr(r, col) for r in runs]
+        return mean_ci(xs, bounds=(0.0, math.inf)) if xs and all(math.isfinite(x) for x in xs) else None
+
     return {
         "gpu_hours": mean_ci([r.gpu_hours for r in runs], bounds=(0.0, math.inf)) if priced else None,
         "cost": mean_ci([r.cost for r in runs], bounds=(0.0, math.inf)) if priced else None,
+        **{col: per_token(col) for col in ("cost_per_mtoken", "on_demand_cost_per_mtoken", "spot_cost_per_mtoken")},
         "ratio": ratio,
         "ttt_days": tuple(x * t0 / 86400 for x in ratio),
         "ettr": mean_ci([ettr(r) for r in runs], bounds=FRACTION_BOUNDS),
@@ -356,6 +362,16 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
         g, c = a["gpu_hours"], a["cost"]
         print(f"  GPU-hours {g[0]:,.0f} {fmt_ci(g, '{:,.0f}')}, cost {c[0]:,.0f} {fmt_ci(c, '{:,.0f}')} "
               f"(at {sf.scenario.pricing.gpu_hour:g} per GPU-hour, spares included)")
+    tok = [(what, a.get(k)) for what, k in (("", "cost_per_mtoken"), ("on demand", "on_demand_cost_per_mtoken"),
+                                            ("on spot nodes", "spot_cost_per_mtoken"))]
+    if tok[0][1] is not None:
+        pr = sf.scenario.pricing
+        both = tok[2][1] is not None  # with a spot price: both prices, whichever the run pays
+        shown = tok[1:] if both else tok[:1]
+        print("  cost per 1M tokens " + "; ".join(
+            f"{v[0]:.4g} {fmt_ci(v, '{:.4g}')}" + (f" {what}" if what else "") for what, v in shown if v is not None)
+            + f" ({pr.tokens_per_step:,.0f} tokens per step, {sf.scenario.n_steps:,} steps"
+            + (f"; spot at {pr.spot_gpu_hour:g} per GPU-hour" if both else "") + ")")
     ru = a["runner_up"]
     if ru is None:
         print("  runner-up: none (one policy compared, or no other finished on every seed)")

@@ -283,16 +283,24 @@ class Pricing:
         Price of one GPU-hour of preemptible (spot) nodes, > 0: what a run whose fleet follows
         a log of capacity events (a preemption trace) pays instead of ``gpu_hour``. None
         (default): every run pays ``gpu_hour``.
+    tokens_per_step : float or None
+        Tokens one training step trains (``job.tokens_per_step``, the global batch), > 0: what
+        a run's cost buys, for its cost per token (``RunResult.cost_per_mtoken``). None
+        (default): unknown, and no cost per token is given.
     """
 
     gpu_hour: float
     spot_gpu_hour: float | None = None
+    tokens_per_step: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "gpu_hour", as_float(self.gpu_hour, "costs.gpu_hour", min_value=0.0, strict_min=True))
         if self.spot_gpu_hour is not None:
             object.__setattr__(self, "spot_gpu_hour", as_float(self.spot_gpu_hour, "costs.spot_gpu_hour",
                                                                min_value=0.0, strict_min=True))
+        if self.tokens_per_step is not None:
+            object.__setattr__(self, "tokens_per_step", as_float(self.tokens_per_step, "job.tokens_per_step",
+                                                                 min_value=0.0, strict_min=True))
 
     def price(self, spot: bool) -> float:
         """The price of a GPU-hour of a run on spot nodes (``spot``) or on demand."""
@@ -302,6 +310,8 @@ class Pricing:
         out = fields_dict(self)
         if self.spot_gpu_hour is None:  # the dict (a stored scenario's key) of an on-demand price is unchanged
             del out["spot_gpu_hour"]
+        if self.tokens_per_step is None:  # likewise without the tokens a step trains
+            del out["tokens_per_step"]
         return out
 
 

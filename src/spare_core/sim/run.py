@@ -123,6 +123,12 @@ class RunResult:
                                  "masked = false; 0 without [[failures.classes]])", older=0, default=0)
     spares_taken: int = column("failures that took a replacement from the spare pool (scenarios with repairs)",
                                older=0, default=0)
+    tokens: float = column("tokens the job trains: its steps * job.tokens_per_step (0: unknown, or no price)",
+                           unit="tokens", older=0.0, default=0.0)
+    on_demand_gpu_hour_price: float = column("costs.gpu_hour, the on-demand price, whichever the run pays (0: none "
+                                             "given)", unit="price/GPU-h", older=0.0, default=0.0)
+    spot_gpu_hour_price: float = column("costs.spot_gpu_hour, the spot price, whichever the run pays (0: none given)",
+                                        unit="price/GPU-h", older=0.0, default=0.0)
     timeline: Timeline | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
@@ -143,6 +149,31 @@ class RunResult:
     def cost(self) -> float:
         """``gpu_hours * gpu_hour_price`` (NaN without a price or GPUs)."""
         return self.gpu_hours * self.gpu_hour_price if self.gpu_hour_price > 0 else math.nan
+
+    def _per_mtoken(self, price: float) -> float:
+        """GPU-hours times ``price`` per million tokens trained; NaN unless the run finished (an
+        unfinished run did not train the job's tokens) and the tokens and the price are known."""
+        if not (self.finished and self.tokens > 0 and price > 0 and self.gpus_paid > 0):
+            return math.nan
+        return self.gpu_hours * price / (self.tokens / 1e6)
+
+    @derived("cost per million tokens trained: cost / (tokens / 1e6) at the price the run pays (NaN unfinished, "
+             "without a price or without job.tokens_per_step)", unit="price/Mtoken")
+    def cost_per_mtoken(self) -> float:
+        """``cost / (tokens / 1e6)`` (NaN unfinished, without a price or tokens per step)."""
+        return self._per_mtoken(self.gpu_hour_price)
+
+    @derived("gpu_hours * costs.gpu_hour per million tokens: the cost per Mtoken on demand (NaN as cost_per_mtoken)",
+             unit="price/Mtoken")
+    def on_demand_cost_per_mtoken(self) -> float:
+        """The cost per million tokens at the on-demand price."""
+        return self._per_mtoken(self.on_demand_gpu_hour_price)
+
+    @derived("gpu_hours * costs.spot_gpu_hour per million tokens: the cost per Mtoken on spot nodes (NaN without "
+             "a spot price, and as cost_per_mtoken)", unit="price/Mtoken")
+    def spot_cost_per_mtoken(self) -> float:
+        """The cost per million tokens at the spot price."""
+        return self._per_mtoken(self.spot_gpu_hour_price)
 
     @derived("effective training time ratio T0 / time-to-train (NaN if unfinished; not availability, which counts "
              "redundant stack layers as useful)")
@@ -869,6 +900,17 @@ def _restore_kind(out, n, holders, up_since, snapshot, source, epoch, start, aft
     return out
 
 
+def _prices(scenario: Scenario) -> dict:
+    """The run's tokens and both prices (:class:`~spare_core.sim.recovery.Pricing`; 0 where not
+    given), for its cost per token."""
+    pr = scenario.pricing
+    if pr is None:
+        return {}
+    tps = pr.tokens_per_step
+    return {"tokens": 0.0 if tps is None else scenario.n_steps * tps, "on_demand_gpu_hour_price": pr.gpu_hour,
+            "spot_gpu_hour_price": 0.0 if pr.spot_gpu_hour is None else pr.spot_gpu_hour}
+
+
 def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutcome) -> RunResult:
     """The :class:`RunResult` (and :class:`Timeline`) of a finished batch loop."""
     K = plan.kern.SLOTS
@@ -936,6 +978,7 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
         detect_time=float(state[K["ST_DETECT_TOTAL"]]),
         class_restarts=loop.class_restarts,
         spares_taken=loop.spares,
+        **_prices(scenario),
         timeline=tl,
     )
 
