@@ -101,7 +101,7 @@ def test_each_value_is_a_direct_run_of_the_varied_file(advised, grid, key, value
     for value in values:
         mine = {x["seed"]: x for x in runs if x["scenario"].endswith(
             f"[standbys = {value}]" if key == "standbys" else
-            (f"[retire after {value} failures]" if value else "[no retirement]"))}
+            (f"[retire after {value} failure{'s' if value != 1 else ''}]" if value else "[no retirement]"))}
         assert len(mine) == 3
         direct = _direct(d, vary(value), a["source"], a["redundancy"], a["checkpoint_interval"], f"{key}{value}")
         assert set(direct) == set(mine)
@@ -183,3 +183,17 @@ def test_without_a_fleet_table_no_fleet_sweep_runs(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["standbys"] == [] and doc["retirement"] == []
     assert not any(x["grid"] in (STANDBYS_GRID, RETIRE_GRID) for x in doc["runs"])
+
+
+def test_change_first_can_name_a_fleet_lever(tmp_path, capsys):
+    # no standby, no retirement, a pool short of the nodes in repair: restarts wait, and a
+    # standby in front of the pool takes the wait out (the lemons keep [fleet] and its sweeps)
+    text = _fleet_table(standbys=0, retire=0).replace("seeds = 3", "seeds = 10").replace("steps = 400", "steps = 1500")
+    f = tmp_path / "f.toml"
+    f.write_text(text)
+    out = tmp_path / "a.json"
+    assert main(["advise", str(f), "--no-sensitivity", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    best = json.loads(out.read_text())["advice"]["levers"][0]
+    assert best["key"] == "fleet.standbys" and best["value"] > 0 and best["time_percent"][2] < 0
+    assert f"change first: {best['label']} (TTT {best['time_percent'][0]:+.1f} %" in printed

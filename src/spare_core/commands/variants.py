@@ -179,7 +179,7 @@ def retire_variants(sc: Scenario, counts: list[int]) -> list[Variant]:
     rp = sc.repair
     out = []
     for k in counts:
-        label = f"retire after {k} failures" if k else "no retirement"
+        label = f"retire after {k} failure{'s' if k != 1 else ''}" if k else "no retirement"
         varied = sc.replace(failure_model=sc.failures.replace(retire_after=k),
                             repair=dataclasses.replace(rp, retire_after=k))
         out.append(Variant("fleet.retire_after", k, label, _named(varied, label)))
