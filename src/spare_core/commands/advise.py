@@ -18,8 +18,13 @@ Runs the file's grid (policies x r x seeds), then reports:
   the repair time and the spare pool are halved or doubled (each policy's best cell run
   again: :mod:`spare_core.commands.variants`);
 - with ``[repair]``, how many hot spares: every policy's best cell at several pool sizes
-  (TTT/T0 and cost; ``spares.png`` with ``--plot``); with an in-memory tier, the best
-  policy without it.
+  (TTT/T0 and cost; ``spares.png`` with ``--plot``); with a ``[fleet]`` table (or
+  ``--standbys``), how many warm standbys; where nodes differ (lemons, a frailty,
+  ``fleet.retire_after``; or ``--retire-after``), after how many failures to retire a node; with
+  an in-memory tier, the best policy without it. The recommendation at each of these values is
+  a lever (its TTT and cost, paired over the seeds), which ``change first`` may name;
+- with ``job.tokens_per_step`` and a price, the cost per million tokens (on demand and on spot
+  nodes with ``costs.spot_gpu_hour``).
 
 ``--objective cost`` ranks by the mean cost of the runs (GPU-hours paid, spares included,
 times ``costs.gpu_hour``) instead of the mean TTT/T0. Within one scenario every policy pays

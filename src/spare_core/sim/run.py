@@ -150,6 +150,13 @@ class RunResult:
         """``gpu_hours * gpu_hour_price`` (NaN without a price or GPUs)."""
         return self.gpu_hours * self.gpu_hour_price if self.gpu_hour_price > 0 else math.nan
 
+    @derived("effective training time ratio T0 / time-to-train (NaN if unfinished; not availability, which counts "
+             "redundant stack layers as useful)")
+    def ettr(self) -> float:
+        """``t0 / time_to_train``: failure-free time over wall time, NaN for a run that did not
+        finish (its ETTR is only bounded above, by 1 / horizon)."""
+        return self.t0 / self.time_to_train if self.finished and self.time_to_train > 0 else math.nan
+
     def _per_mtoken(self, price: float) -> float:
         """GPU-hours times ``price`` per million tokens trained; NaN unless the run finished (an
         unfinished run did not train the job's tokens) and the tokens and the price are known."""
@@ -174,13 +181,6 @@ class RunResult:
     def spot_cost_per_mtoken(self) -> float:
         """The cost per million tokens at the spot price."""
         return self._per_mtoken(self.spot_gpu_hour_price)
-
-    @derived("effective training time ratio T0 / time-to-train (NaN if unfinished; not availability, which counts "
-             "redundant stack layers as useful)")
-    def ettr(self) -> float:
-        """``t0 / time_to_train``: failure-free time over wall time, NaN for a run that did not
-        finish (its ETTR is only bounded above, by 1 / horizon)."""
-        return self.t0 / self.time_to_train if self.finished and self.time_to_train > 0 else math.nan
 
     def to_dict(self) -> dict:
         """Every column (the derived ones included) as a JSON-friendly dict (``inf`` and NaN
