@@ -138,3 +138,24 @@ def test_the_report_states_the_cost_per_token(tmp_path):
     f.write_text(FILE.replace(f"tokens_per_step = {TPS}\n", ""))
     assert main(["report", str(f), "--no-sensitivity", "--html", str(page)]) == 0
     assert "Cost per million tokens" not in page.read_text()
+
+
+def test_a_run_on_a_capacity_log_pays_spot_and_shows_both_prices(tmp_path, capsys):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "preemption_job.toml"
+    out = tmp_path / "p.json"
+    tps = 4_194_304
+    assert main(["advise", str(example), "--set", "compare.seeds=2", "--set", f"job.tokens_per_step={tps}",
+                 "--no-sensitivity", "--processes", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    price, spot = (doc["provenance"]["scenario"]["scenario"]["pricing"][k] for k in ("gpu_hour", "spot_gpu_hour"))
+    done = [r for r in doc["runs"] if r["finished"]]
+    assert done
+    for r in done:
+        mtok = r["tokens"] / 1e6
+        assert r["gpu_hour_price"] == spot and r["cost_per_mtoken"] == r["spot_cost_per_mtoken"]
+        assert r["spot_cost_per_mtoken"] == pytest.approx(r["gpu_hours"] * spot / mtok, rel=1e-12)
+        assert r["on_demand_cost_per_mtoken"] == pytest.approx(r["gpu_hours"] * price / mtok, rel=1e-12)
+    assert f"at {spot:g} per GPU-hour, spot" in text and "on demand;" in text and "on spot nodes" in text

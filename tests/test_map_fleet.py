@@ -74,3 +74,25 @@ def test_a_map_over_retirement_reads_0_as_none(tmp_path):
     for y in ("6 h", "12 h"):
         for p, q in zip(mine[(0, y)]["picks"], theirs[(2, y)]["picks"]):
             assert (p["values"], p["costs"]) == (q["values"], q["costs"])
+
+
+def test_the_documented_fleet_examples_run(tmp_path, capsys, monkeypatch):
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "cli.md").read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if ln.startswith(("spare map examples/airesim_lemons.toml",
+                                                               "spare advise examples/airesim_lemons.toml"))]
+    assert len(lines) == 2
+    monkeypatch.chdir(root)
+    for ln in lines:
+        argv = shlex.split(ln)[1:] + ["--processes", "1", "--json", str(tmp_path / "out.json")]
+        assert main(argv) == 0, capsys.readouterr().err
+        doc = json.loads((tmp_path / "out.json").read_text())
+        if argv[0] == "map":
+            assert [c["x"] for c in doc["cells"][:4]] == [0, 1, 2, 4] and all(c["cheapest"] for c in doc["cells"])
+        else:
+            assert [v["value"] for v in doc["standbys"]] == [0, 1, 2]
+            assert [v["value"] for v in doc["retirement"]] == [0, 3]
+    assert "cheapest (each strategy's choice by time" in capsys.readouterr().out

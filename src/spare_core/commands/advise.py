@@ -159,6 +159,8 @@ def _estimates(runs: list[Any], t0: float) -> dict[str, Any]:
     return {
         "gpu_hours": mean_ci([r.gpu_hours for r in runs], bounds=(0.0, math.inf)) if priced else None,
         "cost": mean_ci([r.cost for r in runs], bounds=(0.0, math.inf)) if priced else None,
+        # the price the runs paid: the spot one on a capacity log (costs.spot_gpu_hour)
+        "gpu_hour_price": runs[0].gpu_hour_price if priced and len({r.gpu_hour_price for r in runs}) == 1 else None,
         **{col: per_token(col) for col in ("cost_per_mtoken", "on_demand_cost_per_mtoken", "spot_cost_per_mtoken")},
         "ratio": ratio,
         "ttt_days": tuple(x * t0 / 86400 for x in ratio),
@@ -365,8 +367,12 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
           f"{a['availability'][0]:.3f} {fmt_ci(a['availability'])}")
     if a.get("cost") is not None:
         g, c = a["gpu_hours"], a["cost"]
+        paid = a.get("gpu_hour_price") or sf.scenario.pricing.gpu_hour
+        spot = sf.scenario.pricing.spot_gpu_hour is not None and paid == sf.scenario.pricing.spot_gpu_hour \
+            and paid != sf.scenario.pricing.gpu_hour
         print(f"  GPU-hours {g[0]:,.0f} {fmt_ci(g, '{:,.0f}')}, cost {c[0]:,.0f} {fmt_ci(c, '{:,.0f}')} "
-              f"(at {sf.scenario.pricing.gpu_hour:g} per GPU-hour, spares included)")
+              f"(at {paid:g} per GPU-hour{', spot: the fleet follows a capacity log' if spot else ''}, spares "
+              "included)")
     tok = [(what, a.get(k)) for what, k in (("", "cost_per_mtoken"), ("on demand", "on_demand_cost_per_mtoken"),
                                             ("on spot nodes", "spot_cost_per_mtoken"))]
     if tok[0][1] is not None:
