@@ -264,7 +264,10 @@ KEY_CASES: dict[str, list[Case]] = {
     "job.tokens_per_second": [_sets("job.tokens_per_second=2e5", "job.tokens_per_step=1e5",
                                     check=lambda sf: _sc(sf)["t_compute"] == 0.5)],
     "job.tokens_per_step": [_sets("job.tokens=1e7", "job.tokens_per_step=1e5",
-                                  check=lambda sf: sf.scenario.n_steps == 100)],
+                                  check=lambda sf: sf.scenario.n_steps == 100),
+                            # with a price: what a token costs (RunResult.cost_per_mtoken)
+                            _sets("job.tokens_per_step=1e5", "costs.gpu_hour=2.0",
+                                  check=lambda sf: sf.scenario.pricing.tokens_per_step == 1e5)],
     "job.allreduce_time": [_sets("job.allreduce_time='0.25 s'", check=lambda sf: _sc(sf)["t_allreduce"] == 0.25)],
     "job.steps": [_sets("job.steps=50", check=lambda sf: sf.scenario.n_steps == 50)],
     "job.tokens": [_sets("job.tokens=5e6", "job.tokens_per_step=1e5", check=lambda sf: sf.scenario.n_steps == 50)],
@@ -421,7 +424,10 @@ KEY_CASES: dict[str, list[Case]] = {
                                  check=lambda sf: sf.scenario.repair.restart_when == "job+standbys")],
     "fleet.retire_after": [_sets("repair.time='1 h'", "repair.spares=4", "fleet.retire_after=3",
                                  check=lambda sf: sf.scenario.repair.retire_after == 3
-                                 and sf.scenario.failures.retire_after == 3)],
+                                 and sf.scenario.failures.retire_after == 3),
+                           # 0: no node retires, the file read as without the key (no [repair] needed)
+                           _sets("fleet.retire_after=0", check=lambda sf: sf.scenario.repair is None
+                                 and getattr(sf.scenario.failures, "retire_after", 0) == 0)],
     "fleet.lemon_share": [_sets("fleet.lemon_share=0.15", "fleet.lemon_rate=4",
                                 check=lambda sf: sf.scenario.failures.lemon_share == 0.15)],
     "fleet.lemon_rate": [_sets("fleet.lemon_share=0.2", "fleet.lemon_rate=3",
@@ -729,6 +735,15 @@ def _map(*extra: str, x: tuple = _MAP_X, y: tuple = _MAP_Y) -> Callable[[Env], l
     return _one("map", *x, *y, *extra)
 
 
+def _fleet_file(e: Env, command: str) -> list[str]:
+    """The tiny file on node renewals with repairs and lemons (what retirement needs), and the
+    command's base arguments on it."""
+    path = e.d / "fleet.toml"
+    path.write_text(_file_text("[failures]\nmodel = 'node'\nnode_mtbf = '40 min'\n",
+                               "[repair]\ntime = '1 h'\nspares = 3\n[fleet]\nlemon_share = 0.25\nlemon_rate = 3\n"))
+    return [a if a != str(e.file) else str(path) for a in e.base(command)]
+
+
 _OUTPUTS = {"--json": "OUT:out.json", "--csv": "OUT:out.csv", "--parquet": "OUT:out.parquet", "--plot": "OUT:plots"}
 
 FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
@@ -744,6 +759,9 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("advise", "--objective"): _one("advise", "--objective", "cost", "--set", "costs.gpu_hour=2.0"),
     ("advise", "--spares"): _one("advise", "--spares", "0,1,3", "--set", "repair.time='1 d'",
                                  "--set", "repair.swap='5 min'"),
+    ("advise", "--standbys"): _one("advise", "--standbys", "0,2", "--set", "repair.time='1 h'",
+                                   "--set", "repair.swap='5 min'"),
+    ("advise", "--retire-after"): lambda e: [_fleet_file(e, "advise") + ["--retire-after", "0,2"]],
     **{(c, "--force"): _one(c, "--force") for c in ("run", "advise", "compare")},
     ("sweep", "--force"): _one("sweep", "--force"),
     ("compare", "--groups"): _one("compare", "--groups", "6", "12"),
@@ -795,7 +813,9 @@ FLAG_CASES: dict[tuple[str, str], Callable[[Env], list[list[str]]]] = {
     ("pacing", "--pacer"): _one("pacing", "--pacer", "spread"),
     ("pacing", "--json"): _one("pacing", "--json", "OUT:pacing.json"),
     ("pacing", "--plot"): _one("pacing", "--plot", "OUT:pacing.png"),
-    ("map", "--x"): _map(),
+    # and the fleet's keys as axes (docs/cli.md: 0 standbys, 0 retire_after = none)
+    ("map", "--x"): lambda e: [_map()(e)[0], _fleet_file(e, "map") + [
+        "--x", "fleet.standbys", "--x-values", "0", "1", "--y", "fleet.retire_after", "--y-values", "0", "2"]],
     ("map", "--y"): _map(),
     ("map", "--x-values"): _map(),
     ("map", "--y-values"): _map(),

@@ -154,7 +154,9 @@ def test_the_key_sets_the_log_and_the_pool_and_its_errors_name_it():
     assert "retire_after" not in _file({"standbys": 1}).scenario.failures.to_dict()
     r = simulate(sf.scenario, CheckpointOnly(interval=600.0), seed=0)
     assert r.failures_seen > 0
-    for fleet, kw, words in [({"retire_after": 0}, {}, "fleet.retire_after must be an integer >= 1"),
+    # 0: no node retires, the file read as without the key (spare advise --retire-after 0, a map's axis)
+    assert _file({"retire_after": 0}).scenario == _file({}).scenario
+    for fleet, kw, words in [({"retire_after": -1}, {}, "fleet.retire_after must be an integer >= 0"),
                              ({"retire_after": "often"}, {}, "fleet.retire_after must be an integer"),
                              ({"retire_after": 2}, {"repair": False}, "fleet.retire_after needs [repair]"),
                              ({"retire_after": 2}, {"failures": {"model": "per-unit", "mtbf": "2 h"}},
@@ -180,3 +182,53 @@ def test_checkpoint_only_with_a_timeline_reads_the_retirement_flags():
         assert (a.wall_time, a.restarts, a.wait_time, a.spares_taken) == (b.wall_time, b.restarts, b.wait_time,
                                                                           b.spares_taken)
         assert b.timeline.failure_time.shape[0] == b.failures_seen
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(retire_cases())
+def test_a_retired_node_is_not_paid_for_after_it_left(case):
+    """The fleet's price follows what it holds: each retired node's GPUs, from when it left
+    (its take: the failure, or after a wrong diagnosis the second pull) to the end of the run,
+    come off the GPU-hours. The times are those the step-by-step reference records at its takes
+    (it never undoes one); the compiled run keeps the takes a restart did not undo, past ones
+    included when its draw rows are dropped."""
+    from spare_core.sim._reference import reference_simulate
+
+    sc, pol, seed = case
+    r = simulate(sc, pol, seed=seed)
+    ref = reference_simulate(sc, pol, seed=seed)
+    rp, wall = sc.repair, r.wall_time
+    if rp.spares is None:  # an unlimited pool is not paid for: a retired node's replacement comes from it
+        assert r.retired_gpu_hours == 0.0
+    else:
+        want = rp.gpus_per_node * math.fsum(wall - t for t in ref["retired"] if t < wall) / 3600.0
+        assert r.retired_gpu_hours == pytest.approx(want, rel=1e-9, abs=1e-9)
+    held = r.gpus_paid * wall / 3600.0
+    assert r.gpu_hours == (held - r.retired_gpu_hours if r.retired_gpu_hours else held) and r.gpu_hours >= 0
+
+
+def test_without_retirement_the_gpu_hours_are_the_held_ones_bit_for_bit():
+    kw = dict(n_steps=200, t_compute=10.0, t_allreduce=1.0, system_mtbf=150.0, weibull_shape=0.8, gpus_per_group=16,
+              restart_time=40.0, checkpoint_time=6.0, jitter=0.1, max_wall_factor=40.0)
+    sc = Scenario(8, failure_model=NodeRenewals(gpus_per_node=8), **kw,
+                  repair=Repairs(swap=20.0, time=300.0, spares=2, standbys=1))
+    for pol in POLICIES:
+        for seed in range(3):
+            r = simulate(sc, pol, seed=seed)
+            assert r.retired_gpu_hours == 0.0 and r.gpu_hours == r.gpus_paid * r.wall_time / 3600.0
+
+
+def test_many_retirements_over_a_long_run_are_all_counted():
+    """A run long enough that the draw rows before the oldest undoable take are dropped (4
+    chunks of takes): the retirements of the dropped rows still count."""
+    from spare_core.sim._reference import reference_simulate
+
+    sc = Scenario(8, failure_model=NodeRenewals(gpus_per_node=8, retire_after=2), n_steps=20_000, t_compute=10.0,
+                  t_allreduce=1.0, system_mtbf=60.0, gpus_per_group=16, restart_time=5.0, checkpoint_time=1.0,
+                  max_wall_factor=40.0, repair=Repairs(swap=1.0, time=30.0, spares=100_000, retire_after=2))
+    pol = POLICIES[1]
+    r = simulate(sc, pol, seed=3)
+    ref = reference_simulate(sc, pol, seed=3)
+    assert r.spares_taken > 4 * 1024 and len(ref["retired"]) > 1024
+    want = 8 * math.fsum(r.wall_time - t for t in ref["retired"] if t < r.wall_time) / 3600.0
+    assert r.retired_gpu_hours == pytest.approx(want, rel=1e-9)

@@ -268,8 +268,11 @@ def test_rewritten_exports_keep_their_bytes():
         return v if math.isfinite(v) else None
 
     def old_run_grown(r):
-        # the dict grew three derived columns at its end (GPU-hours, cost, ETTR), nothing else
-        return dict(old_run(r), gpu_hours=finite(r.gpu_hours), cost=finite(r.cost), ettr=finite(r.ettr))
+        # the dict grew derived columns at its end (GPU-hours, cost, ETTR, then the costs per
+        # million tokens), nothing else
+        return dict(old_run(r), gpu_hours=finite(r.gpu_hours), cost=finite(r.cost), ettr=finite(r.ettr),
+                    cost_per_mtoken=finite(r.cost_per_mtoken), on_demand_cost_per_mtoken=finite(r.on_demand_cost_per_mtoken),
+                    spot_cost_per_mtoken=finite(r.spot_cost_per_mtoken))
 
     def old_cell_grown(c, d):
         # a summary's dict: the fields it had, the same bytes each, and the means of the

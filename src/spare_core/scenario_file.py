@@ -542,7 +542,8 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
             checkpoint_drain=0.0 if io is None else io.drain_seconds, jitter=job.jitter, shrink_time=costs.shrink,
             controller_time=costs.controller, charge_patch=cmp.charge_patch, max_wall_factor=cmp.horizon,
             gpus_per_group=cluster.gpus_per_group, name=name, repair=repair,
-            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour, costs.spot_gpu_hour),
+            pricing=None if costs.gpu_hour is None else Pricing(costs.gpu_hour, costs.spot_gpu_hour,
+                                                                 tokens_per_step=job.tokens_per_step),
             failure_classes=classes,
         )
     except (TypeError, ValueError) as exc:
@@ -643,6 +644,7 @@ class _Job:
     allreduce: float
     steps: int
     jitter: float
+    tokens_per_step: float | None = None
 
 
 def _job(rd: Reader, jb: dict[str, Any]) -> _Job:
@@ -674,7 +676,7 @@ def _job(rd: Reader, jb: dict[str, Any]) -> _Job:
     else:
         raise rd.error("[job] needs steps (or tokens and tokens_per_step)")
     jitter = rd.number("job.jitter", jb.get("jitter", 0.05), low=0.0, strict=False, high=1.0, high_strict=True)
-    return _Job(step=step, allreduce=allreduce, steps=steps, jitter=jitter)
+    return _Job(step=step, allreduce=allreduce, steps=steps, jitter=jitter, tokens_per_step=tokens_per_step)
 
 
 def _failures(rd: Reader, fl: dict[str, Any], cluster: FileCluster) -> FileFailures:
@@ -902,7 +904,9 @@ def _lemons(rd: Reader, fl: dict[str, Any] | None, fails: FileFailures) -> FileF
         return fails
     source = rd.choice("fleet.lemons", fl["lemons"], LEMON_SOURCES) if "lemons" in fl else "declared"
     model = fails.model
-    if "retire_after" in fl:
+    # 0: no node retires, the key's default (what ``spare advise --retire-after 0`` and a map's
+    # axis through 0 stand for): the file reads as if it were absent
+    if "retire_after" in fl and rd.integer("fleet.retire_after", fl["retire_after"], low=0, high=10**6) > 0:
         k = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
         if type(model) is not NodeRenewals:
             kind = model if isinstance(model, str) else getattr(model, "kind", type(model).__name__)
@@ -999,7 +1003,8 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
             fl: dict[str, Any] | None = None) -> Repairs | None:
     """``[repair]``: hot spares, repair and rejoin times (omitted: none of it, the paper's model);
     ``[fleet]``: warm standbys in front of its pool."""
-    pool_keys = [k for k in _POOL_FLEET_KEYS if fl is not None and k in fl]
+    pool_keys = [k for k in _POOL_FLEET_KEYS if fl is not None and k in fl
+                 and not (k == "retire_after" and fl[k] == 0)]  # 0: none retires, as absent (``_lemons``)
     if rp is None:
         if pool_keys:
             raise rd.error(f"fleet.{pool_keys[0]} needs [repair] (the standbys refill from the spare pool); "
@@ -1012,7 +1017,7 @@ def _repair(rd: Reader, rp: dict[str, Any] | None, cluster: FileCluster,
                  "host_select": rd.duration("fleet.host_select", fl.get("host_select", 0.0), strict=False)}
         if fleet["standbys"] == 0 and "standby_swap" in fl:
             raise rd.error("fleet.standby_swap needs fleet.standbys >= 1 (the warm standbys it swaps in)")
-        if "retire_after" in fl:  # the pool's side; the node log marks the failures (``_lemons``)
+        if "retire_after" in fl and fl["retire_after"] != 0:  # the pool's side; the node log marks the failures
             fleet["retire_after"] = rd.integer("fleet.retire_after", fl["retire_after"], low=1, high=10**6)
         if "restart_when" in fl:
             fleet["restart_when"] = rd.choice("fleet.restart_when", fl["restart_when"], RESTART_RULES)

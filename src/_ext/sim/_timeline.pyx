@@ -763,7 +763,9 @@ REPAIR_SLOTS = {
 # diagnosis); the kernel writes the slot it changed (-1: none) and its old value to
 # ``slot`` / ``old`` so that ``RepairBook.restart`` can undo takes. ``sb`` holds the time each
 # warm standby is ready (``rs[R_N_STANDBY]`` of them); a take records the standby it used (-1:
-# none) and its old ready time in ``sb_slot`` / ``sb_old``.
+# none) and its old ready time in ``sb_slot`` / ``sb_old``. ``ret`` (NULL: not kept) gets the
+# time a take's node retired ([fleet] retire_after: when it left the fleet, which prices what the
+# fleet holds), -1 for a take whose node comes back.
 cdef struct Draws:
     const float64_t* rep
     const float64_t* swp
@@ -773,6 +775,7 @@ cdef struct Draws:
     float64_t* sb
     int64_t* sb_slot
     float64_t* sb_old
+    float64_t* ret
 
 
 cdef inline float64_t _take_spare(float64_t* rs, float64_t* pool, float64_t f, float64_t* pool_old,
@@ -833,6 +836,8 @@ cdef inline float64_t _take_drawn(float64_t* rs, float64_t* pool, float64_t f, c
     d.old[row] = 0.0
     d.sb_slot[row] = -1
     d.sb_old[row] = 0.0
+    if d.ret != NULL:
+        d.ret[row] = f if retire and not wrong else -1.0
     if n_sb > 0:
         j = 0
         for c in range(1, n_sb):
@@ -968,6 +973,17 @@ cdef intp_t _merge_repairs(
     return m
 
 
+cdef int _keep_ret(Draws* dp, float64_t[::1] take_ret, int64_t[::1] take_slot) except -1:
+    # ``take_ret`` (one row per take, as the draw arrays): where the takes write their
+    # retirement times (``Draws.ret``); None keeps none
+    if take_ret is None:
+        return 0
+    if dp == NULL or take_slot is None or take_ret.shape[0] != take_slot.shape[0]:
+        raise ValueError("take_ret needs the draw arrays and their length")
+    dp.ret = &take_ret[0]
+    return 0
+
+
 cdef Draws* _draws(float64_t[::1] rs, const float64_t[::1] rep, const float64_t[::1] swp, const int8_t[::1] mis,
                    int64_t[::1] slot, float64_t[::1] old, float64_t[::1] sb, int64_t[::1] sb_slot,
                    float64_t[::1] sb_old, Draws* out, intp_t takes) except? NULL:
@@ -999,6 +1015,7 @@ cdef Draws* _draws(float64_t[::1] rs, const float64_t[::1] rep, const float64_t[
     out.sb = &sb[0]
     out.sb_slot = &sb_slot[0]
     out.sb_old = &sb_old[0]
+    out.ret = NULL
     return out
 
 
@@ -1010,7 +1027,7 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
                   const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
                   const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
                   float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None,
-                  const int8_t[::1] raw_ret=None):
+                  const int8_t[::1] raw_ret=None, float64_t[::1] take_ret=None):
     """Merge raw failures with pending rejoins under a spare pool; see ``_merge_repairs``.
 
     Parameters
@@ -1042,6 +1059,9 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
         None: the constant ``rs[R_REPAIR]`` and ``rs[R_SWAP]`` (``_take_spare``).
     raw_ret : int8[m], IN, optional
         1 for a raw failure whose node retires ([fleet] retire_after): never back in the pool.
+    take_ret : float64[len(take_slot)], OUT, optional
+        With the draws: each take's retirement time (when its node left the fleet), -1 for a
+        take whose node comes back; the rows from ``rs[R_BASE]`` on, as ``take_slot``.
 
     Returns
     -------
@@ -1068,6 +1088,7 @@ def merge_repairs(float64_t[::1] rs, float64_t[::1] back, float64_t[::1] pend_t,
     cdef Draws dr
     cdef Draws* dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot,
                             standby_old, &dr, 2 * min(raw_rel.shape[0], n_out))
+    _keep_ret(dp, take_ret, take_slot)
     with nogil:
         m = _merge_repairs(&rs[0], &back[0], &pend_t[0], &pend_g[0], n, &pool[0], pool.shape[0],
                            &raw_rel[0] if raw_rel.shape[0] else NULL,
@@ -1270,7 +1291,7 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
                    const float64_t[::1] draw_rep=None, const float64_t[::1] draw_swap=None,
                    const int8_t[::1] draw_mis=None, int64_t[::1] take_slot=None, float64_t[::1] take_old=None,
                    float64_t[::1] standby=None, int64_t[::1] standby_slot=None, float64_t[::1] standby_old=None,
-                   const int8_t[::1] log_r=None):
+                   const int8_t[::1] log_r=None, float64_t[::1] take_ret=None):
     """Walk the epochs of a run whose every failure is a global restart, on a node failure log.
 
     Parameters
@@ -1302,6 +1323,8 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         left in ``rec_end``.
     log_r : int8[n], IN, optional
         1 for a log row whose node retires ([fleet] retire_after; ``merge_repairs``'s raw_ret).
+    take_ret : float64[len(take_slot)], OUT, optional
+        Each take's retirement time (``merge_repairs``'s).
 
     Returns
     -------
@@ -1352,6 +1375,7 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
     if use_repairs:
         dp = _draws(rs, draw_rep, draw_swap, draw_mis, take_slot, take_old, standby, standby_slot, standby_old, &dr,
                     2 * (rec_end.shape[0] - <intp_t>io[E_NREC]))
+        _keep_ret(dp, take_ret, take_slot)
     elif draw_rep is not None:
         raise ValueError("draw arrays need repairs (rs)")
     mark = np.zeros(max(n_groups, 1), dtype=np.uint8)

@@ -18,8 +18,13 @@ Runs the file's grid (policies x r x seeds), then reports:
   the repair time and the spare pool are halved or doubled (each policy's best cell run
   again: :mod:`spare_core.commands.variants`);
 - with ``[repair]``, how many hot spares: every policy's best cell at several pool sizes
-  (TTT/T0 and cost; ``spares.png`` with ``--plot``); with an in-memory tier, the best
-  policy without it.
+  (TTT/T0 and cost; ``spares.png`` with ``--plot``); with a ``[fleet]`` table (or
+  ``--standbys``), how many warm standbys; where nodes differ (lemons, a frailty,
+  ``fleet.retire_after``; or ``--retire-after``), after how many failures to retire a node; with
+  an in-memory tier, the best policy without it. The recommendation at each of these values is
+  a lever (its TTT and cost, paired over the seeds), which ``change first`` may name;
+- with ``job.tokens_per_step`` and a price, the cost per million tokens (on demand and on spot
+  nodes with ``costs.spot_gpu_hour``).
 
 ``--objective cost`` ranks by the mean cost of the runs (GPU-hours paid, spares included,
 times ``costs.gpu_hour``) instead of the mean TTT/T0. Within one scenario every policy pays
@@ -47,9 +52,10 @@ from .._stats import mean_ci, paired_ratio_ci
 from .text import fmt_ci, fmt_duration
 from .plots import plot_spares
 from .run import best_rows, write_plots
-from .variants import (class_variants, knob_variants, memory_variant, per_policy, run_variants, spare_counts,
-                       spares_variants, winner)
-from .budget import check_budget
+from .variants import (class_variants, knob_variants, memory_variant, per_policy, retire_counts, retire_meaningful,
+                       retire_variants, run_variants, spare_counts, spares_variants, standby_counts, standbys_variants,
+                       winner)
+from .budget import check_budget, check_counts, check_runs
 from .filejob import file_policy
 from ..sim.remedies import describe_remedies, weigh_remedies
 from ..sim.results import FRACTION_BOUNDS, KEPT_STEPS, RATIO_BOUNDS, TIME_PARTS, ettr, time_breakdown
@@ -77,17 +83,22 @@ OBJECTIVES = ("time", "cost")
 
 #: grid names of the variants' runs in the outputs
 KNOB_GRID, SPARES_GRID = "sensitivity", "spares sweep"
+#: grid names of the fleet sweeps' runs ([fleet] standbys and retire_after)
+STANDBYS_GRID, RETIRE_GRID = "standbys sweep", "retirement sweep"
 
 
-def _counts(text: str) -> list[int]:
-    """``--spares N,N,...``: hot-spare pool sizes, each an integer in 0..10**7 (repeats kept once).
+def _counts(text: str, what: str = "spare-pool sizes", high: int = 10**7, example: str = "0,8,16") -> list[int]:
+    """``--spares N,N,...``: hot-spare pool sizes, each an integer in 0..10**7 (repeats kept once);
+    ``what``, ``high`` and ``example`` word another flag's list (:func:`_standby_counts`,
+    :func:`_retire_counts`).
 
     An ``argparse.ArgumentTypeError``, whose message argparse prints as it is (a ValueError
     would be shown as "invalid _counts value"), names the item at fault in the user's words.
     """
     import argparse
 
-    rule = "must be a comma-separated list of spare-pool sizes (integers 0..10**7, e.g. 0,8,16)"
+    top = "10**7" if high == 10**7 else "10**6"
+    rule = f"must be a comma-separated list of {what} (integers 0..{top}, e.g. {example})"
     items = text.split(",")
     out = []
     for item in items:
@@ -98,10 +109,21 @@ def _counts(text: str) -> list[int]:
             n = int(x)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{rule}, got {text!r}: {x!r} is not an integer") from None
-        if not 0 <= n <= 10**7:
-            raise argparse.ArgumentTypeError(f"{rule}, got {text!r}: {n} is {'negative' if n < 0 else 'above 10**7'}")
+        if not 0 <= n <= high:
+            raise argparse.ArgumentTypeError(f"{rule}, got {text!r}: {n} is {'negative' if n < 0 else 'above ' + top}")
         out.append(n)
     return list(dict.fromkeys(out))
+
+
+def _standby_counts(text: str) -> list[int]:
+    """``--standbys N,N,...``: warm-standby counts (``fleet.standbys``: 0..10**6)."""
+    return _counts(text, "warm-standby counts", 10**6, "0,2,4")
+
+
+def _retire_counts(text: str) -> list[int]:
+    """``--retire-after K,K,...``: failures after which a node retires (``fleet.retire_after``;
+    0: never, 1..10**6)."""
+    return _counts(text, "failure counts after which a node retires (0: never)", 10**6, "0,2,3")
 
 
 def add_arguments(parser: Any) -> None:
@@ -114,6 +136,13 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--spares", type=_counts, default=None, metavar="N,N,...",
                         help="hot-spare pool sizes of the spares sweep (needs [repair]; default 0, half, the "
                              "file's, double and 4x)")
+    parser.add_argument("--standbys", type=_standby_counts, default=None, metavar="N,N,...",
+                        help="warm-standby counts of the standbys sweep (fleet.standbys; needs [repair]; run by "
+                             "default with a [fleet] table: 0, half, the file's and double)")
+    parser.add_argument("--retire-after", type=_retire_counts, default=None, metavar="K,K,...",
+                        help="failures after which a node retires, 0 for never, in the retirement sweep "
+                             "(fleet.retire_after; needs failures.model = 'node' and [repair]; run by default with "
+                             "lemons, a frailty or fleet.retire_after: off, half, the file's and double)")
 
 
 # -- what each part computes ----------------------------------------------------------------
@@ -122,9 +151,17 @@ def _estimates(runs: list[Any], t0: float) -> dict[str, Any]:
     a price, GPU-hours and cost."""
     ratio = mean_ci([r.ratio for r in runs], bounds=RATIO_BOUNDS)
     priced = bool(runs) and all(math.isfinite(r.cost) for r in runs)
+
+    def per_token(col: str):  # None unless every run has it (tokens per step, the price, finished)
+        xs = [getattr(r, col) for r in runs]
+        return mean_ci(xs, bounds=(0.0, math.inf)) if xs and all(math.isfinite(x) for x in xs) else None
+
     return {
         "gpu_hours": mean_ci([r.gpu_hours for r in runs], bounds=(0.0, math.inf)) if priced else None,
         "cost": mean_ci([r.cost for r in runs], bounds=(0.0, math.inf)) if priced else None,
+        # the price the runs paid: the spot one on a capacity log (costs.spot_gpu_hour)
+        "gpu_hour_price": runs[0].gpu_hour_price if priced and len({r.gpu_hour_price for r in runs}) == 1 else None,
+        **{col: per_token(col) for col in ("cost_per_mtoken", "on_demand_cost_per_mtoken", "spot_cost_per_mtoken")},
         "ratio": ratio,
         "ttt_days": tuple(x * t0 / 86400 for x in ratio),
         "ettr": mean_ci([ettr(r) for r in runs], bounds=FRACTION_BOUNDS),
@@ -332,8 +369,22 @@ def _print_advice(a: dict[str, Any], sf: Any) -> None:
           f"{a['availability'][0]:.3f} {fmt_ci(a['availability'])}")
     if a.get("cost") is not None:
         g, c = a["gpu_hours"], a["cost"]
+        paid = a.get("gpu_hour_price") or sf.scenario.pricing.gpu_hour
+        spot = sf.scenario.pricing.spot_gpu_hour is not None and paid == sf.scenario.pricing.spot_gpu_hour \
+            and paid != sf.scenario.pricing.gpu_hour
         print(f"  GPU-hours {g[0]:,.0f} {fmt_ci(g, '{:,.0f}')}, cost {c[0]:,.0f} {fmt_ci(c, '{:,.0f}')} "
-              f"(at {sf.scenario.pricing.gpu_hour:g} per GPU-hour, spares included)")
+              f"(at {paid:g} per GPU-hour{', spot: the fleet follows a capacity log' if spot else ''}, spares "
+              "included)")
+    tok = [(what, a.get(k)) for what, k in (("", "cost_per_mtoken"), ("on demand", "on_demand_cost_per_mtoken"),
+                                            ("on spot nodes", "spot_cost_per_mtoken"))]
+    if tok[0][1] is not None:
+        pr = sf.scenario.pricing
+        both = tok[2][1] is not None  # with a spot price: both prices, whichever the run pays
+        shown = tok[1:] if both else tok[:1]
+        print("  cost per 1M tokens " + "; ".join(
+            f"{v[0]:.4g} {fmt_ci(v, '{:.4g}')}" + (f" {what}" if what else "") for what, v in shown if v is not None)
+            + f" ({pr.tokens_per_step:,.0f} tokens per step, {sf.scenario.n_steps:,} steps"
+            + (f"; spot at {pr.spot_gpu_hour:g} per GPU-hour" if both else "") + ")")
     ru = a["runner_up"]
     if ru is None:
         print("  runner-up: none (one policy compared, or no other finished on every seed)")
@@ -425,12 +476,18 @@ def _print_variants(knobs: list[Any], spares: list[Any], memory: list[Any], a: d
         if w is not None:
             print(f"  {v['label']}: {w['policy']}, TTT/T0 {w['ratio']:.3f}"
                   + (f", cost {w['cost']:,.0f}" if math.isfinite(w["cost"]) else ""))
-    if spares:
+    _print_sweep("how many hot spares (each policy at its best r; TTT/T0, cost):", "spares", spares)
+
+
+def _print_sweep(title: str, column: str, sweep: list[dict[str, Any]]) -> None:
+    """One fleet sweep's table: a row per value of the key, each policy's TTT/T0 and cost."""
+    if sweep:
         print()
-        print("how many hot spares (each policy at its best r; TTT/T0, cost):")
-        pols = list(dict.fromkeys(row["policy"] for v in spares for row in v["rows"]))
-        print("  spares  " + "  ".join(f"{p[:22]:>22}" for p in pols))
-        for v in spares:
+        print(title)
+        pols = list(dict.fromkeys(row["policy"] for v in sweep for row in v["rows"]))
+        w = max(6, len(column))
+        print(f"  {column:>{w}}  " + "  ".join(f"{p[:22]:>22}" for p in pols))
+        for v in sweep:
             by = {row["policy"]: row for row in v["rows"]}
             cells = []
             for p in pols:
@@ -440,7 +497,7 @@ def _print_variants(knobs: list[Any], spares: list[Any], memory: list[Any], a: d
                 else:
                     c = f", {row['cost']:,.0f}" if math.isfinite(row["cost"]) else ""
                     cells.append(f"{row['ratio']:.3f}{c}".rjust(22))
-            print(f"  {v['value']:>6}  " + "  ".join(cells))
+            print(f"  {v['value']:>{w}}  " + "  ".join(cells))
 
 
 def _stragglers(sf: Any, advice: dict[str, Any], args: Any) -> dict[str, Any] | None:
@@ -501,6 +558,40 @@ def _print_stragglers(st: dict[str, Any], objective: str) -> None:
         print("  best against these stragglers: tolerate them (no remedy saves time here)")
 
 
+def _fleet_sweeps(sf: Any, args: Any) -> list[tuple[str, list[Any]]]:
+    """The fleet's sweeps to run, ``(grid, variants)``: with ``[repair]`` the spare pool's; the
+    warm standbys' with a ``[fleet]`` table or ``--standbys``; retirement's where it sorts nodes
+    (:func:`~spare_core.commands.variants.retire_meaningful`) or with ``--retire-after``. Each is
+    refused here beyond the work budget (each policy's best cell on the file's seeds per value),
+    its counts before its scenarios are built: before any run."""
+    sc = sf.scenario
+    asked = {k: getattr(args, k, None) for k in ("spares", "standbys", "retire_after")}
+    if asked["spares"] and sc.repair is None:
+        raise UsageError(f"{sf.path}: --spares needs a [repair] table (how failed nodes come back)")
+    if asked["standbys"] and sc.repair is None:
+        raise UsageError(f"{sf.path}: --standbys needs a [repair] table (the warm standbys refill from the spare pool)")
+    if asked["retire_after"] and not retire_meaningful(sc, possible=True):
+        raise UsageError(f"{sf.path}: --retire-after needs failures.model = 'node' without [[failures.domains]] (the "
+                         "node log counts each node's failures) and a [repair] table (a retired node leaves the pool)")
+    if sc.repair is None:
+        return []
+    plan = [(SPARES_GRID, spare_counts(sc, asked["spares"]), spares_variants, "--spares")]
+    if asked["standbys"] or isinstance(sf.data.get("fleet"), dict):
+        plan.append((STANDBYS_GRID, standby_counts(sc, asked["standbys"]), standbys_variants, "--standbys"))
+    if asked["retire_after"] or retire_meaningful(sc):
+        plan.append((RETIRE_GRID, retire_counts(sc, asked["retire_after"]), retire_variants, "--retire-after"))
+    force = bool(getattr(args, "force", False))
+    per = len(sf.policies) * len(sf.seeds)  # each policy's best cell on every seed, per value
+    out = []
+    for grid, counts, make, flag in plan:
+        what = f"{sf.path} {grid} ({flag})"
+        check_counts(len(counts), len(counts) * len(sf.seeds), len(counts) * per, force, what)
+        variants = make(sc, counts)
+        check_runs([v.scenario for v in variants], [per] * len(variants), force, what)
+        out.append((grid, variants))
+    return out
+
+
 # -- the command --------------------------------------------------------------------------------
 def run(args: Any) -> int:
     """Run the grid (the sensitivity grids, the interval scan), print the advice, write every run."""
@@ -508,11 +599,10 @@ def run(args: Any) -> int:
     objective = getattr(args, "objective", "time")
     if objective == "cost" and sf.scenario.pricing is None:
         raise UsageError(f"{sf.path}: --objective cost needs the price of a GPU-hour (costs.gpu_hour)")
-    asked_spares = getattr(args, "spares", None)
-    if asked_spares and sf.scenario.repair is None:
-        raise UsageError(f"{sf.path}: --spares needs a [repair] table (how failed nodes come back)")
     studies = job_studies(sf, () if args.no_sensitivity else tuple(RATE_FACTORS))
     check_job_budget(sf, args, studies, scan=True)
+    fleet = _fleet_sweeps(sf, args)  # refused here, before any run, when beyond the budget
+    sweeps: dict[str, list] = {}
     grids = {1.0: run_job(sf, studies[1.0], desc="spare advise")}
     if not args.no_sensitivity and not grids[1.0].interrupted:
         for f in RATE_FACTORS:
@@ -549,14 +639,16 @@ def run(args: Any) -> int:
             for v in sens_v:
                 entry = {"label": v.label, "key": v.key, "value": v.value, "winner": winner(res_k, v, objective)}
                 (memory if v.key == "checkpoint" else knobs).append(entry)
-        if cells and sf.scenario.repair is not None and not interrupted:
-            sp_v = spares_variants(sf.scenario, spare_counts(sf.scenario, asked_spares))
-            res_s = run_variants(sf, sp_v, cells, args, SPARES_GRID, intervals=fixed)
-            var_parts.append((SPARES_GRID, res_s))
-            lever_grids.append((SPARES_GRID, res_s, sp_v))
+        for grid, sw_v in fleet:  # the spares, standbys and retirement sweeps, each on the same seeds
+            if not cells or interrupted:
+                break
+            res_s = run_variants(sf, sw_v, cells, args, grid, intervals=fixed)
+            var_parts.append((grid, res_s))
+            lever_grids.append((grid, res_s, sw_v))
             interrupted = interrupted or res_s.interrupted
-            spares = [{"value": v.value, "rows": per_policy(res_s, v), "winner": winner(res_s, v, objective)}
-                      for v in sp_v]
+            sweeps[grid] = [{"value": v.value, "rows": per_policy(res_s, v), "winner": winner(res_s, v, objective)}
+                            for v in sw_v]
+        spares = sweeps.get(SPARES_GRID, [])
         if scan is not None and "interval" in advice:
             base_runs = scan.runs(advice["checkpoint_interval"])
             advice["breakdown"] = time_breakdown(base_runs)
@@ -589,6 +681,8 @@ def run(args: Any) -> int:
         "sensitivity": {**{f"rate_x{f:g}": v for f, v in sens.items()}, **{v["label"]: v["winner"] for v in knobs}},
         "memory_tier": memory,
         "spares": spares,
+        "standbys": sweeps.get(STANDBYS_GRID, []),
+        "retirement": sweeps.get(RETIRE_GRID, []),
         "stragglers": stragglers,
         "cells": [{**s.to_dict(), "grid": name} for name, g in parts for s in g.summaries],
         "runs": [run_record(r, name) for name, g in parts for r in g.runs],
@@ -614,6 +708,10 @@ def run(args: Any) -> int:
         _print_levers(advice, objective)
         _print_sensitivity(sens, advice, args.no_sensitivity)
         _print_variants(knobs, spares, memory, advice, objective)
+        _print_sweep("how many warm standbys (fleet.standbys; each policy at its best r; TTT/T0, cost):", "standbys",
+                     sweeps.get(STANDBYS_GRID, []))
+        _print_sweep("when to retire a node (fleet.retire_after, 0 = never; each policy at its best r; TTT/T0, cost):",
+                     "retire", sweeps.get(RETIRE_GRID, []))
         if stragglers is not None:
             _print_stragglers(stragglers, objective)
     print()

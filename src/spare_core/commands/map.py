@@ -16,6 +16,7 @@ strategy's choice and values; all with their provenance, by the one writer.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -318,6 +319,17 @@ def _load(path: str, sets: list, where: str = "", base: ScenarioFile | None = No
         raise UsageError(f"{exc}{where}") from None
 
 
+def _without_standbys(sf: ScenarioFile) -> ScenarioFile:
+    """The file as a cell with ``fleet.standbys = 0`` reads it: without ``fleet.standby_swap`` and
+    a ``restart_when = "job+standbys"`` rule (nothing to swap in, nothing to wait for beyond the
+    job; the reader refuses both without standbys), as ``spare advise``'s standbys sweep does."""
+    fl = sf.data.get("fleet")
+    if not isinstance(fl, dict) or ("standby_swap" not in fl and fl.get("restart_when") != "job+standbys"):
+        return sf
+    kept = {k: v for k, v in fl.items() if k != "standby_swap" and not (k == "restart_when" and v == "job+standbys")}
+    return dataclasses.replace(sf, data={**sf.data, "fleet": kept})
+
+
 def _settings(args: Any, sf: ScenarioFile) -> MapSettings:
     return MapSettings(objective=args.objective, redundancies=sf.redundancies, seeds=len(sf.seeds), tie=args.tie / 100.0)
 
@@ -357,11 +369,14 @@ def run(args: Any) -> int:
     # the strategies' policies are the file's compared ones, so that their options are read
     policies = list(dict.fromkeys(split_name(n)[0] for n in names))
     sf = _load(args.file, [("compare.policies", policies)], base=sf)
+    no_standbys = _without_standbys(sf)
+
     def cell(i: int, j: int) -> tuple:
         """The cell at (i, j), read and checked: ``((i, j), scenario, strategies, settings)``."""
         xv, yv = xa.texts[i], ya.texts[j]
         where = f" (the map's cell {xa.key} = {xa.labels[i]}, {ya.key} = {ya.labels[j]})"
-        csf = _load(args.file, [f"{xa.key}={xv}", f"{ya.key}={yv}"], where, base=sf)
+        zero = any(a.key == "fleet.standbys" and _toml_value(v) == 0 for a, v in ((xa, xv), (ya, yv)))
+        csf = _load(args.file, [f"{xa.key}={xv}", f"{ya.key}={yv}"], where, base=no_standbys if zero else sf)
         opts = csf.policy_kwargs()
         strategies = [Strategy.parse(n, opts.get(split_name(n)[0])) for n in names]
         settings = _settings(args, csf)
@@ -527,6 +542,12 @@ def _table(doc: dict, xa: Axis, ya: Axis, names: Sequence[str]) -> list[str]:
     lines.append("")
     lines.append("cells won: " + ", ".join(f"{n} {doc['won'][n]}" for n in names) + "; "
                  + ", ".join(f"{k} {v}" for k, v in sorted(doc["status"].items())))
+    cheap = [c.get("cheapest") for c in doc["cells"] if c.get("cheapest")]
+    if cheap and doc.get("objective") == "time":  # the winner in cost beside the winner in time
+        lines.append("cheapest (each strategy's choice by time, its mean cost): "
+                     + ", ".join(f"{n} {cheap.count(n)}" for n in names)
+                     + f"; {sum(1 for c in doc['cells'] if c.get('cheapest') and c['cheapest'] != c['winner'])} "
+                     "cell(s) where it is not the winner")
     point = doc.get("file_point") or {}
     if point.get("x") is not None or point.get("y") is not None:
         shown = [f"{a.key} = {point.get(f'{n}_label') or 'not set in the file'}" for n, a in (("x", xa), ("y", ya))]

@@ -112,6 +112,9 @@ def provenance(command: str, argv: Sequence[str] | None, *, scenario: Mapping[st
 _UNFINISHED_RUN = "a run did not finish before the horizon (its time-to-train is only bounded below)"
 _UNFINISHED_CELL = "a seed of the cell did not finish before the horizon"
 _ONE_SEED = "one seed: no confidence interval"
+_NO_TOKEN_COST = ("no job.tokens_per_step, no price (costs.gpu_hour; costs.spot_gpu_hour for the spot one), the GPUs "
+                  "paid for unknown, or a run did not finish (it did not train the job's tokens); or one seed: no "
+                  "confidence interval")
 NULL_REASONS = {
     # a run's and a cell's fields that are None (after to_dict) only when a run did not finish
     **{k: {"inf": _UNFINISHED_RUN, "null": _UNFINISHED_RUN, "nan": _ONE_SEED} for k in ("ratio", "time_to_train")},
@@ -127,6 +130,9 @@ NULL_REASONS = {
                   "nan": "the scenario gives no gpus_per_group: the GPUs paid for are unknown"},
     "cost": {"null": "no price of a GPU-hour (costs.gpu_hour), or the GPUs paid for are unknown",
              "nan": "no price of a GPU-hour (costs.gpu_hour), or the GPUs paid for are unknown"},
+    # a run's (a cell's mean, advise's [mean, low, high]) cost per million tokens
+    **{k: {"null": _NO_TOKEN_COST, "nan": _NO_TOKEN_COST}
+       for k in ("cost_per_mtoken", "on_demand_cost_per_mtoken", "spot_cost_per_mtoken")},
     # the [low, high] or [mean, low, high] of a confidence interval over one seed
     **{k: {"nan": _ONE_SEED, "inf": _UNFINISHED_CELL} for k in ("ratio_ci95", "ttt_days", "availability")},
     **{k: {"inf": _UNFINISHED_CELL, "nan": "undefined for this cell (one seed: no interval)"}

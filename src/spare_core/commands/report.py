@@ -183,6 +183,11 @@ def build_report(doc: dict, text: str, maps: Sequence[tuple[str, dict]] = ()) ->
     if a.get("cost") is not None:
         rec.append(f"Cost: **{_ci(a['cost'], '{:,.0f}')}** ({_ci(a['gpu_hours'], '{:,.0f}')} GPU-hours, spares "
                    "included).")
+    if a.get("spot_cost_per_mtoken") is not None and a.get("on_demand_cost_per_mtoken") is not None:
+        rec.append(f"Cost per million tokens: {_ci(a['on_demand_cost_per_mtoken'], '{:.4g}')} on demand, "
+                   f"{_ci(a['spot_cost_per_mtoken'], '{:.4g}')} on spot nodes.")
+    elif a.get("cost_per_mtoken") is not None:
+        rec.append(f"Cost per million tokens: {_ci(a['cost_per_mtoken'], '{:.4g}')}.")
     ru = a.get("runner_up")
     if ru is not None:
         gap = ru["slower_percent"]

@@ -19,7 +19,8 @@ from .filejob import file_policy
 from .progress import run_study
 
 __all__ = ["KNOB_FACTORS", "Variant", "knob_variants", "io_variants", "spare_counts", "spares_variants", "memory_variant",
-           "class_variants", "run_variants", "winner"]
+           "class_variants", "run_variants", "winner", "standby_counts", "standbys_variants", "retire_meaningful",
+           "retire_counts", "retire_variants"]
 
 #: each cost or time the sensitivity varies is halved and doubled
 KNOB_FACTORS = (0.5, 2.0)
@@ -129,6 +130,69 @@ def spare_counts(sc: Scenario, asked: list[int] | None) -> list[int]:
 def spares_variants(sc: Scenario, counts: list[int]) -> list[Variant]:
     """The scenario at each pool size (needs ``[repair]``)."""
     return [Variant("repair.spares", n, f"spares = {n}", _named(with_spares(sc, n), f"spares = {n}")) for n in counts]
+
+
+def standby_counts(sc: Scenario, asked: list[int] | None) -> list[int]:
+    """The warm-standby counts of the standbys sweep (``fleet.standbys``): those asked, else 0,
+    half, the file's and double the file's (0, 1, 2 and 4 when the file has none)."""
+    if asked:
+        return sorted(set(asked))
+    s = sc.repair.standbys if sc.repair is not None else 0
+    return sorted({0, s // 2, s, 2 * s} if s else {0, 1, 2, 4})
+
+
+def standbys_variants(sc: Scenario, counts: list[int]) -> list[Variant]:
+    """The scenario with each number of warm standbys (needs ``[repair]``). Without standbys,
+    ``fleet.standby_swap`` has nothing to swap in and ``restart_when = "job+standbys"`` nothing
+    to wait for beyond the job: both go back to their defaults (0 and ``"one"``), which is what
+    a file without standbys must say (the reader refuses the others)."""
+    rp = sc.repair
+    out = []
+    for n in counts:
+        kw: dict[str, Any] = {"standbys": n}
+        if n == 0:
+            kw.update(standby_swap=0.0, restart_when="one")
+        label = f"standbys = {n}"
+        out.append(Variant("fleet.standbys", n, label, _named(sc.replace(repair=dataclasses.replace(rp, **kw)), label)))
+    return out
+
+
+def retire_meaningful(sc: Scenario, possible: bool = False) -> bool:
+    """Whether retiring nodes (``fleet.retire_after``) can be weighed on this scenario: the reader
+    needs node renewals (``failures.model = "node"`` without domains: the node log counts each
+    node's failures) and ``[repair]`` (a retired node leaves the pool); it only sorts nodes when
+    they differ (lemons, a fitted frailty) or when the file already retires them. ``possible``:
+    whether it can run at all (what ``--retire-after`` needs), differing nodes or not."""
+    from ..events.nodes import NodeRenewals
+
+    fm = sc.failures
+    if sc.repair is None or type(fm) is not NodeRenewals:
+        return False
+    return possible or fm.lemon_share > 0 or fm.frailty > 0 or fm.retire_after > 0
+
+
+def retire_counts(sc: Scenario, asked: list[int] | None) -> list[int]:
+    """The ``fleet.retire_after`` values of the retirement sweep, 0 for no retirement: those
+    asked, else off, half the file's (at least 1), the file's and double (off, 2, 3 and 5 when
+    the file retires no node)."""
+    if asked:
+        return sorted(set(asked))
+    k = sc.failures.retire_after
+    return sorted({0, max(1, k // 2), k, 2 * k} if k else {0, 2, 3, 5})
+
+
+def retire_variants(sc: Scenario, counts: list[int]) -> list[Variant]:
+    """The scenario retiring a node after each number of failures (0: never). The node log
+    marks the retirements and the pool follows them, so both take the value (the reader sets
+    both from ``fleet.retire_after``)."""
+    rp = sc.repair
+    out = []
+    for k in counts:
+        label = f"retire after {k} failure{'s' if k != 1 else ''}" if k else "no retirement"
+        varied = sc.replace(failure_model=sc.failures.replace(retire_after=k),
+                            repair=dataclasses.replace(rp, retire_after=k))
+        out.append(Variant("fleet.retire_after", k, label, _named(varied, label)))
+    return out
 
 
 def memory_variant(sc: Scenario) -> list[Variant]:

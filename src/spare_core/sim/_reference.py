@@ -118,6 +118,7 @@ class _Run:
         # a retired node's return time ([fleet] retire_after): past the wall limit, as the fast
         # path's (``RepairBook.never``)
         self.never = 2.0 * self.max_wall
+        self.retired = []  # when each retired node left the fleet (its take's time): what the fleet holds
         self.reconf = float(policy.reconfigure) if self.elastic else 0.0
         # elastic's per-step overhead and quorum, once per step like the all-reduce
         over = policy.step_overhead[1] * (sc.t_compute + sc.t_allreduce) \
@@ -240,6 +241,8 @@ class _Run:
         if self.draws is not None:
             return self._take_drawn(f, True, retire)
         back_at = self.never if retire else f + rep.time
+        if retire:
+            self.retired.append(f)
         if rep.spares is None:
             free = f
         elif rep.spares == 0:
@@ -260,6 +263,7 @@ class _Run:
         wrong = first and self.draws.mis[i]
         if retire and not wrong:  # after a wrong diagnosis the faulty node, pulled second, retires
             back_at = self.never
+            self.retired.append(f)
         # a warm standby ready at the failure: the one ready first (the lowest index on ties)
         j = min(range(len(self.standby)), key=lambda c: (self.standby[c], c), default=None)
         if j is not None and self.standby[j] > f:
@@ -589,6 +593,7 @@ class _Run:
             pause_time=t["pause"],
             detect_time=t["detect"],
             class_restarts=c["forced"],
+            retired=list(self.retired),
         )
 
 

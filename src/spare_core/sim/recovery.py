@@ -283,16 +283,24 @@ class Pricing:
         Price of one GPU-hour of preemptible (spot) nodes, > 0: what a run whose fleet follows
         a log of capacity events (a preemption trace) pays instead of ``gpu_hour``. None
         (default): every run pays ``gpu_hour``.
+    tokens_per_step : float or None
+        Tokens one training step trains (``job.tokens_per_step``, the global batch), > 0: what
+        a run's cost buys, for its cost per token (``RunResult.cost_per_mtoken``). None
+        (default): unknown, and no cost per token is given.
     """
 
     gpu_hour: float
     spot_gpu_hour: float | None = None
+    tokens_per_step: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "gpu_hour", as_float(self.gpu_hour, "costs.gpu_hour", min_value=0.0, strict_min=True))
         if self.spot_gpu_hour is not None:
             object.__setattr__(self, "spot_gpu_hour", as_float(self.spot_gpu_hour, "costs.spot_gpu_hour",
                                                                min_value=0.0, strict_min=True))
+        if self.tokens_per_step is not None:
+            object.__setattr__(self, "tokens_per_step", as_float(self.tokens_per_step, "job.tokens_per_step",
+                                                                 min_value=0.0, strict_min=True))
 
     def price(self, spot: bool) -> float:
         """The price of a GPU-hour of a run on spot nodes (``spot``) or on demand."""
@@ -302,6 +310,8 @@ class Pricing:
         out = fields_dict(self)
         if self.spot_gpu_hour is None:  # the dict (a stored scenario's key) of an on-demand price is unchanged
             del out["spot_gpu_hour"]
+        if self.tokens_per_step is None:  # likewise without the tokens a step trains
+            del out["tokens_per_step"]
         return out
 
 
@@ -364,8 +374,8 @@ class RepairDraws:
 
     CHUNK = 1024
 
-    __slots__ = ("repairs", "base", "hi", "rep", "swap", "mis", "slot", "old", "sb_slot", "sb_old", "_times",
-                 "_swaps", "_diag")
+    __slots__ = ("repairs", "base", "hi", "rep", "swap", "mis", "slot", "old", "sb_slot", "sb_old", "ret", "_ret_cut",
+                 "_times", "_swaps", "_diag")
 
     def __init__(self, repairs: Repairs, seed):
         root = run_seed(seed, "repairs")
@@ -381,6 +391,10 @@ class RepairDraws:
         self.old = np.empty(0)
         self.sb_slot = np.empty(0, dtype=np.int64)
         self.sb_old = np.empty(0)
+        # [fleet] retire_after: each take's retirement time (-1: its node comes back), written by
+        # the compiled take; the rows dropped below ``base`` leave their retirements here
+        self.ret = np.empty(0)
+        self._ret_cut: list = []
 
     def _chunk(self):
         rp, c = self.repairs, self.CHUNK
@@ -406,6 +420,9 @@ class RepairDraws:
             self.rep, self.swap, self.mis = self.rep[cut:], self.swap[cut:], self.mis[cut:]
             self.slot, self.old = self.slot[cut:], self.old[cut:]
             self.sb_slot, self.sb_old = self.sb_slot[cut:], self.sb_old[cut:]
+            done = self.ret[:cut]
+            self._ret_cut.append(done[done >= 0.0])  # takes before ``lo``: no undo reaches them
+            self.ret = self.ret[cut:]
             self.base = lo
         if hi > self.hi:
             parts = []
@@ -420,6 +437,12 @@ class RepairDraws:
             self.old = np.concatenate([self.old, np.zeros(n_new)])
             self.sb_slot = np.concatenate([self.sb_slot, np.full(n_new, -1, dtype=np.int64)])
             self.sb_old = np.concatenate([self.sb_old, np.zeros(n_new)])
+            self.ret = np.concatenate([self.ret, np.full(n_new, -1.0)])
+
+    def retired(self, used: int) -> np.ndarray:
+        """The retirement times of takes ``0 .. used - 1`` (those a restart did not undo)."""
+        rows = self.ret[: max(0, used - self.base)]
+        return np.concatenate(self._ret_cut + [rows[rows >= 0.0]])
 
     def args(self, standby: np.ndarray) -> tuple:
         """The arrays as ``merge_repairs`` / ``restart_epochs`` take them (with the book's standbys)."""
@@ -432,7 +455,8 @@ class RepairBook:
     with drawn durations (:attr:`Repairs.drawn`) the run's :class:`RepairDraws` and the warm
     standbys' ready times (``standby``)."""
 
-    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares", "draws", "_used0", "standby", "_pre")
+    __slots__ = ("kern", "rs", "back", "pend_t", "pend_g", "pool", "n", "spares", "draws", "_used0", "standby", "_pre",
+                 "_keep_ret")
 
     def __init__(self, repairs: Repairs, n_groups: int, seed=None):
         k = self.kern = load("_timeline")
@@ -441,6 +465,7 @@ class RepairBook:
         self.rs = np.zeros(R["N_REPAIR"])
         self.draws = None
         self._used0 = 0
+        self._keep_ret = False
         if repairs.drawn:
             if seed is None:
                 raise ValueError("drawn repair durations need the run's seed")
@@ -471,6 +496,21 @@ class RepairBook:
         """A retired node ([fleet] retire_after) is back at ``2 * max_wall``: never within the
         run (finite, so a wait cut at the wall limit keeps its precision)."""
         self.rs[self.kern.REPAIR_SLOTS["R_NEVER"]] = 2.0 * max_wall
+        self._keep_ret = True  # and each take records when its node retired (:meth:`retired`)
+
+    def take_ret(self) -> np.ndarray | None:
+        """Where the compiled takes write their retirement times (after :meth:`draw_args`,
+        which may grow the arrays); None when the run retires no node."""
+        return self.draws.ret if self._keep_ret and self.draws is not None else None
+
+    def retired(self) -> np.ndarray:
+        """When each node this run retired left the fleet ([fleet] retire_after): the takes'
+        times the compiled take recorded, those a restart undid left out (empty without
+        retirement). Takes of failures past the run's end are among them: the caller keeps
+        those before the end."""
+        if not self._keep_ret or self.draws is None:
+            return np.zeros(0)
+        return self.draws.retired(int(self.rs[self.kern.REPAIR_SLOTS["R_USED"]]))
 
     def draw_args(self, takes: int) -> tuple:
         """The draw arrays covering ``takes`` takes from the pool's next one (empty without
@@ -497,7 +537,7 @@ class RepairBook:
         extra = self.draw_args(2 * min(raw_rel.shape[0], max_out))
         m, used = self.kern.merge_repairs(self.rs, self.back, self.pend_t, self.pend_g, self.pool,
                                           raw_rel, raw_g, t_offset, raw_next, rel, g, rejoin, ready, old, raw, *extra,
-                                          raw_ret=retire)
+                                          raw_ret=retire, take_ret=self.take_ret())
         return rel[:m], g[:m], rejoin[:m], ready[:m], old[:m], raw[:m], used
 
     def ready(self) -> float:

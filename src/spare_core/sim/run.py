@@ -124,6 +124,15 @@ class RunResult:
                                  "masked = false; 0 without [[failures.classes]])", older=0, default=0)
     spares_taken: int = column("failures that took a replacement from the spare pool (scenarios with repairs)",
                                older=0, default=0)
+    retired_gpu_hours: float = column("GPU-hours no longer held once nodes retire ([fleet] retire_after): each "
+                                      "retired node's GPUs from when it left to the end of the run (0 without "
+                                      "retirement); gpu_hours is net of them", unit="GPU-h", older=0.0, default=0.0)
+    tokens: float = column("tokens the job trains: its steps * job.tokens_per_step (0: unknown, or no price)",
+                           unit="tokens", older=0.0, default=0.0)
+    on_demand_gpu_hour_price: float = column("costs.gpu_hour, the on-demand price, whichever the run pays (0: none "
+                                             "given)", unit="price/GPU-h", older=0.0, default=0.0)
+    spot_gpu_hour_price: float = column("costs.spot_gpu_hour, the spot price, whichever the run pays (0: none given)",
+                                        unit="price/GPU-h", older=0.0, default=0.0)
     timeline: Timeline | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
@@ -135,10 +144,16 @@ class RunResult:
             f"checkpoints={self.checkpoints})"
         )
 
-    @derived("GPU-hours paid for: gpus_paid * wall_time / 3600 (NaN when the GPUs are unknown)", unit="GPU-h")
+    @derived("GPU-hours paid for: gpus_paid * wall_time / 3600 less retired_gpu_hours (NaN when the GPUs are "
+             "unknown)", unit="GPU-h")
     def gpu_hours(self) -> float:
-        """GPU-hours paid for (``gpus_paid * wall_time / 3600``; NaN when the GPUs are unknown)."""
-        return self.gpus_paid * self.wall_time / 3600.0 if self.gpus_paid > 0 else math.nan
+        """GPU-hours paid for (``gpus_paid * wall_time / 3600``, less the GPU-hours of retired
+        nodes after they left; NaN when the GPUs are unknown)."""
+        if not self.gpus_paid > 0:
+            return math.nan
+        held = self.gpus_paid * self.wall_time / 3600.0
+        # without retirement the expression of before, bit for bit
+        return held - self.retired_gpu_hours if self.retired_gpu_hours else held
 
     @derived("gpu_hours * gpu_hour_price (NaN without a price or GPUs)", unit="price")
     def cost(self) -> float:
@@ -151,6 +166,31 @@ class RunResult:
         """``t0 / time_to_train``: failure-free time over wall time, NaN for a run that did not
         finish (its ETTR is only bounded above, by 1 / horizon)."""
         return self.t0 / self.time_to_train if self.finished and self.time_to_train > 0 else math.nan
+
+    def _per_mtoken(self, price: float) -> float:
+        """GPU-hours times ``price`` per million tokens trained; NaN unless the run finished (an
+        unfinished run did not train the job's tokens) and the tokens and the price are known."""
+        if not (self.finished and self.tokens > 0 and price > 0 and self.gpus_paid > 0):
+            return math.nan
+        return self.gpu_hours * price / (self.tokens / 1e6)
+
+    @derived("cost per million tokens trained: cost / (tokens / 1e6) at the price the run pays (NaN unfinished, "
+             "without a price or without job.tokens_per_step)", unit="price/Mtoken")
+    def cost_per_mtoken(self) -> float:
+        """``cost / (tokens / 1e6)`` (NaN unfinished, without a price or tokens per step)."""
+        return self._per_mtoken(self.gpu_hour_price)
+
+    @derived("gpu_hours * costs.gpu_hour per million tokens: the cost per Mtoken on demand (NaN as cost_per_mtoken)",
+             unit="price/Mtoken")
+    def on_demand_cost_per_mtoken(self) -> float:
+        """The cost per million tokens at the on-demand price."""
+        return self._per_mtoken(self.on_demand_gpu_hour_price)
+
+    @derived("gpu_hours * costs.spot_gpu_hour per million tokens: the cost per Mtoken on spot nodes (NaN without "
+             "a spot price, and as cost_per_mtoken)", unit="price/Mtoken")
+    def spot_cost_per_mtoken(self) -> float:
+        """The cost per million tokens at the spot price."""
+        return self._per_mtoken(self.spot_gpu_hour_price)
 
     def to_dict(self) -> dict:
         """Every column (the derived ones included) as a JSON-friendly dict (``inf`` and NaN
@@ -525,10 +565,11 @@ class _LoopOutcome:
     per-epoch / per-failure records."""
 
     __slots__ = ("state", "status", "seen", "masked", "restarts", "rejoins", "ep_start", "ep_end", "ep_fail", "tl",
-                 "class_restarts", "spares")
+                 "class_restarts", "spares", "retired")
 
     def __init__(self, **kw):
         self.class_restarts = self.spares = 0
+        self.retired = None  # [fleet] retire_after: when each retired node left (RepairBook.retired)
         for k, v in kw.items():
             setattr(self, k, v)
 
@@ -803,7 +844,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
     return _LoopOutcome(state=state, status=status, seen=seen, masked=masked, restarts=restarts, rejoins=rejoins,
                         ep_start=ep_start, ep_end=ep_end, ep_fail=ep_fail,
                         tl=(tl_t, tl_g, tl_r, tl_d, tl_c if draws is not None else None) if timeline else None,
-                        class_restarts=class_restarts, spares=spares)
+                        class_restarts=class_restarts, spares=spares,
+                        retired=None if retire is None else book.retired())
 
 
 # epochs a call of the compiled restart loop records before it hands them back
@@ -868,7 +910,8 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
             _check_retire(plan.repair, log)
             book.never_after(float(params[K["P_MAX_WALL"]]))
         status = kern.restart_epochs(state, params, io, log_t, log_g, log.horizon, rs, pool, holders, mult,
-                                     rec_end, rec_start, flags, det, *extra, log_r=log_r)
+                                     rec_end, rec_start, flags, det, *extra, log_r=log_r,
+                                     take_ret=None if book is None else book.take_ret())
         n = int(io[NREC])
         if n:
             ep_end.extend(rec_end[:n].tolist())
@@ -893,7 +936,8 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
     pending = 1 if int(io[K["E_PHASE"]]) in (K["PH_WALK"], K["PH_EVENT"]) and io[K["E_TOOK"]] else 0
     return _LoopOutcome(state=state, status=status, seen=n, masked=0, restarts=n, rejoins=0, ep_start=ep_start,
                         ep_end=ep_end, ep_fail=[1] * n + [0], tl=None, class_restarts=int(io[K["E_NFORCED"]]),
-                        spares=0 if plan.repair is None else book.taken() - pending)
+                        spares=0 if plan.repair is None else book.taken() - pending,
+                        retired=None if book is None or not plan.repair.retire_after else book.retired())
 
 
 _NO_EVENTS = np.zeros(0)
@@ -969,6 +1013,29 @@ def _restore_kind(out, n, holders, up_since, snapshot, source, epoch, start, aft
     return out
 
 
+def _retired_gpu_hours(scenario: Scenario, retired, wall: float) -> float:
+    """The GPU-hours the fleet no longer holds once nodes retire: each node retired before the
+    run's end, its GPUs from then to the end. 0 without retirement or GPUs, and with an unlimited
+    pool (it is not paid for: a retired node's replacement comes from it, the fleet paid for
+    keeps its size)."""
+    if retired is None or scenario.gpus_per_group is None or scenario.repair is None \
+            or scenario.repair.spares is None:
+        return 0.0
+    t = retired[retired < wall]
+    return scenario.repair.gpus_per_node * float(np.sum(wall - t)) / 3600.0 if t.size else 0.0
+
+
+def _prices(scenario: Scenario) -> dict:
+    """The run's tokens and both prices (:class:`~spare_core.sim.recovery.Pricing`; 0 where not
+    given), for its cost per token."""
+    pr = scenario.pricing
+    if pr is None:
+        return {}
+    tps = pr.tokens_per_step
+    return {"tokens": 0.0 if tps is None else scenario.n_steps * tps, "on_demand_gpu_hour_price": pr.gpu_hour,
+            "spot_gpu_hour_price": 0.0 if pr.spot_gpu_hour is None else pr.spot_gpu_hour}
+
+
 def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutcome) -> RunResult:
     """The :class:`RunResult` (and :class:`Timeline`) of a finished batch loop."""
     K = plan.kern.SLOTS
@@ -1036,6 +1103,8 @@ def _assemble(scenario: Scenario, policy, seed, plan: _RunPlan, loop: _LoopOutco
         detect_time=float(state[K["ST_DETECT_TOTAL"]]),
         class_restarts=loop.class_restarts,
         spares_taken=loop.spares,
+        retired_gpu_hours=_retired_gpu_hours(scenario, loop.retired, wall),
+        **_prices(scenario),
         timeline=tl,
     )
 

@@ -278,6 +278,10 @@ class StrategyPick:
         Mean of ``values``.
     configurations : int
         Values of (r, interval) tried.
+    costs : list of float
+        The cost per seed (GPU-hours paid, spares and warm standbys included, times the price;
+        NaN without ``costs.gpu_hour``), whichever the objective: a map by time shows what its
+        choices cost too.
     """
 
     strategy: str = column("the strategy's name", cell="key", kind="text")
@@ -291,6 +295,7 @@ class StrategyPick:
     mean: float = column("the mean objective over its seeds (TTT/T0 or cost; a lower bound where a run was cut)",
                          default=math.nan)
     configurations: int = column("values of (r, interval) tried", cell="count", default=0)
+    costs: list = field(default_factory=list)
 
     @derived("seeds run", cell="count")
     def n_seeds(self) -> int:
@@ -300,9 +305,15 @@ class StrategyPick:
     def n_finished(self) -> int:
         return int(sum(bool(f) for f in self.finished))
 
+    @derived("the mean cost over its seeds (NaN without a price; a lower bound where a run was cut)", unit="price",
+             cell="same")
+    def cost_mean(self) -> float:
+        costs = [float(c) for c in self.costs]
+        return math.fsum(costs) / len(costs) if costs and all(math.isfinite(c) for c in costs) else math.nan
+
     def to_dict(self) -> dict:
         """Every field and derived column."""
-        return {**fields_dict(self), **fields_dict(self, ("n_seeds", "n_finished"))}
+        return {**fields_dict(self), **fields_dict(self, ("n_seeds", "n_finished", "cost_mean"))}
 
 
 @dataclass
@@ -368,8 +379,17 @@ class MapCell:
                 return p
         raise KeyError(name)
 
+    @derived("the strategy of least mean cost, each at the choice the objective made (empty without a price or "
+             "when a run of any was cut): with the objective time, the winner in cost beside the winner in time",
+             cell="same")
+    def cheapest(self) -> str:
+        picks = [p for p in self.picks if p.costs and all(p.finished)]
+        if not picks or len(picks) < len(self.picks) or not all(math.isfinite(p.cost_mean) for p in picks):
+            return None
+        return min(picks, key=lambda p: p.cost_mean).strategy
+
     def to_dict(self) -> dict:
-        return fields_dict(self)
+        return {**fields_dict(self), **fields_dict(self, ("cheapest",))}
 
 
 def _compass(n: int, start: int, step: int, f, tolerance: float, budget: int) -> int:
@@ -716,4 +736,5 @@ def _pick(cell: _Cell, st: Strategy, config, seeds, h, note) -> StrategyPick:
     values = [cell.value(x) for x in runs]
     return StrategyPick(st.name, r if st.uses_redundancy else None, float(runs[0].checkpoint_interval), note,
                         list(seeds), values, [float(x.wall_time / x.t0) for x in runs],
-                        [bool(x.finished) for x in runs], math.fsum(values) / len(values), cell.configurations(st))
+                        [bool(x.finished) for x in runs], math.fsum(values) / len(values), cell.configurations(st),
+                        [float(x.cost) for x in runs])
