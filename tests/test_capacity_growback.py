@@ -13,17 +13,7 @@ from spare_core.events.trace_model import FleetCapacity, TraceReplay
 from spare_core.sim import Scenario, simulate
 from spare_core.sim._reference import _Fleet, _FleetMembers, reference_simulate
 from spare_core.strategies.elastic import ElasticDP
-
-
-def _log(tmp_path, rows, name="cap.csv"):
-    p = tmp_path / name
-    p.write_text("time,node,event\n" + "".join(f"{t},{u},{e}\n" for t, u, e in rows))
-    return p
-
-
-def _read(p, **kw):
-    return read_trace(p, unit_column="node", units="ids", event_column="event", remove_values="preempt",
-                      add_values=["add"], **kw)
+from test_capacity_trace import _log, _read
 
 
 def test_the_course_by_hand(tmp_path):

@@ -277,7 +277,12 @@ def class_cases(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(class_cases())
 def test_classes_equal_reference(case):
-    sc, pol, seed = case
+    check_reference(*case)
+
+
+def check_reference(sc, pol, seed):
+    """The compiled run of ``(sc, pol, seed)`` against the step-by-step reference: every count,
+    the committed progress, every time (to 1e-9) and the time to train exactly; returns the run."""
     fast = simulate(sc, pol, seed=seed)
     ref = reference_simulate(sc, pol, seed=seed)
     assert fast.finished == ref["finished"]
@@ -288,6 +293,7 @@ def test_classes_equal_reference(case):
         assert math.isclose(getattr(fast, k), ref[k], rel_tol=1e-9, abs_tol=1e-9), k
     if fast.finished:
         assert fast.time_to_train == ref["wall"]
+    return fast
 
 
 # -- the file's keys ---------------------------------------------------------------------------------

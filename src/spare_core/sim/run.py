@@ -349,12 +349,14 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
                 raise TypeError(f"failure classes with values read a replayed log's rows: the failure source "
                                 f"{type(source).__name__} hands out none (failures.model = \"trace\")")
             draws = LogClassDraws(draws, _log_row_classes(scenario), rows)
+    domains = draws is not None and scenario.failure_classes.has_domains
     if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
-            and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())):
-        # (a domain class changes nothing there: an epoch's first failure is its event's first)
+            and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())) and not domains:
+        # (not with a domain class: the restart loop sees an epoch's first failure only, while the
+        # event's other groups take their spares and may hold the failed group's memory copies)
         loop = _restart_epochs(plan, source, mults, draws)
     else:
-        if draws is not None and scenario.failure_classes.has_domains:
+        if domains:
             # recovery = "domain": each such failure takes its domain's groups (one event)
             if scenario.repair is not None and scenario.repair.retire_after:
                 raise ValueError("[fleet] retire_after cannot go with a failure class of recovery = \"domain\" (a "

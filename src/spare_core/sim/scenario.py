@@ -289,6 +289,14 @@ class Scenario:
         if failure_classes is not None and not isinstance(failure_classes, FailureClasses):
             raise TypeError(f"failure_classes must be a FailureClasses, a list of class dicts or None, got "
                             f"{type(failure_classes).__name__}")
+        if failure_classes is not None and failure_classes.has_domains:
+            from ..events.domains import DomainFailures
+
+            if isinstance(self.failures, DomainFailures):
+                # a level's event and a domain class's event would both take groups, and a level
+                # event's groups would each draw a class of their own (the file refuses it too)
+                raise ValueError("a failure class of recovery = \"domain\" cannot go with a DomainFailures model "
+                                 "([[failures.domains]]): give the domains as levels, or as domain classes")
         self.failure_classes = failure_classes
         cap = getattr(self.failures, "capacity_timeline", None)
         if cap is not None and cap(self.n_groups) is not None:  # also checks the fleet against the job
