@@ -598,7 +598,9 @@ class FleetCapacity:
         The changes follow from the log alone: after a global restart the job resumes only
         once the fleet holds it whole (:meth:`ready`), where these changes have it whole
         too, so the stream holds after every restart (the changes of instants while the job
-        was down are skipped, as every replay's).
+        was down are skipped, as every replay's). A job resuming on fewer groups
+        (``elastic.resume = "any"``) resumes on :meth:`groups_at` its resume, the stream's
+        state there, so the stream holds for it too.
         """
         n, npg = int(n_groups), int(nodes_per_group)
         g_after = self.live_groups(n, npg)
