@@ -6,6 +6,8 @@ with ``resume = "whole"``, the run of before field for field."""
 import math
 
 import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 import pytest
 
 from spare_core.events.trace import read_trace
@@ -207,3 +209,39 @@ def test_bad_values_and_runs_without_a_growing_log(tmp_path):
     # "whole" is the run without the key, wherever it runs
     a, b = simulate(plain, _policy(), seed=3).to_dict(), simulate(plain, _policy(resume="whole"), seed=3).to_dict()
     assert {k: repr(v) for k, v in a.items()} == {k: repr(v) for k, v in b.items()}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=2, max_size=25),
+       n=st.integers(2, 5), spare=st.integers(0, 2), least=st.integers(1, 4), restart=st.sampled_from([0.0, 5.0, 10.0]),
+       interval=st.sampled_from([7.0, math.inf]), reconf=st.sampled_from([0.0, 3.0]))
+def test_ties_with_the_reference(tmp_path, rows, n, spare, least, restart, interval, reconf):
+    """Rows at whole multiples of 5 s and whole-second costs: resumes fall exactly on rows (a
+    restart ending at an instant, a join at a step's end); the kernel equals the reference."""
+    fleet, log = n + spare, []
+    for k, (dt, remove) in enumerate(rows):
+        t = 5.0 * sum(r[0] for r in rows[: k + 1])
+        if remove and fleet:
+            log.append((t, k, "preempt"))
+            fleet -= 1
+        else:
+            log.append((t, k, "add"))
+            fleet += 1
+    if not any(r[2] == "add" for r in log):
+        log.append((log[-1][0] + 5.0, 99, "add"))
+    if not any(r[2] == "preempt" for r in log):
+        log.append((log[-1][0] + 5.0, 98, "preempt"))
+    p = tmp_path / "ties.csv"
+    p.write_text("time,node,event\n" + "".join(f"{t},{u},{e}\n" for t, u, e in log))
+    tr = read_trace(p, unit_column="node", units="ids", event_column="event", remove_values="preempt",
+                    add_values=["add"], n_units=100, end=log[-1][0] + 5.0)
+    sc = Scenario(n, n_steps=60, t_compute=4.0, t_allreduce=1.0, restart_time=restart, checkpoint_time=1.0, jitter=0.0,
+                  failure_model=TraceReplay(tr, after="stop", capacity=n + spare), name="ties")
+    pol = ElasticDP(reconfigure=reconf, min_groups=min(least, n), interval=interval, resume="any")
+    fast = simulate(sc, pol, seed=0)
+    ref = reference_simulate(sc, pol, seed=0)
+    assert (fast.finished, fast.failures_seen, fast.rejoins, fast.restarts, fast.steps_executed) == (
+        ref["finished"], ref["failures_seen"], ref["rejoins"], ref["restarts"], ref["steps_executed"])
+    assert fast.wait_time == ref["wait_time"] and fast.pause_time == ref["pause_time"]
+    if fast.finished:
+        assert fast.time_to_train == ref["wall"]
