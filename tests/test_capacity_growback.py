@@ -108,8 +108,11 @@ def test_membership_equals_the_reference_walk(tmp_path, seed):
     assert (live[last] == want).all()
 
 
+@pytest.mark.parametrize("resume", [None, "any"])
 @pytest.mark.parametrize("seed", range(16))
-def test_fast_equals_reference_on_random_fleets(tmp_path, seed):
+def test_fast_equals_reference_on_random_fleets(tmp_path, seed, resume):
+    """Both resumes after a restart (elastic.resume): once the fleet holds the whole job, or on
+    the groups it fills once they are the fewest the job runs on."""
     rng = np.random.default_rng(100 + seed)
     npg = int(rng.integers(1, 3))
     n = int(rng.integers(2, 7))
@@ -121,6 +124,8 @@ def test_fast_equals_reference_on_random_fleets(tmp_path, seed):
     if n > 2 and rng.random() < 0.6:
         sizes = sorted(rng.choice(np.arange(1, n), size=min(2, n - 1), replace=False).tolist())
         kw["step_times"] = {int(s): 3.0 + 0.5 * (n - int(s)) for s in sizes}
+    if resume is not None:
+        kw["resume"] = resume
     pol = ElasticDP(reconfigure=float(rng.choice([0.0, 2.0, 5.5])), min_groups=int(rng.integers(1, n)),
                     interval=float(rng.choice([20.0, 60.0, math.inf])), **kw)
     sc = Scenario(n, n_steps=int(rng.integers(20, 200)), t_compute=2.0, t_allreduce=0.5,

@@ -472,6 +472,10 @@ KEY_CASES: dict[str, list[Case]] = {
                                    check=lambda sf: sf.policy_options["elastic"]["microbatches"] == 4)],
     "elastic.step_times": [_sets('compare.policies=["ckpt", "elastic"]', 'elastic.step_times={2 = "3 s", 3 = "1.5 s"}',
                                  check=lambda sf: sf.policy_options["elastic"]["step_times"] == {"2": "3 s", "3": "1.5 s"})],
+    "elastic.resume": [Case(failures=TRACE_CAP.format(""), sets=('compare.policies=["elastic"]',
+                                                                 f"elastic.resume='{v}'"),
+                            check=lambda sf, v=v: sf.policy_options["elastic"]["resume"] == v
+                            and sf.policy_kwargs()["elastic"]["resume"] == v) for v in ("whole", "any")],
     "elastic.step_overhead": [_sets('compare.policies=["elastic"]', f"elastic.step_overhead={text}",
                                     check=lambda sf, v=v: sf.policy_options["elastic"]["step_overhead"] == v)
                               for text, v in (("0.4", 0.4), ("'0.4 s'", "0.4 s"), ("'5 %'", "5 %"))],

@@ -539,7 +539,7 @@ class FleetCapacity:
     [30.0, 30.0, 0.0]
     """
 
-    __slots__ = ("instants", "nodes", "need", "start", "end", "_next_ok", "removed", "added")
+    __slots__ = ("instants", "nodes", "need", "start", "end", "_next_ok", "removed", "added", "_next_of")
 
     def __init__(self, changes, start, need, end):
         t, d = changes
@@ -558,10 +558,15 @@ class FleetCapacity:
             i = int(np.argmax(self.nodes < 0))
             raise ValueError(f"capacity: the log removes more nodes than the fleet has ({self.nodes[i]} at "
                              f"t = {self.instants[i]:g} s from {self.start} at the start): give failures.trace.capacity")
-        ok = self.nodes >= self.need
-        # the first instant at or after each one where the fleet holds the job again
+        self._next_ok = self._next_holding(self.need)
+        self._next_of = {self.need: self._next_ok}
+
+    def _next_holding(self, need: int) -> np.ndarray:
+        """For each instant, the first instant at or after it where the fleet holds ``need``
+        nodes (the number of instants where it never does again)."""
+        ok = self.nodes >= need
         idx = np.where(ok, np.arange(ok.shape[0]), ok.shape[0])
-        self._next_ok = np.minimum.accumulate(idx[::-1])[::-1] if idx.shape[0] else idx
+        return np.minimum.accumulate(idx[::-1])[::-1] if idx.shape[0] else idx
 
     @property
     def grows(self) -> bool:
@@ -593,7 +598,9 @@ class FleetCapacity:
         The changes follow from the log alone: after a global restart the job resumes only
         once the fleet holds it whole (:meth:`ready`), where these changes have it whole
         too, so the stream holds after every restart (the changes of instants while the job
-        was down are skipped, as every replay's).
+        was down are skipped, as every replay's). A job resuming on fewer groups
+        (``elastic.resume = "any"``) resumes on :meth:`groups_at` its resume, the stream's
+        state there, so the stream holds for it too.
         """
         n, npg = int(n_groups), int(nodes_per_group)
         g_after = self.live_groups(n, npg)
@@ -621,19 +628,35 @@ class FleetCapacity:
         bounds = np.append(self.instants, self.end)
         return float(np.sum(np.diff(bounds)[self.nodes < self.need]))
 
-    def ready(self, at, delay) -> np.ndarray:
+    def groups_at(self, t: float, n_groups: int, nodes_per_group: int = 1) -> int:
+        """The whole groups of ``nodes_per_group`` nodes the fleet fills after every row at or
+        before ``t`` (exactly: the rows a membership epoch starting at ``t`` skips), at most
+        ``n_groups``; ``n_groups`` before the first row."""
+        i = int(np.searchsorted(self.instants, t, side="right")) - 1
+        nodes = self.start if i < 0 else int(self.nodes[i])
+        return min(int(n_groups), nodes // int(nodes_per_group))
+
+    def ready(self, at, delay, need=None) -> np.ndarray:
         """For restarts after failures at the run's times ``at`` (seconds) taking ``delay``
         seconds, the earliest resume the fleet allows: 0 where it holds the job at
         ``at + delay`` (no wait), else the next instant it does (or ``end``). The instant of
         ``at + delay`` is found with a relative tolerance of 1e-9, so a failure read one
-        rounding away from its row still sees its own removal."""
+        rounding away from its row still sees its own removal. ``need`` (default the job's
+        nodes) is the nodes a resume asks for: an elastic job that resumes on whatever whole
+        groups it can fill (``elastic.resume = "any"``) asks for its fewest groups' nodes."""
+        nxt = self._next_ok
+        if need is not None:
+            need = int(need)
+            if need not in self._next_of:
+                self._next_of[need] = self._next_holding(need)
+            nxt = self._next_of[need]
         t0 = np.asarray(at, dtype=np.float64) + delay
         i = np.searchsorted(self.instants, t0 + 1e-9 * np.maximum(1.0, np.abs(t0)), side="right") - 1
         out = np.zeros(t0.shape[0])
         inside = i >= 0
         if not inside.any():
             return out
-        k = self._next_ok[i[inside]]
+        k = nxt[i[inside]]
         short = k != i[inside]
         vals = np.where(k < self.instants.shape[0], self.instants[np.minimum(k, self.instants.shape[0] - 1)], self.end)
         out[inside] = np.where(short, vals, 0.0)

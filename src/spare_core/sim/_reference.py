@@ -107,6 +107,13 @@ class _Run:
             self.fleet = _Fleet(trace.changes, sc.failures.capacity, sc.n_groups * npg, trace.end)
             if self.elastic and self.fleet.grows:
                 self.stream = _FleetMembers(self.fleet, sc.n_groups, npg)
+        # elastic.resume = "any": a restart resumes once the fleet fills the fewest groups, on
+        # every whole group it fills then (the reference's own count of them)
+        self.resume_any = None
+        if isinstance(self.stream, _FleetMembers) and getattr(policy, "resume", "whole") == "any":
+            table = getattr(policy, "step_times", None)
+            least = policy.min_groups if table is None else max(policy.min_groups, table[0][0])
+            self.resume_any = (least, npg)
         self.handler = None if (self.ckpt_only or self.elastic) else policy.handler(sc)
         self.mults = StepMultipliers(sc, run_seed(seed, "step-multipliers"))
         self.buf, self.bi = self.mults.chunk(), 0
@@ -466,7 +473,8 @@ class _Run:
                             resume = ready
                     if self.fleet is not None:
                         # the job resumes once the fleet holds its nodes again
-                        ok = self.fleet.ready_at(f + rt)
+                        need = None if self.resume_any is None else self.resume_any[0] * self.resume_any[1]
+                        ok = self.fleet.ready_at(f + rt, need)
                         if ok > resume:
                             last_wait = ok - resume
                             t["wait"] += ok - resume
@@ -482,6 +490,14 @@ class _Run:
                         return stop()  # the next epoch's failures are never needed
                     self.stream.restart(resume)
                     self._epoch(resume)
+                    if self.resume_any is not None:
+                        least, npg = self.resume_any
+                        if resume < self.fleet.end:  # past the log's end the fleet counts as whole
+                            self.live = max(least, min(sc.n_groups, self.fleet.nodes_at(resume) // npg))
+                        for g in range(self.live, sc.n_groups):  # the groups the fleet does not fill are out
+                            self.out[g] = (-math.inf, math.inf)
+                            self.up_since[g] = math.inf
+                        self.depth, self.worth = self._elastic_state()
                     continue
                 if what == "drop":
                     # the activity in flight is lost; all pause, then the live groups redo it
@@ -612,13 +628,15 @@ class _Fleet:
         """Nodes after every row at or before ``x``."""
         return self.start + sum(d for t, d in self.rows if t <= x)
 
-    def ready_at(self, t0) -> float:
-        """The earliest resume at or after ``t0`` with the job's nodes in the fleet (a row one
-        rounding away from ``t0`` counts as at it; the log's end when it never holds them)."""
+    def ready_at(self, t0, need=None) -> float:
+        """The earliest resume at or after ``t0`` with ``need`` nodes (default the job's) in
+        the fleet (a row one rounding away from ``t0`` counts as at it; the log's end when it
+        never holds them)."""
+        need = self.need if need is None else need
         x = t0 + 1e-9 * max(1.0, abs(t0))
-        if self.nodes_at(x) >= self.need or not any(t <= x for t in self.instants):
+        if self.nodes_at(x) >= need or not any(t <= x for t in self.instants):
             return -math.inf
-        return next((u for u in self.instants if u > x and self.nodes_at(u) >= self.need), self.end)
+        return next((u for u in self.instants if u > x and self.nodes_at(u) >= need), self.end)
 
 
 class _FleetMembers:

@@ -371,7 +371,7 @@ class _RunPlan:
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
     __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups", "seed",
-                 "capacity", "members")
+                 "capacity", "members", "resume_least")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -439,6 +439,15 @@ class _RunPlan:
             # without additions keeps the replay of its removals, as before
             npg = getattr(scenario.failures, "nodes_per_group", None) or 1
             self.members = _MembershipSource(*self.capacity.membership(scenario.n_groups, npg))
+        # elastic.resume = "any": a restart of a job following the fleet resumes on the whole
+        # groups the fleet fills once they are at least its fewest (None: once it is whole)
+        self.resume_least = None
+        if getattr(policy, "resume", "whole") == "any":
+            if self.members is None:
+                raise ValueError("elastic.resume = \"any\" needs a log of capacity events that adds nodes "
+                                 "(failures.trace.event_column with additions): the job then follows the fleet "
+                                 "and resumes on the groups it fills")
+            self.resume_least = (policy.least_groups(), npg)
         return self
 
 
@@ -670,7 +679,9 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             out = _check_outcomes(handler.on_events(fgroup, joins), fgroup.shape[0])
             n = out.restart.shape[0]
             frel, is_rejoin = rel[pos : pos + n], joins[:n]
-            ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]])
+            least = plan.resume_least
+            ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]],
+                                        None if least is None else least[0] * least[1])
         elif book is None:
             if forced < 0:
                 out = _check_outcomes(handler.on_failures(fgroup), fgroup.shape[0])
@@ -816,6 +827,15 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
                 report_consumed(epoch, pos)
             epoch, start, pos = epoch + 1, resume, 0
             handler.restart()
+            if plan.resume_least is not None:
+                # the job resumes on the groups the fleet fills then (the membership stream's
+                # state at the resume, whose changes up to it the next epoch skips); past the
+                # log's end the fleet is taken as whole, as a restart that waits until then
+                least, npg = plan.resume_least
+                live = n_g = plan.n_groups
+                if resume < plan.capacity.end:
+                    live = max(least, plan.capacity.groups_at(resume, n_g, npg))
+                state[K["ST_DEPTH"]], state[K["ST_WORTH"]] = handler.resume_at(live)
             if book is not None:
                 book.restart(is_rejoin[:merged], pool_old[:merged], min(j, merged))
             if up_since is not None:

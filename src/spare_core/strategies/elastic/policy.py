@@ -24,10 +24,13 @@ from ..._validate import as_float, as_int, check_choice
 from ..protocol import DROPPED, REJOINED, RESTART, FailureHandler, Outcome, Outcomes, Policy
 from ..registry import INTERVAL, policy_entry
 
-__all__ = ["ElasticDP", "BATCH_MODES", "ENTRY"]
+__all__ = ["ElasticDP", "BATCH_MODES", "RESUME_MODES", "ENTRY"]
 
 #: what the live groups do with the dropped groups' samples
 BATCH_MODES = ("keep", "shrink")
+#: when a job that restarted on a log of capacity events resumes: once the fleet holds it
+#: whole again, or on any whole groups it can fill (at least its fewest)
+RESUME_MODES = ("whole", "any")
 
 
 class _ElasticHandler(FailureHandler):
@@ -145,6 +148,15 @@ class _ElasticHandler(FailureHandler):
         self._down[:] = 0
         self._live = self._n
 
+    def resume_at(self, live):
+        """After :meth:`restart`, the job resumes on ``live`` groups (``0 .. live - 1``, the
+        fleet's stack of :meth:`FleetCapacity.membership`): the others are out. Returns the
+        (depth, worth) of its steps there."""
+        self._down[:] = 0
+        self._down[int(live):] = 1
+        self._live = int(live)
+        return self._state()
+
 
 class ElasticDP(Policy):
     """Elastic data parallelism (torchft-style): failed groups drop out, the others continue.
@@ -183,6 +195,12 @@ class ElasticDP(Policy):
         least the full-size step (``t_compute + t_allreduce``); only with ``batch = "keep"``
         (each step covers the full batch). The per-step overhead and quorum come on top.
         None (default): ``batch``'s scaling.
+    resume : {"whole", "any"}, optional
+        On a log of capacity events that adds nodes, when a job that fell below its fewest
+        groups (``min_groups``, the smallest tabled size) resumes after the restart:
+        "whole" (the default) once the fleet holds the whole job again; "any" as soon as
+        the fleet fills the fewest groups, on every whole group it fills then (and growing
+        on later additions as before), from the last checkpoint.
 
     Notes
     -----
@@ -204,7 +222,7 @@ class ElasticDP(Policy):
     grows_on_capacity = True
 
     def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto",
-                 step_overhead=0.0, quorum=0.0, step_times=None) -> None:
+                 step_overhead=0.0, quorum=0.0, step_times=None, resume=None) -> None:
         super().__init__(interval)
         self.step_overhead = step_overhead_value(step_overhead)
         self.quorum = STEP_PARAMS[1].read(quorum, "elastic.quorum")
@@ -216,6 +234,14 @@ class ElasticDP(Policy):
             if self.batch != "keep":
                 raise ValueError("elastic.step_times goes with batch = 'keep' (a tabled step covers the full batch)")
             self.step_times = _step_table(step_times)
+        if resume is not None:  # set only when given, as step_times
+            self.resume = check_choice(resume, "elastic.resume", RESUME_MODES)
+
+    def least_groups(self) -> int:
+        """The fewest live groups the job runs on: ``min_groups``, or the smallest tabled size
+        when larger (fewer: a global restart)."""
+        table = getattr(self, "step_times", None)
+        return self.min_groups if table is None else max(self.min_groups, int(table[0][0]))
 
     def check(self, scenario):
         if self.min_groups > scenario.n_groups:
@@ -322,6 +348,8 @@ ENTRY = policy_entry(
             Param("microbatches", "count", 1, "micro-batches per group and step (granularity of 'keep')",
                   high=1 << 20),
             INTERVAL, *STEP_PARAMS,
-            Param("step_times", "any", None, "a step's seconds at each number of live groups (a table)")],
+            Param("step_times", "any", None, "a step's seconds at each number of live groups (a table)"),
+            Param("resume", "choice", None, "after a restart on a capacity log: resume on the whole job, or on any "
+                  "whole groups the fleet fills", choices=RESUME_MODES)],
     table="elastic",
     description="elastic data parallelism (torchft-style): failed groups drop out, the others go on")
