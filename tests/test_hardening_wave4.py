@@ -650,3 +650,27 @@ def test_a_slowdown_whose_remedy_leaves_no_step_time_is_refused_naming_it(tmp_pa
     # a slowdown below 1 that the remedies leave positive is still read
     ok = {**data, "stragglers": {"slowdown": 0.5}}
     assert parse_scenario(ok).scenario.step_time_model.remedy_slowdown("rebalance") == 0.5
+
+
+# -- this session's keys (harden5): domain classes, placement, retire_after = 0, tokens, capacity logs --
+
+def _domain_file(**fleet):
+    data = {"cluster": {"gpus": 8, "gpus_per_node": 1, "gpus_per_group": 1},
+            "job": {"step_time": 2.0, "steps": 200},
+            "failures": {"model": "node", "mtbf": "60 s",
+                         "classes": [{"name": "hw", "share": 0.6, "recovery": "swap"},
+                                     {"name": "sw", "share": 0.4, "recovery": "domain", "nodes": 2}]},
+            "repair": {"spares": 1, "time": 30.0}, "costs": {"checkpoint_save": 1.0, "restart": 5.0},
+            "compare": {"policies": ["ckpt", "spare"], "r_max": 2, "seeds": 1}}
+    if fleet:
+        data["fleet"] = fleet
+    return data
+
+
+def test_retire_after_zero_goes_with_a_domain_class_as_its_absence():
+    """Regression (harden5): ``fleet.retire_after = 0`` means no retirement, yet the reader
+    refused it beside a ``recovery = "domain"`` class as if a node retired."""
+    zero, absent = parse_scenario(_domain_file(retire_after=0)), parse_scenario(_domain_file())
+    assert [fields(r) for *_, r in runs(zero)] == [fields(r) for *_, r in runs(absent)]
+    with pytest.raises(ScenarioFileError, match="fleet.retire_after"):
+        parse_scenario(_domain_file(retire_after=1))
