@@ -129,9 +129,32 @@ def test_property_fleet_files_partition_the_wall_time_and_stop_at_the_limit(case
         # a retired node is not paid for after it left ([fleet] retire_after; docs/model.md, Cost)
         held = gpus_paid * res.wall_time / 3600.0
         assert 0.0 <= res.retired_gpu_hours <= held, case_id
-        if "retire_after" not in fleet or rp.get("spares") is None:
+        if fleet.get("retire_after", 0) == 0 or rp.get("spares") is None:  # 0: no retirement
             assert res.retired_gpu_hours == 0.0, case_id
         assert res.gpu_hours == (held - res.retired_gpu_hours if res.retired_gpu_hours else held), case_id
+        _check_cost_per_token(res, data, case_id)
+
+
+def _check_cost_per_token(res, data, case_id):
+    """The bill's tokens and its cost per million tokens from the file's numbers (harden5):
+    tokens = steps x job.tokens_per_step with a price (0 without either), the cost per Mtoken
+    the run's cost over its tokens in millions exactly, NaN unfinished or without tokens or price."""
+    price = data["costs"].get("gpu_hour")
+    tps = data["job"].get("tokens_per_step")
+    if tps is not None and price is not None:
+        assert res.tokens == data["job"]["steps"] * tps, case_id
+    else:
+        assert res.tokens == 0.0, case_id
+    assert res.gpu_hour_price == (price or 0.0) and res.on_demand_gpu_hour_price == (price or 0.0), case_id
+    for name, p in (("cost_per_mtoken", res.gpu_hour_price), ("on_demand_cost_per_mtoken", res.on_demand_gpu_hour_price),
+                    ("spot_cost_per_mtoken", res.spot_gpu_hour_price)):
+        got = getattr(res, name)
+        if res.finished and res.tokens > 0 and p > 0:
+            assert got == res.gpu_hours * p / (res.tokens / 1e6), (case_id, name)
+        else:
+            assert math.isnan(got), (case_id, name)
+    if res.finished and res.tokens > 0 and price is not None:
+        assert res.cost_per_mtoken == res.cost / (res.tokens / 1e6), case_id
 
 
 @PROPERTY
@@ -556,13 +579,14 @@ def test_property_where_keeps_the_rows_of_its_values_and_unit_gpus_the_units_per
     assert sf.scenario.failures.nodes_per_group == per_group
 
 
-@settings(max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "60")) // 10 if _LONG else 4, deadline=None,
+@settings(max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "60")) // 10 if _LONG else 6, deadline=None,
           derandomize=not _LONG, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(case=valid_files())
+@given(case=st.one_of(valid_files(), valid_files(fleet=True)))
 def test_property_spare_run_gives_the_same_runs_on_one_worker_or_two(tmp_path_factory, capsys, case):
     """``spare run --processes 1`` and ``--processes 2`` on a generated file with this wave's
-    keys: the same runs, cells and best choices, every field (the timings apart)."""
+    keys (the fleet's too: domain classes, placement, tokens): the same runs, cells and best
+    choices, every field (the timings apart)."""
     data, _ = case
     data = {**data, "compare": {**data["compare"], "seeds": 2}}
     d = tmp_path_factory.mktemp("workers")
@@ -674,3 +698,26 @@ def test_retire_after_zero_goes_with_a_domain_class_as_its_absence():
     assert [fields(r) for *_, r in runs(zero)] == [fields(r) for *_, r in runs(absent)]
     with pytest.raises(ScenarioFileError, match="fleet.retire_after"):
         parse_scenario(_domain_file(retire_after=1))
+
+
+#: this session's keys at their values that change nothing (docs/cli.md): no retirement, the slot
+#: placement, the declared lemons
+_NEUTRAL_FLEET = {"retire_after": 0, "place": "slot", "lemons": "declared"}
+
+
+@PROPERTY
+@given(valid_files(fleet=True))
+def test_property_neutral_new_fleet_keys_and_tokens_run_as_without_them(case):
+    """A generated fleet file run bit for bit as the same file without ``fleet.retire_after = 0``,
+    ``fleet.place = "slot"`` and ``fleet.lemons = "declared"``; ``job.tokens_per_step`` changes only
+    the tokens and the costs per token."""
+    data, _ = case
+    fleet = {k: v for k, v in data.get("fleet", {}).items() if _NEUTRAL_FLEET.get(k, object()) != v}
+    plain = {k: v for k, v in data.items() if k != "fleet"} | ({"fleet": fleet} if fleet else {})
+    plain["job"] = {k: v for k, v in data["job"].items() if k != "tokens_per_step"}
+    token_cols = ("tokens", "cost_per_mtoken", "on_demand_cost_per_mtoken", "spot_cost_per_mtoken")
+    strip = lambda r: {k: v for k, v in fields(r).items() if k not in token_cols}  # noqa: E731
+    got = [strip(r) for *_, r in runs(parse_scenario(data))]
+    assert got == [strip(r) for *_, r in runs(parse_scenario(plain))]
+    if "tokens_per_step" not in data["job"]:
+        assert [fields(r) for *_, r in runs(parse_scenario(data))] == [fields(r) for *_, r in runs(parse_scenario(plain))]

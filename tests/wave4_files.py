@@ -93,7 +93,10 @@ def valid_files(draw, policies=("ckpt", "rep", "spare", "elastic"), fleet=False)
                           "rejoin": draw(st.sampled_from([0.0, 2 * step])),
                           "spares": draw(st.sampled_from([0, 1, 4]))}
     if fleet:
-        _fleet_keys(draw, data, fl, step)
+        _fleet_keys(draw, data, fl, step, nodes_per_group, n_groups)
+        if draw(st.booleans()):
+            # cost per token (harden5): the bill's tokens are the job's steps x tokens_per_step
+            data["job"]["tokens_per_step"] = draw(st.sampled_from([1, 4096, 2.5e6]))
     if draw(st.booleans()):
         ck.update(memory_save=0.2 * step, memory_every=draw(st.sampled_from(["auto", 5 * step])),
                   memory_restore=step, memory_copies=1)
@@ -125,15 +128,28 @@ def _law(draw, mean: float):
                                  {"law": "lognormal", "median": mean, "sigma": 1.0}, {"law": "constant", "value": mean}]))
 
 
-def _fleet_keys(draw, data: dict, fl: dict, step: float) -> None:
-    """The fleet's keys of the later issues on a file with ``[repair]`` (node renewals)."""
+def _fleet_keys(draw, data: dict, fl: dict, step: float, nodes_per_group: int = 1, n_groups: int = 2) -> None:
+    """The fleet's keys of the later issues on a file with ``[repair]`` (node renewals), and
+    this session's: a ``recovery = "domain"`` class with its ``nodes``, ``fleet.place``,
+    ``fleet.lemons = "declared"``, ``fleet.retire_after = 0`` (no retirement)."""
     rp = data["repair"]
+    domain = False
     if draw(st.booleans()):
         s = draw(st.sampled_from([0.25, 0.5, 0.75, 1.0]))
         classes = [{"name": "hw", "share": s, "recovery": "swap", "detect": draw(st.sampled_from([0.0, step]))}]
         if s < 1.0:
-            classes.append({"name": "sw", "share": 1.0 - s, "recovery": "restart",
-                            "detect": draw(st.sampled_from([0.0, 2 * step, {"law": "exponential", "mean": step}]))})
+            rest = "restart"
+            if draw(st.booleans()):
+                rest, domain = "domain", True
+            cl = {"name": "sw", "share": 1.0 - s, "recovery": rest,
+                  "detect": draw(st.sampled_from([0.0, 2 * step, {"law": "exponential", "mean": step}]))}
+            if domain:
+                # a domain of whole groups (the last one may be partial) or one inside a group
+                k = draw(st.integers(1, n_groups))
+                cl["nodes"] = draw(st.sampled_from(sorted({k * nodes_per_group, 1})))
+                if draw(st.booleans()):
+                    cl["masked"] = draw(st.booleans())
+            classes.append(cl)
         fl["classes"] = classes
     if draw(st.booleans()):
         rp["time"] = _law(draw, 20 * step)
@@ -152,8 +168,17 @@ def _fleet_keys(draw, data: dict, fl: dict, step: float) -> None:
                      host_select=draw(st.sampled_from([0.0, 3 * step])))
         if draw(st.booleans()):
             fleet["restart_when"] = draw(st.sampled_from(["one", "job+standbys"]))
+    if "lemon_share" in fleet and draw(st.booleans()):
+        fleet["lemons"] = "declared"
+    placed = draw(st.sampled_from([None, "slot", "any", "fewest_failures"]))
+    if placed in ("any", "fewest_failures") and rp.get("spares", 0) + fleet.get("standbys", 0) == 0:
+        placed = "slot"  # a placement needs an idle node to move (refused without one)
+    if placed is not None:
+        fleet["place"] = placed
+    # retirement: not with a domain class, nor with a placement that moves nodes (both refused)
     if draw(st.booleans()):
-        fleet["retire_after"] = draw(st.integers(1, 4))
+        can_retire = not domain and placed in (None, "slot")
+        fleet["retire_after"] = draw(st.integers(1, 4)) if can_retire and draw(st.booleans()) else 0
     if fleet:
         data["fleet"] = fleet
 
