@@ -36,7 +36,8 @@ from spare_core.cli import main
 from spare_core.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from spare_core.sim import Scenario, simulate
 from spare_core.strategies.registry import make_policy, registered_policy
-from tests.wave4_files import straggler_tables, to_toml, valid_files, write_straggler_trace
+from tests.wave4_files import (capacity_files, straggler_tables, to_toml, valid_files, write_capacity_log,
+                               write_straggler_trace)
 
 PARTS = ("lost_time", "save_time", "memory_save_time", "restart_time", "wait_time", "pause_time")
 #: 60 derandomized examples per property in the suite; SPARE_FUZZ_PROFILE=long (with
@@ -721,3 +722,38 @@ def test_property_neutral_new_fleet_keys_and_tokens_run_as_without_them(case):
     assert got == [strip(r) for *_, r in runs(parse_scenario(plain))]
     if "tokens_per_step" not in data["job"]:
         assert [fields(r) for *_, r in runs(parse_scenario(data))] == [fields(r) for *_, r in runs(parse_scenario(plain))]
+
+
+@PROPERTY
+@given(capacity_files())
+def test_property_capacity_logs_partition_the_wall_time_and_bill_the_spot_price(tmp_path_factory, case):
+    """A small log of capacity events (removals, additions an elastic job grows back on, the
+    fleet given as a capacity or as additions at time 0) through the reader and every policy:
+    the accounting of the node files, the job's GPUs only billed, at the spot price when the
+    file gives one (a run on a capacity log pays it), the tokens and costs per token from the
+    file's numbers; no more failures than the log's removal rows; the same runs twice."""
+    data, rows = case
+    d = tmp_path_factory.mktemp("capacity")
+    write_capacity_log(d / "capacity.csv", rows)
+    sf = parse_scenario(data, base_dir=d)
+    sc = sf.scenario
+    limit = sc.max_wall_factor * sc.t0
+    gpus = data["cluster"]["gpus"]
+    price = data["costs"].get("spot_gpu_hour", data["costs"]["gpu_hour"])
+    removals = sum(1 for _, e, _ in rows if e in ("preempt", "lost"))
+    first = runs(sf, timeline=True)
+    for name, r, pol, res in first:
+        case_id = (name, r, rows)
+        _check_accounting(res, limit, case_id)
+        assert res.failures_seen <= removals, case_id
+        assert res.gpus_paid == gpus and res.gpu_hours == gpus * res.wall_time / 3600.0, case_id
+        assert res.gpu_hour_price == price and res.cost == res.gpu_hours * price, case_id
+        assert res.spot_gpu_hour_price == data["costs"].get("spot_gpu_hour", 0.0), case_id
+        tps = data["job"].get("tokens_per_step")
+        assert res.tokens == (data["job"]["steps"] * tps if tps is not None else 0.0), case_id
+        if res.finished and res.tokens > 0:
+            assert res.cost_per_mtoken == res.cost / (res.tokens / 1e6), case_id
+            assert res.on_demand_cost_per_mtoken == res.gpu_hours * data["costs"]["gpu_hour"] / (res.tokens / 1e6)
+        else:
+            assert math.isnan(res.cost_per_mtoken), case_id
+    assert [fields(r) for *_, r in first] == [fields(r) for *_, r in runs(parse_scenario(data, base_dir=d))]

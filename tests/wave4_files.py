@@ -247,3 +247,79 @@ def straggler_tables(draw, trace_name="ops.csv"):
     if draw(st.booleans()):
         t["remedies"] = draw(st.lists(st.sampled_from(["rebalance", "pacing"]), max_size=2))
     return t
+
+
+@st.composite
+def capacity_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
+    """(file dict, log rows): a valid file replaying a small log of capacity events (harden5):
+    ``failures.trace`` with ``event_column``, ``remove_values`` and ``add_values`` (an elastic job
+    grows back on the additions), a ``capacity`` or the fleet listed as additions at time 0, a spot
+    price beside the on-demand one, ``job.tokens_per_step``. The rows are (time, event, instance)
+    for :func:`write_capacity_log`; the fleet never goes below zero nodes."""
+    gpn = draw(st.sampled_from([1, 8]))
+    nodes_per_group = draw(st.integers(1, 2))
+    n_groups = draw(st.integers(2, 8))
+    job_nodes = n_groups * nodes_per_group
+    step = draw(st.floats(1.0, 10.0))
+    steps = draw(st.integers(20, 300))
+    t0 = step * steps
+    data: dict = {
+        "name": "gen-capacity",
+        "cluster": {"gpus": job_nodes * gpn, "gpus_per_node": gpn, "gpus_per_group": nodes_per_group * gpn},
+        "job": {"step_time": step, "steps": steps, "jitter": draw(st.sampled_from([0.0, 0.1]))},
+        "failures": {"model": "trace", "after": "stop",
+                     "trace": {"path": "capacity.csv", "time_column": "time", "unit_column": "instance",
+                               "event_column": "event", "remove_values": draw(st.sampled_from(["preempt", ["preempt", "lost"]])),
+                               "unit_gpus": gpn}},
+        "costs": {"restart": draw(st.sampled_from([0.0, step, 5 * step])), "checkpoint_save": draw(st.sampled_from([0.1, step])),
+                  "gpu_hour": draw(st.sampled_from([1.0, 3.06]))},
+        "compare": {"policies": list(policies), "r_max": draw(st.integers(1, min(2, n_groups))), "seeds": 1,
+                    "horizon": draw(st.sampled_from([3.0, 20.0]))},
+    }
+    tr = data["failures"]["trace"]
+    removes = tr["remove_values"] if isinstance(tr["remove_values"], list) else [tr["remove_values"]]
+    grow = draw(st.booleans())
+    if grow:
+        tr["add_values"] = draw(st.sampled_from(["add", ["add", "join"]]))
+    adds = (tr["add_values"] if isinstance(tr["add_values"], list) else [tr["add_values"]]) if grow else []
+    if draw(st.booleans()):
+        data["costs"]["spot_gpu_hour"] = draw(st.sampled_from([0.5, 0.92]))
+    if draw(st.booleans()):
+        data["job"]["tokens_per_step"] = draw(st.sampled_from([1, 4096, 2.5e6]))
+    rows: list = []
+    extra = draw(st.integers(0, 3))
+    live = [f"i-{u:03d}" for u in range(job_nodes + extra)]
+    fresh = len(live)
+    if grow and draw(st.booleans()):
+        tr["capacity"] = 0  # the fleet listed as additions at time 0, as Bamboo's log does
+        rows += [(0.0, draw(st.sampled_from(adds)), u) for u in live]
+    elif extra or draw(st.booleans()):
+        tr["capacity"] = len(live)
+    gaps = draw(st.lists(st.floats(0.02, 0.6), min_size=1, max_size=12))
+    t = 0.0
+    for i, gap in enumerate(gaps):
+        t += gap * t0
+        kinds = ["remove"] + (["add"] if grow and i else [])  # a log holds a removal (refused without one)
+        kind = draw(st.sampled_from(kinds)) if live else ("add" if grow else None)
+        if kind is None:
+            break
+        if kind == "remove":
+            u = live.pop(draw(st.integers(0, len(live) - 1)))
+            rows.append((round(t, 3), draw(st.sampled_from(removes)), u))
+        else:
+            u = f"i-{fresh:03d}"
+            fresh += 1
+            live.append(u)
+            rows.append((round(t, 3), draw(st.sampled_from(adds)), u))
+    el: dict = {}
+    if "elastic" in policies and draw(st.booleans()):
+        el["reconfigure"] = draw(st.sampled_from([0.0, 0.5 * step, 3 * step]))
+        el["min_groups"] = draw(st.integers(1, n_groups))
+    if el:
+        data["elastic"] = el
+    return data, rows
+
+
+def write_capacity_log(path, rows) -> None:
+    """The rows of :func:`capacity_files` as the CSV its file names."""
+    path.write_text("time,event,instance\n" + "".join(f"{t!r},{e},{u}\n" for t, e, u in rows))
