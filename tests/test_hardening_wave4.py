@@ -35,9 +35,11 @@ from hypothesis import strategies as st
 from spare_core.cli import main
 from spare_core.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from spare_core.sim import Scenario, simulate
+from spare_core.sim._reference import reference_simulate
 from spare_core.strategies.registry import make_policy, registered_policy
-from tests.wave4_files import (capacity_files, straggler_tables, to_toml, valid_files, write_capacity_log,
-                               write_straggler_trace)
+from tests.test_strategies_reference import COUNTS, TIMES
+from tests.wave4_files import (capacity_files, cause_files, straggler_tables, to_toml, valid_files, write_capacity_log,
+                               write_cause_log, write_straggler_trace)
 
 PARTS = ("lost_time", "save_time", "memory_save_time", "restart_time", "wait_time", "pause_time")
 #: 60 derandomized examples per property in the suite; SPARE_FUZZ_PROFILE=long (with
@@ -757,3 +759,37 @@ def test_property_capacity_logs_partition_the_wall_time_and_bill_the_spot_price(
         else:
             assert math.isnan(res.cost_per_mtoken), case_id
     assert [fields(r) for *_, r in first] == [fields(r) for *_, r in runs(parse_scenario(data, base_dir=d))]
+
+
+@settings(PROPERTY, max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "2000")) if _LONG else 30)
+@given(cause_files())
+def test_property_classes_of_a_logs_causes_match_the_reference(tmp_path_factory, case):
+    """A small failure log with a cause column, its causes split over classes by ``values``
+    (a list, one string, ``"*"``) of every recovery (a domain with its ``nodes``), with or without
+    ``[repair]``, stopping at the log's end or continued by a fit: each class's share is its rows
+    over the log's rows (counted here), every policy partitions its wall time, stops at its
+    limit, and matches the step-by-step reference (src/spare_core/sim/_reference.py) count for
+    count and second for second."""
+    data, rows = case
+    d = tmp_path_factory.mktemp("causes")
+    write_cause_log(d / "causes.csv", rows)
+    sf = parse_scenario(data, base_dir=d)
+    sc = sf.scenario
+    named = {v: c["name"] for c in data["failures"]["classes"] if c["values"] != "*"
+             for v in ([c["values"]] if isinstance(c["values"], str) else c["values"])}
+    star = [c["name"] for c in data["failures"]["classes"] if c["values"] == "*"]
+    counts = {c["name"]: 0 for c in data["failures"]["classes"]}
+    for *_, cause in rows:
+        counts[named.get(cause, star[0] if star else None)] += 1
+    for c in sc.failure_classes.classes:
+        assert math.isclose(c.share, counts[c.name] / len(rows), rel_tol=1e-12), (c.name, counts)
+    limit = sc.max_wall_factor * sc.t0
+    for name, r, pol, res in runs(sf, timeline=True):
+        case_id = (name, r, rows)
+        _check_accounting(res, limit, case_id)
+        assert 0 <= res.class_restarts <= res.restarts, case_id
+        ref = reference_simulate(sc, pol, seed=3)
+        for k in COUNTS + ("class_restarts",):
+            assert getattr(res, k) == ref[k], (case_id, k)
+        for k in TIMES + ("detect_time",):
+            assert math.isclose(getattr(res, k), ref[k], rel_tol=1e-9, abs_tol=1e-9), (case_id, k)
