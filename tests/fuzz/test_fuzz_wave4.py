@@ -358,3 +358,36 @@ def test_mutated_capacity_and_cause_logs_exit_0_or_2_and_change_nothing(tmp_path
         assert any(n in lines[0] for n in names), f"{what}: names none of {sorted(names)}: {lines[0]}"
     else:
         assert (d / "out.json").stat().st_size > 0
+
+
+@fuzz(0.1)
+@given(valid_files(fleet=True),
+       st.sampled_from([None, "0,1", "0,2,4", "3", "-1", "x", "1,,2", "1e3", "10000000", ""]),
+       st.sampled_from([None, "0,2", "0", "1,3", "-2", "two", "1000001"]))
+def test_spare_advise_fleet_sweeps_on_fleet_files_exit_0_or_2_naming_the_flag(tmp_path_factory, case, standbys,
+                                                                               retire):
+    """``spare advise --standbys N,... --retire-after K,...`` (this session's sweeps) on generated
+    fleet files (domain classes, placements, lemons): exit 0, or 2 with one line naming the flag
+    or a key the sweep needs (``fleet.*``, ``repair``, ``failures.model``, ...); never exit 1."""
+    data, _ = case
+    d = tmp_path_factory.mktemp("advise")
+    (d / "job.toml").write_text(to_toml(data), encoding="utf-8")
+    argv = ["advise", str(d / "job.toml"), "--processes", "1", "--no-sensitivity", "--json", str(d / "out.json")]
+    if standbys is not None:
+        argv += ["--standbys", standbys]
+    if retire is not None:
+        argv += ["--retire-after", retire]
+    what = f"{argv[3:]}"
+    out = run_isolated(_spare(argv), case=what)
+    if not out.ok and out.error_type is SystemExit:  # argparse refusing a flag's value: its exit 2
+        assert out.message == "2", f"{what}: SystemExit({out.message})"
+        return
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert any(w in err for w in ("--standbys", "--retire-after", "fleet.", "repair", "failures.")), f"{what}: {err}"
+    else:
+        assert json.loads((d / "out.json").read_text())
