@@ -199,3 +199,59 @@ def test_change_first_can_name_a_fleet_lever(tmp_path, capsys):
     best = json.loads(out.read_text())["advice"]["levers"][0]
     assert best["key"] == "fleet.standbys" and best["value"] > 0 and best["time_percent"][2] < 0
     assert f"change first: {best['label']} (TTT {best['time_percent'][0]:+.1f} %" in printed
+
+
+_LEMONS_DOMAIN = """
+[cluster]
+gpus = 8
+gpus_per_node = 1
+gpus_per_group = 1
+[job]
+step_time = 2.0
+steps = 200
+[failures]
+model = "node"
+mtbf = "80 s"
+[[failures.classes]]
+name = "hw"
+share = 0.7
+recovery = "swap"
+[[failures.classes]]
+name = "switch"
+share = 0.3
+recovery = "domain"
+nodes = 2
+[repair]
+spares = 1
+time = 30.0
+[fleet]
+lemon_share = 0.25
+lemon_rate = 4.0
+[costs]
+checkpoint_save = 1.0
+restart = 5.0
+[compare]
+policies = ["ckpt", "spare"]
+r_max = 2
+seeds = 2
+"""
+
+
+@pytest.mark.parametrize("fleet_line", ["", 'place = "any"\n'], ids=["domain class", "placement"])
+def test_no_retirement_sweep_where_the_reader_refuses_retirement(tmp_path, capsys, fleet_line):
+    """Regression (harden5, found by tests/fuzz/test_fuzz_wave4): with lemons, ``spare advise``
+    swept ``fleet.retire_after`` by default, and ``--retire-after`` was taken, beside a domain class
+    or a moving placement, both of which the node log refuses: a ValueError, exit 1. Now no
+    sweep by default (exit 0, no retirement table) and the flag refused up front (exit 2)."""
+    text = _LEMONS_DOMAIN
+    if fleet_line:  # a placement without the domain class
+        text = text.split("[[failures.classes]]")[0] + "[repair]" + text.split("[repair]")[1]
+        text = text.replace("[fleet]\n", "[fleet]\n" + fleet_line)
+    f = tmp_path / "job.toml"
+    f.write_text(text)
+    assert main(["advise", str(f), "--no-sensitivity", "--processes", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "when to retire a node" not in out
+    assert main(["advise", str(f), "--no-sensitivity", "--processes", "1", "--retire-after", "0,2"]) == 2
+    err = capsys.readouterr().err
+    assert "--retire-after needs" in err and len(err.strip().splitlines()) == 1

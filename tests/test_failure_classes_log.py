@@ -216,3 +216,29 @@ def test_classes_with_values_round_trip(tmp_path):
         FailureClasses((FailureClass("a", 0.5, "swap", values=["x"]), FailureClass("b", 0.5, "swap", values=["x"])))
     with pytest.raises(TypeError, match="values must be a non-empty list"):
         FailureClass("a", 1.0, "swap", values="x")
+
+
+@pytest.mark.parametrize("pol", [CheckpointOnly(), ElasticDP(reconfigure=1.0), ReplicationCheckpoint(2),
+                                 SpareCheckpoint(2)], ids=lambda p: type(p).__name__)
+def test_a_domain_class_of_a_log_that_ends_with_repairs_still_under_way(tmp_path, pol):
+    """Regression (harden5, found by tests/wave4_files.cause_files): a replay that stops at the
+    log's end, a domain class taking both groups and [repair]; a repaired group's rejoin after the
+    last failure indexed the domain events' detection past their end (an IndexError). The run
+    now matches the reference."""
+    (tmp_path / "log.csv").write_text("time,unit,cause\n10.0,n0,GPU\n")
+    d = {"cluster": {"gpus": 2, "gpus_per_node": 1, "gpus_per_group": 1},
+         "job": {"step_time": 1.0, "steps": 20},
+         "failures": {"model": "trace", "after": "stop",
+                      "trace": {"path": "log.csv", "unit_column": "unit", "reason_column": "cause", "unit_gpus": 1},
+                      "classes": [{"name": "switch", "recovery": "domain", "values": "*", "nodes": 2, "detect": 0.5}]},
+         "repair": {"time": 0.0, "spares": 0},
+         "costs": {"restart": 0.0, "checkpoint_save": 0.1}}
+    sc = parse_scenario(d, base_dir=tmp_path).scenario
+    fast = simulate(sc, pol, seed=0, timeline=True)
+    ref = reference_simulate(sc, pol, seed=0)
+    assert fast.finished and fast.failures_seen >= 1
+    assert fast.detect_time == 0.5  # counted once per event
+    for k in COUNTS + ("class_restarts",):
+        assert getattr(fast, k) == ref[k], k
+    for k in TIMES + ("detect_time",):
+        assert math.isclose(getattr(fast, k), ref[k], rel_tol=1e-9, abs_tol=1e-9), k

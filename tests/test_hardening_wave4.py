@@ -35,8 +35,11 @@ from hypothesis import strategies as st
 from spare_core.cli import main
 from spare_core.scenario_file import ScenarioFileError, load_scenario_file, parse_scenario
 from spare_core.sim import Scenario, simulate
+from spare_core.sim._reference import reference_simulate
 from spare_core.strategies.registry import make_policy, registered_policy
-from tests.wave4_files import straggler_tables, to_toml, valid_files, write_straggler_trace
+from tests.test_strategies_reference import COUNTS, TIMES
+from tests.wave4_files import (capacity_files, cause_files, straggler_tables, to_toml, valid_files, write_capacity_log,
+                               write_cause_log, write_straggler_trace)
 
 PARTS = ("lost_time", "save_time", "memory_save_time", "restart_time", "wait_time", "pause_time")
 #: 60 derandomized examples per property in the suite; SPARE_FUZZ_PROFILE=long (with
@@ -129,9 +132,32 @@ def test_property_fleet_files_partition_the_wall_time_and_stop_at_the_limit(case
         # a retired node is not paid for after it left ([fleet] retire_after; docs/model.md, Cost)
         held = gpus_paid * res.wall_time / 3600.0
         assert 0.0 <= res.retired_gpu_hours <= held, case_id
-        if "retire_after" not in fleet or rp.get("spares") is None:
+        if fleet.get("retire_after", 0) == 0 or rp.get("spares") is None:  # 0: no retirement
             assert res.retired_gpu_hours == 0.0, case_id
         assert res.gpu_hours == (held - res.retired_gpu_hours if res.retired_gpu_hours else held), case_id
+        _check_cost_per_token(res, data, case_id)
+
+
+def _check_cost_per_token(res, data, case_id):
+    """The bill's tokens and its cost per million tokens from the file's numbers (harden5):
+    tokens = steps x job.tokens_per_step with a price (0 without either), the cost per Mtoken
+    the run's cost over its tokens in millions exactly, NaN unfinished or without tokens or price."""
+    price = data["costs"].get("gpu_hour")
+    tps = data["job"].get("tokens_per_step")
+    if tps is not None and price is not None:
+        assert res.tokens == data["job"]["steps"] * tps, case_id
+    else:
+        assert res.tokens == 0.0, case_id
+    assert res.gpu_hour_price == (price or 0.0) and res.on_demand_gpu_hour_price == (price or 0.0), case_id
+    for name, p in (("cost_per_mtoken", res.gpu_hour_price), ("on_demand_cost_per_mtoken", res.on_demand_gpu_hour_price),
+                    ("spot_cost_per_mtoken", res.spot_gpu_hour_price)):
+        got = getattr(res, name)
+        if res.finished and res.tokens > 0 and p > 0:
+            assert got == res.gpu_hours * p / (res.tokens / 1e6), (case_id, name)
+        else:
+            assert math.isnan(got), (case_id, name)
+    if res.finished and res.tokens > 0 and price is not None:
+        assert res.cost_per_mtoken == res.cost / (res.tokens / 1e6), case_id
 
 
 @PROPERTY
@@ -556,13 +582,14 @@ def test_property_where_keeps_the_rows_of_its_values_and_unit_gpus_the_units_per
     assert sf.scenario.failures.nodes_per_group == per_group
 
 
-@settings(max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "60")) // 10 if _LONG else 4, deadline=None,
+@settings(max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "60")) // 10 if _LONG else 6, deadline=None,
           derandomize=not _LONG, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(case=valid_files())
+@given(case=st.one_of(valid_files(), valid_files(fleet=True)))
 def test_property_spare_run_gives_the_same_runs_on_one_worker_or_two(tmp_path_factory, capsys, case):
     """``spare run --processes 1`` and ``--processes 2`` on a generated file with this wave's
-    keys: the same runs, cells and best choices, every field (the timings apart)."""
+    keys (the fleet's too: domain classes, placement, tokens): the same runs, cells and best
+    choices, every field (the timings apart)."""
     data, _ = case
     data = {**data, "compare": {**data["compare"], "seeds": 2}}
     d = tmp_path_factory.mktemp("workers")
@@ -650,3 +677,119 @@ def test_a_slowdown_whose_remedy_leaves_no_step_time_is_refused_naming_it(tmp_pa
     # a slowdown below 1 that the remedies leave positive is still read
     ok = {**data, "stragglers": {"slowdown": 0.5}}
     assert parse_scenario(ok).scenario.step_time_model.remedy_slowdown("rebalance") == 0.5
+
+
+# -- this session's keys (harden5): domain classes, placement, retire_after = 0, tokens, capacity logs --
+
+def _domain_file(**fleet):
+    data = {"cluster": {"gpus": 8, "gpus_per_node": 1, "gpus_per_group": 1},
+            "job": {"step_time": 2.0, "steps": 200},
+            "failures": {"model": "node", "mtbf": "60 s",
+                         "classes": [{"name": "hw", "share": 0.6, "recovery": "swap"},
+                                     {"name": "sw", "share": 0.4, "recovery": "domain", "nodes": 2}]},
+            "repair": {"spares": 1, "time": 30.0}, "costs": {"checkpoint_save": 1.0, "restart": 5.0},
+            "compare": {"policies": ["ckpt", "spare"], "r_max": 2, "seeds": 1}}
+    if fleet:
+        data["fleet"] = fleet
+    return data
+
+
+def test_retire_after_zero_goes_with_a_domain_class_as_its_absence():
+    """Regression (harden5): ``fleet.retire_after = 0`` means no retirement, yet the reader
+    refused it beside a ``recovery = "domain"`` class as if a node retired."""
+    zero, absent = parse_scenario(_domain_file(retire_after=0)), parse_scenario(_domain_file())
+    assert [fields(r) for *_, r in runs(zero)] == [fields(r) for *_, r in runs(absent)]
+    with pytest.raises(ScenarioFileError, match="fleet.retire_after"):
+        parse_scenario(_domain_file(retire_after=1))
+
+
+#: this session's keys at their values that change nothing (docs/cli.md): no retirement, the slot
+#: placement, the declared lemons
+_NEUTRAL_FLEET = {"retire_after": 0, "place": "slot", "lemons": "declared"}
+
+
+@PROPERTY
+@given(valid_files(fleet=True))
+def test_property_neutral_new_fleet_keys_and_tokens_run_as_without_them(case):
+    """A generated fleet file run bit for bit as the same file without ``fleet.retire_after = 0``,
+    ``fleet.place = "slot"`` and ``fleet.lemons = "declared"``; ``job.tokens_per_step`` changes only
+    the tokens and the costs per token."""
+    data, _ = case
+    fleet = {k: v for k, v in data.get("fleet", {}).items() if _NEUTRAL_FLEET.get(k, object()) != v}
+    plain = {k: v for k, v in data.items() if k != "fleet"} | ({"fleet": fleet} if fleet else {})
+    plain["job"] = {k: v for k, v in data["job"].items() if k != "tokens_per_step"}
+    token_cols = ("tokens", "cost_per_mtoken", "on_demand_cost_per_mtoken", "spot_cost_per_mtoken")
+    strip = lambda r: {k: v for k, v in fields(r).items() if k not in token_cols}  # noqa: E731
+    got = [strip(r) for *_, r in runs(parse_scenario(data))]
+    assert got == [strip(r) for *_, r in runs(parse_scenario(plain))]
+    if "tokens_per_step" not in data["job"]:
+        assert [fields(r) for *_, r in runs(parse_scenario(data))] == [fields(r) for *_, r in runs(parse_scenario(plain))]
+
+
+@PROPERTY
+@given(capacity_files())
+def test_property_capacity_logs_partition_the_wall_time_and_bill_the_spot_price(tmp_path_factory, case):
+    """A small log of capacity events (removals, additions an elastic job grows back on, the
+    fleet given as a capacity or as additions at time 0) through the reader and every policy:
+    the accounting of the node files, the job's GPUs only billed, at the spot price when the
+    file gives one (a run on a capacity log pays it), the tokens and costs per token from the
+    file's numbers; no more failures than the log's removal rows; the same runs twice."""
+    data, rows = case
+    d = tmp_path_factory.mktemp("capacity")
+    write_capacity_log(d / "capacity.csv", rows)
+    sf = parse_scenario(data, base_dir=d)
+    sc = sf.scenario
+    limit = sc.max_wall_factor * sc.t0
+    gpus = data["cluster"]["gpus"]
+    price = data["costs"].get("spot_gpu_hour", data["costs"]["gpu_hour"])
+    removals = sum(1 for _, e, _ in rows if e in ("preempt", "lost"))
+    first = runs(sf, timeline=True)
+    for name, r, pol, res in first:
+        case_id = (name, r, rows)
+        _check_accounting(res, limit, case_id)
+        assert res.failures_seen <= removals, case_id
+        assert res.gpus_paid == gpus and res.gpu_hours == gpus * res.wall_time / 3600.0, case_id
+        assert res.gpu_hour_price == price and res.cost == res.gpu_hours * price, case_id
+        assert res.spot_gpu_hour_price == data["costs"].get("spot_gpu_hour", 0.0), case_id
+        tps = data["job"].get("tokens_per_step")
+        assert res.tokens == (data["job"]["steps"] * tps if tps is not None else 0.0), case_id
+        if res.finished and res.tokens > 0:
+            assert res.cost_per_mtoken == res.cost / (res.tokens / 1e6), case_id
+            assert res.on_demand_cost_per_mtoken == res.gpu_hours * data["costs"]["gpu_hour"] / (res.tokens / 1e6)
+        else:
+            assert math.isnan(res.cost_per_mtoken), case_id
+    assert [fields(r) for *_, r in first] == [fields(r) for *_, r in runs(parse_scenario(data, base_dir=d))]
+
+
+@settings(PROPERTY, max_examples=int(os.environ.get("SPARE_FUZZ_EXAMPLES", "2000")) if _LONG else 30)
+@given(cause_files())
+def test_property_classes_of_a_logs_causes_match_the_reference(tmp_path_factory, case):
+    """A small failure log with a cause column, its causes split over classes by ``values``
+    (a list, one string, ``"*"``) of every recovery (a domain with its ``nodes``), with or without
+    ``[repair]``, stopping at the log's end or continued by a fit: each class's share is its rows
+    over the log's rows (counted here), every policy partitions its wall time, stops at its
+    limit, and matches the step-by-step reference (src/spare_core/sim/_reference.py) count for
+    count and second for second."""
+    data, rows = case
+    d = tmp_path_factory.mktemp("causes")
+    write_cause_log(d / "causes.csv", rows)
+    sf = parse_scenario(data, base_dir=d)
+    sc = sf.scenario
+    named = {v: c["name"] for c in data["failures"]["classes"] if c["values"] != "*"
+             for v in ([c["values"]] if isinstance(c["values"], str) else c["values"])}
+    star = [c["name"] for c in data["failures"]["classes"] if c["values"] == "*"]
+    counts = {c["name"]: 0 for c in data["failures"]["classes"]}
+    for *_, cause in rows:
+        counts[named.get(cause, star[0] if star else None)] += 1
+    for c in sc.failure_classes.classes:
+        assert math.isclose(c.share, counts[c.name] / len(rows), rel_tol=1e-12), (c.name, counts)
+    limit = sc.max_wall_factor * sc.t0
+    for name, r, pol, res in runs(sf, timeline=True):
+        case_id = (name, r, rows)
+        _check_accounting(res, limit, case_id)
+        assert 0 <= res.class_restarts <= res.restarts, case_id
+        ref = reference_simulate(sc, pol, seed=3)
+        for k in COUNTS + ("class_restarts",):
+            assert getattr(res, k) == ref[k], (case_id, k)
+        for k in TIMES + ("detect_time",):
+            assert math.isclose(getattr(res, k), ref[k], rel_tol=1e-9, abs_tol=1e-9), (case_id, k)

@@ -528,7 +528,8 @@ def _parse_scenario(data: Mapping[str, Any], source: str, base_dir: str | Path |
     policy_tables = _with_shorthand_tables(rd, tables, data.get("policy", {}))
     cmp = _compare(rd, tables.get("compare", {}), policy_tables, n_groups=cluster.n_groups)
     fails = _lemons(rd, tables.get("fleet"), fails)
-    if classes is not None and classes.has_domains and "retire_after" in (tables.get("fleet") or {}):
+    # retire_after = 0 is no retirement (as absent), so it goes with a domain class (``_lemons`` checked it)
+    if classes is not None and classes.has_domains and (tables.get("fleet") or {}).get("retire_after", 0) != 0:
         raise rd.fail("fleet.retire_after", "cannot go with a failure class of recovery = \"domain\" (a domain "
                       "event's groups are no failures of their nodes to count)", tables["fleet"]["retire_after"])
     fails = _place(rd, tables.get("fleet"), tables.get("repair"), fails)

@@ -24,7 +24,8 @@ from hypothesis import event, given, strategies as st
 
 from fuzz_isolate import run_isolated
 from fuzz_profile import fuzz
-from tests.wave4_files import _toml_value, straggler_tables, to_toml, valid_files, write_straggler_trace
+from tests.wave4_files import (_toml_value, capacity_files, cause_files, straggler_tables, to_toml, valid_files,
+                               write_capacity_log, write_cause_log, write_straggler_trace)
 
 BAD = ["x", "", True, [], [1, 2], {"a": 1}, -1, 0, -0.0, math.nan, math.inf, -math.inf, 1e308, 2**63 - 1,
        5e-324, "5 %", "-5 %", "1e400 %", "nan %", "1 GB/s", "1e30 TB", "0 B", "-3 GB", "1 GiB", "async",
@@ -45,7 +46,18 @@ ADDED_FLEET = [("fleet", "standbys", 2), ("fleet", "restart_when", "job+standbys
                ("failures", "classes", [{"name": "a", "share": 0.5, "recovery": "swap"}]),
                ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "restart", "masked": True}]),
                ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "domain"}]),
-               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "swap", "detect": {"law": "x"}}])]
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "swap", "detect": {"law": "x"}}]),
+               # this session's keys (harden5), where they may not go or with values out of range
+               ("fleet", "place", "fewest_failures"), ("fleet", "place", "anywhere"), ("fleet", "lemons", "frailty"),
+               ("fleet", "lemons", "fitted"), ("fleet", "retire_after", 0),
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "domain", "nodes": 3}]),
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "domain", "nodes": 10**9}]),
+               ("failures", "classes", [{"name": "a", "share": 1.0, "recovery": "swap", "nodes": 2}]),
+               ("failures", "classes", [{"name": "a", "recovery": "swap", "values": ["GPU"]}]),
+               ("failures", "classes", [{"name": "a", "recovery": "swap", "values": "*"},
+                                        {"name": "b", "recovery": "restart", "values": "*"}]),
+               ("job", "tokens_per_step", 4096), ("job", "tokens_per_step", -1), ("job", "tokens_per_step", 1e30),
+               ("costs", "spot_gpu_hour", 0.5)]
 
 
 def _mutate(data: dict, ops, added=ADDED) -> tuple[dict, list[str]]:
@@ -260,3 +272,122 @@ def test_straggler_keys_mutated_through_run_and_advise_exit_0_or_2(tmp_path_fact
 def test_mutated_fleet_files_exit_0_or_2_naming_the_key(tmp_path_factory, case, ops):
     """The same on files with failure classes, repair laws and probabilities and ``[fleet]``."""
     _check_mutated(tmp_path_factory.mktemp("wave4fleet"), case[0], ops, ADDED + ADDED_FLEET)
+
+
+#: keys of a replayed log's table mutated in place (the ``[failures.trace]`` table is one level down)
+TRACE_BAD = [("event_column", "nope"), ("event_column", 7), ("remove_values", []), ("remove_values", ["add"]),
+             ("add_values", ["preempt"]), ("add_values", 3), ("capacity", -1), ("capacity", 1.5), ("capacity", 10**9),
+             ("capacity", "x"), ("reason_column", "nope"), ("reason_column", None), ("unit_gpus", 0)]
+#: a log's rows damaged: what each does to the text
+LOG_EDITS = ("unknown_event", "remove_all", "negative_time", "blank_unit", "no_header", "unknown_cause", "nan_time")
+
+
+def _damage(text: str, edit: str) -> str:
+    head, *rows = text.splitlines()
+    if edit == "no_header":
+        return "\n".join(rows) + "\n"
+    if not rows:
+        return text
+    t, a, b = rows[0].split(",")
+    if edit == "unknown_event":
+        rows.insert(0, f"{t},reboot,{b}")
+    elif edit == "remove_all":
+        rows += [f"{float(t) + 1.0},preempt,x-{i}" for i in range(200)]
+    elif edit == "negative_time":
+        rows[0] = f"-5,{a},{b}"
+    elif edit == "nan_time":
+        rows[0] = f"nan,{a},{b}"
+    elif edit == "blank_unit":
+        rows[0] = f"{t},{a}," if head.endswith("instance") else f"{t},,{b}"
+    elif edit == "unknown_cause":
+        rows.append(f"{float(t) + 1.0},n0,cosmic ray" if not head.endswith("instance") else f"{t},{a},{b}")
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+@fuzz(0.5)
+@given(st.one_of(capacity_files().map(lambda c: (c, "capacity.csv", write_capacity_log)),
+                 cause_files().map(lambda c: (c, "causes.csv", write_cause_log))),
+       st.lists(st.tuples(st.sampled_from(["delete", "typo", "value", "add", "trace"]), st.integers(0, 10**6),
+                          st.sampled_from(BAD)), max_size=2),
+       st.lists(st.sampled_from(LOG_EDITS), max_size=2))
+def test_mutated_capacity_and_cause_logs_exit_0_or_2_and_change_nothing(tmp_path_factory, case, ops, edits):
+    """Capacity logs (removals, additions) and cause logs (classes by ``values``) with their keys
+    mutated (those of ``[failures.trace]`` too) and their rows damaged, through ``spare run`` in a
+    forked child: exit 0, or 2 with one line naming a key touched or the trace; the file and the
+    log are as they were after the run."""
+    (data, rows), name, write = case
+    d = tmp_path_factory.mktemp("logs")
+    write(d / name, rows)
+    log = d / name
+    for e in edits:
+        log.write_text(_damage(log.read_text(), e))
+    trace_ops = [(at, v) for kind, at, v in ops if kind == "trace"]
+    bad, touched = _mutate(data, [o for o in ops if o[0] != "trace"], ADDED + ADDED_FLEET)
+    if trace_ops:
+        tr = dict(bad["failures"]["trace"]) if isinstance(bad.get("failures"), dict) and isinstance(
+            bad["failures"].get("trace"), dict) else None
+        if tr is not None:
+            for at, _ in trace_ops:
+                k, v = TRACE_BAD[at % len(TRACE_BAD)]
+                if v is None:
+                    tr.pop(k, None)
+                else:
+                    tr[k] = v
+                touched.append(f"failures.trace.{k}")
+            bad["failures"] = {**bad["failures"], "trace": tr}
+    path = d / "job.toml"
+    try:
+        text = to_toml(bad)
+    except TypeError:  # a nested table the writer does not inline twice: not the point here
+        return
+    path.write_text(text, encoding="utf-8")
+    before = (path.read_bytes(), log.read_bytes())
+    what = f"{ops} {edits} -> {touched}"
+    out = run_isolated(_spare_run(path, d / "out.json"), case=what)
+    assert out.ok, f"{what}: spare run raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    assert (path.read_bytes(), log.read_bytes()) == before, what
+    if code == 2:
+        assert len(lines) == 1, f"{what}: {err}"
+        names = {p for t in touched for p in (t, *t.split("."))} | {"failures.trace", "trace", name}
+        if edits:  # a damaged cause log's new values are refused by the classes that do not list them
+            names.add("failures.classes")
+        assert any(n in lines[0] for n in names), f"{what}: names none of {sorted(names)}: {lines[0]}"
+    else:
+        assert (d / "out.json").stat().st_size > 0
+
+
+@fuzz(0.1)
+@given(valid_files(fleet=True),
+       st.sampled_from([None, "0,1", "0,2,4", "3", "-1", "x", "1,,2", "1e3", "10000000", ""]),
+       st.sampled_from([None, "0,2", "0", "1,3", "-2", "two", "1000001"]))
+def test_spare_advise_fleet_sweeps_on_fleet_files_exit_0_or_2_naming_the_flag(tmp_path_factory, case, standbys,
+                                                                               retire):
+    """``spare advise --standbys N,... --retire-after K,...`` (this session's sweeps) on generated
+    fleet files (domain classes, placements, lemons): exit 0, or 2 with one line naming the flag
+    or a key the sweep needs (``fleet.*``, ``repair``, ``failures.model``, ...); never exit 1."""
+    data, _ = case
+    d = tmp_path_factory.mktemp("advise")
+    (d / "job.toml").write_text(to_toml(data), encoding="utf-8")
+    argv = ["advise", str(d / "job.toml"), "--processes", "1", "--no-sensitivity", "--json", str(d / "out.json")]
+    if standbys is not None:
+        argv += ["--standbys", standbys]
+    if retire is not None:
+        argv += ["--retire-after", retire]
+    what = f"{argv[3:]}"
+    out = run_isolated(_spare(argv), case=what)
+    if not out.ok and out.error_type is SystemExit:  # argparse refusing a flag's value: its exit 2
+        assert out.message == "2", f"{what}: SystemExit({out.message})"
+        return
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert any(w in err for w in ("--standbys", "--retire-after", "fleet.", "repair", "failures.")), f"{what}: {err}"
+    else:
+        assert json.loads((d / "out.json").read_text())

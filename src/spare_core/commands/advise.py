@@ -572,7 +572,8 @@ def _fleet_sweeps(sf: Any, args: Any) -> list[tuple[str, list[Any]]]:
         raise UsageError(f"{sf.path}: --standbys needs a [repair] table (the warm standbys refill from the spare pool)")
     if asked["retire_after"] and not retire_meaningful(sc, possible=True):
         raise UsageError(f"{sf.path}: --retire-after needs failures.model = 'node' without [[failures.domains]] (the "
-                         "node log counts each node's failures) and a [repair] table (a retired node leaves the pool)")
+                         "node log counts each node's failures), no failure class of recovery = \"domain\", no "
+                         "fleet.place moving nodes, and a [repair] table (a retired node leaves the pool)")
     if sc.repair is None:
         return []
     plan = [(SPARES_GRID, spare_counts(sc, asked["spares"]), spares_variants, "--spares")]

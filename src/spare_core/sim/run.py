@@ -750,11 +750,16 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             frel, ready = frel[:n], ready[:n]
             if draws is not None:
                 ev = pos + np.maximum(raw_idx[:n], 0)
-                fdet = np.where(is_rejoin[:n] == 1, 0.0, det_all[ev])
+                # a rejoin reads no row of the draws: past a finite log's last failure (a replay's
+                # domain events hold no row ahead) its index is beyond them
+                fail = is_rejoin[:n] == 0
+                fdet = np.zeros(n)
+                fdet[fail] = det_all[ev[fail]]
                 if dom is not None:  # the first copy the book merges: copies of groups out are dropped
-                    fdet = dom.once(ev, is_rejoin[:n] == 0, fdet)
+                    fdet = dom.once(ev, fail, fdet)
                 if timeline:
-                    tl_cls = np.where(is_rejoin[:n] == 1, -1, cls_all[ev]).astype(np.int8)
+                    tl_cls = np.full(n, -1, dtype=np.int8)
+                    tl_cls[fail] = cls_all[ev[fail]]
         last_restart = n > 0 and out.restart[n - 1] in (RESTART, RESTART_MEMORY)
         j, walked = 0, False
         if last_restart:
