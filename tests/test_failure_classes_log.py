@@ -242,3 +242,28 @@ def test_a_domain_class_of_a_log_that_ends_with_repairs_still_under_way(tmp_path
         assert getattr(fast, k) == ref[k], k
     for k in TIMES + ("detect_time",):
         assert math.isclose(getattr(fast, k), ref[k], rel_tol=1e-9, abs_tol=1e-9), k
+
+
+@pytest.mark.parametrize("pol", [ElasticDP(reconfigure=1.0), SpareCheckpoint(2), CheckpointOnly()], ids=str)
+def test_a_job_wide_fault_on_a_group_a_domain_event_took_still_reaches_the_job(tmp_path, pol):
+    """Regression (harden5's open case): without [repair], a "restart" row on a group that a
+    domain event had already taken was dropped by DomainEpochs (each group's first failure of
+    the epoch only) while the reference counted it. A job-wide fault reaches the job from a
+    group out of it, as it does with [repair]; the run matches the reference and restarts."""
+    (tmp_path / "log.csv").write_text("time,unit,cause\n10.0,n0,switch\n20.0,n1,GPU\n30.0,n2,bug\n")
+    d = {"cluster": {"gpus": 6, "gpus_per_node": 1, "gpus_per_group": 2},
+         "job": {"step_time": 1.0, "steps": 60},
+         "failures": {"model": "trace", "after": "stop",
+                      "trace": {"path": "log.csv", "unit_column": "unit", "reason_column": "cause", "unit_gpus": 1},
+                      "classes": [{"name": "switch", "recovery": "domain", "values": ["switch"], "nodes": 4},
+                                  {"name": "gpu", "recovery": "swap", "values": ["GPU"]},
+                                  {"name": "bug", "recovery": "restart", "values": ["bug"]}]},
+         "costs": {"restart": 2.0, "checkpoint_save": 0.1}}
+    sc = parse_scenario(d, base_dir=tmp_path).scenario
+    fast = simulate(sc, pol, seed=0, timeline=True)
+    ref = reference_simulate(sc, pol, seed=0)
+    assert ref["class_restarts"] == 1
+    for k in COUNTS + ("class_restarts",):
+        assert getattr(fast, k) == ref[k], k
+    for k in TIMES + ("detect_time",):
+        assert math.isclose(getattr(fast, k), ref[k], rel_tol=1e-9, abs_tol=1e-9), k

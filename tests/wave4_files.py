@@ -379,15 +379,6 @@ def cause_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
     }
     if draw(st.booleans()):
         data["repair"] = {"time": draw(st.sampled_from([0.0, 20 * step])), "spares": draw(st.sampled_from([0, 1, 4]))}
-    elif any(c["recovery"] == "domain" for c in classes):
-        # KNOWN DISCREPANCY (harden5, not fixed): without [repair], a "restart" row on a group a
-        # domain event already took, after a dropped row of that domain, is counted by the
-        # reference (a job-wide fault) but dropped by the compiled DomainEpochs (every = False) on
-        # the elastic policy; e.g. rows (10 n0 domain), (20 n1 swap), (30 n2 restart), 3 groups of
-        # 2 nodes, a 4-node domain. Avoided here until the two agree on the rule.
-        for c in classes:
-            if c["recovery"] == "restart":
-                c["recovery"] = "swap"
     return data, rows
 
 

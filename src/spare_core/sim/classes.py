@@ -394,6 +394,10 @@ class ClassDraws:
     def job_wide(self, c: int) -> bool:
         return bool(self._wide[c])
 
+    def job_wide_mask(self) -> np.ndarray:
+        """Per class index: whether it is a job-wide fault (read by DomainEpochs)."""
+        return self._wide
+
 
 class DomainEpochs:
     """A run's failure source with its domain-class failures turned into domain events, and
@@ -406,7 +410,8 @@ class DomainEpochs:
     time. Without ``[repair]`` (``every`` false: the source hands out each group's first failure
     of the epoch) a copy of a group already down is dropped, and so is a group's own failure
     after an event took it: each group's first failure of the epoch stays the only one, as an
-    epoch source's contract says. With ``[repair]`` (``every``: every failure of the log) nothing
+    epoch source's contract says, except a job-wide fault's own failure, which reaches the job
+    from a group out of it (as the repair book lets it with ``[repair]``). With ``[repair]`` (``every``: every failure of the log) nothing
     is dropped here: the repair book drops the failures of groups out of the job, an event's
     copies among them.
 
@@ -475,6 +480,9 @@ class DomainEpochs:
             _, first = np.unique(members, return_index=True)
             keep = np.zeros(members.shape[0], dtype=bool)
             keep[first] = True
+            # but a job-wide fault still reaches the job from a group an event took (as it does
+            # from any group out of the job): its own failure, not a copy
+            keep |= (o == 0) & self._draws.job_wide_mask()[cls[ev]]
             ev, members = ev[keep], members[keep]
         self._set(rel[ev], members, cls[ev], det[ev], ev)
 
@@ -554,6 +562,9 @@ class LogClassDraws:
         self._draws, self._row_class, self._rows = draws, np.asarray(row_class, dtype=np.int8), rows
         self.dom_groups = draws.dom_groups
         self._key = None
+
+    def job_wide_mask(self) -> np.ndarray:
+        return self._draws.job_wide_mask()
 
     def at(self, k: int, n: int):
         cls, det = self._draws.at(k, n)
