@@ -306,6 +306,38 @@ def test_a_closed_pipe_ends_every_command_quietly(small_store, tiny):
 
 
 # -- Ctrl-C of a Dask sweep: one line ---------------------------------------------------------------------
+def test_ctrl_c_inside_a_gc_callback_is_latched_not_raised():
+    """A KeyboardInterrupt raised in a gc callback is printed by Python as "Exception ignored"
+    with a traceback and dropped; the handler latches it there and raises it everywhere else."""
+    import gc
+
+    from spare_core.commands.sweep import _CtrlC
+
+    latch = _CtrlC()
+    seen = []
+
+    def callback(phase, info):
+        if phase == "start" and not seen:
+            try:
+                latch._handler(signal.SIGINT, sys._getframe())
+                seen.append("latched")
+            except KeyboardInterrupt:
+                seen.append("raised")
+
+    gc.callbacks.append(callback)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(callback)
+    assert seen == ["latched"] and latch.hit
+    with pytest.raises(KeyboardInterrupt):
+        latch.check()
+    fresh = _CtrlC()
+    with pytest.raises(KeyboardInterrupt):  # outside a callback it raises at once
+        fresh._handler(signal.SIGINT, sys._getframe())
+    assert fresh.hit
+
+
 def test_ctrl_c_of_a_dask_sweep_prints_one_line(tmp_path):
     pytest.importorskip("distributed")
     from spare_core.sweeps import ResultStore

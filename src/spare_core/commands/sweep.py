@@ -76,9 +76,10 @@ class _StoreWarnings:
 
 class _CtrlC:
     """Ctrl-C latched as well as raised: Python drops a KeyboardInterrupt raised while a
-    garbage-collection callback runs (Dask's GC diagnostics install one: "Exception ignored
-    in ... KeyboardInterrupt"), and the sweep then went on to the end. The latch raises it
-    again at the next batch (:meth:`check`), or when the sweep ends."""
+    garbage-collection callback runs (Dask's GC diagnostics install one) and prints
+    "Exception ignored in ... KeyboardInterrupt" with a traceback, and the sweep then went
+    on to the end. The handler only latches when the signal lands inside such a callback;
+    the latch raises at the next batch (:meth:`check`), or when the sweep ends."""
 
     def __init__(self):
         self.hit = False
@@ -86,7 +87,8 @@ class _CtrlC:
 
     def _handler(self, signum, frame):
         self.hit = True
-        raise KeyboardInterrupt
+        if not _in_gc_callback(frame):
+            raise KeyboardInterrupt
 
     def check(self) -> None:
         if self.hit:
@@ -101,6 +103,19 @@ class _CtrlC:
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
         return False
+
+
+def _in_gc_callback(frame) -> bool:
+    """Whether ``frame`` or a caller of it runs one of :data:`gc.callbacks`."""
+    import gc
+
+    codes = {getattr(getattr(cb, "__func__", cb), "__code__", None) for cb in gc.callbacks}
+    codes.discard(None)
+    while frame is not None and codes:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
 
 
 @contextlib.contextmanager
