@@ -237,21 +237,29 @@ seeds = 2
 """
 
 
-@pytest.mark.parametrize("fleet_line", ["", 'place = "any"\n'], ids=["domain class", "placement"])
-def test_no_retirement_sweep_where_the_reader_refuses_retirement(tmp_path, capsys, fleet_line):
+def test_no_retirement_sweep_where_the_reader_refuses_retirement(tmp_path, capsys):
     """Regression (harden5, found by tests/fuzz/test_fuzz_wave4): with lemons, ``spare advise``
-    swept ``fleet.retire_after`` by default, and ``--retire-after`` was taken, beside a domain class
-    or a moving placement, both of which the node log refuses: a ValueError, exit 1. Now no
-    sweep by default (exit 0, no retirement table) and the flag refused up front (exit 2)."""
-    text = _LEMONS_DOMAIN
-    if fleet_line:  # a placement without the domain class
-        text = text.split("[[failures.classes]]")[0] + "[repair]" + text.split("[repair]")[1]
-        text = text.replace("[fleet]\n", "[fleet]\n" + fleet_line)
+    swept ``fleet.retire_after`` by default, and ``--retire-after`` was taken, beside a domain class,
+    which the node log refuses: a ValueError, exit 1. Now no sweep by default (exit 0, no
+    retirement table) and the flag refused up front (exit 2)."""
     f = tmp_path / "job.toml"
-    f.write_text(text)
+    f.write_text(_LEMONS_DOMAIN)
     assert main(["advise", str(f), "--no-sensitivity", "--processes", "1"]) == 0
     out = capsys.readouterr().out
     assert "when to retire a node" not in out
     assert main(["advise", str(f), "--no-sensitivity", "--processes", "1", "--retire-after", "0,2"]) == 2
     err = capsys.readouterr().err
     assert "--retire-after needs" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_placement_sweeps_retirement(tmp_path, capsys):
+    """A moving placement (``fleet.place = "any"``) retires nodes too (a node at its own k-th
+    failure): the default sweep runs beside it, and so does ``--retire-after``."""
+    text = _LEMONS_DOMAIN.split("[[failures.classes]]")[0] + "[repair]" + _LEMONS_DOMAIN.split("[repair]")[1]
+    text = text.replace("[fleet]\n", "[fleet]\n" + 'place = "any"\n')
+    f = tmp_path / "job.toml"
+    f.write_text(text)
+    assert main(["advise", str(f), "--no-sensitivity", "--processes", "1"]) == 0
+    assert "when to retire a node" in capsys.readouterr().out
+    assert main(["advise", str(f), "--no-sensitivity", "--processes", "1", "--retire-after", "0,1"]) == 0
+    assert "when to retire a node" in capsys.readouterr().out

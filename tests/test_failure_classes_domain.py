@@ -213,6 +213,17 @@ def test_a_domain_class_refuses_retirement():
                              fleet={"retire_after": 3}, repair={"swap": "1 min", "time": "1 h"}))
 
 
+def test_a_domain_class_refuses_retirement_in_the_api():
+    """The Scenario refuses it when it is built, as the file does (not only once a run starts)."""
+    cl = _classes(("hw", 0.5, "swap"), ("switch", 0.5, "domain", {"groups": 2}))
+    sc = _node(4, n_steps=40, failure_classes=cl)
+    with pytest.raises(ValueError, match=r"retire_after cannot go with a failure class"):
+        sc.replace(repair=Repairs(swap=5.0, spares=4, time=300.0, retire_after=2))
+    # without the domain class the same pool is a valid scenario
+    sc.replace(failure_classes=_classes(("hw", 1.0, "swap")), repair=Repairs(swap=5.0, spares=4, time=300.0,
+                                                                          retire_after=2))
+
+
 def test_the_llama3_example_has_a_switch_domain(spare_here, tmp_path):
     ex = ROOT / "examples" / "llama3_16k_classes.toml"
     sc = load_scenario_file(ex).scenario

@@ -46,14 +46,16 @@ def _until(log, end):
     return t[keep], np.asarray(log.groups)[keep], log.failed_nodes()[keep]
 
 
-def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="stationary"):
+def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="stationary", retire_after=0):
     """The placement one failure at a time in plain Python, from the same streams: the next
     failure is the earliest slot's (ties: the lower slot); its node joins the idle list with its
     key (its count for "fewest_failures", else 0) and entry number; the smallest (key, entry)
     leaves it for the slot, with a fresh lifetime times its multiplier (the law's draws in
     blocks of _PLACE_DRAWS, drawn when one is needed). With a fix probability (lemons' third
     entry) a lemon's failure is fixed when its uniform (blocks from the lemons' stream, one per
-    lemon failure) is below it: a normal node's multiplier from then on."""
+    lemon failure) is below it: a normal node's multiplier from then on. With ``retire_after``
+    a node's ``retire_after``-th failure retires it (the row's fourth entry 1): it joins no idle
+    list, and a slot finding the list empty stays empty for good."""
     rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
     total = n + idle
     scale = np.ones(total)
@@ -84,7 +86,8 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
             return rows
         u = occ[s]
         count[u] += 1
-        rows.append((t, s, u))
+        ret = bool(retire_after) and count[u] % retire_after == 0
+        rows.append((t, s, u, int(ret)))
         if fix > 0 and lem[u]:
             if upos == len(fix_u):
                 fix_u, upos = lrng.random(_PLACE_DRAWS), 0
@@ -92,8 +95,12 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
                 lem[u] = False
                 scale[u] = c
             upos += 1
-        waiting.append((count[u] if rule == "fewest_failures" else 0, entry, u))
-        entry += 1
+        if not ret:
+            waiting.append((count[u] if rule == "fewest_failures" else 0, entry, u))
+            entry += 1
+        if not waiting:
+            occ[s], nxt[s] = None, math.inf
+            continue
         best = min(waiting)
         waiting.remove(best)
         occ[s] = best[2]
@@ -286,6 +293,73 @@ def test_placed_runs_equal_the_reference(pol, rule):
         assert fast.failures_seen > 0
 
 
+@pytest.mark.parametrize("rule", ["any", "fewest_failures"])
+@pytest.mark.parametrize("k, idle, kw", [(3, 4, dict(lemons=(0.3, 6.0, 0.3))), (1, 2, {}), (2, 1, dict(frailty=0.8))],
+                         ids=["k3-lemons-fixed", "k1-pool-runs-dry", "k2-frailty"])
+def test_placed_retirement_is_the_step_by_step_oracle(rule, k, idle, kw):
+    """retire_after with a placement, bit for bit against the oracle: each row's time, slot,
+    node and flag; a node retires at its own k-th failure wherever it ran, and once the idle
+    nodes are gone the slots empty one by one."""
+    n, npg, end = 12, 3, 4_000.0
+    law = Exponential(10.0)
+    log = NodeFailureLog(law, n // npg, npg, 5, chunk_seconds=7.0, place=(rule, idle), retire_after=k,
+                         lemons=kw.get("lemons"), frailty=kw.get("frailty", 0.0))
+    t, g, u = _until(log, end)
+    rows = oracle(law, n, idle, 5, rule, end, retire_after=k, **kw)
+    assert t.tolist() == [r[0] for r in rows] and u.tolist() == [r[2] for r in rows]
+    assert g.tolist() == [r[1] // npg for r in rows]
+    assert log.retire_flags()[: t.shape[0]].tolist() == [r[3] for r in rows]
+
+
+@pytest.mark.parametrize("rule", ["any", "fewest_failures"])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_every_node_of_the_fleet_fails_k_times_then_the_log_ends(rule, k):
+    """Run long enough, a fleet of n + idle nodes that retire at k failures gives exactly
+    k (n + idle) failures, k per node, each node's last one flagged, and nothing after: a
+    closed form of the placement's retirement, with no draw in it."""
+    n, idle = 6, 3
+    log = NodeFailureLog(Exponential(1.0), n, 1, 11, chunk_seconds=50.0, place=(rule, idle), retire_after=k)
+    t, _, u = _until(log, 5_000.0)
+    assert t.shape[0] == k * (n + idle)
+    assert np.array_equal(np.bincount(u, minlength=n + idle), np.full(n + idle, k))
+    flags = log.retire_flags()
+    assert flags.sum() == n + idle
+    last = {int(x): i for i, x in enumerate(u)}  # each node's last row
+    assert sorted(last.values()) == np.flatnonzero(flags).tolist()
+
+
+@pytest.mark.parametrize("pol", [CheckpointOnly(interval=120.0), SpareCheckpoint(3, interval=200.0)],
+                         ids=lambda p: p.name)
+@pytest.mark.parametrize("k, spares, standbys, dry", [(2, 3, 1, False), (1, 1, 0, True)], ids=["shrinks", "runs-dry"])
+def test_placed_retirement_runs_equal_the_reference(pol, k, spares, standbys, dry):
+    """The run's pool shrinks by the placement's retirements as by the slots' (the reference reads
+    the same flags): the fast paths equal it, up to a fleet retired whole (the log then ends,
+    the job waits for a node that never comes and stops at the wall limit)."""
+    fm = NodeRenewals(gpus_per_node=8, lemon_share=0.25, lemon_rate=5.0, lemon_fix=0.5, place="fewest_failures",
+                      place_pool=spares + standbys, retire_after=k)
+    rp = Repairs(swap=20.0, spares=spares, time=900.0, rejoin=15.0, standbys=standbys, retire_after=k)
+    sc = Scenario(12, n_steps=120, t_compute=10.0, t_allreduce=1.0, failure_model=fm, system_mtbf=150.0,
+                  gpus_per_group=16, restart_time=40.0, checkpoint_time=6.0, jitter=0.1,
+                  max_wall_factor=40.0 if not dry else 8.0, repair=rp)
+    retired, finished = 0.0, []
+    for seed in range(3):
+        fast, _ = assert_same(sc, pol, seed)
+        assert fast.failures_seen > 0
+        retired += fast.retired_gpu_hours
+        finished.append(fast.finished)
+    assert retired > 0  # some nodes did retire on these seeds
+    assert all(finished) != dry  # a fleet of 13 or 14 nodes retiring at their first failure runs dry
+
+
+def test_the_file_places_and_retires():
+    """fleet.place with fleet.retire_after reads and runs; the note names both."""
+    sf = _file({"place": "fewest_failures", "retire_after": 2, "lemon_share": 0.2, "lemon_rate": 4})
+    fm = sf.scenario.failures
+    assert (fm.place, fm.retire_after) == ("fewest_failures", 2) and sf.scenario.repair.retire_after == 2
+    r = simulate(sf.scenario.replace(n_steps=2_000), CheckpointOnly(interval=600.0), seed=0)
+    assert r.failures_seen > 0
+
+
 # -- the keys ----------------------------------------------------------------------------------------
 
 
@@ -294,7 +368,6 @@ def test_placed_runs_equal_the_reference(pol, rule):
     ({"place": "any"}, {"repair": {"time": "2 h"}}, "fleet.place needs [repair] with a finite repair.spares"),
     ({"place": "any"}, {"repair": {"spares": 0, "time": "2 h"}}, "fleet.place needs at least one idle node"),
     ({"place": "any"}, {"failures": {"model": "per-unit", "mtbf": "1 h"}}, "fleet.place needs failures.model = 'node'"),
-    ({"place": "fewest_failures", "retire_after": 2}, {}, "fleet.place does not go with fleet.retire_after"),
 ])
 def test_bad_placements_are_refused_naming_the_key(fleet, tables, words):
     with pytest.raises(ScenarioFileError) as e:
@@ -304,7 +377,8 @@ def test_bad_placements_are_refused_naming_the_key(fleet, tables, words):
 
 @pytest.mark.parametrize("kw, words", [
     (dict(place="near"), "fleet.place must be one of"),
-    (dict(place="any", place_pool=2, retire_after=2), "does not go with fleet.retire_after"),
+    (dict(place="any", place_pool=2, frailty=1.0, frailty_lemons=True, lemon_fix=0.5),
+     "does not go with fleet.lemons = 'frailty'"),
 ])
 def test_the_model_refuses_bad_placements(kw, words):
     with pytest.raises(ValueError) as e:

@@ -84,7 +84,7 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
                 const double[::1] draws, double end, int fewest, int64_t[::1] slots_heap,
                 double[::1] out_t, int64_t[::1] out_slot, int64_t[::1] out_node,
                 signed char[::1] lemon, const double[::1] fix_u, double fix, double normal_scale,
-                double[::1] fixed_op):
+                double[::1] fixed_op, int64_t retire_after, signed char[::1] out_ret):
     """Take the failures before ``end`` in time order, placing a node at each.
 
     next_t     IN/OUT  each slot's next failure (the clock's time)
@@ -100,6 +100,12 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
     lemon      IN/OUT  with ``fix > 0``: 1 for a node that is a lemon now (else unread, may be empty)
     fix_u      IN      with ``fix > 0``: the fixes' uniforms, consumed from ``state[3]`` on
     fixed_op   OUT     with ``fix > 0``: the (clock) time each fixed lemon was fixed
+    retire_after IN    > 0: a node retires at its ``retire_after``-th failure (it leaves the
+                       fleet and is never placed again); 0: none retires
+    out_ret    OUT     with ``retire_after > 0``: 1 for a failure that retires its node (else
+                       unwritten, may be empty)
+    A slot left with no idle node to take (every other node retired) stays empty: it never
+    fails again (``occ`` -1, next failure inf).
     Returns ``(taken, status)``: status 0 when every failure before ``end`` is taken, 1 when
     the draws ran out (the caller draws more and calls again), 2 when ``out_*`` are full, 3
     when the fixes' uniforms ran out.
@@ -107,7 +113,10 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
     cdef intp_t n = next_t.shape[0], i, k = 0, cap = out_t.shape[0], nd = draws.shape[0], nu = fix_u.shape[0]
     cdef int64_t s, u, v
     cdef int status = 0
+    cdef bint ret
     cdef double t, nt
+    if retire_after > 0 and out_ret.shape[0] < cap:
+        raise ValueError("out_ret must hold as many entries as out_t with retire_after > 0")
     with nogil:
         for i in range(n):
             slots_heap[i] = i
@@ -141,10 +150,19 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
                     scale[u] = normal_scale
                     fixed_op[u] = t
                 state[3] += 1
-            key[u] = count[u] if fewest else 0
-            seq[u] = state[1]
-            state[1] += 1
-            _idle_push(&idle[0], &state[0], u, &key[0], &seq[0])
+            ret = retire_after > 0 and count[u] % retire_after == 0
+            if retire_after > 0:
+                out_ret[k - 1] = ret
+            if not ret:  # a retired node leaves the fleet: it joins no idle set
+                key[u] = count[u] if fewest else 0
+                seq[u] = state[1]
+                state[1] += 1
+                _idle_push(&idle[0], &state[0], u, &key[0], &seq[0])
+            if state[0] == 0:  # nothing left to place: the slot stays empty
+                occ[s] = -1
+                next_t[s] = INFINITY
+                _slot_down(&slots_heap[0], n, 0, &next_t[0])
+                continue
             v = _idle_pop(&idle[0], &state[0], &key[0], &seq[0])
             occ[s] = v
             nt = t + draws[state[2]] * scale[v]

@@ -168,8 +168,8 @@ def retire_meaningful(sc: Scenario, possible: bool = False) -> bool:
     fm = sc.failures
     if sc.repair is None or type(fm) is not NodeRenewals:
         return False
-    # nor beside a domain class or a placement that moves nodes (the reader refuses both)
-    if (sc.failure_classes is not None and sc.failure_classes.has_domains) or fm.place != "slot":
+    # nor beside a domain class (the reader refuses it: a domain event's copies are no failures)
+    if sc.failure_classes is not None and sc.failure_classes.has_domains:
         return False
     return possible or fm.lemon_share > 0 or fm.frailty > 0 or fm.retire_after > 0
 

@@ -123,7 +123,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         A node failing this many times leaves the fleet ([fleet]): the log marks each slot's
         ``retire_after``-th, ``2 retire_after``-th, ... failure (the slot's node since its last
         retirement, :attr:`NodeFailureLog.retire`), and with ``[repair]`` that node never comes
-        back to the spare pool, which shrinks. 0: no node retires.
+        back to the spare pool, which shrinks. With ``place`` the count is the *node's* own
+        failures wherever it ran (a node retires at its ``retire_after``-th), and a retired node
+        is never placed again. 0: no node retires.
     frailty_lemons : bool, default False
         The fleet's lemons are the frailty's multipliers (``[fleet] lemons = "frailty"``, needs
         ``frailty > 0``): ``lemon_fix`` is then the probability that the repair after *any*
@@ -137,8 +139,10 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         failure the failed node joins the idle nodes and its slot takes the idle node waiting
         longest ("any") or the one with the fewest failures so far ("fewest_failures", the one
         waiting longest among equals). Idle nodes do not fail; a node placed starts a fresh
-        lifetime; ``lemon_fix`` fixes the lemon *node* (it stays fixed wherever it goes). Not
-        with ``retire_after`` or ``frailty_lemons``.
+        lifetime; ``lemon_fix`` fixes the lemon *node* (it stays fixed wherever it goes);
+        ``retire_after`` retires the node (the idle set shrinks; a slot finding it empty stays
+        empty and never fails again, the pool's wait then stopping the job). Not with
+        ``frailty_lemons``.
     place_pool : int, default 0
         The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
         ``fleet.standbys``, at least 1; a pool swept to 0 by ``spare advise`` leaves none, and
@@ -249,12 +253,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                              "rate multipliers: give one")
         check_choice(self.place, "fleet.place", PLACE_RULES)
         set_(self, "place_pool", as_int(self.place_pool, "place_pool", min_value=0))
-        if self.place != "slot":
-            for bad, key in ((self.retire_after > 0, "fleet.retire_after"),
-                             (self.frailty_lemons, "fleet.lemons = 'frailty'")):
-                if bad:
-                    raise ValueError(f"fleet.place = {self.place!r} does not go with {key} (a retirement, or a "
-                                     "frailty redrawn, of a node that moves between slots is not built)")
+        if self.place != "slot" and self.frailty_lemons:
+            raise ValueError(f"fleet.place = {self.place!r} does not go with fleet.lemons = 'frailty' (a frailty "
+                             "redrawn for a node that moves between slots is not built)")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -436,7 +437,8 @@ class NodeFailureLog:
         drawn as ``round(share * N)`` of the ``N = n + idle`` nodes, or a frailty's ``N``
         gammas) belong to nodes; the job starts on nodes ``0 .. n-1``. The failures are then
         taken in time order by a compiled loop (``_ext/events/_placement.pyx``) from blocks of
-        the law's draws; :meth:`failed_nodes` gives each row's node.
+        the law's draws; :meth:`failed_nodes` gives each row's node. With ``retire_after`` the
+        loop flags each node's ``retire_after``-th failure and leaves that node out of the idle set.
 
     Attributes
     ----------
@@ -448,7 +450,8 @@ class NodeFailureLog:
         Every failure before it is in the log.
     retire : numpy.ndarray of int8 or None
         With ``retire_after``: 1 for a failure whose node retires (its slot's
-        ``retire_after``-th failure since the slot's last retirement), aligned with ``times``
+        ``retire_after``-th failure since the slot's last retirement; with a placement the
+        node's own ``retire_after``-th), aligned with ``times``
         (read :meth:`retire_flags`). None without.
     """
 
@@ -466,9 +469,10 @@ class NodeFailureLog:
         n = n_groups * nodes_per_group
         n_slots = n
         self._pl = None
+        self.retire_after = int(retire_after)
         if place is not None:  # the multipliers belong to the fleet's nodes, the job's and the idle ones
-            if frailty_lemons is not None or retire_after:
-                raise ValueError("a placement does not go with retire_after or lemons from the frailty")
+            if frailty_lemons is not None:
+                raise ValueError("a placement does not go with lemons from the frailty")
             n = n_slots + int(place[1])
         #: per-node lifetime multipliers 1 / Z (None: all nodes alike); inf for a multiplier that
         #: underflowed to 0 (a node that never fails)
@@ -509,7 +513,6 @@ class NodeFailureLog:
         self.groups: list = []
         self.horizon = 0.0
         self._buf_t, self._buf_g, self._buf_n = np.empty(1024), np.empty(1024, dtype=np.int64), 0
-        self.retire_after = int(retire_after)
         # per slot: failures of its node so far; the flags, a buffer grown by doubling
         self._count = np.zeros(n, dtype=np.int64) if self.retire_after > 0 else None
         self._ret, self._n_ret = (np.empty(1024, dtype=np.int8), 0) if self.retire_after > 0 else (None, 0)
@@ -543,6 +546,8 @@ class NodeFailureLog:
             "state": np.array([n_idle, n_idle, _PLACE_DRAWS], dtype=np.int64), "draws": np.empty(0),
             "heap": np.empty(n_slots, dtype=np.int64), "out_t": np.empty(_PLACE_DRAWS),
             "out_s": np.empty(_PLACE_DRAWS, dtype=np.int64), "out_u": np.empty(_PLACE_DRAWS, dtype=np.int64),
+            # retire_after: each row's retirement flag (a node retires at its own k-th failure)
+            "out_r": np.empty(_PLACE_DRAWS if self.retire_after > 0 else 0, dtype=np.int8),
             # lemon_fix: the lemons (a view: the kernel's fixes are the log's), the fixes' uniforms
             # in blocks from the lemons' stream, and when each node was fixed (the clock's time)
             "lemon": self.lemon.view(np.int8) if self._fix > 0 else np.zeros(0, dtype=np.int8),
@@ -563,16 +568,19 @@ class NodeFailureLog:
         ``_PLACE_DRAWS`` lifetimes from the lifetimes' stream as it uses them up."""
         p = self._pl
         op_end = end if self.schedule is None else float(self.schedule.cumulative(end))
-        ts, ss, us = [], [], []
+        ts, ss, us, rs = [], [], [], []
         while True:
             k, status = _PLACE.place_chunk(self._next, p["occ"], p["count"], p["scale"], p["idle"], p["key"],
                                            p["seq"], p["state"], p["draws"], op_end, p["fewest"], p["heap"],
                                            p["out_t"], p["out_s"], p["out_u"], p["lemon"], p["fix_u"], self._fix,
-                                           self._c if self._fix > 0 else 1.0, p["fixed_op"])
+                                           self._c if self._fix > 0 else 1.0, p["fixed_op"], self.retire_after,
+                                           p["out_r"])
             if k:
                 ts.append(p["out_t"][:k].copy())
                 ss.append(p["out_s"][:k].copy())
                 us.append(p["out_u"][:k].copy())
+                if self.retire_after > 0:
+                    rs.append(p["out_r"][:k].copy())
             if status == 0:
                 break
             if status == 1:
@@ -587,6 +595,8 @@ class NodeFailureLog:
             self.times.extend(t.tolist())
             self.groups.extend((slot // self.nodes_per_group).tolist())
             self.nodes.extend(np.concatenate(us).tolist())
+            if self.retire_after > 0:
+                self._append_retired(np.concatenate(rs))
             if self._fix > 0:
                 fo = p["fixed_op"]
                 new = np.isfinite(fo) & np.isinf(self.fixed_at)
@@ -683,6 +693,11 @@ class NodeFailureLog:
         first = float(nxt.min()) if nxt.shape[0] else math.inf
         if self.schedule is not None:
             first = float(self._wall(first))
+        if first == math.inf:
+            # no node will ever fail again (every slot empty: a placement's fleet all retired, or
+            # nodes that never fail): the log is complete for all time
+            self.horizon = math.inf
+            return
         if first - self.horizon > _SKIP_CHUNKS * self.chunk_seconds:
             # no failure for many chunks (a heavy-tailed residual age): skip the empty chunks at
             # once, to the last chunk boundary before the next failure (empty chunks draw nothing)
@@ -751,7 +766,11 @@ class NodeFailureLog:
         count = np.empty(m, dtype=np.int64)
         count[by_node] = self._count[sn] + occ + 1
         self._count += np.bincount(nodes, minlength=self._count.shape[0])
-        flags = (count % self.retire_after == 0).astype(np.int8)
+        self._append_retired((count % self.retire_after == 0).astype(np.int8))
+
+    def _append_retired(self, flags: np.ndarray) -> None:
+        """Add the retirement flags of the chunk's failures (in log order) to the buffer."""
+        m = flags.shape[0]
         have = self._n_ret
         if self._ret.shape[0] < have + m:
             buf = np.empty(2 * (have + m), dtype=np.int8)

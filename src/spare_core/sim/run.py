@@ -358,9 +358,6 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
     else:
         if domains:
             # recovery = "domain": each such failure takes its domain's groups (one event)
-            if scenario.repair is not None and scenario.repair.retire_after:
-                raise ValueError("[fleet] retire_after cannot go with a failure class of recovery = \"domain\" (a "
-                                 "domain event's copies are no failures of their nodes to count)")
             source = draws = DomainEpochs(source, draws, scenario.n_groups, every)
         loop = _run_batches(plan, source, mults, bool(timeline), draws)
     return _assemble(scenario, policy, seed, plan, loop)

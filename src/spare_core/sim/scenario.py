@@ -297,6 +297,11 @@ class Scenario:
                 # event's groups would each draw a class of their own (the file refuses it too)
                 raise ValueError("a failure class of recovery = \"domain\" cannot go with a DomainFailures model "
                                  "([[failures.domains]]): give the domains as levels, or as domain classes")
+            if self.repair is not None and self.repair.retire_after:
+                # a domain event's other groups are copies of one fault, no failures of their
+                # nodes for a retirement to count
+                raise ValueError("[fleet] retire_after cannot go with a failure class of recovery = \"domain\" (a "
+                                 "domain event's copies are no failures of their nodes to count)")
         self.failure_classes = failure_classes
         cap = getattr(self.failures, "capacity_timeline", None)
         if cap is not None and cap(self.n_groups) is not None:  # also checks the fleet against the job
