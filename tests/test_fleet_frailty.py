@@ -200,6 +200,20 @@ def test_frailty_lemons_in_the_compiled_run_equal_the_reference(pol, fix, k):
 # -- the file ---------------------------------------------------------------------------------------
 
 
+def test_the_example_with_a_placement_reads_and_runs(tmp_path):
+    """fleet.place beside lemons from the frailty: the fitted multipliers belong to the fleet's
+    nodes (the job's and the pool's), a fix redraws a node's, a retired node leaves."""
+    f = _file(tmp_path, 'lemons = "frailty"\nlemon_fix = 0.5\nretire_after = 3\nplace = "fewest_failures"',
+              'time = "4 h"\nswap = "10 min"\nspares = 4')
+    sf = load_scenario_file(f)
+    fm = sf.scenario.failures
+    assert fm.frailty_lemons and (fm.place, fm.place_pool, fm.retire_after) == ("fewest_failures", 4, 3)
+    assert "placement: 4 idle nodes" in sf.rate_note
+    sc = sf.scenario.replace(n_steps=20_000)
+    r = simulate(sc, CheckpointOnly(), seed=0)
+    assert r.failures_seen > 0 and _numbers(r) == _numbers(simulate(sc, CheckpointOnly(), seed=0))
+
+
 def test_the_example_reads_runs_and_says_what_it_holds():
     sf = load_scenario_file(EXAMPLE)
     fm = sf.scenario.failures

@@ -46,7 +46,8 @@ def _until(log, end):
     return t[keep], np.asarray(log.groups)[keep], log.failed_nodes()[keep]
 
 
-def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="stationary", retire_after=0):
+def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="stationary", retire_after=0,
+           frailty_fix=0.0):
     """The placement one failure at a time in plain Python, from the same streams: the next
     failure is the earliest slot's (ties: the lower slot); its node joins the idle list with its
     key (its count for "fewest_failures", else 0) and entry number; the smallest (key, entry)
@@ -55,7 +56,9 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
     entry) a lemon's failure is fixed when its uniform (blocks from the lemons' stream, one per
     lemon failure) is below it: a normal node's multiplier from then on. With ``retire_after``
     a node's ``retire_after``-th failure retires it (the row's fourth entry 1): it joins no idle
-    list, and a slot finding the list empty stays empty for good."""
+    list, and a slot finding the list empty stays empty for good. With ``frailty_fix`` (lemons
+    from the frailty) every failure draws a uniform and a fixed node a fresh multiplier,
+    1 / Gamma(1/v, v), both in blocks from the lemons' stream, refilled when one is needed."""
     rng = stream_rng(as_seed_sequence(seed), "node-lifetimes")
     total = n + idle
     scale = np.ones(total)
@@ -71,6 +74,10 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
         c = 1.0 - k / total + m * k / total
         scale = np.where(lem, c / m, c)
     fix_u, upos = [], 0
+    gam, gpos = [], 0
+    if frailty_fix > 0:
+        fix, lrng = frailty_fix, stream_rng(as_seed_sequence(seed), "node-lemons")
+        lem[:] = True
     first = law.sample_residual if initial == "stationary" else law.sample
     nxt = list(first(rng, n) * scale[:n])
     occ = list(range(n))
@@ -92,8 +99,14 @@ def oracle(law, n, idle, seed, rule, end, *, lemons=None, frailty=0.0, initial="
             if upos == len(fix_u):
                 fix_u, upos = lrng.random(_PLACE_DRAWS), 0
             if fix_u[upos] < fix:
-                lem[u] = False
-                scale[u] = c
+                if frailty_fix > 0:
+                    if gpos == len(gam):
+                        gam, gpos = 1.0 / (lrng.standard_gamma(1.0 / frailty, _PLACE_DRAWS) * frailty), 0
+                    scale[u] = gam[gpos]
+                    gpos += 1
+                else:
+                    lem[u] = False
+                    scale[u] = c
             upos += 1
         if not ret:
             waiting.append((count[u] if rule == "fewest_failures" else 0, entry, u))
@@ -351,6 +364,55 @@ def test_placed_retirement_runs_equal_the_reference(pol, k, spares, standbys, dr
     assert all(finished) != dry  # a fleet of 13 or 14 nodes retiring at their first failure runs dry
 
 
+@pytest.mark.parametrize("rule", ["any", "fewest_failures"])
+@pytest.mark.parametrize("fix, k", [(0.3, 0), (1.0, 0), (0.5, 3)])
+def test_placed_frailty_lemons_are_the_step_by_step_oracle(rule, fix, k):
+    """Lemons from the frailty with a placement, bit for bit against the oracle: a fix redraws
+    the node's multiplier (past several blocks of uniforms and gammas), a retirement none."""
+    n, npg, idle, end, v = 12, 3, 4, 20_000.0, 0.7
+    law = Exponential(10.0)
+    log = NodeFailureLog(law, n // npg, npg, 3, chunk_seconds=7.0, place=(rule, idle), frailty=v,
+                         frailty_lemons=fix, retire_after=k)
+    t, g, u = _until(log, end)
+    rows = oracle(law, n, idle, 3, rule, end, frailty=v, frailty_fix=fix, retire_after=k)
+    # past a block of uniforms (and of gammas with fix = 1); with retirement the fleet retires whole
+    assert len(rows) > _PLACE_DRAWS if not k else len(rows) == k * (n + idle)
+    assert t.tolist() == [r[0] for r in rows] and u.tolist() == [r[2] for r in rows]
+    assert g.tolist() == [r[1] // npg for r in rows]
+
+
+@pytest.mark.parametrize("v", [0.25, 0.4])
+def test_placed_frailty_fixed_at_every_failure_runs_at_one_minus_v(v):
+    """A fix after every failure redraws the node's multiplier, and "any" takes the idle node
+    waiting longest whatever its multiplier: each lifetime is then a fresh E / Z, Z ~ Gamma(1/v, v),
+    of mean E[1/Z] = 1 / (1 - v) law means, so the job's long-run rate is n (1 - v) per law mean
+    (the slot rule's closed form, docs/model.md, now on moving nodes). The renewal count's
+    standard deviation is sqrt(n T Var(G) / E[G]^3) with E[G^2] = 2 E[1/Z^2] = 2 / ((1 - v)(1 - 2 v))."""
+    n, idle, T = 20, 5, 5_000.0
+    log = NodeFailureLog(Exponential(1.0), n, 1, 7, chunk_seconds=50.0, place=("any", idle), frailty=v,
+                         frailty_lemons=1.0)
+    t, _, _ = _until(log, T)
+    mean_g = 1.0 / (1.0 - v)
+    var_g = 2.0 / ((1.0 - v) * (1.0 - 2.0 * v)) - mean_g ** 2
+    expected, sd = n * T / mean_g, math.sqrt(n * T * var_g / mean_g ** 3)
+    assert abs(t.shape[0] - expected) < 4 * sd + 2 * n, (t.shape[0], expected, sd)
+
+
+@pytest.mark.parametrize("pol", [CheckpointOnly(interval=120.0), SpareCheckpoint(3, interval=200.0)],
+                         ids=lambda p: p.name)
+@pytest.mark.parametrize("fix, k", [(0.4, 0), (0.5, 2)])
+def test_placed_frailty_lemons_runs_equal_the_reference(pol, fix, k):
+    fm = NodeRenewals(gpus_per_node=8, frailty=0.8, frailty_lemons=True, lemon_fix=fix, retire_after=k,
+                      place="fewest_failures", place_pool=4)
+    rp = Repairs(swap=20.0, spares=3, time=900.0, rejoin=15.0, standbys=1, retire_after=k)
+    sc = Scenario(12, n_steps=120, t_compute=10.0, t_allreduce=1.0, failure_model=fm, system_mtbf=150.0,
+                  gpus_per_group=16, restart_time=40.0, checkpoint_time=6.0, jitter=0.1,
+                  max_wall_factor=40.0, repair=rp)
+    for seed in range(3):
+        fast, _ = assert_same(sc, pol, seed)
+        assert fast.failures_seen > 0
+
+
 def test_the_file_places_and_retires():
     """fleet.place with fleet.retire_after reads and runs; the note names both."""
     sf = _file({"place": "fewest_failures", "retire_after": 2, "lemon_share": 0.2, "lemon_rate": 4})
@@ -377,8 +439,6 @@ def test_bad_placements_are_refused_naming_the_key(fleet, tables, words):
 
 @pytest.mark.parametrize("kw, words", [
     (dict(place="near"), "fleet.place must be one of"),
-    (dict(place="any", place_pool=2, frailty=1.0, frailty_lemons=True, lemon_fix=0.5),
-     "does not go with fleet.lemons = 'frailty'"),
 ])
 def test_the_model_refuses_bad_placements(kw, words):
     with pytest.raises(ValueError) as e:

@@ -991,9 +991,6 @@ def _place(rd: Reader, fl: dict[str, Any] | None, rp: dict[str, Any] | None, fai
     if idle < 1:
         raise rd.fail("fleet.place", "needs at least one idle node (repair.spares plus fleet.standbys >= 1)",
                       fl["place"])
-    if model.frailty_lemons:
-        raise rd.fail("fleet.place", "does not go with fleet.lemons = 'frailty' (a frailty redrawn for a node that "
-                      "moves between slots is not built)", fl["place"])
     words = "the idle node waiting longest" if rule == "any" else "the idle node with the fewest failures so far"
     return dataclasses.replace(fails, model=model.replace(place=rule, place_pool=idle),
                                note=fails.note + f"; placement: {idle} idle nodes, a failed node's slot taking {words}")

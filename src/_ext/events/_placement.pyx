@@ -84,7 +84,8 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
                 const double[::1] draws, double end, int fewest, int64_t[::1] slots_heap,
                 double[::1] out_t, int64_t[::1] out_slot, int64_t[::1] out_node,
                 signed char[::1] lemon, const double[::1] fix_u, double fix, double normal_scale,
-                double[::1] fixed_op, int64_t retire_after, signed char[::1] out_ret):
+                double[::1] fixed_op, int64_t retire_after, signed char[::1] out_ret,
+                int redraw, const double[::1] redraw_scale):
     """Take the failures before ``end`` in time order, placing a node at each.
 
     next_t     IN/OUT  each slot's next failure (the clock's time)
@@ -93,13 +94,17 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
     scale      IN/OUT  each node's lifetime multiplier (1 / its rate multiple; a fix sets a lemon's)
     idle       IN/OUT  the idle nodes, a binary heap by (key, seq); its size is ``state[0]``
     key, seq   IN/OUT  per node: its idle key (its count with ``fewest``, else 0) and entry order
-    state      IN/OUT  [idle size, next entry number, next draw, next fix uniform]
+    state      IN/OUT  [idle size, next entry number, next draw, next fix uniform, next redrawn scale]
     draws      IN      the law's lifetimes, consumed from ``state[2]`` on
     slots_heap OUT     scratch, one entry per slot
     out_*      OUT     the failures taken: time, slot, node
     lemon      IN/OUT  with ``fix > 0``: 1 for a node that is a lemon now (else unread, may be empty)
     fix_u      IN      with ``fix > 0``: the fixes' uniforms, consumed from ``state[3]`` on
-    fixed_op   OUT     with ``fix > 0``: the (clock) time each fixed lemon was fixed
+    fixed_op   OUT     with ``fix > 0`` and not ``redraw``: the (clock) time each fixed lemon was fixed
+    redraw     IN      1: the lemons are a frailty's (``lemon`` all 1, one uniform per failure), and
+                       a fixed node's multiplier becomes the next of ``redraw_scale`` (a fresh
+                       draw of the same law) instead of ``normal_scale``; it stays eligible
+    redraw_scale IN    with ``redraw``: the fixed nodes' new multipliers, consumed from ``state[4]`` on
     retire_after IN    > 0: a node retires at its ``retire_after``-th failure (it leaves the
                        fleet and is never placed again); 0: none retires
     out_ret    OUT     with ``retire_after > 0``: 1 for a failure that retires its node (else
@@ -108,15 +113,19 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
     fails again (``occ`` -1, next failure inf).
     Returns ``(taken, status)``: status 0 when every failure before ``end`` is taken, 1 when
     the draws ran out (the caller draws more and calls again), 2 when ``out_*`` are full, 3
-    when the fixes' uniforms ran out.
+    when the fixes' uniforms ran out, 4 when the redrawn multipliers ran out.
     """
     cdef intp_t n = next_t.shape[0], i, k = 0, cap = out_t.shape[0], nd = draws.shape[0], nu = fix_u.shape[0]
+    cdef intp_t nr = redraw_scale.shape[0]
     cdef int64_t s, u, v
     cdef int status = 0
     cdef bint ret
     cdef double t, nt
     if retire_after > 0 and out_ret.shape[0] < cap:
         raise ValueError("out_ret must hold as many entries as out_t with retire_after > 0")
+    if state.shape[0] < 5 or (fix > 0 and lemon.shape[0] < count.shape[0]) or \
+            (fix > 0 and not redraw and fixed_op.shape[0] < count.shape[0]):
+        raise ValueError("state needs 5 entries, lemon and fixed_op one per node with fix > 0")
     with nogil:
         for i in range(n):
             slots_heap[i] = i
@@ -139,6 +148,9 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
             if fix > 0 and lemon[u] and state[3] >= nu:
                 status = 3
                 break
+            if redraw and fix > 0 and fix_u[state[3]] < fix and state[4] >= nr:
+                status = 4
+                break
             count[u] += 1
             out_t[k] = t
             out_slot[k] = s
@@ -146,9 +158,13 @@ def place_chunk(double[::1] next_t, int64_t[::1] occ, int64_t[::1] count, double
             k += 1
             if fix > 0 and lemon[u]:  # its repair may fix it (before it can be placed again)
                 if fix_u[state[3]] < fix:
-                    lemon[u] = 0
-                    scale[u] = normal_scale
-                    fixed_op[u] = t
+                    if redraw:  # a fresh multiplier from the frailty's law; the node stays eligible
+                        scale[u] = redraw_scale[state[4]]
+                        state[4] += 1
+                    else:
+                        lemon[u] = 0
+                        scale[u] = normal_scale
+                        fixed_op[u] = t
                 state[3] += 1
             ret = retire_after > 0 and count[u] % retire_after == 0
             if retire_after > 0:

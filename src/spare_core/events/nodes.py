@@ -141,8 +141,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         waiting longest among equals). Idle nodes do not fail; a node placed starts a fresh
         lifetime; ``lemon_fix`` fixes the lemon *node* (it stays fixed wherever it goes);
         ``retire_after`` retires the node (the idle set shrinks; a slot finding it empty stays
-        empty and never fails again, the pool's wait then stopping the job). Not with
-        ``frailty_lemons``.
+        empty and never fails again, the pool's wait then stopping the job); with
+        ``frailty_lemons`` a fix redraws the *node's* multiplier (it keeps it wherever it goes)
+        and a retired node leaves without a redraw (its slot takes another node of the fleet).
     place_pool : int, default 0
         The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
         ``fleet.standbys``, at least 1; a pool swept to 0 by ``spare advise`` leaves none, and
@@ -253,9 +254,6 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                              "rate multipliers: give one")
         check_choice(self.place, "fleet.place", PLACE_RULES)
         set_(self, "place_pool", as_int(self.place_pool, "place_pool", min_value=0))
-        if self.place != "slot" and self.frailty_lemons:
-            raise ValueError(f"fleet.place = {self.place!r} does not go with fleet.lemons = 'frailty' (a frailty "
-                             "redrawn for a node that moves between slots is not built)")
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
@@ -430,8 +428,10 @@ class NodeFailureLog:
         node; a fixed node, and with ``retire_after`` a retiring one, gets a fresh
         ``Gamma(1/v, v)`` multiplier before its replacement lifetime is drawn (one uniform per
         failure when the value is > 0, then one gamma per redrawn slot in node order, both from
-        the stream ``"node-lemons"``; the passes are then drawn one at a time). None: off, the
-        log as without it.
+        the stream ``"node-lemons"``; the passes are then drawn one at a time). With ``place``
+        only a fix redraws (a retiring node leaves): one uniform per failure, in log order, and
+        the fixed nodes' gammas in blocks, both from ``"node-lemons"`` as the loop uses them up.
+        None: off, the log as without it.
     place : (str, int), optional
         ``(rule, idle nodes)``: placement (see :class:`NodeRenewals`). The multipliers (lemons
         drawn as ``round(share * N)`` of the ``N = n + idle`` nodes, or a frailty's ``N``
@@ -471,8 +471,6 @@ class NodeFailureLog:
         self._pl = None
         self.retire_after = int(retire_after)
         if place is not None:  # the multipliers belong to the fleet's nodes, the job's and the idle ones
-            if frailty_lemons is not None:
-                raise ValueError("a placement does not go with lemons from the frailty")
             n = n_slots + int(place[1])
         #: per-node lifetime multipliers 1 / Z (None: all nodes alike); inf for a multiplier that
         #: underflowed to 0 (a node that never fails)
@@ -505,6 +503,19 @@ class NodeFailureLog:
         if self.scales is not None:
             nxt *= self.scales[:n_slots]  # with a placement the job starts on nodes 0 .. n-1
         self._next = nxt
+        # lemons from the frailty: the gamma's variance when a fix or a retirement redraws a
+        # slot's multiplier (0: never), and each slot's failures counted pass by pass. With a
+        # placement only a fix redraws (a retired node leaves; its slot takes another node)
+        self._redraw_v, self._seen = 0.0, None
+        if frailty_lemons is not None and frailty > 0 and (frailty_lemons > 0
+                                                           or (self.retire_after > 0 and place is None)):
+            if self.lemon is not None:
+                raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
+            self._redraw_v = float(frailty)
+            self._fix = float(frailty_lemons)
+            self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
+            if self.retire_after > 0 and place is None:
+                self._seen = np.zeros(n, dtype=np.int64)
         #: with a placement: the failed node of each row (read :meth:`failed_nodes`), else None
         self.nodes = None
         if place is not None:
@@ -516,17 +527,6 @@ class NodeFailureLog:
         # per slot: failures of its node so far; the flags, a buffer grown by doubling
         self._count = np.zeros(n, dtype=np.int64) if self.retire_after > 0 else None
         self._ret, self._n_ret = (np.empty(1024, dtype=np.int8), 0) if self.retire_after > 0 else (None, 0)
-        # lemons from the frailty: the gamma's variance when a fix or a retirement redraws a
-        # slot's multiplier (0: never), and each slot's failures counted pass by pass
-        self._redraw_v, self._seen = 0.0, None
-        if frailty_lemons is not None and frailty > 0 and (frailty_lemons > 0 or self.retire_after > 0):
-            if self.lemon is not None:
-                raise ValueError("lemons and a frailty are two laws of the rate multipliers: give one")
-            self._redraw_v = float(frailty)
-            self._fix = float(frailty_lemons)
-            self._lemon_rng = stream_rng(as_seed_sequence(seed), "node-lemons")
-            if self.retire_after > 0:
-                self._seen = np.zeros(n, dtype=np.int64)
 
     def _place_init(self, rule: str, n_slots: int, n: int) -> None:
         """The placement's state: the job on nodes 0 .. n_slots-1, the others idle in id order."""
@@ -550,12 +550,15 @@ class NodeFailureLog:
             "out_r": np.empty(_PLACE_DRAWS if self.retire_after > 0 else 0, dtype=np.int8),
             # lemon_fix: the lemons (a view: the kernel's fixes are the log's), the fixes' uniforms
             # in blocks from the lemons' stream, and when each node was fixed (the clock's time)
-            "lemon": self.lemon.view(np.int8) if self._fix > 0 else np.zeros(0, dtype=np.int8),
+            "lemon": self.lemon.view(np.int8) if self._fix > 0 and self._redraw_v == 0 else
+            np.ones(n if self._redraw_v > 0 else 0, dtype=np.int8),  # the frailty's: every node eligible
             "fix_u": np.empty(0), "fixed_op": np.full(n, math.inf) if self._fix > 0 else np.empty(0),
+            # lemons from the frailty: the fixed nodes' new multipliers, 1 / Gamma(1/v, v), in blocks
+            "redraw": int(self._redraw_v > 0), "redraw_scale": np.empty(0),
         }
         if self.scales is not None:
             self._pl["scale"] = self.scales  # the same array: a fix's new multiplier is the log's
-        self._pl["state"] = np.array([n_idle, n_idle, _PLACE_DRAWS, _PLACE_DRAWS], dtype=np.int64)
+        self._pl["state"] = np.array([n_idle, n_idle, _PLACE_DRAWS, _PLACE_DRAWS, _PLACE_DRAWS], dtype=np.int64)
         self.nodes = []
 
     def failed_nodes(self) -> np.ndarray | None:
@@ -573,8 +576,8 @@ class NodeFailureLog:
             k, status = _PLACE.place_chunk(self._next, p["occ"], p["count"], p["scale"], p["idle"], p["key"],
                                            p["seq"], p["state"], p["draws"], op_end, p["fewest"], p["heap"],
                                            p["out_t"], p["out_s"], p["out_u"], p["lemon"], p["fix_u"], self._fix,
-                                           self._c if self._fix > 0 else 1.0, p["fixed_op"], self.retire_after,
-                                           p["out_r"])
+                                           self._c if self._fix > 0 and not p["redraw"] else 1.0, p["fixed_op"],
+                                           self.retire_after, p["out_r"], p["redraw"], p["redraw_scale"])
             if k:
                 ts.append(p["out_t"][:k].copy())
                 ss.append(p["out_s"][:k].copy())
@@ -589,6 +592,11 @@ class NodeFailureLog:
             elif status == 3:
                 p["fix_u"] = self._lemon_rng.random(_PLACE_DRAWS)
                 p["state"][3] = 0
+            elif status == 4:
+                v = self._redraw_v
+                with np.errstate(divide="ignore"):
+                    p["redraw_scale"] = 1.0 / (self._lemon_rng.standard_gamma(1.0 / v, _PLACE_DRAWS) * v)
+                p["state"][4] = 0
         if ts:
             t = self._wall(np.concatenate(ts))  # in time order already (ties by slot)
             slot = np.concatenate(ss)
@@ -597,7 +605,7 @@ class NodeFailureLog:
             self.nodes.extend(np.concatenate(us).tolist())
             if self.retire_after > 0:
                 self._append_retired(np.concatenate(rs))
-            if self._fix > 0:
+            if self.fixed_at is not None:
                 fo = p["fixed_op"]
                 new = np.isfinite(fo) & np.isinf(self.fixed_at)
                 self.fixed_at[new] = self._wall(fo[new])
