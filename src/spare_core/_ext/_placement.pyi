@@ -8,5 +8,6 @@ def place_chunk(
     draws: NDArray[np.float64], end: float, fewest: int, slots_heap: NDArray[np.int64],
     out_t: NDArray[np.float64], out_slot: NDArray[np.int64], out_node: NDArray[np.int64],
     lemon: NDArray[np.int8], fix_u: NDArray[np.float64], fix: float, normal_scale: float,
-    fixed_op: NDArray[np.float64],
+    fixed_op: NDArray[np.float64], retire_after: int, out_ret: NDArray[np.int8], redraw: int,
+    redraw_scale: NDArray[np.float64],
 ) -> tuple[int, int]: ...
