@@ -158,6 +158,39 @@ def test_the_text_prints_the_fleet_tables(tmp_path, capsys):
     assert [line.split()[0] for line in table[2:]] == ["0", "3"]
 
 
+def test_the_plots_draw_every_fleet_sweep(tmp_path, capsys):
+    """``--plot`` draws the spares, standbys and retirement sweeps, one PNG each, with a line per
+    policy whose points are the printed table's (read back from the figure's data)."""
+    pytest.importorskip("matplotlib")
+    from unittest import mock
+
+    from spare_core.commands import plots
+
+    f = tmp_path / "fleet.toml"
+    f.write_text(FLEET)
+    drawn = {}
+    real = plots.plot_sweep
+
+    def spy(directory, sf, sweep, kind):
+        drawn[kind] = sweep
+        return real(directory, sf, sweep, kind)
+
+    d = tmp_path / "plots"
+    with mock.patch("spare_core.commands.advise.plot_sweep", spy):
+        assert main(["advise", str(f), "--no-sensitivity", "--standbys", "0,3", "--retire-after", "0,5",
+                     "--plot", str(d)]) == 0
+    out = capsys.readouterr().out
+    for stem, kind in (("spares", "spares"), ("standbys", "standbys"), ("retire_after", "retire")):
+        png = d / f"{stem}.png"
+        assert f"wrote {png}" in out and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [v["value"] for v in drawn["standbys"]] == [0, 3]
+    assert [v["value"] for v in drawn["retire"]] == [0, 5]
+    # the standbys table's first row is the sweep's first value, as plotted
+    row = out.split("how many warm standbys")[1].split("\n\n")[0].splitlines()[2].split()
+    first = {r["policy"]: r for r in drawn["standbys"][0]["rows"]}
+    assert row[0] == "0" and float(row[1].rstrip(",")) == pytest.approx(next(iter(first.values()))["ratio"], abs=5e-4)
+
+
 def test_fleet_flags_need_their_tables_and_a_huge_list_is_refused_up_front(tmp_path, capsys):
     f = tmp_path / "plain.toml"
     f.write_text(FLEET.split("[repair]")[0] + "[compare]\npolicies = [\"ckpt\"]\nseeds = 2\n")

@@ -19,7 +19,7 @@ Runs the file's grid (policies x r x seeds), then reports:
   again: :mod:`spare_core.commands.variants`);
 - with ``[repair]``, how many hot spares: every policy's best cell at several pool sizes
   (TTT/T0 and cost; ``spares.png`` with ``--plot``); with a ``[fleet]`` table (or
-  ``--standbys``), how many warm standbys; where nodes differ (lemons, a frailty,
+  ``--standbys``), how many warm standbys (``standbys.png``); where nodes differ (lemons, a frailty,
   ``fleet.retire_after``; or ``--retire-after``), after how many failures to retire a node; with
   an in-memory tier, the best policy without it. The recommendation at each of these values is
   a lever (its TTT and cost, paired over the seeds), which ``change first`` may name;
@@ -50,7 +50,7 @@ from .filejob import (IntervalScan, add_file_arguments, check_job_budget, descri
 from .outputs import MAIN_GRID, provenance, run_record, run_rows, write_outputs
 from .._stats import mean_ci, paired_ratio_ci
 from .text import fmt_ci, fmt_duration
-from .plots import plot_spares
+from .plots import plot_sweep
 from .run import best_rows, write_plots
 from .variants import (class_variants, knob_variants, memory_variant, per_policy, retire_counts, retire_meaningful,
                        retire_variants, run_variants, spare_counts, spares_variants, standby_counts, standbys_variants,
@@ -725,6 +725,8 @@ def run(args: Any) -> int:
     if args.plot:
         chosen = (advice["checkpoint_interval"], advice["interval"]["rule"]) if advice and "interval" in advice else None
         write_plots(args.plot, sf, main, best_rows(main), scan=scan, chosen=chosen)
-        if spares:
-            print(f"wrote {plot_spares(args.plot, sf, spares)}")
+        for kind, sweep in (("spares", spares), ("standbys", sweeps.get(STANDBYS_GRID, [])),
+                            ("retire", sweeps.get(RETIRE_GRID, []))):
+            if sweep:
+                print(f"wrote {plot_sweep(args.plot, sf, sweep, kind)}")
     return 0

@@ -297,16 +297,28 @@ def plot_timeline(run: Any, *, directory: str, hours_shown: float | None = None)
     return path
 
 
-def plot_spares(directory: str, sf: Any, spares: list[Any]) -> str:
-    """TTT/T0 and cost against the spare pool, one line per policy (``spares.png``): ``spares``
-    is ``spare advise``'s sweep (per pool size, each policy's row)."""
+#: ``spare advise``'s fleet sweeps as plotted: the file's stem, the x axis, the title's question
+SWEEP_PLOTS = {
+    "spares": ("spares", "hot spares (nodes)", "how many hot spares"),
+    "standbys": ("standbys", "warm standbys (fleet.standbys)", "how many warm standbys"),
+    "retire": ("retire_after", "retire a node after k failures (fleet.retire_after; 0 = never)",
+               "when to retire a node"),
+}
+
+
+def plot_sweep(directory: str, sf: Any, sweep: list[Any], kind: str) -> str:
+    """TTT/T0 and cost against one of ``spare advise``'s fleet sweeps, one line per policy
+    (``spares.png``, ``standbys.png``, ``retire_after.png``): ``sweep`` holds, per value of the
+    key, each policy's row at its best cell; ``kind`` is a key of :data:`SWEEP_PLOTS`. A policy
+    unfinished at a value has no point there (a gap in its line)."""
+    stem, xlabel, question = SWEEP_PLOTS[kind]
     plt = _pyplot()
     priced = sf.scenario.pricing is not None
     fig, axes = plt.subplots(1, 2 if priced else 1, figsize=(10 if priced else 5.5, 4), squeeze=False)
-    pols = list(dict.fromkeys(row["policy"] for v in spares for row in v["rows"]))
-    for i, p in enumerate(pols):
-        xs = [v["value"] for v in spares]
-        rows = [next((r for r in v["rows"] if r["policy"] == p), None) for v in spares]
+    pols = list(dict.fromkeys(row["policy"] for v in sweep for row in v["rows"]))
+    for p in pols:
+        xs = [v["value"] for v in sweep]
+        rows = [next((r for r in v["rows"] if r["policy"] == p), None) for v in sweep]
         ys = [r["ratio"] if r is not None else math.nan for r in rows]
         axes[0][0].plot(xs, ys, "o-", color=strategy_colour(p), label=p)
         if priced:
@@ -316,13 +328,15 @@ def plot_spares(directory: str, sf: Any, spares: list[Any]) -> str:
 
     for ax, what in zip(axes[0], ("TTT / T0", f"cost (at {sf.scenario.pricing.gpu_hour:g} per GPU-hour)"
                                   if priced else "")):
-        ax.set_xlabel("hot spares (nodes)")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(what)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{sf.name}: how many hot spares")
-    return save_figure(fig, f"{directory}/spares.png")
+    fig.suptitle(f"{sf.name}: {question}")
+    path = save_figure(fig, f"{directory}/{stem}.png")
+    plt.close(fig)
+    return path
 
 
 def margin_text(cell: dict) -> str:
