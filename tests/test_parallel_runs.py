@@ -44,6 +44,31 @@ def test_a_replayed_log_runs_in_worker_processes_as_in_one():
     assert {key(r): r.ratio for r in one.runs} == {key(r): r.ratio for r in two.runs}
 
 
+_EXAMPLES = TRACE_JOB.parent
+
+
+@pytest.mark.parametrize("name, sets", [
+    ("preemption_job.toml", []),                       # a capacity log (removals and additions)
+    ("bamboo_p3.toml", ["job.steps=3000"]),            # Bamboo's spot trace, with a step-time table
+    ("trace_job_classes.toml", ["job.steps=20000"]),   # a log's cause column read as failure classes
+    ("fleet_placement.toml", ["job.steps=20000"]),     # a placement with lemons
+])
+def test_capacity_cause_and_placement_files_run_in_workers_as_in_one(name, sets):
+    """What these logs carry (a capacity timeline, each row's class, a placement's node log)
+    survives pickling into worker processes: 1 and 2 workers give the same runs, every number."""
+    sf = load_scenario_file(_EXAMPLES / name, sets)
+    study = Study([sf.scenario], sf.policies, (2,), seeds=(0, 1), streams="seed")
+    one = execute(study, workers=1)
+    two = execute(study, workers=2)
+    assert two.workers == 2
+    key = lambda r: (r.policy, r.redundancy, r.seed)  # noqa: E731
+    assert sorted(map(key, one.runs)) == sorted(map(key, two.runs))
+    fields = ("ratio", "wall_time", "failures_seen", "restarts", "finished")
+    a = {key(r): tuple(getattr(r, f) for f in fields) for r in one.runs}
+    b = {key(r): tuple(getattr(r, f) for f in fields) for r in two.runs}
+    assert a == b and any(v[2] > 0 for v in a.values())
+
+
 def _square_or_die(x):
     if x == 3:
         os._exit(7)  # a worker killed mid-task (out of memory, a signal, a crash in C)
