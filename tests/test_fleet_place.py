@@ -413,6 +413,26 @@ def test_placed_frailty_lemons_runs_equal_the_reference(pol, fix, k):
         assert fast.failures_seen > 0
 
 
+@pytest.mark.parametrize("name", ["ckpt", "rep", "spare", "elastic"])
+def test_a_fleet_retired_whole_ends_its_log_and_every_path_stops(name):
+    """Regression (found by the fuzz suite's ``spare map`` fleet axes): once every node of a
+    placed fleet has retired, the log is complete (no failure is left); the sources that read
+    "the next rows" asked it for more for ever (a memory restore looking for failures at the
+    restart's instant, the reference's next failure). Now they find none: the run waits on the
+    empty pool and stops at the wall limit, the fast paths equal to the reference."""
+    from spare_core.commands.filejob import file_policy
+
+    sf = load_scenario_file(Path(__file__).parent / "data" / "fleet_retired_whole.toml")
+    pol = file_policy(sf, name, 2)
+    fast, _ = assert_same(sf.scenario, pol, 0)
+    log = sf.scenario.failures.log(sf.scenario.n_groups, 0)
+    while log.horizon < math.inf:
+        log.extend()
+    n_nodes = sf.scenario.n_groups * 2 + 2  # 6 job nodes, a spare and a standby
+    assert len(log.times) == 2 * n_nodes  # each node's two failures, then none
+    assert fast.failures_seen <= 2 * n_nodes
+
+
 def test_the_file_places_and_retires():
     """fleet.place with fleet.retire_after reads and runs; the note names both."""
     sf = _file({"place": "fewest_failures", "retire_after": 2, "lemon_share": 0.2, "lemon_rate": 4})

@@ -175,9 +175,9 @@ def _fleet_keys(draw, data: dict, fl: dict, step: float, nodes_per_group: int = 
         placed = "slot"  # a placement needs an idle node to move (refused without one)
     if placed is not None:
         fleet["place"] = placed
-    # retirement: not with a domain class, nor with a placement that moves nodes (both refused)
+    # retirement: not with a domain class (refused); with a placement it retires the node
     if draw(st.booleans()):
-        can_retire = not domain and placed in (None, "slot")
+        can_retire = not domain
         fleet["retire_after"] = draw(st.integers(1, 4)) if can_retire and draw(st.booleans()) else 0
     if fleet:
         data["fleet"] = fleet

@@ -391,3 +391,36 @@ def test_spare_advise_fleet_sweeps_on_fleet_files_exit_0_or_2_naming_the_flag(tm
         assert any(w in err for w in ("--standbys", "--retire-after", "fleet.", "repair", "failures.")), f"{what}: {err}"
     else:
         assert json.loads((d / "out.json").read_text())
+
+
+@fuzz(0.1)
+@given(valid_files(fleet=True),
+       st.sampled_from([("fleet.standbys", ["0", "2"]), ("fleet.retire_after", ["0", "2"]),
+                        ("repair.spares", ["1", "3"]), ("fleet.lemon_share", ["0.1", "0.3"]),
+                        ("fleet.standbys", ["-1", "1"]), ("fleet.retire_after", ["x", "1"])]),
+       st.sampled_from([("costs.restart", ["'10 s'", "'40 s'"]), ("fleet.retire_after", ["0", "3"]),
+                        ("fleet.standbys", ["0", "1"])]))
+def test_spare_map_fleet_axes_on_fleet_files_exit_0_or_2_naming_a_key(tmp_path_factory, case, x, y):
+    """``spare map --x fleet.standbys ...`` (the fleet's axes: standbys, retirement, the pool, the
+    lemons) on generated fleet files (domain classes, placements, lemons, retirement): exit 0 with
+    a document, or 2 with a message naming the axis or a key; never exit 1."""
+    data, _ = case
+    if x[0] == y[0]:
+        y = ("costs.restart", ["'10 s'", "'40 s'"])
+    d = tmp_path_factory.mktemp("map")
+    (d / "job.toml").write_text(to_toml(data), encoding="utf-8")
+    argv = ["map", str(d / "job.toml"), "--x", x[0], "--x-values", *x[1], "--y", y[0], "--y-values", *y[1],
+            "--seeds", "1", "--processes", "1", "--strategies", "ckpt", "spare", "--json", str(d / "map.json")]
+    what = f"{argv[2:8]}"
+    out = run_isolated(_spare(argv), case=what)
+    if not out.ok and out.error_type is SystemExit:
+        assert out.message == "2", f"{what}: SystemExit({out.message})"
+        return
+    assert out.ok, f"{what}: raised {out.error_type.__name__}: {out.message}"
+    code, err = out.value
+    event(f"exit {code}")
+    assert code in (0, 2), f"{what}: exit {code}: {err}"
+    if code == 2:
+        assert any(w in err for w in ("--x", "--y", "fleet.", "repair", "failures.", "costs.")), f"{what}: {err}"
+    else:
+        assert json.loads((d / "map.json").read_text())

@@ -906,7 +906,7 @@ class NodeEpochs:
         if self._every:
             # every failure after the epoch's start (a run with repairs drops those of groups
             # already out itself): the next rows of the log, sliced, no loop per failure
-            while len(T) < ptr + want - have:
+            while len(T) < ptr + want - have and log.horizon < math.inf:  # inf: the log is complete
                 log.extend()
             new_t, new_g = T[ptr : ptr + want - have], G[ptr : ptr + want - have]
             s.ptr = ptr + len(new_t)
@@ -917,6 +917,8 @@ class NodeEpochs:
             while need:
                 end = len(T)
                 if ptr >= end:
+                    if log.horizon == math.inf:  # the log is complete: no failure is left to hand out
+                        break
                     log.extend()
                     continue
                 for i in range(ptr, end):

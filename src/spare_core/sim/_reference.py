@@ -746,6 +746,8 @@ class _LogFailures:
     def peek(self) -> float:
         log = self.log
         while self.i >= len(log.times):
+            if log.horizon == math.inf:  # the log is complete (a placement's fleet retired whole)
+                return math.inf
             log.extend()
         return self.start + (log.times[self.i] - self.start)
 
