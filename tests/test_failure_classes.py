@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from spare_core.distributions import Exponential, Weibull
+from spare_core.distributions import Exponential, LogNormal, Weibull
 from spare_core.scenario_file import ScenarioFileError, parse_scenario
 from spare_core.sim import (CheckpointOnly, ElasticDP, MemoryTier, ReplicationCheckpoint, Repairs, Scenario,
                             SpareCheckpoint, simulate)
@@ -479,3 +479,15 @@ def test_advise_reports_the_time_each_class_costs(spare_here, tmp_path):
     assert {c["value"] for c in costs} == {"gpu", "hbm3", "host", "host-maintenance", "sdc", "software", "nccl-hang",
                                            "network", "dependency"}
     assert [c["time_percent"][0] for c in costs] == sorted(c["time_percent"][0] for c in costs)
+
+
+@pytest.mark.parametrize("detect, want", [
+    ({"law": "lognormal", "median": "2 min", "sigma": 1}, LogNormal.from_mu_sigma(math.log(120.0), 1.0)),
+    ({"law": "weibull", "shape": 0.7, "scale": "5 min"}, Weibull(0.7, 300.0)),
+    ({"law": "constant", "value": "45 s"}, 45.0),
+])
+def test_detect_reads_every_law_repair_time_reads(detect, want):
+    """``detect`` takes its laws through the one reader of laws of durations (``repair.time``'s):
+    a log-normal by its median, a Weibull by its scale, a constant as its duration."""
+    sf = parse_scenario(_file([GOOD[0], dict(GOOD[1], detect=detect)]))
+    assert sf.scenario.failure_classes.classes[1].detect == want

@@ -288,7 +288,7 @@ def test_the_keys_read_laws_and_probabilities():
     ({"time": {"law": "exponential", "mean": "-1 h"}}, "repair.time.mean must be a duration > 0"),
     ({"time": {"law": "lognormal", "median": "1 h", "sigma": 0}}, "repair.time.sigma must be a finite number > 0"),
     ({"time": {"law": "lognormal", "median": "1 h", "mean": "1 h", "sigma": 1}}, "exactly one of ['median', 'mean']"),
-    ({"swap": {"law": "exponential", "mean": "1 h", "sigma": 1}}, "repair.swap has unknown key 'sigma'"),
+    ({"swap": {"law": "exponential", "mean": "1 h", "sigma": 1}}, "repair.swap.sigma is unknown"),
     ({"escalate": 0.5}, "repair.escalate needs repair.manual_time"),
     ({"manual_time": "1 d"}, "repair.manual_time needs repair.escalate"),
     ({"escalate": 1.5, "manual_time": "1 d"}, "repair.escalate must be a finite number >= 0 and <= 1"),

@@ -652,7 +652,7 @@ def law_from_file(rd, key: str, value):
     allowed = ("law",) + need + one_of
     for k in value:
         if k not in allowed:
-            raise rd.error(f"{key} has unknown key {k!r} ({_article(law)} {law} law takes {list(allowed[1:])})")
+            raise rd.error(f"{key}.{k} is unknown ({_article(law)} {law} law takes {list(allowed[1:])})")
     for k in need:
         if k not in value:
             raise rd.error(f"{key}: {_article(law)} {law} law needs {k!r}")
@@ -660,7 +660,11 @@ def law_from_file(rd, key: str, value):
     if one_of and len(given) != 1:
         raise rd.error(f"{key}: {_article(law)} {law} law needs exactly one of {list(one_of)}, got {given or 'none'}")
     p = {k: rd.duration(f"{key}.{k}", value[k]) for k in ("value", "mean", "median", "scale") if k in value}
-    p.update({k: rd.number(f"{key}.{k}", value[k]) for k in ("sigma", "shape") if k in value})
+    # the shapes a law of durations can take without its draws collapsing or overflowing
+    if "sigma" in value:
+        p["sigma"] = rd.number(f"{key}.sigma", value["sigma"], low=0.0, high=5.0)
+    if "shape" in value:
+        p["shape"] = rd.number(f"{key}.shape", value["shape"], low=0.05, strict=False, high=20.0)
     try:
         if law == "constant":
             return Deterministic(p["value"])

@@ -81,7 +81,7 @@ from .sim import DEFAULT_POLICIES, Scenario, policy_names, registered_policy
 from .sim.study import check_repairs
 from .distributions import law_from_file
 from .sim.recovery import RESTART_RULES, MemoryTier, Pricing, Repairs
-from .sim.classes import DETECT_LAWS, RECOVERIES, FailureClass, FailureClasses
+from .sim.classes import RECOVERIES, FailureClass, FailureClasses
 from .stragglers.steptime import STRAGGLER_KEYS, read_stragglers
 
 __all__ = ["ScenarioFile", "ScenarioFileError", "TomlFileError", "MAX_SEEDS", "read_toml", "load_scenario_file",
@@ -834,26 +834,12 @@ def _log_shares(rd: Reader, key: str, out: list, fails) -> list:
 
 
 def _detect(rd: Reader, key: str, v: Any):
-    """A class's ``detect``: a duration, or a law table ``{law = "exponential", mean = "5 min"}``
-    (``weibull`` with ``shape``, ``lognormal`` with ``sigma``)."""
-    from .distributions import Exponential, LogNormal, Weibull
+    """A class's ``detect``: a duration, or a law of durations as ``[repair]`` takes them
+    (:func:`spare_core.distributions.law_from_file`; a constant law is its duration)."""
+    from .distributions import Deterministic, law_from_file
 
-    if not isinstance(v, dict):
-        return rd.duration(key, v, strict=False)
-    law = rd.choice(f"{key}.law", v.get("law"), tuple(DETECT_LAWS))
-    allowed = ("law", "mean") + DETECT_LAWS[law]
-    for k in v:
-        if k not in allowed:
-            raise rd.fail(f"{key}.{k}", f"is unknown for law = {law!r} (allowed: {list(allowed)})", v[k])
-    for k in allowed:
-        if k not in v:
-            raise rd.fail(key, f"law = {law!r} needs {k}", v)
-    mean = rd.duration(f"{key}.mean", v["mean"])
-    if law == "exponential":
-        return Exponential(mean)
-    if law == "weibull":
-        return Weibull.from_mean(mean, rd.number(f"{key}.shape", v["shape"], low=0.05, high=20.0))
-    return LogNormal(mean, rd.number(f"{key}.sigma", v["sigma"], low=0.0, high=5.0))
+    law = law_from_file(rd, key, v)
+    return float(law.value) if isinstance(law, Deterministic) else law
 
 
 @dataclass(frozen=True)

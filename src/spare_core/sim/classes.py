@@ -41,13 +41,10 @@ import numpy as np
 from .._seeding import epoch_stream, stream_rng
 from ..distributions import Distribution, Exponential, LogNormal, Weibull
 
-__all__ = ["FailureClass", "FailureClasses", "ClassDraws", "DomainEpochs", "LogClassDraws", "RECOVERIES",
-           "DETECT_LAWS"]
+__all__ = ["FailureClass", "FailureClasses", "ClassDraws", "DomainEpochs", "LogClassDraws", "RECOVERIES"]
 
 #: the recoveries a class may name
 RECOVERIES = ("restart", "swap", "domain")
-#: detection laws of a ``detect`` table and the keys each takes besides ``mean``
-DETECT_LAWS = {"exponential": (), "weibull": ("shape",), "lognormal": ("sigma",)}
 #: shares must add up to 1 within this
 SHARE_TOLERANCE = 1e-9
 _MIN_DRAWS = 16  # rows drawn for an epoch past its first failure
