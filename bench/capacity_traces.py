@@ -64,7 +64,7 @@ def trace_facts(sf) -> dict:
     bulk, the span; and the fleet's least, largest and mean size, and its time below N nodes."""
     model = sf.scenario.failures
     tr = model.trace
-    t, d = tr.changes
+    t, d = tr.changes[0], tr.changes[1]
     rem = t[d < 0]
     inst, counts = np.unique(rem, return_counts=True)
     cap = model.capacity_timeline(sf.scenario.n_groups)
@@ -76,10 +76,11 @@ def trace_facts(sf) -> dict:
                 below={n: float(np.sum(dt[cap.nodes < n]) / cap.end) for n in (12, 15, 16, 24)})
 
 
-def _variant(name: str, spec: dict, tmp: Path) -> Path:
+def _variant(name: str, spec: dict, tmp: Path, instances: bool = False) -> Path:
     """examples/bamboo_p3.toml with one of ``BAMBOO_MODELS`` as its job (the trace's path made
     absolute): the most pipelines the fleet can fill, their stage count, step table and
-    rendezvous."""
+    rendezvous; with ``instances``, the log read instance by instance with Bamboo's 45-s
+    instance creation (``failures.trace.removals = "instance"``, ``boot``)."""
     text = BAMBOO.read_text()
     n = min(max(spec["steps_ms"]), START_FLEET // spec["stages"])
     full, rest = spec["steps_ms"][n], {k: v for k, v in spec["steps_ms"].items() if k < n}
@@ -91,6 +92,8 @@ def _variant(name: str, spec: dict, tmp: Path) -> Path:
             'step_times = {1 = "1200 ms"}': f'step_times = {table}',
             'path = "bamboo_p3_trace.csv"': f'path = "{(EXAMPLES / "bamboo_p3_trace.csv").as_posix()}"',
             'name = "bamboo-p3-gpt2"': f'name = "bamboo-p3-{name.lower()}"'}
+    if instances:
+        repl['unit_gpus = 1 '] = 'removals = "instance"\nboot = "45 s"\nunit_gpus = 1 '
     for a, b in repl.items():
         assert a in text, a
         text = text.replace(a, b)
@@ -167,11 +170,11 @@ def bamboo_sim(path: str, model: str, t0: float, t1: float) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bamboo_rows(bamboo: str | None = None) -> list[dict]:
+def bamboo_rows(bamboo: str | None = None, instances: bool = False) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, spec in BAMBOO_MODELS.items():
-            sf = load_scenario_file(_variant(name, spec, Path(tmp)))
+            sf = load_scenario_file(_variant(name, spec, Path(tmp), instances))
             sc, kw = sf.scenario, sf.policy_kwargs()
             cap = sc.failures.capacity_timeline(sc.n_groups)
             window = cap.end  # the replay's clock: 0 is the trace's 300 s
@@ -285,10 +288,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bamboo", help="a checkout of github.com/uclasystem/bamboo: run its simulator on the trace too")
     ap.add_argument("--speed", action="store_true", help="also time the grow-back on a 200,000-row log")
+    ap.add_argument("--instances", action="store_true", help="read the trace instance by instance (an idle "
+                    "instance's preemption costs nothing, a 45-s boot before an addition serves)")
     args = ap.parse_args(argv)
     facts = trace_facts(load_scenario_file(BAMBOO))
     print("Bamboo p3 trace (from 5 min):", json.dumps(facts))
-    for r in bamboo_rows(args.bamboo):
+    for r in bamboo_rows(args.bamboo, args.instances):
         line = (f"{r['model']:7s} {r['pipelines']}x{r['stages']}: elastic {r['elastic']:.2f} (no lost work "
                 f"{r['elastic_free']:.2f}: {json.dumps(r['elastic_stats'])}), elastic resuming on any whole "
                 f"pipelines {r['elastic_any']:.2f} (no lost work {r['elastic_any_free']:.2f}: "

@@ -189,6 +189,8 @@ TRACE_LOCAL = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace
 # a preemption log of the tiny job's 8 nodes: two preempted at once at 20 s (a bulk event), one
 # back at 50 s, the other at 70 s, one more preempted at 80 s with a spare free
 LOG_CAP = "time,unit,event\n20,1,preempt\n20,6,preempt\n50,0,add\n70,0,add\n80,3,preempt\n90,0,add\n"
+# the same fleet, each addition a new instance (read instance by instance, an instance is added once)
+LOG_INST = "time,unit,event\n20,1,preempt\n20,6,preempt\n50,7,add\n70,8,add\n80,3,preempt\n90,9,add\n"
 TRACE_CAP = ('\n[failures]\nmodel = "trace"\nafter = "stop"\n\n[failures.trace]\npath = "log_cap.csv"\n'
              'event_column = "event"\nremove_values = ["preempt"]\nadd_values = ["add"]\n{}\n')
 # a log of ids lists failures only: a fit needs the fleet's size (n_units, the nodes that never failed too)
@@ -334,6 +336,12 @@ KEY_CASES: dict[str, list[Case]] = {
     **{f"failures.trace.{k}": [Case(failures=TRACE_CAP.format(""),
                                     check=lambda sf: sf.trace.n_events == 3 and sf.trace.changes[1].tolist()
                                     == [-1, -1, 1, 1, -1, 1])] for k in ("event_column", "remove_values", "add_values")},
+    "failures.trace.removals": [Case(failures=TRACE_CAP.format('removals = "instance"').replace("log_cap", "log_inst"),
+                                     check=lambda sf: "of its removals 3 take a node of the job, 0 an idle instance"
+                                     in sf.scenario.failure_description)],
+    "failures.trace.boot": [Case(failures=TRACE_CAP.format('boot = "15 s"').replace("log_cap", "log_inst"),
+                                 check=lambda sf: sf.scenario.failures.view(sf.scenario.n_groups).changes[0].tolist()
+                                 == [20.0, 20.0, 65.0, 80.0, 85.0])],
     "failures.trace.capacity": [Case(failures=TRACE_CAP.format("capacity = 9"),
                                      check=lambda sf: sf.scenario.failures.capacity_timeline(4).nodes.tolist()
                                      == [7, 8, 9, 8, 9])],
@@ -583,6 +591,7 @@ def logs(tmp_path):
     (tmp_path / "log_autumn.csv").write_text(LOG_AUTUMN)
     (tmp_path / "log_spring.csv").write_text(LOG_SPRING)
     (tmp_path / "log_cap.csv").write_text(LOG_CAP)
+    (tmp_path / "log_inst.csv").write_text(LOG_INST)
     # a job's operation trace with a slow worker (rank 1), and its sizes ([stragglers])
     write_trace(tmp_path / "job.csv", synthetic_trace(dp=2, pp=2, steps=3, microbatches=2, slow={1: 1.5},
                                                       jitter=0.0, seed=0))

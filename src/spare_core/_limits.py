@@ -122,7 +122,7 @@ KEYS: dict[str, str] = {
     "failures.per_node_day": "rate", "failures.per_1000_node_days": "rate", "failures.per_gpu_year": "rate",
     "failures.interruptions": "count", "failures.period": "duration", "failures.measured_on_gpus": "count",
     "failures.mtbf": "duration", "failures.node_mtbf": "duration", "failures.nodes_per_group": "count",
-    "failures.trace.unit_gpus": "count",
+    "failures.trace.unit_gpus": "count", "failures.trace.boot": "duration0",
     "failures.domains.nodes": "count", "failures.domains.mtbf": "duration",
     "failures.domains.interruptions": "count", "failures.domains.period": "duration",
     "failures.domains.measured_on_gpus": "count",

@@ -24,6 +24,7 @@ import numpy as np
 from .. import _limits
 from .._files import DAY, MAX_LOG_BYTES, MAX_LOG_ROWS, InputFileError, Reader, plain, read_input
 from .fit import NODE_LAWS, LifetimeFit, NodeRateFit, fit, fit_node_rates, merge_repeats
+from .instances import REMOVALS
 from .models import DEFAULT_WEIBULL_SHAPE, FailureModel, LifetimeLawModel
 from .rates import PERIODS, FailureRate, Periods, calendar_periods
 from .trace import Trace, TraceFormatError, read_log_bytes, read_trace
@@ -51,7 +52,7 @@ FIT_RATES = ("constant", "periods")
 TRACE_OPTIONS = tuple(p for p in inspect.signature(read_trace).parameters if p != "path")
 #: keys of a ``[failures.trace]`` table that the scenario file reads itself (not options of
 #: :func:`~spare_core.events.trace.read_trace`): ``unit_gpus``, the GPUs of one log unit
-TRACE_FILE_KEYS = ("unit_gpus", "capacity")
+TRACE_FILE_KEYS = ("unit_gpus", "capacity", "removals", "boot")
 #: the keys every rate model reads: a law, its shape, one rate form, or a log to fit
 RATE_MODEL_KEYS = LifetimeLawModel.file_keys
 
@@ -606,6 +607,10 @@ def trace_from_file(rd: Reader, spec: Any, base_dir: Path) -> tuple[Trace, dict[
             own["unit_gpus"] = rd.integer("failures.trace.unit_gpus", spec["unit_gpus"])
         if "capacity" in spec:  # the fleet's nodes at the start of a log of capacity events
             own["capacity"] = rd.integer("failures.trace.capacity", spec["capacity"], low=0, high=2**31 - 1)
+        if "removals" in spec:  # a capacity log read instance by instance (events/instances.py)
+            own["removals"] = rd.choice("failures.trace.removals", spec["removals"], REMOVALS)
+        if "boot" in spec:
+            own["boot"] = rd.duration("failures.trace.boot", spec["boot"], strict=False)
         opts = {k: v for k, v in spec.items() if k != "path" and k not in TRACE_FILE_KEYS}
         if isinstance(opts.get("unit_map"), str):
             opts["unit_map"] = _hostfile(rd, opts["unit_map"], base_dir)

@@ -125,11 +125,13 @@ class Trace:
         domain of a unit at level ``k`` is ``unit // prod(radix_j for j > k)``. The product of
         the radices must equal ``n_units``.
 
-    changes : (array_like of float, array_like of int), optional
+    changes : (array_like of float, array_like of int[, array_like of int]), optional
         A log of capacity events (:func:`read_trace`'s ``event_column``): the time of every
         row kept, removals and additions alike (non-decreasing, within ``[0, end]``), and its
         change of capacity, -1 for a removal (whose rows are ``times``/``units``, in the same
-        order) and +1 for an addition. None (default): a log of failures only.
+        order) and +1 for an addition; optionally third, the unit (instance) of every row, the
+        removals' equal to ``units`` (what tells which instance an addition brings:
+        :mod:`spare_core.events.instances`). None (default): a log of failures only.
 
     Attributes
     ----------
@@ -211,7 +213,7 @@ class Trace:
         if filtered is not None and not isinstance(filtered, str):
             raise TypeError(f"filtered must be a text (what read_trace's where kept) or None, got {filtered!r}")
         if changes is not None:
-            changes = _check_changes(changes, t, e)
+            changes = _check_changes(changes, t, e, u)
         t.setflags(write=False)
         u.setflags(write=False)
         for name, value in (("times", t), ("units", u), ("n_units", n), ("end", e), ("unit_names", unit_names),
@@ -333,8 +335,8 @@ class Trace:
             return NotImplemented
         rest = [k for k in self.__slots__ if k not in ("times", "units", "changes")]
         a, b = self.changes, other.changes
-        same_changes = (a is None and b is None) or (a is not None and b is not None and np.array_equal(a[0], b[0])
-                                                     and np.array_equal(a[1], b[1]))
+        same_changes = (a is None and b is None) or (a is not None and b is not None and len(a) == len(b)
+                                                     and all(np.array_equal(x, y) for x, y in zip(a, b)))
         return (np.array_equal(self.times, other.times) and np.array_equal(self.units, other.units)
                 and same_changes and all(getattr(self, k) == getattr(other, k) for k in rest))
 
@@ -407,11 +409,11 @@ def _rebuild(times, units, n_units, end, unit_names, reasons, start, source, dro
                  levels=levels, filtered=filtered, changes=changes)
 
 
-def _check_changes(changes, times, end):
-    """``Trace.changes`` checked: read-only (times float64, deltas int8) whose removals are the
-    failure rows ``times`` in order."""
-    if not isinstance(changes, (tuple, list)) or len(changes) != 2:
-        raise TypeError(f"changes must be a pair (times, deltas), got {changes!r}")
+def _check_changes(changes, times, end, units):
+    """``Trace.changes`` checked: read-only (times float64, deltas int8[, units int64]) whose
+    removals are the failure rows ``times`` (and ``units``) in order."""
+    if not isinstance(changes, (tuple, list)) or len(changes) not in (2, 3):
+        raise TypeError(f"changes must be a pair (times, deltas) or a triple (times, deltas, units), got {changes!r}")
     ct = np.array(changes[0], dtype=np.float64, copy=True).reshape(-1)
     cd_in = np.asarray(changes[1])
     if cd_in.ndim != 1 or cd_in.shape[0] != ct.shape[0]:
@@ -425,7 +427,18 @@ def _check_changes(changes, times, end):
         raise ValueError("changes: the removals (delta -1) must be the failure rows (times), in order")
     ct.setflags(write=False)
     cd.setflags(write=False)
-    return (ct, cd)
+    if len(changes) == 2:
+        return (ct, cd)
+    cu_in = np.asarray(changes[2])
+    if cu_in.shape != ct.shape or (cu_in.size and (cu_in.dtype == np.bool_ or not np.issubdtype(cu_in.dtype, np.integer)
+                                                   or cu_in.min() < 0)):
+        raise ValueError(f"changes: one unit id (an integer >= 0) per time ({ct.shape[0]}), got {cu_in.dtype} "
+                         f"of shape {cu_in.shape}")
+    cu = np.array(cu_in, dtype=np.int64, copy=True)
+    if not np.array_equal(cu[cd < 0], units):
+        raise ValueError("changes: the units of the removals (delta -1) must be the failure rows' units, in order")
+    cu.setflags(write=False)
+    return (ct, cd, cu)
 
 
 def _check_levels(levels, n_units):
@@ -572,7 +585,7 @@ def read_trace(path, *, time_column="time", unit_column="unit", reason_column=No
         failure of that unit: those rows are the trace's ``times``/``units``); one in
         ``add_values`` brings a node back (capacity returns). Every row (after ``where``)
         must hold one of them: other values are refused, named with their counts. Both are
-        kept in :attr:`Trace.changes` (time, -1 or +1). Not read as capacity events: the
+        kept in :attr:`Trace.changes` (time, -1 or +1, the row's unit). Not read as capacity events: the
         refusal of :data:`CAPACITY_EVENTS` does not apply.
     remove_values, add_values : str or list of str, keyword-only
         With ``event_column`` (required then; ``add_values`` may be an empty list): the
@@ -1234,7 +1247,7 @@ def _assemble(path, where, cols, opts, start, end, kinds=None):
         rem = kinds < 0
         if not rem.any():
             raise TraceFormatError(path, None, "no removal rows between start and end")
-        changes = (rel, kinds)
+        changes = (rel, kinds, units)  # the units too: which instance an addition brings
         if end_s is None:
             end_s = float(rel[-1])  # an addition after the last removal is still observed
         rel, units = rel[rem], units[rem]

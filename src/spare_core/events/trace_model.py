@@ -26,6 +26,7 @@ from .._seeding import as_seed_sequence, run_seed, stream_key, stream_rng
 from .._validate import as_float, as_int, check_choice
 from .files import FAILURE_RATE_KEYS, FileFailures, fit_from_file, trace_from_file, whole_nodes_warning
 from .fit import LAWS, fit
+from .instances import REMOVALS, walk_instances
 from .models import FailureModel, rate_factor
 from .trace import Trace, read_trace
 
@@ -101,6 +102,17 @@ class TraceReplay(FailureModel, kind="trace"):
         permutation drawn by a seeded numpy Generator (the same for every run of a job of
         that size): for host names numbered by first appearance, whose ids say nothing
         about where a host sits (:meth:`concentration`).
+    capacity : int, optional
+        A log of capacity events: the fleet's nodes before its first row (default: the
+        job's).
+    removals : {"job", "instance"}
+        A log of capacity events: ``"job"`` (default) has every removal take a node of the
+        job; ``"instance"`` reads the log instance by instance
+        (:mod:`~spare_core.events.instances`): a removal of an idle instance is no failure,
+        and one of the job's takes the job node that instance held.
+    boot : float
+        A log of capacity events: seconds from an addition's row until its instance can
+        serve (default 0); one removed while it boots never counts.
 
     Notes
     -----
@@ -166,6 +178,8 @@ class TraceReplay(FailureModel, kind="trace"):
     windows: int = 1
     placement: str = "log"
     capacity: int | None = None
+    removals: str = "job"
+    boot: float = 0.0
 
     renews_all_at_restart = False
     # a scenario file's ``[failures]`` with ``model = "trace"``: the log, what comes past its
@@ -196,6 +210,17 @@ class TraceReplay(FailureModel, kind="trace"):
                 raise ValueError("capacity (the fleet's starting nodes) goes with a log of capacity events "
                                  "(read_trace's event_column)")
             object.__setattr__(self, "capacity", as_int(self.capacity, "capacity", min_value=0))
+        check_choice(self.removals, "removals", REMOVALS)
+        object.__setattr__(self, "boot", as_float(self.boot, "boot", min_value=0.0))
+        ch = self.trace.changes
+        if self.by_instance:
+            if ch is None or len(ch) != 3:
+                raise ValueError("removals='instance' and boot go with a log of capacity events whose rows name "
+                                 "their instances (read_trace's event_column)")
+        elif ch is not None and len(ch) == 3:
+            # read as counts the instances say nothing: the model's trace (and its dict) as before
+            object.__setattr__(self, "trace", self.trace.replace(changes=ch[:2]))
+        object.__setattr__(self, "_views", {})
         if self.trace.changes is not None and (self.after != "stop" or self.windows != 1):
             raise ValueError("a log of capacity events replays once from its start: after='stop' and windows=1 "
                              f"(got after={self.after!r}, windows={self.windows})")
@@ -224,8 +249,11 @@ class TraceReplay(FailureModel, kind="trace"):
         placement = reader.choice("failures.placement", table.get("placement", "log"), PLACEMENTS)
         trace, read = trace_from_file(reader, table["trace"], cluster.base_dir)
         capacity = read.get("capacity")
-        if capacity is not None and trace.changes is None:
-            raise reader.fail("failures.trace.capacity", "goes with event_column (a log of capacity events)", capacity)
+        for key in ("capacity", "removals", "boot"):
+            if key in read and trace.changes is None:
+                raise reader.fail(f"failures.trace.{key}", "goes with event_column (a log of capacity events)",
+                                  read[key])
+        by_instance = {k: read[k] for k in ("removals", "boot") if k in read}
         npg, units_words = _units_per_group(reader, npg, read.get("unit_gpus"), gpg, gpn)
         past, lf = "", None
         if after == "fit":
@@ -233,7 +261,9 @@ class TraceReplay(FailureModel, kind="trace"):
             lf, past = fit_from_file(reader, trace, table.get("fit_law", "weibull"), LAWS, level="system")
         try:
             replay = cls(trace, after=after, nodes_per_group=npg, windows=windows, placement=placement,
-                         **({"law": lf.law} if lf else {}), **({"capacity": capacity} if capacity is not None else {}))
+                         **({"law": lf.law} if lf else {}), **({"capacity": capacity} if capacity is not None else {}),
+                         **by_instance)
+            replay.view(cluster.n_groups)  # a log the instances contradict fails now, with the file's key
         except (TypeError, ValueError) as exc:
             raise reader.fail("failures.trace", f"cannot be replayed ({exc})", table["trace"]) from None
         instants = np.unique(trace.times).size
@@ -427,8 +457,41 @@ class TraceReplay(FailureModel, kind="trace"):
         groups, ``factor`` times as often (racks and windows alike)."""
         f = rate_factor(factor)
         ch = self.trace.changes
-        more = {} if ch is None else {"changes": (ch[0] / f, ch[1])}
+        more = {} if ch is None else {"changes": (ch[0] / f, *ch[1:])}
         return self.replace(trace=self.trace.replace(times=self.trace.times / f, end=self.trace.end / f, **more))
+
+    @property
+    def by_instance(self) -> bool:
+        """Whether the capacity log is read instance by instance (``removals = "instance"``
+        or a ``boot``): :meth:`view`."""
+        return self.removals != "job" or self.boot > 0.0
+
+    def view(self, n_groups: int):
+        """The capacity log as a job of ``n_groups`` groups sees it, read instance by instance
+        (:func:`~spare_core.events.instances.walk_instances`; once per job size), or None when
+        it is read as counts."""
+        if not self.by_instance:
+            return None
+        need = as_int(n_groups, "n_groups", min_value=1) * (self.nodes_per_group or 1)
+        v = self._views.get(need)
+        if v is None:
+            v = self._views[need] = walk_instances(self.trace.changes, need if self.capacity is None else self.capacity,
+                                                   need, self.trace.end, boot=self.boot, removals=self.removals)
+        return v
+
+    def replayed(self, n_groups: int):
+        """The failures a run replays: ``(times, groups, rows)``, the rows (indices into
+        ``trace.times``) None when they are every row of the log."""
+        v = self.view(n_groups)
+        if v is None:
+            return self.trace.times, self.groups(n_groups), None
+        per = self.nodes_per_group or 1
+        if self.removals == "job":  # every removal of a usable instance, placed by its unit
+            return self.trace.times[v.rows], self.groups(n_groups)[v.rows], v.rows
+        nodes = v.nodes
+        if self.placement == "spread":
+            nodes = _permutation("trace-placement", n_groups * per)[nodes]
+        return self.trace.times[v.rows], nodes // per, v.rows
 
     def capacity_timeline(self, n_groups: int) -> "FleetCapacity | None":
         """The fleet's capacity over the run for a job of ``n_groups`` groups (None without
@@ -436,8 +499,11 @@ class TraceReplay(FailureModel, kind="trace"):
         if self.trace.changes is None:
             return None
         need = n_groups * (self.nodes_per_group or 1)
-        return FleetCapacity(self.trace.changes, need if self.capacity is None else self.capacity, need,
-                                self.trace.end)
+        start = need if self.capacity is None else self.capacity
+        v = self.view(n_groups)
+        if v is not None:
+            return FleetCapacity(v.changes, start, need, self.trace.end, hits=v.hits)
+        return FleetCapacity(self.trace.changes, start, need, self.trace.end)
 
     def describe(self, n_groups: int) -> str:
         src = "" if self.trace.source is None else f" from {self.trace.source}"
@@ -454,10 +520,16 @@ class TraceReplay(FailureModel, kind="trace"):
         if self.trace.changes is not None:
             ch = self.trace.changes[1]
             cap = self.capacity_timeline(n_groups)
-            extra += (f"; capacity events: {int((ch < 0).sum())} removals (the failures) and {int((ch > 0).sum())} "
+            what = "" if self.by_instance else " (the failures)"
+            extra += (f"; capacity events: {int((ch < 0).sum())} removals{what} and {int((ch > 0).sum())} "
                       f"additions at {cap.instants.shape[0]} instants, the fleet {cap.start} nodes at the start, "
                       f"{int(cap.nodes.min())} at the least, below the job's {cap.need} for {cap.short():g} s "
                       f"({100 * cap.short() / self.trace.end:.3g} % of the log)" if self.trace.end > 0 else "")
+            v = self.view(n_groups)
+            if v is not None:
+                extra += (f"; read instance by instance: of its removals {v.rows.shape[0]} take a node of the job"
+                          + (f", {v.idle} an idle instance" if self.removals == "instance" else "")
+                          + (f", {v.unbooted} an instance still booting ({self.boot:g}-s boot)" if self.boot else ""))
         return (f"trace: {self.trace.n_events} recorded failures over {self.trace.end:g} s{src} "
                 f"(system MTBF {self.mtbf(n_groups):g} s), {past}{extra}")
 
@@ -477,8 +549,10 @@ class TraceReplay(FailureModel, kind="trace"):
         if self.placement != "log":
             out["placement"] = self.placement
         if tr.changes is not None:  # only a capacity log has them (earlier dicts unchanged)
-            trace["changes"] = [tr.changes[0].tolist(), tr.changes[1].tolist()]
+            trace["changes"] = [a.tolist() for a in tr.changes]
             out["capacity"] = self.capacity
+            if self.by_instance:
+                out["removals"], out["boot"] = self.removals, self.boot
         return out
 
     @classmethod
@@ -528,6 +602,9 @@ class FleetCapacity:
     end : float
         The log's end: past it the log says nothing, and a fleet still short of ``need``
         there is taken as whole again at ``end`` (a restart waits at most until then).
+    hits : ndarray of bool, optional
+        For each change, whether a removal takes a node of the job (a log read instance by
+        instance: :meth:`TraceReplay.view`); default every removal does.
 
     Examples
     --------
@@ -541,13 +618,15 @@ class FleetCapacity:
 
     __slots__ = ("instants", "nodes", "need", "start", "end", "_next_ok", "removed", "added", "_next_of")
 
-    def __init__(self, changes, start, need, end):
-        t, d = changes
+    def __init__(self, changes, start, need, end, hits=None):
+        t, d = changes[0], changes[1]
         self.start, self.need, self.end = int(start), int(need), float(end)
         self.instants, first = np.unique(t, return_index=True)
         per = np.add.reduceat(d.astype(np.int64), first) if t.shape[0] else np.zeros(0, dtype=np.int64)
-        # the rows of each instant: removals and additions (a bulk event is several of one kind)
-        self.removed = np.add.reduceat((d < 0).astype(np.int64), first) if t.shape[0] else per
+        # the rows of each instant: removals of the job's nodes and additions (a bulk event is
+        # several of one kind)
+        hit = d < 0 if hits is None else np.asarray(hits, dtype=bool) & (d < 0)
+        self.removed = np.add.reduceat(hit.astype(np.int64), first) if t.shape[0] else per
         self.added = np.add.reduceat((d > 0).astype(np.int64), first) if t.shape[0] else per
         self.nodes = self.start + np.cumsum(per)
         at0 = int(self.nodes[0]) if self.instants.shape[0] and self.instants[0] == 0.0 else self.start
@@ -750,13 +829,12 @@ class TraceProcess:
         self.n_units = as_int(n_groups, "n_groups", min_value=1)
         # every row, also of groups already out in the epoch (a run with repairs drops those itself)
         self._every = bool(every)
-        self._groups = model.groups(self.n_units)
+        # relative to the job's start; the log's row of each row read (a window rotates them, a
+        # log read instance by instance leaves some out): what a row's class is read by
+        self._times, self._groups, self._orig = model.replayed(self.n_units)
         self._root = as_seed_sequence(seed)
         self._start = as_float(start, "start", min_value=0.0)
-        self._times = model.trace.times  # relative to the job's start
         self.window = model._window_of(self._root)
-        # the log's row of each row read (a window rotates them): what a row's class is read by
-        self._orig = None
         if self.window:  # the log as a circle, read from the window's offset
             off = float(model.window_offsets()[self.window])
             cut = int(np.searchsorted(self._times, off, side="left"))

@@ -104,7 +104,11 @@ class _Run:
         trace = getattr(sc.failures, "trace", None)
         if cap_of is not None and trace is not None and trace.changes is not None:
             npg = sc.failures.nodes_per_group or 1
-            self.fleet = _Fleet(trace.changes, sc.failures.capacity, sc.n_groups * npg, trace.end)
+            # a log read instance by instance: the fleet's usable nodes and the removals that take
+            # one of the job's (events/instances.py, checked against its own oracle)
+            view = sc.failures.view(sc.n_groups)
+            self.fleet = _Fleet(trace.changes if view is None else view.changes, sc.failures.capacity,
+                                sc.n_groups * npg, trace.end, None if view is None else view.hits)
             if self.elastic and self.fleet.grows:
                 self.stream = _FleetMembers(self.fleet, sc.n_groups, npg)
         # elastic.resume = "any": a restart resumes once the fleet fills the fewest groups, on
@@ -617,16 +621,18 @@ class _Fleet:
     """The fleet's nodes from a capacity log's rows, walked row by row (no numpy): the
     reference's own reading of ``failures.trace.capacity`` and the log."""
 
-    def __init__(self, changes, start, need, end):
-        self.rows = sorted(zip(changes[0].tolist(), changes[1].tolist()), key=lambda r: r[0])
+    def __init__(self, changes, start, need, end, hits=None):
+        hits = [d < 0 for d in changes[1].tolist()] if hits is None else hits.tolist()
+        # (time, change, whether a removal takes a node of the job)
+        self.rows = sorted(zip(changes[0].tolist(), changes[1].tolist(), hits), key=lambda r: r[0])
         self.start = need if start is None else int(start)
         self.need, self.end = int(need), float(end)
-        self.instants = sorted({t for t, _ in self.rows})
-        self.grows = any(d > 0 for _, d in self.rows)
+        self.instants = sorted({t for t, _, _ in self.rows})
+        self.grows = any(d > 0 for _, d, _ in self.rows)
 
     def nodes_at(self, x) -> int:
         """Nodes after every row at or before ``x``."""
-        return self.start + sum(d for t, d in self.rows if t <= x)
+        return self.start + sum(d for t, d, _ in self.rows if t <= x)
 
     def ready_at(self, t0, need=None) -> float:
         """The earliest resume at or after ``t0`` with ``need`` nodes (default the job's) in
@@ -650,9 +656,9 @@ class _FleetMembers:
         self.events = []
         live, nodes = n, fleet.start
         for u in fleet.instants:
-            rows = [d for t, d in fleet.rows if t == u]
-            nodes += sum(rows)
-            drops = min(sum(1 for d in rows if d < 0), live)
+            rows = [(d, h) for t, d, h in fleet.rows if t == u]
+            nodes += sum(d for d, _ in rows)
+            drops = min(sum(1 for d, h in rows if d < 0 and h), live)
             target = min(n, nodes // npg)
             joins = target - live + drops
             seq = []
