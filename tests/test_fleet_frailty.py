@@ -186,9 +186,12 @@ def test_a_retired_nodes_replacement_draws_its_own_multiplier(k):
 @pytest.mark.parametrize("pol", [CheckpointOnly(interval=120.0), SpareCheckpoint(3, interval=200.0)],
                          ids=lambda p: p.name)
 @pytest.mark.parametrize("fix, k", [(0.4, 0), (0.0, 2), (0.5, 2)])
-def test_frailty_lemons_in_the_compiled_run_equal_the_reference(pol, fix, k):
-    fm = NodeRenewals(gpus_per_node=8, frailty=0.8, frailty_lemons=True, lemon_fix=fix, retire_after=k)
-    rp = Repairs(swap=20.0, spares=3, time=900.0, rejoin=15.0, retire_after=k)
+@pytest.mark.parametrize("placed", [False, True], ids=["unplaced", "placed"])
+def test_frailty_lemons_in_the_compiled_run_equal_the_reference(pol, fix, k, placed):
+    """Also on a placed fleet ([fleet] place: a pool of 4 idle nodes and a standby)."""
+    fm = NodeRenewals(gpus_per_node=8, frailty=0.8, frailty_lemons=True, lemon_fix=fix, retire_after=k,
+                      **({"place": "fewest_failures", "place_pool": 4} if placed else {}))
+    rp = Repairs(swap=20.0, spares=3, time=900.0, rejoin=15.0, retire_after=k, standbys=int(placed))
     sc = Scenario(12, n_steps=120, t_compute=10.0, t_allreduce=1.0, failure_model=fm, system_mtbf=150.0,
                   gpus_per_group=16, restart_time=40.0, checkpoint_time=6.0, jitter=0.1,
                   max_wall_factor=40.0, repair=rp)

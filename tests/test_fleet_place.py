@@ -398,19 +398,7 @@ def test_placed_frailty_fixed_at_every_failure_runs_at_one_minus_v(v):
     assert abs(t.shape[0] - expected) < 4 * sd + 2 * n, (t.shape[0], expected, sd)
 
 
-@pytest.mark.parametrize("pol", [CheckpointOnly(interval=120.0), SpareCheckpoint(3, interval=200.0)],
-                         ids=lambda p: p.name)
-@pytest.mark.parametrize("fix, k", [(0.4, 0), (0.5, 2)])
-def test_placed_frailty_lemons_runs_equal_the_reference(pol, fix, k):
-    fm = NodeRenewals(gpus_per_node=8, frailty=0.8, frailty_lemons=True, lemon_fix=fix, retire_after=k,
-                      place="fewest_failures", place_pool=4)
-    rp = Repairs(swap=20.0, spares=3, time=900.0, rejoin=15.0, standbys=1, retire_after=k)
-    sc = Scenario(12, n_steps=120, t_compute=10.0, t_allreduce=1.0, failure_model=fm, system_mtbf=150.0,
-                  gpus_per_group=16, restart_time=40.0, checkpoint_time=6.0, jitter=0.1,
-                  max_wall_factor=40.0, repair=rp)
-    for seed in range(3):
-        fast, _ = assert_same(sc, pol, seed)
-        assert fast.failures_seen > 0
+# a placed fleet of frailty lemons against the reference: tests/test_fleet_frailty.py
 
 
 @pytest.mark.parametrize("name", ["ckpt", "rep", "spare", "elastic"])
