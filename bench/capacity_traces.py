@@ -170,7 +170,7 @@ def bamboo_sim(path: str, model: str, t0: float, t1: float) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bamboo_rows(bamboo: str | None = None, instances: bool = False) -> list[dict]:
+def bamboo_rows(bamboo: str | None = None, instances: bool = False, rendezvous: str | None = None) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, spec in BAMBOO_MODELS.items():
@@ -186,7 +186,8 @@ def bamboo_rows(bamboo: str | None = None, instances: bool = False) -> list[dict
             free = sc.replace(checkpoint_time=1e-6)
             # elastic_any: the elastic job resuming after a restart on the whole pipelines the fleet
             # fills (elastic.resume = "any") rather than once it holds the whole job
-            for col, pol, extra in (("elastic", "elastic", {}), ("elastic_any", "elastic", {"resume": "any"}),
+            el = {} if rendezvous is None else {"rendezvous": rendezvous}
+            for col, pol, extra in (("elastic", "elastic", el), ("elastic_any", "elastic", {"resume": "any", **el}),
                                     ("ckpt", "ckpt", {})):
                 opts = {**kw.get(pol, {}), **extra}
                 p = make_policy(pol, **opts)
@@ -290,10 +291,12 @@ def main(argv=None) -> int:
     ap.add_argument("--speed", action="store_true", help="also time the grow-back on a 200,000-row log")
     ap.add_argument("--instances", action="store_true", help="read the trace instance by instance (an idle "
                     "instance's preemption costs nothing, a 45-s boot before an addition serves)")
+    ap.add_argument("--rendezvous", choices=["per_change", "per_instant"],
+                    help="the elastic job's elastic.rendezvous (per_instant: a swap pauses once)")
     args = ap.parse_args(argv)
     facts = trace_facts(load_scenario_file(BAMBOO))
     print("Bamboo p3 trace (from 5 min):", json.dumps(facts))
-    for r in bamboo_rows(args.bamboo, args.instances):
+    for r in bamboo_rows(args.bamboo, args.instances, args.rendezvous):
         line = (f"{r['model']:7s} {r['pipelines']}x{r['stages']}: elastic {r['elastic']:.2f} (no lost work "
                 f"{r['elastic_free']:.2f}: {json.dumps(r['elastic_stats'])}), elastic resuming on any whole "
                 f"pipelines {r['elastic_any']:.2f} (no lost work {r['elastic_any_free']:.2f}: "

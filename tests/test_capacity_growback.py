@@ -219,3 +219,68 @@ def test_the_preemption_example_grows_back():
     assert g[before].min() >= pol.step_times[0][0]  # never below the table while it runs: no restart
     assert r.restarts == 0 and r.wait_time == 0.0
     assert (r.failures_seen, r.rejoins) == (int((j[inside] == 0).sum()), int((j[inside] == 1).sum()))
+
+
+# -- elastic.rendezvous = "per_instant": the changes of one instant are one reconfiguration --------
+
+
+def _swaps(tmp_path, n, k, gap=100.0):
+    """A fleet of ``n + 1`` for a job of ``n`` (one idle instance) losing a node every ``gap``
+    seconds and getting one back ``gap / 2`` later: every removal is a swap at the full size (its
+    drop, then the idle node joins), every addition brings the idle one back."""
+    rows = []
+    for i in range(k):
+        rows += [((i + 1) * gap, i, "preempt"), ((i + 1.5) * gap, 100 + i, "add")]
+    return _read(_log(tmp_path, rows), n_units=200, end=(k + 2) * gap)
+
+
+@pytest.mark.parametrize("rendezvous, pauses", [(None, 2), ("per_change", 2), ("per_instant", 1)])
+def test_a_swap_pauses_once_per_instant(tmp_path, rendezvous, pauses):
+    """``k`` swaps at the full size: two pauses each per change, one per instant; the same
+    failures and joins either way, and the reference agrees."""
+    n, k, reconf = 4, 6, 7.0
+    tr = _swaps(tmp_path, n, k)
+    sc = Scenario(n, n_steps=200, t_compute=4.0, t_allreduce=1.0, restart_time=10.0, checkpoint_time=1.0,
+                  jitter=0.0, failure_model=TraceReplay(tr, after="stop", capacity=n + 1), name="swaps")
+    t, g, j = sc.failures.capacity_timeline(n).membership(n)
+    assert j.tolist() == [0, 1] * k and (t[::2] == t[1::2]).all()  # every change a swap: drop then join
+    pol = ElasticDP(reconfigure=reconf, interval=math.inf, **({} if rendezvous is None else {"rendezvous": rendezvous}))
+    res = simulate(sc, pol, seed=0)
+    assert (res.failures_seen, res.rejoins, res.restarts) == (k, k, 0)
+    assert res.pause_time == pytest.approx(pauses * k * reconf, abs=1e-9)
+    ref = reference_simulate(sc, pol, seed=0)
+    assert res.wall_time == ref["wall"] and res.pause_time == pytest.approx(ref["pause_time"], abs=1e-9)
+    if rendezvous == "per_change":  # the default, bit for bit
+        assert res.wall_time == simulate(sc, ElasticDP(reconfigure=reconf, interval=math.inf), seed=0).wall_time
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_per_instant_fast_equals_reference_on_random_fleets(tmp_path, seed):
+    rng = np.random.default_rng(900 + seed)
+    npg = int(rng.integers(1, 3))
+    n = int(rng.integers(2, 7))
+    rows = _random_log(rng, n * npg, int(rng.integers(0, 3)))
+    tr = _read(_log(tmp_path, rows), n_units=50, end=rows[-1][0] + 10.0)
+    pol = ElasticDP(reconfigure=float(rng.choice([2.0, 5.5])), min_groups=int(rng.integers(1, n)),
+                    interval=float(rng.choice([20.0, 60.0, math.inf])), rendezvous="per_instant",
+                    **({"resume": "any"} if rng.random() < 0.5 else {}))
+    sc = Scenario(n, n_steps=int(rng.integers(20, 200)), t_compute=2.0, t_allreduce=0.5,
+                  restart_time=float(rng.choice([0.0, 15.0])), checkpoint_time=1.5, jitter=float(rng.choice([0.0, 0.1])),
+                  gpus_per_group=8 * npg, failure_model=TraceReplay(tr, after="stop", nodes_per_group=npg,
+                                                                   capacity=n * npg + 1), name="fleet")
+    fast = simulate(sc, pol, seed=seed)
+    ref = reference_simulate(sc, pol, seed=seed)
+    assert (fast.finished, fast.failures_seen, fast.rejoins, fast.restarts, fast.steps_executed) == (
+        ref["finished"], ref["failures_seen"], ref["rejoins"], ref["restarts"], ref["steps_executed"])
+    assert fast.pause_time == pytest.approx(ref["pause_time"], abs=1e-9)
+    if fast.finished:
+        assert fast.time_to_train == ref["wall"]
+
+
+def test_per_instant_needs_a_fleet_that_adds_nodes():
+    sc = Scenario(4, n_steps=50, t_compute=1.0, t_allreduce=0.0, restart_time=5.0, checkpoint_time=1.0,
+                  system_mtbf=100.0, name="no-fleet")
+    with pytest.raises(ValueError, match="elastic.rendezvous = \"per_instant\" needs a log of capacity events"):
+        simulate(sc, ElasticDP(rendezvous="per_instant"), seed=0)
+    with pytest.raises(ValueError, match="elastic.rendezvous"):
+        ElasticDP(rendezvous="per_swap")

@@ -484,6 +484,10 @@ KEY_CASES: dict[str, list[Case]] = {
                                                                  f"elastic.resume='{v}'"),
                             check=lambda sf, v=v: sf.policy_options["elastic"]["resume"] == v
                             and sf.policy_kwargs()["elastic"]["resume"] == v) for v in ("whole", "any")],
+    "elastic.rendezvous": [Case(failures=TRACE_CAP.format(""), sets=('compare.policies=["elastic"]',
+                                                                     f"elastic.rendezvous='{v}'"),
+                                check=lambda sf, v=v: sf.policy_kwargs()["elastic"]["rendezvous"] == v)
+                           for v in ("per_change", "per_instant")],
     "elastic.step_overhead": [_sets('compare.policies=["elastic"]', f"elastic.step_overhead={text}",
                                     check=lambda sf, v=v: sf.policy_options["elastic"]["step_overhead"] == v)
                               for text, v in (("0.4", 0.4), ("'0.4 s'", "0.4 s"), ("'5 %'", "5 %"))],

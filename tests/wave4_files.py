@@ -254,7 +254,8 @@ def capacity_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
     """(file dict, log rows): a valid file replaying a small log of capacity events (harden5):
     ``failures.trace`` with ``event_column``, ``remove_values`` and ``add_values`` (an elastic job
     grows back on the additions), a ``capacity`` or the fleet listed as additions at time 0, a spot
-    price beside the on-demand one, ``job.tokens_per_step``. The rows are (time, event, instance)
+    price beside the on-demand one, ``job.tokens_per_step``, the log read instance by instance
+    (``removals``, ``boot``), ``elastic.rendezvous`` and ``resume``. The rows are (time, event, instance)
     for :func:`write_capacity_log`; the fleet never goes below zero nodes."""
     gpn = draw(st.sampled_from([1, 8]))
     nodes_per_group = draw(st.integers(1, 2))
@@ -311,10 +312,21 @@ def capacity_files(draw, policies=("ckpt", "rep", "spare", "elastic")):
             fresh += 1
             live.append(u)
             rows.append((round(t, 3), draw(st.sampled_from(adds)), u))
+    # the log read instance by instance (an idle instance's removal no failure, a boot)
+    if draw(st.booleans()):
+        tr["removals"] = draw(st.sampled_from(["job", "instance"]))
+    if draw(st.booleans()):
+        tr["boot"] = draw(st.sampled_from([0.0, 0.3 * step, 2 * step]))
     el: dict = {}
     if "elastic" in policies and draw(st.booleans()):
         el["reconfigure"] = draw(st.sampled_from([0.0, 0.5 * step, 3 * step]))
         el["min_groups"] = draw(st.integers(1, n_groups))
+        # both need a log that adds nodes (additions at time 0 count however the log is read)
+        adds_at_0 = any(r[0] == 0.0 and r[1] in adds for r in rows)
+        if adds_at_0 and draw(st.booleans()):
+            el["rendezvous"] = draw(st.sampled_from(["per_change", "per_instant"]))
+        if adds_at_0 and draw(st.booleans()):
+            el["resume"] = draw(st.sampled_from(["whole", "any"]))
     if el:
         data["elastic"] = el
     return data, rows

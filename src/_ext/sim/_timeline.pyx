@@ -24,7 +24,10 @@ Run model (documented for users in ``spare_core.sim``)
   no earlier than the event's ``ready`` time (replacements in place); ``F_DROP`` (elastic
   training) loses the activity in progress and redoes it after a pause of ``drop_pause``
   (an activity of its own: a drop during it starts it again); ``F_REJOIN``
-  extends the activity by ``rejoin_pause`` and switches later steps to the new depth. An
+  extends the activity by ``rejoin_pause`` and switches later steps to the new depth;
+  ``F_QUIET_JOIN`` is a rejoin whose reconfiguration an earlier change of its instant already
+  pays (the policy's choice, elastic training's ``rendezvous = "per_instant"``): the new
+  depth, no pause. An
   in-memory snapshot (``memory_save``) follows a step ending ``memory_every`` after the last
   snapshot or save when no persistent save is due; a persistent save is also a snapshot. A
   completed step credits the ``worth`` in force when it started (1 unless an event set it).
@@ -95,6 +98,7 @@ cdef enum:
     F_RESTART_MEMORY = 2
     F_REJOIN = 3
     F_DROP = 4
+    F_QUIET_JOIN = 5
 
 # state slots, parameter slots and status codes
 cdef enum:
@@ -228,6 +232,7 @@ SLOTS = {
     "F_RESTART_MEMORY": F_RESTART_MEMORY,
     "F_REJOIN": F_REJOIN,
     "F_DROP": F_DROP,
+    "F_QUIET_JOIN": F_QUIET_JOIN,
     "N_PARAMS": N_PARAMS,
     "NEED_FAILURES": NEED_FAILURES,
     "DONE": DONE,
@@ -339,7 +344,7 @@ cdef int _advance(
     const float64_t* par,              # IN parameters, N_PARAMS slots
     const float64_t* frel,             # IN event times minus t_offset, ascending, length nf
     float64_t t_offset,                # IN start of the failures' epoch
-    const int8_t* fkind,               # IN F_MASK, F_RESTART, F_RESTART_MEMORY, F_REJOIN or F_DROP
+    const int8_t* fkind,               # IN F_MASK, F_RESTART, F_RESTART_MEMORY, F_REJOIN, F_DROP, F_QUIET_JOIN
     const float64_t* fdepth,           # IN stack depth after the event
     const float64_t* fpatch,           # IN patch layers of a masked failure
     const float64_t* fworth,           # IN steps credited per step after the event, or NULL (unchanged)
@@ -417,7 +422,7 @@ cdef int _advance(
             # step worth in (0, 1], a finite ready time, a restart only as the batch's last
             # entry; checked here, where it is read, at no cost
             if not (fdepth[j] >= 1.0 and fdepth[j] <= DBL_MAX and fpatch[j] >= 0.0 and fpatch[j] <= DBL_MAX) \
-                    or fk < F_MASK or fk > F_DROP \
+                    or fk < F_MASK or fk > F_QUIET_JOIN \
                     or ((fk == F_RESTART or fk == F_RESTART_MEMORY) and j != nf - 1) \
                     or (fworth != NULL and not (fworth[j] > 0.0 and fworth[j] <= 1.0)) \
                     or (fready != NULL and not (fready[j] >= -DBL_MAX and fready[j] <= DBL_MAX)) \
@@ -494,6 +499,8 @@ cdef int _advance(
                 act_pause = 0.0
                 pause_end = -DBL_MAX
                 kind = K_PAUSE
+            elif fk == F_QUIET_JOIN:
+                pass  # the instant's reconfiguration is paid: the new depth below, no pause
             elif fk == F_REJOIN:
                 # a group back: every group pauses at once (0 s unless the policy
                 # reconfigures) and the activity in progress goes on after it; the new depth
@@ -658,7 +665,7 @@ def advance(
     t_offset : float, IN
         Added to ``frel`` (the epoch start: the caches keep epoch-relative times).
     fkind, fdepth, fpatch : arrays of length nf, IN
-        Kind (``F_MASK``, ``F_RESTART``, ``F_RESTART_MEMORY``, ``F_REJOIN``, ``F_DROP``),
+        Kind (``F_MASK``, ``F_RESTART``, ``F_RESTART_MEMORY``, ``F_REJOIN``, ``F_DROP``, ``F_QUIET_JOIN``),
         depth after the event, patch layers of a masked failure.
     start : int, IN
         First failure of the batch to consume, ``0 <= start <= nf``.

@@ -131,6 +131,8 @@ class _Run:
         self.never = 2.0 * self.max_wall
         self.retired = []  # when each retired node left the fleet (its take's time): what the fleet holds
         self.reconf = float(policy.reconfigure) if self.elastic else 0.0
+        self.per_instant = getattr(policy, "rendezvous", "per_change") == "per_instant"
+        self.quiet_join = False
         # elastic's per-step overhead and quorum, once per step like the all-reduce
         over = policy.step_overhead[1] * (sc.t_compute + sc.t_allreduce) \
             if self.elastic and policy.step_overhead[0] == "share" else (policy.step_overhead[1] if self.elastic else 0.0)
@@ -216,6 +218,8 @@ class _Run:
             if isinstance(self.stream, _FleetMembers):
                 f, g, join = self.stream.next_change()
                 if join:
+                    # elastic.rendezvous = "per_instant": a join after a change at its instant pauses no more
+                    self.quiet_join = self.per_instant and self.stream.after_change
                     return ("rejoin", f, g, -1)
                 return ("fail", f, g, -1)
             f, g = self.stream.next_failure()
@@ -410,12 +414,15 @@ class _Run:
                     self.depth = self._on_rejoin(g)
                     if self.elastic:
                         _, self.worth = self._elastic_state()
-                    # every group pauses: the activity in progress takes longer
-                    a1 += self.reconf
+                    # every group pauses: the activity in progress takes longer (not when an
+                    # earlier change of the instant paid its reconfiguration)
+                    pause = 0.0 if self.quiet_join else self.reconf
+                    self.quiet_join = False
+                    a1 += pause
                     if kind != _PAUSE:
-                        t["pause"] += self.reconf
-                        a_pause += self.reconf
-                        pause_end = max(pause_end, f) + self.reconf
+                        t["pause"] += pause
+                        a_pause += pause
+                        pause_end = max(pause_end, f) + pause
                     continue
                 self.c["seen"] += 1
                 cl = None if c < 0 else self.classes[c]
@@ -683,6 +690,8 @@ class _FleetMembers:
 
     def next_change(self):
         t, g, j = self.events[self.i]
+        # whether an earlier change of the job is at this instant
+        self.after_change = self.i > 0 and self.events[self.i - 1][0] == t
         self.i += 1
         return self.start + (t - self.start), g, j
 

@@ -12,7 +12,7 @@ from ..events import EpochSource
 from ..events.nodes import NodeEpochs
 from .._seeding import run_seed
 from .._validate import as_float
-from ..strategies import RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
+from ..strategies import REJOINED, RESTART, RESTART_MEMORY, IntervalChoice, Outcomes, policy_names
 from .classes import DomainEpochs, LogClassDraws
 from .scenario import Scenario
 
@@ -445,6 +445,14 @@ class _RunPlan:
                                  "(failures.trace.event_column with additions): the job then follows the fleet "
                                  "and resumes on the groups it fills")
             self.resume_least = (policy.least_groups(), npg)
+        # elastic.rendezvous = "per_instant": a join at the instant of an earlier change of the
+        # membership pauses no more (the kernel's F_QUIET_JOIN)
+        if getattr(policy, "rendezvous", "per_change") == "per_instant":
+            if self.members is None:
+                raise ValueError("elastic.rendezvous = \"per_instant\" needs a log of capacity events that adds "
+                                 "nodes (failures.trace.event_column with additions): its instants' membership "
+                                 "changes are what it prices")
+            self.members.quiet_joins(K["F_QUIET_JOIN"])
         return self
 
 
@@ -478,6 +486,17 @@ class _MembershipSource:
 
     def __init__(self, times, groups, rejoin):
         self._t, self._g, self._r = times, groups, rejoin
+        self._q = None  # the kernel kind of each change's join when some joins pause no more
+        self.quiet = None
+        self._key = None
+
+    def quiet_joins(self, kind: int) -> None:
+        """Mark the joins at the instant of an earlier change (their instant's reconfiguration
+        is paid) with the kernel's ``kind``; :attr:`quiet` then holds, for the last epoch asked
+        for, that kind at those joins and -1 elsewhere."""
+        same = np.zeros(self._t.shape[0], dtype=bool)
+        same[1:] = self._t[1:] == self._t[:-1]
+        self._q = np.where(same & (self._r != 0), kind, -1).astype(np.int8)
         self._key = None
 
     def _epoch(self, k, start):
@@ -485,6 +504,7 @@ class _MembershipSource:
             i = int(np.searchsorted(self._t, start, side="left" if k == 0 else "right"))
             self._rel = self._t[i:] - start
             self._groups, self.rejoin = self._g[i:], self._r[i:]
+            self.quiet = None if self._q is None else self._q[i:]
             self._key = (k, start)
 
     def get(self, k, need, want=0, *, start):
@@ -675,6 +695,12 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             joins = members.rejoin[pos:stop]
             out = _check_outcomes(handler.on_events(fgroup, joins), fgroup.shape[0])
             n = out.restart.shape[0]
+            if members.quiet is not None:
+                q = members.quiet[pos : pos + n]
+                quiet = (q >= 0) & (out.restart == REJOINED)
+                if quiet.any():  # a new Outcomes: a handler's answer stays as it is
+                    out = Outcomes(np.where(quiet, q, out.restart).astype(np.int8), out.depth, out.patch_layers,
+                                   out.worth)
             frel, is_rejoin = rel[pos : pos + n], joins[:n]
             least = plan.resume_least
             ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]],

@@ -24,13 +24,16 @@ from ..._validate import as_float, as_int, check_choice
 from ..protocol import DROPPED, REJOINED, RESTART, FailureHandler, Outcome, Outcomes, Policy
 from ..registry import INTERVAL, policy_entry
 
-__all__ = ["ElasticDP", "BATCH_MODES", "RESUME_MODES", "ENTRY"]
+__all__ = ["ElasticDP", "BATCH_MODES", "RESUME_MODES", "RENDEZVOUS_MODES", "ENTRY"]
 
 #: what the live groups do with the dropped groups' samples
 BATCH_MODES = ("keep", "shrink")
 #: when a job that restarted on a log of capacity events resumes: once the fleet holds it
 #: whole again, or on any whole groups it can fill (at least its fewest)
 RESUME_MODES = ("whole", "any")
+#: how a job following a fleet pays its membership changes: every drop and every join pauses,
+#: or the changes of one instant (a swap: a removal an idle node replaces) are one reconfiguration
+RENDEZVOUS_MODES = ("per_change", "per_instant")
 
 
 class _ElasticHandler(FailureHandler):
@@ -201,6 +204,14 @@ class ElasticDP(Policy):
         "whole" (the default) once the fleet holds the whole job again; "any" as soon as
         the fleet fills the fewest groups, on every whole group it fills then (and growing
         on later additions as before), from the last checkpoint.
+    rendezvous : {"per_change", "per_instant"}, optional
+        On a log of capacity events that adds nodes, what the job's membership changes cost:
+        "per_change" (the default) pauses every group ``reconfigure`` at every drop and every
+        join, so a swap (a removal an idle node replaces at once) pauses twice; "per_instant"
+        makes the changes of one instant one reconfiguration: a join at the instant of an
+        earlier drop or join pauses no more (one rendezvous rebuilds the job, as Bamboo's
+        local rendezvous does, Thorpe et al., NSDI 2023). Drops at one instant already
+        cost one pause either way (a drop during a pause starts it again).
 
     Notes
     -----
@@ -222,7 +233,7 @@ class ElasticDP(Policy):
     grows_on_capacity = True
 
     def __init__(self, reconfigure=45.0, batch="keep", min_groups=1, microbatches=1, interval="auto",
-                 step_overhead=0.0, quorum=0.0, step_times=None, resume=None) -> None:
+                 step_overhead=0.0, quorum=0.0, step_times=None, resume=None, rendezvous=None) -> None:
         super().__init__(interval)
         self.step_overhead = step_overhead_value(step_overhead)
         self.quorum = STEP_PARAMS[1].read(quorum, "elastic.quorum")
@@ -236,6 +247,8 @@ class ElasticDP(Policy):
             self.step_times = _step_table(step_times)
         if resume is not None:  # set only when given, as step_times
             self.resume = check_choice(resume, "elastic.resume", RESUME_MODES)
+        if rendezvous is not None:  # likewise
+            self.rendezvous = check_choice(rendezvous, "elastic.rendezvous", RENDEZVOUS_MODES)
 
     def least_groups(self) -> int:
         """The fewest live groups the job runs on: ``min_groups``, or the smallest tabled size
@@ -350,6 +363,8 @@ ENTRY = policy_entry(
             INTERVAL, *STEP_PARAMS,
             Param("step_times", "any", None, "a step's seconds at each number of live groups (a table)"),
             Param("resume", "choice", None, "after a restart on a capacity log: resume on the whole job, or on any "
-                  "whole groups the fleet fills", choices=RESUME_MODES)],
+                  "whole groups the fleet fills", choices=RESUME_MODES),
+            Param("rendezvous", "choice", None, "on a capacity log: a pause per membership change, or one per "
+                  "instant (a swap pauses once)", choices=RENDEZVOUS_MODES)],
     table="elastic",
     description="elastic data parallelism (torchft-style): failed groups drop out, the others go on")
