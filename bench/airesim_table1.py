@@ -1,13 +1,15 @@
 """AIReSim's Table I scenario run by spare_core next to AIReSim's own code (docs/results.md
 section 15).
 
-spare_core runs examples/airesim_table1.toml (checkpoint-only, seeds 0..N-1) three ways, for each
+spare_core runs examples/airesim_table1.toml (checkpoint-only, seeds 0..N-1) four ways, for each
 working pool size asked for (``repair.spares`` = working pool - job - standbys + spare pool):
 
 * ``file``: the file as written (a 60-s save at the file's "auto" interval), the cost of losing
   the work since the last checkpoint included;
 * ``no lost work``: a save of 1e-6 s after every 6-s step, which approximates AIReSim's
   assumption that a failure loses no work (what is left is at most the step under way);
+* ``no lost work, compute clock``: the same on AIReSim's failure clock (``failures.clock =
+  "compute"``: the servers age only while the job computes; docs/results.md section 21);
 * ``no lost work, no lemons``: the same without the bad servers, to count the lemons' share of the
   failures.
 
@@ -198,14 +200,17 @@ def mapped_scenario(p: dict, template: str | Path = EXAMPLE):
 
 
 def variants(sc):
-    """(name, scenario, policy) of the three spare_core runs (module docstring)."""
+    """(name, scenario, policy) of the spare_core runs (module docstring)."""
     nl = sc.replace(checkpoint_time=1e-6)
     f = sc.failures
     normal_mtbf = f.system_mtbf * (1 + (f.lemon_rate - 1) * round(f.lemon_share * sc.n_groups) / sc.n_groups)
     plain = nl.replace(failure_model=f.replace(lemon_share=0.0, lemon_rate=1.0, lemon_fix=0.0,
                                                system_mtbf=normal_mtbf))
+    # AIReSim's failure clock: the nodes age only while the job computes (failures.clock)
+    compute = nl.replace(failure_model=f.replace(clock="compute"))
     return [("file (60-s save, auto interval)", sc, CheckpointOnly()),
             ("no lost work (1e-6-s save every step)", nl, CheckpointOnly(1e-6)),
+            ("no lost work, compute clock", compute, CheckpointOnly(1e-6)),
             ("no lost work, no lemons", plain, CheckpointOnly(1e-6))]
 
 

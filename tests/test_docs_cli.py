@@ -278,6 +278,7 @@ KEY_CASES: dict[str, list[Case]] = {
                        for k in ("node", "per-unit", "system")]
     + [Case(failures=TRACE_T1.format(""), check=lambda sf: sf.trace is not None)],
     "failures.node_ages": [_sets("failures.node_ages=new", check=lambda sf: sf.scenario.failures.initial == "new")],
+    "failures.clock": [_sets("failures.clock=compute", check=lambda sf: sf.scenario.failures.clock == "compute")],
     "failures.per_node_day": [_sets("failures.per_node_day=2.0")],
     "failures.per_1000_node_days": [_sets("failures.per_1000_node_days=2000")],
     "failures.per_gpu_year": [_sets("failures.per_gpu_year=200")],

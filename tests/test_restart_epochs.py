@@ -28,7 +28,7 @@ from spare_core.distributions import Exponential
 def _slow(monkeypatch):
     """Route every run through the Python batch loop."""
     monkeypatch.setattr(run_mod, "_restart_epochs", lambda plan, src, mults, draws=None: run_mod._run_batches(
-        plan, src, mults, False, draws))
+        plan, run_mod._clocked(plan, src), mults, False, draws))
 
 
 @st.composite
@@ -67,6 +67,8 @@ def ckpt_cases(draw):
         parts = [FailureClass("sw", s, "restart", detect=det), FailureClass("hw", 0.6 * (1 - s), "swap", detect=2.0),
                  FailureClass("odd", 1.0 - s - 0.6 * (1 - s), "swap", masked=False)]
         sc = sc.replace(failure_classes=FailureClasses(tuple(parts)))
+    if draw(st.booleans()):  # the log on the job's compute clock (failures.clock)
+        sc = sc.replace(failure_model=sc.failures.replace(clock="compute"))
     interval = draw(st.sampled_from(["auto", 0.0, 40.0, 150.0, math.inf]))
     return sc, CheckpointOnly(interval=interval), draw(st.integers(0, 2**31))
 

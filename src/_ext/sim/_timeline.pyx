@@ -79,7 +79,7 @@ A failure before the activity it would interrupt (time running backwards) stops 
 from _types cimport intp_t, float64_t, int8_t, int64_t
 from libc.stdint cimport uint8_t
 from libc.float cimport DBL_MAX
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 
 import numpy as np
 
@@ -1131,7 +1131,9 @@ cdef enum:
     E_TOOK = 11        # 1: the epoch's failure took a spare (a node's fault)
     E_FORCED = 12      # 1: the epoch's failure is of a class no strategy masks
     E_NFORCED = 13     # restarts of failures of such classes so far
-    N_EPOCH_IO = 14
+    E_CLOCK = 14       # 1: the log is on the job's compute clock (failures.clock = "compute")
+    E_OFF = 15         # with it: the seconds the job has been down for restarts so far
+    N_EPOCH_IO = 16
     PH_FIND = 0
     PH_WALK = 1
     PH_EVENT = 2
@@ -1149,7 +1151,7 @@ EPOCH_SLOTS = {
     "PH_WALK": PH_WALK, "PH_EVENT": PH_EVENT, "PH_END": PH_END, "NEED_LOG": NEED_LOG, "RECORDS_FULL": RECORDS_FULL,
     "BAD_LOG": BAD_LOG, "E_EPOCH": E_EPOCH, "E_CLS_BASE": E_CLS_BASE, "E_DET": E_DET, "E_TOOK": E_TOOK,
     "E_FORCED": E_FORCED, "E_NFORCED": E_NFORCED, "NEED_CLASSES": NEED_CLASSES, "CL_FORCED": CL_FORCED,
-    "CL_WIDE": CL_WIDE,
+    "CL_WIDE": CL_WIDE, "E_CLOCK": E_CLOCK, "E_OFF": E_OFF,
 }
 CONSTANTS.update(EPOCH_SLOTS)
 
@@ -1166,7 +1168,7 @@ cdef int _restart_epochs(
 ) noexcept nogil:
     cdef int phase = <int>io[E_PHASE], status
     cdef float64_t start = io[E_START], max_wall = par[P_MAX_WALL]
-    cdef float64_t frel, pool_old, in_place, tr, det, took0
+    cdef float64_t frel, pool_old, in_place, tr, det, took0, xs, x, sh
     cdef float64_t one_depth = 1.0, no_patch = 0.0
     cdef intp_t row
     cdef int8_t flags = 0
@@ -1180,16 +1182,25 @@ cdef int _restart_epochs(
                 io[E_PHASE] = phase
                 return RECORDS_FULL
             # the epoch's failure: the log's first row after its start (every group is in the
-            # job at an epoch's start: the first failure of any group ends it)
+            # job at an epoch's start: the first failure of any group ends it). On the compute
+            # clock the log's time is the job's computing time: the start less the time down
+            # so far, a row one rounding from the restart's own failure counting as at it
+            # (``_ComputeClock``'s arithmetic, the batch loop's)
+            xs = start
+            sh = 0.0
+            if io[E_CLOCK] != 0.0 and io[E_OFF] != 0.0:
+                x = start - io[E_OFF]
+                xs = x + 1e-9 * (fabs(x) if fabs(x) > 1.0 else 1.0)
+                sh = xs - x
             lo, hi = 0, n_log
             while lo < hi:
                 mid = (lo + hi) >> 1
-                if log_t[mid] <= start:
+                if log_t[mid] <= xs:
                     lo = mid + 1
                 else:
                     hi = mid
             if lo >= n_log:
-                if horizon > max_wall:
+                if horizon + (io[E_OFF] if io[E_CLOCK] != 0.0 else 0.0) > max_wall:
                     phase = PH_END  # no failure before the wall limit: none matters
                     continue
                 io[E_PHASE] = phase
@@ -1204,11 +1215,11 @@ cdef int _restart_epochs(
                 flags = cls_flags[row]
                 io[E_DET] = cls_det[row]
                 io[E_FORCED] = 1.0 if flags & CL_FORCED else 0.0
-            frel = log_t[first] - start  # the sources' own subtraction
+            frel = (log_t[first] - xs) + sh if sh != 0.0 else log_t[first] - xs  # the sources' own subtraction
             # the failures at that very instant (a run restores from memory only if every group
             # among them keeps a copy on a group outside them)
             i = first + 1
-            while i < n_log and log_t[i] - start == frel:
+            while i < n_log and ((log_t[i] - xs) + sh if sh != 0.0 else log_t[i] - xs) == frel:
                 i += 1
             lost = False
             if use_memory:
@@ -1274,6 +1285,8 @@ cdef int _restart_epochs(
             rec_end[k] = start + frel
             start = st[ST_ACT_END]
             rec_start[k] = start
+            if io[E_CLOCK] != 0.0:  # the job was down from the failure to the resume
+                io[E_OFF] += start - rec_end[k]
             io[E_NREC] = k + 1
             io[E_START] = start
             io[E_EPOCH] += 1.0
@@ -1307,9 +1320,12 @@ def restart_epochs(float64_t[::1] state, const float64_t[::1] params, float64_t[
         As :func:`advance` (``state`` IN-OUT).
     io : float64[N_EPOCH_IO], IN-OUT
         The loop's registers (``EPOCH_SLOTS``): zeros at a run's start (phase ``PH_FIND``,
-        epoch start 0); kept between calls.
+        epoch start 0), but ``E_CLOCK`` 1 for a log on the job's compute clock; kept between
+        calls.
     log_t, log_g : float64[n], int64[n], IN
-        The log's failures so far (times ascending, ties by node; the failed node's group).
+        The log's failures so far (times ascending, ties by node; the failed node's group), on
+        the wall clock, or with ``E_CLOCK`` on the job's compute clock (an epoch reads the rows
+        after its start less ``E_OFF``, the time the job has been down).
     horizon : float, IN
         Every failure before it is in ``log_t``.
     rs, pool : arrays of ``RepairBook``, IN-OUT, or ``rs`` of length 0 for a run without repairs

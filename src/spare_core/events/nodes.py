@@ -37,7 +37,7 @@ from .fit import MAX_FRAILTY, NODE_LAWS
 from .models import LifetimeLawModel
 from .rates import RateSchedule
 
-__all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "INITIAL_AGES"]
+__all__ = ["NodeRenewals", "NodeFailureLog", "NodeEpochs", "NodeRenewalProcess", "INITIAL_AGES", "CLOCKS"]
 
 #: how node clocks start at time 0
 INITIAL_AGES = ("stationary", "new")
@@ -48,6 +48,8 @@ _CHUNK_FAILURES = 4096
 #: failed node's slot takes the node idle longest; "fewest_failures", the idle node with the
 #: fewest failures so far
 PLACE_RULES = ("slot", "any", "fewest_failures")
+#: ``failures.clock``: what the nodes' failure clocks count, wall time or the job's compute time
+CLOCKS = ("wall", "compute")
 #: lifetimes drawn at once for the placement loop (a fixed block: the log does not depend on
 #: who reads it how far)
 _PLACE_DRAWS = 4096
@@ -148,6 +150,14 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
         The idle nodes beyond the job's with ``place`` (the file: ``repair.spares`` plus
         ``fleet.standbys``, at least 1; a pool swept to 0 by ``spare advise`` leaves none, and
         every failed node comes back to its slot).
+    clock : {"wall", "compute"}, default "wall"
+        What the nodes' lifetimes count. ``"wall"``: wall time; a node failing while the job
+        is down for a restart is renewed unseen (a lemon fixed there is fixed for the job).
+        ``"compute"``: the job's compute time, as AIReSim's failure clock (DSN 2026): the log
+        is drawn in exposure time and every restart's stopped time (detection, restart, the
+        wait for spares) shifts the rest of it, so no failure falls inside a restart and every
+        failure of the log is the job's. The run does the shifting
+        (:func:`spare_core.sim.simulate`); not with ``place``.
 
     Notes
     -----
@@ -206,7 +216,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     renews_all_at_restart: ClassVar[bool] = False
     #: the rate models' keys and the nodes' ages at the job's start
     file_keys: ClassVar[tuple[str, ...]] = (*LifetimeLawModel.file_keys, "node_ages", "fit_rate", "fit_periods",
-                                            "fit_job_start", "fit_merge")
+                                            "fit_job_start", "fit_merge", "clock")
 
     system_mtbf: float | None = None
     shape: float | None = None
@@ -225,6 +235,7 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
     frailty_lemons: bool = False
     place: str = "slot"
     place_pool: int = 0
+    clock: str = "wall"
 
     def __post_init__(self):
         super().__post_init__()
@@ -253,6 +264,10 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             raise ValueError("fleet.lemon_share and a frailty (fit_law = 'frailty') are two laws of the nodes' "
                              "rate multipliers: give one")
         check_choice(self.place, "fleet.place", PLACE_RULES)
+        check_choice(self.clock, "failures.clock", CLOCKS)
+        if self.clock == "compute" and self.place != "slot":
+            raise ValueError("failures.clock = 'compute' does not go with fleet.place: a placement keeps idle nodes "
+                             "in repair on the log's clock, which the compute clock stops while the job is down")
         set_(self, "place_pool", as_int(self.place_pool, "place_pool", min_value=0))
         for name in ("rate_times", "rate_levels"):
             v = getattr(self, name)
@@ -292,7 +307,9 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                               f"({cluster.gpus_per_node}) with model = 'node' (a failed node downs one data-parallel "
                               "group)", cluster.gpus_per_group)
         ages = reader.choice("failures.node_ages", table.get("node_ages", "stationary"), INITIAL_AGES)
-        base = cls(gpus_per_node=cluster.gpus_per_node, gpus_per_group=cluster.gpus_per_group, initial=ages)
+        clock = reader.choice("failures.clock", table.get("clock", "wall"), CLOCKS)
+        base = cls(gpus_per_node=cluster.gpus_per_node, gpus_per_group=cluster.gpus_per_group, initial=ages,
+                   clock=clock)
         return rate_model_from_file(base, reader, table, cluster, laws=NODE_LAWS)
 
     def to_dict(self) -> dict:
@@ -307,6 +324,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
             del out["frailty_lemons"]
         if self.place == "slot" and self.place_pool == 0:
             del out["place"], out["place_pool"]
+        if self.clock == "wall":
+            del out["clock"]
         return out
 
     def lemons(self) -> tuple[float, float, float] | None:
@@ -379,6 +398,8 @@ class NodeRenewals(LifetimeLawModel, kind="node"):
                                                         if self.lemon_fix else ""))
         if self.retire_after:
             extra += f"; a node retires after {self.retire_after} failures"
+        if self.clock == "compute":
+            extra += "; the nodes' clocks stopped while the job is down (failures.clock = 'compute')"
         if self.place != "slot":
             extra += (f"; {self.place_pool} idle nodes beyond the job's, a failed node's slot taking "
                       + ("the one idle longest" if self.place == "any" else "the one with the fewest failures"))

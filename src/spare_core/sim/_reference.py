@@ -97,6 +97,10 @@ class _Run:
                 self.stream = _LogFailures(sc, seed)
         else:
             self.stream = _Lookahead(sc.failure_stream(seed))
+        # failures.clock = "compute": the stream reads the log on the job's computing time
+        self.compute = getattr(sc.failures, "clock", "wall") == "compute"
+        if self.compute:
+            self.stream = _Exposure(self.stream)
         # a log of capacity events: the fleet's nodes over time (a restart waits for the job's),
         # and an elastic job on a log that adds nodes follows the fleet (_FleetMembers)
         self.fleet = None
@@ -499,6 +503,8 @@ class _Run:
                     kind, a1 = _PENDING, resume
                     if resume > self.max_wall:
                         return stop()  # the next epoch's failures are never needed
+                    if self.compute:  # the job was down from the failure to the resume
+                        self.stream.off += resume - f
                     self.stream.restart(resume)
                     self._epoch(resume)
                     if self.resume_any is not None:
@@ -743,6 +749,41 @@ class _Lookahead:
     def restart(self, time) -> None:
         self.buf = None  # a restart follows a consumed failure: nothing is pending
         self.proc.restart(time)
+
+
+class _Exposure:
+    """The reference's compute clock: a stream reading the log at the job's computing time,
+    ``off`` (the seconds the job was down, kept by the run) behind the wall clock. A restart
+    resumes the log after ``resume - off``, a row one rounding from the restart's own failure
+    counting as at it."""
+
+    def __init__(self, inner):
+        self.inner, self.off = inner, 0.0
+        self.last = None  # the log time of the last failure handed out
+
+    @property
+    def last_retire(self):
+        return getattr(self.inner, "last_retire", False)
+
+    def peek(self) -> float:
+        return self.inner.peek() + self.off
+
+    def next_failure(self):
+        e, g = self.inner.next_failure()
+        self.last = e
+        return e + self.off, g
+
+    def at(self, t) -> list:
+        # the instant of the failure just handed out, on the log's clock (not peeked: a peek
+        # would take the next failure from the stream)
+        e = self.last if self.last is not None and self.last + self.off == t else t - self.off
+        return self.inner.at(e)
+
+    def restart(self, time) -> None:
+        # the rows after the restart's own failure (within a rounding of it: at it), each
+        # ``off`` after its log time
+        x = time - self.off
+        self.inner.restart(x + 1e-9 * max(1.0, abs(x)) if self.off != 0.0 else x)
 
 
 class _LogFailures:

@@ -350,12 +350,15 @@ def simulate(scenario, policy, *, seed, timeline=False, failures=None) -> RunRes
                                 f"{type(source).__name__} hands out none (failures.model = \"trace\")")
             draws = LogClassDraws(draws, _log_row_classes(scenario), rows)
     domains = draws is not None and scenario.failure_classes.has_domains
+    plan.compute = getattr(scenario.failures, "clock", "wall") == "compute"
+    plan.clock = None
     if not timeline and type(source) is NodeEpochs and getattr(h, "constant_restarts", False) \
             and not {"on_failures", "on_events", "restart"} & set(getattr(h, "__dict__", ())) and not domains:
         # (not with a domain class: the restart loop sees an epoch's first failure only, while the
         # event's other groups take their spares and may hold the failed group's memory copies)
         loop = _restart_epochs(plan, source, mults, draws)
     else:
+        source = _clocked(plan, source)
         if domains:
             # recovery = "domain": each such failure takes its domain's groups (one event)
             source = draws = DomainEpochs(source, draws, scenario.n_groups, every)
@@ -368,7 +371,7 @@ class _RunPlan:
     interval, depth and handler (parameter packing, the first third of :func:`simulate`)."""
 
     __slots__ = ("kern", "params", "interval", "init_depth", "handler", "holders", "repair", "n_groups", "seed",
-                 "capacity", "members", "resume_least")
+                 "capacity", "members", "resume_least", "compute", "clock")
 
     @classmethod
     def pack(cls, scenario: Scenario, policy) -> "_RunPlan":
@@ -518,6 +521,72 @@ class _MembershipSource:
     def next_time(self, k, i, *, start):
         self._epoch(k, start)
         return float(self._rel[i]) if i < self._rel.shape[0] else math.inf
+
+
+def _clocked(plan: _RunPlan, source):
+    """The batch loop's source: on the job's compute clock (``plan.compute``) the log read
+    through :class:`_ComputeClock`, which the loop tells each restart (``plan.clock``)."""
+    plan.clock = _ComputeClock(source) if plan.compute else None
+    return source if plan.clock is None else plan.clock
+
+
+class _ComputeClock:
+    """An epoch source whose failure times are the job's computing time (``failures.clock =
+    "compute"``): epoch ``k``, starting at wall time ``start`` after the job was down ``off_k``
+    seconds in all, reads the log's rows after ``x = start - off_k`` (a row within a rounding
+    of ``x``, the restart's own failure, counting as at it: the capacity logs' tolerance), each
+    at ``start`` plus its time less ``x``, so a row at log time ``e`` comes at wall time
+    ``e + off_k`` and none falls inside a restart. The run tells it each restart
+    (:meth:`restarted`); ``restart_epochs`` does the same arithmetic in C."""
+
+    def __init__(self, source):
+        self._src, self._off = source, [0.0]
+        self._last = None  # (the inner times array, its length, the shift, the shifted array)
+        for name in ("epoch_consumed", "rows", "log"):  # what some sources offer, passed on
+            if hasattr(source, name):
+                setattr(self, name, getattr(source, name))
+
+    def restarted(self, epoch: int, failed: float, resume: float) -> None:
+        """Epoch ``epoch`` ended with a restart: the job was down from ``failed`` to ``resume``."""
+        del self._off[epoch + 1:]
+        self._off.append(self._off[epoch] + (resume - failed))
+
+    def _start(self, k, start):
+        """The inner source's start (the rows after it) and what turns its times into times
+        after ``x``."""
+        off = self._off[k]
+        if off == 0.0:
+            return start, 0.0
+        x = start - off
+        xs = x + 1e-9 * (abs(x) if abs(x) > 1.0 else 1.0)
+        return xs, xs - x
+
+    def unfiltered(self):
+        return _ComputeClock(self._src.unfiltered())
+
+    def _shift(self, t, d):
+        if d == 0.0:
+            return t
+        last = self._last
+        if last is None or last[0] is not t or last[1] != t.shape[0] or last[2] != d:
+            last = self._last = (t, t.shape[0], d, t + d)
+        return last[3]
+
+    def get(self, k, need, want=0, *, start):
+        xs, d = self._start(k, start)
+        t, u = self._src.get(k, need, want, start=xs)
+        return self._shift(t, d), u
+
+    def times(self, k, need, want=0, *, start):
+        xs, d = self._start(k, start)
+        return self._shift(self._src.times(k, need, want, start=xs), d)
+
+    def next_time(self, k, i, *, start):
+        xs, d = self._start(k, start)
+        return self._src.next_time(k, i, start=xs) + d
+
+    def retire(self, k, lo, hi, *, start):
+        return self._src.retire(k, lo, hi, start=self._start(k, start)[0])
 
 
 class _CheckedSource:
@@ -848,6 +917,8 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
         if status == RESTARTED:
             resume = float(state[ACT_END])
             ep_end.append(start + float(frel[j - 1]))
+            if plan.clock is not None:
+                plan.clock.restarted(epoch, ep_end[-1], resume)
             ep_fail.append(seen - seen_before)
             seen_before = seen
             ep_start.append(resume)
@@ -926,7 +997,8 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
 
     With failure classes (``draws``) the kernel reads the class flags and detection of each
     epoch's failure from arrays drawn up to :data:`_CLASS_CHUNK` epochs at a time
-    (:meth:`spare_core.sim.classes.ClassDraws.first`)."""
+    (:meth:`spare_core.sim.classes.ClassDraws.first`). On the job's compute clock
+    (``plan.compute``, ``failures.clock``) the kernel shifts the log as :class:`_ComputeClock` does."""
     kern, params = plan.kern, plan.params
     K = kern.CONSTANTS
     NEED_MULT, NEED_LOG, FULL, BAD_LOG = K["NEED_MULT"], K["NEED_LOG"], K["RECORDS_FULL"], K["BAD_LOG"]
@@ -934,6 +1006,7 @@ def _restart_epochs(plan: _RunPlan, source: NodeEpochs, mults: StepMultipliers, 
     NEED_CLASSES = K["NEED_CLASSES"]
     state = kern.new_state(plan.init_depth, 0.0)
     io = np.zeros(K["N_EPOCH_IO"])
+    io[K["E_CLOCK"]] = 1.0 if plan.compute else 0.0
     if plan.repair is not None:
         from .recovery import RepairBook
 
