@@ -77,14 +77,14 @@ def test_the_example_runs_and_the_bench_without_airesim(sf, capsys):
     out = capsys.readouterr().out
     assert "AIReSim not run" in out and doc["airesim"] is None
     rows = doc["spare_core"][4160]
-    assert len(rows) == 3 and all(v["finished"] and len(v["hours"]) == 2 for v in rows.values())
+    assert len(rows) == 4 and all(v["finished"] and len(v["hours"]) == 2 for v in rows.values())
 
 
 def test_no_lost_work_is_airesims_sum(sf):
     """With a 1e-6-s save after every step the wall time is AIReSim's: the job, one restart per
     failure (the pool never makes one wait), and only the step under way at each failure lost."""
     sc = sf.scenario.replace(n_steps=200_000)
-    _, (name, nl, pol), _ = variants(sc)
+    _, (name, nl, pol), *_ = variants(sc)
     for seed in range(3):
         r = simulate(nl, pol, seed=seed)
         assert r.wait_time == 0 and r.restart_time == pytest.approx(r.failures_seen * sc.restart_time)
@@ -92,18 +92,24 @@ def test_no_lost_work_is_airesims_sum(sf):
         assert r.time_to_train == pytest.approx(sc.t0 + r.restart_time + r.lost_time + r.save_time, rel=1e-9)
 
 
-def test_the_lemons_extra_failures_match_airesims_bad_servers_when_the_clock_never_stops(sf):
+@pytest.mark.parametrize("clock", ["wall", "compute"])
+def test_the_lemons_extra_failures_match_airesims_bad_servers_when_the_clock_never_stops(sf, clock):
     """AIReSim's bad server fails at m times the random rate, on the job's compute clock, until a
     repair fixes it (probability p per failure): (m - 1) / (p m) extra failures per bad server
     (less the part still due at the job's end). With no restart and no lost work spare_core's
-    clock is the compute clock too, so its lemons must add the same."""
+    wall clock is the compute clock too, so its lemons must add the same; on the compute clock
+    (failures.clock) they must with the file's 20-min restarts as well."""
     sc = sf.scenario
     f, n = sc.failures, sc.n_groups
     k, m, p = round(f.lemon_share * n), f.lemon_rate, f.lemon_fix
     lam0 = A["random_failure_rate"] / MIN
     t0 = sc.t0
     expect = lam0 * n * t0 + k * (m - 1) / (p * m) * (1 - math.exp(-p * m * lam0 * t0))
-    nl = sc.replace(restart_time=0.0, checkpoint_time=1e-6)
+    if clock == "wall":
+        nl = sc.replace(restart_time=0.0, checkpoint_time=1e-6)
+    else:
+        assert sc.restart_time == 1200.0
+        nl = sc.replace(checkpoint_time=1e-6, failure_model=f.replace(clock="compute"))
     counts = np.array([simulate(nl, CheckpointOnly(1e-6), seed=s).failures_seen for s in range(10)], float)
     se = counts.std(ddof=1) / math.sqrt(counts.size)
     assert abs(counts.mean() - expect) < 4 * se, (counts.mean(), expect, se)
