@@ -16,6 +16,7 @@ from spare_core.sim import Scenario, simulate
 from spare_core.sim._reference import reference_simulate
 from spare_core.strategies import make_policy
 from spare_core.strategies.elastic import ElasticDP
+from test_capacity_growback import assert_fleet_same
 from test_capacity_trace import _log, _read
 
 
@@ -249,13 +250,7 @@ def test_fast_equals_reference_read_by_instance(tmp_path, seed):
                   jitter=float(rng.choice([0.0, 0.1])), gpus_per_group=8 * npg, failure_model=model, name="inst")
     for pol in (make_policy("ckpt"), ElasticDP(reconfigure=float(rng.choice([0.0, 3.0])), min_groups=1,
                                                interval=60.0)):
-        fast = simulate(sc, pol, seed=seed)
-        ref = reference_simulate(sc, pol, seed=seed)
-        assert (fast.finished, fast.failures_seen, fast.rejoins, fast.restarts, fast.steps_executed) == (
-            ref["finished"], ref["failures_seen"], ref["rejoins"], ref["restarts"], ref["steps_executed"])
-        assert fast.wait_time == pytest.approx(ref["wait_time"], abs=1e-9)
-        if fast.finished:
-            assert fast.time_to_train == ref["wall"]
+        assert_fleet_same(sc, pol, seed)
 
 
 def test_the_model_round_trips_and_reads_as_counts_as_before(tmp_path):
