@@ -1188,7 +1188,7 @@ cdef int _restart_epochs(
             # (``_ComputeClock``'s arithmetic, the batch loop's)
             xs = start
             sh = 0.0
-            if io[E_CLOCK] != 0.0 and io[E_OFF] != 0.0:
+            if io[E_OFF] != 0.0:  # only ever set on the compute clock
                 x = start - io[E_OFF]
                 xs = x + 1e-9 * (fabs(x) if fabs(x) > 1.0 else 1.0)
                 sh = xs - x
@@ -1200,7 +1200,7 @@ cdef int _restart_epochs(
                 else:
                     hi = mid
             if lo >= n_log:
-                if horizon + (io[E_OFF] if io[E_CLOCK] != 0.0 else 0.0) > max_wall:
+                if horizon + io[E_OFF] > max_wall:
                     phase = PH_END  # no failure before the wall limit: none matters
                     continue
                 io[E_PHASE] = phase
@@ -1215,11 +1215,11 @@ cdef int _restart_epochs(
                 flags = cls_flags[row]
                 io[E_DET] = cls_det[row]
                 io[E_FORCED] = 1.0 if flags & CL_FORCED else 0.0
-            frel = (log_t[first] - xs) + sh if sh != 0.0 else log_t[first] - xs  # the sources' own subtraction
+            frel = (log_t[first] - xs) + sh  # the sources' own arithmetic (sh 0 on the wall clock)
             # the failures at that very instant (a run restores from memory only if every group
             # among them keeps a copy on a group outside them)
             i = first + 1
-            while i < n_log and ((log_t[i] - xs) + sh if sh != 0.0 else log_t[i] - xs) == frel:
+            while i < n_log and (log_t[i] - xs) + sh == frel:
                 i += 1
             lost = False
             if use_memory:

@@ -455,7 +455,7 @@ class _RunPlan:
                 raise ValueError("elastic.rendezvous = \"per_instant\" needs a log of capacity events that adds "
                                  "nodes (failures.trace.event_column with additions): its instants' membership "
                                  "changes are what it prices")
-            self.members.quiet_joins(K["F_QUIET_JOIN"])
+            self.members.quiet_joins()
         return self
 
 
@@ -489,17 +489,16 @@ class _MembershipSource:
 
     def __init__(self, times, groups, rejoin):
         self._t, self._g, self._r = times, groups, rejoin
-        self._q = None  # the kernel kind of each change's join when some joins pause no more
+        self._q = None  # the joins that pause no more, when some do not
         self.quiet = None
         self._key = None
 
-    def quiet_joins(self, kind: int) -> None:
+    def quiet_joins(self) -> None:
         """Mark the joins at the instant of an earlier change (their instant's reconfiguration
-        is paid) with the kernel's ``kind``; :attr:`quiet` then holds, for the last epoch asked
-        for, that kind at those joins and -1 elsewhere."""
+        is paid); :attr:`quiet` then holds, for the last epoch asked for, True at those joins."""
         same = np.zeros(self._t.shape[0], dtype=bool)
         same[1:] = self._t[1:] == self._t[:-1]
-        self._q = np.where(same & (self._r != 0), kind, -1).astype(np.int8)
+        self._q = same & (self._r != 0)
         self._key = None
 
     def _epoch(self, k, start):
@@ -548,7 +547,6 @@ class _ComputeClock:
 
     def restarted(self, epoch: int, failed: float, resume: float) -> None:
         """Epoch ``epoch`` ended with a restart: the job was down from ``failed`` to ``resume``."""
-        del self._off[epoch + 1:]
         self._off.append(self._off[epoch] + (resume - failed))
 
     def _start(self, k, start):
@@ -560,9 +558,6 @@ class _ComputeClock:
         x = start - off
         xs = x + 1e-9 * (abs(x) if abs(x) > 1.0 else 1.0)
         return xs, xs - x
-
-    def unfiltered(self):
-        return _ComputeClock(self._src.unfiltered())
 
     def _shift(self, t, d):
         if d == 0.0:
@@ -765,11 +760,10 @@ def _run_batches(plan: _RunPlan, source, mults: StepMultipliers, timeline: bool,
             out = _check_outcomes(handler.on_events(fgroup, joins), fgroup.shape[0])
             n = out.restart.shape[0]
             if members.quiet is not None:
-                q = members.quiet[pos : pos + n]
-                quiet = (q >= 0) & (out.restart == REJOINED)
+                quiet = members.quiet[pos : pos + n] & (out.restart == REJOINED)
                 if quiet.any():  # a new Outcomes: a handler's answer stays as it is
-                    out = Outcomes(np.where(quiet, q, out.restart).astype(np.int8), out.depth, out.patch_layers,
-                                   out.worth)
+                    out = Outcomes(np.where(quiet, K["F_QUIET_JOIN"], out.restart).astype(np.int8), out.depth,
+                                   out.patch_layers, out.worth)
             frel, is_rejoin = rel[pos : pos + n], joins[:n]
             least = plan.resume_least
             ready = plan.capacity.ready(start + frel, plan.params[K["P_RESTART"]],
